@@ -1,0 +1,74 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "todosync",
+    products: [
+        .executable(name: "todosync", targets: ["todosync"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
+        .library(name: "TableService", targets: ["TableService"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
+
+        // Layers, lowest first. Arrows point one way: Dashboard → SyncClient → SyncProtocol,
+        // TableService → SyncProtocol, both → HTTPServer, Storage, Views.
+        .target(
+            name: "HTTPServer",
+            dependencies: ["CMicroHTTPD", "CMicroHTTPDShim", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "Storage", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "Views",
+            dependencies: ["HTTPServer", .product(name: "Mustache", package: "swift-mustache")]
+        ),
+        .target(name: "SyncProtocol"),
+        .target(
+            name: "TableService",
+            dependencies: [
+                "HTTPServer", "Storage", "SyncProtocol", "Views",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SyncClient",
+            dependencies: ["Storage", "SyncProtocol", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "Dashboard",
+            dependencies: [
+                "HTTPServer", "SyncClient", "SyncProtocol", "Views",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "todosync",
+            dependencies: [
+                "Dashboard", "TableService", "SyncClient", "HTTPServer", "Views",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
+        .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
+        .testTarget(name: "TableServiceTests", dependencies: ["TableService", "HTTPServer", "SyncProtocol", "Storage"]),
+        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "TableService", "HTTPServer", "SyncProtocol"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

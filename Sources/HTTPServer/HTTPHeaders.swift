@@ -1,0 +1,36 @@
+/// Header fields in arrival order, looked up case-insensitively.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name, value) }
+    }
+
+    /// The first value of the named field, or `nil`.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+            if let newValue { fields.append((name, newValue)) }
+        }
+    }
+
+    /// Appends a field, keeping any of the same name (as for `Set-Cookie`).
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name, value))
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        fields.makeIterator()
+    }
+}
+
+extension String {
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+    }
+}

@@ -1,0 +1,288 @@
+internal import CMicroHTTPD
+internal import CMicroHTTPDShim
+import Foundation
+import Synchronization
+
+/// An HTTP/1.1 server on libmicrohttpd: an internal epoll thread pool, keep-alive, bodies read in
+/// full (up to a limit) before the ``Responder`` runs, asynchronous handlers on suspended connections.
+///
+/// This file is the only one that talks to libmicrohttpd. The daemon starts in `init` and runs
+/// until ``stop()`` (or deinit); requests go to the responder on the daemon's threads.
+public final class HTTPServer: Sendable {
+    /// Where and how to listen.
+    public struct Configuration: Sendable {
+        /// An IPv4 or IPv6 literal; loopback unless told otherwise.
+        public var host: String
+        /// 0 asks the system for a free port; read the real one from ``HTTPServer/port``.
+        public var port: Int
+        /// Threads answering requests (values below 2 mean one polling thread for all).
+        public var threadPoolSize: Int
+        /// Largest request body accepted; larger ones are answered 413.
+        public var maxBodySize: Int
+        /// Seconds an idle connection is kept open.
+        public var connectionTimeout: Int
+        public var connectionLimit: Int
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 0,
+            threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
+            maxBodySize: Int = 1 << 20, connectionTimeout: Int = 30, connectionLimit: Int = 1000
+        ) {
+            self.host = host
+            self.port = port
+            self.threadPoolSize = threadPoolSize
+            self.maxBodySize = maxBodySize
+            self.connectionTimeout = connectionTimeout
+            self.connectionLimit = connectionLimit
+        }
+    }
+
+    /// The address the server is bound to.
+    public let host: String
+    /// The port the server is bound to (the real one when started on port 0).
+    public let port: Int
+    private let daemon: Mutex<DaemonHandle?>
+    private let context: ServerContext
+
+    /// Binds and starts serving at once.
+    public init(configuration: Configuration = .init(), responder: Responder) throws(HTTPServerError) {
+        guard (0...65535).contains(configuration.port) else { throw .invalidPort(configuration.port) }
+        let context = ServerContext(responder: responder, maxBodySize: configuration.maxBodySize)
+        var failure: Int32 = 0
+        let opaque = Unmanaged.passUnretained(context).toOpaque()
+        let started = todosync_mhd_start(
+            configuration.host, UInt16(configuration.port), UInt32(max(0, configuration.threadPoolSize)),
+            UInt32(max(1, configuration.connectionTimeout)), UInt32(max(1, configuration.connectionLimit)),
+            accessHandler, opaque, requestCompleted, opaque, &failure)
+        guard let started else {
+            throw failure == -1
+                ? .invalidHost(configuration.host) : .cannotBind(host: configuration.host, port: configuration.port)
+        }
+        self.context = context
+        self.host = configuration.host
+        self.port = Int(todosync_mhd_bound_port(started))
+        self.daemon = Mutex(DaemonHandle(pointer: started))
+    }
+
+    /// The base URL, such as `http://127.0.0.1:8080` (IPv6 hosts in brackets).
+    public var url: String {
+        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+    }
+
+    /// Stops accepting connections, lets running asynchronous handlers finish (for up to
+    /// `grace`), then stops the daemon. Safe to call more than once.
+    public func stop(grace: Duration = .seconds(10)) {
+        guard let handle = daemon.withLock({ value -> DaemonHandle? in defer { value = nil }; return value })
+        else { return }
+        _ = MHD_quiesce_daemon(handle.pointer)
+        let deadline = ContinuousClock.now + grace
+        while context.parkedRequests.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
+            usleep(2_000)
+        }
+        MHD_stop_daemon(handle.pointer)
+    }
+
+    deinit { stop() }
+}
+
+/// Why a server could not start.
+public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
+    case invalidHost(String)
+    case invalidPort(Int)
+    case cannotBind(host: String, port: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidHost(let host):
+            "'\(host)' is not an IP address to listen on; give an IPv4 or IPv6 literal such as 127.0.0.1."
+        case .invalidPort(let port): "Port \(port) is out of range; use 0 to 65535."
+        case .cannotBind(let host, let port):
+            "Cannot listen on \(host):\(port): the port is probably in use. Stop the other program or pick another port."
+        }
+    }
+}
+
+/// The daemon handle; libmicrohttpd allows stopping it from any thread.
+private struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A connection parked while an async handler runs; resumed from the handler's task.
+private struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// What the C callbacks need, reached through the `cls` pointer.
+private final class ServerContext: Sendable {
+    let responder: Responder
+    let maxBodySize: Int
+    /// Asynchronous handlers still running; stop waits for them before freeing connections.
+    let parkedRequests = Atomic<Int>(0)
+
+    init(responder: Responder, maxBodySize: Int) {
+        self.responder = responder
+        self.maxBodySize = maxBodySize
+    }
+}
+
+/// One request's state across libmicrohttpd's calls (headers, body chunks, final call, resume).
+/// Only the connection's own thread touches it, except `response`, which an async handler's task
+/// hands over under a lock before resuming the connection.
+private final class RequestState: @unchecked Sendable {
+    let receivedAt = ContinuousClock.now
+    var body = Data()
+    var tooLarge = false
+    var parked = false
+    let response = Mutex<Response?>(nil)
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = {
+    cls, connection, url, method, _, uploadData, uploadDataSize, requestContext in
+    guard let cls, let connection, let requestContext else { return .NO }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+
+    guard let existing = requestContext.pointee else {
+        // First call: the headers are in, the body (if any) is not.
+        let state = RequestState()
+        requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        if let length = connectionValue(connection, .HEADER_KIND, "Content-Length").flatMap(Int.init),
+            length > server.maxBodySize
+        {
+            state.tooLarge = true
+            return queue(tooLarge(server.maxBodySize), on: connection)
+        }
+        return .YES
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+
+    if let uploadDataSize, uploadDataSize.pointee > 0 {
+        let size = uploadDataSize.pointee
+        if !state.tooLarge, let uploadData {
+            if state.body.count + size > server.maxBodySize {
+                state.tooLarge = true
+                state.body = Data()
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { state.body.append($0, count: size) }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+
+    if state.parked {
+        // Resumed after an async handler finished.
+        guard let response = state.response.withLock({ $0 }) else { return .NO }
+        return queue(response, on: connection)
+    }
+    if state.tooLarge { return queue(tooLarge(server.maxBodySize), on: connection) }
+
+    let request: Request
+    do {
+        request = try makeRequest(connection, url: url, method: method, body: state.body, receivedAt: state.receivedAt)
+    } catch {
+        let bare = Request(method: .get, path: "/", receivedAt: state.receivedAt)
+        return queue(server.responder.complete(bare, error), on: connection)
+    }
+    switch server.responder.resolve(request) {
+    case .respond(let response):
+        return queue(response, on: connection)
+    case .run(.sync(let body), let routed):
+        return queue(server.responder.complete(routed) { try body(routed) }, on: connection)
+    case .run(.async(let body), let routed):
+        state.parked = true
+        server.parkedRequests.add(1, ordering: .acquiringAndReleasing)
+        MHD_suspend_connection(connection)
+        let handle = ConnectionHandle(pointer: connection)
+        let responder = server.responder
+        Task {
+            let response: Response
+            do { response = responder.complete(routed, try await body(routed)) } catch {
+                response = responder.complete(routed, error)
+            }
+            state.response.withLock { $0 = response }
+            MHD_resume_connection(handle.pointer)
+            server.parkedRequests.subtract(1, ordering: .acquiringAndReleasing)
+        }
+        return .YES
+    }
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    guard let requestContext, let state = requestContext.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(state).release()
+    requestContext.pointee = nil
+}
+
+private func tooLarge(_ limit: Int) -> Response {
+    .jsonError("The request body is larger than the limit of \(limit) bytes.", status: 413)
+}
+
+private func makeRequest(
+    _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: Data,
+    receivedAt: ContinuousClock.Instant
+) throws(HTTPError) -> Request {
+    let rawPath = url.map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+    var segments: [String] = []
+    for raw in rawPath.split(separator: UInt8(ascii: "/")) {
+        guard let segment = PercentDecoding.decode(raw, plusIsSpace: false) else {
+            throw HTTPError.badRequest("The request path is not valid UTF-8 percent-encoding.")
+        }
+        segments.append(segment)
+    }
+    var query: [(name: String, value: String)] = []
+    var queryValid = true
+    forEachValue(connection, .GET_ARGUMENT_KIND) { name, value in
+        guard let name = PercentDecoding.decode(name, plusIsSpace: true),
+            let value = PercentDecoding.decode(value, plusIsSpace: true)
+        else { return queryValid = false }
+        query.append((name, value))
+    }
+    guard queryValid else { throw HTTPError.badRequest("The query string is not valid UTF-8 percent-encoding.") }
+    var headers = HTTPHeaders()
+    forEachValue(connection, .HEADER_KIND) { headers.add($0, $1) }
+    return Request(
+        method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+        path: "/" + segments.joined(separator: "/"), pathSegments: segments, queryItems: query,
+        headers: headers, body: body, receivedAt: receivedAt)
+}
+
+/// Calls `visit` with each (name, value) of one kind; a missing value is "".
+private func forEachValue(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ visit: (String, String) -> Void) {
+    withoutActuallyEscaping(visit) { visit in
+        var box = visit
+        withUnsafeMutablePointer(to: &box) { pointer in
+            _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let visit = cls.assumingMemoryBound(to: ((String, String) -> Void).self).pointee
+                visit(String(cString: key), value.map { String(cString: $0) } ?? "")
+                return .YES
+            }, pointer)
+        }
+    }
+}
+
+private func connectionValue(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
+    MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
+}
+
+/// Hands a response to libmicrohttpd, which adds `Content-Length` and `Date`, omits the body
+/// for HEAD, and writes every header as `Name: value`.
+private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
+    let created = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let created else { return .NO }
+    defer { MHD_destroy_response(created) }
+    for (name, value) in response.headers where isSendable(name, value) {
+        _ = MHD_add_response_header(created, name, value)
+    }
+    return MHD_queue_response(connection, UInt32(response.status), created)
+}
+
+/// Header fields libmicrohttpd writes itself, and values that would split the header block.
+private func isSendable(_ name: String, _ value: String) -> Bool {
+    let managed = ["content-length", "transfer-encoding", "connection", "date"]
+    return !managed.contains(name.lowercased())
+        && !value.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 })
+        && !name.utf8.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ":") })
+}

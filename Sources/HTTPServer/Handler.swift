@@ -1,0 +1,20 @@
+/// The code that answers a request: synchronous handlers run on the server's own threads (where
+/// blocking on SQLite is fine); asynchronous ones park the connection until they finish.
+public enum Handler: Sendable {
+    case sync(@Sendable (Request) throws -> Response)
+    case async(@Sendable (Request) async throws -> Response)
+}
+
+/// Code that runs around every request: before routing it may answer early (a refused `Host`,
+/// a missing CSRF token), and after the handler it may amend any response (security headers, logs).
+public protocol Middleware: Sendable {
+    /// Looks at (and may amend) the request; a returned response answers it without routing.
+    func intercept(_ request: inout Request) throws -> Response?
+    /// Amends the response about to be sent, error responses included.
+    func finish(_ request: Request, _ response: inout Response)
+}
+
+extension Middleware {
+    public func intercept(_ request: inout Request) throws -> Response? { nil }
+    public func finish(_ request: Request, _ response: inout Response) {}
+}

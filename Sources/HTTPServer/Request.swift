@@ -1,0 +1,81 @@
+import Foundation
+
+/// One HTTP request, fully received (body included) before a handler sees it.
+public struct Request: Sendable {
+    public let method: HTTPMethod
+    /// The percent-decoded path, such as `/items/a b`.
+    public let path: String
+    /// The path's segments, each percent-decoded on its own (so `%2F` stays inside a segment).
+    public let pathSegments: [String]
+    /// Query arguments in order, percent-decoded (`+` is a space).
+    public let queryItems: [(name: String, value: String)]
+    public let headers: HTTPHeaders
+    public let body: Data
+    /// Parameters captured by the matched route pattern (`:id` → `parameters["id"]`).
+    public internal(set) var parameters: [String: String] = [:]
+    /// When the request's headers arrived; used for request logs.
+    public let receivedAt: ContinuousClock.Instant
+
+    public init(
+        method: HTTPMethod, path: String, pathSegments: [String]? = nil,
+        queryItems: [(name: String, value: String)] = [], headers: HTTPHeaders = [:], body: Data = Data(),
+        receivedAt: ContinuousClock.Instant = .now
+    ) {
+        self.method = method
+        self.path = path
+        self.pathSegments = pathSegments ?? path.split(separator: "/").map(String.init)
+        self.queryItems = queryItems
+        self.headers = headers
+        self.body = body
+        self.receivedAt = receivedAt
+    }
+
+    /// The first value of a query argument.
+    public func query(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+
+    /// Cookies sent in the `Cookie` header.
+    public var cookies: [String: String] {
+        var cookies: [String: String] = [:]
+        for field in headers where field.name.caseInsensitiveEquals("Cookie") {
+            for pair in field.value.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                if cookies[name] == nil { cookies[name] = parts[1].trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        return cookies
+    }
+
+    /// Whether the client prefers JSON over HTML (`Accept` names JSON and not HTML).
+    public var prefersJSON: Bool {
+        guard let accept = headers["Accept"]?.lowercased() else { return false }
+        return accept.contains("json") && !accept.contains("text/html")
+    }
+
+    /// The body as an `application/x-www-form-urlencoded` form.
+    public func form() throws(HTTPError) -> URLEncodedForm {
+        try URLEncodedForm(parsing: body)
+    }
+
+    /// The body decoded as JSON; a body that does not decode is a 400 whose message says why.
+    public func decodeJSON<T: Decodable>(_ type: T.Type = T.self) throws(HTTPError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: body)
+        } catch {
+            throw HTTPError.badRequest("The request body is not the JSON expected: \(Self.describe(error)).")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): context.debugDescription
+        case DecodingError.keyNotFound(let key, _): "the field '\(key.stringValue)' is missing"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "the field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+        default: "\(error)"
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/// A frozen router: finds the handler for a request and turns errors into responses.
+public final class Responder: Sendable {
+    /// What the server should do with a request.
+    enum Resolution {
+        case respond(Response)
+        case run(Handler, Request)
+    }
+
+    private let routes: [Router.Route]
+    private let middleware: [any Middleware]
+    private let errorRenderer: @Sendable (Request, any HTTPResponseError) -> Response
+
+    init(routes: [Router.Route], middleware: [any Middleware],
+         errorRenderer: @escaping @Sendable (Request, any HTTPResponseError) -> Response) {
+        self.routes = routes
+        self.middleware = middleware
+        self.errorRenderer = errorRenderer
+    }
+
+    /// Answers a request completely, waiting for an asynchronous handler if need be.
+    /// The server uses ``resolve(_:)`` and ``complete(_:_:)`` instead, to avoid suspending for
+    /// synchronous handlers; tests and in-process callers use this.
+    public func respond(to request: Request) async -> Response {
+        switch resolve(request) {
+        case .respond(let response):
+            return response
+        case .run(let handler, let routed):
+            switch handler {
+            case .sync(let body): return complete(routed) { try body(routed) }
+            case .async(let body):
+                do { return complete(routed, try await body(routed)) } catch { return complete(routed, error) }
+            }
+        }
+    }
+
+    /// Runs middleware and routing; a response when no handler is needed (or one was refused).
+    func resolve(_ incoming: Request) -> Resolution {
+        var request = incoming
+        do {
+            for item in middleware {
+                if let early = try item.intercept(&request) { return .respond(complete(request, early)) }
+            }
+            let handler = try route(&request)
+            return .run(handler, request)
+        } catch {
+            return .respond(complete(request, error))
+        }
+    }
+
+    /// Runs a synchronous handler body and finishes its response.
+    func complete(_ request: Request, _ body: () throws -> Response) -> Response {
+        do { return complete(request, try body()) } catch { return complete(request, error) }
+    }
+
+    /// Finishes a handler's response: middleware `finish` in reverse order.
+    func complete(_ request: Request, _ response: Response) -> Response {
+        var response = response
+        for item in middleware.reversed() { item.finish(request, &response) }
+        return response
+    }
+
+    /// Turns an error into its response and finishes it.
+    func complete(_ request: Request, _ error: any Error) -> Response {
+        let httpError = error as? any HTTPResponseError
+            ?? HTTPError(500, "The server failed to answer this request. It has been logged; please try again.")
+        if !(error is any HTTPResponseError) { ServerLog.logger.error("unhandled error: \(error)") }
+        var response = errorRenderer(request, httpError)
+        if let refused = error as? MethodNotAllowed {
+            response.headers["Allow"] = refused.allowed.map(\.rawValue).joined(separator: ", ")
+        }
+        return complete(request, response)
+    }
+
+    private func route(_ request: inout Request) throws -> Handler {
+        var allowed: [HTTPMethod] = []
+        let method = request.method == .head ? HTTPMethod.get : request.method
+        for route in routes {
+            guard let parameters = route.pattern.match(request.pathSegments) else { continue }
+            if route.method == method {
+                request.parameters = parameters
+                return route.handler
+            }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        guard !allowed.isEmpty else { throw HTTPError.notFound() }
+        if allowed.contains(.get) { allowed.append(.head) }
+        throw MethodNotAllowed(allowed: allowed)
+    }
+}
+
+/// 405, carrying the methods that the path does accept (sent as `Allow`).
+struct MethodNotAllowed: HTTPResponseError {
+    let allowed: [HTTPMethod]
+    var status: Int { 405 }
+    var message: String {
+        "This address does not accept that method. It accepts: \(allowed.map(\.rawValue).joined(separator: ", "))."
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+
+/// One named step of a schema; applied once per database file, in the order listed.
+public struct StoreMigration: Sendable {
+    public let name: String
+    public let migrate: @Sendable (Database) throws -> Void
+
+    public init(_ name: String, _ migrate: @escaping @Sendable (Database) throws -> Void) {
+        self.name = name
+        self.migrate = migrate
+    }
+}
+
+/// Opens SQLite files the way every part of todosync wants them: WAL, a busy timeout,
+/// foreign keys on, and the given migrations applied.
+public enum StoreDatabase {
+    /// Opens (creating if needed) the file at `path` as a WAL `DatabasePool` and migrates it.
+    public static func open(at path: String, migrations: [StoreMigration]) throws(StorageError) -> DatabasePool {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotOpen(path: path, reason: "its folder cannot be created (\(error.localizedDescription))")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration())
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
+        try migrate(pool, path: path, migrations: migrations)
+        return pool
+    }
+
+    /// An in-memory database with the migrations applied (for tools and tests that keep nothing).
+    public static func inMemory(migrations: [StoreMigration]) throws(StorageError) -> DatabaseQueue {
+        let queue: DatabaseQueue
+        do { queue = try DatabaseQueue(configuration: configuration()) } catch {
+            throw .cannotOpen(path: ":memory:", reason: "\(error)")
+        }
+        try migrate(queue, path: ":memory:", migrations: migrations)
+        return queue
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            // WAL + NORMAL survives a killed process; only a power cut may lose the last commit.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return configuration
+    }
+
+    private static func migrate(_ writer: some DatabaseWriter, path: String, migrations: [StoreMigration])
+        throws(StorageError)
+    {
+        var migrator = DatabaseMigrator()
+        for migration in migrations {
+            migrator.registerMigration(migration.name, migrate: migration.migrate)
+        }
+        do {
+            try migrator.migrate(writer)
+        } catch {
+            throw .migrationFailed(path: path, reason: "\(error)")
+        }
+    }
+}
+
+/// Why a store could not be opened or prepared.
+public enum StorageError: Error, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+    case migrationFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason):
+            "Cannot open the database \(path): \(reason). Check the path and its permissions."
+        case .migrationFailed(let path, let reason):
+            "Cannot prepare the database \(path): \(reason). The file may belong to another program or a newer todosync."
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/// The columns every table of the protocol has, which only the server writes (except `id`).
+public enum SystemColumn {
+    public static let id = "id"
+    public static let version = "version"
+    public static let createdAt = "createdAt"
+    public static let updatedAt = "updatedAt"
+    public static let deleted = "deleted"
+
+    /// All of them, in the order the official server writes them.
+    public static let all = [id, createdAt, updatedAt, version, deleted]
+    /// The ones a client may not send (the server answers 400).
+    public static let serverOwned: Set<String> = [createdAt, updatedAt, deleted]
+
+    /// The 2015 Mobile Services name of a column (`version` → `__version`); `id` keeps its name.
+    public static func legacyName(_ column: String) -> String {
+        column == id ? id : "__" + column
+    }
+}
+
+/// HTTP header names of the protocol.
+public enum ProtocolHeader {
+    public static let apiVersion = "ZUMO-API-VERSION"
+    public static let applicationKey = "X-ZUMO-APPLICATION"
+    /// The protocol version this project speaks.
+    public static let currentVersion = "2.0.0"
+}
