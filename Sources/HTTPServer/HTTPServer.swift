@@ -74,7 +74,9 @@ public final class HTTPServer: Sendable {
     public func stop(grace: Duration = .seconds(10)) {
         guard let handle = daemon.withLock({ value -> DaemonHandle? in defer { value = nil }; return value })
         else { return }
-        _ = MHD_quiesce_daemon(handle.pointer)
+        // Quiescing hands the listening socket back to us: close it so no one can connect.
+        let listening = MHD_quiesce_daemon(handle.pointer)
+        if listening >= 0 { close(listening) }
         let deadline = ContinuousClock.now + grace
         while context.parkedRequests.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
             usleep(2_000)

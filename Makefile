@@ -1,0 +1,23 @@
+# todosync: `make run` starts the dashboard, `make test` runs every test.
+ARGS ?=
+
+.PHONY: run test build bench clean
+
+run:
+	@scripts/install-deps.sh run
+	swift build -c release --product todosync
+	.build/release/todosync $(ARGS)
+
+test:
+	@scripts/test.sh
+
+build:
+	@scripts/install-deps.sh run
+	swift build -c release --product todosync
+
+bench:
+	@scripts/install-deps.sh bench
+	Benchmarks/run-all.sh
+
+clean:
+	rm -rf .build .venv-test .build-log.txt

@@ -1,0 +1,1 @@
+// Enhancements only: every page works without this script.

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Requires a secret token on every state-changing request (anything but GET, HEAD, OPTIONS).
+///
+/// Pages embed the token in a hidden `_csrf` field of each form; scripts send it as the
+/// `X-CSRF-Token` header. A page on another site cannot read the token, so it cannot forge
+/// a request. Requests under an exempt prefix (a JSON API for other programs) are not checked.
+public struct CSRFProtection: Middleware {
+    /// The form field that carries the token.
+    public static let fieldName = "_csrf"
+    /// The header that carries the token.
+    public static let headerName = "X-CSRF-Token"
+
+    public let token: String
+    private let exemptPrefixes: [String]
+
+    /// - Parameters:
+    ///   - token: the secret; a random one per process when omitted.
+    ///   - exemptPrefixes: path prefixes not checked (e.g. a protocol API with its own key).
+    public init(token: String = CSRFProtection.randomToken(), exemptPrefixes: [String] = []) {
+        self.token = token
+        self.exemptPrefixes = exemptPrefixes
+    }
+
+    /// 32 random bytes as hex.
+    public static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    public func intercept(_ request: inout Request) throws -> Response? {
+        guard ![HTTPMethod.get, .head, .options].contains(request.method),
+            !exemptPrefixes.contains(where: { request.path.hasPrefix($0) })
+        else { return nil }
+        let sent = request.headers[Self.headerName] ?? (try? request.form())?[Self.fieldName] ?? ""
+        guard Self.constantTimeEquals(sent, token) else {
+            throw HTTPError(403, "This form has expired or did not come from this dashboard. Reload the page and try again.")
+        }
+        return nil
+    }
+
+    /// Compares without returning early, so the time taken says nothing about the secret.
+    public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<max(x.count, y.count) {
+            difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+        }
+        return difference == 0
+    }
+}

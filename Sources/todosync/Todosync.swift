@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// `todosync`: the offline-sync dashboard, the table service and the scripting client.
+@main
+struct Todosync: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "todosync",
+        abstract: "Offline-first todo sync: a web dashboard, a table service and a sync client.",
+        version: version,
+        subcommands: [DashboardCommand.self],
+        defaultSubcommand: DashboardCommand.self
+    )
+}

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import Storage
+import Testing
+
+@Suite struct StoreDatabaseTests {
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)/test.sqlite").path
+    }
+
+    @Test func migrationAppliedTwiceRunsOnce() throws {
+        let path = Self.temporaryPath()
+        let runs = Counter()
+        let migrations = [
+            StoreMigration("create notes") { db in
+                runs.increment()
+                try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+            }
+        ]
+        let first = try StoreDatabase.open(at: path, migrations: migrations)
+        try first.write { try $0.execute(sql: "INSERT INTO notes (body) VALUES ('kept')") }
+        try first.close()
+        let second = try StoreDatabase.open(at: path, migrations: migrations)
+        #expect(runs.value == 1)
+        #expect(try second.read { try String.fetchOne($0, sql: "SELECT body FROM notes") } == "kept")
+    }
+
+    @Test func laterMigrationsRunOnAnExistingFile() throws {
+        let path = Self.temporaryPath()
+        let create = StoreMigration("create") { try $0.execute(sql: "CREATE TABLE t (a TEXT)") }
+        try StoreDatabase.open(at: path, migrations: [create]).close()
+        let pool = try StoreDatabase.open(
+            at: path, migrations: [create, StoreMigration("add b") { try $0.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT") }])
+        let columns = try pool.read { try $0.columns(in: "t").map(\.name) }
+        #expect(columns == ["a", "b"])
+    }
+
+    @Test func storeIsInWALMode() throws {
+        let pool = try StoreDatabase.open(at: Self.temporaryPath(), migrations: [])
+        #expect(try pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
+    @Test func bulkInserterWritesEveryRowAndHonoursConflictMode() throws {
+        let pool = try StoreDatabase.open(
+            at: Self.temporaryPath(),
+            migrations: [StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER)") }])
+        try pool.write { db in
+            let insert = try BulkInserter(db, table: "t", columns: ["id", "n"], onConflict: .replace)
+            for n in 0..<1000 { try insert.insert(["id-\(n % 500)", n]) }
+        }
+        #expect(try pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM t") } == 500)
+        #expect(try pool.read { try Int.fetchOne($0, sql: "SELECT n FROM t WHERE id = 'id-7'") } == 507)
+        #expect(throws: (any Error).self) {
+            try pool.write { db in try BulkInserter(db, table: "t", columns: ["id", "n"]).insert(["id-1", 1]) }
+        }
+    }
+
+    @Test func unopenableFileIsATypedErrorNamingThePath() {
+        #expect {
+            _ = try StoreDatabase.open(at: "/proc/no-such-place/x.sqlite", migrations: [])
+        } throws: { error in
+            "\(error)".contains("/proc/no-such-place/x.sqlite")
+        }
+    }
+}
+
+/// Counts calls from migration closures (which must be Sendable).
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import Views
+
+@Suite struct TemplateLibraryTests {
+    static func folder(_ files: [String: String]) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("templates-\(UUID().uuidString)")
+        for (name, text) in files {
+            let url = folder.appendingPathComponent(name + ".mustache")
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        return folder
+    }
+
+    static var projectTemplates: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Templates")
+    }
+
+    @Test func valuesAreHTMLEscapedByDefault() throws {
+        let library = try TemplateLibrary(folder: try Self.folder(["page": "<p>{{text}}</p>"]))
+        let html = library.render("page", ["text": "<img src=x onerror=alert(1)> & \"quotes\""])
+        #expect(html == "<p>&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quotes&quot;</p>")
+    }
+
+    @Test func pagesInheritTheLayoutAndUsePartials() throws {
+        let library = try TemplateLibrary(folder: try Self.folder([
+            "layout": "<main>{{>parts/nav}}{{$content}}default{{/content}}</main>",
+            "parts/nav": "<nav>{{name}}</nav>",
+            "page": "{{<layout}}{{$content}}<h1>{{title}}</h1>{{/content}}{{/layout}}",
+        ]))
+        #expect(library.render("page", ["title": "Hi", "name": "todosync"]) == "<main><nav>todosync</nav><h1>Hi</h1></main>")
+    }
+
+    @Test func missingPartialFailsAtStartWithItsName() throws {
+        let folder = try Self.folder(["page": "{{>partials/missing}}"])
+        #expect(throws: TemplateError.missing(name: "partials/missing", neededBy: "page")) {
+            try TemplateLibrary(folder: folder)
+        }
+    }
+
+    @Test func brokenTemplateFailsAtStartWithItsName() throws {
+        let folder = try Self.folder(["good": "ok", "bad": "{{#open}} never closed"])
+        #expect { try TemplateLibrary(folder: folder) } throws: { error in
+            if case TemplateError.invalid(let name, _, _) = error { return name == "bad" }
+            return false
+        }
+    }
+
+    @Test func missingRequiredTemplateFailsAtStart() throws {
+        let folder = try Self.folder(["page": "ok"])
+        #expect(throws: TemplateError.missing(name: "layout", neededBy: nil)) {
+            try TemplateLibrary(folder: folder, required: ["layout"])
+        }
+    }
+
+    @Test func projectTemplatesAllLoad() throws {
+        let library = try TemplateLibrary(folder: Self.projectTemplates)
+        #expect(library.names.contains("layout"))
+    }
+
+    @Test func explicitResourceFolderThatDoesNotExistNamesTheFlag() {
+        #expect { try ResourceFolders.locate(publicDir: "/nonexistent/public") } throws: { error in
+            "\(error)".contains("--public-dir")
+        }
+    }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages todosync needs, only those missing.
+#   scripts/install-deps.sh run     building and running (pkg-config, libmicrohttpd, SQLite)
+#   scripts/install-deps.sh test    + headless Chromium and its driver, Python venv for Selenium
+#   scripts/install-deps.sh bench   + nginx and wrk, the baselines of the benchmarks
+set -euo pipefail
+
+packages=(pkg-config libmicrohttpd-dev libsqlite3-dev)
+case "${1:-run}" in
+  run) ;;
+  test) packages+=(chromium chromium-driver python3-venv curl) ;;
+  bench) packages+=(nginx-light wrk curl) ;;
+  *) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing missing system packages: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "Run as root, or install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test: the Swift suites (real servers on loopback, real SQLite files) and the
+# browser flows (headless Chromium through Selenium). Fails on any compiler warning in our code.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh test
+
+echo "== build (debug, with tests)"
+swift build --build-tests 2>&1 | tee .build-log.txt | grep -E "error|warning:|Compiling|Build complete" | grep -v "^\[" || true
+if grep -E "^/.*/(Sources|Tests|Benchmarks)/.*(warning|error):" .build-log.txt; then
+  echo "The build has warnings or errors in our code (above)." >&2
+  exit 1
+fi
+grep -q "Build complete" .build-log.txt || { tail -40 .build-log.txt; exit 1; }
+
+echo "== swift tests"
+swift test --skip-build
+
+if [ -d Tests/Browser ] && ls Tests/Browser/test_*.py >/dev/null 2>&1; then
+  echo "== browser tests"
+  venv=.venv-test
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check selenium pytest
+  swift build --product todosync >/dev/null
+  TODOSYNC_BIN="$PWD/.build/debug/todosync" "$venv/bin/python" -m pytest -q Tests/Browser
+fi
