@@ -62,6 +62,10 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(
+            name: "http-bench", dependencies: ["HTTPServer", "Views"], path: "Benchmarks/HTTPBench",
+            exclude: ["templates"]),
+
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),

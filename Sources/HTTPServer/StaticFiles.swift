@@ -8,10 +8,12 @@ import Synchronization
 /// pointing outside — and hidden files are answered 404, exactly like a missing file.
 public final class StaticFiles: Sendable {
     private struct CachedFile {
+        let path: String
         let modified: timespec
         let size: Int
         let contents: Data
         let etag: String
+        let contentType: String
     }
 
     private let root: String
@@ -28,12 +30,10 @@ public final class StaticFiles: Sendable {
 
     /// The handler: serves `request.parameters["*"]` from the folder.
     public func respond(_ request: Request) throws(HTTPError) -> Response {
-        guard let relative = request.parameters["*"], let path = resolve(relative) else { throw .notFound() }
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw .notFound() }
-        let file = try load(path, info)
+        guard let relative = request.parameters["*"] else { throw .notFound() }
+        let file = try load(relative)
         var headers: HTTPHeaders = [
-            "Content-Type": Self.contentType(of: path),
+            "Content-Type": file.contentType,
             "ETag": file.etag,
             "Cache-Control": cacheControl,
         ]
@@ -60,18 +60,28 @@ public final class StaticFiles: Sendable {
         return path.hasPrefix(root + "/") ? path : nil
     }
 
-    private func load(_ path: String, _ info: stat) throws(HTTPError) -> CachedFile {
-        if let cached = cache.withLock({ $0[path] }), cached.size == Int(info.st_size),
-            cached.modified.tv_sec == info.st_mtim.tv_sec, cached.modified.tv_nsec == info.st_mtim.tv_nsec
-        {
-            return cached
+    /// The file for a relative path: from the cache while its size and modification time are
+    /// unchanged (one `stat`), else resolved and read again.
+    private func load(_ relative: String) throws(HTTPError) -> CachedFile {
+        var info = stat()
+        if let cached = cache.withLock({ $0[relative] }) {
+            if stat(cached.path, &info) == 0, cached.size == Int(info.st_size),
+                cached.modified.tv_sec == info.st_mtim.tv_sec, cached.modified.tv_nsec == info.st_mtim.tv_nsec
+            {
+                return cached
+            }
+            cache.withLock { $0[relative] = nil }
+        }
+        guard let path = resolve(relative), stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw .notFound()
         }
         guard let contents = FileManager.default.contents(atPath: path) else { throw .notFound() }
         let stamp = UInt64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(info.st_mtim.tv_nsec)
         let file = CachedFile(
-            modified: info.st_mtim, size: Int(info.st_size), contents: contents,
-            etag: "\"\(String(contents.count, radix: 16))-\(String(stamp, radix: 16))\"")
-        cache.withLock { $0[path] = file }
+            path: path, modified: info.st_mtim, size: Int(info.st_size), contents: contents,
+            etag: "\"\(String(contents.count, radix: 16))-\(String(stamp, radix: 16))\"",
+            contentType: Self.contentType(of: path))
+        cache.withLock { $0[relative] = file }
         return file
     }
 

@@ -5,7 +5,8 @@ import Mustache
 /// The HTML templates of one folder (`Templates/`), parsed once at start-up.
 ///
 /// Every `*.mustache` file is registered under its path without the extension
-/// (`service/table.mustache` → `service/table`). `{{x}}` is HTML-escaped; pages reuse the
+/// (`service/table.mustache` → `service/table`). `{{x}}` is HTML-escaped (start a template with
+/// `{{% CONTENT_TYPE: HTML}}` for the fast escaper, see ``HTMLEscaping``); pages reuse the
 /// layout through template inheritance (`{{<layout}}{{$content}}…{{/content}}{{/layout}}`)
 /// and partials (`{{>header}}`). A template that does not parse, or that names a partial or
 /// parent that does not exist, stops start-up with the file's name.
@@ -16,6 +17,7 @@ public struct TemplateLibrary: Sendable {
 
     /// Loads every template under `folder` and checks that `required` ones exist.
     public init(folder: URL, required: [String] = []) throws(TemplateError) {
+        MustacheContentTypes.register(FastHTMLContentType(), named: "HTML")
         let files = Self.templateFiles(in: folder)
         guard !files.isEmpty else { throw .noTemplates(folder: folder.path) }
         var library = MustacheLibrary()

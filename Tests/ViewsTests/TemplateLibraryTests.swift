@@ -66,3 +66,17 @@ import Views
         }
     }
 }
+
+@Suite struct HTMLEscapingTests {
+    @Test func fastContentTypeEscapesLikeTheDefault() throws {
+        let folder = try TemplateLibraryTests.folder([
+            "fast": "{{% CONTENT_TYPE: HTML}}<p title=\"{{text}}\">{{text}}</p>",
+            "default": "<p title=\"{{text}}\">{{text}}</p>",
+        ])
+        let library = try TemplateLibrary(folder: folder)
+        for text in ["<script>alert('x')</script> & \"q\"", "plain", "ünïcødé <b>✓</b>", ""] {
+            #expect(library.render("fast", ["text": text]) == library.render("default", ["text": text]))
+        }
+        #expect(library.render("fast", ["text": "<b>"]) == "<p title=\"&lt;b&gt;\">&lt;b&gt;</p>")
+    }
+}
