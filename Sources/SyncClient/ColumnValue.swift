@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// Conversions between JSON values and the SQLite values of a column type.
+enum ColumnValue {
+    /// The SQLite value stored for a JSON value in a column of `type`.
+    static func database(_ value: JSONValue?, as type: TableDescription.ColumnType) -> DatabaseValue {
+        guard let value, value != .null else { return .null }
+        switch (type, value) {
+        case (.text, .string(let text)): return text.databaseValue
+        case (.text, .number(let number)): return JSONValue.number(number).description.databaseValue
+        case (.text, .bool(let flag)): return (flag ? "true" : "false").databaseValue
+        case (.integer, .number(let number)):
+            return number.rounded() == number && abs(number) < 9.2e18 ? Int64(number).databaseValue : number.databaseValue
+        case (.integer, .bool(let flag)), (.boolean, .bool(let flag)): return (flag ? 1 : 0).databaseValue
+        case (.integer, .string(let text)): return (Int64(text)?.databaseValue) ?? text.databaseValue
+        case (.real, .number(let number)): return number.databaseValue
+        case (.real, .string(let text)): return (Double(text)?.databaseValue) ?? text.databaseValue
+        case (.real, .bool(let flag)): return (flag ? 1.0 : 0.0).databaseValue
+        case (.boolean, .number(let number)): return (number != 0 ? 1 : 0).databaseValue
+        case (.boolean, .string(let text)): return (text == "true" || text == "1" ? 1 : 0).databaseValue
+        default: return jsonText(value).databaseValue
+        }
+    }
+
+    /// The JSON value of a stored SQLite value in a column of `type`.
+    static func json(_ value: DatabaseValue, as type: TableDescription.ColumnType) -> JSONValue {
+        switch value.storage {
+        case .null: return .null
+        case .int64(let number):
+            return type == .boolean ? .bool(number != 0) : .number(Double(number))
+        case .double(let number):
+            return type == .boolean ? .bool(number != 0) : .number(number)
+        case .string(let text):
+            if type == .json, let data = text.data(using: .utf8),
+                let decoded = try? JSONDecoder().decode(JSONValue.self, from: data)
+            {
+                return decoded
+            }
+            return .string(text)
+        case .blob(let data): return .string(data.base64EncodedString())
+        }
+    }
+
+    static func jsonText(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).flatMap { String(data: $0, encoding: .utf8) } ?? "null"
+    }
+}
+
+/// Items stored as JSON text in the queue and error tables.
+enum ItemCoding {
+    static func encode(_ item: Item?) -> String? {
+        guard let item else { return nil }
+        return ColumnValue.jsonText(.object(item))
+    }
+
+    static func decode(_ text: String?) -> Item? {
+        guard let text, let data = text.data(using: .utf8) else { return nil }
+        return (try? JSONDecoder().decode(JSONValue.self, from: data))?.objectValue
+    }
+
+    /// The body of a response as an item: a JSON object with `id` (and `version` when `requireVersion`).
+    static func item(from body: Data, requireVersion: Bool = true) -> Item? {
+        guard let object = (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue,
+            object[SystemColumn.id]?.stringValue != nil
+        else { return nil }
+        if requireVersion, object[SystemColumn.version]?.stringValue == nil { return nil }
+        return object
+    }
+}
+
+/// Timestamps of the store's own tables: ISO-8601 UTC with milliseconds.
+enum Timestamp {
+    static func string(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    static func date(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}

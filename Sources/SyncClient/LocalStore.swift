@@ -1,0 +1,252 @@
+import Foundation
+import GRDB
+import Storage
+import SyncProtocol
+
+/// The SQLite file: one data table per described table, plus `__operations`, `__errors` and
+/// `__config`. Every method that takes a `Database` runs inside the caller's transaction.
+struct LocalStore: Sendable {
+    let pool: DatabasePool
+    let tables: [String: TableDescription]
+
+    static let migrations: [StoreMigration] = [
+        StoreMigration("v1-sync-tables") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE __operations (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        tableName TEXT NOT NULL,
+                        itemId TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        item TEXT,
+                        base TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        queuedAt TEXT NOT NULL,
+                        lastAttemptAt TEXT,
+                        lastStatus INTEGER,
+                        message TEXT,
+                        recreate INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX __operations_item ON __operations (tableName, itemId);
+                    CREATE TABLE __errors (
+                        operationId INTEGER PRIMARY KEY REFERENCES __operations (id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL,
+                        status INTEGER,
+                        message TEXT NOT NULL,
+                        serverItem TEXT,
+                        clientItem TEXT,
+                        recordedAt TEXT NOT NULL
+                    );
+                    CREATE TABLE __config (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    """)
+        }
+    ]
+
+    /// Opens the file, applies the migrations and creates (or widens) the data tables.
+    init(path: String, tables: [TableDescription]) throws(SyncError) {
+        do {
+            pool = try StoreDatabase.open(at: path, migrations: Self.migrations)
+        } catch {
+            throw .storage(error.description)
+        }
+        var byName: [String: TableDescription] = [:]
+        for table in tables { byName[table.name] = table }
+        self.tables = byName
+        do {
+            try pool.write { db in
+                for table in tables { try Self.createTable(table, in: db) }
+                // A push interrupted by a crash leaves operations in flight: their outcome is unknown.
+                try db.execute(
+                    sql: "UPDATE __operations SET state = 'attempted' WHERE state = 'inFlight'")
+            }
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    private static func createTable(_ table: TableDescription, in db: Database) throws {
+        guard !table.name.hasPrefix("__"), !table.name.isEmpty else {
+            throw SyncError.invalidItem("a table name must not be empty or start with __ ('\(table.name)')")
+        }
+        if try db.tableExists(table.name) {
+            let existing = Set(try db.columns(in: table.name).map(\.name))
+            for column in table.allColumns where !existing.contains(column.name) {
+                try db.execute(
+                    sql: "ALTER TABLE \(table.name.quotedDatabaseIdentifier) ADD COLUMN "
+                        + "\(column.name.quotedDatabaseIdentifier) \(column.type.sqlType)")
+            }
+        } else {
+            let columns = table.allColumns.map { column in
+                column.name == SystemColumn.id
+                    ? "\"id\" TEXT PRIMARY KEY NOT NULL"
+                    : "\(column.name.quotedDatabaseIdentifier) \(column.type.sqlType)"
+            }
+            try db.execute(
+                sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
+            try db.execute(
+                sql: "CREATE INDEX \("\(table.name)_updatedAt".quotedDatabaseIdentifier) ON "
+                    + "\(table.name.quotedDatabaseIdentifier) (updatedAt, id)")
+        }
+    }
+
+    func description(of table: String) throws(SyncError) -> TableDescription {
+        guard let description = tables[table] else { throw .unknownTable(table) }
+        return description
+    }
+
+    // MARK: Rows
+
+    func readItem(_ db: Database, table: TableDescription, id: String) throws -> Item? {
+        guard
+            let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?", arguments: [id])
+        else { return nil }
+        return Self.item(from: row, table: table)
+    }
+
+    static func item(from row: Row, table: TableDescription) -> Item {
+        var item: Item = [:]
+        for column in table.allColumns {
+            guard let value = row[column.name] as DatabaseValue? else { continue }
+            if column.name == SystemColumn.deleted, value.isNull { continue }
+            item[column.name] = ColumnValue.json(value, as: column.type)
+        }
+        return item
+    }
+
+    /// Inserts or replaces the row with every column of the table (missing ones become NULL).
+    func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
+        let columns = table.allColumns
+        let names = columns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let values = columns.map { ColumnValue.database(item[$0.name], as: $0.type) }
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(marks))",
+            arguments: StatementArguments(values))
+    }
+
+    func deleteItem(_ db: Database, table: String, id: String) throws {
+        try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE id = ?", arguments: [id])
+    }
+
+    // MARK: Operations
+
+    static func operation(from row: Row) -> TableOperation {
+        TableOperation(
+            id: row["id"], table: row["tableName"], itemId: row["itemId"],
+            kind: OperationKind(rawValue: row["kind"]) ?? .update,
+            state: OperationState(rawValue: row["state"]) ?? .pending,
+            item: ItemCoding.decode(row["item"]), base: ItemCoding.decode(row["base"]),
+            attempts: row["attempts"], queuedAt: Timestamp.date(row["queuedAt"]) ?? Date(timeIntervalSince1970: 0),
+            lastAttemptAt: Timestamp.date(row["lastAttemptAt"]), lastStatus: row["lastStatus"],
+            message: row["message"], recreate: row["recreate"])
+    }
+
+    func operation(_ db: Database, id: Int64) throws -> TableOperation? {
+        try Row.fetchOne(db, sql: "SELECT * FROM __operations WHERE id = ?", arguments: [id]).map(Self.operation)
+    }
+
+    /// The item's operations in push order.
+    func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id",
+            arguments: [table, itemId]
+        ).map(Self.operation)
+    }
+
+    func allOperations(_ db: Database, table: String? = nil) throws -> [TableOperation] {
+        if let table {
+            return try Row.fetchAll(
+                db, sql: "SELECT * FROM __operations WHERE tableName = ? ORDER BY id", arguments: [table]
+            ).map(Self.operation)
+        }
+        return try Row.fetchAll(db, sql: "SELECT * FROM __operations ORDER BY id").map(Self.operation)
+    }
+
+    @discardableResult
+    func insertOperation(_ db: Database, _ operation: TableOperation) throws -> Int64 {
+        try db.execute(
+            sql: """
+                INSERT INTO __operations
+                    (tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                operation.table, operation.itemId, operation.kind.rawValue, operation.state.rawValue,
+                ItemCoding.encode(operation.item), ItemCoding.encode(operation.base), operation.attempts,
+                Timestamp.string(operation.queuedAt), operation.lastAttemptAt.map(Timestamp.string),
+                operation.lastStatus, operation.message, operation.recreate,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    func updateOperation(_ db: Database, _ operation: TableOperation) throws {
+        try db.execute(
+            sql: """
+                UPDATE __operations SET kind = ?, state = ?, item = ?, base = ?, attempts = ?, lastAttemptAt = ?,
+                    lastStatus = ?, message = ?, recreate = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                operation.kind.rawValue, operation.state.rawValue, ItemCoding.encode(operation.item),
+                ItemCoding.encode(operation.base), operation.attempts, operation.lastAttemptAt.map(Timestamp.string),
+                operation.lastStatus, operation.message, operation.recreate, operation.id,
+            ])
+    }
+
+    func deleteOperation(_ db: Database, id: Int64) throws {
+        try db.execute(sql: "DELETE FROM __errors WHERE operationId = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM __operations WHERE id = ?", arguments: [id])
+    }
+
+    // MARK: Errors
+
+    func error(_ db: Database, operationId: Int64) throws -> OperationError? {
+        try Row.fetchOne(db, sql: "SELECT * FROM __errors WHERE operationId = ?", arguments: [operationId])
+            .map(Self.error)
+    }
+
+    static func error(from row: Row) -> OperationError {
+        OperationError(
+            operationId: row["operationId"], kind: OperationErrorKind(rawValue: row["kind"]) ?? .failed,
+            status: row["status"], message: row["message"], serverItem: ItemCoding.decode(row["serverItem"]),
+            clientItem: ItemCoding.decode(row["clientItem"]),
+            recordedAt: Timestamp.date(row["recordedAt"]) ?? Date(timeIntervalSince1970: 0))
+    }
+
+    func saveError(_ db: Database, _ error: OperationError) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO __errors (operationId, kind, status, message, serverItem, clientItem, recordedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                error.operationId, error.kind.rawValue, error.status, error.message,
+                ItemCoding.encode(error.serverItem), ItemCoding.encode(error.clientItem),
+                Timestamp.string(error.recordedAt),
+            ])
+    }
+
+    func clearError(_ db: Database, operationId: Int64) throws {
+        try db.execute(sql: "DELETE FROM __errors WHERE operationId = ?", arguments: [operationId])
+    }
+
+    // MARK: Config
+
+    func config(_ db: Database, _ key: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM __config WHERE key = ?", arguments: [key])
+    }
+
+    func setConfig(_ db: Database, _ key: String, _ value: String?) throws {
+        if let value {
+            try db.execute(sql: "INSERT OR REPLACE INTO __config (key, value) VALUES (?, ?)", arguments: [key, value])
+        } else {
+            try db.execute(sql: "DELETE FROM __config WHERE key = ?", arguments: [key])
+        }
+    }
+
+    static func deltaTokenKey(table: String, queryId: String) -> String {
+        "deltaToken|\(table)|\(queryId)"
+    }
+}

@@ -1,0 +1,49 @@
+/// What a push did, by operation id.
+public struct PushResult: Sendable, Hashable, Codable {
+    /// Operations the server accepted (they left the queue).
+    public var pushed: [Int64] = []
+    /// Operations now in conflict (see ``SyncContext/conflicts()``).
+    public var conflicts: [Int64] = []
+    /// Operations the server refused (400 or another 4xx); see ``SyncContext/operations(table:)``.
+    public var failed: [Int64] = []
+    /// Conflicts settled at once by the conflict policy (server wins).
+    public var resolved: [Int64] = []
+    /// Operations not sent because an earlier change of the same item waits for a resolution.
+    public var skipped: [Int64] = []
+
+    public init() {}
+
+    mutating func add(_ outcome: OperationOutcome, _ id: Int64) {
+        switch outcome {
+        case .pushed: pushed.append(id)
+        case .conflict: conflicts.append(id)
+        case .failed: failed.append(id)
+        case .resolvedByServer: resolved.append(id)
+        case .skipped: skipped.append(id)
+        }
+    }
+
+    /// "Pushed 4, 1 conflict".
+    public var summary: String {
+        var text = "Pushed \(pushed.count)"
+        if !conflicts.isEmpty { text += ", \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s")" }
+        if !failed.isEmpty { text += ", \(failed.count) failed" }
+        if !resolved.isEmpty { text += ", \(resolved.count) resolved by the server's version" }
+        if !skipped.isEmpty { text += ", \(skipped.count) waiting behind a conflict" }
+        return text
+    }
+}
+
+/// What happened to one operation when it was sent.
+public enum OperationOutcome: String, Sendable, Hashable, Codable {
+    /// The server accepted it; it left the queue.
+    case pushed
+    /// The server holds another version; the operation waits for a resolution.
+    case conflict
+    /// The server refused it.
+    case failed
+    /// In conflict, and the server-wins policy replaced the local change.
+    case resolvedByServer
+    /// Not sent (an earlier change of the same item waits, or it is no longer queued).
+    case skipped
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// How conflicts met during push are resolved.
+public enum ConflictPolicy: String, Sendable, Codable, CaseIterable {
+    /// Conflicts wait for the user (Use Client / Use Server / Cancel). The default.
+    case manual
+    /// The server's version replaces the local change at once.
+    case serverWins
+    /// The local change is sent again over the server's version (once per push).
+    case clientWins
+}
+
+/// How a ``SyncContext`` talks to its remote table service.
+public struct SyncConfiguration: Sendable {
+    /// The service's base address (`http://127.0.0.1:8080`); nil keeps the one saved in the store.
+    public var remoteURL: URL?
+    /// Sent as `X-ZUMO-APPLICATION` when set; nil keeps the one saved in the store.
+    public var applicationKey: String?
+    /// Seconds to wait for an answer before a request counts as timed out.
+    public var requestTimeout: TimeInterval
+    public var conflictPolicy: ConflictPolicy
+
+    public init(
+        remoteURL: URL? = nil, applicationKey: String? = nil, requestTimeout: TimeInterval = 30,
+        conflictPolicy: ConflictPolicy = .manual
+    ) {
+        self.remoteURL = remoteURL
+        self.applicationKey = applicationKey
+        self.requestTimeout = requestTimeout
+        self.conflictPolicy = conflictPolicy
+    }
+}
+
+/// How a pull pages through the server's rows.
+public struct PullSettings: Sendable, Hashable {
+    /// Rows per request (`$top`): 1 to 1000, 50 by default.
+    public var pageSize: Int
+
+    public init(pageSize: Int = 50) {
+        self.pageSize = min(1000, max(1, pageSize))
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import SyncProtocol
+
+/// One conflicted operation with everything a conflict page shows: base, client and server values.
+public struct SyncConflict: Sendable, Hashable, Codable, Identifiable {
+    public var operation: TableOperation
+    public var error: OperationError
+    /// The local row now (nil for a delete, or an item deleted locally).
+    public var clientItem: Item?
+
+    public var id: Int64 { operation.id }
+    /// The last server copy the local change started from.
+    public var base: Item? { operation.base }
+    /// The server's current copy; nil when the server deleted the item.
+    public var serverItem: Item? { error.serverItem }
+    /// Whether the server no longer has the item.
+    public var deletedOnServer: Bool { error.kind == .deletedOnServer }
+
+    /// One row of the field-by-field table.
+    public struct Field: Sendable, Hashable, Codable {
+        public var name: String
+        public var base: JSONValue?
+        public var client: JSONValue?
+        public var server: JSONValue?
+        /// Client and server hold different values.
+        public var differs: Bool { client != server }
+    }
+
+    /// User columns first (in the table's order), then `version` and `updatedAt`.
+    public func fields(columns: [String]) -> [Field] {
+        var names = columns
+        for item in [clientItem, serverItem, base] {
+            for key in (item ?? [:]).keys.sorted() where !names.contains(key) && !SystemColumn.all.contains(key) {
+                names.append(key)
+            }
+        }
+        names += [SystemColumn.version, SystemColumn.updatedAt]
+        return names.map { name in
+            Field(name: name, base: base?[name], client: clientItem?[name], server: serverItem?[name])
+        }
+    }
+}

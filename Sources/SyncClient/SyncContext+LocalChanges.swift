@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+extension SyncContext {
+    /// Inserts an item locally and queues its insert. Makes a UUID id when the item has none.
+    /// Server-owned columns in `item` are ignored. Returns the stored row.
+    @discardableResult
+    public nonisolated func insert(_ item: Item, into table: String) throws(SyncError) -> Item {
+        let description = try store.description(of: table)
+        var row = try userValues(item, description)
+        let id = try itemId(item) ?? UUID().uuidString.lowercased()
+        row[SystemColumn.id] = .string(id)
+        return try write { [store, queue] db in
+            if try store.readItem(db, table: description, id: id) != nil {
+                throw SyncError.itemExists(table: table, id: id)
+            }
+            if let queued = try queue.queued(db, table: table, itemId: id), queued.kind == .delete {
+                // Re-created after a queued delete: the server still has it, at the deleted row's version.
+                for column in [SystemColumn.version, SystemColumn.createdAt, SystemColumn.updatedAt] {
+                    row[column] = queued.item?[column]
+                }
+            }
+            try store.writeItem(db, table: description, item: row)
+            try queue.enqueue(db, kind: .insert, table: table, itemId: id, before: nil)
+            return try store.readItem(db, table: description, id: id) ?? row
+        }
+    }
+
+    /// Changes an item locally (the given columns; others keep their values) and queues its update.
+    /// The row keeps its `version`. An id with no local row creates it (upsert). Returns the stored row.
+    @discardableResult
+    public nonisolated func update(_ item: Item, in table: String) throws(SyncError) -> Item {
+        let description = try store.description(of: table)
+        guard let id = try itemId(item) else { throw .invalidItem("an update needs the item's id") }
+        let values = try userValues(item, description)
+        return try write { [store, queue] db in
+            let before = try store.readItem(db, table: description, id: id)
+            if before == nil, let queued = try queue.queued(db, table: table, itemId: id), queued.kind == .delete {
+                throw SyncError.changeNotAllowed(table: table, id: id, queued: .delete, new: .update)
+            }
+            var row = before ?? [SystemColumn.id: .string(id)]
+            for (key, value) in values { row[key] = value }
+            try store.writeItem(db, table: description, item: row)
+            try queue.enqueue(db, kind: .update, table: table, itemId: id, before: before)
+            return try store.readItem(db, table: description, id: id) ?? row
+        }
+    }
+
+    /// Deletes an item locally and queues its delete (the operation keeps a snapshot of the row).
+    public nonisolated func delete(id: String, from table: String) throws(SyncError) {
+        let description = try store.description(of: table)
+        try write { [store, queue] db in
+            guard let before = try store.readItem(db, table: description, id: id) else {
+                throw SyncError.itemNotFound(table: table, id: id)
+            }
+            try store.deleteItem(db, table: table, id: id)
+            try queue.enqueue(db, kind: .delete, table: table, itemId: id, before: before)
+        }
+    }
+
+    /// The local row with this id.
+    public nonisolated func item(id: String, in table: String) throws(SyncError) -> Item? {
+        let description = try store.description(of: table)
+        return try read { [store] db in try store.readItem(db, table: description, id: id) }
+    }
+
+    /// Local rows matching the query, in its order (insertion order when it has none).
+    public nonisolated func query(_ query: TableQuery, in table: String) throws(SyncError) -> [Item] {
+        let description = try store.description(of: table)
+        let (filter, arguments) = try query.sqlWhere(description)
+        let sql = "SELECT * FROM \(table.quotedDatabaseIdentifier)\(filter)\(try query.sqlOrder(description))"
+            + query.sqlLimit()
+        return try read { db in
+            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map {
+                LocalStore.item(from: $0, table: description)
+            }
+        }
+    }
+
+    /// How many local rows match the query (its limit and offset ignored).
+    public nonisolated func count(_ query: TableQuery, in table: String) throws(SyncError) -> Int {
+        let description = try store.description(of: table)
+        let (filter, arguments) = try query.sqlWhere(description)
+        return try read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)\(filter)",
+                arguments: StatementArguments(arguments)) ?? 0
+        }
+    }
+
+    private nonisolated func itemId(_ item: Item) throws(SyncError) -> String? {
+        switch item[SystemColumn.id] {
+        case nil, .null?: return nil
+        case .string(let id)?:
+            guard !id.isEmpty else { throw .invalidItem("an id must not be empty") }
+            return id
+        case .number(let number)?: return JSONValue.number(number).description
+        default: throw .invalidItem("an id must be a string")
+        }
+    }
+
+    /// The item's user columns (unknown and server-owned columns dropped).
+    private nonisolated func userValues(_ item: Item, _ table: TableDescription) throws(SyncError) -> Item {
+        var values: Item = [:]
+        for column in table.columns {
+            if let value = item[column.name] { values[column.name] = value }
+        }
+        return values
+    }
+}

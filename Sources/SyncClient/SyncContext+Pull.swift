@@ -1,0 +1,224 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// What a pull did.
+public struct PullResult: Sendable, Hashable, Codable {
+    /// Rows the server sent.
+    public var received = 0
+    /// Rows written into the local table.
+    public var written = 0
+    /// Local rows removed because the server deleted them.
+    public var deleted = 0
+    /// Rows left alone because they have a queued local change.
+    public var skippedPending = 0
+    /// Requests made.
+    public var pages = 0
+    /// Operations pushed first (the table had pending changes).
+    public var pushed: PushResult?
+
+    public init() {}
+}
+
+extension SyncContext {
+    /// Brings the server's rows of `table` (matching `query`'s predicate) into the local table.
+    ///
+    /// Pushes first when the table has pending operations; never overwrites rows that still have a
+    /// queued change; removes rows the server deleted. With a `queryId` the pull is incremental: it
+    /// asks only for rows changed since the saved delta token, which is saved with each page.
+    public func pull(
+        _ table: String, query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings()
+    ) async throws -> PullResult {
+        let key = "pull|\(table)|\(queryId ?? "")|\(query?.odataFilter ?? "")|\(settings.pageSize)"
+        return try await exclusive(key) {
+            try await self.runPull(table, query: query, queryId: queryId, settings: settings)
+        }
+    }
+
+    private func runPull(_ table: String, query: TableQuery?, queryId: String?, settings: PullSettings) async throws
+        -> PullResult
+    {
+        let description = try store.description(of: table)
+        _ = try readyTransport(.pull, table: table)
+        var result = PullResult()
+        let waiting = try read { db in
+            try Int.fetchOne(
+                db,
+                sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ? AND state IN ('pending', 'attempted')",
+                arguments: [table]) ?? 0
+        }
+        if waiting > 0 { result.pushed = try await runPush() }
+        let transport = try readyTransport(.pull, table: table)
+        monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
+        defer { monitor.update { $0 = .idle } }
+        do {
+            try await pages(description, query: query, queryId: queryId, settings: settings, transport: transport, &result)
+        } catch {
+            let reason = (error as? SyncError).flatMap { if case .stopped(let reason) = $0 { reason } else { nil } }
+            recordLastSync(
+                SyncSummary(
+                    kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
+                    conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
+                    error: reason == nil ? "\(error)" : nil))
+            throw error
+        }
+        recordLastSync(
+            SyncSummary(
+                kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
+                conflicts: result.pushed?.conflicts.count ?? 0, failed: result.pushed?.failed.count ?? 0,
+                pulled: result.received, stopReason: nil, error: nil))
+        return result
+    }
+
+    private func pages(
+        _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
+        transport: HTTPTransport, _ result: inout PullResult
+    ) async throws {
+        let tokenKey = queryId.map { LocalStore.deltaTokenKey(table: table.name, queryId: $0) }
+        var token = DeltaToken()
+        if let tokenKey, let saved = try read({ [store] db in try store.config(db, tokenKey) }),
+            let decoded = try? JSONDecoder().decode(DeltaToken.self, from: Data(saved.utf8))
+        {
+            token = decoded
+        }
+        let layout = PageLayout(table)
+        let path = transport.path(table: table.name)
+        var previousIds: [String]?
+        while true {
+            try Task.checkCancellation()
+            let filter = [query?.odataFilter, token.filter].compactMap { $0 }.joined(separator: " and ")
+            var parameters: [(String, String)] = []
+            if !filter.isEmpty { parameters.append(("$filter", filter)) }
+            parameters.append(("$orderby", token.skip == nil ? "updatedAt,id" : "updatedAt"))
+            if let skip = token.skip, skip > 0 { parameters.append(("$skip", String(skip))) }
+            parameters.append(("$top", String(settings.pageSize)))
+            parameters.append(("__includeDeleted", "true"))
+
+            let reply: HTTPReply
+            do {
+                reply = try await transport.send("GET", path, query: parameters)
+            } catch {
+                throw SyncError.stopped(error)
+            }
+            try Self.checkPage(reply)
+            let rows = try layout.decode(reply.body)
+            result.pages += 1
+            if rows.isEmpty { return }
+            let ids = rows.compactMap(\.id)
+            if ids == previousIds { throw SyncError.pullMadeNoProgress(table: table.name) }
+            previousIds = ids
+
+            let next = Self.advance(token, over: rows)
+            let counts = try write { [store] db in
+                let counts = try Self.apply(rows, to: table, in: db)
+                if let tokenKey {
+                    try store.setConfig(db, tokenKey, String(decoding: try JSONEncoder().encode(next), as: UTF8.self))
+                }
+                return counts
+            }
+            token = next
+            result.received += rows.count
+            result.written += counts.written
+            result.deleted += counts.deleted
+            result.skippedPending += counts.skipped
+            monitor.update { $0.done += rows.count }
+        }
+    }
+
+    /// The cursor after a page: the last row by `(updatedAt, id)`, or the `$skip` fallback when the
+    /// page brought nothing past the cursor.
+    static func advance(_ token: DeltaToken, over rows: [PulledRow]) -> DeltaToken {
+        if token.skip == nil {
+            var next = token
+            for row in rows {
+                guard let updatedAt = row.updatedAt, let id = row.id else { continue }
+                if next.isBefore(updatedAt: updatedAt, id: id) {
+                    next.updatedAt = updatedAt
+                    next.id = id
+                }
+            }
+            if next != token { return next }
+            // No progress: this server does not honour the keyset filter. Page with $skip instead.
+            return DeltaToken(updatedAt: token.updatedAt, id: nil, skip: 0)
+        }
+        var latest = token.updatedAt
+        for row in rows {
+            guard let updatedAt = row.updatedAt else { continue }
+            if latest == nil || DeltaToken.compare(latest!, updatedAt) == .orderedAscending { latest = updatedAt }
+        }
+        guard let latest else { return DeltaToken(updatedAt: nil, id: nil, skip: (token.skip ?? 0) + rows.count) }
+        if let current = token.updatedAt, DeltaToken.compare(current, latest) == .orderedSame {
+            return DeltaToken(updatedAt: current, id: nil, skip: (token.skip ?? 0) + rows.count)
+        }
+        let atLatest = rows.filter { $0.updatedAt.map { DeltaToken.compare($0, latest) == .orderedSame } ?? false }
+        return DeltaToken(updatedAt: latest, id: nil, skip: atLatest.count)
+    }
+
+    private static func checkPage(_ reply: HTTPReply) throws(SyncError) {
+        switch reply.status {
+        case 200..<300: return
+        case 401, 403: throw .stopped(.notAuthorized(status: reply.status, message: reply.message))
+        case 408: throw .stopped(.timedOut)
+        case 429, 500...: throw .stopped(.serverError(status: reply.status, message: reply.message))
+        default: throw .badResponse("HTTP \(reply.status): \(reply.message)")
+        }
+    }
+
+    /// Writes one page in the caller's transaction, with prepared statements; rows with a queued
+    /// local change are left alone.
+    static func apply(_ rows: [PulledRow], to table: TableDescription, in db: Database) throws
+        -> (written: Int, deleted: Int, skipped: Int)
+    {
+        let pending = Set(
+            try String.fetchAll(
+                db, sql: "SELECT DISTINCT itemId FROM __operations WHERE tableName = ?", arguments: [table.name]))
+        let insert = try db.makeStatement(
+            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) ("
+                + table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ") + ") VALUES ("
+                + Array(repeating: "?", count: table.allColumns.count).joined(separator: ", ") + ")")
+        let delete = try db.makeStatement(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
+        var counts = (written: 0, deleted: 0, skipped: 0)
+        for row in rows {
+            guard let id = row.id else { continue }
+            if pending.contains(id) {
+                counts.skipped += 1
+            } else if row.deleted {
+                try delete.execute(arguments: [id])
+                counts.deleted += 1
+            } else {
+                try insert.execute(arguments: StatementArguments(row.values))
+                counts.written += 1
+            }
+        }
+        return counts
+    }
+
+    /// Removes local rows matching `query` (all rows when nil) and the table's delta tokens.
+    /// Refused while the table has queued operations, unless `force`, which drops them with their errors.
+    @discardableResult
+    public nonisolated func purge(_ table: String, query: TableQuery? = nil, force: Bool = false) throws(SyncError)
+        -> Int
+    {
+        let description = try store.description(of: table)
+        let (filter, arguments) = try (query ?? .all).sqlWhere(description)
+        return try write { db in
+            let queued = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ?", arguments: [table]) ?? 0
+            if queued > 0 {
+                guard force else { throw SyncError.pendingOperations(table: table, count: queued) }
+                try db.execute(
+                    sql: "DELETE FROM __errors WHERE operationId IN (SELECT id FROM __operations WHERE tableName = ?)",
+                    arguments: [table])
+                try db.execute(sql: "DELETE FROM __operations WHERE tableName = ?", arguments: [table])
+            }
+            try db.execute(
+                sql: "DELETE FROM \(table.quotedDatabaseIdentifier)\(filter)", arguments: StatementArguments(arguments))
+            let removed = db.changesCount
+            try db.execute(
+                sql: "DELETE FROM __config WHERE key LIKE ? ESCAPE '\\'",
+                arguments: [LocalStore.deltaTokenKey(table: table, queryId: "").replacingOccurrences(of: "_", with: "\\_")
+                    + "%"])
+            return removed
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// The offline sync client: one SQLite store, the operation queue, and the remote table service.
+///
+/// Local reads and writes never touch the network and never wait for a running sync. `push()`,
+/// `pull` and Use Client run one at a time: a second caller of the same job joins the running one.
+///
+/// ```swift
+/// let context = try SyncContext(path: "todo.sqlite", configuration: .init(remoteURL: url))
+/// let todo = context.table("todoitem")
+/// try todo.insert(["text": "buy milk", "complete": false])
+/// let result = try await context.push()
+/// try await todo.pull(queryId: "all")
+/// ```
+public actor SyncContext {
+    let store: LocalStore
+    let queue: SyncOperationQueue
+    let monitor = SyncMonitor()
+    let requestTimeout: TimeInterval
+    /// The conflict policy applied during push.
+    public private(set) var conflictPolicy: ConflictPolicy
+    var transport: HTTPTransport?
+    private var job: Job?
+
+    private struct Job {
+        let key: String
+        let id: UUID
+        let task: Any
+        let wait: @Sendable () async -> Void
+    }
+
+    /// Opens (creating if needed) the store at `path`, with `todoitem` plus the given tables.
+    public init(path: String, tables: [TableDescription] = [], configuration: SyncConfiguration = .init())
+        throws(SyncError)
+    {
+        var described = [TableDescription.todoItem]
+        for table in tables {
+            if let index = described.firstIndex(where: { $0.name == table.name }) {
+                described[index] = table
+            } else {
+                described.append(table)
+            }
+        }
+        store = try LocalStore(path: path, tables: described)
+        queue = SyncOperationQueue(store: store)
+        requestTimeout = configuration.requestTimeout
+        conflictPolicy = configuration.conflictPolicy
+        let store = self.store
+        let saved: (remote: String?, key: String?, offline: Bool, last: String?)
+        do {
+            saved = try store.pool.write { db in
+                if let url = configuration.remoteURL {
+                    try store.setConfig(db, "remoteURL", url.absoluteString)
+                }
+                if let key = configuration.applicationKey {
+                    try store.setConfig(db, "applicationKey", key.isEmpty ? nil : key)
+                }
+                return (
+                    try store.config(db, "remoteURL"), try store.config(db, "applicationKey"),
+                    try store.config(db, "offline") == "true", try store.config(db, "lastSync")
+                )
+            }
+        } catch {
+            throw .storage("\(error)")
+        }
+        monitor.offline = saved.offline
+        monitor.remote = saved.remote
+        if let last = saved.last?.data(using: .utf8) {
+            monitor.setLastSync(try? Self.decoder.decode(SyncSummary.self, from: last))
+        }
+        if let remote = saved.remote, let url = URL(string: remote) {
+            transport = HTTPTransport(baseURL: url, applicationKey: saved.key, timeout: configuration.requestTimeout)
+        }
+    }
+
+    /// The table named `name`; it must have been described when the context was opened.
+    public nonisolated func table(_ name: String) -> SyncTable {
+        SyncTable(context: self, name: name)
+    }
+
+    /// The described tables, by name.
+    public nonisolated var tables: [TableDescription] {
+        store.tables.values.sorted { $0.name < $1.name }
+    }
+
+    /// The path of the SQLite file.
+    public nonisolated var path: String { store.pool.path }
+
+    // MARK: Settings
+
+    /// Turns offline mode on or off (saved in the store). Offline, edits queue and push/pull refuse.
+    public func setOffline(_ offline: Bool) throws(SyncError) {
+        try write { [store] db in try store.setConfig(db, "offline", offline ? "true" : nil) }
+        monitor.offline = offline
+    }
+
+    /// Whether offline mode is on.
+    public nonisolated var isOffline: Bool { monitor.offline }
+
+    /// Points the context at another service (or none), saved in the store; takes effect for the next request.
+    public func setRemote(url: URL?, applicationKey: String?) throws(SyncError) {
+        try write { [store] db in
+            try store.setConfig(db, "remoteURL", url?.absoluteString)
+            try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
+        }
+        monitor.remote = url?.absoluteString
+        transport = url.map { HTTPTransport(baseURL: $0, applicationKey: applicationKey, timeout: requestTimeout) }
+    }
+
+    /// The remote service's address, if one is set.
+    public nonisolated var remoteURL: String? { monitor.remote }
+
+    /// Changes the conflict policy for the following pushes.
+    public func setConflictPolicy(_ policy: ConflictPolicy) {
+        conflictPolicy = policy
+    }
+
+    // MARK: Progress and status
+
+    /// What is running now (push/pull and counts); never waits.
+    public nonisolated var progress: SyncProgress { monitor.progress }
+
+    /// Every change of ``progress`` (the current value first) until the caller stops listening.
+    public nonisolated func progressUpdates() -> AsyncStream<SyncProgress> { monitor.updates() }
+
+    /// The last push or pull's outcome.
+    public nonisolated var lastSync: SyncSummary? { monitor.lastSync }
+
+    /// Pending, conflict and failed counts plus progress, from one small query.
+    public nonisolated func status() throws(SyncError) -> SyncStatus {
+        let counts = try read { db in
+            try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM __operations GROUP BY state")
+                .reduce(into: [String: Int]()) { $0[$1["state"]] = $1["n"] }
+        }
+        let pending = ["pending", "attempted", "inFlight"].reduce(0) { $0 + (counts[$1] ?? 0) }
+        return SyncStatus(
+            pending: pending, conflicts: counts["conflict"] ?? 0, failed: counts["failed"] ?? 0,
+            operations: counts.values.reduce(0, +), offline: monitor.offline, remoteURL: monitor.remote,
+            progress: monitor.progress, lastSync: monitor.lastSync)
+    }
+
+    func recordLastSync(_ summary: SyncSummary) {
+        monitor.setLastSync(summary)
+        if let data = try? Self.encoder.encode(summary) {
+            try? store.pool.write { [store] db in
+                try store.setConfig(db, "lastSync", String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    // MARK: One job at a time
+
+    /// Runs `body` when no other job runs; a caller asking for the running job's key shares its result.
+    func exclusive<T: Sendable>(_ key: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        while let running = job {
+            if running.key == key, let task = running.task as? Task<T, any Error> {
+                return try await task.value
+            }
+            await running.wait()
+        }
+        let task = Task { try await body() }
+        let id = UUID()
+        job = Job(key: key, id: id, task: task, wait: { _ = await task.result })
+        let result = await task.result
+        if job?.id == id { job = nil }
+        return try result.get()
+    }
+
+    // MARK: Database helpers
+
+    nonisolated func read<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
+        do { return try store.pool.read(body) } catch let error as SyncError { throw error } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    nonisolated func write<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
+        do { return try store.pool.write(body) } catch let error as SyncError { throw error } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    /// Closes the store's connections; the context must not be used afterwards.
+    public func close() throws(SyncError) {
+        monitor.finishAll()
+        transport = nil
+        do { try store.pool.close() } catch { throw .storage("\(error)") }
+    }
+}

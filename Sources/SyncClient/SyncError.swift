@@ -1,0 +1,98 @@
+/// Why a sync call failed. Every message says what happened and what the user can do.
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The table was not described when the context was opened.
+    case unknownTable(String)
+    /// An insert named an id that the local table already has.
+    case itemExists(table: String, id: String)
+    /// No local row has this id.
+    case itemNotFound(table: String, id: String)
+    /// The item is not usable (no id, a value of the wrong type...).
+    case invalidItem(String)
+    /// The new change cannot follow the change already queued for the item (insert after insert...).
+    case changeNotAllowed(table: String, id: String, queued: OperationKind, new: OperationKind)
+    /// No queued operation has this id.
+    case operationNotFound(Int64)
+    /// The operation is not in conflict, so it cannot be resolved.
+    case notInConflict(Int64)
+    /// The operation is being sent right now.
+    case operationInFlight(Int64)
+    /// Purge refused: the table has changes that were not pushed.
+    case pendingOperations(table: String, count: Int)
+    /// Push or pull stopped before the end; nothing was lost.
+    case stopped(StopReason)
+    /// No remote service address is configured.
+    case noRemote
+    /// The server answered something the protocol does not allow.
+    case badResponse(String)
+    /// Pull gave up because the server kept sending the same rows.
+    case pullMadeNoProgress(table: String)
+    /// The local store failed.
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .unknownTable(let name):
+            "The table '\(name)' is not described in this store. Register it when opening the sync context."
+        case .itemExists(let table, let id):
+            "An item with id '\(id)' already exists in '\(table)'. Edit it instead, or choose another id."
+        case .itemNotFound(let table, let id):
+            "No item with id '\(id)' in '\(table)'. It may have been deleted; pull to refresh."
+        case .invalidItem(let reason):
+            "The item cannot be stored: \(reason)."
+        case .changeNotAllowed(let table, let id, let queued, let new):
+            "Cannot \(new.rawValue) '\(id)' in '\(table)': an \(queued.rawValue) of it is already queued. "
+                + (new == .insert ? "Edit the item instead." : "The item no longer exists locally.")
+        case .operationNotFound(let id):
+            "No queued operation #\(id). It may have been pushed or discarded already; reload the list."
+        case .notInConflict(let id):
+            "Operation #\(id) is not in conflict; there is nothing to resolve."
+        case .operationInFlight(let id):
+            "Operation #\(id) is being pushed right now. Try again when the push has finished."
+        case .pendingOperations(let table, let count):
+            "'\(table)' has \(count) change(s) not yet pushed. Push first, or purge with force to drop them."
+        case .stopped(let reason):
+            reason.description
+        case .noRemote:
+            "No remote service is configured. Set its address (for example http://127.0.0.1:8080)."
+        case .badResponse(let detail):
+            "The server's answer could not be understood: \(detail). Check that the address is a todosync or Mobile Apps table service."
+        case .pullMadeNoProgress(let table):
+            "Pull of '\(table)' stopped: the server kept sending the same rows. Its paging looks broken; the rows received so far are kept."
+        case .storage(let detail):
+            "The local store failed: \(detail). Check the disk and the file's permissions."
+        }
+    }
+}
+
+/// Why a push or pull stopped early. Queued changes are kept; retrying later is safe.
+public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Offline mode is on: changes queue, nothing is sent.
+    case offline
+    /// The server could not be reached (refused, reset, DNS...).
+    case unreachable(String)
+    /// The server did not answer in time.
+    case timedOut
+    /// The server failed (5xx) or is overloaded.
+    case serverError(status: Int, message: String)
+    /// The server refused our credentials (401/403).
+    case notAuthorized(status: Int, message: String)
+    /// The call was cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .offline:
+            "Offline mode is on: changes are kept locally. Turn offline mode off to sync."
+        case .unreachable(let detail):
+            "The server is unreachable (\(detail)); your changes are kept. Check the address and try again."
+        case .timedOut:
+            "The server did not answer in time; your changes are kept. Try again later."
+        case .serverError(let status, let message):
+            "The server failed (HTTP \(status)\(message.isEmpty ? "" : ": " + message)); your changes are kept. Try again later."
+        case .notAuthorized(let status, let message):
+            "The server refused access (HTTP \(status)\(message.isEmpty ? "" : ": " + message)). Check the application key."
+        case .cancelled:
+            "The sync was cancelled; your changes are kept."
+        }
+    }
+}

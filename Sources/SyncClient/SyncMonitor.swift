@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+
+/// Progress and last result, shared without the actor: readers never wait for a running sync.
+final class SyncMonitor: Sendable {
+    private struct State {
+        var progress = SyncProgress.idle
+        var lastSync: SyncSummary?
+        var offline = false
+        var remote: String?
+        var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    var progress: SyncProgress { state.withLock { $0.progress } }
+    var lastSync: SyncSummary? { state.withLock { $0.lastSync } }
+    var offline: Bool {
+        get { state.withLock { $0.offline } }
+        set { state.withLock { $0.offline = newValue } }
+    }
+    var remote: String? {
+        get { state.withLock { $0.remote } }
+        set { state.withLock { $0.remote = newValue } }
+    }
+
+    func setLastSync(_ summary: SyncSummary?) {
+        state.withLock { $0.lastSync = summary }
+    }
+
+    func update(_ change: (inout SyncProgress) -> Void) {
+        let (progress, watchers) = state.withLock { state -> (SyncProgress, [AsyncStream<SyncProgress>.Continuation]) in
+            change(&state.progress)
+            return (state.progress, Array(state.watchers.values))
+        }
+        for watcher in watchers { watcher.yield(progress) }
+    }
+
+    func updates() -> AsyncStream<SyncProgress> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SyncProgress.self, bufferingPolicy: .bufferingNewest(1))
+        let key = UUID()
+        let current = state.withLock { state -> SyncProgress in
+            state.watchers[key] = continuation
+            return state.progress
+        }
+        continuation.yield(current)
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.watchers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    func finishAll() {
+        let watchers = state.withLock { state in
+            defer { state.watchers = [:] }
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher.finish() }
+    }
+}

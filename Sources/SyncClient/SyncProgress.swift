@@ -1,0 +1,76 @@
+import Foundation
+
+/// What the sync context is doing right now; cheap to read at any time (``SyncContext/progress``).
+public struct SyncProgress: Sendable, Hashable, Codable {
+    /// The running job.
+    public enum Activity: String, Sendable, Codable {
+        case idle, pushing, pulling
+    }
+
+    public var activity: Activity
+    /// The table being pulled (pulls only).
+    public var table: String?
+    /// Operations pushed (answered) or rows received so far.
+    public var done: Int
+    /// Operations to push; nil while pulling (the server does not say how many rows will come).
+    public var total: Int?
+    public var startedAt: Date?
+
+    public static let idle = SyncProgress(activity: .idle, table: nil, done: 0, total: nil, startedAt: nil)
+
+    /// "pushing 3/10", "pulling todoitem: 250 rows", "idle".
+    public var summary: String {
+        switch activity {
+        case .idle: "idle"
+        case .pushing: "pushing \(done)/\(total ?? done)"
+        case .pulling: "pulling \(table ?? "")\(table == nil ? "" : ": ")\(done) rows"
+        }
+    }
+}
+
+/// The outcome of the last push or pull, kept in the store so it survives restarts.
+public struct SyncSummary: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Codable { case push, pull }
+
+    public var kind: Kind
+    public var table: String?
+    public var finishedAt: Date
+    public var pushed: Int
+    public var conflicts: Int
+    public var failed: Int
+    /// Rows received (pulls).
+    public var pulled: Int
+    /// Why it stopped early, nil when it ran to the end.
+    public var stopReason: StopReason?
+    /// Another error that ended it.
+    public var error: String?
+
+    /// "Pushed 4, 1 conflict", "Pulled 250 rows", or the reason it stopped.
+    public var message: String {
+        if let stopReason { return stopReason.description }
+        if let error { return error }
+        switch kind {
+        case .push:
+            var text = "Pushed \(pushed)"
+            if conflicts > 0 { text += ", \(conflicts) conflict\(conflicts == 1 ? "" : "s")" }
+            if failed > 0 { text += ", \(failed) failed" }
+            return text
+        case .pull:
+            return "Pulled \(pulled) row\(pulled == 1 ? "" : "s")\(table.map { " of " + $0 } ?? "")"
+        }
+    }
+}
+
+/// The counts a page header shows, read from the store in one query (``SyncContext/status()``).
+public struct SyncStatus: Sendable, Hashable, Codable {
+    /// Operations waiting to be pushed (pending, attempted, in flight).
+    public var pending: Int
+    public var conflicts: Int
+    public var failed: Int
+    /// Every queued operation, whatever its state.
+    public var operations: Int
+    public var offline: Bool
+    public var remoteURL: String?
+    public var progress: SyncProgress
+    public var lastSync: SyncSummary?
+}

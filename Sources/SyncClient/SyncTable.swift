@@ -1,0 +1,46 @@
+import SyncProtocol
+
+/// One synced table of a ``SyncContext``: local reads and writes, pull and purge.
+///
+/// Writes change only the local store and the queue; ``SyncContext/push()`` sends them.
+public struct SyncTable: Sendable {
+    public let context: SyncContext
+    public let name: String
+
+    /// Inserts an item (a UUID id is made when it has none) and queues its insert.
+    @discardableResult
+    public func insert(_ item: Item) throws(SyncError) -> Item { try context.insert(item, into: name) }
+
+    /// Changes the given columns of the item with `item["id"]` and queues its update.
+    @discardableResult
+    public func update(_ item: Item) throws(SyncError) -> Item { try context.update(item, in: name) }
+
+    /// Deletes the item and queues its delete.
+    public func delete(id: String) throws(SyncError) { try context.delete(id: id, from: name) }
+
+    /// The local row with this id.
+    public func item(id: String) throws(SyncError) -> Item? { try context.item(id: id, in: name) }
+
+    /// Local rows matching the query (filter, sort, limit/offset).
+    public func query(_ query: TableQuery = .all) throws(SyncError) -> [Item] { try context.query(query, in: name) }
+
+    /// How many local rows match.
+    public func count(_ query: TableQuery = .all) throws(SyncError) -> Int { try context.count(query, in: name) }
+
+    /// Pulls the server's rows (see ``SyncContext/pull(_:query:queryId:settings:)``).
+    @discardableResult
+    public func pull(query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings())
+        async throws -> PullResult
+    {
+        try await context.pull(name, query: query, queryId: queryId, settings: settings)
+    }
+
+    /// Removes local rows (see ``SyncContext/purge(_:query:force:)``).
+    @discardableResult
+    public func purge(query: TableQuery? = nil, force: Bool = false) throws(SyncError) -> Int {
+        try context.purge(name, query: query, force: force)
+    }
+
+    /// This table's queued operations in push order.
+    public func operations() throws(SyncError) -> [TableOperation] { try context.operations(table: name) }
+}

@@ -1,0 +1,72 @@
+import SyncProtocol
+
+/// The local shape of one synced table: its name and its user columns.
+///
+/// The system columns (`id`, `version`, `createdAt`, `updatedAt`, `deleted`) are added to every table;
+/// list only the columns the application owns. Columns the server sends that the table lacks are
+/// ignored on pull.
+public struct TableDescription: Sendable, Hashable {
+    /// The SQLite type a column is stored as, and how its values map to JSON.
+    public enum ColumnType: String, Sendable, Hashable, Codable {
+        /// `TEXT`; JSON strings.
+        case text
+        /// `INTEGER`; JSON numbers without a fraction.
+        case integer
+        /// `REAL`; any JSON number.
+        case real
+        /// `INTEGER` holding 0 or 1; JSON booleans.
+        case boolean
+        /// `TEXT` holding JSON; any JSON value (arrays, objects).
+        case json
+
+        var sqlType: String {
+            switch self {
+            case .text, .json: "TEXT"
+            case .integer, .boolean: "INTEGER"
+            case .real: "REAL"
+            }
+        }
+    }
+
+    /// One user column.
+    public struct Column: Sendable, Hashable {
+        public var name: String
+        public var type: ColumnType
+
+        public init(_ name: String, _ type: ColumnType) {
+            self.name = name
+            self.type = type
+        }
+    }
+
+    /// The table's name, locally and on the server (`/tables/{name}`).
+    public var name: String
+    /// The user columns, in the order they are created.
+    public var columns: [Column]
+
+    /// Describes a table; names must not start with `__` (reserved for the store's own tables).
+    public init(name: String, columns: [Column]) {
+        self.name = name
+        self.columns = columns.filter { !SystemColumn.all.contains($0.name) }
+    }
+
+    /// The tutorial's todo table: `text` and `complete`.
+    public static let todoItem = TableDescription(
+        name: "todoitem", columns: [Column("text", .text), Column("complete", .boolean)])
+
+    /// The user column names.
+    public var columnNames: [String] { columns.map(\.name) }
+
+    /// Every column of the local table, system columns first.
+    var allColumns: [Column] {
+        [
+            Column(SystemColumn.id, .text), Column(SystemColumn.version, .text),
+            Column(SystemColumn.createdAt, .text), Column(SystemColumn.updatedAt, .text),
+            Column(SystemColumn.deleted, .boolean),
+        ] + columns
+    }
+
+    func type(of column: String) -> ColumnType? {
+        allColumns.first { $0.name == column }?.type
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import SyncProtocol
+
+/// What a queued operation does on the server.
+public enum OperationKind: String, Sendable, Codable, CaseIterable {
+    /// `POST /tables/{table}`.
+    case insert
+    /// `PATCH /tables/{table}/{id}` with `If-Match`.
+    case update
+    /// `DELETE /tables/{table}/{id}` with `If-Match`.
+    case delete
+}
+
+/// Where a queued operation stands.
+public enum OperationState: String, Sendable, Codable, CaseIterable {
+    /// Waiting for the next push.
+    case pending
+    /// Being sent right now.
+    case inFlight
+    /// Sent at least once without a known outcome (the connection failed); retried by the next push.
+    case attempted
+    /// The server refused it (400 or another 4xx); see its error. Edit the item, or discard the operation.
+    case failed
+    /// The server holds another version; resolve it with Use Client, Use Server or Cancel.
+    case conflict
+}
+
+/// One queued local change, as the queue page lists it (push order is `id` order).
+public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
+    /// The operation's id, which is also its place in the push order.
+    public var id: Int64
+    public var table: String
+    public var itemId: String
+    public var kind: OperationKind
+    public var state: OperationState
+    /// The row as it was when deleted (deletes only): its values and the version sent as `If-Match`.
+    public var item: Item?
+    /// The last server copy the change started from (for three-way views); nil for new items.
+    public var base: Item?
+    /// How many times it has been sent.
+    public var attempts: Int
+    public var queuedAt: Date
+    public var lastAttemptAt: Date?
+    /// The HTTP status of the last attempt, if an answer came.
+    public var lastStatus: Int?
+    /// The last error message (server's message, conflict, network failure).
+    public var message: String?
+    /// Set when Use Client re-creates an item the server deleted.
+    var recreate: Bool = false
+}
+
+/// What kind of trouble an operation met.
+public enum OperationErrorKind: String, Sendable, Codable {
+    /// The server has another version of the item (412 or 409).
+    case conflict
+    /// The item is gone from the server (update answered 404, or a duplicate id of a deleted item).
+    case deletedOnServer
+    /// The server refused the change (400 or another 4xx).
+    case failed
+}
+
+/// The last error of one operation (the `__errors` row).
+public struct OperationError: Sendable, Hashable, Codable {
+    public var operationId: Int64
+    public var kind: OperationErrorKind
+    /// The HTTP status, when the server answered.
+    public var status: Int?
+    public var message: String
+    /// The server's copy of the item (conflicts), nil when the server deleted it.
+    public var serverItem: Item?
+    /// What we sent.
+    public var clientItem: Item?
+    public var recordedAt: Date
+}
