@@ -15,9 +15,9 @@ import SyncProtocol
 /// try await todo.pull(queryId: "all")
 /// ```
 public actor SyncContext {
-    let store: LocalStore
-    let queue: SyncOperationQueue
-    let monitor = SyncMonitor()
+    nonisolated let store: LocalStore
+    nonisolated let queue: SyncOperationQueue
+    nonisolated let monitor = SyncMonitor()
     let requestTimeout: TimeInterval
     /// The conflict policy applied during push.
     public private(set) var conflictPolicy: ConflictPolicy
@@ -91,7 +91,7 @@ public actor SyncContext {
     // MARK: Settings
 
     /// Turns offline mode on or off (saved in the store). Offline, edits queue and push/pull refuse.
-    public func setOffline(_ offline: Bool) throws(SyncError) {
+    public nonisolated func setOffline(_ offline: Bool) throws(SyncError) {
         try write { [store] db in try store.setConfig(db, "offline", offline ? "true" : nil) }
         monitor.offline = offline
     }

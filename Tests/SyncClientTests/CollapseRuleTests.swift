@@ -1,0 +1,119 @@
+import Foundation
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+@Suite(.timeLimit(.minutes(1)))
+struct CollapseRuleTests {
+    @Test func insertMakesAnIdAndQueuesOneInsert() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let item = try context.table("todoitem").insert(["text": "milk", "complete": false])
+        let id = try #require(item["id"]?.stringValue)
+        #expect(UUID(uuidString: id) != nil)
+        #expect(item["complete"] == .bool(false))
+        #expect(try queueShape(context) == ["insert \(id) pending"])
+    }
+
+    @Test func insertOfAnExistingIdIsRefused() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.insert(["id": "a", "text": "one"])
+        #expect(throws: SyncError.itemExists(table: "todoitem", id: "a")) { try todo.insert(["id": "a", "text": "two"]) }
+        #expect(try todo.item(id: "a")?.text == "one")
+        #expect(try queueShape(context) == ["insert a pending"])
+    }
+
+    @Test func insertThenUpdateIsOneInsertWithTheNewValues() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.insert(["id": "a", "text": "one"])
+        try todo.update(["id": "a", "text": "two"])
+        #expect(try queueShape(context) == ["insert a pending"])
+        #expect(try todo.item(id: "a")?.text == "two")
+    }
+
+    @Test func insertThenDeleteLeavesNothingToSend() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.insert(["id": "a", "text": "one"])
+        try todo.delete(id: "a")
+        #expect(try queueShape(context).isEmpty)
+        #expect(try todo.item(id: "a") == nil)
+    }
+
+    @Test func attemptedInsertThenDeleteQueuesTheDelete() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.insert(["id": "a", "text": "one"])
+        await #expect(throws: SyncError.self) { try await context.push() }
+        #expect(try queueShape(context) == ["insert a attempted"])
+        try todo.delete(id: "a")
+        #expect(try queueShape(context) == ["delete a attempted"])
+    }
+
+    @Test func updateThenUpdateIsOneUpdate() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.update(["id": "a", "text": "one"])
+        try todo.update(["id": "a", "complete": true])
+        #expect(try queueShape(context) == ["update a pending"])
+        let row = try #require(try todo.item(id: "a"))
+        #expect(row.text == "one")
+        #expect(row["complete"] == .bool(true))
+    }
+
+    @Test func updateThenDeleteIsOneDelete() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.update(["id": "a", "text": "one"])
+        try todo.delete(id: "a")
+        #expect(try queueShape(context) == ["delete a pending"])
+        #expect(try context.operations().first?.item?.text == "one")
+    }
+
+    @Test func deleteThenInsertIsOneUpdate() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.update(["id": "a", "text": "one"])
+        try todo.delete(id: "a")
+        try todo.insert(["id": "a", "text": "again"])
+        #expect(try queueShape(context) == ["update a pending"])
+        #expect(try todo.item(id: "a")?.text == "again")
+    }
+
+    @Test func updateThenInsertIsRefused() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.update(["id": "a", "text": "one"])
+        #expect(throws: SyncError.self) { try todo.insert(["id": "a", "text": "two"]) }
+        #expect(try queueShape(context) == ["update a pending"])
+    }
+
+    @Test func deleteThenUpdateIsRefusedWithAMessage() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.update(["id": "a", "text": "one"])
+        try todo.delete(id: "a")
+        let error = #expect(throws: SyncError.self) { try todo.update(["id": "a", "text": "two"]) }
+        #expect(error == .changeNotAllowed(table: "todoitem", id: "a", queued: .delete, new: .update))
+        #expect(error?.description.contains("no longer exists") == true)
+        #expect(try queueShape(context) == ["delete a pending"])
+    }
+
+    @Test func deleteOfAMissingItemIsRefused() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        #expect(throws: SyncError.itemNotFound(table: "todoitem", id: "zz")) {
+            try context.table("todoitem").delete(id: "zz")
+        }
+    }
+
+    @Test func operationsOfDifferentItemsKeepTheirOrder() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.insert(["id": "a", "text": "1"])
+        try todo.insert(["id": "b", "text": "2"])
+        try todo.update(["id": "a", "text": "3"])
+        #expect(try queueShape(context) == ["insert a pending", "insert b pending"])
+    }
+}

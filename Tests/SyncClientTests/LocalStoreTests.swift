@@ -1,0 +1,126 @@
+import Foundation
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+@Suite(.timeLimit(.minutes(1)))
+struct LocalStoreTests {
+    @Test func queueSurvivesClosingAndReopeningTheStore() async throws {
+        let folder = try TemporaryFolder()
+        let first = try SyncContext.temporary(in: folder)
+        try first.table("todoitem").insert(["id": "a", "text": "one"])
+        try first.table("todoitem").update(["id": "b", "text": "two"])
+        try first.table("todoitem").delete(id: "b")
+        try first.setOffline(true)
+        let before = try first.operations()
+        try await first.close()
+
+        let second = try SyncContext.temporary(in: folder)
+        #expect(try second.operations() == before)
+        #expect(second.isOffline)
+        #expect(try second.table("todoitem").item(id: "a")?.text == "one")
+    }
+
+    @Test func storeHasRealColumnsPerTable() throws {
+        let folder = try TemporaryFolder()
+        let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("weight", .real)])
+        let context = try SyncContext.temporary(in: folder, tables: [tags])
+        try context.table("tag").insert(["id": "t1", "label": "home", "weight": 1.5])
+        let columns = try context.read { db in try db.columns(in: "tag").map(\.name) }
+        #expect(columns == ["id", "version", "createdAt", "updatedAt", "deleted", "label", "weight"])
+        #expect(try context.table("tag").item(id: "t1")?["weight"] == .number(1.5))
+        #expect(throws: SyncError.unknownTable("nope")) { try context.table("nope").insert(["text": "x"]) }
+    }
+
+    @Test func localQueryFiltersSortsAndPages() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        for index in 0..<10 {
+            try todo.insert(["id": .string("i\(index)"), "text": .string("task \(9 - index)"), "complete": .bool(index % 2 == 0)])
+        }
+        let open = TableQuery(where: .equal("complete", false), orderBy: [.ascending("text")], limit: 2, offset: 1)
+        #expect(try todo.query(open).compactMap(\.text) == ["task 2", "task 4"])
+        #expect(try todo.count(TableQuery(where: .equal("complete", false))) == 5)
+        #expect(try todo.count(TableQuery(where: .contains("text", "TASK 1"))) == 1)
+        #expect(try todo.query(TableQuery(orderBy: [.descending("text")], limit: 1)).first?.text == "task 9")
+    }
+
+    @Test func discardRestoresTheRowFromItsBase() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        // A row as pulled from the server (a version makes it a server copy).
+        try context.write { db in
+            try context.store.writeItem(db, table: .todoItem, item: ["id": "a", "text": "server", "version": "MQ=="])
+        }
+        try todo.update(["id": "a", "text": "local"])
+        let operation = try #require(try context.operations().first)
+        #expect(operation.base?.text == "server")
+        try context.discard(operation.id)
+        #expect(try context.operations().isEmpty)
+        #expect(try todo.item(id: "a")?.text == "server")
+
+        try todo.delete(id: "a")
+        try context.discard(try #require(try context.operations().first).id)
+        #expect(try todo.item(id: "a")?.text == "server")
+
+        try todo.insert(["id": "new", "text": "x"])
+        try context.discard(try #require(try context.operations().first).id)
+        #expect(try todo.item(id: "new") == nil)
+    }
+
+    @Test func offlineModeQueuesEditsAndRefusesToSync() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.setOffline(true)
+        try context.table("todoitem").insert(["text": "offline"])
+        await #expect(throws: SyncError.stopped(.offline)) { try await context.push() }
+        await #expect(throws: SyncError.stopped(.offline)) { try await context.table("todoitem").pull() }
+        let status = try context.status()
+        #expect(status.pending == 1)
+        #expect(status.offline)
+        #expect(status.lastSync?.stopReason == .offline)
+    }
+
+    @Test func pushToAnUnreachableServerStopsAndKeepsTheQueue() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try context.table("todoitem").insert(["id": "b", "text": "two"])
+        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        guard case .stopped(.unreachable)? = error else {
+            Issue.record("expected unreachable, got \(String(describing: error))")
+            return
+        }
+        #expect(try queueShape(context) == ["insert a attempted", "insert b pending"])
+        #expect(context.progress == .idle)
+    }
+
+    @Test func purgeIsRefusedWithPendingOperationsUnlessForced() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try todo.insert(["id": "a", "text": "one"])
+        #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try todo.purge() }
+        try context.write { db in
+            try context.store.setConfig(db, LocalStore.deltaTokenKey(table: "todoitem", queryId: "q"), "{}")
+        }
+        #expect(try todo.purge(force: true) == 1)
+        #expect(try context.operations().isEmpty)
+        #expect(try todo.count() == 0)
+        #expect(try context.read { db in try context.store.config(db, LocalStore.deltaTokenKey(table: "todoitem", queryId: "q")) } == nil)
+    }
+
+    @Test func purgeWithAQueryRemovesOnlyMatchingRows() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.write { db in
+            for (id, done) in [("a", true), ("b", false), ("c", true)] {
+                try context.store.writeItem(db, table: .todoItem, item: ["id": .string(id), "complete": .bool(done)])
+            }
+        }
+        #expect(try context.table("todoitem").purge(query: TableQuery(where: .equal("complete", true))) == 2)
+        #expect(try context.table("todoitem").query().compactMap { $0["id"]?.stringValue } == ["b"])
+    }
+
+    @Test func queryRendersAsODataFilter() {
+        let query = TableQuery(where: .and([.equal("complete", false), .contains("text", "it's")]))
+        #expect(query.odataFilter == "((complete eq false) and substringof('it''s', text))")
+    }
+}
