@@ -1,0 +1,43 @@
+extension StopReason {
+    private enum CodingKeys: String, CodingKey { case kind, status, detail, message }
+
+    /// `unreachable`, `timedOut`, `serverError`, `notAuthorized`, `offline`, `cancelled`.
+    public var kind: String {
+        switch self {
+        case .offline: "offline"
+        case .unreachable: "unreachable"
+        case .timedOut: "timedOut"
+        case .serverError: "serverError"
+        case .notAuthorized: "notAuthorized"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let status = try container.decodeIfPresent(Int.self, forKey: .status) ?? 0
+        let detail = try container.decodeIfPresent(String.self, forKey: .detail) ?? ""
+        switch try container.decode(String.self, forKey: .kind) {
+        case "offline": self = .offline
+        case "timedOut": self = .timedOut
+        case "serverError": self = .serverError(status: status, message: detail)
+        case "notAuthorized": self = .notAuthorized(status: status, message: detail)
+        case "cancelled": self = .cancelled
+        default: self = .unreachable(detail)
+        }
+    }
+
+    /// `{"kind": "...", "status": 503, "detail": "...", "message": "<what to tell the user>"}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        switch self {
+        case .unreachable(let detail): try container.encode(detail, forKey: .detail)
+        case .serverError(let status, let detail), .notAuthorized(let status, let detail):
+            try container.encode(status, forKey: .status)
+            try container.encode(detail, forKey: .detail)
+        case .offline, .timedOut, .cancelled: break
+        }
+        try container.encode(description, forKey: .message)
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import SyncClient
+import SyncProtocol
+
+/// `todosync client --store PATH --remote URL <command>`: the sync client for scripts and tests.
+struct ClientCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "client",
+        abstract: "Edit a local store offline and sync it with a table service.",
+        discussion: """
+            Every command opens the store, does one thing and prints a short summary (JSON with --json).
+            Edits only change the store and queue an operation; push sends them, pull fetches the server's rows.
+            """,
+        subcommands: [
+            ClientAdd.self, ClientEdit.self, ClientDelete.self, ClientList.self, ClientPush.self, ClientPull.self,
+            ClientPurge.self, ClientStatus.self, ClientConflicts.self, ClientResolve.self,
+        ]
+    )
+
+    @OptionGroup var options: ClientOptions
+}
+
+/// `--json`, accepted after the command name too (`client --store s.sqlite push --json`).
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON instead of a summary.")
+    var json = false
+}
+
+/// The options every client command takes.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "The local store (SQLite file, created if needed).")
+    var store: String
+
+    @Option(help: "The table service's address, such as http://127.0.0.1:8080 (saved in the store).")
+    var remote: String?
+
+    @Option(help: "The application key sent as X-ZUMO-APPLICATION (saved in the store).")
+    var appKey: String?
+
+    @Option(help: "The table to work on.")
+    var table = "todoitem"
+
+    @Flag(help: "Print JSON instead of a summary.")
+    var json = false
+
+    /// These options with `--json` also set when the command was given it.
+    func with(_ output: OutputOptions) -> ClientOptions {
+        var options = self
+        options.json = json || output.json
+        return options
+    }
+
+    func validate() throws {
+        if let remote {
+            guard let url = URL(string: remote), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--remote '\(remote)' is not an http(s) address such as http://127.0.0.1:8080.")
+            }
+        }
+    }
+
+    /// Opens the store; errors are printed by ``run(_:)``.
+    func open() throws -> SyncContext {
+        try SyncContext(
+            path: store, configuration: SyncConfiguration(remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey))
+    }
+
+    /// Runs a command body: a `SyncError` becomes a message on standard error and exit status 1.
+    func run(_ body: (SyncContext) async throws -> Void) async throws {
+        do {
+            let context = try open()
+            try await body(context)
+            try? await context.close()
+        } catch let error as SyncError {
+            if json {
+                printJSON(["error": error.description])
+            } else {
+                FileHandle.standardError.write(Data(("error: " + error.description + "\n").utf8))
+            }
+            throw ExitCode.failure
+        }
+    }
+
+    /// Prints a value as JSON (sorted keys, dates as ISO-8601).
+    func printJSON<T: Encodable>(_ value: T) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        if let data = try? encoder.encode(value) { print(String(decoding: data, as: UTF8.self)) }
+    }
+
+    /// Prints `summary`, or `value` as JSON with `--json`.
+    func output<T: Encodable>(_ summary: @autoclosure () -> String, json value: T) {
+        if json { printJSON(value) } else { print(summary()) }
+    }
+}
+
+extension SyncContext {
+    /// "3 changes pending" for summaries.
+    nonisolated func pendingSummary() -> String {
+        guard let status = try? status() else { return "" }
+        var text = "\(status.pending) change\(status.pending == 1 ? "" : "s") pending"
+        if status.conflicts > 0 { text += ", \(status.conflicts) conflict\(status.conflicts == 1 ? "" : "s")" }
+        if status.failed > 0 { text += ", \(status.failed) failed" }
+        return text
+    }
+}
+
+/// One line for an item: `id  [x] text`.
+func describe(_ item: Item) -> String {
+    let done = item["complete"]?.boolValue == true ? "[x]" : "[ ]"
+    let id = item["id"]?.stringValue ?? "?"
+    let text = item["text"].map { $0.isNull ? "" : $0.description } ?? ""
+    return "\(id)  \(done) \(text)"
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import SyncClient
+import SyncProtocol
+
+/// `client push`: exit status 0 also when conflicts remain (they are listed).
+struct ClientPush: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "push", abstract: "Send the queued changes.")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+
+    func run() async throws {
+        try await options.run { context in
+            let result = try await context.push()
+            let conflicts = try context.conflicts()
+            if options.json {
+                options.printJSON(PushOutput(result: result, conflicts: conflicts.map(ConflictOutput.init)))
+                return
+            }
+            print(result.summary)
+            for conflict in conflicts { print(ConflictOutput(conflict).line) }
+            for id in result.failed {
+                if let operation = try context.operation(id) {
+                    print("failed #\(id) \(operation.kind.rawValue) \(operation.itemId): \(operation.message ?? "")")
+                }
+            }
+        }
+    }
+}
+
+struct PushOutput: Encodable {
+    var result: PushResult
+    var conflicts: [ConflictOutput]
+}
+
+/// `client pull [--query-id ID] [--page-size N]`.
+struct ClientPull: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull", abstract: "Fetch the server's rows (pushes first when changes are pending).")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+    @Option(help: "Pull incrementally: only rows changed since the last pull with this id.") var queryId: String?
+    @Option(help: "Rows per request, 1 to 1000.") var pageSize = 50
+
+    func validate() throws {
+        guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be between 1 and 1000.") }
+    }
+
+    func run() async throws {
+        try await options.run { context in
+            let result = try await context.table(options.table).pull(
+                queryId: queryId, settings: PullSettings(pageSize: pageSize))
+            var summary = "Pulled \(result.received) row\(result.received == 1 ? "" : "s") into \(options.table)"
+            summary += " (\(result.written) written, \(result.deleted) deleted"
+            if result.skippedPending > 0 { summary += ", \(result.skippedPending) kept for local changes" }
+            summary += ")"
+            if let pushed = result.pushed { summary = pushed.summary + "; " + summary }
+            options.output(summary, json: result)
+        }
+    }
+}
+
+/// `client purge [--force]`.
+struct ClientPurge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "purge", abstract: "Remove the table's local rows (refused with pending changes).")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+    @Flag(help: "Also drop the table's pending changes, errors and delta tokens.") var force = false
+
+    func run() async throws {
+        try await options.run { context in
+            let removed = try context.table(options.table).purge(force: force)
+            options.output("Purged \(removed) row\(removed == 1 ? "" : "s") from \(options.table)", json: ["purged": removed])
+        }
+    }
+}
+
+/// `client status`.
+struct ClientStatus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show queue counts and the last sync.")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+
+    func run() async throws {
+        try await options.run { context in
+            let status = try context.status()
+            var lines = [
+                "\(status.pending) pending, \(status.conflicts) conflicts, \(status.failed) failed",
+                "remote: \(status.remoteURL ?? "none")\(status.offline ? " (offline mode)" : "")",
+            ]
+            if let last = status.lastSync {
+                lines.append("last \(last.kind.rawValue): \(last.message) at \(last.finishedAt.formatted(.iso8601))")
+            }
+            options.output(lines.joined(separator: "\n"), json: status)
+        }
+    }
+}
