@@ -1,1 +1,149 @@
-// The TableService module.
+import Foundation
+import HTTPServer
+import Logging
+
+/// The table service: any number of tables over one SQLite file, spoken to with the Mobile Apps
+/// table protocol (v2, and the 2015 Mobile Services style for requests without `ZUMO-API-VERSION`).
+///
+/// Embed it in another server with ``addRoutes(to:)``, or run it alone with
+/// ``start(_:host:port:quiet:)``:
+///
+/// ```swift
+/// let running = try TableService.start(.init(databasePath: "tables.sqlite"), port: 8080)
+/// print(running.url)   // http://127.0.0.1:8080 — /tables/{table}, page at /service
+/// running.stop()
+/// ```
+public final class TableService: Sendable {
+    /// How the service stores, pages and guards its tables.
+    public struct Configuration: Sendable {
+        /// The SQLite file (created if needed); `nil` keeps everything in memory.
+        public var databasePath: String?
+        /// When set, every `/tables` request must carry it in `X-ZUMO-APPLICATION` (else 401).
+        public var applicationKey: String?
+        /// Rows per page when a query has no `$top`.
+        public var pageSize: Int
+        /// The largest `$top` accepted (more is a 400).
+        public var maximumTop: Int
+        /// Tables created at start (so that reading them before the first write gives `[]`, not 404).
+        public var tables: [String]
+        /// Host names whose browser pages may call the service (CORS); `*` allows any.
+        public var allowedOrigins: [String]
+        /// The base of `Link` URLs (such as `https://example.org`); `nil` uses the request's `Host`.
+        public var publicURL: String?
+        /// Where the service's own page is served.
+        public var pagePath: String
+        /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
+        /// reference timeline. `nil` is the system clock.
+        @_spi(Testing) public var clock: (@Sendable () -> Int64)?
+
+        public init(
+            databasePath: String? = nil, applicationKey: String? = nil, pageSize: Int = 50, maximumTop: Int = 1000,
+            tables: [String] = [], allowedOrigins: [String] = ["localhost", "127.0.0.1", "::1"],
+            publicURL: String? = nil, pagePath: String = "/service"
+        ) {
+            self.databasePath = databasePath
+            self.applicationKey = applicationKey
+            self.pageSize = pageSize
+            self.maximumTop = maximumTop
+            self.tables = tables
+            self.allowedOrigins = allowedOrigins
+            self.publicURL = publicURL
+            self.pagePath = pagePath
+        }
+    }
+
+    public let configuration: Configuration
+    let store: TableStore
+    private let logger: Logger
+
+    /// Opens (or creates) the database and the configured tables.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "todosync.tables"))
+        throws(TableServiceError)
+    {
+        guard configuration.pageSize > 0, configuration.maximumTop >= configuration.pageSize else {
+            throw .invalidConfiguration(
+                "The page size (\(configuration.pageSize)) must be at least 1 and at most the maximum $top "
+                    + "(\(configuration.maximumTop)).")
+        }
+        if let key = configuration.applicationKey, key.isEmpty {
+            throw .invalidConfiguration("The application key is empty; give a non-empty key or none.")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        store = try TableStore(path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
+        for table in configuration.tables {
+            guard Self.isValidTableName(table) else {
+                throw .invalidConfiguration(
+                    "'\(table)' is not a table name: use letters, digits and underscores, starting with a letter.")
+            }
+            do { try store.createTable(table) } catch { throw .cannotOpenDatabase(error.message) }
+        }
+    }
+
+    /// Adds `/tables/{table}` and `/tables/{table}/{id}` (every method of the protocol, and
+    /// `OPTIONS` for CORS) to `router`.
+    public func addRoutes(to router: inout Router) {
+        TableController(
+            store: store, configuration: configuration, cors: CORSPolicy(allowedHosts: configuration.allowedOrigins),
+            logger: logger
+        ).addRoutes(to: &router)
+    }
+
+    /// Starts an HTTP server with the service's routes, logging one line per request unless `quiet`.
+    public static func start(
+        _ configuration: Configuration, host: String = "127.0.0.1", port: Int = 0, quiet: Bool = false,
+        logger: Logger = Logger(label: "todosync.tables")
+    ) throws(TableServiceError) -> RunningTableService {
+        let service = try TableService(configuration: configuration, logger: logger)
+        var router = Router()
+        if !quiet { router.use(RequestLogger()) }
+        service.addRoutes(to: &router)
+        do {
+            let server = try HTTPServer(configuration: .init(host: host, port: port), responder: router.buildResponder())
+            return RunningTableService(service: service, server: server)
+        } catch {
+            throw .cannotListen(error.description)
+        }
+    }
+
+    /// Whether `name` can be a table: `[A-Za-z][A-Za-z0-9_]*`, at most 64 characters, not `sqlite_…`.
+    public static func isValidTableName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= 64,
+            (65...90).contains(first) || (97...122).contains(first),
+            !name.lowercased().hasPrefix("sqlite_")
+        else { return false }
+        return bytes.allSatisfy {
+            (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_")
+        }
+    }
+}
+
+/// A table service with its own HTTP server, as started by ``TableService/start(_:host:port:quiet:logger:)``.
+public struct RunningTableService: Sendable {
+    public let service: TableService
+    public let server: HTTPServer
+
+    /// The server's base URL, such as `http://127.0.0.1:8080`.
+    public var url: String { server.url }
+    /// The bound port (the real one when started on port 0).
+    public var port: Int { server.port }
+
+    /// Stops the server.
+    public func stop() { server.stop() }
+}
+
+/// Why the table service could not start.
+public enum TableServiceError: Error, CustomStringConvertible {
+    case invalidConfiguration(String)
+    case cannotOpenDatabase(String)
+    case cannotListen(String)
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let message): message
+        case .cannotOpenDatabase(let reason): "The table service cannot open its database: \(reason)"
+        case .cannotListen(let reason): reason
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import GRDB
+import SyncProtocol
+
+/// Turns a ``FilterExpression`` into a parameterised SQL condition over the known columns of one
+/// table. Values are always bound as arguments, never written into the SQL; names come only from
+/// the schema and are quoted.
+struct FilterCompiler {
+    /// A compiled piece of SQL and what kind of value it yields.
+    struct Fragment {
+        enum Kind: Equatable {
+            case string, number, boolean, date, null
+            /// A column that has only held nulls: compares with anything.
+            case unknown
+            /// A true/false condition (a comparison, a logical operator, `startswith`…).
+            case condition
+        }
+
+        var sql: String
+        var arguments: [DatabaseValue]
+        var kind: Kind
+    }
+
+    /// Finds the column a name in the filter refers to.
+    let resolve: (String) -> Column?
+    /// The table, for messages.
+    let schema: TableSchema
+
+    /// The SQL condition for `expression`.
+    func compile(_ expression: FilterExpression) throws(TableError) -> (sql: String, arguments: [DatabaseValue]) {
+        let fragment = try condition(expression)
+        return (fragment.sql, fragment.arguments)
+    }
+
+    /// The lowest `updatedAt` a row matching `expression` can have, when the filter implies one
+    /// (as the keyset cursor does); adding it as a range condition lets SQLite start the index scan there.
+    func updatedAtLowerBound(_ expression: FilterExpression) -> Int64? {
+        switch expression {
+        case .and(let left, let right):
+            let bounds = [updatedAtLowerBound(left), updatedAtLowerBound(right)].compactMap { $0 }
+            return bounds.max()
+        case .or(let left, let right):
+            guard let left = updatedAtLowerBound(left), let right = updatedAtLowerBound(right) else { return nil }
+            return min(left, right)
+        case .comparison(let op, .member(let name, _), .literal(let literal)):
+            return bound(op, name, literal)
+        case .comparison(let op, .literal(let literal), .member(let name, _)):
+            return bound(op.swapped, name, literal)
+        default:
+            return nil
+        }
+    }
+
+    private func bound(_ op: ComparisonOperator, _ name: String, _ literal: FilterLiteral) -> Int64? {
+        guard resolve(name)?.name == SystemColumn.updatedAt, [.eq, .gt, .ge].contains(op) else { return nil }
+        switch literal {
+        case .date(let milliseconds): return milliseconds
+        case .string(let text): return ProtocolDate.parse(text)
+        default: return nil
+        }
+    }
+
+    // MARK: Expressions
+
+    private func condition(_ expression: FilterExpression) throws(TableError) -> Fragment {
+        let fragment = try compileExpression(expression)
+        switch fragment.kind {
+        case .condition: return fragment
+        case .boolean, .unknown: return Fragment(sql: "(\(fragment.sql) = 1)", arguments: fragment.arguments, kind: .condition)
+        default:
+            throw TableError.invalidQuery(
+                "The $filter uses \(describe(expression)) as a condition; compare it with eq, ne, gt, ge, lt or le.")
+        }
+    }
+
+    private func compileExpression(_ expression: FilterExpression) throws(TableError) -> Fragment {
+        switch expression {
+        case .literal(let literal):
+            return literalFragment(literal)
+        case .member(let name, let position):
+            guard let column = resolve(name) else {
+                throw TableError.invalidQuery(
+                    "The $filter names an unknown column '\(name)' at position \(position); the columns of table "
+                        + "'\(schema.name)' are \(schema.columnList).")
+            }
+            let kind: Fragment.Kind =
+                switch column.type {
+                case .string: .string
+                case .number: .number
+                case .boolean: .boolean
+                case .date: .date
+                case .unknown: .unknown
+                }
+            return Fragment(sql: column.name.quotedDatabaseIdentifier, arguments: [], kind: kind)
+        case .and(let left, let right):
+            let left = try condition(left)
+            let right = try condition(right)
+            return Fragment(sql: "(\(left.sql) AND \(right.sql))", arguments: left.arguments + right.arguments, kind: .condition)
+        case .or(let left, let right):
+            let left = try condition(left)
+            let right = try condition(right)
+            return Fragment(sql: "(\(left.sql) OR \(right.sql))", arguments: left.arguments + right.arguments, kind: .condition)
+        case .not(let operand):
+            let operand = try condition(operand)
+            return Fragment(sql: "(NOT coalesce(\(operand.sql), 0))", arguments: operand.arguments, kind: .condition)
+        case .comparison(let op, let left, let right):
+            return try comparison(op, left, right)
+        case .call(let function, let arguments, let position):
+            return try call(function, arguments, position)
+        }
+    }
+
+    private func literalFragment(_ literal: FilterLiteral) -> Fragment {
+        switch literal {
+        case .null: Fragment(sql: "NULL", arguments: [], kind: .null)
+        case .bool(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .boolean)
+        case .integer(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .number)
+        case .double(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .number)
+        case .string(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .string)
+        case .date(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .date)
+        }
+    }
+
+    private func comparison(_ op: ComparisonOperator, _ leftExpression: FilterExpression, _ rightExpression: FilterExpression)
+        throws(TableError) -> Fragment
+    {
+        var left = try compileExpression(leftExpression)
+        var right = try compileExpression(rightExpression)
+        if left.kind == .null || right.kind == .null {
+            let other = left.kind == .null ? right : left
+            switch op {
+            case .eq: return Fragment(sql: "(\(other.sql) IS NULL)", arguments: other.arguments, kind: .condition)
+            case .ne: return Fragment(sql: "(\(other.sql) IS NOT NULL)", arguments: other.arguments, kind: .condition)
+            default:
+                throw TableError.invalidQuery(
+                    "The $filter compares with null using '\(op.rawValue)'; null can only be compared with eq or ne.")
+            }
+        }
+        // Dates: a date column against a date literal (or a string holding a date) compares milliseconds;
+        // a text column against a date literal compares the canonical text form.
+        try coerceDates(&left, leftExpression, against: &right, rightExpression)
+        try coerceDates(&right, rightExpression, against: &left, leftExpression)
+        if left.kind == .condition { left.kind = .boolean }
+        if right.kind == .condition { right.kind = .boolean }
+        if left.kind != right.kind, left.kind != .unknown, right.kind != .unknown {
+            throw TableError.invalidQuery(
+                "The $filter compares \(describe(leftExpression)) (\(name(left.kind))) with \(describe(rightExpression)) "
+                    + "(\(name(right.kind))); compare values of the same type.")
+        }
+        let sqlOperator =
+            switch op {
+            case .eq: "="
+            case .ne: "IS NOT"
+            case .gt: ">"
+            case .ge: ">="
+            case .lt: "<"
+            case .le: "<="
+            }
+        return Fragment(
+            sql: "(\(left.sql) \(sqlOperator) \(right.sql))", arguments: left.arguments + right.arguments,
+            kind: .condition)
+    }
+
+    private func coerceDates(
+        _ fragment: inout Fragment, _ expression: FilterExpression, against other: inout Fragment,
+        _ otherExpression: FilterExpression
+    ) throws(TableError) {
+        guard fragment.kind == .date else { return }
+        switch (other.kind, otherExpression) {
+        case (.string, .literal(.string(let text))):
+            guard let milliseconds = ProtocolDate.parse(text) else {
+                throw TableError.invalidQuery(
+                    "The $filter compares \(describe(expression)) with '\(text)', which is not a date; "
+                        + "write datetimeoffset'2026-01-31T12:00:00.000Z'.")
+            }
+            other = Fragment(sql: "?", arguments: [milliseconds.databaseValue], kind: .date)
+        case (.string, _), (.unknown, _):
+            if case .literal(.date(let milliseconds)) = expression {
+                fragment = Fragment(
+                    sql: "?", arguments: [ProtocolDate.format(milliseconds: milliseconds).databaseValue], kind: other.kind)
+            }
+        default:
+            break
+        }
+    }
+
+    private func call(_ function: FilterFunction, _ arguments: [FilterExpression], _ position: Int) throws(TableError)
+        -> Fragment
+    {
+        var compiled: [Fragment] = []
+        for (index, argument) in arguments.enumerated() {
+            var fragment = try compileExpression(argument)
+            if case .literal(.date(let milliseconds)) = argument {
+                fragment = Fragment(
+                    sql: "?", arguments: [ProtocolDate.format(milliseconds: milliseconds).databaseValue], kind: .string)
+            }
+            guard [.string, .unknown, .null].contains(fragment.kind) else {
+                throw TableError.invalidQuery(
+                    "\(function.rawValue) at position \(position) needs text, but argument \(index + 1) "
+                        + "(\(describe(argument))) holds \(name(fragment.kind)).")
+            }
+            compiled.append(fragment)
+        }
+        let a = compiled[0]
+        switch function {
+        case .tolower: return Fragment(sql: "lower(\(a.sql))", arguments: a.arguments, kind: .string)
+        case .toupper: return Fragment(sql: "upper(\(a.sql))", arguments: a.arguments, kind: .string)
+        case .trim: return Fragment(sql: "trim(\(a.sql))", arguments: a.arguments, kind: .string)
+        case .length: return Fragment(sql: "length(\(a.sql))", arguments: a.arguments, kind: .number)
+        case .startswith:
+            let b = compiled[1]
+            return Fragment(sql: "(instr(\(a.sql), \(b.sql)) = 1)", arguments: a.arguments + b.arguments, kind: .condition)
+        case .endswith:
+            let b = compiled[1]
+            return Fragment(
+                sql: "(length(\(b.sql)) = 0 OR substr(\(a.sql), -length(\(b.sql))) = \(b.sql))",
+                arguments: b.arguments + a.arguments + b.arguments + b.arguments, kind: .condition)
+        case .contains:
+            let b = compiled[1]
+            return Fragment(sql: "(instr(\(a.sql), \(b.sql)) > 0)", arguments: a.arguments + b.arguments, kind: .condition)
+        case .substringof:
+            // substringof(needle, haystack): the OData v3 order.
+            let b = compiled[1]
+            return Fragment(sql: "(instr(\(b.sql), \(a.sql)) > 0)", arguments: b.arguments + a.arguments, kind: .condition)
+        case .indexof:
+            let b = compiled[1]
+            return Fragment(sql: "(instr(\(a.sql), \(b.sql)) - 1)", arguments: a.arguments + b.arguments, kind: .number)
+        }
+    }
+
+    // MARK: Messages
+
+    private func name(_ kind: Fragment.Kind) -> String {
+        switch kind {
+        case .string: "text"
+        case .number: "a number"
+        case .boolean, .condition: "a boolean"
+        case .date: "a date"
+        case .null: "null"
+        case .unknown: "only nulls so far"
+        }
+    }
+
+    private func describe(_ expression: FilterExpression) -> String {
+        switch expression {
+        case .member(let name, _): "'\(name)'"
+        case .literal(.string(let text)): "'\(text)'"
+        case .literal(.integer(let value)): "\(value)"
+        case .literal(.double(let value)): "\(value)"
+        case .literal(.bool(let value)): "\(value)"
+        case .literal(.null): "null"
+        case .literal(.date(let milliseconds)): "datetimeoffset'\(ProtocolDate.format(milliseconds: milliseconds))'"
+        case .call(let function, _, let position): "\(function.rawValue)(…) at position \(position)"
+        default: "a condition"
+        }
+    }
+}

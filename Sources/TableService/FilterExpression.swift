@@ -1,0 +1,52 @@
+/// A parsed OData v3 `$filter`: the tree that ``FilterParser`` builds and ``FilterCompiler`` turns
+/// into parameterised SQL.
+indirect enum FilterExpression: Equatable, Sendable {
+    case literal(FilterLiteral)
+    /// A property name and where it starts in the filter text (for error messages).
+    case member(String, position: Int)
+    case call(FilterFunction, [FilterExpression], position: Int)
+    case comparison(ComparisonOperator, FilterExpression, FilterExpression)
+    case and(FilterExpression, FilterExpression)
+    case or(FilterExpression, FilterExpression)
+    case not(FilterExpression)
+}
+
+/// A constant in a filter.
+enum FilterLiteral: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    /// `datetimeoffset'…'` or `datetime'…'`, as milliseconds since 1970 (UTC).
+    case date(Int64)
+}
+
+/// `eq ne gt ge lt le`.
+enum ComparisonOperator: String, CaseIterable, Sendable {
+    case eq, ne, gt, ge, lt, le
+
+    /// The operator with its operands swapped (`a lt b` ⇔ `b gt a`).
+    var swapped: ComparisonOperator {
+        switch self {
+        case .eq, .ne: self
+        case .gt: .lt
+        case .ge: .le
+        case .lt: .gt
+        case .le: .ge
+        }
+    }
+}
+
+/// The string functions a filter may call.
+enum FilterFunction: String, CaseIterable, Sendable {
+    case startswith, endswith, substringof, contains, tolower, toupper, length, trim, indexof
+
+    /// How many arguments the function takes.
+    var arity: Int {
+        switch self {
+        case .startswith, .endswith, .substringof, .contains, .indexof: 2
+        case .tolower, .toupper, .length, .trim: 1
+        }
+    }
+}

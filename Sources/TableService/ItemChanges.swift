@@ -1,0 +1,110 @@
+import Foundation
+import SyncProtocol
+
+/// A request body checked against the protocol's rules: the id, the version the client last saw,
+/// and the user fields to store.
+struct ItemChanges: Sendable {
+    var id: String?
+    /// The `version` (or legacy `__version`) sent in the body, compared like `If-Match` but
+    /// answered with 409 (412 in the legacy protocol) when stale.
+    var version: String?
+    /// Fields sorted by name (a JSON object's order is not kept by the decoder).
+    var fields: [StoredItem.Field]
+}
+
+extension ItemChanges {
+    /// Longest id accepted.
+    static let maximumIDLength = 255
+
+    /// Reads and checks a JSON object body: property names must be column names, values plain
+    /// (no objects or arrays), and server-owned properties are refused with the official message.
+    init(body: Data, style: ProtocolStyle) throws(TableError) {
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: body)
+        } catch {
+            throw .invalidRequest("The request body must be a JSON object such as {\"text\": \"milk\"}; it is not valid JSON.")
+        }
+        guard case .object(let object) = value else {
+            throw .invalidRequest("The request body must be a JSON object such as {\"text\": \"milk\"}.")
+        }
+        try self.init(object: object, style: style)
+    }
+
+    init(object: [String: JSONValue], style: ProtocolStyle) throws(TableError) {
+        id = nil
+        version = nil
+        fields = []
+        for name in object.keys.sorted() {
+            let value = object[name]!
+            let lowered = name.lowercased()
+            if lowered == SystemColumn.id.lowercased() {
+                switch value {
+                case .null: break
+                case .string(let text): id = try Self.checkedID(text)
+                default: throw .invalidRequest("The id must be a string (or left out to let the service make one).")
+                }
+                continue
+            }
+            if lowered == "version" || (style.isLegacy && lowered == "__version") {
+                switch value {
+                case .null: break
+                case .string(let text): version = text
+                default: throw .invalidRequest("The \(name) property must be the string the service sent.")
+                }
+                continue
+            }
+            if ["createdat", "updatedat", "deleted"].contains(lowered)
+                || (style.isLegacy && ProtocolStyle.legacySystemColumn(lowered) != nil)
+            {
+                throw .invalidRequest(ProtocolMessage.reservedProperty(name))
+            }
+            try Self.checkColumnName(name)
+            switch value {
+            case .array, .object:
+                throw .invalidRequest(
+                    "The property '\(name)' holds a JSON \(value.isArray ? "array" : "object"); a table stores only "
+                        + "strings, numbers, booleans and null. Send it as a string if you need to keep it.")
+            default:
+                fields.append(StoredItem.Field(name: name, value: value))
+            }
+        }
+        var seen: Set<String> = []
+        for field in fields where !seen.insert(field.name.lowercased()).inserted {
+            throw .invalidRequest(
+                "The body has two properties named '\(field.name)' apart from letter case; column names ignore case, keep one.")
+        }
+    }
+
+    /// An id as given, if it is a usable one.
+    static func checkedID(_ id: String) throws(TableError) -> String {
+        guard !id.isEmpty, id.utf8.count <= maximumIDLength,
+            !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw .invalidRequest(
+                "An id must be 1 to \(maximumIDLength) bytes of text without control characters; leave it out to get a UUID.")
+        }
+        return id
+    }
+
+    /// Property names become SQLite columns: letters, digits and underscores, not starting with a digit.
+    static func checkColumnName(_ name: String) throws(TableError) {
+        let bytes = Array(name.utf8)
+        func isLetter(_ byte: UInt8) -> Bool {
+            (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "_")
+        }
+        guard let first = bytes.first, isLetter(first), bytes.count <= 128,
+            bytes.allSatisfy({ isLetter($0) || (48...57).contains($0) })
+        else {
+            throw .invalidRequest(
+                "The property name '\(name)' cannot be a column: use up to 128 letters, digits and underscores, "
+                    + "starting with a letter or underscore.")
+        }
+    }
+}
+
+extension JSONValue {
+    var isArray: Bool {
+        if case .array = self { true } else { false }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPServer
+import Synchronization
+@_spi(Testing) import TableService
+
+/// A table service on 127.0.0.1, port 0, over a temporary SQLite file, with a URLSession to talk to it.
+final class TestServer: Sendable {
+    let running: RunningTableService
+    let folder: URL
+    let session: URLSession
+    /// When set, the service's clock (milliseconds since 1970).
+    let clock = ManualClock()
+
+    init(applicationKey: String? = nil, pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("tableservice-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var configuration = TableService.Configuration(
+            databasePath: folder.appendingPathComponent("tables.sqlite").path, applicationKey: applicationKey,
+            pageSize: pageSize, tables: tables)
+        if controlledClock {
+            let clock = self.clock
+            configuration.clock = {
+                clock.now ?? Int64(Date().timeIntervalSince1970 * 1000)
+            }
+        }
+        running = try TableService.start(configuration, quiet: true)
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        sessionConfiguration.urlCache = nil
+        sessionConfiguration.timeoutIntervalForRequest = 30
+        sessionConfiguration.httpMaximumConnectionsPerHost = 32
+        session = URLSession(configuration: sessionConfiguration)
+    }
+
+    var url: String { running.url }
+    var databasePath: String { folder.appendingPathComponent("tables.sqlite").path }
+
+    /// A response as the tests read it.
+    struct Reply: Sendable {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.lowercased() == name.lowercased() }?.value
+        }
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var json: Any? { try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) }
+        var object: [String: Any]? { json as? [String: Any] }
+        var array: [[String: Any]]? { json as? [[String: Any]] }
+    }
+
+    /// Sends a request; `target` is a path with its (already encoded) query. v2 unless told otherwise.
+    func send(
+        _ method: String, _ target: String, headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"],
+        body: Data? = nil
+    ) async throws -> Reply {
+        let address = target.hasPrefix("http") ? target : url + target
+        guard let requestURL = URL(string: address) else { throw URLError(.badURL) }
+        var request = URLRequest(url: requestURL)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body {
+            request.httpBody = body
+            if headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
+        }
+        let (data, response) = try await session.data(for: request)
+        let http = response as! HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            fields["\(name)"] = "\(value)"
+        }
+        return Reply(status: http.statusCode, headers: fields, body: data)
+    }
+
+    /// Sends a JSON body.
+    func send(
+        _ method: String, _ target: String, json: [String: Any], headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"]
+    ) async throws -> Reply {
+        try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
+    }
+
+    func stop() {
+        running.stop()
+        session.invalidateAndCancel()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// A settable clock shared with the service under test.
+final class ManualClock: Sendable {
+    private let value = Mutex<Int64?>(nil)
+    var now: Int64? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
