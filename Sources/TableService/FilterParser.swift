@@ -83,7 +83,7 @@ struct FilterParser {
             throw failure(
                 "'\(word)' is not an operator; use eq, ne, gt, ge, lt, le, and, or (or close a parenthesis)")
         }
-        if token != .end, token != .close, !isKeyword("and"), !isKeyword("or") {
+        if token != .end, token != .close, token != .comma, !isKeyword("and"), !isKeyword("or") {
             throw failure("expected an operator (eq, ne, gt, ge, lt, le, and, or) or ')'")
         }
         return left

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// The `If-Match` check and the write are one transaction, and `updatedAt` never repeats.
+@Suite struct ConcurrencyTests {
+    @Test func twentyConcurrentPatchesWithOneIfMatchHaveExactlyOneWinner() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let created = try await server.send("POST", "/tables/todoitem", json: ["id": "race", "text": "start"])
+        let etag = try #require(created.header("ETag"))
+
+        let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    let reply = try await server.send(
+                        "PATCH", "/tables/todoitem/race", json: ["text": "writer \(index)"],
+                        headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": etag])
+                    return (index, reply)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+
+        let winners = replies.filter { $0.1.status == 200 }
+        #expect(winners.count == 1)
+        #expect(replies.filter { $0.1.status == 412 }.count == 19)
+        let winner = try #require(winners.first)
+        let stored = try await server.send("GET", "/tables/todoitem/race")
+        #expect(stored.object?["text"] as? String == "writer \(winner.0)")
+        #expect(stored.header("ETag") == winner.1.header("ETag"))
+        for loser in replies where loser.1.status == 412 {
+            // Every loser saw a current item; the last of them saw the winner's.
+            #expect(loser.1.object?["id"] as? String == "race")
+            #expect(loser.1.header("ETag") != nil)
+        }
+    }
+
+    @Test func writesInOneBurstGetDistinctIncreasingUpdatedAt() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<6 {
+                group.addTask {
+                    for index in 0..<50 {
+                        let reply = try await server.send(
+                            "POST", "/tables/burst", json: ["id": "w\(worker)-\(index)", "n": index])
+                        #expect(reply.status == 201)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        var stamps: [String] = []
+        var skip = 0
+        while true {
+            let page = try await server.send("GET", "/tables/burst?$orderby=updatedAt&$top=1000&$skip=\(skip)")
+            let rows = try #require(page.array)
+            stamps += rows.compactMap { $0["updatedAt"] as? String }
+            if rows.count < 1000 { break }
+            skip += rows.count
+        }
+        #expect(stamps.count == 300)
+        #expect(Set(stamps).count == 300)
+        #expect(stamps == stamps.sorted())
+    }
+
+    @Test func updatedAtMovesPastTheLastValueWhenTheClockRepeats() async throws {
+        let server = try TestServer(controlledClock: true)
+        defer { server.stop() }
+        server.clock.now = 1_800_000_000_000
+        var stamps: [String] = []
+        for index in 0..<5 {
+            let reply = try await server.send("POST", "/tables/todoitem", json: ["id": "same-\(index)"])
+            stamps.append(try #require(reply.object?["updatedAt"] as? String))
+        }
+        let deleted = try await server.send("DELETE", "/tables/todoitem/same-0")
+        stamps.append(try #require(deleted.object?["updatedAt"] as? String))
+        #expect(stamps == [
+            "2027-01-15T08:00:00.000Z", "2027-01-15T08:00:00.001Z", "2027-01-15T08:00:00.002Z",
+            "2027-01-15T08:00:00.003Z", "2027-01-15T08:00:00.004Z", "2027-01-15T08:00:00.005Z",
+        ])
+    }
+}

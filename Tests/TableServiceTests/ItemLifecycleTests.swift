@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// Inserts, reads, merges, soft deletes and undeletes, with the stricter answers of our service.
+@Suite struct ItemLifecycleTests {
+    @Test func duplicateInsertAnswers409WithTheServerItemAndETag() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let first = try await server.send("POST", "/tables/todoitem", json: ["id": "dup", "text": "server"])
+        let duplicate = try await server.send("POST", "/tables/todoitem", json: ["id": "dup", "text": "client"])
+        #expect(duplicate.status == 409)
+        #expect(duplicate.object?["text"] as? String == "server")
+        #expect(duplicate.object?["version"] as? String == first.object?["version"] as? String)
+        #expect(duplicate.header("ETag") == first.header("ETag"))
+        _ = try await server.send("DELETE", "/tables/todoitem/dup")
+        let again = try await server.send("POST", "/tables/todoitem", json: ["id": "dup", "text": "client"])
+        #expect(again.status == 409)
+        #expect(again.object?["deleted"] as? Bool == true)
+    }
+
+    @Test func stalePatchAnswers412WithServerItem() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let created = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "one"])
+        let oldTag = try #require(created.header("ETag"))
+        let changed = try await server.send(
+            "PATCH", "/tables/todoitem/x", json: ["text": "two"], headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": oldTag])
+        #expect(changed.status == 200)
+        #expect(changed.header("ETag") != oldTag)
+        let stale = try await server.send(
+            "PATCH", "/tables/todoitem/x", json: ["text": "three"], headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": oldTag])
+        #expect(stale.status == 412)
+        #expect(stale.object?["text"] as? String == "two")
+        #expect(stale.header("ETag") == changed.header("ETag"))
+        let weak = try await server.send(
+            "PATCH", "/tables/todoitem/x", json: ["text": "four"], headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": "W/\"x\""])
+        #expect(weak.status == 200)  // a weak tag is not a version
+    }
+
+    @Test func staleVersionInTheBodyAnswers409WithServerItem() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        _ = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "one"])
+        let reply = try await server.send("PATCH", "/tables/todoitem/x", json: ["text": "two", "version": "old"])
+        #expect(reply.status == 409)
+        #expect(reply.object?["text"] as? String == "one")
+        #expect(reply.header("ETag") != nil)
+    }
+
+    @Test func softDeleteHidesTheItemAndUndeleteBringsItBack() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let created = try await server.send("POST", "/tables/todoitem", json: ["text": "server id"])
+        let id = try #require(created.object?["id"] as? String)
+        #expect(UUID(uuidString: id) != nil)
+        let deleted = try await server.send("DELETE", "/tables/todoitem/\(id)")
+        #expect(deleted.status == 200)
+        #expect(deleted.object?["deleted"] as? Bool == true)
+        #expect(deleted.object?["version"] as? String != created.object?["version"] as? String)
+        #expect(try await server.send("GET", "/tables/todoitem/\(id)").status == 404)
+        #expect(try await server.send("PATCH", "/tables/todoitem/\(id)", json: ["text": "x"]).status == 404)
+        #expect(try await server.send("GET", "/tables/todoitem").array?.count == 0)
+        #expect(try await server.send("GET", "/tables/todoitem?__includeDeleted=true").array?.count == 1)
+        let restored = try await server.send("POST", "/tables/todoitem/\(id)")
+        #expect(restored.status == 201)
+        #expect(restored.object?["deleted"] as? Bool == false)
+        #expect(try await server.send("GET", "/tables/todoitem/\(id)").status == 200)
+    }
+
+    @Test func reservedPropertiesAreRefusedWithTheOfficialMessage() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for name in ["createdAt", "updatedAt", "deleted"] {
+            let reply = try await server.send("POST", "/tables/todoitem", json: ["text": "x", name: "2000-01-01T00:00:00.000Z"])
+            #expect(reply.status == 400)
+            #expect(reply.object?["error"] as? String == "Cannot update item with property '\(name)' as it is reserved")
+        }
+    }
+
+    @Test func columnsAreCreatedOnFirstWriteWithTheirJSONTypes() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        _ = try await server.send("POST", "/tables/Notes_2", json: ["id": "n1", "title": "a", "stars": 3, "pinned": true])
+        _ = try await server.send("POST", "/tables/Notes_2", json: ["id": "n2", "ratio": 0.25, "later": NSNull()])
+        let rows = try #require(try await server.send("GET", "/tables/notes_2?$orderby=id").array)
+        #expect(rows.count == 2)
+        #expect(rows[0]["stars"] as? Int == 3)
+        #expect(rows[0]["pinned"] as? Bool == true)
+        #expect(rows[1]["ratio"] as? Double == 0.25)
+        #expect(rows[1]["title"] is NSNull)
+        let wrongType = try await server.send("PATCH", "/tables/Notes_2/n1", json: ["stars": "many"])
+        #expect(wrongType.status == 400)
+        let nested = try await server.send("POST", "/tables/Notes_2", json: ["tags": ["a"]])
+        #expect(nested.status == 400)
+        let badName = try await server.send("POST", "/tables/Notes_2", json: ["bad-name": 1])
+        #expect(badName.status == 400)
+        #expect(try await server.send("GET", "/tables/9lives").status == 400)
+        #expect(try await server.send("GET", "/tables/sqlite_master").status == 400)
+    }
+
+    @Test func unknownTableIs404AndConfiguredTablesStartEmpty() async throws {
+        let server = try TestServer(tables: ["todoitem"])
+        defer { server.stop() }
+        let unknown = try await server.send("GET", "/tables/nosuchtable")
+        #expect(unknown.status == 404)
+        #expect(unknown.object?["error"] != nil)
+        #expect(try await server.send("GET", "/tables/todoitem").text == "[]")
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+/// Pages and their `Link` headers.
+@Suite struct PagingTests {
+    static func insert(_ count: Int, into table: String, on server: TestServer) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in stride(from: worker, to: count, by: 4) {
+                        let reply = try await server.send(
+                            "POST", "/tables/\(table)",
+                            json: ["id": String(format: "row-%05d", index), "n": index, "even": index % 2 == 0])
+                        #expect(reply.status == 201)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func followingLinkThroughPagesOfAThousandReturnsEachRowOnce() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try await Self.insert(2500, into: "paged", on: server)
+
+        var next: String? = "/tables/paged?$top=1000&$orderby=updatedAt,id"
+        var seen: [String] = []
+        var pages = 0
+        while let target = next {
+            let page = try await server.send("GET", target)
+            #expect(page.status == 200)
+            seen += try #require(page.array).compactMap { $0["id"] as? String }
+            pages += 1
+            next = try page.header("Link").map { link in
+                #expect(link.hasPrefix("<\(server.url)/tables/paged?"))
+                #expect(link.hasSuffix(">; rel=next"))
+                let url = try #require(link.split(separator: ">").first?.dropFirst())
+                return String(url)
+            }
+        }
+        #expect(pages == 3)
+        #expect(seen.count == 2500)
+        #expect(Set(seen).count == 2500)
+    }
+
+    @Test func keysetCursorPagesReturnEachRowOnce() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try await Self.insert(700, into: "keyset", on: server)
+        var cursor: (updatedAt: String, id: String)?
+        var seen: [String] = []
+        while true {
+            var filter = ""
+            if let cursor {
+                filter = "&$filter=" + "(updatedAt gt datetimeoffset'\(cursor.updatedAt)') or (updatedAt eq datetimeoffset'\(cursor.updatedAt)' and id gt '\(cursor.id)')"
+                    .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            }
+            let page = try await server.send("GET", "/tables/keyset?$orderby=updatedAt,id&$top=250&__includeDeleted=true" + filter)
+            let rows = try #require(page.array)
+            guard let last = rows.last else { break }
+            seen += rows.compactMap { $0["id"] as? String }
+            cursor = (last["updatedAt"] as! String, last["id"] as! String)
+        }
+        #expect(seen.count == 700)
+        #expect(Set(seen).count == 700)
+    }
+
+    @Test func inlineCountGivesResultsAndTheTotal() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try await Self.insert(30, into: "counted", on: server)
+        let page = try await server.send("GET", "/tables/counted?$top=10&$skip=5&$inlinecount=allpages&$filter=even%20eq%20true")
+        let body = try #require(page.object)
+        #expect((body["results"] as? [Any])?.count == 10)
+        #expect(body["count"] as? Int == 15)
+    }
+
+    @Test func linkKeepsTheQueryAndAdvancesSkip() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try await Self.insert(5, into: "linked", on: server)
+        let page = try await server.send("GET", "/tables/linked?$filter=n%20ge%201&$top=2&$skip=1&ZUMO-API-VERSION=2.0.0")
+        let link = try #require(page.header("Link"))
+        #expect(link == "<\(server.url)/tables/linked?$filter=n%20ge%201&$top=2&ZUMO-API-VERSION=2.0.0&$skip=3>; rel=next")
+        let last = try await server.send("GET", "/tables/linked?$top=10")
+        #expect(last.header("Link") == nil)
+    }
+
+    @Test func topAboveTheMaximumIsRefusedWithTheOfficialMessage() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let reply = try await server.send("GET", "/tables/todoitem?$top=1001")
+        #expect(reply.status == 400)
+        #expect(reply.object?["error"] as? String == "You cannot request more than 1000 records")
+    }
+}
