@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Logging
+import Views
 
 /// The table service: any number of tables over one SQLite file, spoken to with the Mobile Apps
 /// table protocol (v2, and the 2015 Mobile Services style for requests without `ZUMO-API-VERSION`).
@@ -32,6 +33,11 @@ public final class TableService: Sendable {
         public var publicURL: String?
         /// Where the service's own page is served.
         public var pagePath: String
+        /// The project's `Templates/` folder; the page (under ``pagePath``) is served only when given.
+        public var templatesFolder: URL?
+        /// The CSRF token the page's forms carry; pass the dashboard's when both share a router
+        /// (its middleware then accepts the page's forms). Random per process when `nil`.
+        public var csrfToken: String?
         /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
@@ -39,7 +45,8 @@ public final class TableService: Sendable {
         public init(
             databasePath: String? = nil, applicationKey: String? = nil, pageSize: Int = 50, maximumTop: Int = 1000,
             tables: [String] = [], allowedOrigins: [String] = ["localhost", "127.0.0.1", "::1"],
-            publicURL: String? = nil, pagePath: String = "/service"
+            publicURL: String? = nil, pagePath: String = "/service", templatesFolder: URL? = nil,
+            csrfToken: String? = nil
         ) {
             self.databasePath = databasePath
             self.applicationKey = applicationKey
@@ -49,12 +56,15 @@ public final class TableService: Sendable {
             self.allowedOrigins = allowedOrigins
             self.publicURL = publicURL
             self.pagePath = pagePath
+            self.templatesFolder = templatesFolder
+            self.csrfToken = csrfToken
         }
     }
 
     public let configuration: Configuration
     let store: TableStore
     private let logger: Logger
+    private let page: ServicePage?
 
     /// Opens (or creates) the database and the configured tables.
     public init(configuration: Configuration, logger: Logger = Logger(label: "todosync.tables"))
@@ -70,7 +80,7 @@ public final class TableService: Sendable {
         }
         self.configuration = configuration
         self.logger = logger
-        store = try TableStore(path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
+        let store = try TableStore(path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
         for table in configuration.tables {
             guard Self.isValidTableName(table) else {
                 throw .invalidConfiguration(
@@ -78,11 +88,29 @@ public final class TableService: Sendable {
             }
             do { try store.createTable(table) } catch { throw .cannotOpenDatabase(error.message) }
         }
+        self.store = store
+        if let folder = configuration.templatesFolder {
+            let templates: TemplateLibrary
+            do {
+                templates = try TemplateLibrary(folder: folder, required: ServicePage.templates)
+            } catch {
+                throw .invalidConfiguration(error.description)
+            }
+            let base = configuration.pagePath.hasSuffix("/") ? String(configuration.pagePath.dropLast()) : configuration.pagePath
+            page = ServicePage(
+                store: store, templates: templates, base: base,
+                csrfToken: configuration.csrfToken ?? CSRFProtection.randomToken(),
+                applicationKey: configuration.applicationKey, sessionToken: CSRFProtection.randomToken())
+        } else {
+            page = nil
+        }
     }
 
     /// Adds `/tables/{table}` and `/tables/{table}/{id}` (every method of the protocol, and
-    /// `OPTIONS` for CORS) to `router`.
+    /// `OPTIONS` for CORS) to `router`, and the HTML page under ``Configuration/pagePath`` when
+    /// ``Configuration/templatesFolder`` is set.
     public func addRoutes(to router: inout Router) {
+        page?.addRoutes(to: &router)
         TableController(
             store: store, configuration: configuration, cors: CORSPolicy(allowedHosts: configuration.allowedOrigins),
             logger: logger

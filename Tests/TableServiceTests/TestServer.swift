@@ -14,12 +14,19 @@ final class TestServer: Sendable {
     /// When set, the service's clock (milliseconds since 1970).
     let clock = ManualClock()
 
-    init(applicationKey: String? = nil, pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false) throws {
+    /// The project's `Templates/` folder.
+    static let templatesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Templates")
+
+    init(
+        applicationKey: String? = nil, pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false,
+        page: Bool = false
+    ) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("tableservice-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = TableService.Configuration(
             databasePath: folder.appendingPathComponent("tables.sqlite").path, applicationKey: applicationKey,
-            pageSize: pageSize, tables: tables)
+            pageSize: pageSize, tables: tables, templatesFolder: page ? Self.templatesFolder : nil)
         if controlledClock {
             let clock = self.clock
             configuration.clock = {
@@ -32,7 +39,8 @@ final class TestServer: Sendable {
         sessionConfiguration.urlCache = nil
         sessionConfiguration.timeoutIntervalForRequest = 30
         sessionConfiguration.httpMaximumConnectionsPerHost = 32
-        session = URLSession(configuration: sessionConfiguration)
+        sessionConfiguration.httpShouldSetCookies = false
+        session = URLSession(configuration: sessionConfiguration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
     var url: String { running.url }
@@ -98,5 +106,16 @@ final class ManualClock: Sendable {
     var now: Int64? {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
+    }
+}
+
+/// Leaves redirects to the test (a 303 after a form is what it checks).
+// @unchecked: no stored state; URLSession calls it from its own queue.
+final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
