@@ -65,6 +65,7 @@ let package = Package(
         .executableTarget(
             name: "http-bench", dependencies: ["HTTPServer", "Views"], path: "Benchmarks/HTTPBench",
             exclude: ["templates"]),
+        .executableTarget(name: "service-bench", dependencies: ["TableService"], path: "Benchmarks/ServiceBench"),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
