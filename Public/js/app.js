@@ -1,1 +1,69 @@
 // Enhancements only: every page works without this script.
+// - keeps the header's counts and sync progress live (polls /api/status);
+// - starts Sync without leaving the page, and reloads it once the result is in;
+// - asks before discarding or deleting.
+(function () {
+  "use strict";
+  var bar = document.getElementById("syncbar");
+  if (!bar) return;
+  var statusURL = bar.getAttribute("data-status-url");
+  var button = bar.querySelector("[data-sync-button]");
+  var form = bar.querySelector("[data-sync-form]");
+  var running = button && button.disabled;
+  var timer = null;
+
+  function field(name) { return bar.querySelector('[data-field="' + name + '"]'); }
+  function setText(name, value) { var el = field(name); if (el && value !== undefined) el.textContent = value; }
+
+  function show(status) {
+    setText("pending", status.pending);
+    setText("conflicts", status.conflicts);
+    setText("progress", status.progressText || "");
+    setText("stateLabel", status.stateLabel);
+    var pending = field("pendingLink"), conflicts = field("conflictsLink");
+    if (pending) pending.classList.toggle("has-pending", status.pending > 0);
+    if (conflicts) conflicts.classList.toggle("has-conflicts", status.conflicts > 0);
+    if (button) {
+      button.disabled = status.running;
+      button.textContent = status.running ? "Syncing…" : "Sync";
+    }
+    if (running && !status.running) {
+      // The result is waiting as a message on the next page: show it with fresh data.
+      window.location.reload();
+      return;
+    }
+    running = status.running;
+    schedule(running ? 600 : 5000);
+  }
+
+  function poll() {
+    fetch(statusURL, { headers: { Accept: "application/json" }, cache: "no-store", credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
+      .then(show)
+      .catch(function () { schedule(5000); });
+  }
+
+  function schedule(ms) {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(poll, ms);
+  }
+
+  if (form) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      if (button) { button.disabled = true; button.textContent = "Syncing…"; }
+      var body = new URLSearchParams(new FormData(form));
+      fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual",
+                           headers: { "X-Requested-With": "fetch" } })
+        .then(function () { running = true; schedule(200); })
+        .catch(function () { form.submit(); });
+    });
+  }
+
+  document.addEventListener("submit", function (event) {
+    var message = event.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) event.preventDefault();
+  });
+
+  schedule(running ? 400 : 5000);
+})();

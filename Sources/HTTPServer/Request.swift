@@ -13,6 +13,8 @@ public struct Request: Sendable {
     public let body: Data
     /// Parameters captured by the matched route pattern (`:id` → `parameters["id"]`).
     public internal(set) var parameters: [String: String] = [:]
+    /// Values middleware attaches for later stages (such as a session id).
+    public var attributes: [String: String] = [:]
     /// When the request's headers arrived; used for request logs.
     public let receivedAt: ContinuousClock.Instant
 

@@ -14,29 +14,36 @@ public struct SecurityHeaders: Middleware {
     }
 }
 
-/// Refuses requests whose `Host` is not one of the names the server was started for,
+/// Refuses requests whose `Host` names another machine than the one the server was started for,
 /// so that a web page on another site cannot reach a loopback server through DNS rebinding.
+/// Only the name is compared: the port does not matter to a rebinding attack.
 public struct HostAllowList: Middleware {
     private let allowed: Set<String>
 
-    /// - Parameter hosts: accepted `Host` values, with or without port (`127.0.0.1:8080`, `localhost`).
-    public init(_ hosts: [String]) {
-        allowed = Set(hosts.map { $0.lowercased() })
+    /// - Parameter names: accepted host names, such as `127.0.0.1`, `localhost` or `[::1]`.
+    public init(_ names: [String]) {
+        allowed = Set(names.map { $0.lowercased() })
     }
 
-    /// The usual names of a server bound to `host:port`: the address itself, plus `localhost`
+    /// The names of a server bound to `host`: the address itself, plus the loopback names
     /// when it is a loopback address.
-    public init(boundTo host: String, port: Int) {
-        var names = [host]
+    public init(boundTo host: String) {
+        var names = [host.contains(":") ? "[\(host)]" : host]
         if host.hasPrefix("127.") || host == "::1" { names += ["localhost", "127.0.0.1", "[::1]"] }
-        if host.contains(":") && !host.hasPrefix("[") { names.append("[\(host)]") }
-        self.init(names.flatMap { [$0, "\($0):\(port)"] })
+        self.init(names)
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {
-        guard let host = request.headers["Host"]?.lowercased(), allowed.contains(host) else {
-            throw HTTPError(421, "This server does not answer for that host name. Open it by its address, such as http://127.0.0.1.")
+        guard let host = request.headers["Host"].map(Self.name(of:)), allowed.contains(host) else {
+            throw HTTPError(421, "This server does not answer for that host name. Open it by its address, such as http://127.0.0.1:8080.")
         }
         return nil
+    }
+
+    /// `Host` without its port, lowercased: `LOCALHOST:8080` → `localhost`, `[::1]:80` → `[::1]`.
+    static func name(of host: String) -> String {
+        let lowered = host.lowercased()
+        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") { return String(lowered[...end]) }
+        return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
     }
 }

@@ -62,8 +62,12 @@ public struct TableQuery: Sendable, Hashable {
     func sqlOrder(_ table: TableDescription) throws(SyncError) -> String {
         var keys: [String] = []
         for key in orderBy {
-            guard table.type(of: key.column) != nil else { throw .invalidItem("no column '\(key.column)' to sort by") }
-            keys.append(key.column.quotedDatabaseIdentifier + (key.ascending ? " ASC" : " DESC"))
+            // `rowid` orders by when rows were last written locally.
+            guard key.column == "rowid" || table.type(of: key.column) != nil else {
+                throw .invalidItem("no column '\(key.column)' to sort by")
+            }
+            // Missing values (such as the createdAt of an item never pushed) sort as the newest.
+            keys.append(key.column.quotedDatabaseIdentifier + (key.ascending ? " ASC NULLS LAST" : " DESC NULLS FIRST"))
         }
         return keys.isEmpty ? " ORDER BY rowid" : " ORDER BY " + keys.joined(separator: ", ")
     }

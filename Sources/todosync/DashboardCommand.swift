@@ -1,28 +1,95 @@
 import ArgumentParser
 import Dashboard
+import Foundation
 import HTTPServer
+import TableService
 import Views
 
-/// `todosync [dashboard]`: the web dashboard on 127.0.0.1:8080.
+/// `todosync [dashboard]`: the web dashboard on 127.0.0.1:8080, with an embedded table service
+/// unless `--remote` names another one.
 struct DashboardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dashboard",
-        abstract: "Start the web dashboard (the default command)."
+        abstract: "Start the web dashboard (the default command).",
+        discussion: """
+            Without --remote the dashboard embeds a table service (its page is at /service), so that \
+            syncing works out of the box. Data lives in --data-dir.
+            """
     )
 
     @OptionGroup var listen: ListenOptions
     @OptionGroup var resources: ResourceOptions
 
-    @Option(help: "Folder for the local store and settings.")
+    @Option(help: "Folder for the local store, the embedded service's database and the settings.")
     var dataDir = "data"
 
+    @Option(help: "Sync with this table service instead of the embedded one (e.g. http://127.0.0.1:8090).")
+    var remote: String?
+
+    @Option(help: "Application key sent as X-ZUMO-APPLICATION to the remote service.")
+    var appKey: String?
+
+    @Flag(help: "Log one line per request.")
+    var verbose = false
+
+    func validate() throws {
+        if let remote { _ = try RemoteOption.parse(remote) }
+        if appKey != nil, remote == nil {
+            throw ValidationError("--app-key needs --remote: the embedded service has no key.")
+        }
+    }
+
     func run() async throws {
-        let folders = try resources.locate()
-        let site = try DashboardSite(resources: folders, host: listen.host, port: listen.port)
-        let server = try listen.start(site.router())
-        announce("todosync dashboard: open \(server.url)/  (Ctrl-C stops it)")
+        let dashboard = try await DashboardLauncher(
+            listen: listen, resources: try resources.locate(), dataDir: dataDir,
+            remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose
+        ).start()
+        announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         await waitForTermination()
-        server.stop()
+        await dashboard.stop()
         announce("todosync stopped.")
+    }
+}
+
+/// Checks the `--remote` flag.
+enum RemoteOption {
+    static func parse(_ text: String) throws -> URL {
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            url.host?.isEmpty == false
+        else {
+            throw ValidationError("--remote '\(text)' is not an http(s) address; write it like http://127.0.0.1:8090.")
+        }
+        return url
+    }
+}
+
+/// Starts one dashboard, embedding a table service when no remote is given (shared with `demo`).
+struct DashboardLauncher {
+    var listen: ListenOptions
+    var resources: ResourceFolders
+    var dataDir: String
+    var remote: URL?
+    var appKey: String?
+    var deviceName: String?
+    var verbose: Bool
+    var port: Int?
+
+    func start() async throws -> Dashboard {
+        let folder = URL(fileURLWithPath: dataDir)
+        let configuration = DashboardConfiguration(
+            host: listen.host, port: port ?? listen.port, dataDirectory: folder, resources: resources,
+            remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose)
+        do {
+            guard remote == nil else { return try await Dashboard.start(configuration) }
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let service = try TableService(configuration: .init(
+                databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                pagePath: "/service", templatesFolder: resources.templatesFolder))
+            return try await Dashboard.start(configuration, servicePagePath: "/service") { router in
+                service.addRoutes(to: &router)
+            }
+        } catch let error as HTTPServerError {
+            throw ValidationError("\(error) (see --port and --host)")
+        }
     }
 }

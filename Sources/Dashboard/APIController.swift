@@ -1,0 +1,170 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+
+/// `/api/...`: the dashboard's state and actions as JSON, for scripts and tests.
+///
+/// State-changing calls are POSTs carrying the `X-CSRF-Token` header (its value is in
+/// `GET /api/status`); errors are `{"error": "..."}` with the matching status.
+struct APIController: Sendable {
+    let environment: DashboardEnvironment
+    let csrfToken: String
+
+    /// The body of item writes.
+    struct TodoPayload: Decodable {
+        var id: String?
+        var text: String?
+        var complete: Bool?
+    }
+
+    struct ResolvePayload: Decodable {
+        var choice: String
+    }
+
+    struct SettingsPayload: Decodable {
+        var offline: Bool?
+        var pageSize: Int?
+    }
+
+    func addRoutes(to router: inout Router) {
+        router.get("/api/status") { _ in try status() }
+        router.get("/api/items") { request in try items(request) }
+        router.post("/api/items") { request in try add(request) }
+        router.get("/api/items/:id") { request in try item(request) }
+        router.post("/api/items/:id") { request in try update(request) }
+        router.post("/api/items/:id/delete") { request in try delete(request) }
+        router.get("/api/operations") { _ in try operations() }
+        router.post("/api/operations/:id/discard") { request in try discard(request) }
+        router.get("/api/conflicts") { _ in try conflicts() }
+        router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
+        router.post("/api/settings") { request in try settings(request) }
+        for kind in [BackgroundSync.Kind.sync, .push, .pull] {
+            router.post("/api/\(kind.rawValue)") { request in
+                let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
+                return try Self.json(["started": started, "running": true], status: 202)
+            }
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: Int = 200) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return .json(data: try encoder.encode(value), status: status)
+    }
+
+    private var table: SyncTable { environment.todos }
+
+    private func status() throws -> Response {
+        let header = HeaderState.read(context: environment.context, sync: environment.sync, servicePage: nil)
+        var body = header.json
+        body["csrfToken"] = .string(csrfToken)
+        body["offline"] = .bool(environment.context.isOffline)
+        return try Self.json(body)
+    }
+
+    private func items(_ request: Request) throws -> Response {
+        let query = try TodoListController.ListQuery(request)
+        let (_, items, total) = try TodoListController(environment: environment).items(query)
+        return try Self.json(["items": JSONValue.array(items.map(JSONValue.object)), "total": .number(Double(total)),
+                              "page": .number(Double(query.page))])
+    }
+
+    private func found(_ request: Request) throws(HTTPError) -> Item {
+        let id = request.parameters["id"] ?? ""
+        let table = self.table
+        guard let item = try storeCall({ () throws(SyncError) in try table.item(id: id) }) else {
+            throw HTTPError(404, "No todo with id '\(id)'.")
+        }
+        return item
+    }
+
+    private func item(_ request: Request) throws -> Response {
+        try Self.json(try found(request))
+    }
+
+    private func add(_ request: Request) throws -> Response {
+        let payload = try request.decodeJSON(TodoPayload.self)
+        let input = try Self.validated(text: payload.text, complete: payload.complete)
+        var item: Item = ["text": .string(input.text), "complete": .bool(input.complete)]
+        if let id = payload.id {
+            guard !id.isEmpty, id.count <= 255 else { throw HTTPError(422, "An id must have 1 to 255 characters.") }
+            item[SystemColumn.id] = .string(id)
+        }
+        let table = self.table
+        return try Self.json(try storeCall { () throws(SyncError) in try table.insert(item) }, status: 201)
+    }
+
+    private func update(_ request: Request) throws -> Response {
+        var item = try found(request)
+        let payload = try request.decodeJSON(TodoPayload.self)
+        let input = try Self.validated(
+            text: payload.text ?? item["text"]?.stringValue, complete: payload.complete ?? item["complete"]?.boolValue)
+        item["text"] = .string(input.text)
+        item["complete"] = .bool(input.complete)
+        let table = self.table
+        return try Self.json(try storeCall { () throws(SyncError) in try table.update(item) })
+    }
+
+    private func delete(_ request: Request) throws -> Response {
+        let item = try found(request)
+        let id = item[SystemColumn.id]?.stringValue ?? ""
+        let table = self.table
+        try storeCall { () throws(SyncError) in try table.delete(id: id) }
+        return try Self.json(["deleted": id])
+    }
+
+    private static func validated(text: String?, complete: Bool?) throws(HTTPError) -> TodoInput {
+        switch TodoInput.parse(text: text, complete: complete.map { $0 ? "true" : "false" }) {
+        case .success(let input): return input
+        case .failure(let invalid): throw HTTPError(422, invalid.message)
+        }
+    }
+
+    private func operations() throws -> Response {
+        let context = environment.context
+        return try Self.json(try storeCall { () throws(SyncError) in try context.operations() })
+    }
+
+    private func discard(_ request: Request) throws -> Response {
+        guard let id = request.parameters["id"].flatMap(Int64.init) else { throw HTTPError(404, "No such operation.") }
+        let context = environment.context
+        try storeCall { () throws(SyncError) in try context.discard(id) }
+        return try Self.json(["discarded": id])
+    }
+
+    private func conflicts() throws -> Response {
+        let context = environment.context
+        return try Self.json(try storeCall { () throws(SyncError) in try context.conflicts() })
+    }
+
+    private func resolve(_ request: Request) async throws -> Response {
+        guard let id = request.parameters["id"].flatMap(Int64.init) else { throw HTTPError(404, "No such conflict.") }
+        let payload = try request.decodeJSON(ResolvePayload.self)
+        guard let resolution = ConflictResolution(rawValue: payload.choice) else {
+            throw HTTPError(422, "choice must be use-client, use-server or cancel.")
+        }
+        do {
+            let outcome = try await environment.context.resolve(id, with: resolution)
+            return try Self.json(["outcome": outcome?.rawValue ?? "pending"])
+        } catch let error as SyncError {
+            throw error.httpError
+        }
+    }
+
+    private func settings(_ request: Request) throws -> Response {
+        let payload = try request.decodeJSON(SettingsPayload.self)
+        if let pageSize = payload.pageSize {
+            guard (1...1000).contains(pageSize) else { throw HTTPError(422, "pageSize must be from 1 to 1000.") }
+            var settings = environment.settings.settings
+            settings.pageSize = pageSize
+            try environment.settings.save(settings)
+        }
+        if let offline = payload.offline {
+            let context = environment.context
+            try storeCall { () throws(SyncError) in try context.setOffline(offline) }
+        }
+        return try status()
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import Synchronization
+import SyncClient
+
+/// Runs sync, push and pull in the background, one at a time.
+///
+/// A request starts the work and returns at once; a second request while it runs joins it. When
+/// the work ends, every browser that asked for it gets the result as a flash message.
+final class BackgroundSync: Sendable {
+    enum Kind: String, Sendable {
+        case sync, push, pull
+
+        var verb: String {
+            switch self {
+            case .sync: "Sync"
+            case .push: "Push"
+            case .pull: "Pull"
+            }
+        }
+    }
+
+    private struct Running {
+        var kind: Kind
+        var sessions: Set<String>
+    }
+
+    private let context: SyncContext
+    private let sessions: Sessions
+    private let pageSize: @Sendable () -> Int
+    private let logger = Logger(label: "todosync.dashboard.sync")
+    private let running = Mutex<Running?>(nil)
+    private let lastMessage = Mutex<Flash?>(nil)
+
+    /// The table the dashboard pulls, and the query id of its incremental pull.
+    static let table = "todoitem"
+    static let queryId = "dashboard"
+
+    init(context: SyncContext, sessions: Sessions, pageSize: @escaping @Sendable () -> Int) {
+        self.context = context
+        self.sessions = sessions
+        self.pageSize = pageSize
+    }
+
+    /// Whether work is running now.
+    var isRunning: Bool { running.withLock { $0 != nil } }
+
+    /// The outcome of the last finished work, if any since start.
+    var lastResult: Flash? { lastMessage.withLock { $0 } }
+
+    /// Starts `kind` for the browser `session`; returns false when it joined work already running.
+    @discardableResult
+    func start(_ kind: Kind, session: String?) -> Bool {
+        let started = running.withLock { current -> Bool in
+            if current != nil {
+                if let session { current?.sessions.insert(session) }
+                return false
+            }
+            current = Running(kind: kind, sessions: session.map { [$0] } ?? [])
+            return true
+        }
+        guard started else { return false }
+        Task { await self.run(kind) }
+        return true
+    }
+
+    /// Waits until no work runs (for tests and clean shutdown).
+    func waitUntilIdle() async {
+        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    private func run(_ kind: Kind) async {
+        let outcome = await perform(kind)
+        lastMessage.withLock { $0 = outcome }
+        let waiting = running.withLock { current -> Set<String> in
+            defer { current = nil }
+            return current?.sessions ?? []
+        }
+        for session in waiting { sessions.flash(session: session, outcome) }
+    }
+
+    private func perform(_ kind: Kind) async -> Flash {
+        do {
+            switch kind {
+            case .push:
+                let result = try await context.push()
+                return Self.describe(push: result)
+            case .pull, .sync:
+                // Pull pushes first when changes are pending, so Sync is one pull.
+                let pull = try await context.pull(
+                    Self.table, queryId: Self.queryId, settings: PullSettings(pageSize: pageSize()))
+                var parts: [String] = []
+                var kind = Flash.Kind.success
+                if let pushed = pull.pushed {
+                    let push = Self.describe(push: pushed)
+                    parts.append(push.message)
+                    kind = push.kind
+                }
+                parts.append("received \(pull.written + pull.deleted) change\(pull.written + pull.deleted == 1 ? "" : "s")")
+                let text = parts.joined(separator: "; ")
+                return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
+            }
+        } catch let error as SyncError {
+            return Self.describe(error)
+        } catch {
+            logger.error("\(kind.verb) failed: \(error)")
+            return Flash(kind: .error, message: "\(kind.verb) failed: \(error)")
+        }
+    }
+
+    static func describe(push result: PushResult) -> Flash {
+        var text = "Pushed \(result.pushed.count) change\(result.pushed.count == 1 ? "" : "s")"
+        if !result.conflicts.isEmpty {
+            text += ", \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") to resolve"
+        }
+        if !result.failed.isEmpty { text += ", \(result.failed.count) refused by the server" }
+        if !result.resolved.isEmpty { text += ", \(result.resolved.count) settled by the server's value" }
+        let kind: Flash.Kind = result.conflicts.isEmpty && result.failed.isEmpty ? .success : .warning
+        return Flash(kind: kind, message: text)
+    }
+
+    static func describe(_ error: SyncError) -> Flash {
+        switch error {
+        case .stopped(.offline): Flash(kind: .info, message: error.description)
+        default: Flash(kind: .error, message: error.description)
+        }
+    }
+}

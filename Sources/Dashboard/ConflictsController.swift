@@ -1,0 +1,108 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+
+/// `/conflicts` and `/conflicts/{operation}`: every conflict, and the page that settles one with
+/// Use Client, Use Server or Cancel.
+struct ConflictsController: Sendable {
+    let environment: DashboardEnvironment
+
+    func addRoutes(to router: inout Router) {
+        router.get("/conflicts") { request in try list(request) }
+        router.get("/conflicts/:id") { request in try show(request) }
+        router.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
+    }
+
+    func summaries() throws(HTTPError) -> [[String: Any]] {
+        let context = environment.context
+        return try storeCall { () throws(SyncError) in try context.conflicts() }.map { conflict in
+            [
+                "id": conflict.id, "itemId": conflict.operation.itemId, "kind": conflict.operation.kind.rawValue,
+                "client": conflict.clientItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted here)",
+                "server": conflict.serverItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted on the server)",
+                "when": TodoPresenter.date(conflict.error.recordedAt),
+            ]
+        }
+    }
+
+    private func list(_ request: Request) throws -> Response {
+        let conflicts = try summaries()
+        return environment.renderer.page("conflicts", request, section: .conflicts, [
+            "conflicts": conflicts, "hasConflicts": !conflicts.isEmpty,
+        ])
+    }
+
+    private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
+        guard let id = request.parameters["id"].flatMap(Int64.init) else {
+            throw HTTPError(404, "There is no conflict with that number.")
+        }
+        let context = environment.context
+        guard let conflict = try storeCall({ () throws(SyncError) in try context.conflict(id) }) else {
+            throw HTTPError(404, "Change #\(id) is not in conflict any more: it was resolved, pushed or discarded.")
+        }
+        return conflict
+    }
+
+    private func show(_ request: Request) throws -> Response {
+        let conflict = try conflict(request)
+        let columns = environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
+        let fields = conflict.fields(columns: columns).map { field in
+            [
+                "name": field.name, "base": TodoPresenter.display(field.base),
+                "client": TodoPresenter.display(field.client), "server": TodoPresenter.display(field.server),
+                "differs": field.differs && !SystemColumn.all.contains(field.name),
+            ] as [String: Any]
+        }
+        let title = TodoPresenter.label(conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
+        return environment.renderer.page("conflict", request, section: .conflicts, [
+            "id": conflict.id, "title": title, "fields": fields, "explanation": explanation(conflict),
+        ])
+    }
+
+    private func explanation(_ conflict: SyncConflict) -> String {
+        if conflict.deletedOnServer {
+            return "Someone deleted this todo on the service while you changed it here."
+        }
+        switch conflict.operation.kind {
+        case .insert: return "The service already has a todo with this id, with other values."
+        case .update: return "Someone changed this todo on the service after you started editing it."
+        case .delete: return "Someone changed this todo on the service, and you deleted it here."
+        }
+    }
+
+    private func resolve(_ request: Request) async throws -> Response {
+        let conflict = try conflict(request)
+        let choice = try request.form()["choice"] ?? ""
+        guard let resolution = ConflictResolution(rawValue: choice) else {
+            throw HTTPError.badRequest("Choose Use Client, Use Server or Cancel.")
+        }
+        let outcome: OperationOutcome?
+        do {
+            outcome = try await environment.context.resolve(conflict.id, with: resolution)
+        } catch let error as SyncError {
+            environment.sessions.flash(request, .error, error.description)
+            return .redirect(to: "/conflicts/\(conflict.id)")
+        }
+        let (kind, message) = Self.describe(resolution, outcome)
+        environment.sessions.flash(request, kind, message)
+        if case .conflict? = outcome { return .redirect(to: "/conflicts/\(conflict.id)") }
+        let next = (try? environment.context.conflicts().first { $0.id != conflict.id })
+        return .redirect(to: next.map { "/conflicts/\($0.id)" } ?? "/conflicts")
+    }
+
+    static func describe(_ resolution: ConflictResolution, _ outcome: OperationOutcome?) -> (Flash.Kind, String) {
+        switch (resolution, outcome) {
+        case (.useClient, .conflict?):
+            (.warning, "The server changed again meanwhile: here is its newest value. Choose again.")
+        case (.useClient, .failed?):
+            (.error, "The server refused your value; see the queue for its message.")
+        case (.useClient, _):
+            (.success, "Kept your value and pushed it to the service.")
+        case (.useServer, _):
+            (.success, "Took the server's value; your change was dropped.")
+        case (.cancel, _):
+            (.info, "Left your change pending; it will conflict again on the next sync.")
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HTTPServer
+import Logging
+import Synchronization
+import SyncClient
+import Views
+
+/// A running dashboard: its HTTP server, its local store and its background sync.
+///
+/// ```swift
+/// let dashboard = try await Dashboard.start(configuration, servicePagePath: "/service") { router in
+///     service.addRoutes(to: &router)
+/// }
+/// print(dashboard.url)
+/// ```
+public final class Dashboard: Sendable {
+    /// Templates every page needs; start-up fails when one is missing or broken.
+    public static let requiredTemplates = [
+        "layout", "partials/header", "partials/flash", "todos", "item", "operations", "discard", "conflicts",
+        "conflict", "settings", "error",
+    ]
+
+    public let server: HTTPServer
+    public let context: SyncContext
+    let sync: BackgroundSync
+
+    /// The dashboard's address, such as `http://127.0.0.1:8080`.
+    public var url: String { server.url }
+
+    private init(server: HTTPServer, context: SyncContext, sync: BackgroundSync) {
+        self.server = server
+        self.context = context
+        self.sync = sync
+    }
+
+    /// Opens the store, loads the templates, starts the server and points the store at its remote.
+    ///
+    /// - Parameters:
+    ///   - servicePagePath: where the embedded service shows its own page (linked from the header).
+    ///   - embed: adds an embedded table service's routes (`/tables/...` and its page) to the
+    ///     dashboard's router. The dashboard syncs with it unless a remote is given or saved.
+    public static func start(
+        _ configuration: DashboardConfiguration, servicePagePath: String? = nil,
+        embed: ((inout Router) -> Void)? = nil
+    ) async throws -> Dashboard {
+        let templates = try TemplateLibrary(folder: configuration.resources.templatesFolder, required: requiredTemplates)
+        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        let settings = SettingsFile(folder: configuration.dataDirectory)
+        let context = try SyncContext(path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path)
+        let sessions = Sessions()
+        let sync = BackgroundSync(context: context, sessions: sessions) { settings.settings.pageSize }
+        let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
+        // Known once the server is bound (port 0 picks the port then).
+        let address = Mutex<String?>(nil)
+        let hasEmbedded = embed != nil
+        let embedded: @Sendable () -> String? = { hasEmbedded ? address.withLock { $0 } : nil }
+        let renderer = PageRenderer(templates: templates, csrfToken: csrf.token, sessions: sessions) {
+            HeaderState.read(
+                context: context, sync: sync,
+                servicePage: servicePagePath.flatMap { path in embedded().map { $0 + path } })
+        }
+        let environment = DashboardEnvironment(
+            context: context, renderer: renderer, sessions: sessions, sync: sync, settings: settings,
+            embeddedURL: embedded)
+
+        var router = Router()
+        router.use(HostAllowList(boundTo: configuration.host))
+        if configuration.logRequests { router.use(RequestLogger()) }
+        router.use(sessions)
+        router.use(SecurityHeaders())
+        router.use(csrf)
+        router.errorRenderer = { request, error in
+            if request.path.hasPrefix("/api/") || request.path.hasPrefix("/tables") || request.prefersJSON {
+                return .jsonError(error.message, status: error.status)
+            }
+            return renderer.error(request, error)
+        }
+        let files = StaticFiles(folder: configuration.resources.publicFolder)
+        router.get("/public/*") { request in try files.respond(request) }
+        embed?(&router)
+        TodoListController(environment: environment).addRoutes(to: &router)
+        ItemController(environment: environment).addRoutes(to: &router)
+        OperationsController(environment: environment).addRoutes(to: &router)
+        ConflictsController(environment: environment).addRoutes(to: &router)
+        SettingsController(environment: environment).addRoutes(to: &router)
+        SyncController(environment: environment).addRoutes(to: &router)
+        APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
+
+        let server = try HTTPServer(
+            configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder())
+        address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
+        let dashboard = Dashboard(server: server, context: context, sync: sync)
+        try await dashboard.applyRemote(configuration.remote, settings: settings, embeddedURL: embedded())
+        return dashboard
+    }
+
+    /// Chooses the remote: the command line's, else the saved one, else the embedded service.
+    private func applyRemote(_ remote: DashboardConfiguration.Remote?, settings: SettingsFile, embeddedURL: String?)
+        async throws
+    {
+        var saved = settings.settings
+        switch remote {
+        case .url(let url, let key)?:
+            saved.remoteURL = url.absoluteString
+            saved.applicationKey = key
+        case .embedded?:
+            saved.remoteURL = nil
+            saved.applicationKey = nil
+        case nil:
+            break
+        }
+        if saved != settings.settings { try settings.save(saved) }
+        let target = saved.remoteURL ?? embeddedURL
+        try await context.setRemote(url: target.flatMap(URL.init(string:)), applicationKey: saved.applicationKey)
+    }
+
+    /// The address this process uses to reach a server bound to `host` (a wildcard → loopback).
+    static func clientURL(host: String, port: Int) -> String {
+        switch host {
+        case "0.0.0.0": "http://127.0.0.1:\(port)"
+        case "::": "http://[::1]:\(port)"
+        default: host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+        }
+    }
+
+    /// Waits for background work, stops the server and closes the store.
+    public func stop() async {
+        await sync.waitUntilIdle()
+        server.stop()
+        try? await context.close()
+    }
+
+    /// Waits until no sync, push or pull runs (for tests and scripts).
+    public func waitUntilIdle() async {
+        await sync.waitUntilIdle()
+    }
+}

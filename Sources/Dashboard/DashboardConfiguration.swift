@@ -1,0 +1,39 @@
+import Foundation
+import Views
+
+/// Everything a dashboard needs to start.
+public struct DashboardConfiguration: Sendable {
+    /// Which table service the dashboard syncs with.
+    public enum Remote: Sendable, Equatable {
+        /// A table service inside the dashboard's own server (`/tables`, its page at `/service`),
+        /// with its database in the data folder.
+        case embedded
+        /// Another service, such as `todosync serve` or an official Mobile Apps server.
+        case url(URL, applicationKey: String?)
+    }
+
+    public var host: String
+    public var port: Int
+    /// Holds the local store (`store.sqlite`), the embedded service's database and the settings.
+    public var dataDirectory: URL
+    public var resources: ResourceFolders
+    /// The remote from the command line; `nil` keeps the one saved in the settings (embedded at first).
+    public var remote: Remote?
+    /// Shown in the title and header, such as "Device A" in the demo.
+    public var deviceName: String?
+    /// Logs one line per request when true.
+    public var logRequests: Bool
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
+        remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false
+    ) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.resources = resources
+        self.remote = remote
+        self.deviceName = deviceName
+        self.logRequests = logRequests
+    }
+}

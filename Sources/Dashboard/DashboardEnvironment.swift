@@ -1,0 +1,55 @@
+import Foundation
+import HTTPServer
+import SyncClient
+
+/// What every controller uses: the sync context, the renderer, sessions and background sync.
+struct DashboardEnvironment: Sendable {
+    let context: SyncContext
+    let renderer: PageRenderer
+    let sessions: Sessions
+    let sync: BackgroundSync
+    let settings: SettingsFile
+    /// The embedded service's address, when the dashboard has one.
+    let embeddedURL: @Sendable () -> String?
+
+    static let table = BackgroundSync.table
+
+    var todos: SyncTable { context.table(Self.table) }
+
+    /// "3 changes pending" (or "nothing pending").
+    func pendingSummary() -> String {
+        let pending = (try? context.status().pending) ?? 0
+        return pending == 0 ? "nothing pending" : "\(pending) change\(pending == 1 ? "" : "s") pending"
+    }
+
+    /// A local path to go back to after a form, or `fallback` (never another site).
+    static func safeBack(_ value: String?, fallback: String = "/") -> String {
+        guard let value, value.hasPrefix("/"), !value.hasPrefix("//"), !value.contains("\\") else { return fallback }
+        return value
+    }
+}
+
+extension SyncError {
+    /// The HTTP answer for a sync error met while handling a page or API request.
+    var httpError: HTTPError {
+        switch self {
+        case .itemNotFound, .operationNotFound:
+            HTTPError(404, description)
+        case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations:
+            HTTPError(409, description)
+        case .invalidItem, .unknownTable:
+            HTTPError(422, description)
+        case .stopped, .noRemote:
+            HTTPError(503, description)
+        case .badResponse, .pullMadeNoProgress:
+            HTTPError(502, description)
+        case .storage:
+            HTTPError(500, description)
+        }
+    }
+}
+
+/// Runs a store call, turning its error into the matching HTTP error.
+func storeCall<T>(_ body: () throws(SyncError) -> T) throws(HTTPError) -> T {
+    do { return try body() } catch { throw error.httpError }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Synchronization
+
+/// The dashboard's own settings (`settings.json` in the data folder): which remote to use and
+/// how large pull pages are. Offline mode lives in the sync store itself.
+struct DashboardSettings: Codable, Sendable, Equatable {
+    /// `nil` means the embedded table service.
+    var remoteURL: String?
+    var applicationKey: String?
+    var pageSize: Int = 50
+
+    static let fileName = "settings.json"
+}
+
+/// Reads and writes ``DashboardSettings`` atomically.
+final class SettingsFile: Sendable {
+    private let url: URL
+    private let current: Mutex<DashboardSettings>
+
+    init(folder: URL) {
+        url = folder.appendingPathComponent(DashboardSettings.fileName)
+        let saved = (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode(DashboardSettings.self, from: $0) }
+        current = Mutex(saved ?? DashboardSettings())
+    }
+
+    var settings: DashboardSettings { current.withLock { $0 } }
+
+    /// Saves new settings; the old file stays whole if writing fails.
+    func save(_ settings: DashboardSettings) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(settings).write(to: url, options: .atomic)
+        current.withLock { $0 = settings }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import HTTPServer
+import SyncClient
+
+/// `/settings`: remote address, application key, pull page size and offline mode.
+struct SettingsController: Sendable {
+    let environment: DashboardEnvironment
+
+    /// The settings form as typed, with a message per field when something is wrong.
+    struct Form {
+        var remote: String
+        var key: String
+        var pageSize: String
+        var offline: Bool
+        var remoteError: String?
+        var pageSizeError: String?
+
+        var context: [String: Any] {
+            var context: [String: Any] = ["remote": remote, "key": key, "pageSize": pageSize, "offline": offline]
+            context["remoteError"] = remoteError
+            context["pageSizeError"] = pageSizeError
+            return context
+        }
+    }
+
+    func addRoutes(to router: inout Router) {
+        router.get("/settings") { request in show(request, form: current()) }
+        router.post("/settings") { request async throws in try await save(request) }
+    }
+
+    private func current() -> Form {
+        let settings = environment.settings.settings
+        return Form(
+            remote: settings.remoteURL ?? "", key: settings.applicationKey ?? "",
+            pageSize: String(settings.pageSize), offline: environment.context.isOffline)
+    }
+
+    private func show(_ request: Request, form: Form, status: Int = 200) -> Response {
+        var context: [String: Any] = ["form": form.context]
+        context["embeddedURL"] = environment.embeddedURL()
+        return environment.renderer.page("settings", request, section: .settings, status: status, context)
+    }
+
+    private func save(_ request: Request) async throws -> Response {
+        let fields = try request.form()
+        var form = Form(
+            remote: (fields["remote"] ?? "").trimmingCharacters(in: .whitespaces),
+            key: fields["key"] ?? "", pageSize: (fields["pageSize"] ?? "50").trimmingCharacters(in: .whitespaces),
+            offline: fields["offline"] == "true")
+        var url: URL?
+        if form.remote.isEmpty {
+            if environment.embeddedURL() == nil {
+                form.remoteError = "Give the table service's address, such as http://127.0.0.1:8090."
+            }
+        } else if let parsed = URL(string: form.remote), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host?.isEmpty == false
+        {
+            url = parsed
+        } else {
+            form.remoteError = "“\(form.remote)” is not a web address; write it like http://127.0.0.1:8090."
+        }
+        let pageSize = Int(form.pageSize)
+        if pageSize == nil || !(1...1000).contains(pageSize!) {
+            form.pageSizeError = "Use a whole number from 1 to 1000."
+        }
+        if form.remoteError != nil || form.pageSizeError != nil {
+            return show(request, form: form, status: 422)
+        }
+        let settings = DashboardSettings(
+            remoteURL: url?.absoluteString, applicationKey: form.key.isEmpty ? nil : form.key, pageSize: pageSize!)
+        try environment.settings.save(settings)
+        let target = url ?? environment.embeddedURL().flatMap(URL.init(string:))
+        try await environment.context.setRemote(url: target, applicationKey: settings.applicationKey)
+        try environment.context.setOffline(form.offline)
+        environment.sessions.flash(
+            request, .success,
+            form.offline ? "Settings saved. Offline mode is on: edits are kept here until you turn it off." : "Settings saved.")
+        return .redirect(to: "/settings")
+    }
+}

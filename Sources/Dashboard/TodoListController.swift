@@ -1,0 +1,129 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+
+/// `/`: the todo list with filters, search and pages; `POST /items` adds a todo.
+struct TodoListController: Sendable {
+    let environment: DashboardEnvironment
+    static let pageSize = 50
+
+    /// Which todos the list shows.
+    enum Show: String, CaseIterable {
+        case all, active, completed
+
+        var label: String { rawValue.capitalized }
+    }
+
+    /// The list's query string, read and checked.
+    struct ListQuery {
+        var show: Show = .all
+        var search = ""
+        var page = 1
+
+        init(_ request: Request) throws(HTTPError) {
+            if let value = request.query("show"), !value.isEmpty {
+                guard let show = Show(rawValue: value) else {
+                    throw HTTPError.badRequest("Unknown filter '\(value)': use all, active or completed.")
+                }
+                self.show = show
+            }
+            search = String((request.query("q") ?? "").prefix(200))
+            if let value = request.query("page"), !value.isEmpty {
+                guard let page = Int(value), page >= 1 else {
+                    throw HTTPError.badRequest("The page number must be a whole number from 1.")
+                }
+                self.page = page
+            }
+        }
+
+        var predicate: TableQuery.Predicate? {
+            var parts: [TableQuery.Predicate] = []
+            switch show {
+            case .all: break
+            case .active: parts.append(.or([.equal("complete", .bool(false)), .equal("complete", .null)]))
+            case .completed: parts.append(.equal("complete", .bool(true)))
+            }
+            if !search.isEmpty { parts.append(.contains("text", search)) }
+            return parts.isEmpty ? nil : (parts.count == 1 ? parts[0] : .and(parts))
+        }
+
+        func href(show: Show? = nil, page: Int? = nil) -> String {
+            var items: [String] = []
+            let show = show ?? self.show
+            if show != .all { items.append("show=\(show.rawValue)") }
+            if !search.isEmpty { items.append("q=\(PercentDecoding.encode(search))") }
+            if let page, page > 1 { items.append("page=\(page)") }
+            return "/" + (items.isEmpty ? "" : "?" + items.joined(separator: "&"))
+        }
+    }
+
+    func addRoutes(to router: inout Router) {
+        router.get("/") { request in try list(request) }
+        router.post("/items") { request in try add(request) }
+    }
+
+    /// The page's items, total and rows as the templates and the API want them.
+    func items(_ query: ListQuery) throws(HTTPError) -> (rows: [[String: Any]], items: [Item], total: Int) {
+        let table = environment.todos
+        let total = try storeCall { () throws(SyncError) in try table.count(TableQuery(where: query.predicate)) }
+        let page = TableQuery(
+            where: query.predicate, orderBy: [.descending("createdAt"), .descending("rowid")], limit: Self.pageSize,
+            offset: (query.page - 1) * Self.pageSize)
+        let items = try storeCall { () throws(SyncError) in try table.query(page) }
+        let context = environment.context
+        let rows = items.map { item in
+            let id = item[SystemColumn.id]?.stringValue ?? ""
+            let operation = try? context.operations(table: DashboardEnvironment.table, itemId: id).last
+            return TodoPresenter.row(item, operation: operation)
+        }
+        return (rows, items, total)
+    }
+
+    func list(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
+        let query = try ListQuery(request)
+        let (rows, _, total) = try items(query)
+        let pages = max(1, (total + Self.pageSize - 1) / Self.pageSize)
+        var context: [String: Any] = [
+            "items": rows, "hasItems": !rows.isEmpty, "show": query.show.rawValue, "search": query.search,
+            "filters": Show.allCases.map { show in
+                ["label": show.label, "href": query.href(show: show), "current": show == query.show] as [String: Any]
+            },
+            "emptyMessage": emptyMessage(query, total: total),
+        ]
+        if pages > 1 || query.page > 1 {
+            var pager: [String: Any] = ["summary": "Page \(query.page) of \(pages) · \(total) todos"]
+            if query.page > 1 { pager["previous"] = query.href(page: query.page - 1) }
+            if query.page < pages { pager["next"] = query.href(page: query.page + 1) }
+            context["pager"] = pager
+        }
+        if let form { context["form"] = ["text": form.text, "error": form.message] }
+        return environment.renderer.page("todos", request, section: .todos, status: status, context)
+    }
+
+    private func emptyMessage(_ query: ListQuery, total: Int) -> String {
+        if query.page > 1 { return "This page is past the end of the list." }
+        if !query.search.isEmpty { return "No todo matches “\(query.search)”." }
+        switch query.show {
+        case .all: return "No todos yet. Add one above, or press Sync to fetch them from the service."
+        case .active: return "Nothing left to do."
+        case .completed: return "Nothing completed yet."
+        }
+    }
+
+    private func add(_ request: Request) throws -> Response {
+        let form = try request.form()
+        switch TodoInput.parse(text: form["text"], complete: nil) {
+        case .failure(let invalid):
+            return try list(request, form: invalid, status: 422)
+        case .success(let input):
+            let table = environment.todos
+            _ = try storeCall { () throws(SyncError) in
+                try table.insert(["text": .string(input.text), "complete": .bool(input.complete)])
+            }
+            environment.sessions.flash(
+                request, .success, "Added “\(input.text)” — saved locally, \(environment.pendingSummary()).")
+            return .redirect(to: "/")
+        }
+    }
+}

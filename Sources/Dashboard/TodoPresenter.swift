@@ -1,0 +1,84 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+
+/// Turns store values into what templates show: texts, dates, badges, links.
+enum TodoPresenter {
+    /// One row of the todo list (or the item editor's `item`).
+    static func row(_ item: Item, operation: TableOperation?) -> [String: Any] {
+        let id = item[SystemColumn.id]?.stringValue ?? ""
+        var row: [String: Any] = [
+            "id": id,
+            "idPath": PercentDecoding.encode(id),
+            "text": item["text"]?.stringValue ?? "",
+            "complete": item["complete"]?.boolValue ?? false,
+            "updatedAt": date(item[SystemColumn.updatedAt]),
+        ]
+        row["version"] = item[SystemColumn.version]?.stringValue
+        if let operation { row["badge"] = badge(operation) }
+        return row
+    }
+
+    /// The badge for an item's pending operation: kind, label and where it links.
+    static func badge(_ operation: TableOperation) -> [String: Any] {
+        switch operation.state {
+        case .conflict:
+            return ["kind": "conflict", "label": "conflict", "href": "/conflicts/\(operation.id)"]
+        case .failed:
+            return ["kind": "failed", "label": "refused", "href": "/operations"]
+        case .inFlight:
+            return ["kind": "inflight", "label": "sending", "href": "/operations"]
+        case .pending, .attempted:
+            return ["kind": operation.kind.rawValue, "label": "pending \(operation.kind.rawValue)", "href": "/operations"]
+        }
+    }
+
+    /// The badge class of an operation's state on the queue page.
+    static func stateBadge(_ state: OperationState) -> String {
+        switch state {
+        case .conflict: "conflict"
+        case .failed: "failed"
+        case .inFlight: "inflight"
+        case .pending, .attempted: "pending"
+        }
+    }
+
+    /// Words for an operation state.
+    static func stateLabel(_ state: OperationState) -> String {
+        switch state {
+        case .pending: "pending"
+        case .inFlight: "sending"
+        case .attempted: "retry pending"
+        case .failed: "refused"
+        case .conflict: "conflict"
+        }
+    }
+
+    /// A value for a table cell: text as is, booleans as Yes/No, nothing as an em dash.
+    static func display(_ value: JSONValue?) -> String {
+        switch value {
+        case nil, .null?: "—"
+        case .bool(let flag)?: flag ? "Yes" : "No"
+        case .string(let text)?: text
+        case let other?: other.description
+        }
+    }
+
+    /// `2026-11-21T23:02:54.020Z` → `2026-11-21 23:02:54 UTC`.
+    static func date(_ value: JSONValue?) -> String {
+        guard let text = value?.stringValue, text.count >= 19 else { return "" }
+        return text.prefix(10) + " " + text.dropFirst(11).prefix(8) + " UTC"
+    }
+
+    static func date(_ date: Date?) -> String {
+        guard let date else { return "" }
+        return Self.date(.string(date.formatted(.iso8601)))
+    }
+
+    /// A short label for an item in lists: its text, else its id.
+    static func label(_ item: Item?, id: String) -> String {
+        let text = item?["text"]?.stringValue ?? ""
+        return text.isEmpty ? id : String(text.prefix(80))
+    }
+}

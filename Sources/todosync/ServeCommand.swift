@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import TableService
+
+/// `todosync serve`: the table service alone.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the table service (the Mobile Apps table protocol over SQLite).",
+        discussion: "Clients sync with /tables/{table}; the service's own page is at /service."
+    )
+
+    @Option(help: "Address to listen on. Only this machine can connect to the default.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free one).")
+    var port = 8090
+
+    @Option(help: "SQLite file of the tables (created if missing).")
+    var database = "data/service.sqlite"
+
+    @Option(help: "Require this key in X-ZUMO-APPLICATION on every request.")
+    var appKey: String?
+
+    @Option(help: "Rows per page when a query has no $top.")
+    var pageSize = 50
+
+    @Option(help: "The largest $top a query may ask for.")
+    var maxTop = 1000
+
+    @Flag(help: "Do not log requests.")
+    var quiet = false
+
+    @OptionGroup var resources: ResourceOptions
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard pageSize >= 1 else { throw ValidationError("--page-size must be at least 1.") }
+        guard maxTop >= pageSize else { throw ValidationError("--max-top must be at least --page-size (\(pageSize)).") }
+        if let appKey, appKey.isEmpty { throw ValidationError("--app-key is empty; give a key or leave the flag out.") }
+    }
+
+    func run() async throws {
+        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let templates = try? resources.locate().templatesFolder
+        let running: RunningTableService
+        do {
+            running = try TableService.start(
+                .init(
+                    databasePath: database, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
+                    tables: ["todoitem"], templatesFolder: templates),
+                host: host, port: port, quiet: quiet)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        announce("todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
+        await waitForTermination()
+        running.stop()
+        announce("todosync serve stopped.")
+    }
+}
