@@ -4,6 +4,7 @@
 // - asks before discarding or deleting.
 (function () {
   "use strict";
+  document.documentElement.dataset.enhanced = "yes";
   var bar = document.getElementById("syncbar");
   if (!bar) return;
   var statusURL = bar.getAttribute("data-status-url");

@@ -54,7 +54,9 @@ public final class Dashboard: Sendable {
         let address = Mutex<String?>(nil)
         let hasEmbedded = embed != nil
         let embedded: @Sendable () -> String? = { hasEmbedded ? address.withLock { $0 } : nil }
-        let renderer = PageRenderer(templates: templates, csrfToken: csrf.token, sessions: sessions) {
+        let renderer = PageRenderer(
+            templates: templates, csrfToken: csrf.token, sessions: sessions, deviceName: configuration.deviceName
+        ) {
             HeaderState.read(
                 context: context, sync: sync,
                 servicePage: servicePagePath.flatMap { path in embedded().map { $0 + path } })

@@ -10,6 +10,8 @@ struct PageRenderer: Sendable {
     let templates: TemplateLibrary
     let csrfToken: String
     let sessions: Sessions
+    /// Shown in the header and the window title ("Device A" in the demo).
+    let deviceName: String?
     let header: @Sendable () -> HeaderState
 
     /// Sections of the navigation bar.
@@ -23,6 +25,7 @@ struct PageRenderer: Sendable {
         full["header"] = header().context
         full["nav"] = [section.rawValue: true]
         full["back"] = request.path
+        full["device"] = deviceName
         let flashes = sessions.takeFlashes(request)
         if !flashes.isEmpty {
             full["flash"] = flashes.map { ["kind": $0.kind.rawValue, "message": $0.message] }

@@ -72,12 +72,11 @@ struct DashboardLauncher {
     var appKey: String?
     var deviceName: String?
     var verbose: Bool
-    var port: Int?
 
     func start() async throws -> Dashboard {
         let folder = URL(fileURLWithPath: dataDir)
         let configuration = DashboardConfiguration(
-            host: listen.host, port: port ?? listen.port, dataDirectory: folder, resources: resources,
+            host: listen.host, port: listen.port, dataDirectory: folder, resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose)
         do {
             guard remote == nil else { return try await Dashboard.start(configuration) }

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Dashboard
+import Foundation
+import TableService
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `todosync demo`: the tutorial's two phones — one table service and two dashboards.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Start one table service and two dashboards (device A and B) to try a conflict.",
+        discussion: """
+            Device A listens on --port, device B on --port + 1 and the service on --port + 2. Edit the \
+            same todo differently on A and B, sync A, then sync B: B shows the conflict.
+            """
+    )
+
+    @Option(help: "Port of device A; B and the service use the next two.")
+    var port = 8080
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Folder for the demo's stores (its content is kept between runs).")
+    var dataDir = "data/demo"
+
+    @Flag(help: "Start from empty stores and the seeded todos.")
+    var fresh = false
+
+    @OptionGroup var resources: ResourceOptions
+
+    /// The todos a new demo service starts with.
+    static let seeds = ["Buy milk", "Call the dentist", "Water the plants", "Book train tickets"]
+
+    func validate() throws {
+        guard (1...65533).contains(port) else { throw ValidationError("--port must be between 1 and 65533.") }
+    }
+
+    func run() async throws {
+        let folder = URL(fileURLWithPath: dataDir)
+        if fresh { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folders = try resources.locate()
+        let service: RunningTableService
+        do {
+            service = try TableService.start(
+                .init(databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                      templatesFolder: folders.templatesFolder),
+                host: host, port: port + 2, quiet: true)
+        } catch {
+            throw ValidationError("\(error) (the demo uses ports \(port) to \(port + 2); see --port)")
+        }
+        try await seed(service.url)
+        let remote = URL(string: service.url)!
+        var devices: [Dashboard] = []
+        for (index, name) in ["Device A", "Device B"].enumerated() {
+            let launcher = DashboardLauncher(
+                listen: ListenOptions(host: host, port: port + index), resources: folders,
+                dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
+                remote: remote, appKey: nil, deviceName: name, verbose: false)
+            devices.append(try await launcher.start())
+        }
+        announce("""
+            todosync demo:
+              device A   \(devices[0].url)/
+              device B   \(devices[1].url)/
+              service    \(service.url)/service  (the table service's own page)
+            Press Sync on both devices, edit the same todo differently on each, sync A, then sync B.
+            Ctrl-C stops the demo.
+            """)
+        await waitForTermination()
+        for device in devices { await device.stop() }
+        service.stop()
+        announce("todosync demo stopped.")
+    }
+
+    /// Inserts the seed todos through the protocol when the service has none.
+    private func seed(_ base: String) async throws {
+        let list = URL(string: base + "/tables/todoitem?$top=1")!
+        var request = URLRequest(url: list)
+        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        guard (try? JSONSerialization.jsonObject(with: data) as? [Any])?.isEmpty ?? false else { return }
+        for text in Self.seeds {
+            var insert = URLRequest(url: URL(string: base + "/tables/todoitem")!)
+            insert.httpMethod = "POST"
+            insert.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+            insert.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            insert.httpBody = try JSONSerialization.data(withJSONObject: ["text": text, "complete": false])
+            _ = try await URLSession.shared.data(for: insert)
+        }
+    }
+}
