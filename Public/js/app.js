@@ -19,6 +19,7 @@
   function show(status) {
     setText("pending", status.pending);
     setText("conflicts", status.conflicts);
+    setText("conflictsWord", status.conflictsWord);
     setText("progress", status.progressText || "");
     setText("stateLabel", status.stateLabel);
     var pending = field("pendingLink"), conflicts = field("conflictsLink");

@@ -49,8 +49,9 @@ struct ConflictsController: Sendable {
         let columns = environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
         let fields = conflict.fields(columns: columns).map { field in
             [
-                "name": field.name, "base": TodoPresenter.display(field.base),
-                "client": TodoPresenter.display(field.client), "server": TodoPresenter.display(field.server),
+                "name": field.name, "base": TodoPresenter.display(field.base, column: field.name),
+                "client": TodoPresenter.display(field.client, column: field.name),
+                "server": TodoPresenter.display(field.server, column: field.name),
                 "differs": field.differs && !SystemColumn.all.contains(field.name),
             ] as [String: Any]
         }

@@ -25,15 +25,13 @@ struct ItemController: Sendable {
     func show(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
-        let context: [String: Any] = [
-            "item": TodoPresenter.row(item, operation: nil),
-            "form": [
-                "text": form?.text ?? item["text"]?.stringValue ?? "",
-                "complete": form?.complete ?? item["complete"]?.boolValue ?? false,
-                "error": form?.message as Any,
-            ],
-            "operation": operationContext(id) as Any,
+        var fields: [String: Any] = [
+            "text": form?.text ?? item["text"]?.stringValue ?? "",
+            "complete": form?.complete ?? item["complete"]?.boolValue ?? false,
         ]
+        fields["error"] = form?.message
+        var context: [String: Any] = ["item": TodoPresenter.row(item, operation: nil), "form": fields]
+        context["operation"] = operationContext(id)
         return environment.renderer.page("item", request, section: .todos, status: status, context)
     }
 

@@ -59,6 +59,7 @@ struct HeaderState: Sendable {
         var context: [String: Any] = [
             "remote": remote, "remoteLabel": remoteLabel, "state": state, "stateLabel": stateLabel,
             "pending": pending, "conflicts": conflicts, "running": running, "progress": progress,
+            "conflictsWord": conflicts == 1 ? "conflict" : "conflicts",
         ]
         context["servicePage"] = servicePage
         return context
@@ -70,6 +71,7 @@ struct HeaderState: Sendable {
             "remote": .string(remote), "state": .string(state), "stateLabel": .string(stateLabel),
             "pending": .number(Double(pending)), "conflicts": .number(Double(conflicts)),
             "failed": .number(Double(failed)), "running": .bool(running), "progressText": .string(progress),
+            "conflictsWord": .string(conflicts == 1 ? "conflict" : "conflicts"),
             "lastResult": lastResult.map(JSONValue.string) ?? .null,
         ]
     }

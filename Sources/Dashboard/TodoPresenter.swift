@@ -13,8 +13,9 @@ enum TodoPresenter {
             "idPath": PercentDecoding.encode(id),
             "text": item["text"]?.stringValue ?? "",
             "complete": item["complete"]?.boolValue ?? false,
-            "updatedAt": date(item[SystemColumn.updatedAt]),
         ]
+        let updated = date(item[SystemColumn.updatedAt])
+        if !updated.isEmpty { row["updatedAt"] = updated }
         row["version"] = item[SystemColumn.version]?.stringValue
         if let operation { row["badge"] = badge(operation) }
         return row
@@ -55,9 +56,12 @@ enum TodoPresenter {
         }
     }
 
-    /// A value for a table cell: text as is, booleans as Yes/No, nothing as an em dash.
-    static func display(_ value: JSONValue?) -> String {
-        switch value {
+    /// A value for a table cell: text as is, booleans as Yes/No, dates readable, nothing as an em dash.
+    static func display(_ value: JSONValue?, column: String = "") -> String {
+        if column == SystemColumn.updatedAt || column == SystemColumn.createdAt, value?.stringValue != nil {
+            return date(value)
+        }
+        return switch value {
         case nil, .null?: "—"
         case .bool(let flag)?: flag ? "Yes" : "No"
         case .string(let text)?: text
