@@ -1,0 +1,105 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Dashboard
+import HTTPServer
+import TableService
+import Views
+
+/// A real dashboard with its embedded table service on 127.0.0.1 (port 0), in a temp folder,
+/// and a browser-like client that keeps cookies and does not follow redirects.
+final class DashboardHarness: Sendable {
+    let dashboard: Dashboard
+    let folder: URL
+    let client: Client
+
+    static var projectRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    init() async throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-\(UUID().uuidString)")
+        let resources = ResourceFolders(
+            publicFolder: Self.projectRoot.appendingPathComponent("Public"),
+            templatesFolder: Self.projectRoot.appendingPathComponent("Templates"))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let service = try TableService(configuration: .init(
+            databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+            templatesFolder: resources.templatesFolder))
+        dashboard = try await Dashboard.start(
+            DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources),
+            servicePagePath: "/service"
+        ) { router in service.addRoutes(to: &router) }
+        client = Client(base: dashboard.url)
+    }
+
+    func stop() async { await dashboard.stop() }
+
+    /// The CSRF token, as a script reads it.
+    func csrfToken() async throws -> String {
+        let status = try await client.send("GET", "/api/status")
+        let object = try JSONSerialization.jsonObject(with: status.body) as? [String: Any]
+        return object?["csrfToken"] as? String ?? ""
+    }
+
+    /// Posts a form with the right token.
+    func submit(_ path: String, _ fields: [String: String]) async throws -> Client.Answer {
+        var fields = fields
+        fields["_csrf"] = try await csrfToken()
+        return try await client.send("POST", path, form: fields)
+    }
+}
+
+/// Stops URLSession from following redirects, so tests see the 303 itself.
+final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}
+
+/// An HTTP client for tests: keeps cookies, never follows redirects.
+final class Client: Sendable {
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    let base: String
+    private let session: URLSession
+
+    init(base: String) {
+        self.base = base
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieAcceptPolicy = .always
+        session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+    }
+
+    func send(
+        _ method: String, _ path: String, form: [String: String]? = nil, json: Data? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        if let form {
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(form.map { "\(PercentDecoding.encode($0.key))=\(PercentDecoding.encode($0.value))" }
+                .joined(separator: "&").utf8)
+        }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = json
+        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        let http = response as! HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = "\(value)" }
+        return Answer(status: http.statusCode, headers: fields, body: data)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import Dashboard
+import HTTPServer
+
+@Suite(.timeLimit(.minutes(2))) struct DashboardPageTests {
+    @Test func everyPageAnswersWithTheSecurityHeaders() async throws {
+        let harness = try await DashboardHarness()
+        for path in ["/", "/operations", "/conflicts", "/settings", "/?show=active", "/?q=milk&page=1"] {
+            let page = try await harness.client.send("GET", path)
+            #expect(page.status == 200, "\(path)")
+            #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+            #expect(page.headers["x-frame-options"] == "DENY")
+            #expect(page.headers["x-content-type-options"] == "nosniff")
+        }
+        await harness.stop()
+    }
+
+    @Test func postWithoutOrWithWrongCSRFTokenIsRefusedAndStoresNothing() async throws {
+        let harness = try await DashboardHarness()
+        let missing = try await harness.client.send("POST", "/items", form: ["text": "forged"])
+        #expect(missing.status == 403)
+        let wrong = try await harness.client.send("POST", "/items", form: ["text": "forged", "_csrf": "0123"])
+        #expect(wrong.status == 403)
+        let api = try await harness.client.send("POST", "/api/items", json: Data(#"{"text":"forged"}"#.utf8))
+        #expect(api.status == 403)
+        #expect(try harness.dashboard.context.table("todoitem").count() == 0)
+        await harness.stop()
+    }
+
+    @Test func foreignHostIsRefused() async throws {
+        let harness = try await DashboardHarness()
+        let port = harness.dashboard.server.port
+        let raw = try RawExchange.send(port: port, "GET / HTTP/1.1\r\nHost: attacker.example:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(raw.hasPrefix("HTTP/1.1 421"))
+        let local = try RawExchange.send(port: port, "GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(local.hasPrefix("HTTP/1.1 200"))
+        await harness.stop()
+    }
+
+    @Test func addingATodoRedirectsAndShowsItEscapedWithAPendingBadge() async throws {
+        let harness = try await DashboardHarness()
+        let hostile = "<img src=x onerror=alert(1)>"
+        let added = try await harness.submit("/items", ["text": hostile])
+        #expect(added.status == 303)
+        #expect(added.headers["location"] == "/")
+        let list = try await harness.client.send("GET", "/")
+        #expect(list.text.contains("&lt;img src=x onerror=alert(1)&gt;"))
+        #expect(!list.text.contains(hostile))
+        #expect(list.text.contains("pending insert"))
+        #expect(list.text.contains("Added “&lt;img"))
+        await harness.stop()
+    }
+
+    @Test(arguments: ["", "   ", String(repeating: "x", count: 1001)])
+    func invalidTextShowsTheFormAgainAndStoresNothing(text: String) async throws {
+        let harness = try await DashboardHarness()
+        let answer = try await harness.submit("/items", ["text": text])
+        #expect(answer.status == 422)
+        #expect(answer.text.contains("field-error"))
+        #expect(answer.text.contains(text.isEmpty || text.trimmingCharacters(in: .whitespaces).isEmpty ? "cannot be empty" : "1000 characters"))
+        #expect(try harness.dashboard.context.table("todoitem").count() == 0)
+        await harness.stop()
+    }
+
+    @Test func unknownItemIsA404PageWithAdvice() async throws {
+        let harness = try await DashboardHarness()
+        let page = try await harness.client.send("GET", "/items/no-such-id")
+        #expect(page.status == 404)
+        #expect(page.text.contains("no todo with the id “no-such-id”"))
+        let json = try await harness.client.send("GET", "/api/items/no-such-id")
+        #expect(json.status == 404)
+        #expect(json.headers["content-type"]?.hasPrefix("application/json") == true)
+        await harness.stop()
+    }
+
+    @Test func editingAndDeletingChangeOnlyTheLocalStoreAndQueue() async throws {
+        let harness = try await DashboardHarness()
+        let table = harness.dashboard.context.table("todoitem")
+        let item = try table.insert(["text": "first", "complete": false])
+        let id = item["id"]?.stringValue ?? ""
+        let saved = try await harness.submit("/items/\(id)", ["text": "second", "complete": "true"])
+        #expect(saved.status == 303)
+        #expect(try table.item(id: id)?["text"] == .string("second"))
+        #expect(try table.item(id: id)?["complete"] == .bool(true))
+        #expect(try harness.dashboard.context.operations().count == 1)
+        let deleted = try await harness.submit("/items/\(id)/delete", [:])
+        #expect(deleted.status == 303)
+        #expect(try table.item(id: id) == nil)
+        // insert → update → delete collapses to nothing to send.
+        #expect(try harness.dashboard.context.operations().isEmpty)
+        await harness.stop()
+    }
+
+    @Test func syncRunsInTheBackgroundAndReportsItsResult() async throws {
+        let harness = try await DashboardHarness()
+        _ = try harness.dashboard.context.table("todoitem").insert(["text": "to the service", "complete": false])
+        let token = try await harness.csrfToken()
+        let started = try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
+        #expect(started.status == 202)
+        await harness.dashboard.waitUntilIdle()
+        let service = try await harness.client.send("GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0"])
+        #expect(service.text.contains("to the service"))
+        let page = try await harness.client.send("GET", "/")
+        #expect(page.text.contains("Pushed 1 change"))
+        #expect(try harness.dashboard.context.status().pending == 0)
+        await harness.stop()
+    }
+
+    @Test func secondSyncWhileOneRunsJoinsItAndBothBrowsersSeeTheResult() async throws {
+        let harness = try await DashboardHarness()
+        // A remote that takes a while to answer, so the first sync is still running.
+        var router = Router()
+        router.get("/tables/todoitem") { _ async throws in
+            try await Task.sleep(for: .milliseconds(600))
+            return .json(data: Data("[]".utf8))
+        }
+        let slow = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
+        try await harness.dashboard.context.setRemote(url: URL(string: slow.url), applicationKey: nil)
+        let other = Client(base: harness.dashboard.url)
+        let token = try await harness.csrfToken()
+        let first = try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
+        let second = try await other.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
+        #expect(first.text.contains(#""started":true"#))
+        #expect(second.text.contains(#""started":false"#))
+        let status = try await other.send("GET", "/api/status")
+        #expect(status.text.contains(#""running":true"#))
+        await harness.dashboard.waitUntilIdle()
+        #expect(try await harness.client.send("GET", "/").text.contains("Received 0 changes"))
+        #expect(try await other.send("GET", "/").text.contains("Received 0 changes"))
+        slow.stop()
+        await harness.stop()
+    }
+
+    @Test func formSyncRedirectsBackOnlyToLocalPaths() async throws {
+        let harness = try await DashboardHarness()
+        let local = try await harness.submit("/sync", ["back": "/operations"])
+        #expect(local.status == 303)
+        #expect(local.headers["location"] == "/operations")
+        let foreign = try await harness.submit("/sync", ["back": "//evil.example/"])
+        #expect(foreign.headers["location"] == "/")
+        await harness.dashboard.waitUntilIdle()
+        await harness.stop()
+    }
+
+    @Test func settingsRejectABadAddressAndKeepTheOldOne() async throws {
+        let harness = try await DashboardHarness()
+        let before = harness.dashboard.context.remoteURL
+        let answer = try await harness.submit("/settings", ["remote": "not a url", "pageSize": "5000", "offline": "false"])
+        #expect(answer.status == 422)
+        #expect(answer.text.contains("is not a web address"))
+        #expect(answer.text.contains("from 1 to 1000"))
+        #expect(harness.dashboard.context.remoteURL == before)
+        await harness.stop()
+    }
+}
