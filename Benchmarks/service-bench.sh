@@ -13,8 +13,8 @@ page=1000
 swift build -c release --product service-bench >/dev/null
 work=$(mktemp -d)
 chmod 755 "$work"  # nginx workers read as another user
-service_pid=""; nginx_pid=""
-trap 'kill $service_pid $nginx_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+service_pid=""; nginx_pid=""; wrk_pid=""
+trap 'kill $service_pid $nginx_pid ${wrk_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
 
 .build/release/service-bench "$work/tables.sqlite" > "$work/port" &
 service_pid=$!
@@ -22,12 +22,21 @@ for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 port=$(head -1 "$work/port")
 base="http://127.0.0.1:$port"
 
-# 1. Inserts.
+# 1. Inserts. wrk's threads stop themselves after their share of rows, but wrk waits for -d, so
+# the script times the inserts itself: it polls the row count and interrupts wrk when all are in.
 per_thread=$(( rows / 2 ))
-insert_out=$(ROWS_PER_THREAD=$per_thread wrk -t2 -c16 -d600s -s Benchmarks/service-post.lua "$base/tables/bench")
-count=$(curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=0&\$inlinecount=allpages" | sed 's/.*"count":\([0-9]*\).*/\1/')
-insert_rate=$(awk '/Requests\/sec/ {print $2}' <<<"$insert_out")
-non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$insert_out"); non2xx=${non2xx:-0}
+count_rows() {
+  curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=0&\$inlinecount=allpages" | sed 's/.*"count":\([0-9]*\).*/\1/'
+}
+start=$(date +%s.%N)
+ROWS_PER_THREAD=$per_thread wrk -t2 -c16 -d600s -s Benchmarks/service-post.lua "$base/tables/bench" > "$work/wrk.out" &
+wrk_pid=$!
+while [ "$(count_rows)" -lt "$rows" ]; do sleep 0.05; done
+end=$(date +%s.%N)
+kill -INT "$wrk_pid"; wait "$wrk_pid" || true
+count=$(count_rows)
+insert_rate=$(echo "$count / ($end - $start)" | bc -l)
+non2xx=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.out"); non2xx=${non2xx:-0}
 
 # 2. Reads: every page, in order, over one connection.
 pages=$(( (count + page - 1) / page ))

@@ -21,16 +21,18 @@ public enum ProtocolDate {
             days -= 1
         }
         let (year, month, day) = civil(fromDays: days)
+        func two(_ value: Int64) {
+            bytes.append(UInt8(48 + value / 10 % 10))
+            bytes.append(UInt8(48 + value % 10))
+        }
         func digits(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<count { divisor *= 10 }
-            var value = value
-            for _ in 0..<count {
-                bytes.append(UInt8(48 + (value / divisor) % 10))
-                value %= divisor
-                divisor /= 10
-                if divisor == 0 { break }
+            if count == 2 { return two(value) }
+            if count == 3 {
+                bytes.append(UInt8(48 + value / 100 % 10))
+                return two(value % 100)
             }
+            two(value / 100 % 100)
+            two(value % 100)
         }
         digits(year, 4)
         bytes.append(UInt8(ascii: "-"))

@@ -21,7 +21,7 @@ struct ItemJSONEncoder {
     /// A JSON array of the items, or `{"results": [...], "count": N}` when `count` is given.
     func data(_ items: [StoredItem], count: Int?) -> Data {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + items.count * 200)
+        bytes.reserveCapacity(64 + items.count * 320)
         if count != nil { bytes += Array(#"{"results":"#.utf8) }
         bytes.append(UInt8(ascii: "["))
         for (index, item) in items.enumerated() {
@@ -145,7 +145,20 @@ struct ItemJSONEncoder {
 
     static func appendString(_ string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
+        let utf8 = string.utf8
+        // Most values need no escaping: copy them in one go (native strings are contiguous UTF-8).
+        let copied = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                return false
+            }
+            bytes.append(contentsOf: buffer)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
             case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]

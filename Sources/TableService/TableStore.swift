@@ -164,13 +164,21 @@ final class TableStore: Sendable {
     /// The rows matching a compiled query, and their total count when asked.
     func query(_ query: CompiledQuery) throws(TableError) -> (items: [StoredItem], count: Int?) {
         try read { db in
-            let items = try Row.fetchAll(db, sql: query.selectSQL, arguments: query.selectArguments).map {
-                Self.item(from: $0, query.schema)
-            }
+            var items: [StoredItem] = []
+            let rows = try Row.fetchCursor(db, sql: query.selectSQL, arguments: query.selectArguments)
+            while let row = try rows.next() { items.append(Self.item(from: row, query.schema)) }
             let count = try query.countSQL.map {
                 try Int.fetchOne(db, sql: $0, arguments: query.countArguments) ?? 0
             }
             return (items, count)
+        }
+    }
+
+    /// SQLite's plan for a compiled query (`EXPLAIN QUERY PLAN`), to check that it uses the indexes.
+    func queryPlan(_ query: CompiledQuery) throws(TableError) -> [String] {
+        try read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.selectSQL, arguments: query.selectArguments)
+                .map { $0["detail"] as String? ?? "" }
         }
     }
 

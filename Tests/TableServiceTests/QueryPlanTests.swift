@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+@testable import TableService
+
+/// The keyset cursor of incremental pull is a range scan of the `(updatedAt, id)` index, not a
+/// scan of the table from its first row.
+@Suite struct QueryPlanTests {
+    static func plan(_ query: String, in service: TableService) throws -> String {
+        let schema = try #require(service.store.registry.schema(of: "todoitem"))
+        let items = URLComponents(string: "/?" + query)!.queryItems!.map { ($0.name, $0.value ?? "") }
+        let options = try QueryOptions(queryItems: items, defaultTop: 50, maximumTop: 1000)
+        let compiled = try QueryCompiler.compile(options, schema: schema, resolve: ProtocolStyle.v2.resolver(for: schema))
+        return try service.store.queryPlan(compiled).joined(separator: " | ")
+    }
+
+    @Test func keysetCursorUsesTheUpdatedAtIdIndexAsARange() throws {
+        let service = try TableService(configuration: .init(tables: ["todoitem"]))
+        for index in 0..<50 {
+            _ = try service.store.insert(
+                into: "todoitem", ItemChanges(id: "i\(index)", version: nil, fields: [.init(name: "text", value: .string("x"))]))
+        }
+        let keyset = try Self.plan(
+            "$filter=(updatedAt%20gt%20datetimeoffset'2026-01-01T00:00:00.000Z')%20or%20(updatedAt%20eq%20datetimeoffset'2026-01-01T00:00:00.000Z'%20and%20id%20gt%20'i1')&$orderby=updatedAt,id&$top=1000&__includeDeleted=true",
+            in: service)
+        #expect(keyset.contains("USING INDEX todoitem__updatedAt_id (updatedAt>?)"), "\(keyset)")
+        #expect(!keyset.contains("TEMP B-TREE"), "\(keyset)")
+        let byID = try Self.plan("$filter=id%20eq%20'i3'", in: service)
+        #expect(byID.contains("USING INDEX sqlite_autoindex_todoitem_1 (id=?)"), "\(byID)")
+    }
+}
