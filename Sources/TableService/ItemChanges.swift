@@ -8,7 +8,7 @@ struct ItemChanges: Sendable {
     /// The `version` (or legacy `__version`) sent in the body, compared like `If-Match` but
     /// answered with 409 (412 in the legacy protocol) when stale.
     var version: String?
-    /// Fields sorted by name (a JSON object's order is not kept by the decoder).
+    /// Fields in the order the body listed them (new columns are created in that order).
     var fields: [StoredItem.Field]
 }
 
@@ -19,24 +19,26 @@ extension ItemChanges {
     /// Reads and checks a JSON object body: property names must be column names, values plain
     /// (no objects or arrays), and server-owned properties are refused with the official message.
     init(body: Data, style: ProtocolStyle) throws(TableError) {
-        let value: JSONValue
+        let members: OrderedJSONParser.Members
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: body)
+            members = try OrderedJSONParser.object(Array(body))
         } catch {
-            throw .invalidRequest("The request body must be a JSON object such as {\"text\": \"milk\"}; it is not valid JSON.")
+            throw .invalidRequest(
+                "The request body must be a JSON object such as {\"text\": \"milk\"}; this one is not (\(error.message)).")
         }
-        guard case .object(let object) = value else {
-            throw .invalidRequest("The request body must be a JSON object such as {\"text\": \"milk\"}.")
-        }
-        try self.init(object: object, style: style)
+        try self.init(members: members, style: style)
     }
 
     init(object: [String: JSONValue], style: ProtocolStyle) throws(TableError) {
+        try self.init(members: object.keys.sorted().map { ($0, object[$0]!) }, style: style)
+    }
+
+    /// Checks the members of a body object, in the order they were sent.
+    init(members: OrderedJSONParser.Members, style: ProtocolStyle) throws(TableError) {
         id = nil
         version = nil
         fields = []
-        for name in object.keys.sorted() {
-            let value = object[name]!
+        for (name, value) in members {
             let lowered = name.lowercased()
             if lowered == SystemColumn.id.lowercased() {
                 switch value {

@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import Testing
+@testable import TableService
 
 /// Replays the official server's captured exchanges, in capture order, against one fresh service
 /// whose clock follows the capture's timeline, and checks the same status and a body of the same
@@ -152,6 +153,13 @@ struct Replay {
             ids[referenceID] = ourID
         }
         compare(reference, ours, path: "body", into: &problems)
+        // Columns come in the order the official server made them (the order clients first sent them).
+        if let expected = try? OrderedJSONParser.object(Array(exchange.response.body.utf8)).map(\.name),
+            let actual = try? OrderedJSONParser.object(Array(reply.body)).map(\.name)
+        {
+            let comparable = expected.filter { actual.contains($0) }
+            if comparable != actual { problems.append("keys in order \(actual), expected \(comparable)") }
+        }
         learnVersions(reference, ours)
         return problems
     }

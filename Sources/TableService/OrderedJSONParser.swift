@@ -1,0 +1,219 @@
+import SyncProtocol
+
+/// Parses a JSON request body keeping the order of an object's keys (Foundation's decoder does
+/// not), so that columns are created in the order a client first sent them, as the official
+/// server does. Strict RFC 8259: no comments, no trailing commas, nesting limited.
+struct OrderedJSONParser {
+    /// A JSON object as written: its members in order.
+    typealias Members = [(name: String, value: JSONValue)]
+
+    struct Failure: Error {
+        let message: String
+    }
+
+    static let maximumDepth = 32
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private var depth = 0
+
+    private init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The members of the top-level object in `bytes`; fails if it is not exactly one JSON object.
+    static func object(_ bytes: [UInt8]) throws(Failure) -> Members {
+        var parser = OrderedJSONParser(bytes)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{") else { throw Failure(message: "the body is not a JSON object") }
+        let members = try parser.members()
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.failure("text after the end of the object") }
+        return members
+    }
+
+    // MARK: Values
+
+    private mutating func members() throws(Failure) -> Members {
+        try enter()
+        index += 1  // {
+        var members: Members = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return members
+        }
+        while true {
+            skipWhitespace()
+            guard peek() == UInt8(ascii: "\"") else { throw failure("expected a property name in double quotes") }
+            let name = try string()
+            skipWhitespace()
+            guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a property name") }
+            index += 1
+            members.append((name, try value()))
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                depth -= 1
+                return members
+            default: throw failure("expected ',' or '}' in an object")
+            }
+        }
+    }
+
+    private mutating func value() throws(Failure) -> JSONValue {
+        skipWhitespace()
+        guard let byte = peek() else { throw failure("the body ends where a value was expected") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            var object: [String: JSONValue] = [:]
+            for member in try members() { object[member.name] = member.value }
+            return .object(object)
+        case UInt8(ascii: "["):
+            try enter()
+            index += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return .array(elements)
+            }
+            while true {
+                elements.append(try value())
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "]"):
+                    index += 1
+                    depth -= 1
+                    return .array(elements)
+                default: throw failure("expected ',' or ']' in an array")
+                }
+            }
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): return try word("true", .bool(true))
+        case UInt8(ascii: "f"): return try word("false", .bool(false))
+        case UInt8(ascii: "n"): return try word("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func word(_ text: String, _ value: JSONValue) throws(Failure) -> JSONValue {
+        let expected = Array(text.utf8)
+        guard index + expected.count <= bytes.count, Array(bytes[index..<index + expected.count]) == expected else {
+            throw failure("unexpected word")
+        }
+        index += expected.count
+        return value
+    }
+
+    private mutating func number() throws(Failure) -> JSONValue {
+        let start = index
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        guard let first = peek(), isDigit(first) else { throw failure("malformed number") }
+        if first == UInt8(ascii: "0") { index += 1 } else { while let byte = peek(), isDigit(byte) { index += 1 } }
+        if peek() == UInt8(ascii: ".") {
+            index += 1
+            guard let byte = peek(), isDigit(byte) else { throw failure("malformed number") }
+            while let byte = peek(), isDigit(byte) { index += 1 }
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            index += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+            guard let byte = peek(), isDigit(byte) else { throw failure("malformed number") }
+            while let byte = peek(), isDigit(byte) { index += 1 }
+        }
+        guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else {
+            throw failure("number out of range")
+        }
+        return .number(value)
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        index += 1  // opening quote
+        var output: [UInt8] = []
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: output, as: UTF8.self) else { throw failure("text that is not UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                guard let escape = peek() else { break }
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escape)
+                case UInt8(ascii: "b"): output.append(0x08)
+                case UInt8(ascii: "f"): output.append(0x0C)
+                case UInt8(ascii: "n"): output.append(0x0A)
+                case UInt8(ascii: "r"): output.append(0x0D)
+                case UInt8(ascii: "t"): output.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw failure("a lone UTF-16 surrogate") }
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw failure("a lone UTF-16 surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw failure("a lone UTF-16 surrogate") }
+                    output.append(contentsOf: Array(String(Character(unicode)).utf8))
+                default: throw failure("an unknown escape")
+                }
+            case 0..<0x20:
+                throw failure("a control character inside a string (escape it)")
+            default:
+                output.append(byte)
+            }
+        }
+        throw failure("a string that is never closed")
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw failure("a short \\u escape") }
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("a malformed \\u escape")
+            }
+            value = value * 16 + UInt32(digit)
+        }
+        index += 4
+        return value
+    }
+
+    // MARK: Helpers
+
+    private mutating func enter() throws(Failure) {
+        depth += 1
+        if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
+    }
+
+    private func peek() -> UInt8? {
+        index < bytes.count ? bytes[index] : nil
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
+    }
+
+    private func failure(_ what: String) -> Failure {
+        Failure(message: "\(what) at byte \(index)")
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import SyncProtocol
+import Testing
+@testable import TableService
+
+/// Request bodies are parsed keeping the order of their keys.
+@Suite struct OrderedJSONParserTests {
+    @Test func keepsTheOrderOfKeysAndDecodesValues() throws {
+        let members = try OrderedJSONParser.object(
+            Array(#" {"text":"a\"b\\\u00e9\ud83d\ude00","complete":false,"priority":-2.5e1,"none":null,"list":[1,{"x":true}]} "#.utf8))
+        #expect(members.map(\.name) == ["text", "complete", "priority", "none", "list"])
+        #expect(members[0].value == .string("a\"b\\é😀"))
+        #expect(members[1].value == .bool(false))
+        #expect(members[2].value == .number(-25))
+        #expect(members[3].value == .null)
+        #expect(members[4].value == .array([.number(1), .object(["x": .bool(true)])]))
+    }
+
+    @Test func refusesWhatIsNotOneJSONObject() {
+        for text in ["", "[]", "\"x\"", "{", "{\"a\":1,}", "{\"a\" 1}", "{'a':1}", "{\"a\":01}", "{\"a\":1} x",
+            "{\"a\":\"\u{1}\"}", "{\"a\":\"\\ud800\"}", "{\"a\":tru}", "{\"a\":1.}", "{\"a\":\"\\x\"}",
+            String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40)]
+        {
+            #expect(throws: OrderedJSONParser.Failure.self, "\(text)") { try OrderedJSONParser.object(Array(text.utf8)) }
+        }
+    }
+}
