@@ -89,10 +89,12 @@ struct Replay {
         where !["host", "content-length", "user-agent", "connection"].contains(name.lowercased()) {
             headers[name] = value
         }
-        if let ifMatch = headers["If-Match"], let id = pathID {
+        if let name = headers.keys.first(where: { $0.lowercased() == "if-match" }), let ifMatch = headers[name],
+            let id = pathID
+        {
             let quoted = ifMatch.hasPrefix("\"")
             let bare = quoted ? String(ifMatch.dropFirst().dropLast()) : ifMatch
-            if let mapped = versions["\(id)|\(bare)"] { headers["If-Match"] = quoted ? "\"\(mapped)\"" : mapped }
+            if let mapped = versions["\(id)|\(bare)"] { headers[name] = quoted ? "\"\(mapped)\"" : mapped }
         }
         var body: Data? = exchange.request.body.isEmpty ? nil : Data(exchange.request.body.utf8)
         if case .object(var object)? = Self.decode(exchange.request.body) {
