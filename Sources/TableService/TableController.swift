@@ -27,6 +27,14 @@ struct TableController: Sendable {
         }
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in self.cors.preflight(request) }
+            // Clients of a JSON protocol get JSON for a method the protocol does not have.
+            router.put(pattern) { request in
+                var response = Response.jsonError(
+                    "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.", status: 405)
+                response.headers["Allow"] = pattern.hasSuffix(":id") ? "GET, PATCH, DELETE, POST, OPTIONS" : "GET, POST, OPTIONS"
+                self.cors.decorate(request, &response)
+                return response
+            }
         }
     }
 

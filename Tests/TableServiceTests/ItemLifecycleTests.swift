@@ -107,3 +107,14 @@ import Testing
         #expect(try await server.send("GET", "/tables/todoitem").text == "[]")
     }
 }
+
+extension ItemLifecycleTests {
+    @Test func putIsAJSON405NamingTheMethodsToUse() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let reply = try await server.send("PUT", "/tables/todoitem/x", json: ["text": "x"])
+        #expect(reply.status == 405)
+        #expect((reply.object?["error"] as? String)?.contains("PATCH") == true)
+        #expect(reply.header("Allow")?.contains("PATCH") == true)
+    }
+}
