@@ -72,7 +72,12 @@ let package = Package(
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
         .testTarget(name: "TableServiceTests", dependencies: ["TableService", "HTTPServer", "SyncProtocol", "Storage"]),
-        .testTarget(name: "SyncClientTests", dependencies: ["SyncClient", "TableService", "HTTPServer", "SyncProtocol"]),
+        .testTarget(
+            name: "SyncClientTests",
+            dependencies: [
+                "SyncClient", "TableService", "HTTPServer", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,194 @@
+import Foundation
+import GRDB
+import HTTPServer
+import SyncProtocol
+import TableService
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@testable import SyncClient
+
+/// The real table service on 127.0.0.1, an ephemeral port and a temporary SQLite file.
+final class LiveService: Sendable {
+    let databasePath: String
+    let running: RunningTableService
+
+    init(folder: TemporaryFolder, tables: [String] = ["todoitem", "tag"], applicationKey: String? = nil) throws {
+        databasePath = folder.file("service.sqlite")
+        running = try TableService.start(
+            TableService.Configuration(databasePath: databasePath, applicationKey: applicationKey, tables: tables),
+            port: 0, quiet: true)
+    }
+
+    /// The same database served again (after ``stop()``), on a new port.
+    init(restarting previous: LiveService, tables: [String] = ["todoitem", "tag"]) throws {
+        databasePath = previous.databasePath
+        running = try TableService.start(
+            TableService.Configuration(databasePath: databasePath, tables: tables), port: 0, quiet: true)
+    }
+
+    var url: URL { URL(string: running.url)! }
+    var rest: RESTClient { RESTClient(base: running.url) }
+
+    func stop() { running.stop() }
+
+    deinit { running.stop() }
+}
+
+/// Plain protocol requests, as another device or a REST tool would send them.
+struct RESTClient: Sendable {
+    let base: String
+
+    struct Reply: Sendable {
+        var status: Int
+        var body: Data
+        var item: Item? { (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue }
+        var items: [Item] {
+            ((try? JSONDecoder().decode(JSONValue.self, from: body)).flatMap {
+                if case .array(let rows) = $0 { rows } else { nil }
+            } ?? []).compactMap(\.objectValue)
+        }
+    }
+
+    func send(_ method: String, _ path: String, body: Item? = nil, ifMatch: String? = nil) async throws -> Reply {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
+        if let body {
+            request.httpBody = try JSONEncoder().encode(body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return Reply(status: (response as! HTTPURLResponse).statusCode, body: data)
+    }
+
+    func get(_ table: String = "todoitem", _ id: String) async throws -> Item? {
+        let reply = try await send("GET", "/tables/\(table)/\(id)")
+        return reply.status == 200 ? reply.item : nil
+    }
+
+    /// Every row, deleted ones included.
+    func all(_ table: String = "todoitem") async throws -> [Item] {
+        var rows: [Item] = []
+        while true {
+            let page = try await send(
+                "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)").items
+            rows += page
+            if page.count < 1000 { return rows }
+        }
+    }
+
+    @discardableResult
+    func insert(_ item: Item, table: String = "todoitem") async throws -> Item {
+        let reply = try await send("POST", "/tables/\(table)", body: item)
+        #expect(reply.status == 201)
+        return reply.item ?? [:]
+    }
+
+    /// Changes an item as another device would (no If-Match).
+    @discardableResult
+    func patch(_ id: String, _ changes: Item, table: String = "todoitem") async throws -> Item {
+        let reply = try await send("PATCH", "/tables/\(table)/\(id)", body: changes)
+        #expect(reply.status == 200)
+        return reply.item ?? [:]
+    }
+
+    func delete(_ id: String, table: String = "todoitem") async throws {
+        let reply = try await send("DELETE", "/tables/\(table)/\(id)")
+        #expect(reply.status == 200)
+    }
+
+    /// Inserts `count` rows, eight requests at a time.
+    func seed(_ count: Int, prefix: String = "row", table: String = "todoitem") async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in stride(from: worker, to: count, by: 8) {
+                        let id = String(format: "\(prefix)-%06d", index)
+                        _ = try await send("POST", "/tables/\(table)", body: ["id": .string(id), "text": .string("text \(index)"), "complete": .bool(index % 3 == 0)])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// A test-only HTTP server that forwards to the real service and lets a test alter one exchange:
+/// for faults the real service cannot produce (a lost answer, the official server's 409 echo).
+final class FaultProxy: Sendable {
+    typealias Forward = @Sendable () async throws -> Response
+    let server: HTTPServer
+    private let log = Locked<[String]>([])
+
+    /// `rule` gets each request and a way to forward it; it returns what the client receives.
+    init(target: String, rule: @escaping @Sendable (Request, Forward) async throws -> Response) throws {
+        var router = Router()
+        let log = self.log
+        for method in [HTTPMethod.get, .post, .patch, .delete] {
+            router.on(
+                method, "/tables/*",
+                .async { request in
+                    log.withLock { $0.append("\(request.method.rawValue) \(request.path)") }
+                    return try await rule(request, { try await FaultProxy.forward(request, to: target) })
+                })
+        }
+        server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router.buildResponder())
+    }
+
+    var url: URL { URL(string: server.url)! }
+    /// `METHOD /path` of every request received, in order.
+    var requests: [String] { log.withLock { $0 } }
+
+    deinit { server.stop(grace: .seconds(1)) }
+
+    static func forward(_ request: Request, to target: String) async throws -> Response {
+        let path = request.pathSegments.map { HTTPTransport.encode($0) }.joined(separator: "/")
+        var text = target + "/" + path
+        if !request.queryItems.isEmpty {
+            text += "?" + request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
+                .joined(separator: "&")
+        }
+        var outgoing = URLRequest(url: URL(string: text)!)
+        outgoing.httpMethod = request.method.rawValue
+        for field in request.headers
+        where ["zumo-api-version", "if-match", "content-type", "x-zumo-application"].contains(field.name.lowercased()) {
+            outgoing.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        if !request.body.isEmpty { outgoing.httpBody = request.body }
+        let (data, response) = try await URLSession.shared.data(for: outgoing)
+        let http = response as! HTTPURLResponse
+        var headers = HTTPHeaders()
+        for (name, value) in http.allHeaderFields {
+            let name = "\(name)"
+            if ["etag", "content-type", "link"].contains(name.lowercased()) { headers.add(name, "\(value)") }
+        }
+        return Response(status: http.statusCode, headers: headers, body: data)
+    }
+}
+
+/// A value behind a lock, for test bookkeeping shared with server threads.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // Every access goes through `lock`.
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// Test access to the service's SQLite file, for states the protocol cannot make (equal `updatedAt`).
+func withServiceDatabase<T>(_ service: LiveService, _ body: (Database) throws -> T) throws -> T {
+    let queue = try DatabaseQueue(path: service.databasePath)
+    defer { try? queue.close() }
+    return try queue.write(body)
+}

@@ -1,0 +1,196 @@
+import Foundation
+import GRDB
+import HTTPServer
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+@Suite(.timeLimit(.minutes(3)))
+struct PullTests {
+    @Test func incrementalPullOf10kRowsThenOnlyTheChanges() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(10_000)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let todo = context.table("todoitem")
+        let first = try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 500))
+        #expect(first.received == 10_000)
+        #expect(first.pages == 21)
+        #expect(try todo.count() == 10_000)
+
+        try await service.rest.insert(["id": "new", "text": "new"])
+        try await service.rest.patch("row-000001", ["text": "changed"])
+        try await service.rest.delete("row-000002")
+        let second = try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 500))
+        #expect(second.received == 3)
+        #expect(second.deleted == 1)
+        #expect(try todo.count() == 10_000)
+        #expect(try todo.item(id: "row-000001")?.text == "changed")
+        #expect(try todo.item(id: "row-000002") == nil)
+        #expect(try todo.item(id: "new") != nil)
+        #expect(try await todo.pull(queryId: "all").received == 0)
+    }
+
+    @Test func rowsSharingOneUpdatedAtAllArriveOnce() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(250)
+        try withServiceDatabase(service) { db in
+            try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem)")
+        }
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in try await forward() }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
+        #expect(result.received == 250)
+        #expect(result.pages == 6)
+        #expect(try context.table("todoitem").count() == 250)
+    }
+
+    @Test func serverIgnoringTheKeysetCursorFallsBackToSkip() async throws {
+        // A server whose filter cannot compare ids (the cursor makes no progress): the client must
+        // fall back to `updatedAt ge` with $skip, and still get every row once.
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(250)
+        try withServiceDatabase(service) { db in
+            try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem) WHERE id < 'row-000120'")
+        }
+        let target = service.running.url
+        let proxy = try FaultProxy(target: target) { request, _ in
+            var items = request.queryItems
+            if let index = items.firstIndex(where: { $0.name == "$filter" }), items[index].value.contains(" or ") {
+                // Keep only the `updatedAt` part of the cursor: `(updatedAt ge T)`.
+                let value = items[index].value
+                let time = value.components(separatedBy: "datetimeoffset'")[1].components(separatedBy: "'")[0]
+                items[index].value = "(updatedAt ge datetimeoffset'\(time)')"
+            }
+            let rewritten = Request(
+                method: request.method, path: request.path, queryItems: items, headers: request.headers,
+                body: request.body)
+            return try await FaultProxy.forward(rewritten, to: target)
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
+        #expect(try context.table("todoitem").count() == 250)
+        #expect(result.received >= 250)
+        #expect(proxy.requests.count < 40)
+        let again = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
+        #expect(again.received <= 1)
+    }
+
+    @Test func pullAgainstAServerThatIgnoresPagingTerminates() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(30)
+        let target = service.running.url
+        let proxy = try FaultProxy(target: target) { request, _ in
+            // Ignores $filter and $skip: always the same first page.
+            let plain = Request(
+                method: request.method, path: request.path,
+                queryItems: request.queryItems.filter { $0.name == "$top" || $0.name == "__includeDeleted" },
+                headers: request.headers, body: request.body)
+            return try await FaultProxy.forward(plain, to: target)
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        await #expect(throws: SyncError.pullMadeNoProgress(table: "todoitem")) {
+            try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
+        }
+        #expect(try context.table("todoitem").count() == 10)
+    }
+
+    @Test func interruptedPullResumesWithoutLoss() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(500)
+        let pages = Locked(0)
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            let page = pages.withLock { value -> Int in value += 1; return value }
+            if page == 4 { return .jsonError("The server is restarting.", status: 503) }
+            return try await forward()
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let todo = context.table("todoitem")
+        await #expect(throws: SyncError.stopped(.serverError(status: 503, message: "The server is restarting."))) {
+            try await todo.pull(queryId: "q", settings: PullSettings(pageSize: 100))
+        }
+        #expect(try todo.count() == 300)
+        let resumed = try await todo.pull(queryId: "q", settings: PullSettings(pageSize: 100))
+        #expect(resumed.received == 200)
+        #expect(try todo.count() == 500)
+    }
+
+    @Test func softDeletesRemoveLocalRows() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.insert(["id": "a", "text": "one"])
+        try await service.rest.insert(["id": "b", "text": "two"])
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        _ = try await context.table("todoitem").pull(queryId: "q")
+        try await service.rest.delete("a")
+        let result = try await context.table("todoitem").pull(queryId: "q")
+        #expect(result.deleted == 1)
+        #expect(try context.table("todoitem").query().compactMap { $0["id"]?.stringValue } == ["b"])
+    }
+
+    @Test func pullWithoutQueryIdFetchesEverythingMatching() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(120)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let done = TableQuery(where: .equal("complete", true))
+        let result = try await context.table("todoitem").pull(query: done, settings: PullSettings(pageSize: 25))
+        #expect(result.received == 40)
+        #expect(try context.table("todoitem").count() == 40)
+        #expect(try context.table("todoitem").count(TableQuery(where: .equal("complete", false))) == 0)
+    }
+
+    @Test func pullPushesPendingChangesFirst() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        try context.table("todoitem").insert(["id": "a", "text": "mine"])
+        let result = try await context.table("todoitem").pull(queryId: "q")
+        #expect(result.pushed?.pushed == [1])
+        #expect(result.received == 1)
+        #expect(try context.operations().isEmpty)
+        #expect(try context.table("todoitem").item(id: "a")?.version != nil)
+    }
+
+    @Test func purgeThenPullFetchesEverythingAgain() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(20)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let todo = context.table("todoitem")
+        _ = try await todo.pull(queryId: "q")
+        try todo.update(["id": "row-000001", "text": "local"])
+        #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try todo.purge() }
+        #expect(try todo.purge(force: true) == 20)
+        #expect(try context.operations().isEmpty)
+        #expect(try await todo.pull(queryId: "q").received == 20)
+        #expect(try todo.item(id: "row-000001")?.text == "text 1")
+    }
+
+    @Test func closeAndReopenMidQueueKeepsTheSameQueue() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let first = try SyncContext.temporary(in: folder, remote: service.url)
+        try await service.rest.insert(["id": "s", "text": "server"])
+        _ = try await first.table("todoitem").pull()
+        try first.table("todoitem").insert(["id": "a", "text": "one"])
+        try first.table("todoitem").update(["id": "s", "text": "edited"])
+        try first.table("todoitem").delete(id: "a")
+        try first.table("todoitem").insert(["id": "b", "text": "two"])
+        let before = try first.operations()
+        try await first.close()
+
+        let second = try SyncContext.temporary(in: folder, remote: nil)
+        #expect(try second.operations() == before)
+        #expect(second.remoteURL == service.url.absoluteString)
+        let result = try await second.push()
+        #expect(result.pushed.count == 2)
+        #expect(try await service.rest.get("todoitem", "s")?.text == "edited")
+        #expect(try await service.rest.get("todoitem", "b")?.text == "two")
+    }
+}

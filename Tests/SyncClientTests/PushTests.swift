@@ -1,0 +1,253 @@
+import Foundation
+import HTTPServer
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+@Suite(.timeLimit(.minutes(2)))
+struct PushTests {
+    @Test func pushSendsEveryKindInQueueOrderAcrossTables() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in try await forward() }
+        let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url, tables: [tags])
+        try await service.rest.insert(["id": "old", "text": "server row"])
+        try await service.rest.insert(["id": "gone", "text": "to delete"])
+        _ = try await context.table("todoitem").pull()
+
+        try context.table("todoitem").insert(["id": "a", "text": "first"])
+        try context.table("tag").insert(["id": "t", "label": "home"])
+        try context.table("todoitem").update(["id": "old", "text": "changed"])
+        try context.table("todoitem").delete(id: "gone")
+        try context.table("tag").update(["id": "t", "label": "work"])
+
+        let result = try await context.push()
+        #expect(result.pushed.count == 4)
+        #expect(result.conflicts.isEmpty && result.failed.isEmpty)
+        #expect(
+            proxy.requests.suffix(4) == [
+                "POST /tables/todoitem", "POST /tables/tag", "PATCH /tables/todoitem/old",
+                "DELETE /tables/todoitem/gone",
+            ])
+        #expect(try context.operations().isEmpty)
+        #expect(try await service.rest.get("todoitem", "old")?.text == "changed")
+        #expect(try await service.rest.get("tag", "t")?["label"] == "work")
+        #expect(try await service.rest.get("todoitem", "gone") == nil)
+    }
+
+    @Test func pushWritesTheServersItemBack() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        _ = try await context.push()
+        let row = try #require(try context.table("todoitem").item(id: "a"))
+        let server = try #require(try await service.rest.get("todoitem", "a"))
+        #expect(row.version != nil)
+        #expect(row.version == server.version)
+        #expect(row["updatedAt"] == server["updatedAt"])
+        try context.table("todoitem").update(["id": "a", "complete": true])
+        let result = try await context.push()
+        #expect(result.pushed.count == 1)
+        #expect(try await service.rest.get("todoitem", "a")?["complete"] == .bool(true))
+    }
+
+    @Test func deleteOfAnItemAlreadyGoneOnTheServerCountsAsDone() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        try await service.rest.insert(["id": "a", "text": "one"])
+        _ = try await context.table("todoitem").pull()
+        try await service.rest.delete("a")
+        try context.table("todoitem").delete(id: "a")
+        let result = try await context.push()
+        #expect(result.pushed.count + result.conflicts.count == 1)
+        // A 412 whose server item is gone, or a 404: either way nothing is left to do.
+        #expect(try context.operations().isEmpty)
+    }
+
+    @Test func serverStoppedMidPushKeepsTheQueueAndRetrySucceedsAfterRestart() async throws {
+        let folder = try TemporaryFolder()
+        var service = try LiveService(folder: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        for index in 0..<300 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        let stopper = Task { [service] in
+            for await progress in context.progressUpdates() where progress.activity == .pushing && progress.done >= 5 {
+                service.stop()
+                return
+            }
+        }
+        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        stopper.cancel()
+        guard case .stopped(let reason)? = error else {
+            Issue.record("expected a stop, got \(String(describing: error))")
+            return
+        }
+        #expect(reason != .offline)
+        let left = try context.operations().count
+        #expect(left > 0 && left < 300)
+        #expect(try context.status().lastSync?.stopReason != nil)
+
+        service = try LiveService(restarting: service)
+        try await context.setRemote(url: service.url, applicationKey: nil)
+        let result = try await context.push()
+        #expect(result.conflicts.isEmpty && result.failed.isEmpty)
+        #expect(try context.operations().isEmpty)
+        #expect(try await service.rest.all().count == 300)
+    }
+
+    @Test func lostAnswerToACommittedInsertIsRecognisedOnRetry() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let dropped = Locked(false)
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            let response = try await forward()
+            if request.method == .post, dropped.withLock({ defer { $0 = true }; return !$0 }) {
+                try await Task.sleep(for: .seconds(3))  // the client gives up after 1 s
+            }
+            return response
+        }
+        let context = try SyncContext(
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        await #expect(throws: SyncError.stopped(.timedOut)) { try await context.push() }
+        #expect(try queueShape(context) == ["insert a attempted"])
+
+        let result = try await context.push()
+        #expect(result.pushed.count == 1)
+        #expect(result.conflicts.isEmpty)
+        #expect(try context.operations().isEmpty)
+        #expect(try await service.rest.all().count == 1)
+        #expect(try context.table("todoitem").item(id: "a")?.version != nil)
+    }
+
+    @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let dropped = Locked(false)
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            let response = try await forward()
+            if request.method == .post, dropped.withLock({ defer { $0 = true }; return !$0 }) {
+                try await Task.sleep(for: .seconds(3))
+            }
+            return response
+        }
+        let context = try SyncContext(
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        await #expect(throws: SyncError.stopped(.timedOut)) { try await context.push() }
+        try context.table("todoitem").update(["id": "a", "text": "two"])
+
+        let result = try await context.push()
+        #expect(result.pushed == [1])
+        #expect(try context.operations().isEmpty)
+        #expect(try await service.rest.get("todoitem", "a")?.text == "two")
+    }
+
+    @Test func editDuringAnInFlightPushIsKept() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let contextBox = Locked<SyncContext?>(nil)
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            if request.method == .patch, let context = contextBox.withLock({ $0 }) {
+                // The user edits the item while its update is on the wire.
+                _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
+            }
+            return try await forward()
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        contextBox.withLock { $0 = context }
+        try await service.rest.insert(["id": "a", "text": "one"])
+        _ = try await context.table("todoitem").pull()
+        try context.table("todoitem").update(["id": "a", "text": "two"])
+
+        let first = try await context.push()
+        #expect(first.pushed.count == 1)
+        let row = try #require(try context.table("todoitem").item(id: "a"))
+        #expect(row.text == "edited during push")
+        #expect(row.version == (try await service.rest.get("todoitem", "a"))?.version)
+        #expect(try queueShape(context).count == 1)
+
+        contextBox.withLock { $0 = nil }
+        let second = try await context.push()
+        #expect(second.pushed.count == 1 && second.conflicts.isEmpty)
+        #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
+    }
+
+    @Test func secondPushCallerSharesTheRunningPush() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in try await forward() }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        for index in 0..<20 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        async let first = context.push()
+        async let second = context.push()
+        let (a, b) = try await (first, second)
+        #expect(a.pushed.count + b.pushed.count >= 20)
+        #expect(proxy.requests.filter { $0.hasPrefix("POST") }.count == 20)
+        #expect(try await service.rest.all().count == 20)
+    }
+
+    @Test func progressCountsOperationsWhilePushing() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        for index in 0..<10 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        let seen = Task {
+            var seen: [String] = []
+            for await progress in context.progressUpdates() {
+                seen.append(progress.summary)
+                if progress.activity == .pushing, progress.done == progress.total { break }
+            }
+            return seen
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        _ = try await context.push()
+        let summaries = await seen.value
+        #expect(summaries.contains("pushing 10/10"))
+        #expect(context.progress == .idle)
+        let status = try context.status()
+        #expect(status.pending == 0)
+        #expect(status.lastSync?.message == "Pushed 10")
+    }
+
+    @Test func refusedChangeIsFailedWithTheServersMessageAndPushGoesOn() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            if request.method == .post, String(decoding: request.body, as: UTF8.self).contains("bad") {
+                return .jsonError("The field 'text' is too long.", status: 400)
+            }
+            return try await forward()
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        try context.table("todoitem").insert(["id": "a", "text": "bad"])
+        try context.table("todoitem").insert(["id": "b", "text": "good"])
+        let result = try await context.push()
+        #expect(result.failed == [1])
+        #expect(result.pushed == [2])
+        let operation = try #require(try context.operation(1))
+        #expect(operation.state == .failed)
+        #expect(operation.lastStatus == 400)
+        #expect(operation.message == "The field 'text' is too long.")
+        #expect(try context.status().failed == 1)
+    }
+
+    @Test func unauthorisedPushStopsWithAReasonUntilTheKeyIsSet() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder, applicationKey: "secret")
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        guard case .stopped(.notAuthorized(let status, _))? = error else {
+            Issue.record("expected notAuthorized, got \(String(describing: error))")
+            return
+        }
+        #expect(status == 401)
+        #expect(try queueShape(context) == ["insert a attempted"])
+        try await context.setRemote(url: service.url, applicationKey: "secret")
+        #expect(try await context.push().pushed == [1])
+    }
+}
