@@ -105,7 +105,9 @@ extension SyncContext {
             result.pages += 1
             if rows.isEmpty { return }
             let ids = rows.compactMap(\.id)
-            if ids == previousIds { throw SyncError.pullMadeNoProgress(table: table.name) }
+            // With $skip, the same page twice means the server ignores paging (the keyset mode
+            // detects a lack of progress itself, in `advance`).
+            if token.skip != nil, ids == previousIds { throw SyncError.pullMadeNoProgress(table: table.name) }
             previousIds = ids
 
             let next = Self.advance(token, over: rows)
@@ -115,6 +117,10 @@ extension SyncContext {
                     try store.setConfig(db, tokenKey, String(decoding: try JSONEncoder().encode(next), as: UTF8.self))
                 }
                 return counts
+            }
+            if (token.skip == nil) != (next.skip == nil) {
+                // Switching to the $skip fallback asks for rows already seen: not a lack of progress.
+                previousIds = nil
             }
             token = next
             result.received += rows.count

@@ -118,6 +118,10 @@ extension SyncContext {
             if serverItem == nil {
                 serverItem = try await fetchServerItem(outgoing, transport: transport)
             }
+            if serverItem?[SystemColumn.deleted] == .bool(true) {
+                // The server's copy is soft-deleted: for us the item is gone.
+                serverItem = nil
+            }
             guard let serverItem else {
                 if operation.kind == .delete {
                     try succeed(id, status: reply.status, serverItem: nil)

@@ -70,7 +70,7 @@ struct ConflictTests {
     @Test func officialServersEchoed409IsAnsweredByFetchingTheItem() async throws {
         // The official Node server answers a duplicate insert with the client's own item, no version.
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try await forward()
+            let response = try forward()
             guard request.method == .post, response.status == 409 else { return response }
             return .json(data: request.body, status: 409)
         }
@@ -109,18 +109,18 @@ struct ConflictTests {
     }
 
     @Test func useClientMeetingASecondServerChangeIsANewConflict() async throws {
-        let armed = Locked(false)
+        let armed = Trigger()
         let service = self.service
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            if request.method == .patch, armed.withLock({ defer { $0 = false }; return $0 }) {
+            if request.method == .patch, armed.take() {
                 // Another device saves again just before our Use Client arrives.
-                _ = try await service.rest.send("PATCH", "/tables/todoitem/a", body: ["text": "server again"])
+                try service.rest.blockingPatch("a", ["text": "server again"])
             }
-            return try await forward()
+            return try forward()
         }
         let context = try await conflictedUpdate(remote: proxy.url)
         _ = try await context.push()
-        armed.withLock { $0 = true }
+        armed.arm()
         #expect(try await context.useClient(1) == .conflict)
         let conflict = try #require(try context.conflict(1))
         #expect(conflict.serverItem?.text == "server again")

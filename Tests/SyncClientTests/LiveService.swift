@@ -47,9 +47,8 @@ struct RESTClient: Sendable {
         var body: Data
         var item: Item? { (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue }
         var items: [Item] {
-            ((try? JSONDecoder().decode(JSONValue.self, from: body)).flatMap {
-                if case .array(let rows) = $0 { rows } else { nil }
-            } ?? []).compactMap(\.objectValue)
+            guard case .array(let rows)? = try? JSONDecoder().decode(JSONValue.self, from: body) else { return [] }
+            return rows.compactMap(\.objectValue)
         }
     }
 
@@ -120,33 +119,38 @@ struct RESTClient: Sendable {
 
 /// A test-only HTTP server that forwards to the real service and lets a test alter one exchange:
 /// for faults the real service cannot produce (a lost answer, the official server's 409 echo).
+///
+/// Everything here is synchronous on the server's own threads (URLSession with a completion handler
+/// and a semaphore): a handler that waited for Swift concurrency could deadlock with a test whose
+/// task stops the server on one of the two cooperative threads.
 final class FaultProxy: Sendable {
-    typealias Forward = @Sendable () async throws -> Response
+    typealias Forward = @Sendable () throws -> Response
     let server: HTTPServer
     private let log = Locked<[String]>([])
 
     /// `rule` gets each request and a way to forward it; it returns what the client receives.
-    init(target: String, rule: @escaping @Sendable (Request, Forward) async throws -> Response) throws {
+    init(target: String, rule: @escaping @Sendable (Request, Forward) throws -> Response) throws {
         var router = Router()
         let log = self.log
         for method in [HTTPMethod.get, .post, .patch, .delete] {
             router.on(
                 method, "/tables/*",
-                .async { request in
+                .sync { request in
                     log.withLock { $0.append("\(request.method.rawValue) \(request.path)") }
-                    return try await rule(request, { try await FaultProxy.forward(request, to: target) })
+                    return try rule(request, { try FaultProxy.forward(request, to: target) })
                 })
         }
-        server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router.buildResponder())
+        server = try HTTPServer(
+            configuration: .init(host: "127.0.0.1", port: 0, threadPoolSize: 4), responder: router.buildResponder())
     }
 
     var url: URL { URL(string: server.url)! }
     /// `METHOD /path` of every request received, in order.
     var requests: [String] { log.withLock { $0 } }
 
-    deinit { server.stop(grace: .seconds(1)) }
+    deinit { server.stop() }
 
-    static func forward(_ request: Request, to target: String) async throws -> Response {
+    static func forward(_ request: Request, to target: String) throws -> Response {
         let path = request.pathSegments.map { HTTPTransport.encode($0) }.joined(separator: "/")
         var text = target + "/" + path
         if !request.queryItems.isEmpty {
@@ -160,14 +164,54 @@ final class FaultProxy: Sendable {
             outgoing.setValue(field.value, forHTTPHeaderField: field.name)
         }
         if !request.body.isEmpty { outgoing.httpBody = request.body }
-        let (data, response) = try await URLSession.shared.data(for: outgoing)
-        let http = response as! HTTPURLResponse
+        let (data, http) = try blockingSend(outgoing)
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
             let name = "\(name)"
             if ["etag", "content-type", "link"].contains(name.lowercased()) { headers.add(name, "\(value)") }
         }
         return Response(status: http.statusCode, headers: headers, body: data)
+    }
+}
+
+/// Sends a request and blocks the calling (non-cooperative) thread until the answer.
+func blockingSend(_ request: URLRequest) throws -> (Data, HTTPURLResponse) {
+    let outcome = Locked<Result<(Data, HTTPURLResponse), any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    URLSession.shared.dataTask(with: request) { data, response, error in
+        if let data, let http = response as? HTTPURLResponse {
+            outcome.withLock { $0 = .success((data, http)) }
+        } else {
+            outcome.withLock { $0 = .failure(error ?? URLError(.badServerResponse)) }
+        }
+        done.signal()
+    }.resume()
+    done.wait()
+    return try outcome.withLock { $0! }.get()
+}
+
+extension RESTClient {
+    /// A PATCH from a server thread (no Swift concurrency), for proxy rules.
+    func blockingPatch(_ id: String, _ changes: Item, table: String = "todoitem") throws {
+        var request = URLRequest(url: URL(string: base + "/tables/\(table)/\(id)")!)
+        request.httpMethod = "PATCH"
+        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(changes)
+        _ = try blockingSend(request)
+    }
+}
+
+/// A one-shot switch: `take()` is true once after `arm()` (or once from the start when `armed`).
+final class Trigger: Sendable {
+    private let state: Locked<Bool>
+    init(armed: Bool = false) { state = Locked(armed) }
+    func arm() { state.withLock { $0 = true } }
+    func take() -> Bool {
+        state.withLock { value in
+            defer { value = false }
+            return value
+        }
     }
 }
 

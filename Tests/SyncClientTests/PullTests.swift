@@ -39,7 +39,7 @@ struct PullTests {
         try withServiceDatabase(service) { db in
             try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem)")
         }
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try await forward() }
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
         #expect(result.received == 250)
@@ -68,7 +68,7 @@ struct PullTests {
             let rewritten = Request(
                 method: request.method, path: request.path, queryItems: items, headers: request.headers,
                 body: request.body)
-            return try await FaultProxy.forward(rewritten, to: target)
+            return try FaultProxy.forward(rewritten, to: target)
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
@@ -90,7 +90,7 @@ struct PullTests {
                 method: request.method, path: request.path,
                 queryItems: request.queryItems.filter { $0.name == "$top" || $0.name == "__includeDeleted" },
                 headers: request.headers, body: request.body)
-            return try await FaultProxy.forward(plain, to: target)
+            return try FaultProxy.forward(plain, to: target)
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         await #expect(throws: SyncError.pullMadeNoProgress(table: "todoitem")) {
@@ -107,7 +107,7 @@ struct PullTests {
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
             let page = pages.withLock { value -> Int in value += 1; return value }
             if page == 4 { return .jsonError("The server is restarting.", status: 503) }
-            return try await forward()
+            return try forward()
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         let todo = context.table("todoitem")

@@ -10,7 +10,7 @@ struct PushTests {
     @Test func pushSendsEveryKindInQueueOrderAcrossTables() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try await forward() }
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
         let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
         let context = try SyncContext.temporary(in: folder, remote: proxy.url, tables: [tags])
         try await service.rest.insert(["id": "old", "text": "server row"])
@@ -101,11 +101,11 @@ struct PushTests {
     @Test func lostAnswerToACommittedInsertIsRecognisedOnRetry() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        let dropped = Locked(false)
+        let dropped = Trigger(armed: true)
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try await forward()
-            if request.method == .post, dropped.withLock({ defer { $0 = true }; return !$0 }) {
-                try await Task.sleep(for: .seconds(3))  // the client gives up after 1 s
+            let response = try forward()
+            if request.method == .post, dropped.take() {
+                Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
             }
             return response
         }
@@ -126,11 +126,11 @@ struct PushTests {
     @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        let dropped = Locked(false)
+        let dropped = Trigger(armed: true)
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try await forward()
-            if request.method == .post, dropped.withLock({ defer { $0 = true }; return !$0 }) {
-                try await Task.sleep(for: .seconds(3))
+            let response = try forward()
+            if request.method == .post, dropped.take() {
+                Thread.sleep(forTimeInterval: 2)
             }
             return response
         }
@@ -155,7 +155,7 @@ struct PushTests {
                 // The user edits the item while its update is on the wire.
                 _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
             }
-            return try await forward()
+            return try forward()
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         contextBox.withLock { $0 = context }
@@ -179,7 +179,7 @@ struct PushTests {
     @Test func secondPushCallerSharesTheRunningPush() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try await forward() }
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         for index in 0..<20 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         async let first = context.push()
@@ -220,7 +220,7 @@ struct PushTests {
             if request.method == .post, String(decoding: request.body, as: UTF8.self).contains("bad") {
                 return .jsonError("The field 'text' is too long.", status: 400)
             }
-            return try await forward()
+            return try forward()
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         try context.table("todoitem").insert(["id": "a", "text": "bad"])
