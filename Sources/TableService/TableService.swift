@@ -163,8 +163,11 @@ public struct RunningTableService: Sendable {
 
 /// Why the table service could not start.
 public enum TableServiceError: Error, CustomStringConvertible {
+    /// A setting is out of range (page size, key, table name, templates); the message names it.
     case invalidConfiguration(String)
+    /// The SQLite file cannot be opened or prepared; the message says why.
     case cannotOpenDatabase(String)
+    /// The HTTP server cannot listen (address in use, bad host); the message says what to change.
     case cannotListen(String)
 
     public var description: String {
