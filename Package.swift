@@ -53,10 +53,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A fault-injecting HTTP proxy for reliability tests and `todosync proxy` (raw sockets).
+        .target(name: "FaultProxy"),
         .executableTarget(
             name: "todosync",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "HTTPServer", "Views",
+                "Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "FaultProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,6 +80,9 @@ let package = Package(
                 "SyncClient", "TableService", "HTTPServer", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,97 @@
+import FaultProxy
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The proxy itself: each fault does what it says, rules pick requests, seeds replay.
+@Suite struct FaultProxyTests {
+    @Test func passThroughForwardsRequestsAndBodies() async throws {
+        let harness = try ReliabilityHarness()
+        defer { harness.stop() }
+        let created = try await harness.send(
+            "POST", "/tables/todoitem", body: Data(#"{"id":"a","text":"hello"}"#.utf8), base: harness.proxy.url)
+        #expect(created.status == 201)
+        let read = try await harness.get("/tables/todoitem/a", base: harness.proxy.url)
+        #expect(read.status == 200)
+        #expect(String(decoding: read.body, as: UTF8.self).contains("hello"))
+        #expect(harness.proxy.events.map(\.upstreamStatus) == [201, 200])
+    }
+
+    @Test func statusFaultAnswersWithoutReachingTheService() async throws {
+        let harness = try ReliabilityHarness(plan: .always(.status(503)))
+        defer { harness.stop() }
+        let reply = try await harness.send(
+            "POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+        #expect(reply.status == 503)
+        #expect(try await harness.get("/tables/todoitem/a").status == 404)
+    }
+
+    @Test func dropResponseAppliesTheRequestButTheClientSeesNoAnswer() async throws {
+        let harness = try ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
+        defer { harness.stop() }
+        await #expect(throws: (any Error).self) {
+            _ = try await harness.send("POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+        }
+        #expect(try await harness.get("/tables/todoitem/a").status == 200)
+    }
+
+    @Test func resetAndRefuseAreNetworkErrors() async throws {
+        for fault in [Fault.resetMidResponse, .refuse] {
+            let harness = try ReliabilityHarness(plan: .always(fault))
+            defer { harness.stop() }
+            await #expect(throws: (any Error).self, "\(fault)") {
+                _ = try await harness.get("/tables/todoitem", base: harness.proxy.url)
+            }
+        }
+    }
+
+    @Test func truncateAndCorruptDeliverBodiesThatAreNotJSON() async throws {
+        for fault in [Fault.truncateBody, .corruptBody] {
+            let harness = try ReliabilityHarness()
+            defer { harness.stop() }
+            _ = try await harness.send("POST", "/tables/todoitem", body: Data(#"{"id":"a","text":"some text"}"#.utf8))
+            harness.proxy.setPlan(.always(fault))
+            let reply = try await harness.get("/tables/todoitem/a", base: harness.proxy.url)
+            #expect(reply.status == 200)
+            #expect((try? JSONSerialization.jsonObject(with: reply.body)) == nil, "\(fault)")
+        }
+    }
+
+    @Test func duplicateSendsTheRequestTwiceAndAnswersWithTheSecond() async throws {
+        let harness = try ReliabilityHarness(plan: .always(.duplicate))
+        defer { harness.stop() }
+        let reply = try await harness.send(
+            "POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+        #expect(reply.status == 409)
+        #expect(harness.proxy.events.first?.upstreamStatus == 201)
+    }
+
+    @Test func rulesMatchMethodPathAndNthRequest() throws {
+        let rule = try FaultRule(parsing: "reset,method=patch,path=/tables/*,nth=2")
+        #expect(rule == FaultRule(.resetMidResponse, method: "PATCH", path: "/tables/*", nth: 2))
+        #expect(try FaultRule(parsing: rule.description) == rule)
+        #expect(throws: FaultProxyError.self) { try FaultRule(parsing: "explode") }
+        #expect(throws: FaultProxyError.self) { try FaultRule(parsing: "status=404") }
+    }
+
+    @Test func theSameSeedReplaysTheSameFaults() async throws {
+        func run(seed: UInt64) async throws -> [Fault] {
+            let harness = try ReliabilityHarness(plan: .always(.status(500), probability: 0.5, seed: seed))
+            defer { harness.stop() }
+            for _ in 0..<16 { _ = try await harness.get("/tables/todoitem", base: harness.proxy.url) }
+            return harness.proxy.events.map(\.fault)
+        }
+        let first = try await run(seed: 42)
+        #expect(try await run(seed: 42) == first)
+        #expect(Set(first).count == 2)
+    }
+
+    @Test func refusesAnUpstreamOffLoopback() {
+        #expect(throws: FaultProxyError.upstreamNotLoopback("http://example.org:80")) {
+            _ = try FaultProxy(upstream: "http://example.org:80")
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import FaultProxy
+import Foundation
+import SyncClient
+import SyncProtocol
+import TableService
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A table service on a temporary SQLite file, a fault proxy in front of it, and helpers to read
+/// the service's rows directly (never through the proxy).
+final class ReliabilityHarness: Sendable {
+    let folder: String
+    let service: RunningTableService
+    let proxy: FaultProxy
+    let session: URLSession
+
+    init(plan: FaultPlan = .passThrough) throws {
+        folder = NSTemporaryDirectory() + "todosync-reliability/" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        service = try TableService.start(
+            .init(databasePath: folder + "/service.sqlite", tables: ["todoitem"]), quiet: true)
+        proxy = try FaultProxy(upstream: service.url, plan: plan)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 20
+        configuration.urlCache = nil
+        configuration.httpMaximumConnectionsPerHost = 64
+        session = URLSession(configuration: configuration)
+    }
+
+    /// A sync context on a new store in the folder, talking to the service through the proxy.
+    func client(_ name: String = "client", direct: Bool = false, timeout: TimeInterval = 5) throws -> SyncContext {
+        try SyncContext(
+            path: folder + "/\(name).sqlite",
+            configuration: SyncConfiguration(
+                remoteURL: URL(string: direct ? service.url : proxy.url)!, requestTimeout: timeout))
+    }
+
+    /// Every row of `todoitem` on the service, soft-deleted ones included, by id.
+    func serviceRows() async throws -> [String: Item] {
+        var rows: [String: Item] = [:]
+        var skip = 0
+        while true {
+            let reply = try await get(
+                "/tables/todoitem?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(skip)")
+            #expect(reply.status == 200)
+            let page = try JSONDecoder().decode([Item].self, from: reply.body)
+            for row in page {
+                let id = try #require(row["id"]?.stringValue)
+                #expect(rows[id] == nil, "the service holds two rows with id \(id)")
+                rows[id] = row
+            }
+            if page.count < 1000 { return rows }
+            skip += page.count
+        }
+    }
+
+    /// A GET straight to the service (or another base address).
+    func get(_ target: String, base: String? = nil) async throws -> (status: Int, body: Data) {
+        try await send("GET", target, base: base)
+    }
+
+    func send(
+        _ method: String, _ target: String, body: Data? = nil, headers: [String: String] = [:], base: String? = nil
+    ) async throws -> (status: Int, body: Data) {
+        var request = URLRequest(url: URL(string: (base ?? service.url) + target)!)
+        request.httpMethod = method
+        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let body {
+            request.httpBody = body
+            if headers["Content-Type"] == nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        }
+        let (data, response) = try await session.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, data)
+    }
+
+    func stop() {
+        proxy.stop()
+        service.stop()
+        session.invalidateAndCancel()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+/// Whether two values mean the same (`complete` is a JSON bool on the wire and may be 0/1 locally).
+func sameValue(_ left: JSONValue?, _ right: JSONValue?) -> Bool {
+    let left = left ?? .null
+    let right = right ?? .null
+    if left == right { return true }
+    switch (left, right) {
+    case (.bool(let flag), .number(let number)), (.number(let number), .bool(let flag)): return (number != 0) == flag
+    default: return false
+    }
+}
+
+/// Checks that every local row equals the service's row (user fields and system columns), that
+/// the service has no live row the client lacks, and that the queue is empty.
+func expectConverged(_ context: SyncContext, _ harness: ReliabilityHarness, sourceLocation: SourceLocation = #_sourceLocation)
+    async throws
+{
+    let operations = try context.operations()
+    #expect(operations.isEmpty, "queue not empty: \(operations.map { "\($0.kind) \($0.itemId) \($0.state)" })", sourceLocation: sourceLocation)
+    let server = try await harness.serviceRows()
+    let local = try context.table("todoitem").query()
+    var seen = Set<String>()
+    for row in local {
+        let id = row["id"]?.stringValue ?? "?"
+        seen.insert(id)
+        guard let remote = server[id] else {
+            Issue.record("local row \(id) is not on the service", sourceLocation: sourceLocation)
+            continue
+        }
+        #expect(remote["deleted"]?.boolValue != true, "local row \(id) is deleted on the service", sourceLocation: sourceLocation)
+        for key in ["text", "complete", "version", "createdAt", "updatedAt"] where !sameValue(row[key], remote[key]) {
+            Issue.record(
+                "row \(id): local \(key) \(row[key] ?? .null) ≠ service \(remote[key] ?? .null)", sourceLocation: sourceLocation)
+        }
+    }
+    for (id, row) in server where row["deleted"]?.boolValue != true && !seen.contains(id) {
+        Issue.record("service row \(id) is missing locally", sourceLocation: sourceLocation)
+    }
+}
+
+/// Runs `body` with a time limit; a test that spawns work must never hang the suite.
+func withTimeLimit<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        guard let first = try await group.next(), let value = first else {
+            group.cancelAll()
+            throw TimeLimitExceeded(seconds: seconds)
+        }
+        group.cancelAll()
+        return value
+    }
+}
+
+struct TimeLimitExceeded: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "the test did not finish within \(seconds) s" }
+}
