@@ -104,7 +104,19 @@ extension SyncContext {
         let id = operation.id
         switch reply.status {
         case 200..<300:
-            try succeed(id, status: reply.status, serverItem: ItemCoding.item(from: reply.body))
+            var serverItem = ItemCoding.item(from: reply.body)
+            if serverItem == nil, operation.kind != .delete {
+                // Applied, but the answer was cut or garbled: read the item, so that the row gets the
+                // server's version. If that fails too, stop; the retry recognises the change as ours.
+                serverItem = try await fetchServerItem(outgoing, transport: transport)
+                guard serverItem != nil else {
+                    let reason = StopReason.serverError(
+                        status: reply.status, message: "its answer to \(operation.kind.rawValue) was not the stored item")
+                    try markAttempted(id, reason: reason, status: reply.status)
+                    throw SyncError.stopped(reason)
+                }
+            }
+            try succeed(id, status: reply.status, serverItem: serverItem)
             return .pushed
         case 404 where operation.kind == .delete:
             try succeed(id, status: 404, serverItem: nil)
@@ -222,6 +234,7 @@ extension SyncContext {
     }
 
     /// GET of the item, for a 409/412 whose body is not the server's item; nil when the server has none.
+    /// An answer that cannot be read stops the push (it says nothing about the item).
     private func fetchServerItem(_ outgoing: Outgoing, transport: HTTPTransport) async throws -> Item? {
         let operation = outgoing.operation
         let reply: HTTPReply
@@ -232,7 +245,12 @@ extension SyncContext {
             throw SyncError.stopped(error)
         }
         switch reply.status {
-        case 200: return ItemCoding.item(from: reply.body)
+        case 200:
+            if let item = ItemCoding.item(from: reply.body) { return item }
+            // Not "deleted on the server": the answer was unreadable. Stop; a retry asks again.
+            let reason = StopReason.serverError(status: 200, message: "its answer to GET was not the stored item")
+            try markAttempted(operation.id, reason: reason, status: 200)
+            throw SyncError.stopped(reason)
         case 404, 410: return nil
         default:
             let reason =

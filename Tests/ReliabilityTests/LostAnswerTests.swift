@@ -1,0 +1,49 @@
+import FaultProxy
+import Foundation
+import SyncClient
+import SyncProtocol
+import Testing
+
+/// Answers that are lost, cut or garbled after the service applied a change: the client must
+/// recognise its own change instead of dropping the version or conflicting with itself.
+@Suite struct LostAnswerTests {
+    /// A harness whose client has pushed and pulled `s0` cleanly.
+    private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
+        let harness = try ReliabilityHarness()
+        let context = try harness.client()
+        try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
+        _ = try await context.push()
+        return (harness, context)
+    }
+
+    @Test func updateWhoseAnswerIsGarbledStillAdoptsTheServersVersion() async throws {
+        let (harness, context) = try await seeded()
+        defer { harness.stop() }
+        let table = context.table("todoitem")
+        try table.update(["id": "s0", "text": "edited"])
+        harness.proxy.setPlan(FaultPlan([FaultRule(.corruptBody, method: "PATCH", nth: 1)]))
+        _ = try await context.push()
+        let server = try await harness.serviceRows()
+        #expect(try table.item(id: "s0")?["version"] == server["s0"]?["version"])
+        // The next edit is based on the right version: no conflict with ourselves.
+        try table.update(["id": "s0", "text": "edited twice"])
+        let result = try await context.push()
+        #expect(result.conflicts.isEmpty)
+        try await expectConverged(context, harness)
+    }
+
+    @Test func insertWhoseAnswersAreAllGarbledStopsInsteadOfCallingItDeleted() async throws {
+        let harness = try ReliabilityHarness(plan: .always(.corruptBody))
+        defer { harness.stop() }
+        let context = try harness.client()
+        try context.table("todoitem").insert(["id": "n0", "text": "new"])
+        for _ in 0..<2 {
+            await #expect(throws: SyncError.self) { _ = try await context.push() }
+            #expect(try context.operations().map(\.state) == [.attempted])
+        }
+        harness.proxy.setPlan(.passThrough)
+        #expect(try await context.push().conflicts.isEmpty)
+        try await context.table("todoitem").pull(queryId: "all")
+        try await expectConverged(context, harness)
+    }
+}
