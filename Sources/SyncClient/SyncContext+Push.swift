@@ -71,8 +71,8 @@ extension SyncContext {
         var table: TableDescription
         var body: Item?
         var ifMatch: String?
-        /// The insert body sent by an earlier attempt whose answer was lost.
-        var previousBody: Item?
+        /// The bodies sent by earlier attempts, newest first (their answers may have been lost).
+        var previousBodies: [Item] = []
     }
 
     /// Sends one queued operation and records its outcome. Throws only when the push must stop.
@@ -152,8 +152,9 @@ extension SyncContext {
                 try succeed(id, status: reply.status, serverItem: serverItem)
                 return .pushed
             }
-            if operation.kind == .insert, let previous = outgoing.previousBody, Self.matches(previous, serverItem) {
-                // Our earlier insert arrived; the values changed since: send them as an update of it.
+            if operation.kind != .delete, outgoing.previousBodies.contains(where: { Self.matches($0, serverItem) }) {
+                // Our earlier attempt arrived (its answer was lost) and the values changed since:
+                // send them as an update of what that attempt stored.
                 try write { [store] db in
                     guard var current = try store.operation(db, id: id) else { return }
                     if var row = try store.readItem(db, table: outgoing.table, id: current.itemId) {
@@ -161,6 +162,20 @@ extension SyncContext {
                         try store.writeItem(db, table: outgoing.table, item: row)
                     }
                     current.kind = .update
+                    current.state = .pending
+                    current.base = serverItem
+                    try store.updateOperation(db, current)
+                }
+                return try await send(operation: id, transport: transport, policy: policy)
+            }
+            if operation.kind == .delete, let snapshot = operation.item, Self.matches(snapshot, serverItem),
+                operation.item?[SystemColumn.version] != serverItem[SystemColumn.version]
+            {
+                // The server holds the values that were deleted locally, at a newer version (our own
+                // earlier update whose answer was lost): delete that version.
+                try write { [store] db in
+                    guard var current = try store.operation(db, id: id) else { return }
+                    current.item?[SystemColumn.version] = serverItem[SystemColumn.version]
                     current.state = .pending
                     current.base = serverItem
                     try store.updateOperation(db, current)
@@ -199,7 +214,7 @@ extension SyncContext {
                 return nil
             }
             let table = try store.description(of: operation.table)
-            var outgoing = Outgoing(operation: operation, table: table, body: nil, ifMatch: nil, previousBody: nil)
+            var outgoing = Outgoing(operation: operation, table: table, body: nil, ifMatch: nil)
             switch operation.kind {
             case .insert, .update:
                 guard let row = try store.readItem(db, table: table, id: operation.itemId) else {
@@ -211,11 +226,12 @@ extension SyncContext {
                 for column in table.columns { body[column.name] = row[column.name] ?? .null }
                 if operation.kind == .insert {
                     body[SystemColumn.id] = .string(operation.itemId)
-                    outgoing.previousBody = operation.item
-                    operation.item = body
                 } else {
                     outgoing.ifMatch = row[SystemColumn.version]?.stringValue
                 }
+                // Remembered so that a retry recognises any earlier attempt whose answer was lost.
+                outgoing.previousBodies = Self.sentBodies(operation.item)
+                operation.item = Self.remembering(body, after: operation.item)
                 outgoing.body = body
             case .delete:
                 outgoing.ifMatch = operation.item?[SystemColumn.version]?.stringValue
@@ -377,9 +393,28 @@ extension SyncContext {
         }
     }
 
+    /// The bodies an insert or update sent so far, newest first (kept in the operation's `item`:
+    /// the last body, with earlier distinct ones under `__earlier`).
+    static func sentBodies(_ item: Item?) -> [Item] {
+        guard var last = item else { return [] }
+        guard case .array(let values) = last.removeValue(forKey: earlierKey) else { return [last] }
+        let earlier = values.compactMap(\.objectValue)
+        return [last] + earlier
+    }
+
+    /// `item` after sending `body` (at most eight distinct bodies are kept).
+    static func remembering(_ body: Item, after item: Item?) -> Item {
+        let bodies = Array(([body] + sentBodies(item).filter { $0 != body }).prefix(8))
+        var stored = bodies[0]
+        if bodies.count > 1 { stored[earlierKey] = .array(bodies.dropFirst().map { .object($0) }) }
+        return stored
+    }
+
+    private static let earlierKey = "__earlier"
+
     /// Whether the server's item holds every value we sent (`id` and system columns aside).
     static func matches(_ sent: Item, _ server: Item) -> Bool {
-        for (key, value) in sent where key != SystemColumn.id && !SystemColumn.all.contains(key) {
+        for (key, value) in sent where key != SystemColumn.id && !SystemColumn.all.contains(key) && key != earlierKey {
             let other = server[key] ?? .null
             if value == other { continue }
             switch (value, other) {

@@ -33,7 +33,8 @@ public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     public var itemId: String
     public var kind: OperationKind
     public var state: OperationState
-    /// The row as it was when deleted (deletes only): its values and the version sent as `If-Match`.
+    /// The row as it was when deleted (deletes): its values and the version sent as `If-Match`. For
+    /// inserts and updates, the body last sent, so that a retry recognises an attempt whose answer was lost.
     public var item: Item?
     /// The last server copy the change started from (for three-way views); nil for new items.
     public var base: Item?

@@ -47,3 +47,65 @@ import Testing
         try await expectConverged(context, harness)
     }
 }
+
+/// An update (or insert) that reached the service while every answer to it was lost, then
+/// edited or deleted locally: the retry must recognise the earlier attempt as its own.
+@Suite struct LostUpdateAnswerTests {
+    @Test func editAfterLostUpdateAnswersIsPushedWithoutConflict() async throws {
+        let harness = try ReliabilityHarness()
+        defer { harness.stop() }
+        let context = try harness.client()
+        let table = context.table("todoitem")
+        try table.insert(["id": "s0", "text": "seed", "complete": false])
+        _ = try await context.push()
+        try table.update(["id": "s0", "text": "first"])
+        // The first PATCH lands but its answer is lost; so is the answer of the retry (a 412).
+        harness.proxy.setPlan(FaultPlan([FaultRule(.resetMidResponse, method: "PATCH", nth: 1)]))
+        await #expect(throws: SyncError.self) { _ = try await context.push() }
+        try table.update(["id": "s0", "text": "second"])
+        harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
+        await #expect(throws: SyncError.self) { _ = try await context.push() }
+        harness.proxy.setPlan(.passThrough)
+        let result = try await context.push()
+        #expect(result.conflicts.isEmpty)
+        #expect(try await harness.serviceRows()["s0"]?["text"] == "second")
+        try await expectConverged(context, harness)
+    }
+
+    @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
+        let harness = try ReliabilityHarness()
+        defer { harness.stop() }
+        let context = try harness.client()
+        let table = context.table("todoitem")
+        try table.insert(["id": "s0", "text": "seed", "complete": false])
+        _ = try await context.push()
+        try table.update(["id": "s0", "text": "first"])
+        harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
+        // On a reused connection URLSession re-sends the request without its body and waits for
+        // the time limit (5 s here): a lost answer costs one request timeout.
+        await #expect(throws: SyncError.self) { _ = try await context.push() }
+        try table.delete(id: "s0")
+        harness.proxy.setPlan(.passThrough)
+        let result = try await context.push()
+        #expect(result.conflicts.isEmpty)
+        #expect(try await harness.serviceRows()["s0"]?["deleted"] == true)
+        try await expectConverged(context, harness)
+    }
+
+    @Test func insertEditedAfterTwoLostAnswersIsPushedWithoutConflict() async throws {
+        let harness = try ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
+        defer { harness.stop() }
+        let context = try harness.client()
+        let table = context.table("todoitem")
+        try table.insert(["id": "n0", "text": "first"])
+        await #expect(throws: SyncError.self) { _ = try await context.push() }
+        try table.update(["id": "n0", "text": "second"])
+        harness.proxy.setPlan(FaultPlan([FaultRule(.resetMidResponse, method: "POST", nth: 1)]))
+        await #expect(throws: SyncError.self) { _ = try await context.push() }
+        harness.proxy.setPlan(.passThrough)
+        let result = try await context.push()
+        #expect(result.conflicts.isEmpty)
+        #expect(try await harness.serviceRows()["n0"]?["text"] == "second")
+        try await expectConverged(context, harness)
+    }
+}
