@@ -231,11 +231,10 @@ final class TableStore: Sendable {
     }
 
     private func fetch(_ db: Database, _ schema: TableSchema, id: String) throws -> StoredItem? {
-        try Row.fetchOne(
-            db,
-            sql: "SELECT \(Self.columnList(schema)) FROM \(schema.name.quotedDatabaseIdentifier) WHERE \"id\" = ?",
-            arguments: [id]
-        ).map { Self.item(from: $0, schema) }
+        // Cached per connection: the SQL changes only when the table gains a column.
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(Self.columnList(schema)) FROM \(schema.name.quotedDatabaseIdentifier) WHERE \"id\" = ?")
+        return try Row.fetchOne(statement, arguments: [id]).map { Self.item(from: $0, schema) }
     }
 
     /// The table's schema, creating the table (and its metadata) on first use.
@@ -290,7 +289,7 @@ final class TableStore: Sendable {
     /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not earlier.
     private func nextTimestamp(_ db: Database, _ schema: TableSchema) throws -> Int64 {
         let latest = try Int64.fetchOne(
-            db, sql: "SELECT max(\"updatedAt\") FROM \(schema.name.quotedDatabaseIdentifier)") ?? Int64.min
+            db.cachedStatement(sql: "SELECT max(\"updatedAt\") FROM \(schema.name.quotedDatabaseIdentifier)")) ?? Int64.min
         return max(clock(), latest == Int64.min ? Int64.min : latest + 1)
     }
 
