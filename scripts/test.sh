@@ -25,3 +25,6 @@ if [ -d Tests/Browser ] && ls Tests/Browser/test_*.py >/dev/null 2>&1; then
   swift build --product todosync >/dev/null
   TODOSYNC_BIN="$PWD/.build/debug/todosync" "$venv/bin/python" -m pytest -q Tests/Browser
 fi
+
+echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
+CRASH_RUNS="${CRASH_RUNS:-20}" scripts/crash-loop.sh
