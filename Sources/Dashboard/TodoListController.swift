@@ -64,20 +64,38 @@ struct TodoListController: Sendable {
     }
 
     /// The page's items, total and rows as the templates and the API want them.
+    ///
+    /// Newest first: todos never pushed (no `createdAt` yet) come first, then the others by
+    /// `createdAt`; both orders follow an index, so deep pages of 100k rows stay fast.
     func items(_ query: ListQuery) throws(HTTPError) -> (rows: [[String: Any]], items: [Item], total: Int) {
         let table = environment.todos
-        let total = try storeCall { () throws(SyncError) in try table.count(TableQuery(where: query.predicate)) }
-        let page = TableQuery(
-            where: query.predicate, orderBy: [.descending("createdAt"), .descending("rowid")], limit: Self.pageSize,
-            offset: (query.page - 1) * Self.pageSize)
-        let items = try storeCall { () throws(SyncError) in try table.query(page) }
+        let local = Self.combine(query.predicate, .equal("createdAt", .null))
+        let synced = Self.combine(query.predicate, .notEqual("createdAt", .null))
+        let localCount = try storeCall { () throws(SyncError) in try table.count(TableQuery(where: local)) }
+        let syncedCount = try storeCall { () throws(SyncError) in try table.count(TableQuery(where: synced)) }
+        let offset = (query.page - 1) * Self.pageSize
+        var items: [Item] = []
+        if offset < localCount {
+            let page = TableQuery(where: local, orderBy: [.descending("rowid")], limit: Self.pageSize, offset: offset)
+            items = try storeCall { () throws(SyncError) in try table.query(page) }
+        }
+        if items.count < Self.pageSize {
+            let page = TableQuery(
+                where: synced, orderBy: [.descending("createdAt"), .descending("id")],
+                limit: Self.pageSize - items.count, offset: max(0, offset - localCount))
+            items += try storeCall { () throws(SyncError) in try table.query(page) }
+        }
         let context = environment.context
         let rows = items.map { item in
             let id = item[SystemColumn.id]?.stringValue ?? ""
             let operation = try? context.operations(table: DashboardEnvironment.table, itemId: id).last
             return TodoPresenter.row(item, operation: operation)
         }
-        return (rows, items, total)
+        return (rows, items, localCount + syncedCount)
+    }
+
+    private static func combine(_ first: TableQuery.Predicate?, _ second: TableQuery.Predicate) -> TableQuery.Predicate {
+        first.map { .and([$0, second]) } ?? second
     }
 
     func list(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {

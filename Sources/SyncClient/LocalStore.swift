@@ -88,6 +88,10 @@ struct LocalStore: Sendable {
                 sql: "CREATE INDEX \("\(table.name)_updatedAt".quotedDatabaseIdentifier) ON "
                     + "\(table.name.quotedDatabaseIdentifier) (updatedAt, id)")
         }
+        // Lists show the newest items first, page by page.
+        try db.execute(
+            sql: "CREATE INDEX IF NOT EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier) ON "
+                + "\(table.name.quotedDatabaseIdentifier) (createdAt, id)")
     }
 
     func description(of table: String) throws(SyncError) -> TableDescription {

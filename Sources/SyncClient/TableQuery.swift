@@ -66,8 +66,7 @@ public struct TableQuery: Sendable, Hashable {
             guard key.column == "rowid" || table.type(of: key.column) != nil else {
                 throw .invalidItem("no column '\(key.column)' to sort by")
             }
-            // Missing values (such as the createdAt of an item never pushed) sort as the newest.
-            keys.append(key.column.quotedDatabaseIdentifier + (key.ascending ? " ASC NULLS LAST" : " DESC NULLS FIRST"))
+            keys.append(key.column.quotedDatabaseIdentifier + (key.ascending ? " ASC" : " DESC"))
         }
         return keys.isEmpty ? " ORDER BY rowid" : " ORDER BY " + keys.joined(separator: ", ")
     }
