@@ -18,21 +18,6 @@ struct ItemJSONEncoder {
         return Data(bytes)
     }
 
-    /// A JSON array of the items, or `{"results": [...], "count": N}` when `count` is given.
-    func data(_ items: [StoredItem], count: Int?) -> Data {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + items.count * 320)
-        if count != nil { bytes += Array(#"{"results":"#.utf8) }
-        bytes.append(UInt8(ascii: "["))
-        for (index, item) in items.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            append(item, to: &bytes)
-        }
-        bytes.append(UInt8(ascii: "]"))
-        if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
-        return Data(bytes)
-    }
-
     func append(_ item: StoredItem, to bytes: inout [UInt8]) {
         var object = ObjectWriter(bytes: bytes)
         bytes = []

@@ -46,10 +46,9 @@ struct TableController: Sendable {
             queryItems: request.queryItems, defaultTop: configuration.pageSize, maximumTop: configuration.maximumTop)
         guard let schema = store.registry.schema(of: table) else { throw .tableNotFound(table) }
         let query = try QueryCompiler.compile(options, schema: schema, resolve: style.resolver(for: schema))
-        let result = try store.query(query)
-        let encoder = ItemJSONEncoder(style: style, selection: query.selection)
-        var response = Response.json(data: encoder.data(result.items, count: result.count))
-        if options.top > 0, result.items.count == options.top {
+        let page = try store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
+        var response = Response.json(data: page.body)
+        if options.top > 0, page.rows == options.top {
             response.headers["Link"] = NextPageLink.header(for: request, skip: options.skip + options.top, publicURL: configuration.publicURL)
         }
         return response

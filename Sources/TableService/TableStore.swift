@@ -161,16 +161,29 @@ final class TableStore: Sendable {
 
     // MARK: Queries
 
-    /// The rows matching a compiled query, and their total count when asked.
-    func query(_ query: CompiledQuery) throws(TableError) -> (items: [StoredItem], count: Int?) {
+    /// The page of rows matching a compiled query as JSON (an array, or `{"results": [...], "count": N}`
+    /// when the query asks for the count), and how many rows it holds. Rows are encoded as they are
+    /// read, inside one read transaction (so the count and the page agree).
+    func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) throws(TableError) -> (body: Data, rows: Int) {
         try read { db in
-            var items: [StoredItem] = []
-            let rows = try Row.fetchCursor(db, sql: query.selectSQL, arguments: query.selectArguments)
-            while let row = try rows.next() { items.append(Self.item(from: row, query.schema)) }
             let count = try query.countSQL.map {
                 try Int.fetchOne(db, sql: $0, arguments: query.countArguments) ?? 0
             }
-            return (items, count)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(64 + 320 * 64)
+            if count != nil { bytes += Array(#"{"results":"#.utf8) }
+            bytes.append(UInt8(ascii: "["))
+            let keys = ItemJSONEncoder.ColumnKeys(query.schema)
+            var rows = 0
+            let cursor = try Row.fetchCursor(db, sql: query.selectSQL, arguments: query.selectArguments)
+            while let row = try cursor.next() {
+                if rows > 0 { bytes.append(UInt8(ascii: ",")) }
+                try encoder.append(row: row, schema: query.schema, keys: keys, to: &bytes)
+                rows += 1
+            }
+            bytes.append(UInt8(ascii: "]"))
+            if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
+            return (Data(bytes), rows)
         }
     }
 
