@@ -31,9 +31,10 @@ let templates = try TemplateLibrary(folder: URL(fileURLWithPath: arguments[2]), 
 try Data(templates.render("page", BenchPage.context()).utf8).write(to: URL(fileURLWithPath: arguments[3]))
 
 if CommandLine.arguments.contains("--render-only") {
-    let rounds = 2000
+    let rounds = Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 2000
     let took = ContinuousClock().measure {
-        for _ in 0..<rounds { _ = templates.render("page", BenchPage.context()) }
+        let context = BenchPage.context()
+        for _ in 0..<rounds { _ = templates.render("page", context) }
     }
     print(String(format: "%.1f", Double(took.components.attoseconds) / 1e12 / Double(rounds) + Double(took.components.seconds) * 1e6 / Double(rounds)))
     exit(0)
