@@ -3,7 +3,7 @@ import SyncProtocol
 
 /// What can go wrong in a table request; each case knows its HTTP status and a message that says
 /// what the caller can do about it.
-public enum TableError: Error, HTTPResponseError, Equatable {
+enum TableError: Error, HTTPResponseError, Equatable {
     /// 400: a query option (`$filter`, `$orderby`, `$top`…) that cannot be run; the message says where.
     case invalidQuery(String)
     /// 400: a body or request that cannot be stored as it is.
@@ -23,7 +23,7 @@ public enum TableError: Error, HTTPResponseError, Equatable {
     /// 500: SQLite failed; the detail is logged, not sent.
     case storage(String)
 
-    public var status: Int {
+    var status: Int {
         switch self {
         case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: 400
         case .missingApplicationKey: 401
@@ -34,7 +34,7 @@ public enum TableError: Error, HTTPResponseError, Equatable {
         }
     }
 
-    public var message: String {
+    var message: String {
         switch self {
         case .invalidQuery(let message), .invalidRequest(let message): message
         case .unsupportedAPIVersion: ProtocolMessage.invalidAPIVersion

@@ -7,7 +7,7 @@ import Views
 /// table protocol (v2, and the 2015 Mobile Services style for requests without `ZUMO-API-VERSION`).
 ///
 /// Embed it in another server with ``addRoutes(to:)``, or run it alone with
-/// ``start(_:host:port:quiet:)``:
+/// ``start(_:host:port:quiet:logger:)``:
 ///
 /// ```swift
 /// let running = try TableService.start(.init(databasePath: "tables.sqlite"), port: 8080)
@@ -42,6 +42,8 @@ public final class TableService: Sendable {
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
 
+        /// A configuration; the defaults are the official server's (pages of 50, `$top` up to 1000),
+        /// in memory, without key, tables or page.
         public init(
             databasePath: String? = nil, applicationKey: String? = nil, pageSize: Int = 50, maximumTop: Int = 1000,
             tables: [String] = [], allowedOrigins: [String] = ["localhost", "127.0.0.1", "::1"],
