@@ -39,7 +39,14 @@ enum QueryCompiler {
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
 
         let order = try orderClause(options.orderBy, schema: schema, resolve: resolve)
-        let selectSQL = "SELECT \(TableStore.columnList(schema)) FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
+        let columns = TableStore.columnList(schema)
+        // With an offset, SQLite steps over every skipped row; picking the page's rowids first lets it
+        // step over index entries only (the (updatedAt, id, deleted) index covers pulls and plain lists), not whole rows.
+        let selectSQL =
+            options.skip > 0
+            ? "SELECT \(columns) FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table)\(whereClause) "
+                + "ORDER BY \(order) LIMIT ? OFFSET ?) ORDER BY \(order)"
+            : "SELECT \(columns) FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
         var selection: Set<String>?
         if let select = options.select {
             selection = try Set(names(in: select, option: "$select", schema: schema, resolve: resolve).map(\.name))

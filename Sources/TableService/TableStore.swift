@@ -6,7 +6,7 @@ import SyncProtocol
 /// The tables in one SQLite file: dynamic schema, soft delete, versions and strictly increasing
 /// `updatedAt` per table. Every check-then-write happens inside one write transaction.
 ///
-/// Dates are stored as integer milliseconds; each table has a unique index on `(updatedAt, id)`
+/// Dates are stored as integer milliseconds; each table has an index on `(updatedAt, id, deleted)`
 /// so that the keyset cursor `(updatedAt gt T) or (updatedAt eq T and id gt 'I')` is a range scan.
 final class TableStore: Sendable {
     private let database: any DatabaseWriter
@@ -259,7 +259,7 @@ final class TableStore: Sendable {
                 CREATE TABLE \(quoted) (
                     "id" TEXT NOT NULL PRIMARY KEY, "createdAt" INTEGER NOT NULL, "updatedAt" INTEGER NOT NULL,
                     "version" TEXT NOT NULL, "deleted" INTEGER NOT NULL DEFAULT 0);
-                CREATE UNIQUE INDEX \((name + "__updatedAt_id").quotedDatabaseIdentifier) ON \(quoted) ("updatedAt", "id");
+                CREATE UNIQUE INDEX \((name + "__updatedAt_id").quotedDatabaseIdentifier) ON \(quoted) ("updatedAt", "id", "deleted");
                 """)
         try db.execute(sql: "INSERT INTO __tables (name, createdAt) VALUES (?, ?)", arguments: [name, clock()])
         let schema = TableSchema(name: name)

@@ -24,6 +24,10 @@ import Testing
             in: service)
         #expect(keyset.contains("USING INDEX todoitem__updatedAt_id (updatedAt>?)"), "\(keyset)")
         #expect(!keyset.contains("TEMP B-TREE"), "\(keyset)")
+        let deepPage = try Self.plan("$orderby=updatedAt,id&$top=10&$skip=20&__includeDeleted=true", in: service)
+        #expect(deepPage.contains("SCAN todoitem USING COVERING INDEX todoitem__updatedAt_id"), "\(deepPage)")
+        let deepLivePage = try Self.plan("$orderby=updatedAt,id&$top=10&$skip=20", in: service)
+        #expect(deepLivePage.contains("SCAN todoitem USING COVERING INDEX todoitem__updatedAt_id"), "\(deepLivePage)")
         let byID = try Self.plan("$filter=id%20eq%20'i3'", in: service)
         #expect(byID.contains("USING INDEX sqlite_autoindex_todoitem_1 (id=?)"), "\(byID)")
     }
