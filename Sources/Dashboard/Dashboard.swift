@@ -59,7 +59,8 @@ public final class Dashboard: Sendable {
         ) {
             HeaderState.read(
                 context: context, sync: sync,
-                servicePage: servicePagePath.flatMap { path in embedded().map { $0 + path } })
+                servicePage: configuration.servicePageURL
+                    ?? servicePagePath.flatMap { path in embedded().map { $0 + path } })
         }
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, settings: settings,

@@ -23,10 +23,12 @@ public struct DashboardConfiguration: Sendable {
     public var deviceName: String?
     /// Logs one line per request when true.
     public var logRequests: Bool
+    /// A page of the remote service to link from the header (the demo's shared service page).
+    public var servicePageURL: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
-        remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false
+        remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -35,5 +37,6 @@ public struct DashboardConfiguration: Sendable {
         self.remote = remote
         self.deviceName = deviceName
         self.logRequests = logRequests
+        self.servicePageURL = servicePageURL
     }
 }

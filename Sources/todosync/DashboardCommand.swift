@@ -42,7 +42,8 @@ struct DashboardCommand: AsyncParsableCommand {
     func run() async throws {
         let dashboard = try await DashboardLauncher(
             listen: listen, resources: try resources.locate(), dataDir: dataDir,
-            remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose
+            remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
+            servicePageURL: nil
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         await waitForTermination()
@@ -72,12 +73,14 @@ struct DashboardLauncher {
     var appKey: String?
     var deviceName: String?
     var verbose: Bool
+    var servicePageURL: String?
 
     func start() async throws -> Dashboard {
         let folder = URL(fileURLWithPath: dataDir)
         let configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: folder, resources: resources,
-            remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose)
+            remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
+            servicePageURL: servicePageURL)
         do {
             guard remote == nil else { return try await Dashboard.start(configuration) }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -59,7 +59,8 @@ struct DemoCommand: AsyncParsableCommand {
             let launcher = DashboardLauncher(
                 listen: ListenOptions(host: host, port: port + index), resources: folders,
                 dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
-                remote: remote, appKey: nil, deviceName: name, verbose: false)
+                remote: remote, appKey: nil, deviceName: name, verbose: false,
+                servicePageURL: service.url + "/service/tables/todoitem")
             devices.append(try await launcher.start())
         }
         announce("""
