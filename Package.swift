@@ -68,6 +68,10 @@ let package = Package(
             name: "http-bench", dependencies: ["HTTPServer", "Views"], path: "Benchmarks/HTTPBench",
             exclude: ["templates"]),
         .executableTarget(name: "service-bench", dependencies: ["TableService"], path: "Benchmarks/ServiceBench"),
+        .executableTarget(
+            name: "client-bench",
+            dependencies: ["SyncClient", "TableService", "Storage", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/ClientBench"),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),

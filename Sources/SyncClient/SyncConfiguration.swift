@@ -19,15 +19,20 @@ public struct SyncConfiguration: Sendable {
     /// Seconds to wait for an answer before a request counts as timed out.
     public var requestTimeout: TimeInterval
     public var conflictPolicy: ConflictPolicy
+    /// Operations push keeps on the wire at once. 1 (the default) sends them strictly one by one in
+    /// queue order; more starts them in queue order but lets the server answer several at a time
+    /// (two operations of the same item never overlap). Use it when items do not depend on each other.
+    public var pushConcurrency: Int
 
     public init(
         remoteURL: URL? = nil, applicationKey: String? = nil, requestTimeout: TimeInterval = 30,
-        conflictPolicy: ConflictPolicy = .manual
+        conflictPolicy: ConflictPolicy = .manual, pushConcurrency: Int = 1
     ) {
         self.remoteURL = remoteURL
         self.applicationKey = applicationKey
         self.requestTimeout = requestTimeout
         self.conflictPolicy = conflictPolicy
+        self.pushConcurrency = min(16, max(1, pushConcurrency))
     }
 }
 

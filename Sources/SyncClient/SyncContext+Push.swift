@@ -15,22 +15,25 @@ extension SyncContext {
 
     func runPush() async throws -> PushResult {
         let transport = try readyTransport(.push, table: nil)
-        let ids = try read { db in
-            try Int64.fetchAll(
-                db, sql: "SELECT id FROM __operations WHERE state IN ('pending', 'attempted') ORDER BY id")
+        let queued = try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT id, tableName, itemId FROM __operations WHERE state IN ('pending', 'attempted') ORDER BY id"
+            ).map { row -> (id: Int64, item: String) in (row[0], row[1] + "\u{0}" + row[2]) }
         }
+        let ids = queued.map(\.id)
         monitor.update { $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: ids.count, startedAt: Date()) }
         defer { monitor.update { $0 = .idle } }
         var result = PushResult()
         do {
-            for id in ids {
-                try Task.checkCancellation()
-                var outcome = try await send(operation: id, transport: transport, policy: conflictPolicy)
-                if outcome == .conflict, conflictPolicy == .clientWins, (try? adoptServerVersion(id)) != nil {
-                    outcome = try await send(operation: id, transport: transport, policy: .manual)
+            if pushConcurrency <= 1 {
+                for id in ids {
+                    try Task.checkCancellation()
+                    result.add(try await sendResolving(id, transport: transport), id)
+                    monitor.update { $0.done += 1 }
                 }
-                result.add(outcome, id)
-                monitor.update { $0.done += 1 }
+            } else {
+                try await sendWindowed(queued, transport: transport, into: &result)
             }
         } catch {
             let reason = (error as? SyncError).flatMap { if case .stopped(let reason) = $0 { reason } else { nil } }
@@ -48,6 +51,45 @@ extension SyncContext {
                 conflicts: result.conflicts.count, failed: result.failed.count, pulled: 0, stopReason: nil,
                 error: nil))
         return result
+    }
+
+    /// Sends one operation; with the client-wins policy a conflict is sent again over the server's version.
+    private func sendResolving(_ id: Int64, transport: HTTPTransport) async throws -> OperationOutcome {
+        let outcome = try await send(operation: id, transport: transport, policy: conflictPolicy)
+        if outcome == .conflict, conflictPolicy == .clientWins, (try? adoptServerVersion(id)) != nil {
+            return try await send(operation: id, transport: transport, policy: .manual)
+        }
+        return outcome
+    }
+
+    /// Up to ``pushConcurrency`` operations on the wire at once, started in queue order; two operations
+    /// of the same item never overlap. The first stop cancels the others (they stay queued, attempted).
+    private func sendWindowed(
+        _ queued: [(id: Int64, item: String)], transport: HTTPTransport, into result: inout PushResult
+    ) async throws {
+        try await withThrowingTaskGroup(of: (Int64, String, OperationOutcome).self) { group in
+            var busyItems: Set<String> = []
+            var running = 0
+            func collect(_ group: inout ThrowingTaskGroup<(Int64, String, OperationOutcome), any Error>) async throws {
+                guard let (id, item, outcome) = try await group.next() else { return }
+                running -= 1
+                busyItems.remove(item)
+                result.add(outcome, id)
+                monitor.update { $0.done += 1 }
+            }
+            for (id, item) in queued {
+                while running >= pushConcurrency || busyItems.contains(item) { try await collect(&group) }
+                try Task.checkCancellation()
+                busyItems.insert(item)
+                running += 1
+                group.addTask { (id, item, try await self.sendResolving(id, transport: transport)) }
+            }
+            while running > 0 { try await collect(&group) }
+        }
+        // Completion order is not queue order: report in queue order.
+        for keyPath in [\PushResult.pushed, \.conflicts, \.failed, \.resolved, \.skipped] as [WritableKeyPath<PushResult, [Int64]>] {
+            result[keyPath: keyPath].sort()
+        }
     }
 
     /// The transport, or the reason there is none (offline mode, no address).

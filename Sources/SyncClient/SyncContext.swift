@@ -21,6 +21,8 @@ public actor SyncContext {
     let requestTimeout: TimeInterval
     /// The conflict policy applied during push.
     public private(set) var conflictPolicy: ConflictPolicy
+    /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushConcurrency``).
+    public private(set) var pushConcurrency: Int
     var transport: HTTPTransport?
     private var job: Job?
 
@@ -47,6 +49,7 @@ public actor SyncContext {
         queue = SyncOperationQueue(store: store)
         requestTimeout = configuration.requestTimeout
         conflictPolicy = configuration.conflictPolicy
+        pushConcurrency = configuration.pushConcurrency
         let store = self.store
         let saved: (remote: String?, key: String?, offline: Bool, last: String?)
         do {
@@ -115,6 +118,11 @@ public actor SyncContext {
     /// Changes the conflict policy for the following pushes.
     public func setConflictPolicy(_ policy: ConflictPolicy) {
         conflictPolicy = policy
+    }
+
+    /// Changes how many operations the following pushes keep on the wire at once (1 to 16).
+    public func setPushConcurrency(_ concurrency: Int) {
+        pushConcurrency = min(16, max(1, concurrency))
     }
 
     // MARK: Progress and status

@@ -216,23 +216,24 @@ struct PushTests {
     @Test func refusedChangeIsFailedWithTheServersMessageAndPushGoesOn() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            if request.method == .post, String(decoding: request.body, as: UTF8.self).contains("bad") {
-                return .jsonError("The field 'text' is too long.", status: 400)
-            }
-            return try forward()
-        }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
-        try context.table("todoitem").insert(["id": "a", "text": "bad"])
-        try context.table("todoitem").insert(["id": "b", "text": "good"])
+        // The service stores no arrays: a JSON column holding one is answered 400.
+        let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("meta", .json)])
+        let context = try SyncContext.temporary(in: folder, remote: service.url, tables: [tags])
+        try context.table("tag").insert(["id": "a", "label": "bad", "meta": ["x", "y"]])
+        try context.table("tag").insert(["id": "b", "label": "good"])
         let result = try await context.push()
         #expect(result.failed == [1])
         #expect(result.pushed == [2])
         let operation = try #require(try context.operation(1))
         #expect(operation.state == .failed)
         #expect(operation.lastStatus == 400)
-        #expect(operation.message == "The field 'text' is too long.")
+        #expect(operation.message?.contains("'meta'") == true)
+        #expect(try context.error(ofOperation: 1)?.clientItem?["meta"] == ["x", "y"])
         #expect(try context.status().failed == 1)
+        // A failed operation waits: editing the item makes it pending again.
+        try context.table("tag").update(["id": "a", "meta": nil])
+        #expect(try context.operation(1)?.state == .pending)
+        #expect(try await context.push().pushed == [1])
     }
 
     @Test func unauthorisedPushStopsWithAReasonUntilTheKeyIsSet() async throws {
@@ -249,5 +250,47 @@ struct PushTests {
         #expect(try queueShape(context) == ["insert a attempted"])
         try await context.setRemote(url: service.url, applicationKey: "secret")
         #expect(try await context.push().pushed == [1])
+    }
+}
+
+@Suite(.timeLimit(.minutes(2)))
+struct WindowedPushTests {
+    @Test func concurrentPushSendsEverythingAndReportsInQueueOrder() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.insert(["id": "taken", "text": "theirs"])
+        let context = try SyncContext(
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, pushConcurrency: 4))
+        for index in 0..<30 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        try context.table("todoitem").insert(["id": "taken", "text": "mine"])
+        for index in 30..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "y"]) }
+        let result = try await context.push()
+        #expect(result.pushed == Array(1...30) + Array(32...41))
+        #expect(result.conflicts == [31])
+        #expect(try await service.rest.all().count == 41)
+        #expect(try queueShape(context) == ["insert taken conflict"])
+    }
+
+    @Test func concurrentPushStoppedByTheServerKeepsTheQueue() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let count = Locked(0)
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in
+            if count.withLock({ value -> Int in value += 1; return value }) > 10 {
+                return .jsonError("Down for maintenance.", status: 503)
+            }
+            return try forward()
+        }
+        let context = try SyncContext(
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, pushConcurrency: 4))
+        for index in 0..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        await #expect(throws: SyncError.self) { try await context.push() }
+        let onServer = try await service.rest.all().count
+        #expect(onServer >= 10)
+        #expect(try context.operations().count == 40 - onServer)
+        try await context.setRemote(url: service.url, applicationKey: nil)
+        _ = try await context.push()
+        #expect(try await service.rest.all().count == 40)
+        #expect(try context.operations().isEmpty)
     }
 }

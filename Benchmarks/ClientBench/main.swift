@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import Storage
+import SyncClient
+import SyncProtocol
+import TableService
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// `client-bench [ROWS] [PUSHES]`: the sync client's pull and push against the real table service
+// (in-process, loopback), with the floors measured in the same run:
+//   a. pull ROWS rows (default 100k) into an empty store, page size 1000;
+//   b. push PUSHES queued inserts (default 10k);
+//   c. floors: the same pages fetched with plain sequential GETs (bytes only), the same rows inserted
+//      with one prepared statement (one transaction per page), and the same insert bodies POSTed
+//      with plain sequential requests.
+// Build with `swift build -c release --product client-bench`; see Benchmarks/client-bench.sh.
+
+let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let rowCount = arguments.first ?? 100_000
+let pushCount = arguments.dropFirst().first ?? 10_000
+let pageSize = 1000
+
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = ContinuousClock.now
+    try await body()
+    let elapsed = ContinuousClock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+func line(_ text: String) {
+    print(text)
+    fflush(nil)
+}
+
+let work = NSTemporaryDirectory() + "client-bench-" + UUID().uuidString
+try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: work) }
+
+let service = try TableService.start(
+    .init(databasePath: work + "/service.sqlite", tables: ["todoitem", "floor"]), port: 0, quiet: true)
+let base = service.url
+let session: URLSession = {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.urlCache = nil
+    return URLSession(configuration: configuration)
+}()
+
+func request(_ method: String, _ path: String, body: Data? = nil) -> URLRequest {
+    var request = URLRequest(url: URL(string: base + path)!)
+    request.httpMethod = method
+    request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+    if let body {
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+    return request
+}
+
+func body(_ index: Int, prefix: String) -> Data {
+    Data(#"{"id":"\#(prefix)-\#(String(format: "%07d", index))","text":"task number \#(index) with some words","complete":\#(index % 3 == 0)}"#.utf8)
+}
+
+// Seed the server (not measured): eight requests at a time.
+line("seeding \(rowCount) rows into the table service…")
+try await withThrowingTaskGroup(of: Void.self) { group in
+    for worker in 0..<8 {
+        group.addTask {
+            for index in stride(from: worker, to: rowCount, by: 8) {
+                _ = try await session.data(for: request("POST", "/tables/todoitem", body: body(index, prefix: "row")))
+            }
+        }
+    }
+    try await group.waitForAll()
+}
+
+// a. Pull into an empty store.
+let pullContext = try SyncContext(path: work + "/pull.sqlite", configuration: .init(remoteURL: URL(string: base)!))
+var pulled = PullResult()
+let pullTime = try await seconds {
+    pulled = try await pullContext.table("todoitem").pull(queryId: "bench", settings: PullSettings(pageSize: pageSize))
+}
+precondition(pulled.received == rowCount, "pulled \(pulled.received) of \(rowCount)")
+
+// c1. Fetch floor: the same pages (same keyset filters) with plain sequential GETs, bytes only.
+let ordered = try pullContext.table("todoitem").query(
+    TableQuery(orderBy: [.ascending("updatedAt"), .ascending("id")]))
+var pagePaths: [String] = []
+func encode(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~$")) ?? text
+}
+var cursor: Item?
+for start in stride(from: 0, through: ordered.count, by: pageSize) {
+    var query = "$orderby=updatedAt%2Cid&$top=\(pageSize)&__includeDeleted=true"
+    if let cursor, let time = cursor["updatedAt"]?.stringValue, let id = cursor["id"]?.stringValue {
+        let filter = "((updatedAt gt datetimeoffset'\(time)') or (updatedAt eq datetimeoffset'\(time)' and id gt '\(id)'))"
+        query = "$filter=" + encode(filter) + "&" + query
+    }
+    pagePaths.append("/tables/todoitem?" + query)
+    if start + pageSize - 1 < ordered.count { cursor = ordered[start + pageSize - 1] }
+}
+var fetchedBytes = 0
+let fetchTime = try await seconds {
+    for path in pagePaths {
+        let (data, _) = try await session.data(for: request("GET", path))
+        fetchedBytes += data.count
+    }
+}
+
+// c2. Insert floor: the same rows, one prepared statement, one transaction per page, fresh file.
+let columns = ["id", "version", "createdAt", "updatedAt", "deleted", "text", "complete"]
+let rows: [[DatabaseValue]] = ordered.map { item in
+    columns.map { name in
+        switch item[name] {
+        case .string(let text)?: text.databaseValue
+        case .bool(let flag)?: (flag ? 1 : 0).databaseValue
+        case .number(let number)?: number.databaseValue
+        default: .null
+        }
+    }
+}
+let floorDatabase = try StoreDatabase.open(
+    at: work + "/floor.sqlite",
+    migrations: [
+        StoreMigration("table") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE todoitem (id TEXT PRIMARY KEY NOT NULL, version TEXT, createdAt TEXT, updatedAt TEXT,
+                        deleted INTEGER, text TEXT, complete INTEGER);
+                    CREATE INDEX todoitem_updatedAt ON todoitem (updatedAt, id);
+                    """)
+        }
+    ])
+let insertTime = try await seconds {
+    for start in stride(from: 0, to: rows.count, by: pageSize) {
+        try floorDatabase.write { db in
+            let insert = try BulkInserter(db, table: "todoitem", columns: columns, onConflict: .replace)
+            for row in rows[start..<min(start + pageSize, rows.count)] { try insert.insert(row) }
+        }
+    }
+}
+
+// b. Push queued inserts (queueing is not measured).
+let pushContext = try SyncContext(path: work + "/push.sqlite", configuration: .init(remoteURL: URL(string: base)!))
+for index in 0..<pushCount {
+    try pushContext.table("todoitem").insert([
+        "id": .string("push-\(index)"), "text": .string("task number \(index) with some words"),
+        "complete": .bool(index % 3 == 0),
+    ])
+}
+var pushed = PushResult()
+let pushTime = try await seconds { pushed = try await pushContext.push() }
+precondition(pushed.pushed.count == pushCount, "pushed \(pushed.pushed.count) of \(pushCount)")
+
+// b2. The same with four operations on the wire at once.
+let windowContext = try SyncContext(
+    path: work + "/push4.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushConcurrency: 4))
+for index in 0..<pushCount {
+    try windowContext.table("todoitem").insert([
+        "id": .string("push4-\(index)"), "text": .string("task number \(index) with some words"),
+        "complete": .bool(index % 3 == 0),
+    ])
+}
+var pushedWindow = PushResult()
+let windowTime = try await seconds { pushedWindow = try await windowContext.push() }
+precondition(pushedWindow.pushed.count == pushCount, "pushed \(pushedWindow.pushed.count) of \(pushCount)")
+
+// c3. Push floor: the same bodies POSTed with plain sequential requests (to another table).
+let postTime = try await seconds {
+    for index in 0..<pushCount {
+        _ = try await session.data(for: request("POST", "/tables/floor", body: body(index, prefix: "floor")))
+    }
+}
+service.stop()
+
+func rate(_ count: Int, _ time: Double) -> String { String(format: "%.0f", Double(count) / time) }
+func ratio(_ value: Double) -> String { String(format: "%.2f", value) }
+line("")
+line("pull  \(rowCount) rows in \(pagePaths.count - 1) pages of \(pageSize): \(ratio(pullTime)) s, \(rate(rowCount, pullTime)) rows/s")
+line("  floor fetch  (same pages, plain GETs, \(fetchedBytes / 1_000_000) MB): \(ratio(fetchTime)) s, \(rate(rowCount, fetchTime)) rows/s")
+line("  floor insert (same rows, prepared statement): \(ratio(insertTime)) s, \(rate(rowCount, insertTime)) rows/s")
+line("  pull / (fetch + insert) = \(ratio(pullTime / (fetchTime + insertTime)))   [target ≤ 1.5; pull target ≥ 50000 rows/s]")
+line("push  \(pushCount) inserts: \(ratio(pushTime)) s, \(rate(pushCount, pushTime)) ops/s   [target ≥ 2000 ops/s]")
+line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
+line("  push / floor = \(ratio(pushTime / postTime))")
+line("push  \(pushCount) inserts, pushConcurrency 4: \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s")
