@@ -8,6 +8,8 @@ import SyncProtocol
 struct LocalStore: Sendable {
     let pool: DatabasePool
     let tables: [String: TableDescription]
+    /// Decoders of server items straight into each table's columns.
+    let layouts: [String: PageLayout]
 
     static let migrations: [StoreMigration] = [
         StoreMigration("v1-sync-tables") { db in
@@ -53,6 +55,7 @@ struct LocalStore: Sendable {
         var byName: [String: TableDescription] = [:]
         for table in tables { byName[table.name] = table }
         self.tables = byName
+        layouts = byName.mapValues(PageLayout.init)
         do {
             try pool.write { db in
                 for table in tables { try Self.createTable(table, in: db) }
@@ -102,10 +105,8 @@ struct LocalStore: Sendable {
     // MARK: Rows
 
     func readItem(_ db: Database, table: TableDescription, id: String) throws -> Item? {
-        guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?", arguments: [id])
-        else { return nil }
+        let statement = try db.cachedStatement(sql: "SELECT * FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
         return Self.item(from: row, table: table)
     }
 
@@ -125,9 +126,19 @@ struct LocalStore: Sendable {
         let names = columns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
         let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         let values = columns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(marks))",
-            arguments: StatementArguments(values))
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(marks))"
+        ).execute(arguments: StatementArguments(values))
+    }
+
+    /// Inserts or replaces a row given as values in the order of `table.allColumns`.
+    func writeRow(_ db: Database, table: TableDescription, values: [DatabaseValue]) throws {
+        let columns = table.allColumns
+        let names = columns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(marks))"
+        ).execute(arguments: StatementArguments(values))
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {
@@ -148,15 +159,31 @@ struct LocalStore: Sendable {
     }
 
     func operation(_ db: Database, id: Int64) throws -> TableOperation? {
-        try Row.fetchOne(db, sql: "SELECT * FROM __operations WHERE id = ?", arguments: [id]).map(Self.operation)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM __operations WHERE id = ?"), arguments: [id])
+            .map(Self.operation)
     }
 
     /// The item's operations in push order.
     func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
         try Row.fetchAll(
-            db, sql: "SELECT * FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id",
+            db.cachedStatement(sql: "SELECT * FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id"),
             arguments: [table, itemId]
         ).map(Self.operation)
+    }
+
+    /// The id of the item's first queued operation (the one push may send).
+    func firstOperationId(_ db: Database, table: String, itemId: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT min(id) FROM __operations WHERE tableName = ? AND itemId = ?"),
+            arguments: [table, itemId])
+    }
+
+    /// Whether the item has operations queued after `id`.
+    func hasOperations(_ db: Database, table: String, itemId: String, after id: Int64) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT EXISTS (SELECT 1 FROM __operations WHERE tableName = ? AND itemId = ? AND id > ?)"),
+            arguments: [table, itemId, id]) ?? false
     }
 
     func allOperations(_ db: Database, table: String? = nil) throws -> [TableOperation] {
@@ -186,12 +213,13 @@ struct LocalStore: Sendable {
     }
 
     func updateOperation(_ db: Database, _ operation: TableOperation) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE __operations SET kind = ?, state = ?, item = ?, base = ?, attempts = ?, lastAttemptAt = ?,
                     lastStatus = ?, message = ?, recreate = ?
                 WHERE id = ?
-                """,
+                """
+        ).execute(
             arguments: [
                 operation.kind.rawValue, operation.state.rawValue, ItemCoding.encode(operation.item),
                 ItemCoding.encode(operation.base), operation.attempts, operation.lastAttemptAt.map(Timestamp.string),
@@ -200,8 +228,8 @@ struct LocalStore: Sendable {
     }
 
     func deleteOperation(_ db: Database, id: Int64) throws {
-        try db.execute(sql: "DELETE FROM __errors WHERE operationId = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM __operations WHERE id = ?", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM __errors WHERE operationId = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM __operations WHERE id = ?").execute(arguments: [id])
     }
 
     // MARK: Errors

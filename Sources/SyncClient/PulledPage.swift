@@ -17,6 +17,7 @@ final class PageLayout: Sendable {
 
     /// The column indexes of `id`, `updatedAt`, `deleted` (fixed by ``TableDescription/allColumns``).
     static let idIndex = 0
+    static let versionIndex = 1
     static let updatedAtIndex = 3
     static let deletedIndex = 4
 
@@ -32,6 +33,16 @@ final class PageLayout: Sendable {
         }
     }
 
+    /// Decodes one item (a single-item answer); nil unless it is an object with `id` and `version`.
+    func decodeItem(_ data: Data) -> PulledRow? {
+        let decoder = JSONDecoder()
+        decoder.userInfo[Self.userInfoKey] = self
+        guard let row = try? decoder.decode(PulledRow.self, from: data), row.id != nil,
+            !row.values[Self.versionIndex].isNull
+        else { return nil }
+        return row
+    }
+
     private struct Wrapped: Decodable {
         var results: [PulledRow]
     }
@@ -45,7 +56,7 @@ struct DynamicKey: CodingKey {
 }
 
 /// One row of a pulled page, as the SQLite values of the local table's columns.
-struct PulledRow: Decodable {
+struct PulledRow: Decodable, Sendable {
     var values: [DatabaseValue]
 
     var id: String? { String.fromDatabaseValue(values[PageLayout.idIndex]) }

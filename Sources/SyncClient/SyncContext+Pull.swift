@@ -20,6 +20,13 @@ public struct PullResult: Sendable, Hashable, Codable {
     public init() {}
 }
 
+/// What writing one pulled page did.
+struct PageCounts: Sendable {
+    var written = 0
+    var deleted = 0
+    var skipped = 0
+}
+
 extension SyncContext {
     /// Brings the server's rows of `table` (matching `query`'s predicate) into the local table.
     ///
@@ -84,6 +91,24 @@ extension SyncContext {
         let layout = PageLayout(table)
         let path = transport.path(table: table.name)
         var previousIds: [String]?
+        var pendingWrite: Task<PageCounts, any Error>?
+        do {
+            try await fetchPages(
+                table, query: query, layout: layout, path: path, settings: settings, transport: transport,
+                tokenKey: tokenKey, token: &token, previousIds: &previousIds, pendingWrite: &pendingWrite, &result)
+            try await finishWrite(&pendingWrite, into: &result)
+        } catch {
+            // Keep what was received: the last page's write (and token) completes before the error surfaces.
+            try? await finishWrite(&pendingWrite, into: &result)
+            throw error
+        }
+    }
+
+    private func fetchPages(
+        _ table: TableDescription, query: TableQuery?, layout: PageLayout, path: String, settings: PullSettings,
+        transport: HTTPTransport, tokenKey: String?, token: inout DeltaToken, previousIds: inout [String]?,
+        pendingWrite: inout Task<PageCounts, any Error>?, _ result: inout PullResult
+    ) async throws {
         while true {
             try Task.checkCancellation()
             let filter = [query?.odataFilter, token.filter].compactMap { $0 }.joined(separator: " and ")
@@ -111,12 +136,16 @@ extension SyncContext {
             previousIds = ids
 
             let next = Self.advance(token, over: rows)
-            let counts = try write { [store] db in
-                let counts = try Self.apply(rows, to: table, in: db)
-                if let tokenKey {
-                    try store.setConfig(db, tokenKey, String(decoding: try JSONEncoder().encode(next), as: UTF8.self))
+            // Page n is written (with its token, in one transaction) while page n+1 is fetched and
+            // decoded; writes stay in order because each starts after the previous one finished.
+            try await finishWrite(&pendingWrite, into: &result)
+            let tokenText = try tokenKey.map { _ in String(decoding: try JSONEncoder().encode(next), as: UTF8.self) }
+            pendingWrite = Task.detached { [store] in
+                try store.pool.write { db in
+                    let counts = try Self.apply(rows, to: table, in: db)
+                    if let tokenKey, let tokenText { try store.setConfig(db, tokenKey, tokenText) }
+                    return counts
                 }
-                return counts
             }
             if (token.skip == nil) != (next.skip == nil) {
                 // Switching to the $skip fallback asks for rows already seen: not a lack of progress.
@@ -124,11 +153,20 @@ extension SyncContext {
             }
             token = next
             result.received += rows.count
-            result.written += counts.written
-            result.deleted += counts.deleted
-            result.skippedPending += counts.skipped
             monitor.update { $0.done += rows.count }
         }
+    }
+
+    private func finishWrite(_ write: inout Task<PageCounts, any Error>?, into result: inout PullResult) async throws {
+        guard let running = write else { return }
+        write = nil
+        let counts: PageCounts
+        do { counts = try await running.value } catch let error as SyncError { throw error } catch {
+            throw SyncError.storage("\(error)")
+        }
+        result.written += counts.written
+        result.deleted += counts.deleted
+        result.skippedPending += counts.skipped
     }
 
     /// The cursor after a page: the last row by `(updatedAt, id)`, or the `$skip` fallback when the
@@ -172,9 +210,7 @@ extension SyncContext {
 
     /// Writes one page in the caller's transaction, with prepared statements; rows with a queued
     /// local change are left alone.
-    static func apply(_ rows: [PulledRow], to table: TableDescription, in db: Database) throws
-        -> (written: Int, deleted: Int, skipped: Int)
-    {
+    static func apply(_ rows: [PulledRow], to table: TableDescription, in db: Database) throws -> PageCounts {
         let pending = Set(
             try String.fetchAll(
                 db, sql: "SELECT DISTINCT itemId FROM __operations WHERE tableName = ?", arguments: [table.name]))
@@ -183,7 +219,7 @@ extension SyncContext {
                 + table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ") + ") VALUES ("
                 + Array(repeating: "?", count: table.allColumns.count).joined(separator: ", ") + ")")
         let delete = try db.makeStatement(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
-        var counts = (written: 0, deleted: 0, skipped: 0)
+        var counts = PageCounts()
         for row in rows {
             guard let id = row.id else { continue }
             if pending.contains(id) {

@@ -115,6 +115,8 @@ extension SyncContext {
         var ifMatch: String?
         /// The bodies sent by earlier attempts, newest first (their answers may have been lost).
         var previousBodies: [Item] = []
+        /// `body` as sent.
+        var bodyData: Data?
     }
 
     /// Sends one queued operation and records its outcome. Throws only when the push must stop.
@@ -122,7 +124,7 @@ extension SyncContext {
         guard let outgoing = try prepare(id) else { return .skipped }
         let operation = outgoing.operation
         let path = transport.path(table: operation.table, id: operation.kind == .insert ? nil : operation.itemId)
-        let body = operation.kind == .delete ? nil : try encode(outgoing.body)
+        let body = outgoing.bodyData
         let method = switch operation.kind {
         case .insert: "POST"
         case .update: "PATCH"
@@ -146,6 +148,7 @@ extension SyncContext {
         let id = operation.id
         switch reply.status {
         case 200..<300:
+            if try succeed(id, answer: reply.body) { return .pushed }
             var serverItem = ItemCoding.item(from: reply.body)
             if serverItem == nil, operation.kind != .delete {
                 // Applied, but the answer was cut or garbled: read the item, so that the row gets the
@@ -252,11 +255,12 @@ extension SyncContext {
                 operation.state == .pending || operation.state == .attempted
             else { return nil }
             // An earlier change of the same item (in conflict, refused) must be settled first.
-            if try store.operations(db, table: operation.table, itemId: operation.itemId).first?.id != id {
+            if try store.firstOperationId(db, table: operation.table, itemId: operation.itemId) != id {
                 return nil
             }
             let table = try store.description(of: operation.table)
             var outgoing = Outgoing(operation: operation, table: table, body: nil, ifMatch: nil)
+            var sentText: String?
             switch operation.kind {
             case .insert, .update:
                 guard let row = try store.readItem(db, table: table, id: operation.itemId) else {
@@ -274,14 +278,28 @@ extension SyncContext {
                 // Remembered so that a retry recognises any earlier attempt whose answer was lost.
                 outgoing.previousBodies = Self.sentBodies(operation.item)
                 operation.item = Self.remembering(body, after: operation.item)
+                sentText = ItemCoding.encode(operation.item)
+                let data = try JSONEncoder().encode(body)
                 outgoing.body = body
+                outgoing.bodyData = data
+                if operation.kind == .insert {
+                    // Kept to recognise this insert if its answer is lost and the values change meanwhile.
+                    sentText = String(decoding: data, as: UTF8.self)
+                    operation.item = body
+                }
             case .delete:
                 outgoing.ifMatch = operation.item?[SystemColumn.version]?.stringValue
             }
             operation.state = .inFlight
             operation.attempts += 1
             operation.lastAttemptAt = Date()
-            try store.updateOperation(db, operation)
+            try db.cachedStatement(
+                sql: """
+                    UPDATE __operations SET state = 'inFlight', attempts = attempts + 1, lastAttemptAt = ?,
+                        item = coalesce(?, item)
+                    WHERE id = ?
+                    """
+            ).execute(arguments: [Timestamp.string(operation.lastAttemptAt!), sentText, id])
             outgoing.operation = operation
             return outgoing
         }
@@ -351,6 +369,26 @@ extension SyncContext {
 
     /// The server accepted the operation: its item goes into the row (unless a newer local change of
     /// the item is queued, which keeps its values and only adopts the new version), the operation leaves.
+    /// The common success: no newer change of the item is queued and the answer is the stored item,
+    /// decoded straight into the row's columns. False (and nothing done) when the general path is needed.
+    private func succeed(_ id: Int64, answer: Data) throws(SyncError) -> Bool {
+        try write { [store] db -> Bool in
+            guard let operation = try store.operation(db, id: id) else { return true }
+            guard operation.kind != .delete else {
+                try store.deleteOperation(db, id: id)
+                return true
+            }
+            guard
+                !(try store.hasOperations(db, table: operation.table, itemId: operation.itemId, after: id)),
+                let layout = store.layouts[operation.table], let table = store.tables[operation.table],
+                let row = layout.decodeItem(answer), row.id == operation.itemId, !row.deleted
+            else { return false }
+            try store.writeRow(db, table: table, values: row.values)
+            try store.deleteOperation(db, id: id)
+            return true
+        }
+    }
+
     private func succeed(_ id: Int64, status: Int, serverItem: Item?) throws(SyncError) {
         try write { [store] db in
             guard let operation = try store.operation(db, id: id) else { return }
