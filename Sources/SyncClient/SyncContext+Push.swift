@@ -282,11 +282,6 @@ extension SyncContext {
                 let data = try JSONEncoder().encode(body)
                 outgoing.body = body
                 outgoing.bodyData = data
-                if operation.kind == .insert {
-                    // Kept to recognise this insert if its answer is lost and the values change meanwhile.
-                    sentText = String(decoding: data, as: UTF8.self)
-                    operation.item = body
-                }
             case .delete:
                 outgoing.ifMatch = operation.item?[SystemColumn.version]?.stringValue
             }
