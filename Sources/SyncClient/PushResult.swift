@@ -11,6 +11,7 @@ public struct PushResult: Sendable, Hashable, Codable {
     /// Operations not sent because an earlier change of the same item waits for a resolution.
     public var skipped: [Int64] = []
 
+    /// An empty result.
     public init() {}
 
     mutating func add(_ outcome: OperationOutcome, _ id: Int64) {

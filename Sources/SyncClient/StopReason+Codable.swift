@@ -13,6 +13,7 @@ extension StopReason {
         }
     }
 
+    /// Decodes what ``encode(to:)`` wrote.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let status = try container.decodeIfPresent(Int.self, forKey: .status) ?? 0

@@ -3,11 +3,14 @@ import SyncProtocol
 
 /// One conflicted operation with everything a conflict page shows: base, client and server values.
 public struct SyncConflict: Sendable, Hashable, Codable, Identifiable {
+    /// The conflicted operation (its `base` is the last server copy it started from).
     public var operation: TableOperation
+    /// The conflict as recorded: status, message, server and sent items.
     public var error: OperationError
     /// The local row now (nil for a delete, or an item deleted locally).
     public var clientItem: Item?
 
+    /// The operation id (what Use Client / Use Server / Cancel take).
     public var id: Int64 { operation.id }
     /// The last server copy the local change started from.
     public var base: Item? { operation.base }
@@ -18,9 +21,13 @@ public struct SyncConflict: Sendable, Hashable, Codable, Identifiable {
 
     /// One row of the field-by-field table.
     public struct Field: Sendable, Hashable, Codable {
+        /// The column.
         public var name: String
+        /// The value in the last server copy the change started from.
         public var base: JSONValue?
+        /// The local value.
         public var client: JSONValue?
+        /// The server's value.
         public var server: JSONValue?
         /// Client and server hold different values.
         public var differs: Bool { client != server }

@@ -68,7 +68,23 @@ extension SyncContext {
     private func runUseClient(_ operationId: Int64) async throws -> OperationOutcome {
         try adoptServerVersion(operationId)
         let transport = try readyTransport(.push, table: nil)
-        return try await send(operation: operationId, transport: transport, policy: .manual)
+        let outcome: OperationOutcome
+        do {
+            outcome = try await send(operation: operationId, transport: transport, policy: .manual)
+        } catch {
+            let reason = (error as? SyncError).flatMap { if case .stopped(let reason) = $0 { reason } else { nil } }
+            recordLastSync(
+                SyncSummary(
+                    kind: .push, table: nil, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0, pulled: 0,
+                    stopReason: reason, error: reason == nil ? "\(error)" : nil))
+            throw error
+        }
+        recordLastSync(
+            SyncSummary(
+                kind: .push, table: nil, finishedAt: Date(), pushed: outcome == .pushed ? 1 : 0,
+                conflicts: outcome == .conflict ? 1 : 0, failed: outcome == .failed ? 1 : 0, pulled: 0,
+                stopReason: nil, error: nil))
+        return outcome
     }
 
     /// Turns a conflicted operation into one that overwrites the server's current version.

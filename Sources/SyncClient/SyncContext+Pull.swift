@@ -17,6 +17,7 @@ public struct PullResult: Sendable, Hashable, Codable {
     /// Operations pushed first (the table had pending changes).
     public var pushed: PushResult?
 
+    /// An empty result.
     public init() {}
 }
 

@@ -29,6 +29,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The local store failed.
     case storage(String)
 
+    /// What happened and what the user can do.
     public var description: String {
         switch self {
         case .unknownTable(let name):
@@ -79,6 +80,7 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The call was cancelled.
     case cancelled
 
+    /// What happened and what the user can do.
     public var description: String {
         switch self {
         case .offline:

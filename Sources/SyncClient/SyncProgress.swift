@@ -7,6 +7,7 @@ public struct SyncProgress: Sendable, Hashable, Codable {
         case idle, pushing, pulling
     }
 
+    /// Idle, pushing or pulling.
     public var activity: Activity
     /// The table being pulled (pulls only).
     public var table: String?
@@ -14,8 +15,10 @@ public struct SyncProgress: Sendable, Hashable, Codable {
     public var done: Int
     /// Operations to push; nil while pulling (the server does not say how many rows will come).
     public var total: Int?
+    /// When the running job started.
     public var startedAt: Date?
 
+    /// Nothing running.
     public static let idle = SyncProgress(activity: .idle, table: nil, done: 0, total: nil, startedAt: nil)
 
     /// "pushing 3/10", "pulling todoitem: 250 rows", "idle".
@@ -30,13 +33,20 @@ public struct SyncProgress: Sendable, Hashable, Codable {
 
 /// The outcome of the last push or pull, kept in the store so it survives restarts.
 public struct SyncSummary: Sendable, Hashable, Codable {
+    /// Which job it was.
     public enum Kind: String, Sendable, Codable { case push, pull }
 
+    /// Push or pull.
     public var kind: Kind
+    /// The table pulled (pulls only).
     public var table: String?
+    /// When it ended.
     public var finishedAt: Date
+    /// Operations the server accepted.
     public var pushed: Int
+    /// Operations that ended in conflict / conflicts waiting for a resolution.
     public var conflicts: Int
+    /// Operations the server refused.
     public var failed: Int
     /// Rows received (pulls).
     public var pulled: Int
@@ -65,12 +75,18 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 public struct SyncStatus: Sendable, Hashable, Codable {
     /// Operations waiting to be pushed (pending, attempted, in flight).
     public var pending: Int
+    /// Operations that ended in conflict / conflicts waiting for a resolution.
     public var conflicts: Int
+    /// Operations the server refused.
     public var failed: Int
     /// Every queued operation, whatever its state.
     public var operations: Int
+    /// Whether offline mode is on.
     public var offline: Bool
+    /// The remote service's address.
     public var remoteURL: String?
+    /// What is running now.
     public var progress: SyncProgress
+    /// The last push or pull.
     public var lastSync: SyncSummary?
 }

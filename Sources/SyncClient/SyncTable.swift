@@ -4,7 +4,9 @@ import SyncProtocol
 ///
 /// Writes change only the local store and the queue; ``SyncContext/push()`` sends them.
 public struct SyncTable: Sendable {
+    /// The context owning the store.
     public let context: SyncContext
+    /// The table's name.
     public let name: String
 
     /// Inserts an item (a UUID id is made when it has none) and queues its insert.

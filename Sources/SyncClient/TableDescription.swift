@@ -30,9 +30,12 @@ public struct TableDescription: Sendable, Hashable {
 
     /// One user column.
     public struct Column: Sendable, Hashable {
+        /// The column's name (letters, digits, underscores).
         public var name: String
+        /// How it is stored.
         public var type: ColumnType
 
+        /// A column named `name` of `type`.
         public init(_ name: String, _ type: ColumnType) {
             self.name = name
             self.type = type

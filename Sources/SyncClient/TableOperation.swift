@@ -29,9 +29,13 @@ public enum OperationState: String, Sendable, Codable, CaseIterable {
 public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     /// The operation's id, which is also its place in the push order.
     public var id: Int64
+    /// The table of the item.
     public var table: String
+    /// The item's id.
     public var itemId: String
+    /// Insert, update or delete.
     public var kind: OperationKind
+    /// Pending, in flight, attempted, failed or conflict.
     public var state: OperationState
     /// The row as it was when deleted (deletes): its values and the version sent as `If-Match`. For
     /// inserts and updates, the body last sent, so that a retry recognises an attempt whose answer was lost.
@@ -40,7 +44,9 @@ public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     public var base: Item?
     /// How many times it has been sent.
     public var attempts: Int
+    /// When the change was first queued.
     public var queuedAt: Date
+    /// When it was last sent.
     public var lastAttemptAt: Date?
     /// The HTTP status of the last attempt, if an answer came.
     public var lastStatus: Int?
@@ -62,14 +68,18 @@ public enum OperationErrorKind: String, Sendable, Codable {
 
 /// The last error of one operation (the `__errors` row).
 public struct OperationError: Sendable, Hashable, Codable {
+    /// The operation it belongs to.
     public var operationId: Int64
+    /// Conflict, deleted on the server, or refused.
     public var kind: OperationErrorKind
     /// The HTTP status, when the server answered.
     public var status: Int?
+    /// The server's message or ours.
     public var message: String
     /// The server's copy of the item (conflicts), nil when the server deleted it.
     public var serverItem: Item?
     /// What we sent.
     public var clientItem: Item?
+    /// When it happened.
     public var recordedAt: Date
 }

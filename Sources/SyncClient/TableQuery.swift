@@ -26,19 +26,27 @@ public struct TableQuery: Sendable, Hashable {
 
     /// One sort key.
     public struct SortKey: Sendable, Hashable {
+        /// The column sorted by.
         public var column: String
+        /// Smallest first when true.
         public var ascending: Bool
 
+        /// Sorts by `column`, smallest first.
         public static func ascending(_ column: String) -> SortKey { SortKey(column: column, ascending: true) }
+        /// Sorts by `column`, largest first.
         public static func descending(_ column: String) -> SortKey { SortKey(column: column, ascending: false) }
     }
 
+    /// Which rows; nil for all.
     public var predicate: Predicate?
+    /// The sort (insertion order when empty).
     public var orderBy: [SortKey]
     /// At most this many rows (local queries only; pull pages on its own).
     public var limit: Int?
+    /// Rows skipped first (local queries only).
     public var offset: Int?
 
+    /// A query; the defaults select every row.
     public init(where predicate: Predicate? = nil, orderBy: [SortKey] = [], limit: Int? = nil, offset: Int? = nil) {
         self.predicate = predicate
         self.orderBy = orderBy
