@@ -72,15 +72,14 @@ enum ItemCoding {
     }
 }
 
-/// Timestamps of the store's own tables: ISO-8601 UTC with milliseconds.
+/// Timestamps of the store's own tables: ISO-8601 UTC with milliseconds, as the protocol writes them.
 enum Timestamp {
     static func string(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        ProtocolDate.format(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
     static func date(_ text: String?) -> Date? {
-        guard let text else { return nil }
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-        return try? Date.ISO8601FormatStyle().parse(text)
+        guard let text, let milliseconds = ProtocolDate.parse(text) else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }

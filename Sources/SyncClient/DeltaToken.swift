@@ -23,7 +23,7 @@ struct DeltaToken: Codable, Hashable, Sendable {
         if left.utf8.count == right.utf8.count, left.hasSuffix("Z"), right.hasSuffix("Z") {
             return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)
         }
-        if let a = Timestamp.date(left), let b = Timestamp.date(right) {
+        if let a = ProtocolDate.parse(left), let b = ProtocolDate.parse(right) {
             return a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
         }
         return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)

@@ -171,6 +171,15 @@ struct LocalStore: Sendable {
         ).map(Self.operation)
     }
 
+    /// Table, item and kind of an operation, without decoding its items.
+    func operationHeader(_ db: Database, id: Int64) throws -> (table: String, itemId: String, kind: OperationKind)? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"), arguments: [id])
+        else { return nil }
+        return (row[0], row[1], OperationKind(rawValue: row[2]) ?? .update)
+    }
+
     /// The id of the item's first queued operation (the one push may send).
     func firstOperationId(_ db: Database, table: String, itemId: String) throws -> Int64? {
         try Int64.fetchOne(

@@ -368,7 +368,7 @@ extension SyncContext {
     /// decoded straight into the row's columns. False (and nothing done) when the general path is needed.
     private func succeed(_ id: Int64, answer: Data) throws(SyncError) -> Bool {
         try write { [store] db -> Bool in
-            guard let operation = try store.operation(db, id: id) else { return true }
+            guard let operation = try store.operationHeader(db, id: id) else { return true }
             guard operation.kind != .delete else {
                 try store.deleteOperation(db, id: id)
                 return true
