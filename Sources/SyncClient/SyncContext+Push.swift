@@ -122,23 +122,30 @@ extension SyncContext {
     /// Sends one queued operation and records its outcome. Throws only when the push must stop.
     func send(operation id: Int64, transport: HTTPTransport, policy: ConflictPolicy) async throws -> OperationOutcome {
         guard let outgoing = try prepare(id) else { return .skipped }
-        let operation = outgoing.operation
-        let path = transport.path(table: operation.table, id: operation.kind == .insert ? nil : operation.itemId)
-        let body = outgoing.bodyData
-        let method = switch operation.kind {
-        case .insert: "POST"
-        case .update: "PATCH"
-        case .delete: "DELETE"
-        }
         let reply: HTTPReply
         do {
-            reply = try await transport.send(
-                method, path, body: body, ifMatch: operation.kind == .insert ? nil : outgoing.ifMatch)
+            reply = try await request(outgoing, transport: transport)
         } catch {
             try markAttempted(id, reason: error)
             throw SyncError.stopped(error)
         }
         return try await handle(reply, outgoing, transport: transport, policy: policy)
+    }
+
+    /// The protocol request of a prepared operation.
+    private nonisolated func request(_ outgoing: Outgoing, transport: HTTPTransport) async throws(StopReason)
+        -> HTTPReply
+    {
+        let operation = outgoing.operation
+        let path = transport.path(table: operation.table, id: operation.kind == .insert ? nil : operation.itemId)
+        let method =
+            switch operation.kind {
+            case .insert: "POST"
+            case .update: "PATCH"
+            case .delete: "DELETE"
+            }
+        return try await transport.send(
+            method, path, body: outgoing.bodyData, ifMatch: operation.kind == .insert ? nil : outgoing.ifMatch)
     }
 
     private func handle(_ reply: HTTPReply, _ outgoing: Outgoing, transport: HTTPTransport, policy: ConflictPolicy)
