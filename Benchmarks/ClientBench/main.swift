@@ -156,9 +156,10 @@ var pushed = PushResult()
 let pushTime = try await seconds { pushed = try await pushContext.push() }
 precondition(pushed.pushed.count == pushCount, "pushed \(pushed.pushed.count) of \(pushCount)")
 
-// b2. The same with four operations on the wire at once.
+// b2. The same with several operations on the wire at once (PUSH_WINDOW, default 4).
+let window = ProcessInfo.processInfo.environment["PUSH_WINDOW"].flatMap { Int($0) } ?? 4
 let windowContext = try SyncContext(
-    path: work + "/push4.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushConcurrency: 4))
+    path: work + "/push4.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushConcurrency: window))
 for index in 0..<pushCount {
     try windowContext.table("todoitem").insert([
         "id": .string("push4-\(index)"), "text": .string("task number \(index) with some words"),
@@ -188,4 +189,4 @@ line("queue \(pushCount) local inserts (row + operation, one transaction each): 
 line("push  \(pushCount) inserts: \(ratio(pushTime)) s, \(rate(pushCount, pushTime)) ops/s   [target ≥ 2000 ops/s]")
 line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
 line("  push / floor = \(ratio(pushTime / postTime))")
-line("push  \(pushCount) inserts, pushConcurrency 4: \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s")
+line("push  \(pushCount) inserts, pushConcurrency \(window): \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s")
