@@ -182,7 +182,10 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     do {
         request = try makeRequest(connection, url: url, method: method, body: state.body, receivedAt: state.receivedAt)
     } catch {
-        let bare = Request(method: .get, path: "/", receivedAt: state.receivedAt)
+        // Keep the header fields, so the error is rendered as the client asked (JSON for API clients).
+        var headers = HTTPHeaders()
+        forEachValue(connection, .HEADER_KIND) { headers.add($0, $1) }
+        let bare = Request(method: .get, path: "/", headers: headers, receivedAt: state.receivedAt)
         return queue(server.responder.complete(bare, error), on: connection)
     }
     switch server.responder.resolve(request) {

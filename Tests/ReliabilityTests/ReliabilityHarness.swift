@@ -68,6 +68,7 @@ final class ReliabilityHarness: Sendable {
         var request = URLRequest(url: URL(string: (base ?? service.url) + target)!)
         request.httpMethod = method
         request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")  // as every protocol client does
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.httpBody = body
