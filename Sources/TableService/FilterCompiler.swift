@@ -91,14 +91,15 @@ struct FilterCompiler {
                 case .unknown: .unknown
                 }
             return Fragment(sql: column.name.quotedDatabaseIdentifier, arguments: [], kind: kind)
-        case .and(let left, let right):
-            let left = try condition(left)
-            let right = try condition(right)
-            return Fragment(sql: "(\(left.sql) AND \(right.sql))", arguments: left.arguments + right.arguments, kind: .condition)
-        case .or(let left, let right):
-            let left = try condition(left)
-            let right = try condition(right)
-            return Fragment(sql: "(\(left.sql) OR \(right.sql))", arguments: left.arguments + right.arguments, kind: .condition)
+        case .and, .or:
+            // A chain `a and b and c` is one flat SQL list, not nested parentheses: SQLite's parser
+            // stack holds about 100 levels, and real clients send long `id eq ... or id eq ...` lists.
+            let isAnd = if case .and = expression { true } else { false }
+            var parts: [Fragment] = []
+            for operand in Self.chain(expression, and: isAnd) { parts.append(try condition(operand)) }
+            return Fragment(
+                sql: "(" + parts.map(\.sql).joined(separator: isAnd ? " AND " : " OR ") + ")",
+                arguments: parts.flatMap(\.arguments), kind: .condition)
         case .not(let operand):
             let operand = try condition(operand)
             return Fragment(sql: "(NOT coalesce(\(operand.sql), 0))", arguments: operand.arguments, kind: .condition)
@@ -107,6 +108,22 @@ struct FilterCompiler {
         case .call(let function, let arguments, let position):
             return try call(function, arguments, position)
         }
+    }
+
+    /// The operands of a chain of `and` (or of `or`) nodes, left to right, without recursion.
+    private static func chain(_ expression: FilterExpression, and: Bool) -> [FilterExpression] {
+        var operands: [FilterExpression] = []
+        var pending = [expression]
+        while let next = pending.popLast() {
+            if and, case .and(let left, let right) = next {
+                pending += [right, left]
+            } else if !and, case .or(let left, let right) = next {
+                pending += [right, left]
+            } else {
+                operands.append(next)
+            }
+        }
+        return operands
     }
 
     private func literalFragment(_ literal: FilterLiteral) -> Fragment {

@@ -165,6 +165,22 @@ final class TableStore: Sendable {
     /// when the query asks for the count), and how many rows it holds. Rows are encoded as they are
     /// read, inside one read transaction (so the count and the page agree).
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) throws(TableError) -> (body: Data, rows: Int) {
+        do {
+            return try runPage(query, encoder: encoder)
+        } catch .storage(let detail) where Self.tooComplex(detail) {
+            // SQLite's own limits (parser stack, expression depth, variables): the filter's fault, not ours.
+            throw .invalidQuery(
+                "The $filter is too complex for the database (too deeply nested or too many conditions); "
+                    + "simplify it or split the query.")
+        }
+    }
+
+    private static func tooComplex(_ detail: String) -> Bool {
+        ["parser stack overflow", "Expression tree is too large", "too many SQL variables", "too many terms"]
+            .contains { detail.contains($0) }
+    }
+
+    private func runPage(_ query: CompiledQuery, encoder: ItemJSONEncoder) throws(TableError) -> (body: Data, rows: Int) {
         try read { db in
             let count = try query.countSQL.map {
                 try Int.fetchOne(db, sql: $0, arguments: query.countArguments) ?? 0
