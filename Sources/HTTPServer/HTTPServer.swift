@@ -69,9 +69,9 @@ public final class HTTPServer: Sendable {
         host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
     }
 
-    /// Stops accepting connections, lets running asynchronous handlers finish (for up to
-    /// `grace`), then stops the daemon. Safe to call more than once.
-    public func stop(grace: Duration = .seconds(10)) {
+    /// Stops accepting connections, lets running asynchronous handlers finish and their
+    /// connections come back (for up to `grace`), then stops the daemon. Safe to call more than once.
+    public func stop(grace: Duration = .seconds(60)) {
         guard let handle = daemon.withLock({ value -> DaemonHandle? in defer { value = nil }; return value })
         else { return }
         // Quiescing hands the listening socket back to us: close it so no one can connect.
@@ -118,8 +118,16 @@ private struct ConnectionHandle: @unchecked Sendable {
 private final class ServerContext: Sendable {
     let responder: Responder
     let maxBodySize: Int
-    /// Asynchronous handlers still running; stop waits for them before freeing connections.
+    /// Connections suspended for an asynchronous handler and not yet taken back by libmicrohttpd;
+    /// stopping the daemon with one of them still suspended would abort the process.
     let parkedRequests = Atomic<Int>(0)
+
+    /// Uncounts a parked request once (on its resumed call, or when its connection ends).
+    func releaseParked(_ state: RequestState) {
+        guard state.countedAsParked else { return }
+        state.countedAsParked = false
+        parkedRequests.subtract(1, ordering: .acquiringAndReleasing)
+    }
 
     init(responder: Responder, maxBodySize: Int) {
         self.responder = responder
@@ -135,6 +143,8 @@ private final class RequestState: @unchecked Sendable {
     var body = Data()
     var tooLarge = false
     var parked = false
+    /// Counted in ``ServerContext/parkedRequests`` until libmicrohttpd has taken the connection back.
+    var countedAsParked = false
     let response = Mutex<Response?>(nil)
 }
 
@@ -172,7 +182,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
 
     if state.parked {
-        // Resumed after an async handler finished.
+        // Resumed after an async handler finished: the connection is libmicrohttpd's again.
+        server.releaseParked(state)
         guard let response = state.response.withLock({ $0 }) else { return .NO }
         return queue(response, on: connection)
     }
@@ -195,6 +206,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return queue(server.responder.complete(routed) { try body(routed) }, on: connection)
     case .run(.async(let body), let routed):
         state.parked = true
+        state.countedAsParked = true
         server.parkedRequests.add(1, ordering: .acquiringAndReleasing)
         MHD_suspend_connection(connection)
         let handle = ConnectionHandle(pointer: connection)
@@ -206,14 +218,17 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             }
             state.response.withLock { $0 = response }
             MHD_resume_connection(handle.pointer)
-            server.parkedRequests.subtract(1, ordering: .acquiringAndReleasing)
         }
         return .YES
     }
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
     guard let requestContext, let state = requestContext.pointee else { return }
+    if let cls {
+        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+            .releaseParked(Unmanaged<RequestState>.fromOpaque(state).takeUnretainedValue())
+    }
     Unmanaged<RequestState>.fromOpaque(state).release()
     requestContext.pointee = nil
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 import Testing
 @testable import HTTPServer
 
@@ -164,6 +165,21 @@ import Testing
         }
         #expect(took < .seconds(5))
         #expect(throws: RawHTTP.Failure.self) { try RawHTTP.exchange(port: server.server.port, "GET /ok HTTP/1.1\r\n\r\n") }
+    }
+
+    @Test func stopWaitsForARunningAsyncHandlerAndItsAnswer() async throws {
+        let started = Atomic<Bool>(false)
+        let server = try TestServer { router in
+            router.get("/slow") { _ async throws in
+                started.store(true, ordering: .releasing)
+                try await Task.sleep(for: .milliseconds(300))
+                return .text("done")
+            }
+        }
+        async let answer = server.send("GET", "/slow")
+        while !started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(5)) }
+        await Task.detached { server.server.stop() }.value
+        #expect(try await String(decoding: answer.body, as: UTF8.self) == "done")
     }
 
     @Test func badHostIsATypedError() {
