@@ -5,6 +5,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// Wait this many milliseconds, then forward as usual.
     case delay(milliseconds: Int)
     /// Reset the connection (TCP RST) as soon as the request is read; nothing reaches the service.
+    /// (To refuse connections outright, `ECONNREFUSED`, use ``FaultProxy/refuseConnections(_:)``.)
     case refuse
     /// Forward; send the client the response's head and half its body, then reset the connection.
     case resetMidResponse

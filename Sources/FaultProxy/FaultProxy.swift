@@ -22,7 +22,8 @@ public final class FaultProxy: Sendable {
     public let upstream: String
     private let upstreamHost: String
     private let upstreamPort: Int
-    private let listener: ListeningSocket
+    /// nil while connections are refused (see ``refuseConnections(_:)``).
+    private let listener: Mutex<ListeningSocket?>
     private let state: Mutex<State>
     private let connections = Mutex<[Int32: Bool]>([:])
 
@@ -42,13 +43,41 @@ public final class FaultProxy: Sendable {
         upstreamHost = "127.0.0.1"
         upstreamPort = url.port ?? 80
         self.upstream = "http://127.0.0.1:\(upstreamPort)"
-        do { listener = try ListeningSocket(host: "127.0.0.1", port: port) } catch {
+        let socket: ListeningSocket
+        do { socket = try ListeningSocket(host: "127.0.0.1", port: port) } catch {
             throw .cannotListen(error.description)
         }
-        self.port = listener.port
+        self.port = socket.port
+        listener = Mutex(socket)
         state = Mutex(State(chooser: FaultChooser(plan)))
         let proxy = self
-        Thread.detachNewThread { proxy.acceptLoop() }
+        Thread.detachNewThread { proxy.acceptLoop(socket) }
+    }
+
+    /// Stops listening (new connections are refused by the system: `ECONNREFUSED`) and drops the
+    /// open ones; `false` listens again on the same port.
+    public func refuseConnections(_ refusing: Bool) throws(FaultProxyError) {
+        if refusing {
+            listener.withLock { socket in
+                socket?.shutdown()
+                socket = nil
+            }
+            for descriptor in connections.withLock({ Array($0.keys) }) { _ = shutdownDescriptor(descriptor) }
+            return
+        }
+        let opened: ListeningSocket?
+        do {
+            opened = try listener.withLock { (current: inout ListeningSocket?) throws(SocketError) -> ListeningSocket? in
+                guard current == nil else { return nil }
+                current = try ListeningSocket(host: "127.0.0.1", port: port)
+                return current
+            }
+        } catch {
+            throw .cannotListen(error.description)
+        }
+        guard let socket = opened else { return }
+        let proxy = self
+        Thread.detachNewThread { proxy.acceptLoop(socket) }
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -78,7 +107,7 @@ public final class FaultProxy: Sendable {
             return !state.stopped
         }
         guard first else { return }
-        listener.shutdown()
+        listener.withLock { $0?.shutdown() }
         let open = connections.withLock { Array($0.keys) }
         for descriptor in open { _ = shutdownDescriptor(descriptor) }
     }
@@ -87,7 +116,7 @@ public final class FaultProxy: Sendable {
 
     // MARK: Serving
 
-    private func acceptLoop() {
+    private func acceptLoop(_ listener: ListeningSocket) {
         while let descriptor = listener.accept() {
             if state.withLock({ $0.stopped }) {
                 Socket(descriptor: descriptor).close()

@@ -89,6 +89,16 @@ import Testing
         #expect(Set(first).count == 2)
     }
 
+    @Test func refusingConnectionsClosesThePortUntilTurnedOff() async throws {
+        let harness = try ReliabilityHarness()
+        defer { harness.stop() }
+        #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
+        try harness.proxy.refuseConnections(true)
+        await #expect(throws: (any Error).self) { _ = try await harness.get("/tables/todoitem", base: harness.proxy.url) }
+        try harness.proxy.refuseConnections(false)
+        #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
+    }
+
     @Test func refusesAnUpstreamOffLoopback() {
         #expect(throws: FaultProxyError.upstreamNotLoopback("http://example.org:80")) {
             _ = try FaultProxy(upstream: "http://example.org:80")

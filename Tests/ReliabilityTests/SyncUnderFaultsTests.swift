@@ -30,6 +30,40 @@ import Testing
         try await withTimeLimit(60) { try await Self.exercise(plan) }
     }
 
+    @Test func aMixOfEveryFaultConverges() async throws {
+        let shift = UInt64(ProcessInfo.processInfo.environment["FAULT_SEED"] ?? "") ?? 0
+        let rules = Self.faults.map { FaultRule($0, probability: 0.08) }
+        try await withTimeLimit(60) { try await Self.exercise(FaultPlan(rules, seed: 99 + shift)) }
+    }
+
+    @Test func pushAndPullWhileTheServiceRefusesConnectionsStopWithATypedErrorAndConvergeLater() async throws {
+        try await withTimeLimit(60) {
+            let harness = try ReliabilityHarness()
+            defer { harness.stop() }
+            let context = try harness.client(timeout: 2)
+            let table = context.table("todoitem")
+            try table.insert(["id": "a", "text": "one"])
+            _ = try await context.push()
+            try table.update(["id": "a", "text": "two"])
+            try table.insert(["id": "b", "text": "new"])
+            try harness.proxy.refuseConnections(true)
+            for _ in 0..<2 {
+                do {
+                    _ = try await context.push()
+                    Issue.record("push succeeded through a closed port")
+                } catch let error as SyncError {
+                    guard case .stopped(.unreachable) = error else { throw error }
+                }
+                await #expect(throws: SyncError.self) { try await table.pull(queryId: "all") }
+                #expect(try context.operations().count == 2)
+            }
+            try harness.proxy.refuseConnections(false)
+            _ = try await context.push()
+            try await table.pull(queryId: "all")
+            try await expectConverged(context, harness)
+        }
+    }
+
     /// Seeds the service, makes local changes, syncs in rounds under `plan` (editing between
     /// rounds), then syncs cleanly and checks the result against the expected values.
     static func exercise(_ plan: FaultPlan) async throws {
