@@ -43,6 +43,7 @@ model="$work/model.txt"
 client() { "$bin" client --store "$store" --remote "$url" "$@"; }
 mine=()          # ids of our items that still exist
 kills_push=0 kills_pull=0 kills_startup=0 finished=0 failures=0
+typical_ms=150   # refined by every command that finishes before its kill
 
 for run in $(seq "$runs"); do
   # Local changes: new items, an edit of a new one, edits and a delete of older ones.
@@ -73,10 +74,12 @@ for run in $(seq "$runs"); do
 
   # The push or pull to kill: every second run a pull (it pushes first), page size 3.
   if [ $((run % 2)) -eq 0 ]; then command=(push); else command=(pull --query-id all --page-size 3); fi
-  delay_ms=$((5 + RANDOM % 90))
+  # A random moment within the time such a command took when it ran to the end (adapts to the machine).
+  delay_ms=$((1 + RANDOM % typical_ms))
+  started_ns=$(date +%s%N)
   client "${command[@]}" >"$work/killed.log" 2>&1 &
   pid=$!
-  sleep "$(printf '0.%03d' "$delay_ms")"
+  sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   if kill -9 "$pid" 2>/dev/null; then
     wait "$pid" 2>/dev/null
     # Where it died: nothing sent yet (start-up), operations left (push), or none left (pull).
@@ -91,6 +94,8 @@ for run in $(seq "$runs"); do
   else
     wait "$pid" 2>/dev/null
     finished=$((finished + 1))
+    took_ms=$(( ($(date +%s%N) - started_ns) / 1000000 ))
+    typical_ms=$(( (typical_ms + took_ms + 1) / 2 ))
   fi
 
   ok=1
