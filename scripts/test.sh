@@ -17,14 +17,11 @@ grep -q "Build complete" .build-log.txt || { tail -40 .build-log.txt; exit 1; }
 echo "== swift tests"
 swift test --skip-build
 
-if [ -d Tests/Browser ] && ls Tests/Browser/test_*.py >/dev/null 2>&1; then
-  echo "== browser tests"
-  venv=.venv-test
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check selenium pytest
-  swift build --product todosync >/dev/null
-  TODOSYNC_BIN="$PWD/.build/debug/todosync" "$venv/bin/python" -m pytest -q Tests/Browser
-fi
-
 echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
 CRASH_RUNS="${CRASH_RUNS:-20}" scripts/crash-loop.sh
+
+echo "== browser tests (headless Chromium through Selenium, on todosync demo)"
+venv=.venv-test
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check selenium pytest
+TODOSYNC_BIN="$PWD/.build/debug/todosync" "$venv/bin/python" -m pytest -q Tests/Browser

@@ -13,11 +13,13 @@ struct SettingsController: Sendable {
         var pageSize: String
         var offline: Bool
         var remoteError: String?
+        var keyError: String?
         var pageSizeError: String?
 
         var context: [String: Any] {
             var context: [String: Any] = ["remote": remote, "key": key, "pageSize": pageSize, "offline": offline]
             context["remoteError"] = remoteError
+            context["keyError"] = keyError
             context["pageSizeError"] = pageSizeError
             return context
         }
@@ -59,11 +61,15 @@ struct SettingsController: Sendable {
         } else {
             form.remoteError = "“\(form.remote)” is not a web address; write it like http://127.0.0.1:8090."
         }
+        // A key travels in a header: it cannot hold line breaks or other control characters.
+        if form.key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) || form.key.count > 256 {
+            form.keyError = "The key must be one line of at most 256 characters, without control characters."
+        }
         let pageSize = Int(form.pageSize)
         if pageSize == nil || !(1...1000).contains(pageSize!) {
             form.pageSizeError = "Use a whole number from 1 to 1000."
         }
-        if form.remoteError != nil || form.pageSizeError != nil {
+        if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil {
             return show(request, form: form, status: 422)
         }
         let settings = DashboardSettings(

@@ -151,6 +151,9 @@ import HTTPServer
         #expect(answer.text.contains("is not a web address"))
         #expect(answer.text.contains("from 1 to 1000"))
         #expect(harness.dashboard.context.remoteURL == before)
+        let key = try await harness.submit("/settings", ["remote": "", "key": "line\nbreak", "pageSize": "50"])
+        #expect(key.status == 422)
+        #expect(key.text.contains("must be one line"))
         await harness.stop()
     }
 }
