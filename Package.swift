@@ -70,24 +70,31 @@ let package = Package(
         .executableTarget(name: "service-bench", dependencies: ["TableService"], path: "Benchmarks/ServiceBench"),
         .executableTarget(
             name: "client-bench",
-            dependencies: ["SyncClient", "TableService", "Storage", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "SyncClient", "TableService", "Storage", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Benchmarks/ClientBench"),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
-        .testTarget(name: "TableServiceTests", dependencies: ["TableService", "HTTPServer", "SyncProtocol", "Storage"]),
+        .testTarget(
+            name: "TableServiceTests", dependencies: ["TableService", "HTTPServer", "SyncProtocol", "Storage"]),
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
-                "SyncClient", "TableService", "HTTPServer", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                "SyncClient", "TableService", "HTTPServer", "SyncProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage"]),
-        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views"]),
+            dependencies: [
+                "FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage",
+            ]),
+        .testTarget(
+            name: "DashboardTests", dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views"]),
     ],
     swiftLanguageModes: [.v6]
 )

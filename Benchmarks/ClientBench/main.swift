@@ -60,7 +60,9 @@ func request(_ method: String, _ path: String, body: Data? = nil) -> URLRequest 
 }
 
 func body(_ index: Int, prefix: String) -> Data {
-    Data(#"{"id":"\#(prefix)-\#(String(format: "%07d", index))","text":"task number \#(index) with some words","complete":\#(index % 3 == 0)}"#.utf8)
+    Data(
+        #"{"id":"\#(prefix)-\#(String(format: "%07d", index))","text":"task number \#(index) with some words","complete":\#(index % 3 == 0)}"#
+            .utf8)
 }
 
 // Seed the server (not measured): eight requests at a time.
@@ -89,13 +91,16 @@ let ordered = try pullContext.table("todoitem").query(
     TableQuery(orderBy: [.ascending("updatedAt"), .ascending("id")]))
 var pagePaths: [String] = []
 func encode(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~$")) ?? text
+    text.addingPercentEncoding(
+        withAllowedCharacters: CharacterSet(
+            charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~$")) ?? text
 }
 var cursor: Item?
 for start in stride(from: 0, through: ordered.count, by: pageSize) {
     var query = "$orderby=updatedAt%2Cid&$top=\(pageSize)&__includeDeleted=true"
     if let cursor, let time = cursor["updatedAt"]?.stringValue, let id = cursor["id"]?.stringValue {
-        let filter = "((updatedAt gt datetimeoffset'\(time)') or (updatedAt eq datetimeoffset'\(time)' and id gt '\(id)'))"
+        let filter =
+            "((updatedAt gt datetimeoffset'\(time)') or (updatedAt eq datetimeoffset'\(time)' and id gt '\(id)'))"
         query = "$filter=" + encode(filter) + "&" + query
     }
     pagePaths.append("/tables/todoitem?" + query)
@@ -181,12 +186,22 @@ service.stop()
 func rate(_ count: Int, _ time: Double) -> String { String(format: "%.0f", Double(count) / time) }
 func ratio(_ value: Double) -> String { String(format: "%.2f", value) }
 line("")
-line("pull  \(rowCount) rows in \(pagePaths.count - 1) pages of \(pageSize): \(ratio(pullTime)) s, \(rate(rowCount, pullTime)) rows/s")
-line("  floor fetch  (same pages, plain GETs, \(fetchedBytes / 1_000_000) MB): \(ratio(fetchTime)) s, \(rate(rowCount, fetchTime)) rows/s")
+line(
+    "pull  \(rowCount) rows in \(pagePaths.count - 1) pages of \(pageSize): \(ratio(pullTime)) s, \(rate(rowCount, pullTime)) rows/s"
+)
+line(
+    "  floor fetch  (same pages, plain GETs, \(fetchedBytes / 1_000_000) MB): \(ratio(fetchTime)) s, \(rate(rowCount, fetchTime)) rows/s"
+)
 line("  floor insert (same rows, prepared statement): \(ratio(insertTime)) s, \(rate(rowCount, insertTime)) rows/s")
-line("  pull / (fetch + insert) = \(ratio(pullTime / (fetchTime + insertTime)))   [target ≤ 1.5; pull target ≥ 50000 rows/s]")
-line("queue \(pushCount) local inserts (row + operation, one transaction each): \(ratio(queueTime)) s, \(rate(pushCount, queueTime)) ops/s")
+line(
+    "  pull / (fetch + insert) = \(ratio(pullTime / (fetchTime + insertTime)))   [target ≤ 1.5; pull target ≥ 50000 rows/s]"
+)
+line(
+    "queue \(pushCount) local inserts (row + operation, one transaction each): \(ratio(queueTime)) s, \(rate(pushCount, queueTime)) ops/s"
+)
 line("push  \(pushCount) inserts: \(ratio(pushTime)) s, \(rate(pushCount, pushTime)) ops/s   [target ≥ 2000 ops/s]")
 line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
 line("  push / floor = \(ratio(pushTime / postTime))")
-line("push  \(pushCount) inserts, pushConcurrency \(window): \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s")
+line(
+    "push  \(pushCount) inserts, pushConcurrency \(window): \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s"
+)

@@ -23,7 +23,8 @@ enum BenchPage {
 
 let arguments = CommandLine.arguments.filter { $0 != "--render-only" }
 guard arguments.count == 4 else {
-    FileHandle.standardError.write(Data("usage: http-bench [--render-only] PUBLIC_DIR TEMPLATES_DIR RENDERED_PAGE_OUT\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: http-bench [--render-only] PUBLIC_DIR TEMPLATES_DIR RENDERED_PAGE_OUT\n".utf8))
     exit(2)
 }
 let files = StaticFiles(folder: URL(fileURLWithPath: arguments[1]))
@@ -36,7 +37,11 @@ if CommandLine.arguments.contains("--render-only") {
         let context = BenchPage.context()
         for _ in 0..<rounds { _ = templates.render("page", context) }
     }
-    print(String(format: "%.1f", Double(took.components.attoseconds) / 1e12 / Double(rounds) + Double(took.components.seconds) * 1e6 / Double(rounds)))
+    print(
+        String(
+            format: "%.1f",
+            Double(took.components.attoseconds) / 1e12 / Double(rounds) + Double(took.components.seconds) * 1e6
+                / Double(rounds)))
     exit(0)
 }
 

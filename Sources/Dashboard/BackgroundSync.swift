@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import Synchronization
 import SyncClient
+import Synchronization
 
 /// Runs sync, push and pull in the background, one at a time.
 ///
@@ -96,7 +96,8 @@ final class BackgroundSync: Sendable {
                     parts.append(push.message)
                     kind = push.kind
                 }
-                parts.append("received \(pull.written + pull.deleted) change\(pull.written + pull.deleted == 1 ? "" : "s")")
+                parts.append(
+                    "received \(pull.written + pull.deleted) change\(pull.written + pull.deleted == 1 ? "" : "s")")
                 let text = parts.joined(separator: "; ")
                 return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
             }

@@ -28,9 +28,11 @@ struct ConflictsController: Sendable {
 
     private func list(_ request: Request) throws -> Response {
         let conflicts = try summaries()
-        return environment.renderer.page("conflicts", request, section: .conflicts, [
-            "conflicts": conflicts, "hasConflicts": !conflicts.isEmpty,
-        ])
+        return environment.renderer.page(
+            "conflicts", request, section: .conflicts,
+            [
+                "conflicts": conflicts, "hasConflicts": !conflicts.isEmpty,
+            ])
     }
 
     private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
@@ -46,7 +48,8 @@ struct ConflictsController: Sendable {
 
     private func show(_ request: Request) throws -> Response {
         let conflict = try conflict(request)
-        let columns = environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
+        let columns =
+            environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
         let fields = conflict.fields(columns: columns).map { field in
             [
                 "name": field.name, "base": TodoPresenter.display(field.base, column: field.name),
@@ -55,10 +58,13 @@ struct ConflictsController: Sendable {
                 "differs": field.differs && !SystemColumn.all.contains(field.name),
             ] as [String: Any]
         }
-        let title = TodoPresenter.label(conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
-        return environment.renderer.page("conflict", request, section: .conflicts, [
-            "id": conflict.id, "title": title, "fields": fields, "explanation": explanation(conflict),
-        ])
+        let title = TodoPresenter.label(
+            conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
+        return environment.renderer.page(
+            "conflict", request, section: .conflicts,
+            [
+                "id": conflict.id, "title": title, "fields": fields, "explanation": explanation(conflict),
+            ])
     }
 
     private func explanation(_ conflict: SyncConflict) -> String {

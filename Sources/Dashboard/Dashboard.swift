@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
 import Logging
-import Synchronization
 import SyncClient
+import Synchronization
 import Views
 
 /// A running dashboard: its HTTP server, its local store and its background sync.
@@ -43,7 +43,8 @@ public final class Dashboard: Sendable {
         _ configuration: DashboardConfiguration, servicePagePath: String? = nil,
         embed: ((inout Router) -> Void)? = nil
     ) async throws -> Dashboard {
-        let templates = try TemplateLibrary(folder: configuration.resources.templatesFolder, required: requiredTemplates)
+        let templates = try TemplateLibrary(
+            folder: configuration.resources.templatesFolder, required: requiredTemplates)
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         let settings = SettingsFile(folder: configuration.dataDirectory)
         let context = try SyncContext(path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path)
@@ -90,7 +91,8 @@ public final class Dashboard: Sendable {
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
 
         let server = try HTTPServer(
-            configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder())
+            configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder()
+        )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
         let dashboard = Dashboard(server: server, context: context, sync: sync)
         try await dashboard.applyRemote(configuration.remote, settings: settings, embeddedURL: embedded())
@@ -98,7 +100,9 @@ public final class Dashboard: Sendable {
     }
 
     /// Chooses the remote: the command line's, else the saved one, else the embedded service.
-    private func applyRemote(_ remote: DashboardConfiguration.Remote?, settings: SettingsFile, embeddedURL: String?)
+    private func applyRemote(
+        _ remote: DashboardConfiguration.Remote?, settings: SettingsFile, embeddedURL: String?
+    )
         async throws
     {
         var saved = settings.settings

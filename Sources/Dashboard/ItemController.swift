@@ -17,7 +17,8 @@ struct ItemController: Sendable {
         let id = request.parameters["id"] ?? ""
         let table = environment.todos
         guard let item = try storeCall({ () throws(SyncError) in try table.item(id: id) }) else {
-            throw HTTPError(404, "There is no todo with the id “\(id)” here. It may have been deleted, or not pulled yet.")
+            throw HTTPError(
+                404, "There is no todo with the id “\(id)” here. It may have been deleted, or not pulled yet.")
         }
         return item
     }

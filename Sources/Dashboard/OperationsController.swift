@@ -38,9 +38,11 @@ struct OperationsController: Sendable {
 
     private func list(_ request: Request) throws -> Response {
         let rows = try rows()
-        return environment.renderer.page("operations", request, section: .operations, [
-            "operations": rows, "hasOperations": !rows.isEmpty,
-        ])
+        return environment.renderer.page(
+            "operations", request, section: .operations,
+            [
+                "operations": rows, "hasOperations": !rows.isEmpty,
+            ])
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
@@ -57,12 +59,14 @@ struct OperationsController: Sendable {
     private func confirmDiscard(_ request: Request) throws -> Response {
         let operation = try operation(request)
         let local = try? environment.context.item(id: operation.itemId, in: operation.table)
-        return environment.renderer.page("discard", request, section: .operations, [
-            "operation": [
-                "id": operation.id, "kind": operation.kind.rawValue, "hasBase": operation.base != nil,
-                "label": TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
-            ] as [String: Any]
-        ])
+        return environment.renderer.page(
+            "discard", request, section: .operations,
+            [
+                "operation": [
+                    "id": operation.id, "kind": operation.kind.rawValue, "hasBase": operation.base != nil,
+                    "label": TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
+                ] as [String: Any]
+            ])
     }
 
     private func discard(_ request: Request) throws -> Response {

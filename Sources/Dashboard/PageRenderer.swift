@@ -35,9 +35,11 @@ struct PageRenderer: Sendable {
 
     /// The error page, with a status and advice.
     func error(_ request: Request, _ error: any HTTPResponseError) -> Response {
-        page("error", request, section: .none, status: error.status, [
-            "status": error.status, "reason": HTTPStatus.reason(error.status), "message": error.message,
-        ])
+        page(
+            "error", request, section: .none, status: error.status,
+            [
+                "status": error.status, "reason": HTTPStatus.reason(error.status), "message": error.message,
+            ])
     }
 }
 

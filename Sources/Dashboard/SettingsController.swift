@@ -80,7 +80,8 @@ struct SettingsController: Sendable {
         try environment.context.setOffline(form.offline)
         environment.sessions.flash(
             request, .success,
-            form.offline ? "Settings saved. Offline mode is on: edits are kept here until you turn it off." : "Settings saved.")
+            form.offline
+                ? "Settings saved. Offline mode is on: edits are kept here until you turn it off." : "Settings saved.")
         return .redirect(to: "/settings")
     }
 }

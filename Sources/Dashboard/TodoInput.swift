@@ -27,12 +27,14 @@ struct TodoInput: Sendable, Equatable {
             return .failure(Invalid(message: "Choose Yes or No for “Complete”.", text: text, complete: false))
         }
         if text.isEmpty {
-            return .failure(Invalid(message: "Write what needs doing: the text cannot be empty.", text: text, complete: complete))
+            return .failure(
+                Invalid(message: "Write what needs doing: the text cannot be empty.", text: text, complete: complete))
         }
         if text.count > maximumLength {
-            return .failure(Invalid(
-                message: "Keep the text to \(maximumLength) characters or fewer; this one has \(text.count).",
-                text: String(text.prefix(maximumLength)), complete: complete))
+            return .failure(
+                Invalid(
+                    message: "Keep the text to \(maximumLength) characters or fewer; this one has \(text.count).",
+                    text: String(text.prefix(maximumLength)), complete: complete))
         }
         return .success(TodoInput(text: text, complete: complete))
     }
@@ -41,4 +43,3 @@ struct TodoInput: Sendable, Equatable {
         parse(text: form["text"], complete: form["complete"])
     }
 }
-

@@ -94,7 +94,8 @@ struct TodoListController: Sendable {
         return (rows, items, localCount + syncedCount)
     }
 
-    private static func combine(_ first: TableQuery.Predicate?, _ second: TableQuery.Predicate) -> TableQuery.Predicate {
+    private static func combine(_ first: TableQuery.Predicate?, _ second: TableQuery.Predicate) -> TableQuery.Predicate
+    {
         first.map { .and([$0, second]) } ?? second
     }
 

@@ -31,7 +31,9 @@ enum TodoPresenter {
         case .inFlight:
             return ["kind": "inflight", "label": "sending", "href": "/operations"]
         case .pending, .attempted:
-            return ["kind": operation.kind.rawValue, "label": "pending \(operation.kind.rawValue)", "href": "/operations"]
+            return [
+                "kind": operation.kind.rawValue, "label": "pending \(operation.kind.rawValue)", "href": "/operations",
+            ]
         }
     }
 

@@ -58,7 +58,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         let argument = parts.count > 1 ? parts[1] : nil
         func number(_ default: Int) throws(FaultProxyError) -> Int {
             guard let argument else { return `default` }
-            guard let value = Int(argument), value >= 0 else { throw .invalidFault(text, "'\(argument)' is not a number") }
+            guard let value = Int(argument), value >= 0 else {
+                throw .invalidFault(text, "'\(argument)' is not a number")
+            }
             return value
         }
         switch name {
@@ -76,7 +78,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case "duplicate": self = .duplicate
         default:
             throw .invalidFault(
-                text, "unknown fault '\(name)'; use pass, delay=MS, refuse, reset, status=5xx, drop, truncate, corrupt or duplicate")
+                text,
+                "unknown fault '\(name)'; use pass, delay=MS, refuse, reset, status=5xx, drop, truncate, corrupt or duplicate"
+            )
         }
     }
 }

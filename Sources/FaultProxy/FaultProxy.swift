@@ -67,7 +67,8 @@ public final class FaultProxy: Sendable {
         }
         let opened: ListeningSocket?
         do {
-            opened = try listener.withLock { (current: inout ListeningSocket?) throws(SocketError) -> ListeningSocket? in
+            opened = try listener.withLock {
+                (current: inout ListeningSocket?) throws(SocketError) -> ListeningSocket? in
                 guard current == nil else { return nil }
                 current = try ListeningSocket(host: "127.0.0.1", port: port)
                 return current
@@ -167,9 +168,11 @@ public final class FaultProxy: Sendable {
             client.reset()
             return false
         case .status(let code):
-            let body = Array(#"{"error":"Injected fault: the proxy answered \#(code) without asking the service."}"#.utf8)
+            let body = Array(
+                #"{"error":"Injected fault: the proxy answered \#(code) without asking the service."}"#.utf8)
             let response = HTTPMessage(
-                startLine: "HTTP/1.1 \(code) Injected Fault", headers: [("Content-Type", "application/json")], body: body)
+                startLine: "HTTP/1.1 \(code) Injected Fault", headers: [("Content-Type", "application/json")],
+                body: body)
             return send(response.framed(keepAlive: keepAlive), to: client)
         case .delay(let milliseconds):
             Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)

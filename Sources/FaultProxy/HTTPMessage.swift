@@ -40,7 +40,9 @@ struct HTTPMessage {
     /// The message with a `Content-Length` matching `body` (and no hop-by-hop framing fields).
     func framed(keepAlive: Bool) -> HTTPMessage {
         var message = self
-        for name in ["Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection"] { message.setHeader(name, nil) }
+        for name in ["Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection"] {
+            message.setHeader(name, nil)
+        }
         message.setHeader("Content-Length", String(body.count))
         message.setHeader("Connection", keepAlive ? "keep-alive" : "close")
         return message
@@ -65,7 +67,9 @@ final class MessageReader {
 
     /// The response to a request made with `method`.
     func readResponse(to method: String) throws(ProxyFailure) -> HTTPMessage {
-        guard var message = try readHead() else { throw .upstream("the service closed the connection without answering") }
+        guard var message = try readHead() else {
+            throw .upstream("the service closed the connection without answering")
+        }
         message.body = try readBody(of: message, isResponse: true, requestMethod: method)
         return message
     }
@@ -89,7 +93,8 @@ final class MessageReader {
                 for line in lines {
                     guard let colon = line.firstIndex(of: ":") else { throw .malformed("header line without a colon") }
                     headers.append(
-                        (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                        (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    )
                 }
                 return HTTPMessage(startLine: start, headers: headers, body: [])
             }
@@ -101,7 +106,9 @@ final class MessageReader {
         }
     }
 
-    private func readBody(of message: HTTPMessage, isResponse: Bool, requestMethod: String?) throws(ProxyFailure)
+    private func readBody(
+        of message: HTTPMessage, isResponse: Bool, requestMethod: String?
+    ) throws(ProxyFailure)
         -> [UInt8]
     {
         if isResponse {

@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
 
 /// A blocking TCP socket on loopback. This file is the proxy's only door to the C socket API:
 /// every call goes through here, and errors come back as ``SocketError``.
@@ -63,7 +64,9 @@ final class Socket {
         let array = Array(bytes)
         var sent = 0
         while sent < array.count {
-            let count = array.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, array.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = array.withUnsafeBytes {
+                send(descriptor, $0.baseAddress! + sent, array.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .system("send", errno)
@@ -112,7 +115,9 @@ final class ListeningSocket: Sendable {
             throw error
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 128) == 0 else {
             let code = errno

@@ -34,7 +34,8 @@ public struct CSRFProtection: Middleware {
         else { return nil }
         let sent = request.headers[Self.headerName] ?? (try? request.form())?[Self.fieldName] ?? ""
         guard Self.constantTimeEquals(sent, token) else {
-            throw HTTPError(403, "This form has expired or did not come from this dashboard. Reload the page and try again.")
+            throw HTTPError(
+                403, "This form has expired or did not come from this dashboard. Reload the page and try again.")
         }
         return nil
     }

@@ -72,8 +72,11 @@ public final class HTTPServer: Sendable {
     /// Stops accepting connections, lets running asynchronous handlers finish and their
     /// connections come back (for up to `grace`), then stops the daemon. Safe to call more than once.
     public func stop(grace: Duration = .seconds(60)) {
-        guard let handle = daemon.withLock({ value -> DaemonHandle? in defer { value = nil }; return value })
-        else { return }
+        let taken = daemon.withLock { value -> DaemonHandle? in
+            defer { value = nil }
+            return value
+        }
+        guard let handle = taken else { return }
         // Quiescing hands the listening socket back to us: close it so no one can connect.
         let listening = MHD_quiesce_daemon(handle.pointer)
         if listening >= 0 { close(listening) }
@@ -241,7 +244,7 @@ private func makeRequest(
     _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: Data,
     receivedAt: ContinuousClock.Instant
 ) throws(HTTPError) -> Request {
-    let rawPath = url.map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+    let rawPath = url.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
     var segments: [String] = []
     for raw in rawPath.split(separator: UInt8(ascii: "/")) {
         guard let segment = PercentDecoding.decode(raw, plusIsSpace: false) else {
@@ -271,12 +274,14 @@ private func forEachValue(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ 
     withoutActuallyEscaping(visit) { visit in
         var box = visit
         withUnsafeMutablePointer(to: &box) { pointer in
-            _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
-                guard let cls, let key else { return .YES }
-                let visit = cls.assumingMemoryBound(to: ((String, String) -> Void).self).pointee
-                visit(String(cString: key), value.map { String(cString: $0) } ?? "")
-                return .YES
-            }, pointer)
+            _ = MHD_get_connection_values(
+                connection, kind,
+                { cls, _, key, value in
+                    guard let cls, let key else { return .YES }
+                    let visit = cls.assumingMemoryBound(to: ((String, String) -> Void).self).pointee
+                    visit(String(cString: key), value.map { String(cString: $0) } ?? "")
+                    return .YES
+                }, pointer)
         }
     }
 }
@@ -289,7 +294,8 @@ private func connectionValue(_ connection: OpaquePointer, _ kind: MHD_ValueKind,
 /// for HEAD, and writes every header as `Name: value`.
 private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
     let created = response.body.withUnsafeBytes { bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        MHD_create_response_from_buffer(
+            bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let created else { return .NO }
     defer { MHD_destroy_response(created) }

@@ -68,7 +68,8 @@ public struct URLEncodedForm: Sendable {
     public let pairs: [(name: String, value: String)]
 
     /// Parses `a=1&b=x+y%21`. Throws 400 when an escape is broken or the text is not UTF-8.
-    public init<Bytes: Collection<UInt8>>(parsing bytes: Bytes) throws(HTTPError) where Bytes.SubSequence: Collection<UInt8> {
+    public init<Bytes: Collection<UInt8>>(parsing bytes: Bytes) throws(HTTPError)
+    where Bytes.SubSequence: Collection<UInt8> {
         var pairs: [(String, String)] = []
         for part in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let pieces = part.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)

@@ -10,8 +10,10 @@ public final class Responder: Sendable {
     private let middleware: [any Middleware]
     private let errorRenderer: @Sendable (Request, any HTTPResponseError) -> Response
 
-    init(routes: [Router.Route], middleware: [any Middleware],
-         errorRenderer: @escaping @Sendable (Request, any HTTPResponseError) -> Response) {
+    init(
+        routes: [Router.Route], middleware: [any Middleware],
+        errorRenderer: @escaping @Sendable (Request, any HTTPResponseError) -> Response
+    ) {
         self.routes = routes
         self.middleware = middleware
         self.errorRenderer = errorRenderer
@@ -61,7 +63,8 @@ public final class Responder: Sendable {
 
     /// Turns an error into its response and finishes it.
     func complete(_ request: Request, _ error: any Error) -> Response {
-        let httpError = error as? any HTTPResponseError
+        let httpError =
+            error as? any HTTPResponseError
             ?? HTTPError(500, "The server failed to answer this request. It has been logged; please try again.")
         if !(error is any HTTPResponseError) { ServerLog.logger.error("unhandled error: \(error)") }
         var response = errorRenderer(request, httpError)

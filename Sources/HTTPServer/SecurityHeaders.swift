@@ -35,7 +35,10 @@ public struct HostAllowList: Middleware {
 
     public func intercept(_ request: inout Request) throws -> Response? {
         guard let host = request.headers["Host"].map(Self.name(of:)), allowed.contains(host) else {
-            throw HTTPError(421, "This server does not answer for that host name. Open it by its address, such as http://127.0.0.1:8080.")
+            throw HTTPError(
+                421,
+                "This server does not answer for that host name. Open it by its address, such as http://127.0.0.1:8080."
+            )
         }
         return nil
     }

@@ -1,5 +1,4 @@
 import Foundation
-
 import Logging
 
 /// The logger of the HTTP layer (label `todosync.http`).

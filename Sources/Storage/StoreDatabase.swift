@@ -54,7 +54,9 @@ public enum StoreDatabase {
         return configuration
     }
 
-    private static func migrate(_ writer: some DatabaseWriter, path: String, migrations: [StoreMigration])
+    private static func migrate(
+        _ writer: some DatabaseWriter, path: String, migrations: [StoreMigration]
+    )
         throws(StorageError)
     {
         var migrator = DatabaseMigrator()

@@ -12,7 +12,8 @@ enum ColumnValue {
         case (.text, .number(let number)): return JSONValue.number(number).description.databaseValue
         case (.text, .bool(let flag)): return (flag ? "true" : "false").databaseValue
         case (.integer, .number(let number)):
-            return number.rounded() == number && abs(number) < 9.2e18 ? Int64(number).databaseValue : number.databaseValue
+            return number.rounded() == number && abs(number) < 9.2e18
+                ? Int64(number).databaseValue : number.databaseValue
         case (.integer, .bool(let flag)), (.boolean, .bool(let flag)): return (flag ? 1 : 0).databaseValue
         case (.integer, .string(let text)): return (Int64(text)?.databaseValue) ?? text.databaseValue
         case (.real, .number(let number)): return number.databaseValue

@@ -1,8 +1,9 @@
 import Foundation
+import SyncProtocol
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import SyncProtocol
 
 /// One answer from the table service.
 struct HTTPReply: Sendable {

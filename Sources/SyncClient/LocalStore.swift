@@ -175,7 +175,8 @@ struct LocalStore: Sendable {
     func operationHeader(_ db: Database, id: Int64) throws -> (table: String, itemId: String, kind: OperationKind)? {
         guard
             let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"), arguments: [id])
+                db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"),
+                arguments: [id])
         else { return nil }
         return (row[0], row[1], OperationKind(rawValue: row[2]) ?? .update)
     }

@@ -82,7 +82,8 @@ struct PulledRow: Decodable, Sendable {
                     values.append(try container.decodeIfPresent(Double.self, forKey: key)?.databaseValue ?? .null)
                 case .boolean:
                     values.append(
-                        try container.decodeIfPresent(Bool.self, forKey: key).map { ($0 ? 1 : 0).databaseValue } ?? .null)
+                        try container.decodeIfPresent(Bool.self, forKey: key).map { ($0 ? 1 : 0).databaseValue }
+                            ?? .null)
                 case .json:
                     let value = try container.decodeIfPresent(JSONValue.self, forKey: key)
                     values.append(ColumnValue.database(value, as: .json))

@@ -69,7 +69,8 @@ extension SyncContext {
     public nonisolated func query(_ query: TableQuery, in table: String) throws(SyncError) -> [Item] {
         let description = try store.description(of: table)
         let (filter, arguments) = try query.sqlWhere(description)
-        let sql = "SELECT * FROM \(table.quotedDatabaseIdentifier)\(filter)\(try query.sqlOrder(description))"
+        let sql =
+            "SELECT * FROM \(table.quotedDatabaseIdentifier)\(filter)\(try query.sqlOrder(description))"
             + query.sqlLimit()
         return try read { db in
             try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map {

@@ -43,7 +43,9 @@ extension SyncContext {
         }
     }
 
-    private func runPull(_ table: String, query: TableQuery?, queryId: String?, settings: PullSettings) async throws
+    private func runPull(
+        _ table: String, query: TableQuery?, queryId: String?, settings: PullSettings
+    ) async throws
         -> PullResult
     {
         let description = try store.description(of: table)
@@ -60,7 +62,8 @@ extension SyncContext {
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
         defer { monitor.update { $0 = .idle } }
         do {
-            try await pages(description, query: query, queryId: queryId, settings: settings, transport: transport, &result)
+            try await pages(
+                description, query: query, queryId: queryId, settings: settings, transport: transport, &result)
         } catch {
             let reason = (error as? SyncError).flatMap { if case .stopped(let reason) = $0 { reason } else { nil } }
             recordLastSync(
@@ -239,14 +242,17 @@ extension SyncContext {
     /// Removes local rows matching `query` (all rows when nil) and the table's delta tokens.
     /// Refused while the table has queued operations, unless `force`, which drops them with their errors.
     @discardableResult
-    public nonisolated func purge(_ table: String, query: TableQuery? = nil, force: Bool = false) throws(SyncError)
+    public nonisolated func purge(
+        _ table: String, query: TableQuery? = nil, force: Bool = false
+    ) throws(SyncError)
         -> Int
     {
         let description = try store.description(of: table)
         let (filter, arguments) = try (query ?? .all).sqlWhere(description)
         return try write { db in
-            let queued = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ?", arguments: [table]) ?? 0
+            let queued =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ?", arguments: [table]) ?? 0
             if queued > 0 {
                 guard force else { throw SyncError.pendingOperations(table: table, count: queued) }
                 try db.execute(
@@ -259,8 +265,10 @@ extension SyncContext {
             let removed = db.changesCount
             try db.execute(
                 sql: "DELETE FROM __config WHERE key LIKE ? ESCAPE '\\'",
-                arguments: [LocalStore.deltaTokenKey(table: table, queryId: "").replacingOccurrences(of: "_", with: "\\_")
-                    + "%"])
+                arguments: [
+                    LocalStore.deltaTokenKey(table: table, queryId: "").replacingOccurrences(of: "_", with: "\\_")
+                        + "%"
+                ])
             return removed
         }
     }

@@ -18,11 +18,14 @@ extension SyncContext {
         let queued = try read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT id, tableName, itemId FROM __operations WHERE state IN ('pending', 'attempted') ORDER BY id"
+                sql:
+                    "SELECT id, tableName, itemId FROM __operations WHERE state IN ('pending', 'attempted') ORDER BY id"
             ).map { row -> (id: Int64, item: String) in (row[0], row[1] + "\u{0}" + row[2]) }
         }
         let ids = queued.map(\.id)
-        monitor.update { $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: ids.count, startedAt: Date()) }
+        monitor.update {
+            $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: ids.count, startedAt: Date())
+        }
         defer { monitor.update { $0 = .idle } }
         var result = PushResult()
         do {
@@ -87,7 +90,9 @@ extension SyncContext {
             while running > 0 { try await collect(&group) }
         }
         // Completion order is not queue order: report in queue order.
-        for keyPath in [\PushResult.pushed, \.conflicts, \.failed, \.resolved, \.skipped] as [WritableKeyPath<PushResult, [Int64]>] {
+        for keyPath in [\PushResult.pushed, \.conflicts, \.failed, \.resolved, \.skipped]
+            as [WritableKeyPath<PushResult, [Int64]>]
+        {
             result[keyPath: keyPath].sort()
         }
     }
@@ -133,7 +138,9 @@ extension SyncContext {
     }
 
     /// The protocol request of a prepared operation.
-    private nonisolated func request(_ outgoing: Outgoing, transport: HTTPTransport) async throws(StopReason)
+    private nonisolated func request(
+        _ outgoing: Outgoing, transport: HTTPTransport
+    ) async throws(StopReason)
         -> HTTPReply
     {
         let operation = outgoing.operation
@@ -148,7 +155,9 @@ extension SyncContext {
             method, path, body: outgoing.bodyData, ifMatch: operation.kind == .insert ? nil : outgoing.ifMatch)
     }
 
-    private func handle(_ reply: HTTPReply, _ outgoing: Outgoing, transport: HTTPTransport, policy: ConflictPolicy)
+    private func handle(
+        _ reply: HTTPReply, _ outgoing: Outgoing, transport: HTTPTransport, policy: ConflictPolicy
+    )
         async throws -> OperationOutcome
     {
         let operation = outgoing.operation
@@ -163,7 +172,8 @@ extension SyncContext {
                 serverItem = try await fetchServerItem(outgoing, transport: transport)
                 guard serverItem != nil else {
                     let reason = StopReason.serverError(
-                        status: reply.status, message: "its answer to \(operation.kind.rawValue) was not the stored item")
+                        status: reply.status,
+                        message: "its answer to \(operation.kind.rawValue) was not the stored item")
                     try markAttempted(id, reason: reason, status: reply.status)
                     throw SyncError.stopped(reason)
                 }
@@ -342,7 +352,9 @@ extension SyncContext {
 
     /// Use Client for an item the server deleted: undelete it (`POST /tables/{table}/{id}`), then
     /// PATCH the local values onto it.
-    private func recreate(_ outgoing: Outgoing, transport: HTTPTransport, policy: ConflictPolicy) async throws
+    private func recreate(
+        _ outgoing: Outgoing, transport: HTTPTransport, policy: ConflictPolicy
+    ) async throws
         -> OperationOutcome
     {
         let operation = outgoing.operation

@@ -34,7 +34,9 @@ public actor SyncContext {
     }
 
     /// Opens (creating if needed) the store at `path`, with `todoitem` plus the given tables.
-    public init(path: String, tables: [TableDescription] = [], configuration: SyncConfiguration = .init())
+    public init(
+        path: String, tables: [TableDescription] = [], configuration: SyncConfiguration = .init()
+    )
         throws(SyncError)
     {
         var described = [TableDescription.todoItem]

@@ -31,7 +31,9 @@ public struct SyncTable: Sendable {
 
     /// Pulls the server's rows (see ``SyncContext/pull(_:query:queryId:settings:)``).
     @discardableResult
-    public func pull(query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings())
+    public func pull(
+        query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings()
+    )
         async throws -> PullResult
     {
         try await context.pull(name, query: query, queryId: queryId, settings: settings)

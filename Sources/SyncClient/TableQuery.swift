@@ -84,14 +84,18 @@ public struct TableQuery: Sendable, Hashable {
         return " LIMIT \(limit.map { max(0, $0) } ?? -1) OFFSET \(max(0, offset ?? 0))"
     }
 
-    private static func sql(_ predicate: Predicate, _ table: TableDescription, _ arguments: inout [DatabaseValue])
+    private static func sql(
+        _ predicate: Predicate, _ table: TableDescription, _ arguments: inout [DatabaseValue]
+    )
         throws(SyncError) -> String
     {
         func column(_ name: String) throws(SyncError) -> (String, TableDescription.ColumnType) {
             guard let type = table.type(of: name) else { throw .invalidItem("no column '\(name)' in '\(table.name)'") }
             return (name.quotedDatabaseIdentifier, type)
         }
-        func compare(_ name: String, _ op: String, _ value: JSONValue, _ arguments: inout [DatabaseValue])
+        func compare(
+            _ name: String, _ op: String, _ value: JSONValue, _ arguments: inout [DatabaseValue]
+        )
             throws(SyncError) -> String
         {
             let (quoted, type) = try column(name)

@@ -74,8 +74,9 @@ public enum ProtocolDate {
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
             (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day)
         else { return nil }
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t")
-            || bytes[index] == UInt8(ascii: " ")
+        guard index < bytes.count,
+            bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t")
+                || bytes[index] == UInt8(ascii: " ")
         else { return nil }
         index += 1
         guard let hour = number(2), expect(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }

@@ -45,6 +45,8 @@ struct CORSPolicy: Sendable {
     }
 
     private func isPlainHeaderList(_ value: String) -> Bool {
-        value.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0)) }
+        value.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_, ".unicodeScalars.contains($0))
+        }
     }
 }

@@ -65,7 +65,8 @@ struct FilterCompiler {
         let fragment = try compileExpression(expression)
         switch fragment.kind {
         case .condition: return fragment
-        case .boolean, .unknown: return Fragment(sql: "(\(fragment.sql) = 1)", arguments: fragment.arguments, kind: .condition)
+        case .boolean, .unknown:
+            return Fragment(sql: "(\(fragment.sql) = 1)", arguments: fragment.arguments, kind: .condition)
         default:
             throw TableError.invalidQuery(
                 "The $filter uses \(describe(expression)) as a condition; compare it with eq, ne, gt, ge, lt or le.")
@@ -137,7 +138,9 @@ struct FilterCompiler {
         }
     }
 
-    private func comparison(_ op: ComparisonOperator, _ leftExpression: FilterExpression, _ rightExpression: FilterExpression)
+    private func comparison(
+        _ op: ComparisonOperator, _ leftExpression: FilterExpression, _ rightExpression: FilterExpression
+    )
         throws(TableError) -> Fragment
     {
         var left = try compileExpression(leftExpression)
@@ -193,14 +196,17 @@ struct FilterCompiler {
         case (.string, _), (.unknown, _):
             if case .literal(.date(let milliseconds)) = expression {
                 fragment = Fragment(
-                    sql: "?", arguments: [ProtocolDate.format(milliseconds: milliseconds).databaseValue], kind: other.kind)
+                    sql: "?", arguments: [ProtocolDate.format(milliseconds: milliseconds).databaseValue],
+                    kind: other.kind)
             }
         default:
             break
         }
     }
 
-    private func call(_ function: FilterFunction, _ arguments: [FilterExpression], _ position: Int) throws(TableError)
+    private func call(
+        _ function: FilterFunction, _ arguments: [FilterExpression], _ position: Int
+    ) throws(TableError)
         -> Fragment
     {
         var compiled: [Fragment] = []
@@ -225,7 +231,8 @@ struct FilterCompiler {
         case .length: return Fragment(sql: "length(\(a.sql))", arguments: a.arguments, kind: .number)
         case .startswith:
             let b = compiled[1]
-            return Fragment(sql: "(instr(\(a.sql), \(b.sql)) = 1)", arguments: a.arguments + b.arguments, kind: .condition)
+            return Fragment(
+                sql: "(instr(\(a.sql), \(b.sql)) = 1)", arguments: a.arguments + b.arguments, kind: .condition)
         case .endswith:
             let b = compiled[1]
             return Fragment(
@@ -233,11 +240,13 @@ struct FilterCompiler {
                 arguments: b.arguments + a.arguments + b.arguments + b.arguments, kind: .condition)
         case .contains:
             let b = compiled[1]
-            return Fragment(sql: "(instr(\(a.sql), \(b.sql)) > 0)", arguments: a.arguments + b.arguments, kind: .condition)
+            return Fragment(
+                sql: "(instr(\(a.sql), \(b.sql)) > 0)", arguments: a.arguments + b.arguments, kind: .condition)
         case .substringof:
             // substringof(needle, haystack): the OData v3 order.
             let b = compiled[1]
-            return Fragment(sql: "(instr(\(b.sql), \(a.sql)) > 0)", arguments: b.arguments + a.arguments, kind: .condition)
+            return Fragment(
+                sql: "(instr(\(b.sql), \(a.sql)) > 0)", arguments: b.arguments + a.arguments, kind: .condition)
         case .indexof:
             let b = compiled[1]
             return Fragment(sql: "(instr(\(a.sql), \(b.sql)) - 1)", arguments: a.arguments + b.arguments, kind: .number)

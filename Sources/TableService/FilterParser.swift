@@ -96,7 +96,9 @@ struct FilterParser {
             try enter()
             try advance()
             let inner = try parseOr()
-            guard token == .close else { throw failure("expected ')' to close the parenthesis opened at position \(start)") }
+            guard token == .close else {
+                throw failure("expected ')' to close the parenthesis opened at position \(start)")
+            }
             depth -= 1
             try advance()
             return inner
@@ -143,9 +145,12 @@ struct FilterParser {
                 }
                 return .call(function, arguments, position: start)
             }
-            if ComparisonOperator(rawValue: word.lowercased()) != nil || ["and", "or", "not"].contains(word.lowercased()) {
+            if ComparisonOperator(rawValue: word.lowercased()) != nil
+                || ["and", "or", "not"].contains(word.lowercased())
+            {
                 throw TableError.invalidQuery(
-                    "The $filter has the operator '\(word)' at position \(start) where a value or property name was expected.")
+                    "The $filter has the operator '\(word)' at position \(start) where a value or property name was expected."
+                )
             }
             return .member(word, position: start)
         case .close:
@@ -173,14 +178,16 @@ struct FilterParser {
             guard let milliseconds = ProtocolDate.parse(value) else {
                 throw TableError.invalidQuery(
                     "The $filter has a malformed date \(type)'\(value)' at position \(position); write it as "
-                        + "datetimeoffset'2026-01-31T12:00:00.000Z' (milliseconds and an offset such as +01:00 are optional).")
+                        + "datetimeoffset'2026-01-31T12:00:00.000Z' (milliseconds and an offset such as +01:00 are optional)."
+                )
             }
             return .date(milliseconds)
         case "guid":
             return .string(value)
         default:
             throw TableError.invalidQuery(
-                "The $filter has a literal of unknown type '\(type)' at position \(position); use datetimeoffset'…', datetime'…' or guid'…'.")
+                "The $filter has a literal of unknown type '\(type)' at position \(position); use datetimeoffset'…', datetime'…' or guid'…'."
+            )
         }
     }
 
@@ -259,7 +266,8 @@ struct FilterParser {
             }
         default:
             throw TableError.invalidQuery(
-                "The $filter has an unexpected character '\(character)' at position \(index); strings go in single quotes.")
+                "The $filter has an unexpected character '\(character)' at position \(index); strings go in single quotes."
+            )
         }
     }
 
@@ -283,6 +291,7 @@ struct FilterParser {
             }
         }
         throw TableError.invalidQuery(
-            "The $filter has a string opened at position \(start) that is never closed; end it with ' (write '' for a quote inside).")
+            "The $filter has a string opened at position \(start) that is never closed; end it with ' (write '' for a quote inside)."
+        )
     }
 }

@@ -24,7 +24,8 @@ extension ItemChanges {
             members = try OrderedJSONParser.object(Array(body))
         } catch {
             throw .invalidRequest(
-                "The request body must be a JSON object such as {\"text\": \"milk\"}; this one is not (\(error.message)).")
+                "The request body must be a JSON object such as {\"text\": \"milk\"}; this one is not (\(error.message))."
+            )
         }
         try self.init(members: members, style: style)
     }
@@ -74,7 +75,8 @@ extension ItemChanges {
         var seen: Set<String> = []
         for field in fields where !seen.insert(field.name.lowercased()).inserted {
             throw .invalidRequest(
-                "The body has two properties named '\(field.name)' apart from letter case; column names ignore case, keep one.")
+                "The body has two properties named '\(field.name)' apart from letter case; column names ignore case, keep one."
+            )
         }
     }
 
@@ -84,7 +86,8 @@ extension ItemChanges {
             !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
         else {
             throw .invalidRequest(
-                "An id must be 1 to \(maximumIDLength) bytes of text without control characters; leave it out to get a UUID.")
+                "An id must be 1 to \(maximumIDLength) bytes of text without control characters; leave it out to get a UUID."
+            )
         }
         return id
     }

@@ -151,8 +151,10 @@ struct ItemJSONEncoder {
             case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
             case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                bytes += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ]
             default: bytes.append(byte)
             }
         }

@@ -42,7 +42,8 @@ enum NextPageLink {
             {
                 output.unicodeScalars.append(scalar)
             } else {
-                output += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+                output +=
+                    "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
             }
         }
         return output

@@ -142,7 +142,9 @@ struct OrderedJSONParser {
             index += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(validating: output, as: UTF8.self) else { throw failure("text that is not UTF-8") }
+                guard let text = String(validating: output, as: UTF8.self) else {
+                    throw failure("text that is not UTF-8")
+                }
                 return text
             case UInt8(ascii: "\\"):
                 guard let escape = peek() else { break }
@@ -157,7 +159,8 @@ struct OrderedJSONParser {
                 case UInt8(ascii: "u"):
                     var scalar = try hex4()
                     if (0xD800..<0xDC00).contains(scalar) {
-                        guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u")
+                        guard peek() == UInt8(ascii: "\\"), index + 1 < bytes.count,
+                            bytes[index + 1] == UInt8(ascii: "u")
                         else { throw failure("a lone UTF-16 surrogate") }
                         index += 2
                         let low = try hex4()

@@ -26,8 +26,10 @@ enum ProtocolStyle: Equatable, Sendable {
                 let name = raw.trimmingCharacters(in: .whitespaces).lowercased()
                 switch name {
                 case "*", "__all", "all":
-                    properties.formUnion([SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
-                        SystemColumn.deleted])
+                    properties.formUnion([
+                        SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
+                        SystemColumn.deleted,
+                    ])
                 case "", "__none", "none":
                     break
                 default:

@@ -60,7 +60,9 @@ enum QueryCompiler {
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,
     /// rows come in the order they were first inserted.
-    private static func orderClause(_ orderBy: String?, schema: TableSchema, resolve: (String) -> Column?)
+    private static func orderClause(
+        _ orderBy: String?, schema: TableSchema, resolve: (String) -> Column?
+    )
         throws(TableError) -> String
     {
         guard let orderBy else { return "rowid" }
@@ -80,7 +82,8 @@ enum QueryCompiler {
                 case "asc": descending = false
                 case "desc": descending = true
                 default:
-                    throw TableError.invalidQuery("$orderby accepts 'asc' or 'desc' after a column; '\(words[1])' is neither.")
+                    throw TableError.invalidQuery(
+                        "$orderby accepts 'asc' or 'desc' after a column; '\(words[1])' is neither.")
                 }
             }
             if column.name == SystemColumn.id { usesID = true }
@@ -91,7 +94,9 @@ enum QueryCompiler {
         return keys.joined(separator: ", ")
     }
 
-    private static func names(in list: String, option: String, schema: TableSchema, resolve: (String) -> Column?)
+    private static func names(
+        in list: String, option: String, schema: TableSchema, resolve: (String) -> Column?
+    )
         throws(TableError) -> [Column]
     {
         var columns: [Column] = []
@@ -103,12 +108,15 @@ enum QueryCompiler {
         return columns
     }
 
-    private static func column(_ name: String, option: String, schema: TableSchema, resolve: (String) -> Column?)
+    private static func column(
+        _ name: String, option: String, schema: TableSchema, resolve: (String) -> Column?
+    )
         throws(TableError) -> Column
     {
         guard let column = resolve(name) else {
             throw TableError.invalidQuery(
-                "\(option) names an unknown column '\(name)'; the columns of table '\(schema.name)' are \(schema.columnList).")
+                "\(option) names an unknown column '\(name)'; the columns of table '\(schema.name)' are \(schema.columnList)."
+            )
         }
         return column
     }

@@ -8,7 +8,10 @@ import Views
 /// showed, so that a stale form says so instead of overwriting. Forms carry a per-process CSRF
 /// token; when the service has an application key, the pages ask for it once and keep a cookie.
 struct ServicePage: Sendable {
-    static let templates = ["service/header", "service/footer", "service/index", "service/table", "service/row", "service/key", "service/style.css"]
+    static let templates = [
+        "service/header", "service/footer", "service/index", "service/table", "service/row", "service/key",
+        "service/style.css",
+    ]
     static let sessionCookie = "todosync_service_session"
     /// Rows shown per table page.
     static let rowLimit = 500
@@ -36,7 +39,9 @@ struct ServicePage: Sendable {
                 return try self.row(table: table, id: id, flash: Self.flash(request))
             }
         }
-        router.post(base + "/tables/:table/:id") { request in self.guarded(request, form: true) { try self.save(request) } }
+        router.post(base + "/tables/:table/:id") { request in
+            self.guarded(request, form: true) { try self.save(request) }
+        }
         router.post(base + "/tables/:table/:id/delete") { request in
             self.guarded(request, form: true) { try self.setDeleted(request, true) }
         }
@@ -62,19 +67,25 @@ struct ServicePage: Sendable {
         let (schema, items) = try store.rows(of: name, limit: Self.rowLimit)
         let rows = items.map { item -> [String: Any] in
             var cells: [[String: Any]] = [
-                ["text": item.id, "mono": true], ["text": ProtocolDate.format(milliseconds: item.updatedAt), "mono": true],
+                ["text": item.id, "mono": true],
+                ["text": ProtocolDate.format(milliseconds: item.updatedAt), "mono": true],
                 ["text": item.version, "mono": true], ["text": item.deleted ? "true" : "false"],
             ]
             for field in item.fields {
-                cells.append(["text": field.value.isNull ? "null" : field.value.description, "isNull": field.value.isNull])
+                cells.append([
+                    "text": field.value.isNull ? "null" : field.value.description, "isNull": field.value.isNull,
+                ])
             }
             return ["cells": cells, "deleted": item.deleted, "href": rowHref(schema.name, item.id)]
         }
-        let summary = items.count == Self.rowLimit ? "The \(Self.rowLimit) most recently changed rows." : "\(items.count) rows."
-        return page("service/table", [
-            "title": schema.name, "table": schema.name, "rows": rows, "hasRows": !rows.isEmpty, "summary": summary,
-            "columns": ["id", "updatedAt", "version", "deleted"] + schema.userColumns.map(\.name),
-        ])
+        let summary =
+            items.count == Self.rowLimit ? "The \(Self.rowLimit) most recently changed rows." : "\(items.count) rows."
+        return page(
+            "service/table",
+            [
+                "title": schema.name, "table": schema.name, "rows": rows, "hasRows": !rows.isEmpty, "summary": summary,
+                "columns": ["id", "updatedAt", "version", "deleted"] + schema.userColumns.map(\.name),
+            ])
     }
 
     private func row(
@@ -91,7 +102,8 @@ struct ServicePage: Sendable {
             ]
         }
         var context: [String: Any] = [
-            "title": "\(item.id) · \(schema.name)", "table": schema.name, "tableHref": "\(base)/tables/\(schema.name)", "rowHref": rowHref(schema.name, item.id),
+            "title": "\(item.id) · \(schema.name)", "table": schema.name, "tableHref": "\(base)/tables/\(schema.name)",
+            "rowHref": rowHref(schema.name, item.id),
             "fields": fields,
             "item": [
                 "id": item.id, "version": item.version, "deleted": item.deleted,
@@ -133,7 +145,8 @@ struct ServicePage: Sendable {
         case .failure(.itemNotFound):
             return try row(
                 table: table, id: id,
-                flash: ["kind": "error", "message": "Not saved: the row is soft-deleted. Undelete it first."], status: 409)
+                flash: ["kind": "error", "message": "Not saved: the row is soft-deleted. Undelete it first."],
+                status: 409)
         case .failure(let error):
             throw error
         }
@@ -173,7 +186,8 @@ struct ServicePage: Sendable {
         case .number:
             if text.trimmingCharacters(in: .whitespaces).isEmpty { return .null }
             guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
-                throw .invalidRequest("'\(text)' is not a number; \(column.name) holds numbers. Go back and correct it.")
+                throw .invalidRequest(
+                    "'\(text)' is not a number; \(column.name) holds numbers. Go back and correct it.")
             }
             return .number(number)
         case .unknown:
@@ -191,7 +205,8 @@ struct ServicePage: Sendable {
             if form {
                 let sent = (try? request.form())?[CSRFProtection.fieldName] ?? ""
                 guard CSRFProtection.constantTimeEquals(sent, csrfToken) else {
-                    return errorPage(403, "This form has expired or did not come from this page. Reload the page and try again.")
+                    return errorPage(
+                        403, "This form has expired or did not come from this page. Reload the page and try again.")
                 }
             }
             if applicationKey != nil,
@@ -210,15 +225,20 @@ struct ServicePage: Sendable {
     private func unlock(_ request: Request) throws -> Response {
         let form = try request.form()
         guard CSRFProtection.constantTimeEquals(form[CSRFProtection.fieldName] ?? "", csrfToken) else {
-            return errorPage(403, "This form has expired or did not come from this page. Reload the page and try again.")
+            return errorPage(
+                403, "This form has expired or did not come from this page. Reload the page and try again.")
         }
         guard let applicationKey, ApplicationKey.matches(form["key"] ?? "", applicationKey) else {
-            var response = page("service/key", ["title": "Application key", "flash": ["kind": "error", "message": "That is not the key."]], status: 401)
+            var response = page(
+                "service/key",
+                ["title": "Application key", "flash": ["kind": "error", "message": "That is not the key."]], status: 401
+            )
             response.headers["Cache-Control"] = "no-store"
             return response
         }
         var response = Response.redirect(to: base)
-        response.headers["Set-Cookie"] = "\(Self.sessionCookie)=\(sessionToken); Path=\(base); HttpOnly; SameSite=Strict"
+        response.headers["Set-Cookie"] =
+            "\(Self.sessionCookie)=\(sessionToken); Path=\(base); HttpOnly; SameSite=Strict"
         return response
     }
 
@@ -234,7 +254,12 @@ struct ServicePage: Sendable {
     }
 
     private func errorPage(_ status: Int, _ message: String) -> Response {
-        page("service/index", ["title": "Error", "flash": ["kind": "error", "message": message], "tables": [[String: Any]](), "hasTables": false], status: status)
+        page(
+            "service/index",
+            [
+                "title": "Error", "flash": ["kind": "error", "message": message], "tables": [[String: Any]](),
+                "hasTables": false,
+            ], status: status)
     }
 
     private func address(_ request: Request) throws(TableError) -> (String, String) {

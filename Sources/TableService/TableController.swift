@@ -13,9 +13,15 @@ struct TableController: Sendable {
 
     /// Adds the `/tables` routes.
     func addRoutes(to router: inout Router) {
-        router.get("/tables/:table") { request in self.handle(request) { (style) throws(TableError) in try self.list(request, style) } }
-        router.post("/tables/:table") { request in self.handle(request) { (style) throws(TableError) in try self.insert(request, style) } }
-        router.get("/tables/:table/:id") { request in self.handle(request) { (style) throws(TableError) in try self.read(request, style) } }
+        router.get("/tables/:table") { request in
+            self.handle(request) { (style) throws(TableError) in try self.list(request, style) }
+        }
+        router.post("/tables/:table") { request in
+            self.handle(request) { (style) throws(TableError) in try self.insert(request, style) }
+        }
+        router.get("/tables/:table/:id") { request in
+            self.handle(request) { (style) throws(TableError) in try self.read(request, style) }
+        }
         router.patch("/tables/:table/:id") { request in
             self.handle(request) { (style) throws(TableError) in try self.update(request, style) }
         }
@@ -30,8 +36,10 @@ struct TableController: Sendable {
             // Clients of a JSON protocol get JSON for a method the protocol does not have.
             router.put(pattern) { request in
                 var response = Response.jsonError(
-                    "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.", status: 405)
-                response.headers["Allow"] = pattern.hasSuffix(":id") ? "GET, PATCH, DELETE, POST, OPTIONS" : "GET, POST, OPTIONS"
+                    "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.",
+                    status: 405)
+                response.headers["Allow"] =
+                    pattern.hasSuffix(":id") ? "GET, PATCH, DELETE, POST, OPTIONS" : "GET, POST, OPTIONS"
                 self.cors.decorate(request, &response)
                 return response
             }
@@ -49,7 +57,8 @@ struct TableController: Sendable {
         let page = try store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
         var response = Response.json(data: page.body)
         if options.top > 0, page.rows == options.top {
-            response.headers["Link"] = NextPageLink.header(for: request, skip: options.skip + options.top, publicURL: configuration.publicURL)
+            response.headers["Link"] = NextPageLink.header(
+                for: request, skip: options.skip + options.top, publicURL: configuration.publicURL)
         }
         return response
     }
@@ -72,7 +81,8 @@ struct TableController: Sendable {
         var changes = try ItemChanges(body: request.body, style: style)
         if let bodyID = changes.id, bodyID != id {
             throw .invalidRequest(
-                "The id in the body ('\(bodyID)') differs from the id in the address ('\(id)'); an item's id cannot change.")
+                "The id in the body ('\(bodyID)') differs from the id in the address ('\(id)'); an item's id cannot change."
+            )
         }
         changes.id = nil
         let item = try store.update(

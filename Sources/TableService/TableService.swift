@@ -69,7 +69,9 @@ public final class TableService: Sendable {
     private let page: ServicePage?
 
     /// Opens (or creates) the database and the configured tables.
-    public init(configuration: Configuration, logger: Logger = Logger(label: "todosync.tables"))
+    public init(
+        configuration: Configuration, logger: Logger = Logger(label: "todosync.tables")
+    )
         throws(TableServiceError)
     {
         guard configuration.pageSize > 0, configuration.maximumTop >= configuration.pageSize else {
@@ -82,7 +84,8 @@ public final class TableService: Sendable {
         }
         self.configuration = configuration
         self.logger = logger
-        let store = try TableStore(path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
+        let store = try TableStore(
+            path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
         for table in configuration.tables {
             guard Self.isValidTableName(table) else {
                 throw .invalidConfiguration(
@@ -98,7 +101,9 @@ public final class TableService: Sendable {
             } catch {
                 throw .invalidConfiguration(error.description)
             }
-            let base = configuration.pagePath.hasSuffix("/") ? String(configuration.pagePath.dropLast()) : configuration.pagePath
+            let base =
+                configuration.pagePath.hasSuffix("/")
+                ? String(configuration.pagePath.dropLast()) : configuration.pagePath
             page = ServicePage(
                 store: store, templates: templates, base: base,
                 csrfToken: configuration.csrfToken ?? CSRFProtection.randomToken(),
@@ -129,7 +134,8 @@ public final class TableService: Sendable {
         if !quiet { router.use(RequestLogger()) }
         service.addRoutes(to: &router)
         do {
-            let server = try HTTPServer(configuration: .init(host: host, port: port), responder: router.buildResponder())
+            let server = try HTTPServer(
+                configuration: .init(host: host, port: port), responder: router.buildResponder())
             return RunningTableService(service: service, server: server)
         } catch {
             throw .cannotListen(error.description)

@@ -80,8 +80,11 @@ final class TableStore: Sendable {
             if let existing = try self.fetch(db, schema, id: id) { throw TableError.conflict(existing) }
             try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
-            let names = [SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
-                SystemColumn.deleted] + changes.fields.map { schema.column(named: $0.name)!.name }
+            let names =
+                [
+                    SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
+                    SystemColumn.deleted,
+                ] + changes.fields.map { schema.column(named: $0.name)!.name }
             var arguments: [(any DatabaseValueConvertible)?] = [id, now, now, Self.version(for: now), false]
             arguments += changes.fields.map { Self.databaseValue($0.value) }
             try db.execute(
@@ -140,7 +143,9 @@ final class TableStore: Sendable {
         try setDeleted(false, table: table, id: id, ifMatch: ifMatch)
     }
 
-    private func setDeleted(_ deleted: Bool, table: String, id: String, ifMatch: String?) throws(TableError)
+    private func setDeleted(
+        _ deleted: Bool, table: String, id: String, ifMatch: String?
+    ) throws(TableError)
         -> StoredItem
     {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
@@ -180,7 +185,8 @@ final class TableStore: Sendable {
             .contains { detail.contains($0) }
     }
 
-    private func runPage(_ query: CompiledQuery, encoder: ItemJSONEncoder) throws(TableError) -> (body: Data, rows: Int) {
+    private func runPage(_ query: CompiledQuery, encoder: ItemJSONEncoder) throws(TableError) -> (body: Data, rows: Int)
+    {
         try read { db in
             let count = try query.countSQL.map {
                 try Int.fetchOne(db, sql: $0, arguments: query.countArguments) ?? 0
@@ -304,7 +310,9 @@ final class TableStore: Sendable {
             } else {
                 let type = wanted ?? .unknown
                 try db.execute(
-                    sql: "ALTER TABLE \(schema.name.quotedDatabaseIdentifier) ADD COLUMN \(field.name.quotedDatabaseIdentifier)")
+                    sql:
+                        "ALTER TABLE \(schema.name.quotedDatabaseIdentifier) ADD COLUMN \(field.name.quotedDatabaseIdentifier)"
+                )
                 try db.execute(
                     sql: "INSERT INTO __columns (tableName, name, type, position) VALUES (?, ?, ?, ?)",
                     arguments: [schema.name, field.name, type.rawValue, schema.columns.count])
@@ -317,8 +325,10 @@ final class TableStore: Sendable {
 
     /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not earlier.
     private func nextTimestamp(_ db: Database, _ schema: TableSchema) throws -> Int64 {
-        let latest = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT max(\"updatedAt\") FROM \(schema.name.quotedDatabaseIdentifier)")) ?? Int64.min
+        let latest =
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT max(\"updatedAt\") FROM \(schema.name.quotedDatabaseIdentifier)"))
+            ?? Int64.min
         return max(clock(), latest == Int64.min ? Int64.min : latest + 1)
     }
 

@@ -14,7 +14,9 @@ public struct ResourceFolders: Sendable, Equatable {
     }
 
     /// Finds the folders, preferring explicit paths (from flags) when given.
-    public static func locate(publicDir: String? = nil, templatesDir: String? = nil) throws(ResourceError) -> ResourceFolders {
+    public static func locate(
+        publicDir: String? = nil, templatesDir: String? = nil
+    ) throws(ResourceError) -> ResourceFolders {
         let root = searchRoots().first { root in
             ["Public", "Templates"].allSatisfy { isDirectory(root.appendingPathComponent($0)) }
         }

@@ -62,7 +62,8 @@ struct ClientOptions: ParsableArguments {
     /// Opens the store; errors are printed by ``run(_:)``.
     func open() throws -> SyncContext {
         try SyncContext(
-            path: store, configuration: SyncConfiguration(remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey))
+            path: store,
+            configuration: SyncConfiguration(remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey))
     }
 
     /// Runs a command body: a `SyncError` becomes a message on standard error and exit status 1.

@@ -26,7 +26,8 @@ struct ConflictOutput: Encodable {
     var line: String {
         var text = "conflict #\(operation) \(kind) \(table)/\(item): \(reason)"
         for field in fields where field.differs && field.name != "updatedAt" {
-            text += "\n    \(field.name): client \(field.client?.description ?? "—"), server \(field.server?.description ?? "—")"
+            text +=
+                "\n    \(field.name): client \(field.client?.description ?? "—"), server \(field.server?.description ?? "—")"
         }
         return text
     }
@@ -78,7 +79,9 @@ struct ClientResolve: AsyncParsableCommand {
             }
             options.output(
                 summary + " — \(context.pendingSummary())",
-                json: ["operation": "\(operation)", "resolution": resolution.rawValue, "outcome": outcome?.rawValue ?? ""])
+                json: [
+                    "operation": "\(operation)", "resolution": resolution.rawValue, "outcome": outcome?.rawValue ?? "",
+                ])
         }
     }
 }

@@ -77,14 +77,16 @@ struct ClientPurge: AsyncParsableCommand {
     func run() async throws {
         try await options.run { context in
             let removed = try context.table(options.table).purge(force: force)
-            options.output("Purged \(removed) row\(removed == 1 ? "" : "s") from \(options.table)", json: ["purged": removed])
+            options.output(
+                "Purged \(removed) row\(removed == 1 ? "" : "s") from \(options.table)", json: ["purged": removed])
         }
     }
 }
 
 /// `client status`.
 struct ClientStatus: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show queue counts and the last sync.")
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show queue counts and the last sync.")
 
     @ParentCommand var client: ClientCommand
     @OptionGroup var output: OutputOptions

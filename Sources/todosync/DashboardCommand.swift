@@ -84,9 +84,10 @@ struct DashboardLauncher {
         do {
             guard remote == nil else { return try await Dashboard.start(configuration) }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let service = try TableService(configuration: .init(
-                databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
-                pagePath: "/service", templatesFolder: resources.templatesFolder))
+            let service = try TableService(
+                configuration: .init(
+                    databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                    pagePath: "/service", templatesFolder: resources.templatesFolder))
             return try await Dashboard.start(configuration, servicePagePath: "/service") { router in
                 service.addRoutes(to: &router)
             }

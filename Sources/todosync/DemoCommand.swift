@@ -2,8 +2,9 @@ import ArgumentParser
 import Dashboard
 import Foundation
 import TableService
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `todosync demo`: the tutorial's two phones — one table service and two dashboards.
@@ -46,8 +47,9 @@ struct DemoCommand: AsyncParsableCommand {
         let service: RunningTableService
         do {
             service = try TableService.start(
-                .init(databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
-                      templatesFolder: folders.templatesFolder),
+                .init(
+                    databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                    templatesFolder: folders.templatesFolder),
                 host: host, port: port + 2, quiet: true)
         } catch {
             throw ValidationError("\(error) (the demo uses ports \(port) to \(port + 2); see --port)")
@@ -63,7 +65,8 @@ struct DemoCommand: AsyncParsableCommand {
                 servicePageURL: service.url + "/service/tables/todoitem")
             devices.append(try await launcher.start())
         }
-        announce("""
+        announce(
+            """
             todosync demo:
               device A   \(devices[0].url)/
               device B   \(devices[1].url)/

@@ -49,7 +49,8 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         if !quiet { proxy.onEvent { event in announce(event.description) } }
-        announce("todosync proxy: \(proxy.url) → \(proxy.upstream)  (\(plan); replay with --seed \(seed); Ctrl-C stops it)")
+        announce(
+            "todosync proxy: \(proxy.url) → \(proxy.upstream)  (\(plan); replay with --seed \(seed); Ctrl-C stops it)")
         await waitForTermination()
         proxy.stop()
         announce("todosync proxy stopped.")

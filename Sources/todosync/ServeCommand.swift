@@ -54,7 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        announce("todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
+        announce(
+            "todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
         await waitForTermination()
         running.stop()
         announce("todosync serve stopped.")

@@ -9,7 +9,9 @@ struct Todosync: AsyncParsableCommand {
         commandName: "todosync",
         abstract: "Offline-first todo sync: a web dashboard, a table service and a sync client.",
         version: version,
-        subcommands: [DashboardCommand.self, ServeCommand.self, ClientCommand.self, DemoCommand.self, ProxyCommand.self],
+        subcommands: [
+            DashboardCommand.self, ServeCommand.self, ClientCommand.self, DemoCommand.self, ProxyCommand.self,
+        ],
         defaultSubcommand: DashboardCommand.self
     )
 }

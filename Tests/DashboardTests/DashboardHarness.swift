@@ -1,11 +1,12 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Dashboard
+import Foundation
 import HTTPServer
 import TableService
 import Views
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A real dashboard with its embedded table service on 127.0.0.1 (port 0), in a temp folder,
 /// and a browser-like client that keeps cookies and does not follow redirects.
@@ -15,7 +16,8 @@ final class DashboardHarness: Sendable {
     let client: Client
 
     static var projectRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
     init() async throws {
@@ -24,9 +26,10 @@ final class DashboardHarness: Sendable {
             publicFolder: Self.projectRoot.appendingPathComponent("Public"),
             templatesFolder: Self.projectRoot.appendingPathComponent("Templates"))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let service = try TableService(configuration: .init(
-            databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
-            templatesFolder: resources.templatesFolder))
+        let service = try TableService(
+            configuration: .init(
+                databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                templatesFolder: resources.templatesFolder))
         dashboard = try await Dashboard.start(
             DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources),
             servicePagePath: "/service"
@@ -88,8 +91,9 @@ final class Client: Sendable {
         request.httpMethod = method
         if let form {
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(form.map { "\(PercentDecoding.encode($0.key))=\(PercentDecoding.encode($0.value))" }
-                .joined(separator: "&").utf8)
+            request.httpBody = Data(
+                form.map { "\(PercentDecoding.encode($0.key))=\(PercentDecoding.encode($0.value))" }
+                    .joined(separator: "&").utf8)
         }
         if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import Dashboard
 import HTTPServer
+import Testing
+
+@testable import Dashboard
 
 @Suite(.timeLimit(.minutes(2))) struct DashboardPageTests {
     @Test func everyPageAnswersWithTheSecurityHeaders() async throws {
@@ -31,9 +32,11 @@ import HTTPServer
     @Test func foreignHostIsRefused() async throws {
         let harness = try await DashboardHarness()
         let port = harness.dashboard.server.port
-        let raw = try RawExchange.send(port: port, "GET / HTTP/1.1\r\nHost: attacker.example:\(port)\r\nConnection: close\r\n\r\n")
+        let raw = try RawExchange.send(
+            port: port, "GET / HTTP/1.1\r\nHost: attacker.example:\(port)\r\nConnection: close\r\n\r\n")
         #expect(raw.hasPrefix("HTTP/1.1 421"))
-        let local = try RawExchange.send(port: port, "GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n")
+        let local = try RawExchange.send(
+            port: port, "GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n")
         #expect(local.hasPrefix("HTTP/1.1 200"))
         await harness.stop()
     }
@@ -58,7 +61,10 @@ import HTTPServer
         let answer = try await harness.submit("/items", ["text": text])
         #expect(answer.status == 422)
         #expect(answer.text.contains("field-error"))
-        #expect(answer.text.contains(text.isEmpty || text.trimmingCharacters(in: .whitespaces).isEmpty ? "cannot be empty" : "1000 characters"))
+        #expect(
+            answer.text.contains(
+                text.isEmpty || text.trimmingCharacters(in: .whitespaces).isEmpty
+                    ? "cannot be empty" : "1000 characters"))
         #expect(try harness.dashboard.context.table("todoitem").count() == 0)
         await harness.stop()
     }
@@ -146,7 +152,8 @@ import HTTPServer
     @Test func settingsRejectABadAddressAndKeepTheOldOne() async throws {
         let harness = try await DashboardHarness()
         let before = harness.dashboard.context.remoteURL
-        let answer = try await harness.submit("/settings", ["remote": "not a url", "pageSize": "5000", "offline": "false"])
+        let answer = try await harness.submit(
+            "/settings", ["remote": "not a url", "pageSize": "5000", "offline": "false"])
         #expect(answer.status == 422)
         #expect(answer.text.contains("is not a web address"))
         #expect(answer.text.contains("from 1 to 1000"))

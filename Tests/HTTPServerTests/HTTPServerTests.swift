@@ -1,19 +1,23 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 import Testing
+
 @testable import HTTPServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite struct HTTPServerTests {
     /// Echoes method, body size and a digest of the body.
     static func echo(_ router: inout Router) {
         for method in [HTTPMethod.get, .post, .patch, .delete, .put] {
-            router.on(method, "/echo", .sync { request in
-                let sum = request.body.reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) }
-                return .text("\(request.method) \(request.body.count) \(sum)")
-            })
+            router.on(
+                method, "/echo",
+                .sync { request in
+                    let sum = request.body.reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) }
+                    return .text("\(request.method) \(request.body.count) \(sum)")
+                })
         }
     }
 
@@ -140,15 +144,18 @@ import Testing
         let server = try TestServer { router in
             router.get("/h") { _ in Response(status: 200, headers: ["X-Custom": "value"], body: Data("ok".utf8)) }
         }
-        let raw = try RawHTTP.exchange(port: server.server.port, "GET /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let raw = try RawHTTP.exchange(
+            port: server.server.port, "GET /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(raw.contains("X-Custom: value\r\n"))
         #expect(!raw.contains("X-Custom:value"))
     }
 
     @Test func malformedRequestsNeitherCrashNorStallTheServer() async throws {
         let server = try TestServer { router in router.get("/ok") { _ in .text("ok") } }
-        for junk in ["GARBAGE\r\n\r\n", "GET /ok HTTP/9.9\r\n\r\n", "GET /%ZZ HTTP/1.1\r\nHost: x\r\n\r\n",
-                     "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "\u{0}\u{1}\u{2}\r\n\r\n"] {
+        for junk in [
+            "GARBAGE\r\n\r\n", "GET /ok HTTP/9.9\r\n\r\n", "GET /%ZZ HTTP/1.1\r\nHost: x\r\n\r\n",
+            "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "\u{0}\u{1}\u{2}\r\n\r\n",
+        ] {
             _ = try? RawHTTP.exchange(port: server.server.port, junk)
         }
         let ok = try await server.send("GET", "/ok")
@@ -164,7 +171,9 @@ import Testing
             server.server.stop()
         }
         #expect(took < .seconds(5))
-        #expect(throws: RawHTTP.Failure.self) { try RawHTTP.exchange(port: server.server.port, "GET /ok HTTP/1.1\r\n\r\n") }
+        #expect(throws: RawHTTP.Failure.self) {
+            try RawHTTP.exchange(port: server.server.port, "GET /ok HTTP/1.1\r\n\r\n")
+        }
     }
 
     @Test func stopWaitsForARunningAsyncHandlerAndItsAnswer() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import HTTPServer
 
 @Suite struct StaticFilesTests {
@@ -7,12 +8,14 @@ import Testing
     static func makeFolder() throws -> URL {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("static-\(UUID().uuidString)")
         let root = base.appendingPathComponent("public")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("css"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("css"), withIntermediateDirectories: true)
         try Data("body { color: red }".utf8).write(to: root.appendingPathComponent("css/style.css"))
         try Data("hidden".utf8).write(to: root.appendingPathComponent(".env"))
         try Data("secret".utf8).write(to: base.appendingPathComponent("secret.txt"))
         try FileManager.default.createSymbolicLink(
-            at: root.appendingPathComponent("escape.txt"), withDestinationURL: base.appendingPathComponent("secret.txt"))
+            at: root.appendingPathComponent("escape.txt"), withDestinationURL: base.appendingPathComponent("secret.txt")
+        )
         try FileManager.default.createSymbolicLink(
             at: root.appendingPathComponent("up"), withDestinationURL: base)
         return root
@@ -57,7 +60,8 @@ import Testing
         ]
         for path in attempts {
             // Raw, so that no client normalises the dots away before sending.
-            let raw = try RawHTTP.exchange(port: server.server.port, "GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let raw = try RawHTTP.exchange(
+                port: server.server.port, "GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(raw.hasPrefix("HTTP/1.1 404"), "\(path) was not refused")
             #expect(!raw.contains("secret\r") && !raw.hasSuffix("secret"), "\(path) leaked the file")
         }

@@ -1,8 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+
 @testable import HTTPServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A real server on 127.0.0.1 with an ephemeral port, and a client to talk to it.
 struct TestServer {

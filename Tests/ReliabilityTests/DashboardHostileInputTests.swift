@@ -24,13 +24,15 @@ import Views
             .deletingLastPathComponent()
 
         init() async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-hostile-\(UUID().uuidString)")
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "dashboard-hostile-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let resources = ResourceFolders(
                 publicFolder: Self.root.appendingPathComponent("Public"),
                 templatesFolder: Self.root.appendingPathComponent("Templates"))
             let service = try TableService(
-                configuration: .init(databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"]))
+                configuration: .init(
+                    databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"]))
             dashboard = try await Dashboard.start(
                 DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources)
             ) { router in service.addRoutes(to: &router) }
@@ -39,7 +41,10 @@ import Views
             session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
         }
 
-        func send(_ method: String, _ path: String, body: Data? = nil, contentType: String? = nil, headers: [String: String] = [:])
+        func send(
+            _ method: String, _ path: String, body: Data? = nil, contentType: String? = nil,
+            headers: [String: String] = [:]
+        )
             async throws -> (status: Int, type: String, text: String)
         {
             var request = URLRequest(url: URL(string: dashboard.url + path)!)
@@ -49,7 +54,10 @@ import Views
             for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
             let (data, response) = try await session.data(for: request)
             let http = response as! HTTPURLResponse
-            return (http.statusCode, http.value(forHTTPHeaderField: "Content-Type") ?? "", String(decoding: data, as: UTF8.self))
+            return (
+                http.statusCode, http.value(forHTTPHeaderField: "Content-Type") ?? "",
+                String(decoding: data, as: UTF8.self)
+            )
         }
 
         func token() async throws -> String {
@@ -61,7 +69,8 @@ import Views
         /// Posts a raw form body (already encoded, possibly broken) with the right token first.
         func submit(_ path: String, rawForm: Data) async throws -> (status: Int, type: String, text: String) {
             let prefix = Data("_csrf=\(try await token())&".utf8)
-            return try await send("POST", path, body: prefix + rawForm, contentType: "application/x-www-form-urlencoded")
+            return try await send(
+                "POST", path, body: prefix + rawForm, contentType: "application/x-www-form-urlencoded")
         }
 
         /// Rows and queue, to check that a refused request stored nothing.
@@ -110,7 +119,9 @@ import Views
                 let allowed: Set<Int> = undecodable ? [400, 403] : [400, 413, 422]
                 #expect(allowed.contains(answer.status), "\(label) on \(path): HTTP \(answer.status)")
                 #expect(answer.type.hasPrefix("text/html"), "\(label) on \(path): \(answer.type)")
-                #expect(answer.text.contains("<form") || answer.status != 422, "\(label) on \(path): the form is not shown again")
+                #expect(
+                    answer.text.contains("<form") || answer.status != 422,
+                    "\(label) on \(path): the form is not shown again")
                 #expect(!answer.text.isEmpty, "\(label) on \(path): no message")
                 #expect(try harness.snapshot() == before, "\(label) on \(path) stored something")
             }
@@ -127,7 +138,8 @@ import Views
         let forms = [
             "remote=javascript%3Aalert(1)&pageSize=50", "remote=ftp%3A%2F%2F127.0.0.1&pageSize=50",
             "remote=http%3A%2F%2F&pageSize=50", "remote=\(Self.megabyte.prefix(100_000))&pageSize=50",
-            "remote=%FF%FE&pageSize=50", "pageSize=-1", "pageSize=0", "pageSize=99999999999999999999999", "pageSize=ten",
+            "remote=%FF%FE&pageSize=50", "pageSize=-1", "pageSize=0", "pageSize=99999999999999999999999",
+            "pageSize=ten",
             "pageSize=1e3",
         ]
         for form in forms {
@@ -145,7 +157,8 @@ import Views
         let before = try harness.snapshot()
         let bodies: [(String, Data)] = [
             ("malformed", Data(#"{"text": "a""#.utf8)), ("array", Data("[1]".utf8)),
-            ("text as a number", Data(#"{"text": 5}"#.utf8)), ("complete as text", Data(#"{"text":"a","complete":"yes"}"#.utf8)),
+            ("text as a number", Data(#"{"text": 5}"#.utf8)),
+            ("complete as text", Data(#"{"text":"a","complete":"yes"}"#.utf8)),
             ("empty id", Data(#"{"text":"a","id":""}"#.utf8)), ("nested", Data(#"{"text":{"a":[1]}}"#.utf8)),
             ("deep nesting", Data(String(repeating: "[", count: 50_000).utf8)),
             ("invalid UTF-8", Data(#"{"text":""#.utf8) + Data([0xFF, 0xFE]) + Data(#""}"#.utf8)),
@@ -156,7 +169,8 @@ import Views
             let answer = try await harness.send(
                 "POST", "/api/items", body: body, contentType: "application/json", headers: ["X-CSRF-Token": token])
             #expect([400, 413, 422].contains(answer.status), "\(label): HTTP \(answer.status)")
-            let message = (try? JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])?["error"] as? String
+            let message =
+                (try? JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])?["error"] as? String
             #expect(message?.isEmpty == false, "\(label): no JSON message in \(answer.text.prefix(200))")
             #expect(try harness.snapshot() == before, "\(label) stored something")
         }
@@ -179,7 +193,8 @@ import Views
                 contentType: "application/x-www-form-urlencoded")
             #expect(missing.status == 403, "\(path) without a token: HTTP \(missing.status)")
             let wrong = try await harness.send(
-                "POST", path, body: Data("_csrf=forged&text=forged".utf8), contentType: "application/x-www-form-urlencoded",
+                "POST", path, body: Data("_csrf=forged&text=forged".utf8),
+                contentType: "application/x-www-form-urlencoded",
                 headers: ["X-CSRF-Token": "forged"])
             #expect(wrong.status == 403, "\(path) with a wrong token: HTTP \(wrong.status)")
         }
@@ -190,14 +205,19 @@ import Views
     @Test func foreignHostNamesAreRefused() async throws {
         let harness = try await Harness()
         let port = harness.dashboard.server.port
-        for host in ["attacker.example", "127.0.0.1.attacker.example:\(port)", "localhost.attacker.example", "evil:\(port)", ""] {
+        for host in [
+            "attacker.example", "127.0.0.1.attacker.example:\(port)", "localhost.attacker.example", "evil:\(port)", "",
+        ] {
             let answer = try RawHTTP.exchange(
                 port: port, "GET / HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
-            #expect(answer.hasPrefix("HTTP/1.1 421") || (host.isEmpty && answer.hasPrefix("HTTP/1.1 400")), "Host '\(host)': \(answer.prefix(40))")
+            #expect(
+                answer.hasPrefix("HTTP/1.1 421") || (host.isEmpty && answer.hasPrefix("HTTP/1.1 400")),
+                "Host '\(host)': \(answer.prefix(40))")
         }
         let post = try RawHTTP.exchange(
             port: port,
-            "POST /items HTTP/1.1\r\nHost: attacker.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10\r\nConnection: close\r\n\r\ntext=forge")
+            "POST /items HTTP/1.1\r\nHost: attacker.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10\r\nConnection: close\r\n\r\ntext=forge"
+        )
         #expect(post.hasPrefix("HTTP/1.1 421"))
         #expect(try harness.dashboard.context.table("todoitem").count() == 0)
         await harness.stop()

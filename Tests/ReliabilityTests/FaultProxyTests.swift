@@ -33,7 +33,8 @@ import Testing
         let harness = try ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
         defer { harness.stop() }
         await #expect(throws: (any Error).self) {
-            _ = try await harness.send("POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+            _ = try await harness.send(
+                "POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         }
         #expect(try await harness.get("/tables/todoitem/a").status == 200)
     }
@@ -94,7 +95,9 @@ import Testing
         defer { harness.stop() }
         #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
         try harness.proxy.refuseConnections(true)
-        await #expect(throws: (any Error).self) { _ = try await harness.get("/tables/todoitem", base: harness.proxy.url) }
+        await #expect(throws: (any Error).self) {
+            _ = try await harness.get("/tables/todoitem", base: harness.proxy.url)
+        }
         try harness.proxy.refuseConnections(false)
         #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
     }

@@ -45,8 +45,12 @@ struct HostileFilterGenerator {
         case 0, 1: return "\(pick(Self.fields)) \(pick(Self.comparisons)) \(pick(Self.literals))"
         case 2: return "\(pick(Self.literals)) \(pick(Self.comparisons)) \(pick(Self.fields))"
         case 3:
-            let function = pick(["startswith", "endswith", "substringof", "contains", "tolower", "length", "year", "nosuchfunction"])
-            let arguments = below(2) == 0 ? "\(pick(Self.fields)), \(pick(Self.literals))" : "\(pick(Self.literals)), \(pick(Self.fields))"
+            let function = pick([
+                "startswith", "endswith", "substringof", "contains", "tolower", "length", "year", "nosuchfunction",
+            ])
+            let arguments =
+                below(2) == 0
+                ? "\(pick(Self.fields)), \(pick(Self.literals))" : "\(pick(Self.literals)), \(pick(Self.fields))"
             return below(3) == 0 ? "\(function)(\(arguments)) eq \(pick(Self.literals))" : "\(function)(\(arguments))"
         case 4: return "not \(expression(depth: depth + 1))"
         case 5: return "(\(expression(depth: depth + 1)))"

@@ -42,9 +42,16 @@ import Testing
                     for index in stride(from: worker, to: count, by: workers) {
                         let filter = generator.filter(index)
                         var target = "/tables/todoitem?$filter=" + Self.encode(filter) + "&$top=5"
-                        if index % 7 == 0 { target += "&$orderby=" + Self.encode(["text desc", "nosuch", "id,,", "text asc desc"][index % 4]) }
-                        if index % 11 == 0 { target += "&$select=" + Self.encode(["text,id", "nosuch", "*", ""][index % 4]) }
-                        if index % 13 == 0 { target += "&$skip=" + ["-1", "99999999999999999999", "x", "3"][index % 4] }
+                        if index % 7 == 0 {
+                            target +=
+                                "&$orderby=" + Self.encode(["text desc", "nosuch", "id,,", "text asc desc"][index % 4])
+                        }
+                        if index % 11 == 0 {
+                            target += "&$select=" + Self.encode(["text,id", "nosuch", "*", ""][index % 4])
+                        }
+                        if index % 13 == 0 {
+                            target += "&$skip=" + ["-1", "99999999999999999999", "x", "3"][index % 4]
+                        }
                         if index % 17 == 0 { target += "&$filter=%FF%FE" }  // invalid UTF-8
                         // A thrown error must not cancel the other workers: cancelling URLSession
                         // tasks can deadlock FoundationNetworking. Record it and go on.
@@ -53,7 +60,9 @@ import Testing
                             // Over its memory limit libmicrohttpd may answer 414/431 and close before
                             // reading the rest: the client sees the connection drop. Not a crash.
                             if target.utf8.count > 16_384 { continue }
-                            failures.append("seed \(seed &+ UInt64(worker)) #\(index): \(error) for \(filter.prefix(200).debugDescription)")
+                            failures.append(
+                                "seed \(seed &+ UInt64(worker)) #\(index): \(error) for \(filter.prefix(200).debugDescription)"
+                            )
                             continue
                         }
                         let message = (try? JSONDecoder().decode([String: JSONValue].self, from: reply.body))?["error"]
@@ -61,7 +70,9 @@ import Testing
                         if reply.status == 400, message?.stringValue?.isEmpty == false { continue }
                         // libmicrohttpd refuses a request line over its memory limit (~32 KiB) itself.
                         if [414, 431].contains(reply.status), target.utf8.count > 16_384 { continue }
-                        failures.append("seed \(seed &+ UInt64(worker)) #\(index): HTTP \(reply.status) for \(filter.prefix(200).debugDescription): \(String(decoding: reply.body.prefix(200), as: UTF8.self))")
+                        failures.append(
+                            "seed \(seed &+ UInt64(worker)) #\(index): HTTP \(reply.status) for \(filter.prefix(200).debugDescription): \(String(decoding: reply.body.prefix(200), as: UTF8.self))"
+                        )
                     }
                     return failures
                 }
@@ -84,7 +95,9 @@ import Testing
     }
 
     static let hostileRequests: [HostileRequest] = {
-        func request(_ label: String, _ method: String, _ path: String, _ body: String?, _ allowed: Set<Int>) -> HostileRequest {
+        func request(
+            _ label: String, _ method: String, _ path: String, _ body: String?, _ allowed: Set<Int>
+        ) -> HostileRequest {
             HostileRequest(method: method, path: path, body: body.map { Data($0.utf8) }, allowed: allowed, label: label)
         }
         var requests = [
@@ -98,12 +111,18 @@ import Testing
             request("nested object", "POST", "/tables/todoitem", #"{"id":"h3","text":{"a":1}}"#, [400]),
             request("deep nesting", "POST", "/tables/todoitem", String(repeating: "[", count: 100_000), [400]),
             request("id as a number", "POST", "/tables/todoitem", #"{"id":5}"#, [400]),
-            request("id too long", "POST", "/tables/todoitem", #"{"id":"\#(String(repeating: "i", count: 300))"}"#, [400]),
+            request(
+                "id too long", "POST", "/tables/todoitem", #"{"id":"\#(String(repeating: "i", count: 300))"}"#, [400]),
             request("id with control characters", "POST", "/tables/todoitem", #"{"id":"a\u0000b"}"#, [400]),
             request("column name with a quote", "POST", "/tables/todoitem", #"{"id":"h4","te\"xt":"a"}"#, [400]),
-            request("column name as SQL", "POST", "/tables/todoitem", #"{"id":"h5","a) ; DROP TABLE todoitem; --":"a"}"#, [400]),
-            request("reserved property", "POST", "/tables/todoitem", #"{"id":"h6","updatedAt":"2020-01-01T00:00:00Z"}"#, [400]),
-            request("duplicate names by case", "POST", "/tables/todoitem", #"{"id":"h7","text":"a","TEXT":"b"}"#, [400]),
+            request(
+                "column name as SQL", "POST", "/tables/todoitem", #"{"id":"h5","a) ; DROP TABLE todoitem; --":"a"}"#,
+                [400]),
+            request(
+                "reserved property", "POST", "/tables/todoitem", #"{"id":"h6","updatedAt":"2020-01-01T00:00:00Z"}"#,
+                [400]),
+            request(
+                "duplicate names by case", "POST", "/tables/todoitem", #"{"id":"h7","text":"a","TEXT":"b"}"#, [400]),
             request("huge number", "POST", "/tables/todoitem", #"{"id":"h8","text":"a","n":1e999}"#, [400]),
             request("unknown table read", "GET", "/tables/nosuchtable", nil, [404]),
             request("bad table name", "GET", "/tables/no-such;table", nil, [400, 404]),
@@ -117,12 +136,15 @@ import Testing
             request("patch with a wrong type", "PATCH", "/tables/todoitem/r0", #"{"text":true}"#, [400]),
             request("patch changing the id", "PATCH", "/tables/todoitem/r0", #"{"id":"other","text":"a"}"#, [400]),
             request("patch with malformed JSON", "PATCH", "/tables/todoitem/r0", "{", [400]),
-            request("1 MiB string", "POST", "/tables/todoitem", #"{"id":"h9","text":"\#(String(repeating: "m", count: 1 << 20))"}"#, [413]),
+            request(
+                "1 MiB string", "POST", "/tables/todoitem",
+                #"{"id":"h9","text":"\#(String(repeating: "m", count: 1 << 20))"}"#, [413]),
         ]
         requests.append(
             HostileRequest(
                 method: "POST", path: "/tables/todoitem",
-                body: Data(#"{"id":"h10","text":""#.utf8) + Data([0xFF, 0xFE, 0xC0]) + Data(#""}"#.utf8), allowed: [400],
+                body: Data(#"{"id":"h10","text":""#.utf8) + Data([0xFF, 0xFE, 0xC0]) + Data(#""}"#.utf8),
+                allowed: [400],
                 label: "invalid UTF-8 in the body"))
         return requests
     }()
@@ -133,7 +155,9 @@ import Testing
         let before = try await harness.serviceRows()
         for hostile in Self.hostileRequests {
             let reply = try await harness.send(hostile.method, hostile.path, body: hostile.body)
-            #expect(hostile.allowed.contains(reply.status), "\(hostile): HTTP \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
+            #expect(
+                hostile.allowed.contains(reply.status),
+                "\(hostile): HTTP \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
             let message = (try? JSONDecoder().decode([String: JSONValue].self, from: reply.body))?["error"]?.stringValue
             #expect(message?.isEmpty == false, "\(hostile): no message")
         }

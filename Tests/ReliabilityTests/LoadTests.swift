@@ -49,7 +49,9 @@ import Testing
             var slowest = Duration.zero
             while loadRunning.load(ordering: .acquiring) {
                 let start = ContinuousClock.now
-                if let reply = try? await harness.get("/tables/todoitem?$top=5&$orderby=updatedAt%20desc"), reply.status == 200 {
+                if let reply = try? await harness.get("/tables/todoitem?$top=5&$orderby=updatedAt%20desc"),
+                    reply.status == 200
+                {
                     answered += 1
                 } else {
                     failed += 1
@@ -104,14 +106,17 @@ import Testing
         let latencies = reports.flatMap(\.latencies).sorted()
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         func milliseconds(_ duration: Duration) -> String {
-            String(format: "%.1f ms", Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+            String(
+                format: "%.1f ms",
+                Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
         }
         let resolved = reports.map(\.resolvedByServer).reduce(0, +)
         print(
             "load: \(Self.clients) clients × \(Self.changesPerClient) changes = \(total) pushes in "
                 + String(format: "%.2f s = %.0f ops/s", seconds, Double(total) / seconds)
                 + "; push latency p50 \(milliseconds(latencies[latencies.count / 2])), p99 \(milliseconds(latencies[latencies.count * 99 / 100])); "
-                + "\(resolved) conflicts settled by the server; \(reads.answered) reads during the load, slowest \(milliseconds(reads.slowest))")
+                + "\(resolved) conflicts settled by the server; \(reads.answered) reads during the load, slowest \(milliseconds(reads.slowest))"
+        )
         for context in contexts { try await context.close() }
     }
 

@@ -72,7 +72,9 @@ final class ReliabilityHarness: Sendable {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.httpBody = body
-            if headers["Content-Type"] == nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+            if headers["Content-Type"] == nil {
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
         }
         let (data, response) = try await session.data(for: request)
         return ((response as! HTTPURLResponse).statusCode, data)
@@ -99,11 +101,15 @@ func sameValue(_ left: JSONValue?, _ right: JSONValue?) -> Bool {
 
 /// Checks that every local row equals the service's row (user fields and system columns), that
 /// the service has no live row the client lacks, and that the queue is empty.
-func expectConverged(_ context: SyncContext, _ harness: ReliabilityHarness, sourceLocation: SourceLocation = #_sourceLocation)
+func expectConverged(
+    _ context: SyncContext, _ harness: ReliabilityHarness, sourceLocation: SourceLocation = #_sourceLocation
+)
     async throws
 {
     let operations = try context.operations()
-    #expect(operations.isEmpty, "queue not empty: \(operations.map { "\($0.kind) \($0.itemId) \($0.state)" })", sourceLocation: sourceLocation)
+    #expect(
+        operations.isEmpty, "queue not empty: \(operations.map { "\($0.kind) \($0.itemId) \($0.state)" })",
+        sourceLocation: sourceLocation)
     let server = try await harness.serviceRows()
     let local = try context.table("todoitem").query()
     var seen = Set<String>()
@@ -114,10 +120,13 @@ func expectConverged(_ context: SyncContext, _ harness: ReliabilityHarness, sour
             Issue.record("local row \(id) is not on the service", sourceLocation: sourceLocation)
             continue
         }
-        #expect(remote["deleted"]?.boolValue != true, "local row \(id) is deleted on the service", sourceLocation: sourceLocation)
+        #expect(
+            remote["deleted"]?.boolValue != true, "local row \(id) is deleted on the service",
+            sourceLocation: sourceLocation)
         for key in ["text", "complete", "version", "createdAt", "updatedAt"] where !sameValue(row[key], remote[key]) {
             Issue.record(
-                "row \(id): local \(key) \(row[key] ?? .null) ≠ service \(remote[key] ?? .null)", sourceLocation: sourceLocation)
+                "row \(id): local \(key) \(row[key] ?? .null) ≠ service \(remote[key] ?? .null)",
+                sourceLocation: sourceLocation)
         }
     }
     for (id, row) in server where row["deleted"]?.boolValue != true && !seen.contains(id) {

@@ -30,7 +30,8 @@ import Testing
         let create = StoreMigration("create") { try $0.execute(sql: "CREATE TABLE t (a TEXT)") }
         try StoreDatabase.open(at: path, migrations: [create]).close()
         let pool = try StoreDatabase.open(
-            at: path, migrations: [create, StoreMigration("add b") { try $0.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT") }])
+            at: path,
+            migrations: [create, StoreMigration("add b") { try $0.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT") }])
         let columns = try pool.read { try $0.columns(in: "t").map(\.name) }
         #expect(columns == ["a", "b"])
     }
@@ -43,7 +44,8 @@ import Testing
     @Test func bulkInserterWritesEveryRowAndHonoursConflictMode() throws {
         let pool = try StoreDatabase.open(
             at: Self.temporaryPath(),
-            migrations: [StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER)") }])
+            migrations: [StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER)") }]
+        )
         try pool.write { db in
             let insert = try BulkInserter(db, table: "t", columns: ["id", "n"], onConflict: .replace)
             for n in 0..<1000 { try insert.insert(["id-\(n % 500)", n]) }

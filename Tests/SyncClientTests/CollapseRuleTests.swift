@@ -19,7 +19,9 @@ struct CollapseRuleTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
         try todo.insert(["id": "a", "text": "one"])
-        #expect(throws: SyncError.itemExists(table: "todoitem", id: "a")) { try todo.insert(["id": "a", "text": "two"]) }
+        #expect(throws: SyncError.itemExists(table: "todoitem", id: "a")) {
+            try todo.insert(["id": "a", "text": "two"])
+        }
         #expect(try todo.item(id: "a")?.text == "one")
         #expect(try queueShape(context) == ["insert a pending"])
     }

@@ -36,7 +36,8 @@ struct ConflictTests {
         #expect(conflict.serverItem?.text == "server")
         #expect(conflict.clientItem?.text == "client")
         #expect(conflict.base?.text == "original")
-        let fields = Dictionary(uniqueKeysWithValues: conflict.fields(columns: ["text", "complete"]).map { ($0.name, $0) })
+        let fields = Dictionary(
+            uniqueKeysWithValues: conflict.fields(columns: ["text", "complete"]).map { ($0.name, $0) })
         #expect(fields["text"]?.differs == true)
         #expect(fields["complete"]?.client == .bool(true) && fields["complete"]?.server == .bool(false))
         #expect(try context.status().conflicts == 1)

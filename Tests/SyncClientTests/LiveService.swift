@@ -5,11 +5,11 @@ import SyncProtocol
 import TableService
 import Testing
 
+@testable import SyncClient
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-@testable import SyncClient
 
 /// The real table service on 127.0.0.1, an ephemeral port and a temporary SQLite file.
 final class LiveService: Sendable {
@@ -75,7 +75,8 @@ struct RESTClient: Sendable {
         var rows: [Item] = []
         while true {
             let page = try await send(
-                "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)").items
+                "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)"
+            ).items
             rows += page
             if page.count < 1000 { return rows }
         }
@@ -108,7 +109,11 @@ struct RESTClient: Sendable {
                 group.addTask {
                     for index in stride(from: worker, to: count, by: 8) {
                         let id = String(format: "\(prefix)-%06d", index)
-                        _ = try await send("POST", "/tables/\(table)", body: ["id": .string(id), "text": .string("text \(index)"), "complete": .bool(index % 3 == 0)])
+                        _ = try await send(
+                            "POST", "/tables/\(table)",
+                            body: [
+                                "id": .string(id), "text": .string("text \(index)"), "complete": .bool(index % 3 == 0),
+                            ])
                     }
                 }
             }
@@ -154,7 +159,9 @@ final class FaultProxy: Sendable {
         let path = request.pathSegments.map { HTTPTransport.encode($0) }.joined(separator: "/")
         var text = target + "/" + path
         if !request.queryItems.isEmpty {
-            text += "?" + request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
+            text +=
+                "?"
+                + request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
                 .joined(separator: "&")
         }
         var outgoing = URLRequest(url: URL(string: text)!)

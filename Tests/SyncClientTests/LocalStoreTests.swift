@@ -37,7 +37,9 @@ struct LocalStoreTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
         for index in 0..<10 {
-            try todo.insert(["id": .string("i\(index)"), "text": .string("task \(9 - index)"), "complete": .bool(index % 2 == 0)])
+            try todo.insert([
+                "id": .string("i\(index)"), "text": .string("task \(9 - index)"), "complete": .bool(index % 2 == 0),
+            ])
         }
         let open = TableQuery(where: .equal("complete", false), orderBy: [.ascending("text")], limit: 2, offset: 1)
         #expect(try todo.query(open).compactMap(\.text) == ["task 2", "task 4"])
@@ -105,7 +107,10 @@ struct LocalStoreTests {
         #expect(try todo.purge(force: true) == 1)
         #expect(try context.operations().isEmpty)
         #expect(try todo.count() == 0)
-        #expect(try context.read { db in try context.store.config(db, LocalStore.deltaTokenKey(table: "todoitem", queryId: "q")) } == nil)
+        #expect(
+            try context.read { db in
+                try context.store.config(db, LocalStore.deltaTokenKey(table: "todoitem", queryId: "q"))
+            } == nil)
     }
 
     @Test func purgeWithAQueryRemovesOnlyMatchingRows() throws {

@@ -54,7 +54,8 @@ struct PullTests {
         let service = try LiveService(folder: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
-            try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem) WHERE id < 'row-000120'")
+            try db.execute(
+                sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem) WHERE id < 'row-000120'")
         }
         let target = service.running.url
         let proxy = try FaultProxy(target: target) { request, _ in
@@ -105,7 +106,9 @@ struct PullTests {
         try await service.rest.seed(500)
         let pages = Locked(0)
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let page = pages.withLock { value -> Int in value += 1; return value }
+            let page = pages.withLock { value -> Int in
+                value += 1; return value
+            }
             if page == 4 { return .jsonError("The server is restarting.", status: 503) }
             return try forward()
         }

@@ -276,7 +276,9 @@ struct WindowedPushTests {
         let service = try LiveService(folder: folder)
         let count = Locked(0)
         let proxy = try FaultProxy(target: service.running.url) { _, forward in
-            if count.withLock({ value -> Int in value += 1; return value }) > 10 {
+            if count.withLock({ value -> Int in
+                value += 1; return value
+            }) > 10 {
                 return .jsonError("Down for maintenance.", status: 503)
             }
             return try forward()

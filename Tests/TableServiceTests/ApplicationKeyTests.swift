@@ -30,7 +30,8 @@ import Testing
         #expect(reply.status == 200)
         #expect(reply.header("Access-Control-Allow-Origin") == "http://localhost:3000")
         let foreign = try await server.send(
-            "OPTIONS", "/tables/todoitem", headers: ["Origin": "http://evil.example", "Access-Control-Request-Method": "PATCH"])
+            "OPTIONS", "/tables/todoitem",
+            headers: ["Origin": "http://evil.example", "Access-Control-Request-Method": "PATCH"])
         #expect(foreign.header("Access-Control-Allow-Origin") == nil)
     }
 }

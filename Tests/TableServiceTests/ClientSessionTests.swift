@@ -29,13 +29,18 @@ import Testing
             }
             let answer = lines[answerIndex].dropFirst(4).split(separator: " ", maxSplits: 1)
             var responseHeaders: [(name: String, value: String)] = []
-            if answer.count > 1, answer[1].hasPrefix("ETag=") { responseHeaders.append(("ETag", String(answer[1].dropFirst(5)))) }
-            exchanges.append(ReferenceExchange(
-                name: "jsclient-\(index)", captured: "2026-11-21T23:16:00Z",
-                request: .init(startLine: requestLine + " HTTP/1.1", headers: headers, body: bodyLines.joined(separator: "\n")),
-                response: .init(
-                    startLine: "HTTP/1.1 \(answer[0]) X", headers: responseHeaders,
-                    body: lines[(answerIndex + 1)...].joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines))))
+            if answer.count > 1, answer[1].hasPrefix("ETag=") {
+                responseHeaders.append(("ETag", String(answer[1].dropFirst(5))))
+            }
+            exchanges.append(
+                ReferenceExchange(
+                    name: "jsclient-\(index)", captured: "2026-11-21T23:16:00Z",
+                    request: .init(
+                        startLine: requestLine + " HTTP/1.1", headers: headers, body: bodyLines.joined(separator: "\n")),
+                    response: .init(
+                        startLine: "HTTP/1.1 \(answer[0]) X", headers: responseHeaders,
+                        body: lines[(answerIndex + 1)...].joined(separator: "\n").trimmingCharacters(
+                            in: .whitespacesAndNewlines))))
         }
         return exchanges
     }
@@ -49,9 +54,13 @@ import Testing
         for exchange in exchanges {
             server.clock.now = replay.clock(for: exchange)
             let request = replay.translate(exchange)
-            let reply = try await server.send(exchange.method, request.target, headers: request.headers, body: request.body)
+            let reply = try await server.send(
+                exchange.method, request.target, headers: request.headers, body: request.body)
             let problems = replay.check(exchange, reply)
-            #expect(problems.isEmpty, "\(exchange.name) \(exchange.method) \(exchange.target): \(problems.joined(separator: "; "))\n ours: \(reply.text)")
+            #expect(
+                problems.isEmpty,
+                "\(exchange.name) \(exchange.method) \(exchange.target): \(problems.joined(separator: "; "))\n ours: \(reply.text)"
+            )
         }
     }
 }

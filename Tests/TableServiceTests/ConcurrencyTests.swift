@@ -69,9 +69,10 @@ import Testing
         }
         let deleted = try await server.send("DELETE", "/tables/todoitem/same-0")
         stamps.append(try #require(deleted.object?["updatedAt"] as? String))
-        #expect(stamps == [
-            "2027-01-15T08:00:00.000Z", "2027-01-15T08:00:00.001Z", "2027-01-15T08:00:00.002Z",
-            "2027-01-15T08:00:00.003Z", "2027-01-15T08:00:00.004Z", "2027-01-15T08:00:00.005Z",
-        ])
+        #expect(
+            stamps == [
+                "2027-01-15T08:00:00.000Z", "2027-01-15T08:00:00.001Z", "2027-01-15T08:00:00.002Z",
+                "2027-01-15T08:00:00.003Z", "2027-01-15T08:00:00.004Z", "2027-01-15T08:00:00.005Z",
+            ])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import Testing
+
 @testable import TableService
 
 /// Replays the official server's captured exchanges, in capture order, against one fresh service
@@ -126,7 +127,9 @@ struct Replay {
         if exchange.status == 409, exchange.method == "POST" {
             if reply.status != 409 { problems.append("duplicate insert: status \(reply.status), expected 409") }
             guard case .object(let item)? = ours else { return problems + ["duplicate insert: body is not an object"] }
-            for key in SystemColumn.all where item[key] == nil { problems.append("duplicate insert: no \(key) in body") }
+            for key in SystemColumn.all where item[key] == nil {
+                problems.append("duplicate insert: no \(key) in body")
+            }
             if reply.header("ETag") == nil { problems.append("duplicate insert: no ETag") }
             return problems
         }
@@ -144,11 +147,13 @@ struct Replay {
         if let origin = exchange.response.header("Access-Control-Allow-Origin"),
             reply.header("Access-Control-Allow-Origin") != origin
         {
-            problems.append("Access-Control-Allow-Origin is \(reply.header("Access-Control-Allow-Origin") ?? "missing")")
+            problems.append(
+                "Access-Control-Allow-Origin is \(reply.header("Access-Control-Allow-Origin") ?? "missing")")
         }
         guard let reference else { return problems }  // not JSON (an HTML 404 page, a preflight's text)
         guard let ours else { return problems + ["our body is not JSON"] }
-        if exchange.method == "POST", exchange.status == 201, case .object(let sent)? = Self.decode(exchange.request.body),
+        if exchange.method == "POST", exchange.status == 201,
+            case .object(let sent)? = Self.decode(exchange.request.body),
             sent["id"] == nil, let referenceID = reference.objectValue?["id"]?.stringValue,
             let ourID = ours.objectValue?["id"]?.stringValue
         {

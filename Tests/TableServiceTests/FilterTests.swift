@@ -4,13 +4,15 @@ import Testing
 /// `$filter` over real rows: valid filters select the expected rows, invalid ones are a 400 that
 /// says where, and values never reach the SQL text.
 @Suite struct FilterTests {
-    static var rows: [[String: Any]] { [
-        ["id": "a", "text": "Buy milk", "complete": false, "priority": 1],
-        ["id": "b", "text": "buy Bread", "complete": true, "priority": 2],
-        ["id": "c", "text": "O'Brien's list", "complete": false, "priority": NSNull()],
-        ["id": "d", "text": "Walk dog", "complete": true, "priority": 3.5],
-        ["id": "e", "complete": false, "priority": 5],
-    ] }
+    static var rows: [[String: Any]] {
+        [
+            ["id": "a", "text": "Buy milk", "complete": false, "priority": 1],
+            ["id": "b", "text": "buy Bread", "complete": true, "priority": 2],
+            ["id": "c", "text": "O'Brien's list", "complete": false, "priority": NSNull()],
+            ["id": "d", "text": "Walk dog", "complete": true, "priority": 3.5],
+            ["id": "e", "complete": false, "priority": 5],
+        ]
+    }
 
     static func makeServer() async throws -> TestServer {
         let server = try TestServer()
@@ -21,7 +23,8 @@ import Testing
         return server
     }
 
-    static func ids(_ server: TestServer, _ filter: String, extra: String = "") async throws -> (Int, [String], String) {
+    static func ids(_ server: TestServer, _ filter: String, extra: String = "") async throws -> (Int, [String], String)
+    {
         let encoded = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let reply = try await server.send("GET", "/tables/todoitem?$filter=\(encoded)&$orderby=id\(extra)")
         return (reply.status, (reply.array ?? []).compactMap { $0["id"] as? String }, reply.text)

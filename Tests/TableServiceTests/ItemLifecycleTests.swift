@@ -24,16 +24,19 @@ import Testing
         let created = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "one"])
         let oldTag = try #require(created.header("ETag"))
         let changed = try await server.send(
-            "PATCH", "/tables/todoitem/x", json: ["text": "two"], headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": oldTag])
+            "PATCH", "/tables/todoitem/x", json: ["text": "two"],
+            headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": oldTag])
         #expect(changed.status == 200)
         #expect(changed.header("ETag") != oldTag)
         let stale = try await server.send(
-            "PATCH", "/tables/todoitem/x", json: ["text": "three"], headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": oldTag])
+            "PATCH", "/tables/todoitem/x", json: ["text": "three"],
+            headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": oldTag])
         #expect(stale.status == 412)
         #expect(stale.object?["text"] as? String == "two")
         #expect(stale.header("ETag") == changed.header("ETag"))
         let weak = try await server.send(
-            "PATCH", "/tables/todoitem/x", json: ["text": "four"], headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": "W/\"x\""])
+            "PATCH", "/tables/todoitem/x", json: ["text": "four"],
+            headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": "W/\"x\""])
         #expect(weak.status == 200)  // a weak tag is not a version
     }
 
@@ -71,7 +74,8 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         for name in ["createdAt", "updatedAt", "deleted"] {
-            let reply = try await server.send("POST", "/tables/todoitem", json: ["text": "x", name: "2000-01-01T00:00:00.000Z"])
+            let reply = try await server.send(
+                "POST", "/tables/todoitem", json: ["text": "x", name: "2000-01-01T00:00:00.000Z"])
             #expect(reply.status == 400)
             #expect(reply.object?["error"] as? String == "Cannot update item with property '\(name)' as it is reserved")
         }
@@ -80,7 +84,8 @@ import Testing
     @Test func columnsAreCreatedOnFirstWriteWithTheirJSONTypes() async throws {
         let server = try TestServer()
         defer { server.stop() }
-        _ = try await server.send("POST", "/tables/Notes_2", json: ["id": "n1", "title": "a", "stars": 3, "pinned": true])
+        _ = try await server.send(
+            "POST", "/tables/Notes_2", json: ["id": "n1", "title": "a", "stars": 3, "pinned": true])
         _ = try await server.send("POST", "/tables/Notes_2", json: ["id": "n2", "ratio": 0.25, "later": NSNull()])
         let rows = try #require(try await server.send("GET", "/tables/notes_2?$orderby=id").array)
         #expect(rows.count == 2)

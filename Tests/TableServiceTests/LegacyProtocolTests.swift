@@ -30,11 +30,16 @@ import Testing
         let none = try await server.send("GET", "/tables/todoitem", headers: [:])
         #expect(none.array?.first.map { Set($0.keys) } == ["id", "text"])
         let all = try await server.send("GET", "/tables/todoitem?__systemproperties=*", headers: [:])
-        #expect(all.array?.first.map { Set($0.keys) } == ["id", "text", "__createdAt", "__updatedAt", "__version", "__deleted"])
-        let two = try await server.send("GET", "/tables/todoitem/x?__systemproperties=__createdAt,__updatedAt", headers: [:])
+        #expect(
+            all.array?.first.map { Set($0.keys) } == [
+                "id", "text", "__createdAt", "__updatedAt", "__version", "__deleted",
+            ])
+        let two = try await server.send(
+            "GET", "/tables/todoitem/x?__systemproperties=__createdAt,__updatedAt", headers: [:])
         #expect(two.object.map { Set($0.keys) } == ["id", "text", "__createdAt", "__updatedAt"])
         let filtered = try await server.send(
-            "GET", "/tables/todoitem?$filter=__updatedAt%20gt%20datetimeoffset'2000-01-01T00:00:00Z'&$orderby=__createdAt",
+            "GET",
+            "/tables/todoitem?$filter=__updatedAt%20gt%20datetimeoffset'2000-01-01T00:00:00Z'&$orderby=__createdAt",
             headers: [:])
         #expect(filtered.array?.count == 1)
         let bad = try await server.send("GET", "/tables/todoitem?__systemproperties=__colour", headers: [:])
@@ -52,7 +57,8 @@ import Testing
         #expect(reply.object?["text"] as? String == "t")
         let reserved = try await server.send("PATCH", "/tables/todoitem/x", json: ["__updatedAt": "x"], headers: [:])
         #expect(reserved.status == 400)
-        #expect(reserved.object?["error"] as? String == "Cannot update item with property '__updatedAt' as it is reserved")
+        #expect(
+            reserved.object?["error"] as? String == "Cannot update item with property '__updatedAt' as it is reserved")
     }
 
     /// The captured requests that had no ZUMO-API-VERSION (the official server answered 400).
@@ -62,9 +68,11 @@ import Testing
         for exchange in exchanges {
             let server = try TestServer()
             defer { server.stop() }
-            _ = try await server.send("POST", "/tables/todoitem", json: ["id": "item-1", "text": "first", "complete": false])
+            _ = try await server.send(
+                "POST", "/tables/todoitem", json: ["id": "item-1", "text": "first", "complete": false])
             var headers: [String: String] = [:]
-            for (name, value) in exchange.request.headers where !["host", "content-length"].contains(name.lowercased()) {
+            for (name, value) in exchange.request.headers where !["host", "content-length"].contains(name.lowercased())
+            {
                 headers[name] = value
             }
             let reply = try await server.send(
@@ -75,7 +83,8 @@ import Testing
             #expect(!items.isEmpty, "\(exchange.name)")
             let asked = exchange.target.contains("__systemproperties=*")
             for item in items {
-                #expect(item["createdAt"] == nil && item["version"] == nil, "\(exchange.name): v2 names in a legacy answer")
+                #expect(
+                    item["createdAt"] == nil && item["version"] == nil, "\(exchange.name): v2 names in a legacy answer")
                 #expect((item["__version"] != nil) == asked, "\(exchange.name)")
             }
         }
@@ -87,8 +96,10 @@ import Testing
         for version in ["1.0.0", "3.0.0", "banana"] {
             let reply = try await server.send("GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": version])
             #expect(reply.status == 400)
-            #expect(reply.object?["error"] as? String
-                == "An invalid API version was specified in the request, this request needs to specify a ZUMO-API-VERSION of 2.0.0.")
+            #expect(
+                reply.object?["error"] as? String
+                    == "An invalid API version was specified in the request, this request needs to specify a ZUMO-API-VERSION of 2.0.0."
+            )
         }
         let query = try await server.send("GET", "/tables/todoitem?ZUMO-API-VERSION=2.0.1", headers: [:])
         #expect(query.status == 404)  // accepted as v2; the table does not exist yet

@@ -1,13 +1,16 @@
 import Foundation
 import SyncProtocol
 import Testing
+
 @testable import TableService
 
 /// Request bodies are parsed keeping the order of their keys.
 @Suite struct OrderedJSONParserTests {
     @Test func keepsTheOrderOfKeysAndDecodesValues() throws {
         let members = try OrderedJSONParser.object(
-            Array(#" {"text":"a\"b\\\u00e9\ud83d\ude00","complete":false,"priority":-2.5e1,"none":null,"list":[1,{"x":true}]} "#.utf8))
+            Array(
+                #" {"text":"a\"b\\\u00e9\ud83d\ude00","complete":false,"priority":-2.5e1,"none":null,"list":[1,{"x":true}]} "#
+                    .utf8))
         #expect(members.map(\.name) == ["text", "complete", "priority", "none", "list"])
         #expect(members[0].value == .string("a\"b\\é😀"))
         #expect(members[1].value == .bool(false))
@@ -17,11 +20,14 @@ import Testing
     }
 
     @Test func refusesWhatIsNotOneJSONObject() {
-        for text in ["", "[]", "\"x\"", "{", "{\"a\":1,}", "{\"a\" 1}", "{'a':1}", "{\"a\":01}", "{\"a\":1} x",
+        for text in [
+            "", "[]", "\"x\"", "{", "{\"a\":1,}", "{\"a\" 1}", "{'a':1}", "{\"a\":01}", "{\"a\":1} x",
             "{\"a\":\"\u{1}\"}", "{\"a\":\"\\ud800\"}", "{\"a\":tru}", "{\"a\":1.}", "{\"a\":\"\\x\"}",
-            String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40)]
-        {
-            #expect(throws: OrderedJSONParser.Failure.self, "\(text)") { try OrderedJSONParser.object(Array(text.utf8)) }
+            String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40),
+        ] {
+            #expect(throws: OrderedJSONParser.Failure.self, "\(text)") {
+                try OrderedJSONParser.object(Array(text.utf8))
+            }
         }
     }
 }

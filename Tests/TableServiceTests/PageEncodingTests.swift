@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import Testing
+
 @testable import TableService
 
 /// The fast page encoder (rows straight to JSON) writes exactly what the item encoder writes.
@@ -8,10 +9,14 @@ import Testing
     @Test func rowEncoderMatchesTheItemEncoder() throws {
         let service = try TableService(configuration: .init())
         let rows: [[StoredItem.Field]] = [
-            [.init(name: "text", value: .string("plain")), .init(name: "n", value: .number(3)),
-             .init(name: "flag", value: .bool(true)), .init(name: "later", value: .null)],
-            [.init(name: "text", value: .string("quote \" back\\slash\nnew line \u{1} é 😀")),
-             .init(name: "n", value: .number(-2.75)), .init(name: "flag", value: .bool(false))],
+            [
+                .init(name: "text", value: .string("plain")), .init(name: "n", value: .number(3)),
+                .init(name: "flag", value: .bool(true)), .init(name: "later", value: .null),
+            ],
+            [
+                .init(name: "text", value: .string("quote \" back\\slash\nnew line \u{1} é 😀")),
+                .init(name: "n", value: .number(-2.75)), .init(name: "flag", value: .bool(false)),
+            ],
             [.init(name: "n", value: .number(1e300)), .init(name: "later", value: .string("now text"))],
             [],
         ]

@@ -53,10 +53,13 @@ import Testing
         while true {
             var filter = ""
             if let cursor {
-                filter = "&$filter=" + "(updatedAt gt datetimeoffset'\(cursor.updatedAt)') or (updatedAt eq datetimeoffset'\(cursor.updatedAt)' and id gt '\(cursor.id)')"
+                filter =
+                    "&$filter="
+                    + "(updatedAt gt datetimeoffset'\(cursor.updatedAt)') or (updatedAt eq datetimeoffset'\(cursor.updatedAt)' and id gt '\(cursor.id)')"
                     .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             }
-            let page = try await server.send("GET", "/tables/keyset?$orderby=updatedAt,id&$top=250&__includeDeleted=true" + filter)
+            let page = try await server.send(
+                "GET", "/tables/keyset?$orderby=updatedAt,id&$top=250&__includeDeleted=true" + filter)
             let rows = try #require(page.array)
             guard let last = rows.last else { break }
             seen += rows.compactMap { $0["id"] as? String }
@@ -70,7 +73,8 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         try await Self.insert(30, into: "counted", on: server)
-        let page = try await server.send("GET", "/tables/counted?$top=10&$skip=5&$inlinecount=allpages&$filter=even%20eq%20true")
+        let page = try await server.send(
+            "GET", "/tables/counted?$top=10&$skip=5&$inlinecount=allpages&$filter=even%20eq%20true")
         let body = try #require(page.object)
         #expect((body["results"] as? [Any])?.count == 10)
         #expect(body["count"] as? Int == 15)
@@ -80,9 +84,11 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         try await Self.insert(5, into: "linked", on: server)
-        let page = try await server.send("GET", "/tables/linked?$filter=n%20ge%201&$top=2&$skip=1&ZUMO-API-VERSION=2.0.0")
+        let page = try await server.send(
+            "GET", "/tables/linked?$filter=n%20ge%201&$top=2&$skip=1&ZUMO-API-VERSION=2.0.0")
         let link = try #require(page.header("Link"))
-        #expect(link == "<\(server.url)/tables/linked?$filter=n%20ge%201&$top=2&ZUMO-API-VERSION=2.0.0&$skip=3>; rel=next")
+        #expect(
+            link == "<\(server.url)/tables/linked?$filter=n%20ge%201&$top=2&ZUMO-API-VERSION=2.0.0&$skip=3>; rel=next")
         let last = try await server.send("GET", "/tables/linked?$top=10")
         #expect(last.header("Link") == nil)
     }

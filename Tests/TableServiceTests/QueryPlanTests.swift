@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TableService
 
 /// The keyset cursor of incremental pull is a range scan of the `(updatedAt, id)` index, not a
@@ -9,7 +10,8 @@ import Testing
         let schema = try #require(service.store.registry.schema(of: "todoitem"))
         let items = URLComponents(string: "/?" + query)!.queryItems!.map { ($0.name, $0.value ?? "") }
         let options = try QueryOptions(queryItems: items, defaultTop: 50, maximumTop: 1000)
-        let compiled = try QueryCompiler.compile(options, schema: schema, resolve: ProtocolStyle.v2.resolver(for: schema))
+        let compiled = try QueryCompiler.compile(
+            options, schema: schema, resolve: ProtocolStyle.v2.resolver(for: schema))
         return try service.store.queryPlan(compiled).joined(separator: " | ")
     }
 
@@ -17,7 +19,8 @@ import Testing
         let service = try TableService(configuration: .init(tables: ["todoitem"]))
         for index in 0..<50 {
             _ = try service.store.insert(
-                into: "todoitem", ItemChanges(id: "i\(index)", version: nil, fields: [.init(name: "text", value: .string("x"))]))
+                into: "todoitem",
+                ItemChanges(id: "i\(index)", version: nil, fields: [.init(name: "text", value: .string("x"))]))
         }
         let keyset = try Self.plan(
             "$filter=(updatedAt%20gt%20datetimeoffset'2026-01-01T00:00:00.000Z')%20or%20(updatedAt%20eq%20datetimeoffset'2026-01-01T00:00:00.000Z'%20and%20id%20gt%20'i1')&$orderby=updatedAt,id&$top=1000&__includeDeleted=true",

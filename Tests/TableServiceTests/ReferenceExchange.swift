@@ -38,7 +38,9 @@ struct ReferenceExchange: Sendable {
         var repository = URL(fileURLWithPath: filePath)
         for _ in 0..<3 { repository.deleteLastPathComponent() }
         // The worktree may sit next to `shared` (…/wt-service) or inside a checkout named otherwise.
-        for candidate in [repository.deletingLastPathComponent(), repository.deletingLastPathComponent().deletingLastPathComponent()] {
+        for candidate in [
+            repository.deletingLastPathComponent(), repository.deletingLastPathComponent().deletingLastPathComponent(),
+        ] {
             let folder = candidate.appendingPathComponent("shared/spec/reference-server")
             if FileManager.default.fileExists(atPath: folder.path) { return folder }
         }
@@ -50,7 +52,9 @@ struct ReferenceExchange: Sendable {
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
             .filter { $0.hasSuffix(".txt") && !$0.hasPrefix("jsclient") }
             .sorted()
-        return try names.map { try parse(String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8), name: $0) }
+        return try names.map {
+            try parse(String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8), name: $0)
+        }
     }
 
     static func parse(_ text: String, name: String) throws -> ReferenceExchange {
@@ -74,7 +78,8 @@ struct ReferenceExchange: Sendable {
         while let line = rest.first, !line.isEmpty {
             rest = rest.dropFirst()
             guard let colon = line.firstIndex(of: ":") else { throw ParseError(file: file) }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         let body = rest.dropFirst().joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
         return Message(startLine: startLine, headers: headers, body: body)

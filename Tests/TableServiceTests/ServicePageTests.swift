@@ -4,9 +4,10 @@ import Testing
 /// The service's own HTML page: tables, rows (soft-deleted too), and versioned edits.
 @Suite struct ServicePageTests {
     static func form(_ fields: [String: String]) -> Data {
-        Data(fields.map { name, value in
-            name + "=" + value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        }.joined(separator: "&").utf8)
+        Data(
+            fields.map { name, value in
+                name + "=" + value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            }.joined(separator: "&").utf8)
     }
 
     static func csrf(in html: String) throws -> String {
@@ -38,7 +39,8 @@ import Testing
     @Test func editWithTheShownVersionWritesAndAStaleOneSaysSo() async throws {
         let server = try TestServer(page: true)
         defer { server.stop() }
-        let created = try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "one", "complete": false])
+        let created = try await server.send(
+            "POST", "/tables/todoitem", json: ["id": "a", "text": "one", "complete": false])
         let shownVersion = try #require(created.object?["version"] as? String)
         let page = try await server.send("GET", "/service/tables/todoitem/a", headers: [:])
         #expect(page.text.contains(#"name="version" value="\#(shownVersion)""#))
@@ -76,9 +78,10 @@ import Testing
         #expect(deleted.status == 303)
         #expect(try await server.send("GET", "/tables/todoitem/a").status == 404)
         let deletedPage = try await server.send("GET", "/service/tables/todoitem/a", headers: [:])
-        let newVersion = try #require(deletedPage.text.range(of: #"name="version" value=""#).map {
-            String(deletedPage.text[$0.upperBound...].prefix { $0 != "\"" })
-        })
+        let newVersion = try #require(
+            deletedPage.text.range(of: #"name="version" value=""#).map {
+                String(deletedPage.text[$0.upperBound...].prefix { $0 != "\"" })
+            })
         let undeleted = try await server.send(
             "POST", "/service/tables/todoitem/a/undelete", headers: Self.formHeaders,
             body: Self.form(["_csrf": token, "version": newVersion]))

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPServer
 import Synchronization
 @_spi(Testing) import TableService
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A table service on 127.0.0.1, port 0, over a temporary SQLite file, with a URLSession to talk to it.
 final class TestServer: Sendable {
@@ -88,7 +89,8 @@ final class TestServer: Sendable {
 
     /// Sends a JSON body.
     func send(
-        _ method: String, _ target: String, json: [String: Any], headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"]
+        _ method: String, _ target: String, json: [String: Any],
+        headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"]
     ) async throws -> Reply {
         try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
     }

@@ -7,7 +7,8 @@ import Views
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("templates-\(UUID().uuidString)")
         for (name, text) in files {
             let url = folder.appendingPathComponent(name + ".mustache")
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(text.utf8).write(to: url)
         }
         return folder
@@ -25,12 +26,15 @@ import Views
     }
 
     @Test func pagesInheritTheLayoutAndUsePartials() throws {
-        let library = try TemplateLibrary(folder: try Self.folder([
-            "layout": "<main>{{>parts/nav}}{{$content}}default{{/content}}</main>",
-            "parts/nav": "<nav>{{name}}</nav>",
-            "page": "{{<layout}}{{$content}}<h1>{{title}}</h1>{{/content}}{{/layout}}",
-        ]))
-        #expect(library.render("page", ["title": "Hi", "name": "todosync"]) == "<main><nav>todosync</nav><h1>Hi</h1></main>")
+        let library = try TemplateLibrary(
+            folder: try Self.folder([
+                "layout": "<main>{{>parts/nav}}{{$content}}default{{/content}}</main>",
+                "parts/nav": "<nav>{{name}}</nav>",
+                "page": "{{<layout}}{{$content}}<h1>{{title}}</h1>{{/content}}{{/layout}}",
+            ]))
+        #expect(
+            library.render("page", ["title": "Hi", "name": "todosync"]) == "<main><nav>todosync</nav><h1>Hi</h1></main>"
+        )
     }
 
     @Test func missingPartialFailsAtStartWithItsName() throws {
