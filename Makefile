@@ -1,7 +1,7 @@
 # todosync: `make run` starts the dashboard, `make test` runs every test.
 ARGS ?=
 
-.PHONY: run test build bench clean
+.PHONY: run test build bench format clean
 
 run:
 	@scripts/install-deps.sh run
@@ -18,6 +18,9 @@ build:
 bench:
 	@scripts/install-deps.sh bench
 	Benchmarks/run-all.sh
+
+format:
+	swift format --in-place --recursive Sources Tests Benchmarks Package.swift
 
 clean:
 	rm -rf .build .venv-test .build-log.txt

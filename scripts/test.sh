@@ -14,6 +14,9 @@ if grep -E "^/.*/(Sources|Tests|Benchmarks)/.*(warning|error):" .build-log.txt; 
 fi
 grep -q "Build complete" .build-log.txt || { tail -40 .build-log.txt; exit 1; }
 
+echo "== format (make format fixes what this lists)"
+swift format lint --strict --recursive Sources Tests Benchmarks Package.swift
+
 echo "== swift tests"
 swift test --skip-build
 
