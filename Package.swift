@@ -75,7 +75,8 @@ let package = Package(
             ],
             path: "Benchmarks/ClientBench"),
 
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
@@ -92,9 +93,11 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage",
+                "TestSupport",
             ]),
         .testTarget(
-            name: "DashboardTests", dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views"]),
+            name: "DashboardTests",
+            dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

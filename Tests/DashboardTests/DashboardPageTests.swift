@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestSupport
 import Testing
 
 @testable import Dashboard
@@ -32,10 +33,10 @@ import Testing
     @Test func foreignHostIsRefused() async throws {
         let harness = try await DashboardHarness()
         let port = harness.dashboard.server.port
-        let raw = try RawExchange.send(
+        let raw = try RawHTTP.exchange(
             port: port, "GET / HTTP/1.1\r\nHost: attacker.example:\(port)\r\nConnection: close\r\n\r\n")
         #expect(raw.hasPrefix("HTTP/1.1 421"))
-        let local = try RawExchange.send(
+        let local = try RawHTTP.exchange(
             port: port, "GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n")
         #expect(local.hasPrefix("HTTP/1.1 200"))
         await harness.stop()

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HTTPServer
@@ -156,7 +157,7 @@ import Testing
             "GARBAGE\r\n\r\n", "GET /ok HTTP/9.9\r\n\r\n", "GET /%ZZ HTTP/1.1\r\nHost: x\r\n\r\n",
             "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "\u{0}\u{1}\u{2}\r\n\r\n",
         ] {
-            _ = try? RawHTTP.exchange(port: server.server.port, junk)
+            _ = try? RawHTTP.exchange(port: server.server.port, junk, timeoutSeconds: 1)
         }
         let ok = try await server.send("GET", "/ok")
         #expect(ok.status == 200)

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import SyncClient
 import TableService
+import TestSupport
 import Testing
 import Views
 

@@ -1,14 +1,20 @@
 import Foundation
 
-/// One raw HTTP exchange over a socket, for requests URLSession will not make (a foreign `Host`).
-enum RawExchange {
-    struct Failure: Error {}
+/// Sends raw bytes to a loopback port and reads until the server closes or a timeout passes:
+/// for requests URLSession refuses to make (a body on GET, a foreign `Host`, malformed bytes).
+public enum RawHTTP {
+    /// The connection could not be made.
+    public struct Failure: Error {}
 
-    static func send(port: Int, _ text: String) throws -> String {
+    public static func exchange(port: Int, _ text: String, timeoutSeconds: Int = 5) throws -> String {
+        try exchange(port: port, Data(text.utf8), timeoutSeconds: timeoutSeconds)
+    }
+
+    public static func exchange(port: Int, _ bytes: Data, timeoutSeconds: Int = 5) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure() }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -20,7 +26,12 @@ enum RawExchange {
             }
         }
         guard connected == 0 else { throw Failure() }
-        _ = Array(text.utf8).withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { break }
+            sent += count
+        }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
