@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
@@ -44,7 +46,11 @@ let package = Package(
         ),
         .target(
             name: "SyncClient",
-            dependencies: ["Storage", "SyncProtocol", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "Storage", "SyncProtocol", .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .target(
             name: "Dashboard",
