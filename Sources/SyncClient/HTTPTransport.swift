@@ -1,9 +1,8 @@
-import Foundation
-import SyncProtocol
-
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOHTTP1
+import SyncProtocol
 
 /// One answer from the table service.
 struct HTTPReply: Sendable {
