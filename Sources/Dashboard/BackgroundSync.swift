@@ -96,8 +96,7 @@ final class BackgroundSync: Sendable {
                     parts.append(push.message)
                     kind = push.kind
                 }
-                parts.append(
-                    "received \(pull.written + pull.deleted) change\(pull.written + pull.deleted == 1 ? "" : "s")")
+                parts.append("pulled \(pull.received) row\(pull.received == 1 ? "" : "s")")
                 let text = parts.joined(separator: "; ")
                 return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
             }

@@ -164,7 +164,9 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             length > server.maxBodySize
         {
             state.tooLarge = true
-            return queue(tooLarge(server.maxBodySize), on: connection)
+            // A body up to 8× the limit is read and dropped, so the client gets to read the 413
+            // (answering early closes the connection under a client still sending: a broken pipe).
+            if length > server.maxBodySize * 8 { return queue(tooLarge(server.maxBodySize), on: connection) }
         }
         return .YES
     }

@@ -90,13 +90,27 @@ final class HTTPTransport: Sendable {
                 throw .cancelled
             case .invalidURL, .emptyHost, .emptyScheme:
                 throw .unreachable("the address \(text) is not valid")
+            case .remoteConnectionClosed:
+                throw .unreachable("\(baseURL.absoluteString): the connection closed before the answer was complete")
             default:
                 throw .unreachable("\(baseURL.absoluteString): \(error)")
             }
         } catch is CancellationError {
             throw .cancelled
+        } catch let error as IOError {
+            throw .unreachable("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))")
         } catch {
             throw .unreachable("\(baseURL.absoluteString): \(error)")
+        }
+    }
+
+    /// "connection refused" rather than NIO's "connection reset (error set): Connection refused (errno: 111)".
+    private static func describe(errno code: CInt) -> String {
+        switch code {
+        case ECONNREFUSED: "connection refused (is the service running?)"
+        case ECONNRESET: "connection reset by the server"
+        case EHOSTUNREACH, ENETUNREACH: "no route to the host"
+        default: String(cString: strerror(code)).lowercased()
         }
     }
 

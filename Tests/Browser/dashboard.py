@@ -55,7 +55,7 @@ def sync(driver, base, page="/"):
     raise AssertionError("sync did not finish; the page says: " + flash_text(driver))
 
 
-RESULT_WORDS = ("Pushed", "Received", "received", "unreachable", "Offline", "failed", "refused")
+RESULT_WORDS = ("Pushed", "Pulled", "unreachable", "Offline", "failed", "refused")
 
 
 def enhanced(driver):

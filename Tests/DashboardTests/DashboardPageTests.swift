@@ -133,8 +133,8 @@ import Testing
         let status = try await other.send("GET", "/api/status")
         #expect(status.text.contains(#""running":true"#))
         await harness.dashboard.waitUntilIdle()
-        #expect(try await harness.client.send("GET", "/").text.contains("Received 0 changes"))
-        #expect(try await other.send("GET", "/").text.contains("Received 0 changes"))
+        #expect(try await harness.client.send("GET", "/").text.contains("Pulled 0 rows"))
+        #expect(try await other.send("GET", "/").text.contains("Pulled 0 rows"))
         slow.stop()
         await harness.stop()
     }

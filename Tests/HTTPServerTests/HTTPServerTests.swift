@@ -41,6 +41,10 @@ import Testing
         #expect(String(decoding: answer.body, as: UTF8.self).contains("limit of 1000 bytes"))
         let fits = try await server.send("POST", "/echo", body: Data(count: 1000))
         #expect(fits.status == 200)
+        // Far over the limit: answered at once, before the body is read.
+        let huge = try RawHTTP.exchange(
+            port: server.server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
+        #expect(huge.hasPrefix("HTTP/1.1 413"))
     }
 
     @Test func unknownPathIs404AndWrongMethodIs405WithAllow() async throws {
