@@ -19,27 +19,8 @@ bench_pid=$!
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 ours=$(cat "$work/port")
 
-nginx_port=$(( 20000 + RANDOM % 20000 ))
-cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
-daemon off;
-error_log $work/nginx-error.log;
-pid $work/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  default_type text/html;
-  types { text/css css; }
-  server {
-    listen 127.0.0.1:$nginx_port;
-    root $work/www;
-    location = /page { default_type "text/html; charset=utf-8"; }
-  }
-}
-CONF
-nginx -c "$work/nginx.conf" &
-nginx_pid=$!
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/page" && break; sleep 0.1; done
+source Benchmarks/nginx.sh
+start_nginx "$work" "$work/www" "text/html; charset=utf-8" /page
 
 rate() { wrk -t2 -c"$connections" -d"$duration" "$1" | awk '/Requests\/sec/ {print $2}'; }
 curl -s "http://127.0.0.1:$ours/page" > "$work/ours.html"

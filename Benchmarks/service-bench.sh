@@ -53,22 +53,8 @@ read_seconds=$(seconds curl -s -H 'ZUMO-API-VERSION: 2.0.0' -K "$work/urls")
 # 3. nginx: the same number of fetches of a file of one page's size.
 mkdir -p "$work/www"
 mv "$work/www-page.json" "$work/www/page.json"
-nginx_port=$(( 20000 + RANDOM % 20000 ))
-cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
-daemon off;
-error_log $work/nginx-error.log;
-pid $work/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  default_type application/json;
-  server { listen 127.0.0.1:$nginx_port; root $work/www; }
-}
-CONF
-nginx -c "$work/nginx.conf" &
-nginx_pid=$!
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/page.json" && break; sleep 0.1; done
+source Benchmarks/nginx.sh
+start_nginx "$work" "$work/www" application/json /page.json
 : > "$work/nginx-urls"
 for i in $(seq 1 "$pages"); do
   printf 'url = "http://127.0.0.1:%d/page.json?n=%d"\noutput = "/dev/null"\n' "$nginx_port" "$i" >> "$work/nginx-urls"
