@@ -14,6 +14,8 @@ struct Flash: Sendable, Equatable {
 final class Sessions: Middleware, Sendable {
     static let cookieName = "todosync_session"
     static let attribute = "session"
+    /// Browsers whose unread messages are kept.
+    static let maximumSessions = 1000
     private let flashes = Mutex<[String: [Flash]]>([:])
 
     func intercept(_ request: inout Request) throws -> Response? {
@@ -40,6 +42,8 @@ final class Sessions: Middleware, Sendable {
 
     func flash(session id: String, _ flash: Flash) {
         flashes.withLock { all in
+            // Scripts that keep no cookies start a session per request: keep the store bounded.
+            if all[id] == nil, all.count >= Self.maximumSessions, let any = all.keys.first { all[any] = nil }
             var list = all[id] ?? []
             list.append(flash)
             all[id] = Array(list.suffix(5))

@@ -39,6 +39,10 @@ import Testing
         let local = try RawHTTP.exchange(
             port: port, "GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n")
         #expect(local.hasPrefix("HTTP/1.1 200"))
+        // An address cannot be rebound: a server listening on every interface answers by address.
+        let address = try RawHTTP.exchange(
+            port: port, "GET / HTTP/1.1\r\nHost: 192.168.1.5:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(address.hasPrefix("HTTP/1.1 200"))
         await harness.stop()
     }
 

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Refuses requests whose `Host` names another machine than the one the server was started for,
+/// so that a web page on another site cannot reach a loopback server through DNS rebinding.
+/// Only the name is compared: the port does not matter to a rebinding attack. IP addresses are
+/// always accepted.
+public struct HostAllowList: Middleware {
+    private let allowed: Set<String>
+
+    /// - Parameter names: accepted host names, such as `127.0.0.1`, `localhost` or `[::1]`.
+    public init(_ names: [String]) {
+        allowed = Set(names.map { $0.lowercased() })
+    }
+
+    /// The names of a server bound to `host`: the address itself, plus the loopback names
+    /// when it is a loopback address.
+    public init(boundTo host: String) {
+        var names = [host.contains(":") ? "[\(host)]" : host]
+        if host.hasPrefix("127.") || host == "::1" { names += ["localhost", "127.0.0.1", "[::1]"] }
+        self.init(names)
+    }
+
+    public func intercept(_ request: inout Request) throws -> Response? {
+        guard let host = request.headers["Host"].map(Self.name(of:)), allowed.contains(host) || Self.isIPLiteral(host)
+        else {
+            throw HTTPError(
+                421,
+                "This server does not answer for that host name. Open it by its address, such as http://127.0.0.1:8080."
+            )
+        }
+        return nil
+    }
+
+    /// An address such as `192.168.1.5` or `[::1]`: rebinding needs a DNS name, so addresses are
+    /// safe to accept (and needed when the server listens on every interface).
+    static func isIPLiteral(_ name: String) -> Bool {
+        if name.hasPrefix("["), name.hasSuffix("]") {
+            var address = in6_addr()
+            return inet_pton(AF_INET6, String(name.dropFirst().dropLast()), &address) == 1
+        }
+        var address = in_addr()
+        return inet_pton(AF_INET, name, &address) == 1
+    }
+
+    /// `Host` without its port, lowercased: `LOCALHOST:8080` → `localhost`, `[::1]:80` → `[::1]`.
+    static func name(of host: String) -> String {
+        let lowered = host.lowercased()
+        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") { return String(lowered[...end]) }
+        return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
+    }
+}
