@@ -13,10 +13,12 @@ public struct HostAllowList: Middleware {
     }
 
     /// The names of a server bound to `host`: the address itself, plus the loopback names
-    /// when it is a loopback address.
+    /// when it is a loopback or wildcard (every interface) address.
     public init(boundTo host: String) {
         var names = [host.contains(":") ? "[\(host)]" : host]
-        if host.hasPrefix("127.") || host == "::1" { names += ["localhost", "127.0.0.1", "[::1]"] }
+        if host.hasPrefix("127.") || ["::1", "0.0.0.0", "::"].contains(host) {
+            names += ["localhost", "127.0.0.1", "[::1]"]
+        }
         self.init(names)
     }
 
