@@ -18,7 +18,17 @@ echo "== format (make format fixes what this lists)"
 swift format lint --strict --recursive Sources Tests Benchmarks Package.swift
 
 echo "== swift tests"
-swift test --skip-build
+# The suite takes under a minute. Once, on a heavily loaded machine, a run hung (not diagnosed
+# yet); a time limit turns that into one clearly reported retry instead of a stalled CI.
+status=0
+timeout 600 swift test --skip-build || status=$?
+if [ "$status" -eq 124 ]; then
+  echo "== the swift tests hung for 10 minutes: running them once more" >&2
+  pkill -9 -f todosyncPackageTests.xctest || true
+  timeout 600 swift test --skip-build
+elif [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
 
 echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
 CRASH_RUNS="${CRASH_RUNS:-20}" scripts/crash-loop.sh
@@ -27,4 +37,4 @@ echo "== browser tests (headless Chromium through Selenium, on todosync demo)"
 venv=.venv-test
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check selenium pytest
-TODOSYNC_BIN="$PWD/.build/debug/todosync" "$venv/bin/python" -m pytest -q Tests/Browser
+TODOSYNC_BIN="$PWD/.build/debug/todosync" timeout 900 "$venv/bin/python" -m pytest -q Tests/Browser
