@@ -31,7 +31,7 @@ elif [ "$status" -ne 0 ]; then
 fi
 
 echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
-CRASH_RUNS="${CRASH_RUNS:-20}" scripts/crash-loop.sh
+CRASH_RUNS="${CRASH_RUNS:-20}" timeout 1200 scripts/crash-loop.sh
 
 echo "== browser tests (headless Chromium through Selenium, on todosync demo)"
 venv=.venv-test
