@@ -25,8 +25,8 @@ struct HTTPReply: Sendable {
     }
 }
 
-/// The HTTP side of the table protocol: async-http-client's shared pool of keep-alive
-/// connections, the protocol headers, and a deadline per request.
+/// The HTTP side of the table protocol: a pool of keep-alive connections (async-http-client),
+/// the protocol headers, and a deadline per request.
 ///
 /// URLSession on Linux managed only ~1.8k sequential requests a second here and, after a
 /// dropped keep-alive connection, re-sent a request without its body; async-http-client does
@@ -36,6 +36,15 @@ final class HTTPTransport: Sendable {
     let applicationKey: String?
     private let base: String
     private let timeout: TimeAmount
+    /// One pool of keep-alive connections for the process (never shut down, like `HTTPClient.shared`).
+    /// A connection that cannot be made fails the request at once, instead of retrying with a
+    /// back-off: an offline client should say "unreachable" now, and try afresh on the next sync.
+    private static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     private static let maximumBody = 64 << 20
 
@@ -76,7 +85,7 @@ final class HTTPTransport: Sendable {
         }
         do {
             let deadline = NIODeadline.now() + timeout
-            let response = try await HTTPClient.shared.execute(request, deadline: deadline)
+            let response = try await Self.client.execute(request, deadline: deadline)
             var bytes = try await response.body.collect(upTo: Self.maximumBody)
             var headers: [String: String] = [:]
             for (name, value) in response.headers { headers[name] = value }
