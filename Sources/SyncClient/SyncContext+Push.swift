@@ -434,18 +434,8 @@ extension SyncContext {
         _ id: Int64, kind: OperationErrorKind, status: Int, message: String, serverItem: Item?, sent: Item?,
         policy: ConflictPolicy, transport: HTTPTransport
     ) throws -> OperationOutcome {
-        try write { [store] db in
-            guard var operation = try store.operation(db, id: id) else { return }
-            operation.state = .conflict
-            operation.lastStatus = status
-            operation.message = message
-            try store.updateOperation(db, operation)
-            try store.saveError(
-                db,
-                OperationError(
-                    operationId: id, kind: kind, status: status, message: message, serverItem: serverItem,
-                    clientItem: sent, recordedAt: Date()))
-        }
+        try record(
+            id, state: .conflict, kind: kind, status: status, message: message, serverItem: serverItem, sent: sent)
         switch policy {
         case .manual, .clientWins:
             // Client wins is applied by the push loop's caller (it needs another request).
@@ -457,16 +447,24 @@ extension SyncContext {
     }
 
     private func fail(_ id: Int64, status: Int, message: String, sent: Item?) throws(SyncError) {
+        try record(id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
+    }
+
+    /// Puts an operation in `state` and saves its error row, in one transaction.
+    private func record(
+        _ id: Int64, state: OperationState, kind: OperationErrorKind, status: Int, message: String,
+        serverItem: Item?, sent: Item?
+    ) throws(SyncError) {
         try write { [store] db in
             guard var operation = try store.operation(db, id: id) else { return }
-            operation.state = .failed
+            operation.state = state
             operation.lastStatus = status
             operation.message = message
             try store.updateOperation(db, operation)
             try store.saveError(
                 db,
                 OperationError(
-                    operationId: id, kind: .failed, status: status, message: message, serverItem: nil,
+                    operationId: id, kind: kind, status: status, message: message, serverItem: serverItem,
                     clientItem: sent, recordedAt: Date()))
         }
     }
