@@ -66,7 +66,7 @@ struct APIController: Sendable {
 
     private func items(_ request: Request) throws -> Response {
         let query = try TodoListController.ListQuery(request)
-        let (_, items, total) = try TodoListController(environment: environment).items(query)
+        let (items, total) = try TodoListController(environment: environment).items(query)
         return try Self.json([
             "items": JSONValue.array(items.map(JSONValue.object)), "total": .number(Double(total)),
             "page": .number(Double(query.page)),

@@ -16,7 +16,8 @@ import Views
 public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
-        "layout", "partials/header", "partials/flash", "todos", "item", "operations", "discard", "conflicts",
+        "layout", "partials/header", "partials/flash", "partials/todo-row", "todos", "item", "operations", "discard",
+        "conflicts",
         "conflict", "settings", "error",
     ]
 
@@ -65,6 +66,7 @@ public final class Dashboard: Sendable {
         }
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, settings: settings,
+            todoRows: FragmentCache(templates: templates, template: "partials/todo-row") { $0.context },
             embeddedURL: embedded)
 
         var router = Router()

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import SyncClient
+import Views
 
 /// What every controller uses: the sync context, the renderer, sessions and background sync.
 struct DashboardEnvironment: Sendable {
@@ -9,6 +10,8 @@ struct DashboardEnvironment: Sendable {
     let sessions: Sessions
     let sync: BackgroundSync
     let settings: SettingsFile
+    /// The todo list's rendered rows, by what they show.
+    let todoRows: FragmentCache<TodoRow>
     /// The embedded service's address, when the dashboard has one.
     let embeddedURL: @Sendable () -> String?
 

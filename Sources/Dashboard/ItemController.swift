@@ -31,7 +31,7 @@ struct ItemController: Sendable {
             "complete": form?.complete ?? item["complete"]?.boolValue ?? false,
         ]
         fields["error"] = form?.message
-        var context: [String: Any] = ["item": TodoPresenter.row(item, operation: nil), "form": fields]
+        var context: [String: Any] = ["item": TodoPresenter.row(item, operation: nil).context, "form": fields]
         context["operation"] = operationContext(id)
         return environment.renderer.page("item", request, section: .todos, status: status, context)
     }

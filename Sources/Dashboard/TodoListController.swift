@@ -63,11 +63,11 @@ struct TodoListController: Sendable {
         router.post("/items") { request in try add(request) }
     }
 
-    /// The page's items, total and rows as the templates and the API want them.
+    /// The page's items and how many match in all.
     ///
     /// Newest first: todos never pushed (no `createdAt` yet) come first, then the others by
     /// `createdAt`; both orders follow an index, so deep pages of 100k rows stay fast.
-    func items(_ query: ListQuery) throws(HTTPError) -> (rows: [[String: Any]], items: [Item], total: Int) {
+    func items(_ query: ListQuery) throws(HTTPError) -> (items: [Item], total: Int) {
         let table = environment.todos
         let local = Self.combine(query.predicate, .equal("createdAt", .null))
         let synced = Self.combine(query.predicate, .notEqual("createdAt", .null))
@@ -85,13 +85,17 @@ struct TodoListController: Sendable {
                 limit: Self.pageSize - items.count, offset: max(0, offset - localCount))
             items += try storeCall { () throws(SyncError) in try table.query(page) }
         }
+        return (items, localCount + syncedCount)
+    }
+
+    /// The rows of `items`, each with its pending operation's badge.
+    func rows(_ items: [Item]) throws(HTTPError) -> [TodoRow] {
+        let ids = items.map { $0[SystemColumn.id]?.stringValue ?? "" }
         let context = environment.context
-        let rows = items.map { item in
-            let id = item[SystemColumn.id]?.stringValue ?? ""
-            let operation = try? context.operations(table: DashboardEnvironment.table, itemId: id).last
-            return TodoPresenter.row(item, operation: operation)
+        let operations = try storeCall { () throws(SyncError) in
+            try context.latestOperations(table: DashboardEnvironment.table, itemIds: ids)
         }
-        return (rows, items, localCount + syncedCount)
+        return zip(items, ids).map { item, id in TodoPresenter.row(item, operation: operations[id]) }
     }
 
     private static func combine(_ first: TableQuery.Predicate?, _ second: TableQuery.Predicate) -> TableQuery.Predicate
@@ -101,10 +105,11 @@ struct TodoListController: Sendable {
 
     func list(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
         let query = try ListQuery(request)
-        let (rows, _, total) = try items(query)
+        let (items, total) = try items(query)
         let pages = max(1, (total + Self.pageSize - 1) / Self.pageSize)
         var context: [String: Any] = [
-            "items": rows, "hasItems": !rows.isEmpty, "show": query.show.rawValue, "search": query.search,
+            "rows": environment.todoRows.render(try rows(items)), "hasItems": !items.isEmpty,
+            "show": query.show.rawValue, "search": query.search,
             "filters": Show.allCases.map { show in
                 ["label": show.label, "href": query.href(show: show), "current": show == query.show] as [String: Any]
             },

@@ -6,34 +6,26 @@ import SyncProtocol
 /// Turns store values into what templates show: texts, dates, badges, links.
 enum TodoPresenter {
     /// One row of the todo list (or the item editor's `item`).
-    static func row(_ item: Item, operation: TableOperation?) -> [String: Any] {
+    static func row(_ item: Item, operation: OperationSummary?) -> TodoRow {
         let id = item[SystemColumn.id]?.stringValue ?? ""
-        var row: [String: Any] = [
-            "id": id,
-            "idPath": PercentDecoding.encode(id),
-            "text": item["text"]?.stringValue ?? "",
-            "complete": item["complete"]?.boolValue ?? false,
-        ]
-        let updated = date(item[SystemColumn.updatedAt])
-        if !updated.isEmpty { row["updatedAt"] = updated }
-        row["version"] = item[SystemColumn.version]?.stringValue
-        if let operation { row["badge"] = badge(operation) }
-        return row
+        return TodoRow(
+            id: id, text: item["text"]?.stringValue ?? "", complete: item["complete"]?.boolValue ?? false,
+            updatedAt: date(item[SystemColumn.updatedAt]), version: item[SystemColumn.version]?.stringValue,
+            badge: operation.map(badge))
     }
 
     /// The badge for an item's pending operation: kind, label and where it links.
-    static func badge(_ operation: TableOperation) -> [String: Any] {
+    static func badge(_ operation: OperationSummary) -> TodoRow.Badge {
         switch operation.state {
         case .conflict:
-            return ["kind": "conflict", "label": "conflict", "href": "/conflicts/\(operation.id)"]
+            TodoRow.Badge(kind: "conflict", label: "conflict", href: "/conflicts/\(operation.id)")
         case .failed:
-            return ["kind": "failed", "label": "refused", "href": "/operations"]
+            TodoRow.Badge(kind: "failed", label: "refused", href: "/operations")
         case .inFlight:
-            return ["kind": "inflight", "label": "sending", "href": "/operations"]
+            TodoRow.Badge(kind: "inflight", label: "sending", href: "/operations")
         case .pending, .attempted:
-            return [
-                "kind": operation.kind.rawValue, "label": "pending \(operation.kind.rawValue)", "href": "/operations",
-            ]
+            TodoRow.Badge(
+                kind: operation.kind.rawValue, label: "pending \(operation.kind.rawValue)", href: "/operations")
         }
     }
 

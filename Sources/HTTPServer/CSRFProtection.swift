@@ -25,7 +25,14 @@ public struct CSRFProtection: Middleware {
     /// 32 random bytes as hex.
     public static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex = [UInt8]()
+        hex.reserveCapacity(64)
+        for _ in 0..<32 {
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            hex += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {

@@ -206,6 +206,22 @@ extension SyncContext {
         try read { [store] db in try store.operations(db, table: table, itemId: itemId) }
     }
 
+    /// The newest queued operation of each of these items that has one, by item id.
+    public nonisolated func latestOperations(
+        table: String, itemIds: [String]
+    ) throws(SyncError)
+        -> [String: OperationSummary]
+    {
+        let summaries = try read { [store] db in
+            // In chunks, under SQLite's limit on bound parameters.
+            try stride(from: 0, to: itemIds.count, by: 500).flatMap { start in
+                let chunk = Array(itemIds[start..<min(start + 500, itemIds.count)])
+                return try store.operationSummaries(db, table: table, itemIds: chunk)
+            }
+        }
+        return Dictionary(summaries.map { ($0.itemId, $0) }) { older, newer in older.id < newer.id ? newer : older }
+    }
+
     /// The last error of an operation (conflict or refusal), with the server's and the client's items.
     public nonisolated func error(ofOperation operationId: Int64) throws(SyncError) -> OperationError? {
         try read { [store] db in try store.error(db, operationId: operationId) }

@@ -70,10 +70,11 @@ extension SyncContext {
         let description = try store.description(of: table)
         let (filter, arguments) = try query.sqlWhere(description)
         let sql =
-            "SELECT * FROM \(table.quotedDatabaseIdentifier)\(filter)\(try query.sqlOrder(description))"
+            "SELECT \(description.selectList) FROM \(table.quotedDatabaseIdentifier)\(filter)"
+            + (try query.sqlOrder(description))
             + query.sqlLimit()
         return try read { db in
-            try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map {
+            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)).map {
                 LocalStore.item(from: $0, table: description)
             }
         }
@@ -85,7 +86,7 @@ extension SyncContext {
         let (filter, arguments) = try query.sqlWhere(description)
         return try read { db in
             try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)\(filter)",
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)\(filter)"),
                 arguments: StatementArguments(arguments)) ?? 0
         }
     }

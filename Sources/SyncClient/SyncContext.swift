@@ -141,8 +141,8 @@ public actor SyncContext {
     /// Pending, conflict and failed counts plus progress, from one small query.
     public nonisolated func status() throws(SyncError) -> SyncStatus {
         let counts = try read { db in
-            try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM __operations GROUP BY state")
-                .reduce(into: [String: Int]()) { $0[$1["state"]] = $1["n"] }
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations GROUP BY state"))
+                .reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
         }
         let pending = ["pending", "attempted", "inFlight"].reduce(0) { $0 + (counts[$1] ?? 0) }
         return SyncStatus(

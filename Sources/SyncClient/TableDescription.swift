@@ -69,6 +69,11 @@ public struct TableDescription: Sendable, Hashable {
         ] + columns
     }
 
+    /// `allColumns` quoted for a `SELECT`, in their order; ``LocalStore/item(from:table:)`` reads them by position.
+    var selectList: String {
+        allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+    }
+
     func type(of column: String) -> ColumnType? {
         allColumns.first { $0.name == column }?.type
     }

@@ -56,6 +56,18 @@ public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     var recreate: Bool = false
 }
 
+/// An operation's place, kind and state without its items: cheap to read for a page of rows.
+public struct OperationSummary: Sendable, Hashable {
+    /// The operation's id (its place in the push order).
+    public var id: Int64
+    /// The item's id.
+    public var itemId: String
+    /// Insert, update or delete.
+    public var kind: OperationKind
+    /// Pending, in flight, attempted, failed or conflict.
+    public var state: OperationState
+}
+
 /// What kind of trouble an operation met.
 public enum OperationErrorKind: String, Sendable, Codable {
     /// The server has another version of the item (412 or 409).

@@ -48,6 +48,26 @@ struct LocalStoreTests {
         #expect(try todo.query(TableQuery(orderBy: [.descending("text")], limit: 1)).first?.text == "task 9")
     }
 
+    @Test func latestOperationsSummariseTheQueuedItemsAmongMany() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todo = context.table("todoitem")
+        try context.write { db in
+            for id in ["b", "c"] {
+                try context.store.writeItem(db, table: .todoItem, item: ["id": .string(id), "version": "MQ=="])
+            }
+        }
+        try todo.insert(["id": "a", "text": "new"])
+        try todo.update(["id": "b", "text": "edited"])
+        // More ids than SQLite takes as parameters of one statement is fine too.
+        let ids = ["a", "b", "c"] + (0..<40_000).map { "missing-\($0)" }
+        let latest = try context.latestOperations(table: "todoitem", itemIds: ids)
+        #expect(latest.keys.sorted() == ["a", "b"])
+        #expect(latest["a"]?.kind == .insert)
+        #expect(latest["b"]?.kind == .update)
+        #expect(latest["b"]?.state == .pending)
+        #expect(latest["b"]?.id == (try context.operations().last?.id))
+    }
+
     @Test func discardRestoresTheRowFromItsBase() throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
