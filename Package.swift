@@ -78,6 +78,7 @@ let package = Package(
             name: "client-bench",
             dependencies: [
                 "SyncClient", "TableService", "Storage", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/ClientBench"),
 

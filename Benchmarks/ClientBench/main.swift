@@ -1,13 +1,11 @@
+import AsyncHTTPClient
 import Foundation
 import GRDB
+import NIOCore
 import Storage
 import SyncClient
 import SyncProtocol
 import TableService
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 // `client-bench [ROWS] [PUSHES]`: the sync client's pull and push against the real table service
 // (in-process, loopback), with the floors measured in the same run:
@@ -15,7 +13,8 @@ import TableService
 //   b. push PUSHES queued inserts (default 10k);
 //   c. floors: the same pages fetched with plain sequential GETs (bytes only), the same rows inserted
 //      with one prepared statement (one transaction per page), and the same insert bodies POSTed
-//      with plain sequential requests.
+//      with plain sequential requests. Plain requests go through async-http-client, as the sync
+//      client's own do.
 // Build with `swift build -c release --product client-bench`; see Benchmarks/client-bench.sh.
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
@@ -42,21 +41,18 @@ defer { try? FileManager.default.removeItem(atPath: work) }
 let service = try TableService.start(
     .init(databasePath: work + "/service.sqlite", tables: ["todoitem", "floor"]), port: 0, quiet: true)
 let base = service.url
-let session: URLSession = {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.urlCache = nil
-    return URLSession(configuration: configuration)
-}()
-
-func request(_ method: String, _ path: String, body: Data? = nil) -> URLRequest {
-    var request = URLRequest(url: URL(string: base + path)!)
-    request.httpMethod = method
-    request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+/// One plain request; the answer's body.
+@discardableResult
+func plainRequest(_ method: String, _ path: String, body: Data? = nil) async throws -> ByteBuffer {
+    var request = HTTPClientRequest(url: base + path)
+    request.method = .init(rawValue: method)
+    request.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
     if let body {
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body))
     }
-    return request
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    return try await response.body.collect(upTo: 64 << 20)
 }
 
 func body(_ index: Int, prefix: String) -> Data {
@@ -71,7 +67,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     for worker in 0..<8 {
         group.addTask {
             for index in stride(from: worker, to: rowCount, by: 8) {
-                _ = try await session.data(for: request("POST", "/tables/todoitem", body: body(index, prefix: "row")))
+                try await plainRequest("POST", "/tables/todoitem", body: body(index, prefix: "row"))
             }
         }
     }
@@ -109,8 +105,7 @@ for start in stride(from: 0, through: ordered.count, by: pageSize) {
 var fetchedBytes = 0
 let fetchTime = try await seconds {
     for path in pagePaths {
-        let (data, _) = try await session.data(for: request("GET", path))
-        fetchedBytes += data.count
+        fetchedBytes += try await plainRequest("GET", path).readableBytes
     }
 }
 
@@ -178,7 +173,7 @@ precondition(pushedWindow.pushed.count == pushCount, "pushed \(pushedWindow.push
 // c3. Push floor: the same bodies POSTed with plain sequential requests (to another table).
 let postTime = try await seconds {
     for index in 0..<pushCount {
-        _ = try await session.data(for: request("POST", "/tables/floor", body: body(index, prefix: "floor")))
+        try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor"))
     }
 }
 service.stop()
