@@ -21,7 +21,7 @@ enum ColumnValue {
         case (.real, .bool(let flag)): return (flag ? 1.0 : 0.0).databaseValue
         case (.boolean, .number(let number)): return (number != 0 ? 1 : 0).databaseValue
         case (.boolean, .string(let text)): return (text == "true" || text == "1" ? 1 : 0).databaseValue
-        default: return jsonText(value).databaseValue
+        default: return value.jsonText.databaseValue
         }
     }
 
@@ -43,19 +43,13 @@ enum ColumnValue {
         case .blob(let data): return .string(data.base64EncodedString())
         }
     }
-
-    static func jsonText(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).flatMap { String(data: $0, encoding: .utf8) } ?? "null"
-    }
 }
 
 /// Items stored as JSON text in the queue and error tables.
 enum ItemCoding {
     static func encode(_ item: Item?) -> String? {
         guard let item else { return nil }
-        return ColumnValue.jsonText(.object(item))
+        return JSONValue.object(item).jsonText
     }
 
     static func decode(_ text: String?) -> Item? {

@@ -149,26 +149,34 @@ struct LocalStore: Sendable {
 
     // MARK: Operations
 
+    /// The columns ``operation(from:)`` reads, by position.
+    static let operationColumns =
+        "id, tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate"
+
+    /// The operation of a row selected with ``operationColumns``.
     static func operation(from row: Row) -> TableOperation {
         TableOperation(
-            id: row["id"], table: row["tableName"], itemId: row["itemId"],
-            kind: OperationKind(rawValue: row["kind"]) ?? .update,
-            state: OperationState(rawValue: row["state"]) ?? .pending,
-            item: ItemCoding.decode(row["item"]), base: ItemCoding.decode(row["base"]),
-            attempts: row["attempts"], queuedAt: Timestamp.date(row["queuedAt"]) ?? Date(timeIntervalSince1970: 0),
-            lastAttemptAt: Timestamp.date(row["lastAttemptAt"]), lastStatus: row["lastStatus"],
-            message: row["message"], recreate: row["recreate"])
+            id: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
+            state: OperationState(rawValue: row[4]) ?? .pending, item: ItemCoding.decode(row[5]),
+            base: ItemCoding.decode(row[6]), attempts: row[7],
+            queuedAt: Timestamp.date(row[8]) ?? Date(timeIntervalSince1970: 0), lastAttemptAt: Timestamp.date(row[9]),
+            lastStatus: row[10], message: row[11], recreate: row[12])
     }
 
     func operation(_ db: Database, id: Int64) throws -> TableOperation? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM __operations WHERE id = ?"), arguments: [id])
-            .map(Self.operation)
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(Self.operationColumns) FROM __operations WHERE id = ?"), arguments: [id]
+        )
+        .map(Self.operation)
     }
 
     /// The item's operations in push order.
     func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
         try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT * FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id"),
+            db.cachedStatement(
+                sql: """
+                    SELECT \(Self.operationColumns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id
+                    """),
             arguments: [table, itemId]
         ).map(Self.operation)
     }
@@ -219,10 +227,12 @@ struct LocalStore: Sendable {
     func allOperations(_ db: Database, table: String? = nil) throws -> [TableOperation] {
         if let table {
             return try Row.fetchAll(
-                db, sql: "SELECT * FROM __operations WHERE tableName = ? ORDER BY id", arguments: [table]
+                db, sql: "SELECT \(Self.operationColumns) FROM __operations WHERE tableName = ? ORDER BY id",
+                arguments: [table]
             ).map(Self.operation)
         }
-        return try Row.fetchAll(db, sql: "SELECT * FROM __operations ORDER BY id").map(Self.operation)
+        return try Row.fetchAll(db, sql: "SELECT \(Self.operationColumns) FROM __operations ORDER BY id").map(
+            Self.operation)
     }
 
     @discardableResult

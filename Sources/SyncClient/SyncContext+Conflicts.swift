@@ -17,7 +17,7 @@ extension SyncContext {
     public nonisolated func conflicts() throws(SyncError) -> [SyncConflict] {
         try read { db in
             let operations = try Row.fetchAll(
-                db, sql: "SELECT * FROM __operations WHERE state = 'conflict' ORDER BY id"
+                db, sql: "SELECT \(LocalStore.operationColumns) FROM __operations WHERE state = 'conflict' ORDER BY id"
             ).map(LocalStore.operation)
             return try operations.compactMap { operation in try conflict(db, operation) }
         }

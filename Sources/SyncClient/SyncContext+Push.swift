@@ -296,9 +296,8 @@ extension SyncContext {
                 outgoing.previousBodies = Self.sentBodies(operation.item)
                 operation.item = Self.remembering(body, after: operation.item)
                 sentText = ItemCoding.encode(operation.item)
-                let data = try JSONEncoder().encode(body)
                 outgoing.body = body
-                outgoing.bodyData = data
+                outgoing.bodyData = body.jsonData
             case .delete:
                 outgoing.ifMatch = operation.item?[SystemColumn.version]?.stringValue
             }
@@ -317,8 +316,8 @@ extension SyncContext {
         }
     }
 
-    private func encode(_ item: Item?) throws -> Data {
-        try JSONEncoder().encode(item ?? [:])
+    private func encode(_ item: Item?) -> Data {
+        (item ?? [:]).jsonData
     }
 
     /// GET of the item, for a 409/412 whose body is not the server's item; nil when the server has none.
@@ -368,7 +367,7 @@ extension SyncContext {
             var body = outgoing.body ?? [:]
             body[SystemColumn.id] = nil
             let reply = try await transport.send(
-                "PATCH", path, body: try encode(body), ifMatch: item[SystemColumn.version]?.stringValue)
+                "PATCH", path, body: encode(body), ifMatch: item[SystemColumn.version]?.stringValue)
             var next = outgoing
             next.operation.kind = .update
             next.operation.recreate = false

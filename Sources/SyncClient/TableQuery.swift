@@ -156,7 +156,7 @@ public struct TableQuery: Sendable, Hashable {
         case .bool(let flag): flag ? "true" : "false"
         case .number: value.description
         case .string(let text): odataString(text)
-        case .array, .object: odataString(ColumnValue.jsonText(value))
+        case .array, .object: odataString(value.jsonText)
         }
     }
 

@@ -12,7 +12,7 @@ extension ItemJSONEncoder {
         init(_ schema: TableSchema) {
             keys = schema.userColumns.map { column in
                 var bytes = Array(",".utf8)
-                ItemJSONEncoder.appendString(column.name, to: &bytes)
+                JSONValue.writeString(column.name, to: &bytes)
                 bytes.append(UInt8(ascii: ":"))
                 return bytes
             }
@@ -49,9 +49,9 @@ extension ItemJSONEncoder {
             case .number, .date, .unknown:
                 switch (row[index] as DatabaseValue).storage {
                 case .int64(let value): bytes += Array(String(value).utf8)
-                case .double(let value): Self.append(.number(value), to: &bytes)
-                case .string(let value): Self.appendString(value, to: &bytes)
-                case .blob(let data): Self.appendString(data.base64EncodedString(), to: &bytes)
+                case .double(let value): JSONValue.number(value).write(to: &bytes)
+                case .string(let value): JSONValue.writeString(value, to: &bytes)
+                case .blob(let data): JSONValue.writeString(data.base64EncodedString(), to: &bytes)
                 case .null: bytes += Self.null
                 }
             }
@@ -70,7 +70,7 @@ extension ItemJSONEncoder {
                     bytes.append(contentsOf: buffer)
                     bytes.append(UInt8(ascii: "\""))
                 } else {
-                    appendString(String(decoding: buffer, as: UTF8.self), to: &bytes)
+                    JSONValue.writeString(String(decoding: buffer, as: UTF8.self), to: &bytes)
                 }
             }
         }

@@ -28,19 +28,19 @@ struct ItemJSONEncoder {
         }
         if wanted(SystemColumn.id) {
             object.key(SystemColumn.id)
-            Self.appendString(item.id, to: &object.bytes)
+            JSONValue.writeString(item.id, to: &object.bytes)
         }
         switch style {
         case .v2:
             appendSystem(item, to: &object, legacy: false, wanted: wanted)
             for field in item.fields where wanted(field.name) {
                 object.key(field.name)
-                Self.append(field.value, to: &object.bytes)
+                field.value.write(to: &object.bytes)
             }
         case .legacy(let properties):
             for field in item.fields where wanted(field.name) && ProtocolStyle.legacySystemColumn(field.name) == nil {
                 object.key(field.name)
-                Self.append(field.value, to: &object.bytes)
+                field.value.write(to: &object.bytes)
             }
             let forceVersion = forceVersion
             appendSystem(item, to: &object, legacy: true) {
@@ -57,7 +57,7 @@ struct ItemJSONEncoder {
         mutating func key(_ name: String) {
             bytes.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
             first = false
-            ItemJSONEncoder.appendString(name, to: &bytes)
+            JSONValue.writeString(name, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
         }
 
@@ -82,7 +82,7 @@ struct ItemJSONEncoder {
         }
         if wanted(SystemColumn.version) {
             object.key(name(SystemColumn.version))
-            Self.appendString(item.version, to: &object.bytes)
+            JSONValue.writeString(item.version, to: &object.bytes)
         }
         if wanted(SystemColumn.deleted) {
             object.key(name(SystemColumn.deleted))
@@ -93,71 +93,6 @@ struct ItemJSONEncoder {
     private func appendDate(_ milliseconds: Int64, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         ProtocolDate.append(milliseconds: milliseconds, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    static func append(_ value: JSONValue, to bytes: inout [UInt8]) {
-        switch value {
-        case .null: bytes += Array("null".utf8)
-        case .bool(let bool): bytes += Array((bool ? "true" : "false").utf8)
-        case .string(let string): appendString(string, to: &bytes)
-        case .number(let number):
-            if number.rounded() == number, abs(number) < 9_007_199_254_740_992 {
-                bytes += Array(String(Int64(number)).utf8)
-            } else {
-                bytes += Array("\(number)".utf8)
-            }
-        case .array(let values):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in values.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                append(element, to: &bytes)
-            }
-            bytes.append(UInt8(ascii: "]"))
-        case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
-            for (index, name) in object.keys.sorted().enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                appendString(name, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                append(object[name]!, to: &bytes)
-            }
-            bytes.append(UInt8(ascii: "}"))
-        }
-    }
-
-    private static let hex = Array("0123456789abcdef".utf8)
-
-    static func appendString(_ string: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        let utf8 = string.utf8
-        // Most values need no escaping: copy them in one go (native strings are contiguous UTF-8).
-        let copied = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
-            for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                return false
-            }
-            bytes.append(contentsOf: buffer)
-            return true
-        }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                bytes += [
-                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
-                ]
-            default: bytes.append(byte)
-            }
-        }
         bytes.append(UInt8(ascii: "\""))
     }
 }
