@@ -135,7 +135,7 @@ public final class Dashboard: Sendable {
     /// Waits for background work, stops the server and closes the store.
     public func stop() async {
         await sync.waitUntilIdle()
-        server.stop()
+        await server.stop()
         try? await context.close()
     }
 

@@ -71,20 +71,44 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting connections, lets running asynchronous handlers finish and their
     /// connections come back (for up to `grace`), then stops the daemon. Safe to call more than once.
+    ///
+    /// It blocks the calling thread while it waits: from async code, call the `async` variant,
+    /// which leaves the thread to the handlers' tasks.
     public func stop(grace: Duration = .seconds(60)) {
+        guard let handle = quiesce() else { return }
+        let deadline = ContinuousClock.now + grace
+        while hasParkedRequests, ContinuousClock.now < deadline { usleep(2_000) }
+        MHD_stop_daemon(handle.pointer)
+    }
+
+    /// Stops like ``stop(grace:)``, but waits for asynchronous handlers without holding a thread.
+    /// Blocking waits on the cooperative pool (two threads on a 2-core machine) could starve the
+    /// very handlers being waited for.
+    public func stop(grace: Duration = .seconds(60)) async {
+        guard let handle = quiesce() else { return }
+        let deadline = ContinuousClock.now + grace
+        while hasParkedRequests, ContinuousClock.now < deadline {
+            // Cancelled: wait on, but by blocking (stopping with a parked connection aborts the process).
+            do { try await Task.sleep(for: .milliseconds(2)) } catch { usleep(2_000) }
+        }
+        MHD_stop_daemon(handle.pointer)
+    }
+
+    /// Takes the daemon (nil when already stopped) and closes its listening socket.
+    private func quiesce() -> DaemonHandle? {
         let taken = daemon.withLock { value -> DaemonHandle? in
             defer { value = nil }
             return value
         }
-        guard let handle = taken else { return }
+        guard let handle = taken else { return nil }
         // Quiescing hands the listening socket back to us: close it so no one can connect.
         let listening = MHD_quiesce_daemon(handle.pointer)
         if listening >= 0 { close(listening) }
-        let deadline = ContinuousClock.now + grace
-        while context.parkedRequests.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
-            usleep(2_000)
-        }
-        MHD_stop_daemon(handle.pointer)
+        return handle
+    }
+
+    private var hasParkedRequests: Bool {
+        context.parkedRequests.load(ordering: .acquiring) > 0
     }
 
     deinit { stop() }

@@ -139,7 +139,7 @@ import Testing
         await harness.dashboard.waitUntilIdle()
         #expect(try await harness.client.send("GET", "/").text.contains("Pulled 0 rows"))
         #expect(try await other.send("GET", "/").text.contains("Pulled 0 rows"))
-        slow.stop()
+        await slow.stop()
         await harness.stop()
     }
 
