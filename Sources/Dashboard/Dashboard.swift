@@ -17,8 +17,7 @@ public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
         "layout", "partials/header", "partials/flash", "partials/todo-row", "todos", "item", "operations", "discard",
-        "conflicts",
-        "conflict", "settings", "error",
+        "conflicts", "conflict", "settings", "error",
     ]
 
     public let server: HTTPServer
