@@ -196,6 +196,38 @@ import Testing
         #expect(try await String(decoding: answer.body, as: UTF8.self) == "done")
     }
 
+    /// More stops at once than the cooperative pool has threads: a stop that blocked its thread
+    /// while waiting would leave none for the handlers it waits for (and, after the grace,
+    /// stopping with a parked connection aborts the process).
+    @Test func asyncStopsWaitForParkedHandlersWithoutHoldingThreads() async throws {
+        let count = ProcessInfo.processInfo.activeProcessorCount + 2
+        let started = Atomic<Int>(0)
+        var servers: [TestServer] = []
+        for _ in 0..<count {
+            servers.append(
+                try TestServer { router in
+                    router.get("/slow") { _ async throws in
+                        started.add(1, ordering: .releasing)
+                        try await Task.sleep(for: .milliseconds(300))
+                        return .text("done")
+                    }
+                })
+        }
+        let answers = Task { [servers] in
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for server in servers {
+                    group.addTask { String(decoding: try await server.send("GET", "/slow").body, as: UTF8.self) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        while started.load(ordering: .acquiring) < count { try await Task.sleep(for: .milliseconds(5)) }
+        await withTaskGroup(of: Void.self) { group in
+            for server in servers { group.addTask { await server.server.stop(grace: .seconds(10)) } }
+        }
+        #expect(try await answers.value == Array(repeating: "done", count: count))
+    }
+
     @Test func badHostIsATypedError() {
         #expect(throws: HTTPServerError.invalidHost("not a host")) {
             _ = try HTTPServer(configuration: .init(host: "not a host"), responder: Router().buildResponder())
