@@ -170,6 +170,12 @@ struct LocalStore: Sendable {
         .map(Self.operation)
     }
 
+    /// The operation, or ``SyncError/operationNotFound(_:)``.
+    func existingOperation(_ db: Database, id: Int64) throws -> TableOperation {
+        guard let operation = try operation(db, id: id) else { throw SyncError.operationNotFound(id) }
+        return operation
+    }
+
     /// The item's operations in push order.
     func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
         try Row.fetchAll(

@@ -90,9 +90,7 @@ extension SyncContext {
     /// Turns a conflicted operation into one that overwrites the server's current version.
     func adoptServerVersion(_ operationId: Int64) throws(SyncError) {
         try write { [store] db in
-            guard var operation = try store.operation(db, id: operationId) else {
-                throw SyncError.operationNotFound(operationId)
-            }
+            var operation = try store.existingOperation(db, id: operationId)
             guard operation.state == .conflict, let error = try store.error(db, operationId: operationId) else {
                 throw SyncError.notInConflict(operationId)
             }
@@ -132,9 +130,7 @@ extension SyncContext {
     /// server deleted it) and drops the operation.
     public nonisolated func useServer(_ operationId: Int64) throws(SyncError) {
         try write { [store] db in
-            guard let operation = try store.operation(db, id: operationId) else {
-                throw SyncError.operationNotFound(operationId)
-            }
+            let operation = try store.existingOperation(db, id: operationId)
             guard operation.state == .conflict, let error = try store.error(db, operationId: operationId) else {
                 throw SyncError.notInConflict(operationId)
             }
@@ -152,9 +148,7 @@ extension SyncContext {
     /// cleared until the next push.
     public nonisolated func cancel(_ operationId: Int64) throws(SyncError) {
         try write { [store] db in
-            guard var operation = try store.operation(db, id: operationId) else {
-                throw SyncError.operationNotFound(operationId)
-            }
+            var operation = try store.existingOperation(db, id: operationId)
             guard operation.state == .conflict || operation.state == .failed else {
                 throw SyncError.notInConflict(operationId)
             }
@@ -169,9 +163,7 @@ extension SyncContext {
     /// server copy) when there is one; a discarded insert removes the row.
     public nonisolated func discard(_ operationId: Int64) throws(SyncError) {
         try write { [store] db in
-            guard let operation = try store.operation(db, id: operationId) else {
-                throw SyncError.operationNotFound(operationId)
-            }
+            let operation = try store.existingOperation(db, id: operationId)
             guard operation.state != .inFlight else { throw SyncError.operationInFlight(operationId) }
             let table = try store.description(of: operation.table)
             let others = try store.operations(db, table: operation.table, itemId: operation.itemId)

@@ -6,16 +6,16 @@ import Testing
 
 /// Answers that are lost, cut or garbled after the service applied a change: the client must
 /// recognise its own change instead of dropping the version or conflicting with itself.
-@Suite struct LostAnswerTests {
-    /// A harness whose client has pushed and pulled `s0` cleanly.
-    private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
-        let harness = try ReliabilityHarness()
-        let context = try harness.client()
-        try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
-        _ = try await context.push()
-        return (harness, context)
-    }
+/// A harness whose client has pushed `s0` ("seed") cleanly.
+private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
+    let harness = try ReliabilityHarness()
+    let context = try harness.client()
+    try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
+    _ = try await context.push()
+    return (harness, context)
+}
 
+@Suite struct LostAnswerTests {
     @Test func updateWhoseAnswerIsGarbledStillAdoptsTheServersVersion() async throws {
         let (harness, context) = try await seeded()
         defer { harness.stop() }
@@ -52,12 +52,9 @@ import Testing
 /// edited or deleted locally: the retry must recognise the earlier attempt as its own.
 @Suite struct LostUpdateAnswerTests {
     @Test func editAfterLostUpdateAnswersIsPushedWithoutConflict() async throws {
-        let harness = try ReliabilityHarness()
+        let (harness, context) = try await seeded()
         defer { harness.stop() }
-        let context = try harness.client()
         let table = context.table("todoitem")
-        try table.insert(["id": "s0", "text": "seed", "complete": false])
-        _ = try await context.push()
         try table.update(["id": "s0", "text": "first"])
         // The first PATCH lands but its answer is lost; so is the answer of the retry (a 412).
         harness.proxy.setPlan(FaultPlan([FaultRule(.resetMidResponse, method: "PATCH", nth: 1)]))
@@ -73,16 +70,12 @@ import Testing
     }
 
     @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
-        let harness = try ReliabilityHarness()
+        let (harness, context) = try await seeded()
         defer { harness.stop() }
-        let context = try harness.client()
         let table = context.table("todoitem")
-        try table.insert(["id": "s0", "text": "seed", "complete": false])
-        _ = try await context.push()
         try table.update(["id": "s0", "text": "first"])
         harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
-        // On a reused connection URLSession re-sends the request without its body and waits for
-        // the time limit (5 s here): a lost answer costs one request timeout.
+        // A lost answer costs one request timeout (5 s here).
         await #expect(throws: SyncError.self) { _ = try await context.push() }
         try table.delete(id: "s0")
         harness.proxy.setPlan(.passThrough)

@@ -26,6 +26,17 @@ struct ConflictTests {
         return context
     }
 
+    /// A local edit of `a` pushed after the server deleted `a`: operation 1 is in conflict.
+    func updateOfAnItemDeletedOnTheServer() async throws -> SyncContext {
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        try await service.rest.insert(["id": "a", "text": "original"])
+        _ = try await context.table("todoitem").pull()
+        try await service.rest.delete("a")
+        try context.table("todoitem").update(["id": "a", "text": "client"])
+        _ = try await context.push()
+        return context
+    }
+
     @Test func updateAnswered412IsAConflictWithTheServersItem() async throws {
         let context = try await conflictedUpdate()
         let result = try await context.push()
@@ -142,24 +153,14 @@ struct ConflictTests {
     }
 
     @Test func useServerForAnItemDeletedOnTheServerRemovesTheLocalRow() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
-        try await service.rest.insert(["id": "a", "text": "original"])
-        _ = try await context.table("todoitem").pull()
-        try await service.rest.delete("a")
-        try context.table("todoitem").update(["id": "a", "text": "client"])
-        _ = try await context.push()
+        let context = try await updateOfAnItemDeletedOnTheServer()
         try await context.resolve(1, with: .useServer)
         #expect(try context.table("todoitem").item(id: "a") == nil)
         #expect(try context.operations().isEmpty)
     }
 
     @Test func useClientForAnItemDeletedOnTheServerRecreatesIt() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
-        try await service.rest.insert(["id": "a", "text": "original"])
-        _ = try await context.table("todoitem").pull()
-        try await service.rest.delete("a")
-        try context.table("todoitem").update(["id": "a", "text": "client"])
-        _ = try await context.push()
+        let context = try await updateOfAnItemDeletedOnTheServer()
         #expect(try await context.useClient(1) == .pushed)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "client")
