@@ -20,11 +20,15 @@
     setText("pending", status.pending);
     setText("conflicts", status.conflicts);
     setText("conflictsWord", status.conflictsWord);
-    setText("progress", status.progressText || "");
+    setText("refused", status.refused);
+    setText("progress", status.progress || "");
     setText("stateLabel", status.stateLabel);
-    var pending = field("pendingLink"), conflicts = field("conflictsLink");
-    if (pending) pending.classList.toggle("has-pending", status.pending > 0);
-    if (conflicts) conflicts.classList.toggle("has-conflicts", status.conflicts > 0);
+    var pending = field("pendingLink"), conflicts = field("conflictsLink"), refused = field("refusedLink");
+    var state = field("state");
+    if (pending) pending.classList.toggle("has-pending", status.hasPending);
+    if (conflicts) conflicts.classList.toggle("has-conflicts", status.hasConflicts);
+    if (refused) refused.hidden = !status.hasRefused;
+    if (state) state.className = "remote state-" + status.state;
     if (button) {
       button.disabled = status.running;
       button.textContent = status.running ? "Syncing…" : "Sync";

@@ -42,32 +42,41 @@ struct APIController: Sendable {
         for kind in [BackgroundSync.Kind.sync, .push, .pull] {
             router.post("/api/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
-                return try Self.json(["started": started, "running": true], status: 202)
+                return Self.json(["started": started, "running": true], status: 202)
             }
         }
     }
 
-    static func json<T: Encodable>(_ value: T, status: Int = 200) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return .json(data: try encoder.encode(value), status: status)
+    static func json<T: Encodable>(_ value: T, status: Int = 200) -> Response {
+        JSONAnswer.response(value, status: status)
+    }
+
+    /// `GET /api/status`: the header every page shows, plus the CSRF token scripts need.
+    struct StatusAnswer: Encodable {
+        var header: HeaderView
+        var csrfToken: String
+
+        private enum CodingKeys: String, CodingKey { case csrfToken }
+
+        /// The header's fields and `csrfToken`, side by side in one object.
+        func encode(to encoder: any Encoder) throws {
+            try header.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(csrfToken, forKey: .csrfToken)
+        }
     }
 
     private var table: SyncTable { environment.todos }
 
     private func status() throws -> Response {
-        let header = HeaderState.read(context: environment.context, sync: environment.sync, servicePage: nil)
-        var body = header.json
-        body["csrfToken"] = .string(csrfToken)
-        body["offline"] = .bool(environment.context.isOffline)
-        return try Self.json(body)
+        let header = HeaderView.read(context: environment.context, sync: environment.sync, servicePage: nil)
+        return Self.json(StatusAnswer(header: header, csrfToken: csrfToken))
     }
 
     private func items(_ request: Request) throws -> Response {
         let query = try TodoListController.ListQuery(request)
         let (items, total) = try TodoListController(environment: environment).items(query)
-        return try Self.json([
+        return Self.json([
             "items": JSONValue.array(items.map(JSONValue.object)), "total": .number(Double(total)),
             "page": .number(Double(query.page)),
         ])
@@ -83,7 +92,7 @@ struct APIController: Sendable {
     }
 
     private func item(_ request: Request) throws -> Response {
-        try Self.json(try found(request))
+        Self.json(try found(request))
     }
 
     private func add(_ request: Request) throws -> Response {
@@ -95,7 +104,7 @@ struct APIController: Sendable {
             item[SystemColumn.id] = .string(id)
         }
         let table = self.table
-        return try Self.json(try storeCall { () throws(SyncError) in try table.insert(item) }, status: 201)
+        return Self.json(try storeCall { () throws(SyncError) in try table.insert(item) }, status: 201)
     }
 
     private func update(_ request: Request) throws -> Response {
@@ -106,7 +115,7 @@ struct APIController: Sendable {
         item["text"] = .string(input.text)
         item["complete"] = .bool(input.complete)
         let table = self.table
-        return try Self.json(try storeCall { () throws(SyncError) in try table.update(item) })
+        return Self.json(try storeCall { () throws(SyncError) in try table.update(item) })
     }
 
     private func delete(_ request: Request) throws -> Response {
@@ -114,7 +123,7 @@ struct APIController: Sendable {
         let id = item[SystemColumn.id]?.stringValue ?? ""
         let table = self.table
         try storeCall { () throws(SyncError) in try table.delete(id: id) }
-        return try Self.json(["deleted": id])
+        return Self.json(["deleted": id])
     }
 
     private static func validated(text: String?, complete: Bool?) throws(HTTPError) -> TodoInput {
@@ -126,19 +135,19 @@ struct APIController: Sendable {
 
     private func operations() throws -> Response {
         let context = environment.context
-        return try Self.json(try storeCall { () throws(SyncError) in try context.operations() })
+        return Self.json(try storeCall { () throws(SyncError) in try context.operations() })
     }
 
     private func discard(_ request: Request) throws -> Response {
         guard let id = request.parameters["id"].flatMap(Int64.init) else { throw HTTPError(404, "No such operation.") }
         let context = environment.context
         try storeCall { () throws(SyncError) in try context.discard(id) }
-        return try Self.json(["discarded": id])
+        return Self.json(["discarded": id])
     }
 
     private func conflicts() throws -> Response {
         let context = environment.context
-        return try Self.json(try storeCall { () throws(SyncError) in try context.conflicts() })
+        return Self.json(try storeCall { () throws(SyncError) in try context.conflicts() })
     }
 
     private func resolve(_ request: Request) async throws -> Response {
@@ -149,7 +158,7 @@ struct APIController: Sendable {
         }
         do {
             let outcome = try await environment.context.resolve(id, with: resolution)
-            return try Self.json(["outcome": outcome?.rawValue ?? "pending"])
+            return Self.json(["outcome": outcome?.rawValue ?? "pending"])
         } catch let error as SyncError {
             throw error.httpError
         }

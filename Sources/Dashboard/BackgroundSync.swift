@@ -31,6 +31,8 @@ final class BackgroundSync: Sendable {
     private let logger = Logger(label: "todosync.dashboard.sync")
     private let running = Mutex<Running?>(nil)
     private let lastMessage = Mutex<Flash?>(nil)
+    /// What each remote did when last asked, by address.
+    private let contacts = Mutex<[String: RemoteState.Contact]>([:])
 
     /// The table the dashboard pulls, and the query id of its incremental pull.
     static let table = "todoitem"
@@ -40,6 +42,15 @@ final class BackgroundSync: Sendable {
         self.context = context
         self.sessions = sessions
         self.pageSize = pageSize
+        // The store's last result belongs to the remote it was opened with.
+        if let remote = context.remoteURL, let last = context.lastSync {
+            contacts.withLock { $0[remote] = RemoteState.record(last, after: nil) }
+        }
+    }
+
+    /// The dashboard's record of its exchanges with `remote`; nil if it never asked it anything.
+    func contact(with remote: String) -> RemoteState.Contact? {
+        contacts.withLock { $0[remote] }
     }
 
     /// Whether work is running now.
@@ -70,7 +81,11 @@ final class BackgroundSync: Sendable {
     }
 
     private func run(_ kind: Kind) async {
+        let before = context.lastSync
         let outcome = await perform(kind)
+        if let remote = context.remoteURL, let last = context.lastSync, last != before {
+            contacts.withLock { $0[remote] = RemoteState.record(last, after: $0[remote]) }
+        }
         lastMessage.withLock { $0 = outcome }
         let waiting = running.withLock { current -> Set<String> in
             defer { current = nil }

@@ -14,15 +14,14 @@ struct ConflictsController: Sendable {
         router.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
     }
 
-    func summaries() throws(HTTPError) -> [[String: Any]] {
+    func summaries() throws(HTTPError) -> [ConflictsPage.Summary] {
         let context = environment.context
         return try storeCall { () throws(SyncError) in try context.conflicts() }.map { conflict in
-            [
-                "id": conflict.id, "itemId": conflict.operation.itemId, "kind": conflict.operation.kind.rawValue,
-                "client": conflict.clientItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted here)",
-                "server": conflict.serverItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted on the server)",
-                "when": TodoPresenter.date(conflict.error.recordedAt),
-            ]
+            ConflictsPage.Summary(
+                id: conflict.id, itemId: conflict.operation.itemId, kind: conflict.operation.kind.rawValue,
+                client: conflict.clientItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted here)",
+                server: conflict.serverItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted on the server)",
+                when: TodoPresenter.date(conflict.error.recordedAt))
         }
     }
 
@@ -30,9 +29,7 @@ struct ConflictsController: Sendable {
         let conflicts = try summaries()
         return environment.renderer.page(
             "conflicts", request, section: .conflicts,
-            [
-                "conflicts": conflicts, "hasConflicts": !conflicts.isEmpty,
-            ])
+            ConflictsPage(conflicts: conflicts, hasConflicts: !conflicts.isEmpty))
     }
 
     private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
@@ -51,20 +48,17 @@ struct ConflictsController: Sendable {
         let columns =
             environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
         let fields = conflict.fields(columns: columns).map { field in
-            [
-                "name": field.name, "base": TodoPresenter.display(field.base, column: field.name),
-                "client": TodoPresenter.display(field.client, column: field.name),
-                "server": TodoPresenter.display(field.server, column: field.name),
-                "differs": field.differs && !SystemColumn.all.contains(field.name),
-            ] as [String: Any]
+            ConflictPage.Field(
+                name: field.name, base: TodoPresenter.display(field.base, column: field.name),
+                client: TodoPresenter.display(field.client, column: field.name),
+                server: TodoPresenter.display(field.server, column: field.name),
+                differs: field.differs && !SystemColumn.all.contains(field.name))
         }
         let title = TodoPresenter.label(
             conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
         return environment.renderer.page(
             "conflict", request, section: .conflicts,
-            [
-                "id": conflict.id, "title": title, "fields": fields, "explanation": explanation(conflict),
-            ])
+            ConflictPage(id: conflict.id, title: title, explanation: explanation(conflict), fields: fields))
     }
 
     private func explanation(_ conflict: SyncConflict) -> String {

@@ -58,14 +58,14 @@ public final class Dashboard: Sendable {
         let renderer = PageRenderer(
             templates: templates, csrfToken: csrf.token, sessions: sessions, deviceName: configuration.deviceName
         ) {
-            HeaderState.read(
+            HeaderView.read(
                 context: context, sync: sync,
                 servicePage: configuration.servicePageURL
                     ?? servicePagePath.flatMap { path in embedded().map { $0 + path } })
         }
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, settings: settings,
-            todoRows: FragmentCache(templates: templates, template: "partials/todo-row") { $0.context },
+            todoRows: FragmentCache(templates: templates, template: "partials/todo-row"),
             embeddedURL: embedded)
 
         var router = Router()

@@ -26,26 +26,23 @@ struct ItemController: Sendable {
     func show(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
-        var fields: [String: Any] = [
-            "text": form?.text ?? item["text"]?.stringValue ?? "",
-            "complete": form?.complete ?? item["complete"]?.boolValue ?? false,
-        ]
-        fields["error"] = form?.message
-        var context: [String: Any] = ["item": TodoPresenter.row(item, operation: nil).context, "form": fields]
-        context["operation"] = operationContext(id)
-        return environment.renderer.page("item", request, section: .todos, status: status, context)
+        let page = ItemPage(
+            item: TodoPresenter.row(item, operation: nil),
+            form: TodoForm(
+                text: form?.text ?? item["text"]?.stringValue ?? "",
+                complete: form?.complete ?? item["complete"]?.boolValue ?? false, error: form?.message),
+            operation: pendingChange(id))
+        return environment.renderer.page("item", request, section: .todos, status: status, page)
     }
 
-    private func operationContext(_ id: String) -> [String: Any]? {
+    private func pendingChange(_ id: String) -> ItemPage.PendingChange? {
         guard let operation = try? environment.context.operations(table: DashboardEnvironment.table, itemId: id).last
         else { return nil }
-        var context: [String: Any] = [
-            "kind": operation.kind.rawValue, "state": TodoPresenter.stateLabel(operation.state),
-            "badge": TodoPresenter.stateBadge(operation.state),
-        ]
-        if operation.state == .conflict { context["conflictHref"] = "/conflicts/\(operation.id)" }
-        context["message"] = operation.message
-        return context
+        return ItemPage.PendingChange(
+            kind: operation.kind.rawValue, state: TodoPresenter.stateLabel(operation.state),
+            badge: TodoPresenter.stateBadge(operation.state),
+            conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
+            message: operation.message)
     }
 
     private func save(_ request: Request) throws -> Response {

@@ -15,34 +15,28 @@ struct OperationsController: Sendable {
         router.post("/operations/:id/discard") { request in try discard(request) }
     }
 
-    func rows() throws(HTTPError) -> [[String: Any]] {
+    func rows() throws(HTTPError) -> [OperationsPage.OperationRow] {
         let context = environment.context
         let operations = try storeCall { () throws(SyncError) in try context.operations() }
         return operations.prefix(Self.shownLimit).map { operation in
             let local = try? context.item(id: operation.itemId, in: operation.table)
-            var row: [String: Any] = [
-                "id": operation.id, "sequence": operation.id, "table": operation.table,
-                "kind": operation.kind.rawValue, "state": TodoPresenter.stateLabel(operation.state),
-                "stateBadge": TodoPresenter.stateBadge(operation.state), "attempts": operation.attempts,
-                "label": TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
-                "message": operation.message ?? "", "queuedAt": TodoPresenter.date(operation.queuedAt),
-            ]
-            row["lastStatus"] = operation.lastStatus
-            if local != nil, operation.table == DashboardEnvironment.table {
-                row["itemHref"] = "/items/\(PercentDecoding.encode(operation.itemId))"
-            }
-            if operation.state == .conflict { row["conflictHref"] = "/conflicts/\(operation.id)" }
-            return row
+            return OperationsPage.OperationRow(
+                id: operation.id, sequence: operation.id, table: operation.table, kind: operation.kind.rawValue,
+                state: TodoPresenter.stateLabel(operation.state), stateBadge: TodoPresenter.stateBadge(operation.state),
+                attempts: operation.attempts,
+                label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
+                itemHref: local != nil && operation.table == DashboardEnvironment.table
+                    ? "/items/\(PercentDecoding.encode(operation.itemId))" : nil,
+                conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
+                lastStatus: operation.lastStatus, message: operation.message ?? "",
+                queuedAt: TodoPresenter.date(operation.queuedAt))
         }
     }
 
     private func list(_ request: Request) throws -> Response {
         let rows = try rows()
         return environment.renderer.page(
-            "operations", request, section: .operations,
-            [
-                "operations": rows, "hasOperations": !rows.isEmpty,
-            ])
+            "operations", request, section: .operations, OperationsPage(operations: rows, hasOperations: !rows.isEmpty))
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
@@ -61,12 +55,11 @@ struct OperationsController: Sendable {
         let local = try? environment.context.item(id: operation.itemId, in: operation.table)
         return environment.renderer.page(
             "discard", request, section: .operations,
-            [
-                "operation": [
-                    "id": operation.id, "kind": operation.kind.rawValue, "hasBase": operation.base != nil,
-                    "label": TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
-                ] as [String: Any]
-            ])
+            DiscardPage(
+                operation: DiscardPage.Target(
+                    id: operation.id, kind: operation.kind.rawValue,
+                    label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
+                    hasBase: operation.base != nil)))
     }
 
     private func discard(_ request: Request) throws -> Response {

@@ -3,8 +3,8 @@ import HTTPServer
 import Synchronization
 
 /// A message shown once on the next page a browser sees ("Saved locally — 3 changes pending").
-struct Flash: Sendable, Equatable {
-    enum Kind: String, Sendable { case success, info, warning, error }
+struct Flash: Sendable, Equatable, Encodable {
+    enum Kind: String, Sendable, Encodable { case success, info, warning, error }
     var kind: Kind
     var message: String
 }

@@ -7,7 +7,7 @@ struct SettingsController: Sendable {
     let environment: DashboardEnvironment
 
     /// The settings form as typed, with a message per field when something is wrong.
-    struct Form {
+    struct Form: Encodable, Sendable {
         var remote: String
         var key: String
         var pageSize: String
@@ -15,14 +15,6 @@ struct SettingsController: Sendable {
         var remoteError: String?
         var keyError: String?
         var pageSizeError: String?
-
-        var context: [String: Any] {
-            var context: [String: Any] = ["remote": remote, "key": key, "pageSize": pageSize, "offline": offline]
-            context["remoteError"] = remoteError
-            context["keyError"] = keyError
-            context["pageSizeError"] = pageSizeError
-            return context
-        }
     }
 
     func addRoutes(to router: inout Router) {
@@ -38,9 +30,9 @@ struct SettingsController: Sendable {
     }
 
     private func show(_ request: Request, form: Form, status: Int = 200) -> Response {
-        var context: [String: Any] = ["form": form.context]
-        context["embeddedURL"] = environment.embeddedURL()
-        return environment.renderer.page("settings", request, section: .settings, status: status, context)
+        environment.renderer.page(
+            "settings", request, section: .settings, status: status,
+            SettingsPage(form: form, embeddedURL: environment.embeddedURL()))
     }
 
     private func save(_ request: Request) async throws -> Response {

@@ -107,22 +107,22 @@ struct TodoListController: Sendable {
         let query = try ListQuery(request)
         let (items, total) = try items(query)
         let pages = max(1, (total + Self.pageSize - 1) / Self.pageSize)
-        var context: [String: Any] = [
-            "rows": environment.todoRows.render(try rows(items)), "hasItems": !items.isEmpty,
-            "show": query.show.rawValue, "search": query.search,
-            "filters": Show.allCases.map { show in
-                ["label": show.label, "href": query.href(show: show), "current": show == query.show] as [String: Any]
-            },
-            "emptyMessage": emptyMessage(query, total: total),
-        ]
+        var pager: TodoListPage.Pager?
         if pages > 1 || query.page > 1 {
-            var pager: [String: Any] = ["summary": "Page \(query.page) of \(pages) · \(total) todos"]
-            if query.page > 1 { pager["previous"] = query.href(page: query.page - 1) }
-            if query.page < pages { pager["next"] = query.href(page: query.page + 1) }
-            context["pager"] = pager
+            pager = TodoListPage.Pager(
+                summary: "Page \(query.page) of \(pages) · \(total) todos",
+                previous: query.page > 1 ? query.href(page: query.page - 1) : nil,
+                next: query.page < pages ? query.href(page: query.page + 1) : nil)
         }
-        if let form { context["form"] = ["text": form.text, "error": form.message] }
-        return environment.renderer.page("todos", request, section: .todos, status: status, context)
+        let page = TodoListPage(
+            rows: environment.todoRows.fragments(try rows(items)), hasItems: !items.isEmpty,
+            show: query.show.rawValue, search: query.search,
+            filters: Show.allCases.map { show in
+                TodoListPage.FilterLink(label: show.label, href: query.href(show: show), current: show == query.show)
+            },
+            emptyMessage: emptyMessage(query, total: total), pager: pager,
+            form: form.map { TodoForm(text: $0.text, complete: $0.complete, error: $0.message) })
+        return environment.renderer.page("todos", request, section: .todos, status: status, page)
     }
 
     private func emptyMessage(_ query: ListQuery, total: Int) -> String {

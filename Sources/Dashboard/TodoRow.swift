@@ -3,32 +3,33 @@ import HTTPServer
 /// A todo as the list and the editor show it.
 ///
 /// It holds everything its row shows, so it is also the key of the row's rendered HTML in
-/// the list's ``Views/FragmentCache``.
-struct TodoRow: Hashable, Sendable {
+/// the list's ``Views/FragmentCache``, and the context of `partials/todo-row`.
+struct TodoRow: Hashable, Sendable, Encodable {
     var id: String
+    /// The id as one path segment (`/items/{idPath}`).
+    var idPath: String
     var text: String
     var complete: Bool
-    /// Readable, or empty before the first push.
-    var updatedAt: String
+    /// Readable, or nil before the first push.
+    var updatedAt: String?
     var version: String?
     /// The pending operation's badge, if the todo has one.
     var badge: Badge?
 
+    init(id: String, text: String, complete: Bool, updatedAt: String, version: String?, badge: Badge?) {
+        self.id = id
+        idPath = PercentDecoding.encode(id)
+        self.text = text
+        self.complete = complete
+        self.updatedAt = updatedAt.isEmpty ? nil : updatedAt
+        self.version = version
+        self.badge = badge
+    }
+
     /// A pending operation's badge: its CSS kind, its words and where it links.
-    struct Badge: Hashable, Sendable {
+    struct Badge: Hashable, Sendable, Encodable {
         var kind: String
         var label: String
         var href: String
-    }
-
-    /// What the templates see (`partials/todo-row`, `item`).
-    var context: [String: Any] {
-        var context: [String: Any] = [
-            "id": id, "idPath": PercentDecoding.encode(id), "text": text, "complete": complete,
-        ]
-        if !updatedAt.isEmpty { context["updatedAt"] = updatedAt }
-        context["version"] = version
-        if let badge { context["badge"] = ["kind": badge.kind, "label": badge.label, "href": badge.href] }
-        return context
     }
 }

@@ -46,14 +46,16 @@ public struct TemplateLibrary: Sendable {
         self.names = names
     }
 
-    /// Renders `template` with `context` (dictionaries, arrays, strings, numbers, booleans).
-    public func render(_ template: String, _ context: [String: Any]) -> String {
+    /// Renders `template` with `context`: a typed value (its stored properties are the names the
+    /// template sees, optionals that are nil count as absent), or dictionaries, arrays, strings,
+    /// numbers and booleans.
+    public func render(_ template: String, _ context: Any) -> String {
         // Names are checked at start-up, so a nil here is a programming error in a controller.
         library.render(context, withTemplate: template) ?? ""
     }
 
     /// An HTML response rendered from `template`.
-    public func page(_ template: String, _ context: [String: Any], status: Int = 200) -> Response {
+    public func page(_ template: String, _ context: Any, status: Int = 200) -> Response {
         precondition(names.contains(template), "template '\(template)' was not loaded")
         return .html(render(template, context), status: status)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import Views
 
@@ -9,26 +8,17 @@ import Views
         var text: String
     }
 
-    /// A cache over `<li>{{text}}</li>` that counts how often a row is actually rendered.
-    final class Counter: Sendable {
-        let value = Atomic(0)
-    }
-
+    /// A cache over `<li>{{text}}</li>`.
     struct Fixture {
-        let renders = Counter()
         let cache: FragmentCache<Row>
 
         init(capacity: Int = 100) throws {
             let templates = try TemplateLibrary(
                 folder: try TemplateLibraryTests.folder(["row": "{{% CONTENT_TYPE: HTML}}<li>{{text}}</li>"]))
-            let renders = self.renders
-            cache = FragmentCache(templates: templates, template: "row", capacity: capacity) { row in
-                renders.value.add(1, ordering: .relaxed)
-                return ["text": row.text]
-            }
+            cache = FragmentCache(templates: templates, template: "row", capacity: capacity)
         }
 
-        var renderCount: Int { renders.value.load(ordering: .relaxed) }
+        var renderCount: Int { cache.renderCount }
     }
 
     @Test func rendersEachValueInOrderAndEscaped() throws {

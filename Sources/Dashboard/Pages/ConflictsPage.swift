@@ -1,0 +1,37 @@
+/// The conflict list's content (`/conflicts`).
+struct ConflictsPage: Encodable, Sendable {
+    var conflicts: [Summary]
+    var hasConflicts: Bool
+
+    /// One conflict in the list.
+    struct Summary: Encodable, Sendable {
+        var id: Int64
+        var itemId: String
+        var kind: String
+        /// The client's value in words, or "(deleted here)".
+        var client: String
+        /// The server's value in words, or "(deleted on the server)".
+        var server: String
+        var when: String
+    }
+}
+
+/// The conflict page's content (`/conflicts/{operation}`): base, client and server field by field.
+struct ConflictPage: Encodable, Sendable {
+    var id: Int64
+    /// The item's text, else its id.
+    var title: String
+    /// What happened, in words.
+    var explanation: String
+    var fields: [Field]
+
+    /// One field compared.
+    struct Field: Encodable, Sendable {
+        var name: String
+        var base: String
+        var client: String
+        var server: String
+        /// Whether client and server differ on a field the user wrote (not a system column).
+        var differs: Bool
+    }
+}

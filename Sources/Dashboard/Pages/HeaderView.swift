@@ -1,0 +1,93 @@
+import Foundation
+import SyncClient
+
+/// The header of every page and the answer of `GET /api/status`: the remote, what the dashboard
+/// knows about it, the queue's counts and the running sync's progress.
+///
+/// It is the one description of the header: the page renders it, the API encodes it and the
+/// page's script reads the same names, so the live header and the page cannot disagree.
+struct HeaderView: Encodable, Sendable, Equatable {
+    /// The remote's address, or empty when none is set.
+    var remote: String
+    /// The address without its scheme (`127.0.0.1:8090`).
+    var remoteLabel: String
+    /// The remote's state as a CSS-friendly word (see ``RemoteState``).
+    var state: String
+    /// The state in words: "Not contacted yet", "Reachable (last contact 10:02:03 UTC)", …
+    var stateLabel: String
+    /// Changes waiting to be pushed (pending, retrying or on the wire).
+    var pending: Int
+    var hasPending: Bool
+    /// Changes in conflict, waiting for a person's choice.
+    var conflicts: Int
+    var hasConflicts: Bool
+    /// "conflict" or "conflicts".
+    var conflictsWord: String
+    /// Changes the service refused (they stay queued until retried or discarded).
+    var refused: Int
+    var hasRefused: Bool
+    /// Whether a sync, push or pull runs now.
+    var running: Bool
+    /// "Pushing 3/10…", "Pulling 250 of 1,000 rows…", or empty.
+    var progress: String
+    /// Whether offline mode is on.
+    var offline: Bool
+    /// The embedded service's own page, when there is one.
+    var servicePage: String?
+    /// The outcome of the last sync, push or pull in words.
+    var lastResult: String?
+
+    init(
+        remote: String, state: RemoteState, counts: SyncStatus?, running: Bool, progress: SyncProgress,
+        offline: Bool, servicePage: String?, lastResult: String?
+    ) {
+        self.remote = remote
+        remoteLabel = Self.shortLabel(remote)
+        self.state = state.word
+        stateLabel = state.label
+        pending = counts?.pending ?? 0
+        hasPending = pending > 0
+        conflicts = counts?.conflicts ?? 0
+        hasConflicts = conflicts > 0
+        conflictsWord = conflicts == 1 ? "conflict" : "conflicts"
+        refused = counts?.failed ?? 0
+        hasRefused = refused > 0
+        self.running = running
+        self.progress = Self.progressText(progress, running: running)
+        self.offline = offline
+        self.servicePage = servicePage
+        self.lastResult = lastResult
+    }
+
+    /// Reads counts and state; never waits for a running sync.
+    static func read(context: SyncContext, sync: BackgroundSync, servicePage: String?) -> HeaderView {
+        let remote = context.remoteURL ?? ""
+        let running = sync.isRunning
+        let state = RemoteState.decide(
+            offline: context.isOffline, remote: remote, running: running, contact: sync.contact(with: remote))
+        return HeaderView(
+            remote: remote, state: state, counts: try? context.status(), running: running,
+            progress: context.progress, offline: context.isOffline, servicePage: servicePage,
+            lastResult: sync.lastResult?.message)
+    }
+
+    /// "Pushing 3/10…", "Pulling 250 of 1,000 rows…" (with the service's total when it gave one).
+    static func progressText(_ progress: SyncProgress, running: Bool) -> String {
+        switch progress.activity {
+        case .idle: running ? "Starting…" : ""
+        case .pushing: "Pushing \(progress.done)/\(progress.total ?? progress.done)…"
+        case .pulling:
+            if let total = progress.total {
+                "Pulling \(progress.done.formatted()) of \(total.formatted()) rows…"
+            } else {
+                "Pulling: \(progress.done.formatted()) rows…"
+            }
+        }
+    }
+
+    /// `http://127.0.0.1:8090/` → `127.0.0.1:8090`.
+    static func shortLabel(_ url: String) -> String {
+        guard let parsed = URL(string: url), let host = parsed.host else { return url }
+        return parsed.port.map { "\(host):\($0)" } ?? host
+    }
+}

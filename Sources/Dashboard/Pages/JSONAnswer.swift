@@ -1,0 +1,22 @@
+import Foundation
+import HTTPServer
+
+/// Encodes the dashboard's typed values as JSON answers (sorted keys, ISO 8601 dates).
+enum JSONAnswer {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    /// `value` as a JSON response.
+    static func response<T: Encodable>(_ value: T, status: Int = 200) -> Response {
+        do {
+            return .json(data: try encoder.encode(value), status: status)
+        } catch {
+            // Only a non-finite number fails to encode; the dashboard's values hold none.
+            return .jsonError("The answer could not be written as JSON: \(error).", status: 500)
+        }
+    }
+}

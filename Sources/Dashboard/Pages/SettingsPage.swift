@@ -1,0 +1,7 @@
+/// The settings page's content (`/settings`).
+struct SettingsPage: Encodable, Sendable {
+    /// The form: saved values, or as typed with a message per field to fix.
+    var form: SettingsController.Form
+    /// The embedded service's address, when the dashboard has one.
+    var embeddedURL: String?
+}
