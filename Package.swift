@@ -92,9 +92,10 @@ let package = Package(
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
-                "SyncClient", "TableService", "HTTPServer", "SyncProtocol",
+                "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "ReliabilityTests",

@@ -44,7 +44,7 @@ extension SyncError {
             HTTPError(422, description)
         case .stopped, .noRemote:
             HTTPError(503, description)
-        case .badResponse, .pullMadeNoProgress:
+        case .badResponse, .serviceFault:
             HTTPError(502, description)
         case .storage:
             HTTPError(500, description)

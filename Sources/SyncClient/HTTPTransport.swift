@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import SyncProtocol
+import Synchronization
 
 /// One answer from the table service.
 struct HTTPReply: Sendable {
@@ -26,7 +27,13 @@ struct HTTPReply: Sendable {
 }
 
 /// The HTTP side of the table protocol: a pool of keep-alive connections (async-http-client),
-/// the protocol headers, and a deadline per request.
+/// the protocol headers, and two deadlines on every exchange.
+///
+/// - The idle deadline: no byte of the answer (head or body) for ``SyncConfiguration/idleTimeout``
+///   seconds ends the request with ``StopReason/stalled(seconds:)``.
+/// - The total deadline: an exchange longer than ``SyncConfiguration/requestTimeout`` seconds, from
+///   sending to the last byte of the answer, ends with ``StopReason/tooSlow(seconds:)``, also when
+///   the service trickles bytes to stay under the idle deadline.
 ///
 /// URLSession on Linux managed only ~1.8k sequential requests a second here and, after a
 /// dropped keep-alive connection, re-sent a request without its body; async-http-client does
@@ -35,38 +42,56 @@ final class HTTPTransport: Sendable {
     let baseURL: URL
     let applicationKey: String?
     private let base: String
-    private let timeout: TimeAmount
-    /// One pool of keep-alive connections for the process (never shut down, like `HTTPClient.shared`).
-    /// A connection that cannot be made fails the request at once, instead of retrying with a
-    /// back-off: an offline client should say "unreachable" now, and try afresh on the next sync.
-    private static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    private let idleTimeout: TimeInterval
+    private let requestTimeout: TimeInterval
+    private let client: HTTPClient
 
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
-    private static let maximumBody = 64 << 20
+    static let maximumBody = 64 << 20
 
-    init(baseURL: URL, applicationKey: String?, timeout: TimeInterval) {
+    init(baseURL: URL, applicationKey: String?, idleTimeout: TimeInterval, requestTimeout: TimeInterval) {
         self.baseURL = baseURL
         self.applicationKey = applicationKey
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
-        self.timeout = .milliseconds(Int64(max(0.001, timeout) * 1000))
+        self.idleTimeout = max(0.001, idleTimeout)
+        self.requestTimeout = max(0.001, requestTimeout)
+        client = Self.client(idleTimeout: self.idleTimeout)
     }
+
+    /// One pool of keep-alive connections per idle deadline for the process (never shut down, like
+    /// `HTTPClient.shared`); the idle deadline is async-http-client's read timeout, which covers the
+    /// head and every part of the body. A connection that cannot be made fails the request at once,
+    /// instead of retrying with a back-off: an offline client should say "unreachable" now.
+    private static func client(idleTimeout: TimeInterval) -> HTTPClient {
+        let milliseconds = Int64((idleTimeout * 1000).rounded(.up))
+        return clients.withLock { clients in
+            if let client = clients[milliseconds] { return client }
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.read = .milliseconds(milliseconds)
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            clients[milliseconds] = client
+            return client
+        }
+    }
+
+    private static let clients = Mutex<[Int64: HTTPClient]>([:])
 
     /// `/tables/{table}` or `/tables/{table}/{id}`, each segment percent-encoded.
     func path(table: String, id: String? = nil) -> String {
         "/tables/" + Self.encode(table) + (id.map { "/" + Self.encode($0) } ?? "")
     }
 
-    /// Sends one request; HTTP error statuses are answers, not errors. Only a failed exchange throws.
+    /// Sends one request; HTTP error statuses are answers, not errors.
+    ///
+    /// - Throws: ``SyncError/stopped(_:)`` when the exchange failed (unreachable, a deadline passed,
+    ///   cancelled), ``SyncError/serviceFault(_:)`` for an answer larger than ``maximumBody``.
     func send(
         _ method: String, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         ifMatch version: String? = nil
-    ) async throws(StopReason) -> HTTPReply {
+    ) async throws(SyncError) -> HTTPReply {
         var text = base + path
         if !query.isEmpty {
             text += "?" + query.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&")
@@ -84,32 +109,70 @@ final class HTTPTransport: Sendable {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
-            let deadline = NIODeadline.now() + timeout
-            let response = try await Self.client.execute(request, deadline: deadline)
-            var bytes = try await response.body.collect(upTo: Self.maximumBody)
+            let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
+            let response = try await client.execute(request, deadline: deadline)
+            var bytes = try await Self.collect(response.body, before: deadline)
             var headers: [String: String] = [:]
             for (name, value) in response.headers { headers[name] = value }
             let data = Data(bytes.readBytes(length: bytes.readableBytes) ?? [])
             return HTTPReply(status: Int(response.status.code), headers: headers, body: data)
-        } catch let error as HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout:
-                throw .timedOut
-            case .cancelled:
-                throw .cancelled
-            case .invalidURL, .emptyHost, .emptyScheme:
-                throw .unreachable("the address \(text) is not valid")
-            case .remoteConnectionClosed:
-                throw .unreachable("\(baseURL.absoluteString): the connection closed before the answer was complete")
-            default:
-                throw .unreachable("\(baseURL.absoluteString): \(error)")
-            }
-        } catch is CancellationError {
-            throw .cancelled
-        } catch let error as IOError {
-            throw .unreachable("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))")
         } catch {
-            throw .unreachable("\(baseURL.absoluteString): \(error)")
+            throw describe(error, url: text)
+        }
+    }
+
+    /// The body, read until `deadline` at the latest (async-http-client's own deadline covers only
+    /// the head).
+    private static func collect(
+        _ body: HTTPClientResponse.Body, before deadline: NIODeadline
+    ) async throws
+        -> ByteBuffer
+    {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: maximumBody) }
+            group.addTask {
+                let remaining = deadline.uptimeNanoseconds.subtractingReportingOverflow(
+                    NIODeadline.now().uptimeNanoseconds)
+                if !remaining.overflow { try await Task.sleep(nanoseconds: remaining.partialValue) }
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else {
+                throw HTTPClientError.deadlineExceeded
+            }
+            return buffer
+        }
+    }
+
+    /// The readable, typed error for a failed exchange.
+    private func describe(_ error: any Error, url: String) -> SyncError {
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .deadlineExceeded:
+                return .stopped(.tooSlow(seconds: requestTimeout))
+            case .readTimeout:
+                return .stopped(.stalled(seconds: idleTimeout))
+            case .connectTimeout, .writeTimeout:
+                return .stopped(.unreachable("\(baseURL.absoluteString): the connection timed out"))
+            case .cancelled:
+                return Task.isCancelled ? .stopped(.cancelled) : .stopped(.tooSlow(seconds: requestTimeout))
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return .stopped(.unreachable("the address \(url) is not valid"))
+            case .remoteConnectionClosed:
+                return .stopped(
+                    .unreachable("\(baseURL.absoluteString): the connection closed before the answer was complete"))
+            default:
+                return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
+            }
+        case is NIOTooManyBytesError:
+            return .serviceFault(.answerTooLarge(limit: Self.maximumBody))
+        case is CancellationError:
+            return .stopped(.cancelled)
+        case let error as IOError:
+            return .stopped(.unreachable("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
+        default:
+            return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
         }
     }
 

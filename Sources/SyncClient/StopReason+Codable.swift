@@ -1,12 +1,14 @@
 extension StopReason {
-    private enum CodingKeys: String, CodingKey { case kind, status, detail, message }
+    private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds }
 
-    /// `unreachable`, `timedOut`, `serverError`, `notAuthorized`, `offline`, `cancelled`.
+    /// `unreachable`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`.
     public var kind: String {
         switch self {
         case .offline: "offline"
         case .unreachable: "unreachable"
         case .timedOut: "timedOut"
+        case .stalled: "stalled"
+        case .tooSlow: "tooSlow"
         case .serverError: "serverError"
         case .notAuthorized: "notAuthorized"
         case .cancelled: "cancelled"
@@ -21,6 +23,8 @@ extension StopReason {
         switch try container.decode(String.self, forKey: .kind) {
         case "offline": self = .offline
         case "timedOut": self = .timedOut
+        case "stalled": self = .stalled(seconds: try container.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
+        case "tooSlow": self = .tooSlow(seconds: try container.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
         case "serverError": self = .serverError(status: status, message: detail)
         case "notAuthorized": self = .notAuthorized(status: status, message: detail)
         case "cancelled": self = .cancelled
@@ -37,6 +41,8 @@ extension StopReason {
         case .serverError(let status, let detail), .notAuthorized(let status, let detail):
             try container.encode(status, forKey: .status)
             try container.encode(detail, forKey: .detail)
+        case .stalled(let seconds), .tooSlow(let seconds):
+            try container.encode(seconds, forKey: .seconds)
         case .offline, .timedOut, .cancelled: break
         }
         try container.encode(description, forKey: .message)

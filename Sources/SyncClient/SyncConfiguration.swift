@@ -16,7 +16,12 @@ public struct SyncConfiguration: Sendable {
     public var remoteURL: URL?
     /// Sent as `X-ZUMO-APPLICATION` when set; nil keeps the one saved in the store.
     public var applicationKey: String?
-    /// Seconds to wait for an answer before a request counts as timed out.
+    /// Longest wait, in seconds, for the next byte of an answer (its head or any part of its body);
+    /// 30 by default. A service that stops sending ends the request with ``StopReason/stalled(seconds:)``.
+    public var idleTimeout: TimeInterval
+    /// Longest time, in seconds, for one whole request, from sending it to the last byte of the answer;
+    /// 60 by default. Longer ends it with ``StopReason/tooSlow(seconds:)``, also for a service that
+    /// trickles bytes to stay under the idle deadline.
     public var requestTimeout: TimeInterval
     /// How conflicts met during push are resolved (manual by default).
     public var conflictPolicy: ConflictPolicy
@@ -27,11 +32,12 @@ public struct SyncConfiguration: Sendable {
 
     /// A configuration; every argument has a default.
     public init(
-        remoteURL: URL? = nil, applicationKey: String? = nil, requestTimeout: TimeInterval = 30,
-        conflictPolicy: ConflictPolicy = .manual, pushConcurrency: Int = 1
+        remoteURL: URL? = nil, applicationKey: String? = nil, idleTimeout: TimeInterval = 30,
+        requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .manual, pushConcurrency: Int = 1
     ) {
         self.remoteURL = remoteURL
         self.applicationKey = applicationKey
+        self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
         self.conflictPolicy = conflictPolicy
         self.pushConcurrency = min(16, max(1, pushConcurrency))

@@ -37,8 +37,9 @@ extension SyncContext {
     public func pull(
         _ table: String, query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings()
     ) async throws -> PullResult {
-        let key = "pull|\(table)|\(queryId ?? "")|\(query?.odataFilter ?? "")|\(settings.pageSize)"
-        return try await exclusive(key) {
+        let job = SyncJob.PullJob(
+            table: table, queryId: queryId, filter: query?.odataFilter, pageSize: settings.pageSize)
+        return try await exclusive(join: { $0.pull(job) }, start: { .pull(job, $0) }) {
             try await self.runPull(table, query: query, queryId: queryId, settings: settings)
         }
     }
@@ -51,12 +52,7 @@ extension SyncContext {
         let description = try store.description(of: table)
         _ = try readyTransport(.pull, table: table)
         var result = PullResult()
-        let waiting = try read { db in
-            try Int.fetchOne(
-                db,
-                sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ? AND state IN ('pending', 'attempted')",
-                arguments: [table]) ?? 0
-        }
+        let waiting = try read { [queue] db in try queue.sendableCount(db, table: table) }
         if waiting > 0 { result.pushed = try await runPush() }
         let transport = try readyTransport(.pull, table: table)
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
@@ -65,12 +61,14 @@ extension SyncContext {
             try await pages(
                 description, query: query, queryId: queryId, settings: settings, transport: transport, &result)
         } catch {
-            let reason = (error as? SyncError).flatMap { if case .stopped(let reason) = $0 { reason } else { nil } }
+            let error = Self.syncError(error)
+            var reason: StopReason?
+            if case .stopped(let stopped) = error { reason = stopped }
             recordLastSync(
                 SyncSummary(
                     kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
                     conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
-                    error: reason == nil ? "\(error)" : nil))
+                    error: reason == nil ? error.description : nil))
             throw error
         }
         recordLastSync(
@@ -123,12 +121,7 @@ extension SyncContext {
             parameters.append(("$top", String(settings.pageSize)))
             parameters.append(("__includeDeleted", "true"))
 
-            let reply: HTTPReply
-            do {
-                reply = try await transport.send("GET", path, query: parameters)
-            } catch {
-                throw SyncError.stopped(error)
-            }
+            let reply = try await transport.send("GET", path, query: parameters)
             try Self.checkPage(reply)
             let rows = try layout.decode(reply.body)
             result.pages += 1
@@ -136,7 +129,7 @@ extension SyncContext {
             let ids = rows.compactMap(\.id)
             // With $skip, the same page twice means the server ignores paging (the keyset mode
             // detects a lack of progress itself, in `advance`).
-            if token.skip != nil, ids == previousIds { throw SyncError.pullMadeNoProgress(table: table.name) }
+            if token.skip != nil, ids == previousIds { throw SyncError.serviceFault(.repeatedPages(table: table.name)) }
             previousIds = ids
 
             let next = Self.advance(token, over: rows)
@@ -144,9 +137,10 @@ extension SyncContext {
             // decoded; writes stay in order because each starts after the previous one finished.
             try await finishWrite(&pendingWrite, into: &result)
             let tokenText = try tokenKey.map { _ in String(decoding: try JSONEncoder().encode(next), as: UTF8.self) }
-            pendingWrite = Task.detached { [store] in
+            pendingWrite = Task.detached { [store, queue] in
                 try store.pool.write { db in
-                    let counts = try Self.apply(rows, to: table, in: db)
+                    let counts = try Self.apply(
+                        rows, to: table, keeping: try queue.itemIds(db, table: table.name), in: db)
                     if let tokenKey, let tokenText { try store.setConfig(db, tokenKey, tokenText) }
                     return counts
                 }
@@ -166,7 +160,7 @@ extension SyncContext {
         write = nil
         let counts: PageCounts
         do { counts = try await running.value } catch let error as SyncError { throw error } catch {
-            throw SyncError.storage("\(error)")
+            throw SyncError.storage(StoreFailure(error))
         }
         result.written += counts.written
         result.deleted += counts.deleted
@@ -212,12 +206,11 @@ extension SyncContext {
         }
     }
 
-    /// Writes one page in the caller's transaction, with prepared statements; rows with a queued
-    /// local change are left alone.
-    static func apply(_ rows: [PulledRow], to table: TableDescription, in db: Database) throws -> PageCounts {
-        let pending = Set(
-            try String.fetchAll(
-                db, sql: "SELECT DISTINCT itemId FROM __operations WHERE tableName = ?", arguments: [table.name]))
+    /// Writes one page in the caller's transaction, with prepared statements; rows of the `pending`
+    /// items (those with a queued local change) are left alone.
+    static func apply(
+        _ rows: [PulledRow], to table: TableDescription, keeping pending: Set<String>, in db: Database
+    ) throws -> PageCounts {
         let insert = try db.makeStatement(
             sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) ("
                 + table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ") + ") VALUES ("
@@ -249,16 +242,11 @@ extension SyncContext {
     {
         let description = try store.description(of: table)
         let (filter, arguments) = try (query ?? .all).sqlWhere(description)
-        return try write { db in
-            let queued =
-                try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ?", arguments: [table]) ?? 0
+        return try write { [queue] db in
+            let queued = try queue.count(db, table: table)
             if queued > 0 {
                 guard force else { throw SyncError.pendingOperations(table: table, count: queued) }
-                try db.execute(
-                    sql: "DELETE FROM __errors WHERE operationId IN (SELECT id FROM __operations WHERE tableName = ?)",
-                    arguments: [table])
-                try db.execute(sql: "DELETE FROM __operations WHERE tableName = ?", arguments: [table])
+                try queue.removeAll(db, table: table)
             }
             try db.execute(
                 sql: "DELETE FROM \(table.quotedDatabaseIdentifier)\(filter)", arguments: StatementArguments(arguments))

@@ -18,20 +18,17 @@ public actor SyncContext {
     nonisolated let store: LocalStore
     nonisolated let queue: SyncOperationQueue
     nonisolated let monitor = SyncMonitor()
+    /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
+    let idleTimeout: TimeInterval
     let requestTimeout: TimeInterval
     /// The conflict policy applied during push.
     public private(set) var conflictPolicy: ConflictPolicy
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushConcurrency``).
     public private(set) var pushConcurrency: Int
     var transport: HTTPTransport?
-    private var job: Job?
-
-    private struct Job {
-        let key: String
-        let id: UUID
-        let task: Any
-        let wait: @Sendable () async -> Void
-    }
+    /// The job running now, and its serial number (which tells a finished job whether it is still the current one).
+    private var running: (job: SyncJob, serial: Int)?
+    private var jobSerial = 0
 
     /// Opens (creating if needed) the store at `path`, with `todoitem` plus the given tables.
     public init(
@@ -49,10 +46,12 @@ public actor SyncContext {
         }
         store = try LocalStore(path: path, tables: described)
         queue = SyncOperationQueue(store: store)
+        idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
         conflictPolicy = configuration.conflictPolicy
         pushConcurrency = configuration.pushConcurrency
         let store = self.store
+        let queue = self.queue
         let saved: (remote: String?, key: String?, offline: Bool, last: String?)
         do {
             saved = try store.pool.write { db in
@@ -62,13 +61,14 @@ public actor SyncContext {
                 if let key = configuration.applicationKey {
                     try store.setConfig(db, "applicationKey", key.isEmpty ? nil : key)
                 }
+                try queue.recoverInterrupted(db)
                 return (
                     try store.config(db, "remoteURL"), try store.config(db, "applicationKey"),
                     try store.config(db, "offline") == "true", try store.config(db, "lastSync")
                 )
             }
         } catch {
-            throw .storage("\(error)")
+            throw .storage(StoreFailure(error))
         }
         monitor.offline = saved.offline
         monitor.remote = saved.remote
@@ -76,7 +76,9 @@ public actor SyncContext {
             monitor.setLastSync(try? Self.decoder.decode(SyncSummary.self, from: last))
         }
         if let remote = saved.remote, let url = URL(string: remote) {
-            transport = HTTPTransport(baseURL: url, applicationKey: saved.key, timeout: configuration.requestTimeout)
+            transport = HTTPTransport(
+                baseURL: url, applicationKey: saved.key, idleTimeout: configuration.idleTimeout,
+                requestTimeout: configuration.requestTimeout)
         }
     }
 
@@ -111,7 +113,10 @@ public actor SyncContext {
             try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
         }
         monitor.remote = url?.absoluteString
-        transport = url.map { HTTPTransport(baseURL: $0, applicationKey: applicationKey, timeout: requestTimeout) }
+        transport = url.map {
+            HTTPTransport(
+                baseURL: $0, applicationKey: applicationKey, idleTimeout: idleTimeout, requestTimeout: requestTimeout)
+        }
     }
 
     /// The remote service's address, if one is set.
@@ -140,13 +145,10 @@ public actor SyncContext {
 
     /// Pending, conflict and failed counts plus progress, from one small query.
     public nonisolated func status() throws(SyncError) -> SyncStatus {
-        let counts = try read { db in
-            try Row.fetchAll(db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations GROUP BY state"))
-                .reduce(into: [String: Int]()) { $0[$1[0]] = $1[1] }
-        }
-        let pending = ["pending", "attempted", "inFlight"].reduce(0) { $0 + (counts[$1] ?? 0) }
+        let counts = try read { [queue] db in try queue.counts(db) }
+        let pending = counts.filter(\.key.isWaiting).values.reduce(0, +)
         return SyncStatus(
-            pending: pending, conflicts: counts["conflict"] ?? 0, failed: counts["failed"] ?? 0,
+            pending: pending, conflicts: counts[.conflict] ?? 0, failed: counts[.failed] ?? 0,
             operations: counts.values.reduce(0, +), offline: monitor.offline, remoteURL: monitor.remote,
             progress: monitor.progress, lastSync: monitor.lastSync)
     }
@@ -173,40 +175,59 @@ public actor SyncContext {
 
     // MARK: One job at a time
 
-    /// Runs `body` when no other job runs; a caller asking for the running job's key shares its result.
-    func exclusive<T: Sendable>(_ key: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        while let running = job {
-            if running.key == key, let task = running.task as? Task<T, any Error> {
-                return try await task.value
-            }
-            await running.wait()
+    /// Runs `body` as the context's one job when no other job runs; a caller asking for the job that is
+    /// running shares its result instead. Cancelling the caller that started the job cancels the job.
+    ///
+    /// - Parameters:
+    ///   - join: the running job's task when it is the job asked for (same kind, same arguments).
+    ///   - start: the job that `body`'s task becomes.
+    func exclusive<T: Sendable>(
+        join: (SyncJob) -> Task<T, any Error>?, start: (Task<T, any Error>) -> SyncJob,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        while let current = running {
+            if let task = join(current.job) { return try await task.value }
+            await current.job.finished()
         }
         let task = Task { try await body() }
-        let id = UUID()
-        job = Job(key: key, id: id, task: task, wait: { _ = await task.result })
-        let result = await task.result
-        if job?.id == id { job = nil }
+        jobSerial += 1
+        let serial = jobSerial
+        running = (start(task), serial)
+        let result = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            task.cancel()
+        }
+        if running?.serial == serial { running = nil }
         return try result.get()
     }
+
+    /// Cancels the running push, pull or Use Client, if any: it stops within moments with
+    /// ``StopReason/cancelled``, each operation left as after a lost answer. Returns whether a job ran.
+    @discardableResult
+    public func cancelSync() -> Bool {
+        guard let current = running else { return false }
+        current.job.cancel()
+        return true
+    }
+
+    /// Whether a push, pull or Use Client runs now.
+    public var isSyncing: Bool { running != nil }
 
     // MARK: Database helpers
 
     nonisolated func read<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        do { return try store.pool.read(body) } catch let error as SyncError { throw error } catch {
-            throw .storage("\(error)")
-        }
+        try store.read(body)
     }
 
     nonisolated func write<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        do { return try store.pool.write(body) } catch let error as SyncError { throw error } catch {
-            throw .storage("\(error)")
-        }
+        try store.write(body)
     }
 
     /// Closes the store's connections; the context must not be used afterwards.
     public func close() throws(SyncError) {
         monitor.finishAll()
         transport = nil
-        do { try store.pool.close() } catch { throw .storage("\(error)") }
+        do { try store.pool.close() } catch { throw .storage(StoreFailure(error)) }
     }
 }

@@ -24,10 +24,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case noRemote
     /// The server answered something the protocol does not allow.
     case badResponse(String)
-    /// Pull gave up because the server kept sending the same rows.
-    case pullMadeNoProgress(table: String)
+    /// The service broke the protocol in a way that makes its answers untrustworthy; nothing it
+    /// sent in that answer was written.
+    case serviceFault(ServiceFault)
     /// The local store failed.
-    case storage(String)
+    case storage(StoreFailure)
 
     /// What happened and what the user can do.
     public var description: String {
@@ -57,10 +58,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "No remote service is configured. Set its address (for example http://127.0.0.1:8080)."
         case .badResponse(let detail):
             "The server's answer could not be understood: \(detail). Check that the address is a todosync or Mobile Apps table service."
-        case .pullMadeNoProgress(let table):
-            "Pull of '\(table)' stopped: the server kept sending the same rows. Its paging looks broken; the rows received so far are kept."
-        case .storage(let detail):
-            "The local store failed: \(detail). Check the disk and the file's permissions."
+        case .serviceFault(let fault):
+            fault.description
+        case .storage(let failure):
+            failure.description
         }
     }
 }
@@ -71,8 +72,12 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     case offline
     /// The server could not be reached (refused, reset, DNS...).
     case unreachable(String)
-    /// The server did not answer in time.
+    /// The server said it timed out (HTTP 408).
     case timedOut
+    /// The service's answer stopped coming: no byte for `seconds` (the idle deadline).
+    case stalled(seconds: Double)
+    /// The exchange took longer than `seconds` (the total deadline per request).
+    case tooSlow(seconds: Double)
     /// The server failed (5xx) or is overloaded.
     case serverError(status: Int, message: String)
     /// The server refused our credentials (401/403).
@@ -89,12 +94,21 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
             "The server is unreachable (\(detail)); your changes are kept. Check the address and try again."
         case .timedOut:
             "The server did not answer in time; your changes are kept. Try again later."
+        case .stalled(let seconds):
+            "The server stopped sending its answer (nothing for \(Self.seconds(seconds))); your changes are kept. Try again later."
+        case .tooSlow(let seconds):
+            "The server's answer took longer than \(Self.seconds(seconds)), so it was abandoned; your changes are kept. Try again later, or allow more time."
         case .serverError(let status, let message):
             "The server failed (HTTP \(status)\(message.isEmpty ? "" : ": " + message)); your changes are kept. Try again later."
         case .notAuthorized(let status, let message):
             "The server refused access (HTTP \(status)\(message.isEmpty ? "" : ": " + message)). Check the application key."
         case .cancelled:
-            "The sync was cancelled; your changes are kept."
+            "Cancelled. Your changes are kept and go out with the next sync."
         }
+    }
+
+    /// "30 s", "1.5 s".
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

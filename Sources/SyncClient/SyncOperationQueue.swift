@@ -1,74 +1,282 @@
 import Foundation
 import GRDB
+import Storage
 import SyncProtocol
 
-/// The persistent queue of local changes (`__operations`) and its collapse rules.
+/// The persistent queue of local changes: the only code that reads or writes `__operations` and
+/// `__errors`.
 ///
-/// Each local write calls ``enqueue(_:kind:table:itemId:before:)`` inside the transaction that changes
-/// the row, so the row and its queue entry never disagree.
+/// An operation moves through the states of ``OperationState``:
+///
+/// ```
+/// enqueue ─▶ pending ─beginAttempt─▶ inFlight ─complete────────▶ (gone)
+///               ▲  ▲                    │ ├─recordConflict──▶ conflict ─adoptServerVersion─▶ pending
+///               │  └─cancel─────────────┼─┤                      └─useServer──────────────▶ (gone)
+///               │                       │ └─recordFailure───▶ failed ─cancel──▶ pending
+///               └─rebase── attempted ◀──┴─markAttempted (no answer, stop, cancel; a crash on reopen)
+/// ```
+///
+/// Local edits call ``enqueue(_:kind:table:itemId:before:)`` inside the transaction that changes the
+/// row. Push transitions (`SyncOperationQueue+Push`) and conflict resolutions
+/// (`SyncOperationQueue+Resolution`) run their own transactions, each changing the row and the queue
+/// together. Methods that take a `Database` run inside the caller's transaction.
 struct SyncOperationQueue: Sendable {
     let store: LocalStore
 
-    /// Records a change of `itemId`, merging it with a queued (not in-flight) operation of the same item.
-    ///
-    /// - Parameter before: the row before the change, nil when there was none.
-    func enqueue(_ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?) throws {
-        let existing = try store.operations(db, table: table, itemId: itemId)
-        guard let last = existing.last, last.state != .inFlight else {
-            // Nothing queued, or the queued change is on the wire: a new operation, pushed after it.
-            let base = before?[SystemColumn.version]?.stringValue != nil ? before : nil
-            try store.insertOperation(
-                db,
-                TableOperation(
-                    id: 0, table: table, itemId: itemId, kind: kind, state: .pending,
-                    item: kind == .delete ? before : nil, base: base, attempts: 0, queuedAt: Date(),
-                    lastAttemptAt: nil, lastStatus: nil, message: nil))
-            return
-        }
-        var operation = last
-        switch (last.kind, kind) {
-        case (.insert, .update), (.update, .update):
-            // One operation carrying the newest values (they are read from the row at push time).
-            if operation.state == .failed { try reopen(db, &operation) }
-            try store.updateOperation(db, operation)
-        case (.insert, .delete):
-            // The server may already have an insert whose outcome is unknown: then delete it there too.
-            if last.state == .attempted {
-                operation.kind = .delete
-                operation.item = before
-                operation.recreate = false
-                try reopen(db, &operation)
-                try store.updateOperation(db, operation)
-            } else {
-                try store.deleteOperation(db, id: last.id)
+    /// The queue's steps after the first schema (which ``LocalStore`` creates).
+    static let migrations: [StoreMigration] = [
+        StoreMigration("v2-earlier-bodies") { db in
+            // Bodies of earlier attempts used to hide under an `__earlier` key inside `item`.
+            try db.execute(sql: "ALTER TABLE __operations ADD COLUMN earlierBodies TEXT")
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT id, item FROM __operations WHERE item LIKE ?", arguments: ["%\"__earlier\"%"])
+            for row in rows {
+                guard var item = ItemCoding.decode(row[1]),
+                    case .array(let earlier)? = item.removeValue(forKey: legacyEarlierKey)
+                else { continue }
+                try db.execute(
+                    sql: "UPDATE __operations SET item = ?, earlierBodies = ? WHERE id = ?",
+                    arguments: [ItemCoding.encode(item), JSONValue.array(earlier).jsonText, row[0] as Int64])
             }
-        case (.update, .delete):
-            operation.kind = .delete
-            operation.item = before
-            try reopen(db, &operation)
-            try store.updateOperation(db, operation)
-        case (.delete, .insert):
-            // Re-created locally: the server still has the item, so this is an update of it.
-            operation.kind = .update
-            operation.item = nil
-            try reopen(db, &operation)
-            try store.updateOperation(db, operation)
-        default:
-            throw SyncError.changeNotAllowed(table: table, id: itemId, queued: last.kind, new: kind)
+        }
+    ]
+
+    /// Where stores written before `v2-earlier-bodies` kept the bodies of earlier attempts.
+    static let legacyEarlierKey = "__earlier"
+
+    // MARK: Reading
+
+    /// The columns ``operation(from:)`` reads, by position.
+    static let columns =
+        "id, tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate"
+
+    /// The operation of a row selected with ``columns``.
+    static func operation(from row: Row) -> TableOperation {
+        TableOperation(
+            id: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
+            state: OperationState(rawValue: row[4]) ?? .pending, item: ItemCoding.decode(row[5]),
+            base: ItemCoding.decode(row[6]), attempts: row[7],
+            queuedAt: Timestamp.date(row[8]) ?? Date(timeIntervalSince1970: 0), lastAttemptAt: Timestamp.date(row[9]),
+            lastStatus: row[10], message: row[11], recreate: row[12])
+    }
+
+    func operation(_ db: Database, id: Int64) throws -> TableOperation? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(Self.columns) FROM __operations WHERE id = ?"), arguments: [id]
+        )
+        .map(Self.operation)
+    }
+
+    /// The operation, or ``SyncError/operationNotFound(_:)``.
+    func existingOperation(_ db: Database, id: Int64) throws -> TableOperation {
+        guard let operation = try operation(db, id: id) else { throw SyncError.operationNotFound(id) }
+        return operation
+    }
+
+    /// The item's operations in push order (at most one queued, plus one in flight or settled earlier).
+    func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT \(Self.columns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id"),
+            arguments: [table, itemId]
+        ).map(Self.operation)
+    }
+
+    /// Every operation in push order, optionally one table's.
+    func all(_ db: Database, table: String? = nil) throws -> [TableOperation] {
+        if let table {
+            return try Row.fetchAll(
+                db, sql: "SELECT \(Self.columns) FROM __operations WHERE tableName = ? ORDER BY id", arguments: [table]
+            ).map(Self.operation)
+        }
+        return try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM __operations ORDER BY id").map(Self.operation)
+    }
+
+    /// The operations in `state`, in push order.
+    func all(_ db: Database, in state: OperationState) throws -> [TableOperation] {
+        try Row.fetchAll(
+            db, sql: "SELECT \(Self.columns) FROM __operations WHERE state = ? ORDER BY id",
+            arguments: [state.rawValue]
+        ).map(Self.operation)
+    }
+
+    /// Summaries of the operations of several items, in push order.
+    func summaries(_ db: Database, table: String, itemIds: [String]) throws -> [OperationSummary] {
+        guard !itemIds.isEmpty else { return [] }
+        let placeholders = Array(repeating: "?", count: itemIds.count).joined(separator: ", ")
+        return try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT id, itemId, kind, state FROM __operations
+                    WHERE tableName = ? AND itemId IN (\(placeholders)) ORDER BY id
+                    """),
+            arguments: StatementArguments([table] + itemIds)
+        ).map { row in
+            OperationSummary(
+                id: row[0], itemId: row[1], kind: OperationKind(rawValue: row[2]) ?? .update,
+                state: OperationState(rawValue: row[3]) ?? .pending)
         }
     }
 
-    /// Makes the operation pending again and forgets its last error.
-    private func reopen(_ db: Database, _ operation: inout TableOperation) throws {
-        operation.state = operation.state == .attempted ? .attempted : .pending
-        operation.message = nil
-        try store.clearError(db, operationId: operation.id)
+    /// How many operations are in each state.
+    func counts(_ db: Database) throws -> [OperationState: Int] {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations GROUP BY state"))
+            .reduce(into: [:]) { counts, row in
+                counts[OperationState(rawValue: row[0]) ?? .pending, default: 0] += row[1] as Int
+            }
     }
 
-    /// The queued (not in-flight) operation of an item, if any.
-    func queued(_ db: Database, table: String, itemId: String) throws -> TableOperation? {
-        guard let last = try store.operations(db, table: table, itemId: itemId).last, last.state != .inFlight
-        else { return nil }
-        return last
+    /// The operations a push sends, in push order, with the item each one changes.
+    func sendable(_ db: Database) throws -> [(id: Int64, table: String, itemId: String)] {
+        try Row.fetchAll(
+            db,
+            sql:
+                "SELECT id, tableName, itemId FROM __operations WHERE state IN (\(OperationState.sendableSQL)) ORDER BY id"
+        ).map { ($0[0], $0[1], $0[2]) }
+    }
+
+    /// How many operations of `table` a push would send.
+    func sendableCount(_ db: Database, table: String) throws -> Int {
+        try Int.fetchOne(
+            db,
+            sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ? AND state IN (\(OperationState.sendableSQL))",
+            arguments: [table]) ?? 0
+    }
+
+    /// How many operations `table` has, whatever their state (nil: every table).
+    func count(_ db: Database, table: String? = nil) throws -> Int {
+        if let table {
+            return try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ?", arguments: [table])
+                ?? 0
+        }
+        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM __operations") ?? 0
+    }
+
+    /// The ids of `table`'s items that have an operation (pull leaves their rows alone).
+    func itemIds(_ db: Database, table: String) throws -> Set<String> {
+        Set(
+            try String.fetchAll(
+                db.cachedStatement(sql: "SELECT DISTINCT itemId FROM __operations WHERE tableName = ?"),
+                arguments: [table]))
+    }
+
+    /// The id of the item's first operation (the one push may send).
+    func firstOperationId(_ db: Database, table: String, itemId: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT min(id) FROM __operations WHERE tableName = ? AND itemId = ?"),
+            arguments: [table, itemId])
+    }
+
+    /// The item's operations queued after `id`, in push order.
+    func operations(_ db: Database, table: String, itemId: String, after id: Int64) throws -> [TableOperation] {
+        guard
+            try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT EXISTS (SELECT 1 FROM __operations WHERE tableName = ? AND itemId = ? AND id > ?)"),
+                arguments: [table, itemId, id]) ?? false
+        else { return [] }
+        return try operations(db, table: table, itemId: itemId).filter { $0.id > id }
+    }
+
+    /// The last error of an operation.
+    func error(_ db: Database, operationId: Int64) throws -> OperationError? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT operationId, kind, status, message, serverItem, clientItem, recordedAt
+                    FROM __errors WHERE operationId = ?
+                    """),
+            arguments: [operationId]
+        ).map { row in
+            OperationError(
+                operationId: row[0], kind: OperationErrorKind(rawValue: row[1]) ?? .failed, status: row[2],
+                message: row[3], serverItem: ItemCoding.decode(row[4]), clientItem: ItemCoding.decode(row[5]),
+                recordedAt: Timestamp.date(row[6]) ?? Date(timeIntervalSince1970: 0))
+        }
+    }
+
+    // MARK: Writing
+
+    /// Adds an operation at the end of the queue; returns its id.
+    @discardableResult
+    func insert(_ db: Database, _ operation: TableOperation) throws -> Int64 {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO __operations
+                    (tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [
+                operation.table, operation.itemId, operation.kind.rawValue, operation.state.rawValue,
+                ItemCoding.encode(operation.item), ItemCoding.encode(operation.base), operation.attempts,
+                Timestamp.string(operation.queuedAt), operation.lastAttemptAt.map(Timestamp.string),
+                operation.lastStatus, operation.message, operation.recreate,
+            ])
+        return db.lastInsertedRowID
+    }
+
+    /// Saves every field of the operation.
+    func update(_ db: Database, _ operation: TableOperation) throws {
+        try db.cachedStatement(
+            sql: """
+                UPDATE __operations SET kind = ?, state = ?, item = ?, base = ?, attempts = ?, lastAttemptAt = ?,
+                    lastStatus = ?, message = ?, recreate = ?
+                WHERE id = ?
+                """
+        ).execute(
+            arguments: [
+                operation.kind.rawValue, operation.state.rawValue, ItemCoding.encode(operation.item),
+                ItemCoding.encode(operation.base), operation.attempts, operation.lastAttemptAt.map(Timestamp.string),
+                operation.lastStatus, operation.message, operation.recreate, operation.id,
+            ])
+    }
+
+    /// Removes the operation and its error.
+    func remove(_ db: Database, id: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM __errors WHERE operationId = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM __operations WHERE id = ?").execute(arguments: [id])
+    }
+
+    /// Removes every operation of `table` (nil: of every table) with their errors.
+    func removeAll(_ db: Database, table: String? = nil) throws {
+        if let table {
+            try db.execute(
+                sql: "DELETE FROM __errors WHERE operationId IN (SELECT id FROM __operations WHERE tableName = ?)",
+                arguments: [table])
+            try db.execute(sql: "DELETE FROM __operations WHERE tableName = ?", arguments: [table])
+        } else {
+            try db.execute(sql: "DELETE FROM __errors")
+            try db.execute(sql: "DELETE FROM __operations")
+        }
+    }
+
+    /// Saves the operation's last error (replacing an older one).
+    func saveError(_ db: Database, _ error: OperationError) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO __errors (operationId, kind, status, message, serverItem, clientItem, recordedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [
+                error.operationId, error.kind.rawValue, error.status, error.message,
+                ItemCoding.encode(error.serverItem), ItemCoding.encode(error.clientItem),
+                Timestamp.string(error.recordedAt),
+            ])
+    }
+
+    /// Forgets the operation's last error.
+    func clearError(_ db: Database, operationId: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM __errors WHERE operationId = ?").execute(arguments: [operationId])
+    }
+
+    /// Operations left in flight by a process that ended mid-push: their outcome is unknown, so
+    /// they are attempted (the next push recognises an attempt whose answer was lost).
+    func recoverInterrupted(_ db: Database) throws {
+        try db.execute(
+            sql: "UPDATE __operations SET state = ? WHERE state = ?",
+            arguments: [OperationState.attempted.rawValue, OperationState.inFlight.rawValue])
     }
 }

@@ -25,6 +25,25 @@ public enum OperationState: String, Sendable, Codable, CaseIterable {
     case conflict
 }
 
+extension OperationState {
+    /// The states a push sends: pending and attempted.
+    static let sendable: [OperationState] = [.pending, .attempted]
+
+    /// ``sendable`` as an SQL list: `'pending', 'attempted'`.
+    static let sendableSQL = sendable.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+
+    /// Whether a push sends an operation in this state.
+    var isSendable: Bool { Self.sendable.contains(self) }
+
+    /// Whether the operation still waits to reach the service (counted as pending in the status).
+    var isWaiting: Bool {
+        switch self {
+        case .pending, .inFlight, .attempted: true
+        case .failed, .conflict: false
+        }
+    }
+}
+
 /// One queued local change, as the queue page lists it (push order is `id` order).
 public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     /// The operation's id, which is also its place in the push order.

@@ -94,7 +94,7 @@ struct PullTests {
             return try FaultProxy.forward(plain, to: target)
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
-        await #expect(throws: SyncError.pullMadeNoProgress(table: "todoitem")) {
+        await #expect(throws: SyncError.serviceFault(.repeatedPages(table: "todoitem"))) {
             try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
         }
         #expect(try context.table("todoitem").count() == 10)

@@ -112,7 +112,7 @@ struct PushTests {
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
         try context.table("todoitem").insert(["id": "a", "text": "one"])
-        await #expect(throws: SyncError.stopped(.timedOut)) { try await context.push() }
+        await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["insert a attempted"])
 
         let result = try await context.push()
@@ -137,7 +137,7 @@ struct PushTests {
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
         try context.table("todoitem").insert(["id": "a", "text": "one"])
-        await #expect(throws: SyncError.stopped(.timedOut)) { try await context.push() }
+        await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         try context.table("todoitem").update(["id": "a", "text": "two"])
 
         let result = try await context.push()

@@ -1,0 +1,164 @@
+import Foundation
+import SyncProtocol
+
+/// Sends one queued operation and applies the ``PushDecision``s of the service's answers until the
+/// operation is settled or the push must stop.
+///
+/// The one place where answers change the queue: ``SyncContext/push()`` sends every queued operation
+/// through ``send(_:)``, and Use Client (``SyncContext/useClient(_:)``) sends its one operation the
+/// same way after ``SyncOperationQueue/adoptServerVersion(_:)``. The driver calls neither back.
+///
+/// ```swift
+/// let driver = PushDriver(queue: queue, transport: transport, policy: .manual)
+/// switch try await driver.send(operationId) { case .pushed: ...; case .conflict: ... }
+/// ```
+struct PushDriver: Sendable {
+    /// The queue whose operations are sent.
+    let queue: SyncOperationQueue
+    /// The service's HTTP side.
+    let transport: HTTPTransport
+    /// What a conflict turns into: a waiting conflict, the service's copy, or one more try of ours.
+    let policy: ConflictPolicy
+
+    /// How many times one send follows a service back to an earlier attempt of ours before giving up.
+    static let maximumResends = 3
+
+    /// Sends operation `id` and settles it: pushed, in conflict, refused, resolved by the policy, or
+    /// skipped (no longer queued, or an earlier change of the item waits).
+    ///
+    /// - Throws: ``SyncError`` when the push must stop (unreachable, timed out, cancelled, 5xx,
+    ///   401/403, a service that broke the protocol). The operation is then attempted: the next push
+    ///   recognises it if the service applied it.
+    func send(_ id: Int64) async throws(SyncError) -> OperationOutcome {
+        guard var attempt = try queue.beginAttempt(id) else { return .skipped }
+        var reply = try await write(attempt)
+        var clientWinsLeft = policy == .clientWins
+        var resends = 0
+        while true {
+            switch PushDecision.decide(attempt, reply) {
+            case .done(let serverItem):
+                try queue.complete(id, serverItem: serverItem)
+                return .pushed
+            case .alreadyApplied(let serverItem):
+                try queue.complete(id, serverItem: serverItem)
+                return .pushed
+            case .conflict(let serverItem, let status):
+                try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem)
+                guard clientWinsLeft else { return try settleConflict(id) }
+                clientWinsLeft = false
+                guard let next = try retryOverServerVersion(id) else { return .conflict }
+                attempt = next
+                reply = try await write(attempt)
+            case .deletedOnServer(let status):
+                try queue.recordConflict(id, serverItem: nil, status: status, sent: attempt.clientItem)
+                guard clientWinsLeft else { return try settleConflict(id) }
+                clientWinsLeft = false
+                guard let next = try retryOverServerVersion(id) else { return .skipped }
+                attempt = next
+                reply = try await write(attempt)
+            case .failed(let status, let message):
+                try queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
+                return .failed
+            case .stop(let error):
+                try queue.markAttempted(id, message: error.description, status: reply.status)
+                throw error
+            case .retryLater(let reason, let status):
+                try queue.markAttempted(id, message: reason.description, status: status)
+                throw .stopped(reason)
+            case .fetchServerItem:
+                reply = try await exchange(
+                    id, "GET", transport.path(table: attempt.table, id: attempt.itemId),
+                    as: .fetch(afterStatus: reply.status))
+            case .resend(let serverItem):
+                resends += 1
+                guard resends <= Self.maximumResends else {
+                    let reason = StopReason.serverError(
+                        status: reply.status, message: "it kept answering with versions it had already sent")
+                    try queue.markAttempted(id, message: reason.description, status: reply.status)
+                    throw .stopped(reason)
+                }
+                try queue.rebase(id, over: serverItem)
+                guard let next = try queue.beginAttempt(id) else { return .skipped }
+                attempt = next
+                reply = try await write(attempt)
+            case .recreate:
+                guard let recreated = try await undelete(attempt) else { return .failed }
+                attempt = recreated
+                reply = try await write(attempt)
+            }
+        }
+    }
+
+    /// A conflict under the manual or server-wins policy.
+    private func settleConflict(_ id: Int64) throws(SyncError) -> OperationOutcome {
+        switch policy {
+        case .manual, .clientWins:
+            return .conflict
+        case .serverWins:
+            try queue.useServer(id)
+            return .resolvedByServer
+        }
+    }
+
+    /// Client wins: the operation adopts the service's version and goes out again (once per send).
+    private func retryOverServerVersion(_ id: Int64) throws(SyncError) -> PushAttempt? {
+        do { try queue.adoptServerVersion(id) } catch { return nil }
+        return try queue.beginAttempt(id)
+    }
+
+    /// Use Client for an item the service deleted: `POST /tables/{table}/{id}` undeletes it; the values
+    /// then go out as an update of the undeleted version. Nil when the service refused (recorded).
+    private func undelete(_ attempt: PushAttempt) async throws(SyncError) -> PushAttempt? {
+        let id = attempt.operationId
+        let reply = try await exchange(
+            id, "POST", transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8), as: .write)
+        if let received = reply.item?[SystemColumn.id]?.stringValue, received != attempt.itemId {
+            let error = SyncError.serviceFault(
+                .answerAboutAnotherItem(status: reply.status, sent: attempt.itemId, received: received))
+            try queue.markAttempted(id, message: error.description, status: reply.status)
+            throw error
+        }
+        guard (200..<300).contains(reply.status), let item = reply.storedItem else {
+            try queue.recordFailure(id, status: reply.status, message: reply.message, sent: attempt.body)
+            return nil
+        }
+        var next = attempt
+        next.kind = .update
+        next.recreate = false
+        next.ifMatch = item[SystemColumn.version]?.stringValue
+        next.body?[SystemColumn.id] = nil
+        return next
+    }
+
+    /// The operation's own request: POST, PATCH or DELETE.
+    private func write(_ attempt: PushAttempt) async throws(SyncError) -> PushReply {
+        let method =
+            switch attempt.kind {
+            case .insert: "POST"
+            case .update: "PATCH"
+            case .delete: "DELETE"
+            }
+        return try await exchange(
+            attempt.operationId, method,
+            transport.path(table: attempt.table, id: attempt.kind == .insert ? nil : attempt.itemId),
+            body: attempt.body?.jsonData, ifMatch: attempt.kind == .insert ? nil : attempt.ifMatch, as: .write)
+    }
+
+    /// One request; a failed exchange leaves the operation attempted and stops the push.
+    private func exchange(
+        _ id: Int64, _ method: String, _ path: String, body: Data? = nil, ifMatch: String? = nil,
+        as request: PushReply.Request
+    ) async throws(SyncError) -> PushReply {
+        let reply: HTTPReply
+        do {
+            reply = try await transport.send(method, path, body: body, ifMatch: ifMatch)
+        } catch {
+            try queue.markAttempted(id, message: error.description, status: nil)
+            throw error
+        }
+        let applied = (200..<300).contains(reply.status)
+        return PushReply(
+            request: request, status: reply.status, item: ItemCoding.item(from: reply.body, requireVersion: false),
+            message: applied ? "" : reply.message)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// The user's choices for a conflicted, refused or unwanted operation. Use Client is
+/// ``adoptServerVersion(_:)`` followed by the ``PushDriver`` sending the operation.
+extension SyncOperationQueue {
+    /// Turns a conflicted operation into one that overwrites the service's current version: pending
+    /// again, with the service's version. An insert that met an existing id becomes an update; an
+    /// update of an item the service deleted becomes an insert that re-creates it; a delete of an
+    /// item the service deleted has nothing left to do and leaves the queue.
+    func adoptServerVersion(_ id: Int64) throws(SyncError) {
+        try store.write { db in
+            var operation = try existingOperation(db, id: id)
+            guard operation.state == .conflict, let error = try error(db, operationId: id) else {
+                throw SyncError.notInConflict(id)
+            }
+            let table = try store.description(of: operation.table)
+            if let server = error.serverItem, error.kind == .conflict {
+                switch operation.kind {
+                case .insert, .update:
+                    guard var row = try store.readItem(db, table: table, id: operation.itemId) else {
+                        throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
+                    }
+                    Self.adoptSystemColumns(of: server, into: &row)
+                    try store.writeItem(db, table: table, item: row)
+                    operation.kind = .update
+                case .delete:
+                    operation.item = (operation.item ?? [:]).merging(
+                        [SystemColumn.version: server[SystemColumn.version] ?? .null]) { $1 }
+                }
+                operation.base = server
+            } else {
+                if operation.kind == .delete {
+                    try remove(db, id: id)
+                    return
+                }
+                operation.kind = .insert
+                operation.recreate = true
+                operation.base = nil
+            }
+            operation.state = .pending
+            operation.message = nil
+            try update(db, operation)
+            try clearError(db, operationId: id)
+        }
+    }
+
+    /// Use Server: the service's item goes into the local table (or the local row goes, when the
+    /// service deleted the item) and the operation leaves the queue.
+    func useServer(_ id: Int64) throws(SyncError) {
+        try store.write { db in
+            let operation = try existingOperation(db, id: id)
+            guard operation.state == .conflict, let error = try error(db, operationId: id) else {
+                throw SyncError.notInConflict(id)
+            }
+            let table = try store.description(of: operation.table)
+            if let server = error.serverItem {
+                try store.writeItem(db, table: table, item: server)
+            } else {
+                try store.deleteItem(db, table: operation.table, id: operation.itemId)
+            }
+            try remove(db, id: id)
+        }
+    }
+
+    /// Cancel: the local change stays as it is; the operation is pending again (a conflict comes
+    /// back on the next push) and its error is forgotten.
+    func cancel(_ id: Int64) throws(SyncError) {
+        try store.write { db in
+            var operation = try existingOperation(db, id: id)
+            guard operation.state == .conflict || operation.state == .failed else {
+                throw SyncError.notInConflict(id)
+            }
+            operation.state = .pending
+            operation.message = nil
+            try update(db, operation)
+            try clearError(db, operationId: id)
+        }
+    }
+
+    /// Drops one operation, losing that change: the row goes back to its base (the last server copy)
+    /// when there is one; a discarded insert removes the row.
+    func discard(_ id: Int64) throws(SyncError) {
+        try store.write { db in
+            let operation = try existingOperation(db, id: id)
+            guard operation.state != .inFlight else { throw SyncError.operationInFlight(id) }
+            let table = try store.description(of: operation.table)
+            if try operations(db, table: operation.table, itemId: operation.itemId).count == 1 {
+                switch operation.kind {
+                case .insert:
+                    try store.deleteItem(db, table: operation.table, id: operation.itemId)
+                case .update:
+                    if let base = operation.base { try store.writeItem(db, table: table, item: base) }
+                case .delete:
+                    if let restored = operation.base ?? operation.item {
+                        try store.writeItem(db, table: table, item: restored)
+                    }
+                }
+            }
+            try remove(db, id: id)
+        }
+    }
+}
