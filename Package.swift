@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
     ],
     targets: [
         // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
@@ -42,6 +43,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer", "Storage", "SyncProtocol", "Views",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         .target(
@@ -88,7 +90,11 @@ let package = Package(
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
         .testTarget(
-            name: "TableServiceTests", dependencies: ["TableService", "HTTPServer", "SyncProtocol", "Storage"]),
+            name: "TableServiceTests",
+            dependencies: [
+                "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]),
         .testTarget(
             name: "SyncClientTests",
             dependencies: [

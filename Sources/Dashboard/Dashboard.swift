@@ -69,7 +69,7 @@ public final class Dashboard: Sendable {
             embeddedURL: embedded)
 
         var router = Router()
-        router.use(HostAllowList(boundTo: configuration.host))
+        router.use(HostAllowList(boundTo: configuration.host, extraNames: configuration.allowedHosts))
         if configuration.logRequests { router.use(RequestLogger()) }
         router.use(sessions)
         router.use(SecurityHeaders())
@@ -97,6 +97,7 @@ public final class Dashboard: Sendable {
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
         let dashboard = Dashboard(server: server, context: context, sync: sync)
         try await dashboard.applyRemote(configuration.remote, settings: settings, embeddedURL: embedded())
+        if let token = configuration.authToken { try await context.setAuthToken(token) }
         return dashboard
     }
 

@@ -25,10 +25,15 @@ public struct DashboardConfiguration: Sendable {
     public var logRequests: Bool
     /// A page of the remote service to link from the header (the demo's shared service page).
     public var servicePageURL: String?
+    /// Host names answered besides the address and the loopback names (others get 421).
+    public var allowedHosts: [String]
+    /// A signed-in user's token for the remote (`X-ZUMO-AUTH`), saved in the store; nil keeps the saved one.
+    public var authToken: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
-        remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil
+        remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil,
+        allowedHosts: [String] = [], authToken: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -38,5 +43,7 @@ public struct DashboardConfiguration: Sendable {
         self.deviceName = deviceName
         self.logRequests = logRequests
         self.servicePageURL = servicePageURL
+        self.allowedHosts = allowedHosts
+        self.authToken = authToken
     }
 }

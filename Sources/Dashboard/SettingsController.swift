@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import SyncClient
 
-/// `/settings`: remote address, application key, pull page size and offline mode.
+/// `/settings`: remote address, application key, sign-in token, pull page size and offline mode.
 struct SettingsController: Sendable {
     let environment: DashboardEnvironment
 
@@ -12,9 +12,12 @@ struct SettingsController: Sendable {
         var key: String
         var pageSize: String
         var offline: Bool
+        /// The saved token as it may be shown (never the token itself); nil when none is set.
+        var tokenHint: String?
         var remoteError: String?
         var keyError: String?
         var pageSizeError: String?
+        var tokenError: String?
     }
 
     func addRoutes(to router: inout Router) {
@@ -26,7 +29,8 @@ struct SettingsController: Sendable {
         let settings = environment.settings.settings
         return Form(
             remote: settings.remoteURL ?? "", key: settings.applicationKey ?? "",
-            pageSize: String(settings.pageSize), offline: environment.context.isOffline)
+            pageSize: String(settings.pageSize), offline: environment.context.isOffline,
+            tokenHint: environment.context.authTokenHint?.description)
     }
 
     private func show(_ request: Request, form: Form, status: Int = 200) -> Response {
@@ -40,7 +44,10 @@ struct SettingsController: Sendable {
         var form = Form(
             remote: (fields["remote"] ?? "").trimmingCharacters(in: .whitespaces),
             key: fields["key"] ?? "", pageSize: (fields["pageSize"] ?? "50").trimmingCharacters(in: .whitespaces),
-            offline: fields["offline"] == "true")
+            offline: fields["offline"] == "true", tokenHint: environment.context.authTokenHint?.description)
+        // An empty field keeps the saved token; "sign out" removes it.
+        let token = (fields["authToken"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let signOut = fields["signOut"] == "true"
         var url: URL?
         if form.remote.isEmpty {
             if environment.embeddedURL() == nil {
@@ -57,11 +64,14 @@ struct SettingsController: Sendable {
         if form.key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) || form.key.count > 256 {
             form.keyError = "The key must be one line of at most 256 characters, without control characters."
         }
+        if token.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) || token.count > 8192 {
+            form.tokenError = "The token must be one line of at most 8192 characters, without spaces."
+        }
         let pageSize = Int(form.pageSize)
         if pageSize == nil || !(1...1000).contains(pageSize!) {
             form.pageSizeError = "Use a whole number from 1 to 1000."
         }
-        if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil {
+        if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil || form.tokenError != nil {
             return show(request, form: form, status: 422)
         }
         let settings = DashboardSettings(
@@ -69,6 +79,11 @@ struct SettingsController: Sendable {
         try environment.settings.save(settings)
         let target = url ?? environment.embeddedURL().flatMap(URL.init(string:))
         try await environment.context.setRemote(url: target, applicationKey: settings.applicationKey)
+        if signOut {
+            try await environment.context.setAuthToken(nil)
+        } else if !token.isEmpty {
+            try await environment.context.setAuthToken(token)
+        }
         try environment.context.setOffline(form.offline)
         environment.sessions.flash(
             request, .success,

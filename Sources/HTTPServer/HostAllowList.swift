@@ -4,22 +4,27 @@ import Foundation
 /// so that a web page on another site cannot reach a loopback server through DNS rebinding.
 /// Only the name is compared: the port does not matter to a rebinding attack. IP addresses are
 /// always accepted.
+///
+/// Every server of the product (`todosync serve`, `demo`, the dashboard) puts this first in its
+/// middleware; `--allowed-host` adds the names a deployed service answers for.
 public struct HostAllowList: Middleware {
     private let allowed: Set<String>
 
-    /// - Parameter names: accepted host names, such as `127.0.0.1`, `localhost` or `[::1]`.
+    /// - Parameter names: accepted host names, such as `127.0.0.1`, `localhost` or `[::1]`
+    ///   (a port, if given, is ignored).
     public init(_ names: [String]) {
-        allowed = Set(names.map { $0.lowercased() })
+        allowed = Set(names.map(Self.name(of:)).filter { !$0.isEmpty })
     }
 
     /// The names of a server bound to `host`: the address itself, plus the loopback names
-    /// when it is a loopback or wildcard (every interface) address.
-    public init(boundTo host: String) {
+    /// when it is a loopback or wildcard (every interface) address, plus `extraNames`
+    /// (such as `todo.example.org` for a service behind that name).
+    public init(boundTo host: String, extraNames: [String] = []) {
         var names = [host.contains(":") ? "[\(host)]" : host]
         if host.hasPrefix("127.") || ["::1", "0.0.0.0", "::"].contains(host) {
             names += ["localhost", "127.0.0.1", "[::1]"]
         }
-        self.init(names)
+        self.init(names + extraNames)
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {

@@ -38,9 +38,13 @@ struct HTTPReply: Sendable {
 /// URLSession on Linux managed only ~1.8k sequential requests a second here and, after a
 /// dropped keep-alive connection, re-sent a request without its body; async-http-client does
 /// neither.
+///
+/// Redirects are decided here, not by the HTTP client: see ``RedirectPolicy``.
 final class HTTPTransport: Sendable {
     let baseURL: URL
     let applicationKey: String?
+    /// The signed-in user's token, sent as `X-ZUMO-AUTH`; never logged or put in a message.
+    let authToken: String?
     private let base: String
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
@@ -49,9 +53,13 @@ final class HTTPTransport: Sendable {
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     static let maximumBody = 64 << 20
 
-    init(baseURL: URL, applicationKey: String?, idleTimeout: TimeInterval, requestTimeout: TimeInterval) {
+    init(
+        baseURL: URL, applicationKey: String?, authToken: String? = nil, idleTimeout: TimeInterval,
+        requestTimeout: TimeInterval
+    ) {
         self.baseURL = baseURL
         self.applicationKey = applicationKey
+        self.authToken = authToken.flatMap { $0.isEmpty ? nil : $0 }
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
@@ -71,6 +79,8 @@ final class HTTPTransport: Sendable {
             var configuration = HTTPClient.Configuration()
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.timeout.read = .milliseconds(milliseconds)
+            // Followed (or refused) by `send`, so that nothing goes to another origin.
+            configuration.redirectConfiguration = .disallow
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
             clients[milliseconds] = client
             return client
@@ -84,10 +94,12 @@ final class HTTPTransport: Sendable {
         "/tables/" + Self.encode(table) + (id.map { "/" + Self.encode($0) } ?? "")
     }
 
-    /// Sends one request; HTTP error statuses are answers, not errors.
+    /// Sends one request; HTTP error statuses are answers, not errors. Redirects within the service
+    /// are followed for GET; others are refused (``RedirectPolicy``).
     ///
     /// - Throws: ``SyncError/stopped(_:)`` when the exchange failed (unreachable, a deadline passed,
-    ///   cancelled), ``SyncError/serviceFault(_:)`` for an answer larger than ``maximumBody``.
+    ///   cancelled, a redirect refused: ``StopReason/redirectRefused(to:)``), ``SyncError/serviceFault(_:)``
+    ///   for an answer larger than ``maximumBody``.
     func send(
         _ method: String, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         ifMatch version: String? = nil
@@ -96,6 +108,25 @@ final class HTTPTransport: Sendable {
         if !query.isEmpty {
             text += "?" + query.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&")
         }
+        for _ in 0...RedirectPolicy.maximumHops {
+            let reply = try await exchange(method, text, body: body, ifMatch: version)
+            guard RedirectPolicy.redirectStatuses.contains(reply.status), let current = URL(string: text) else {
+                return reply
+            }
+            switch RedirectPolicy.decide(
+                method: method, current: current, location: reply.header("Location"), service: baseURL)
+            {
+            case .follow(let target): text = target.absoluteString
+            case .refuse(let target): throw .stopped(.redirectRefused(to: target))
+            }
+        }
+        throw .stopped(.unreachable("\(baseURL.absoluteString): more than \(RedirectPolicy.maximumHops) redirects"))
+    }
+
+    /// One request and its answer (a redirect is an answer here).
+    private func exchange(
+        _ method: String, _ text: String, body: Data?, ifMatch version: String?
+    ) async throws(SyncError) -> HTTPReply {
         var request = HTTPClientRequest(url: text)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: ProtocolHeader.apiVersion, value: ProtocolHeader.currentVersion)
@@ -103,6 +134,7 @@ final class HTTPTransport: Sendable {
         if let applicationKey, !applicationKey.isEmpty {
             request.headers.add(name: ProtocolHeader.applicationKey, value: applicationKey)
         }
+        if let authToken { request.headers.add(name: ProtocolHeader.authToken, value: authToken) }
         if let version { request.headers.add(name: "If-Match", value: EntityTag.header(for: version)) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")

@@ -1,7 +1,8 @@
 extension StopReason {
     private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds }
 
-    /// `unreachable`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`.
+    /// `unreachable`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
+    /// `redirectRefused`.
     public var kind: String {
         switch self {
         case .offline: "offline"
@@ -12,6 +13,7 @@ extension StopReason {
         case .serverError: "serverError"
         case .notAuthorized: "notAuthorized"
         case .cancelled: "cancelled"
+        case .redirectRefused: "redirectRefused"
         }
     }
 
@@ -28,6 +30,7 @@ extension StopReason {
         case "serverError": self = .serverError(status: status, message: detail)
         case "notAuthorized": self = .notAuthorized(status: status, message: detail)
         case "cancelled": self = .cancelled
+        case "redirectRefused": self = .redirectRefused(to: detail)
         default: self = .unreachable(detail)
         }
     }
@@ -37,7 +40,7 @@ extension StopReason {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         switch self {
-        case .unreachable(let detail): try container.encode(detail, forKey: .detail)
+        case .unreachable(let detail), .redirectRefused(let detail): try container.encode(detail, forKey: .detail)
         case .serverError(let status, let detail), .notAuthorized(let status, let detail):
             try container.encode(status, forKey: .status)
             try container.encode(detail, forKey: .detail)

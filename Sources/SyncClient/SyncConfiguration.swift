@@ -16,6 +16,9 @@ public struct SyncConfiguration: Sendable {
     public var remoteURL: URL?
     /// Sent as `X-ZUMO-APPLICATION` when set; nil keeps the one saved in the store.
     public var applicationKey: String?
+    /// A signed-in user's token, sent as `X-ZUMO-AUTH` when set; nil keeps the one saved in the
+    /// store, an empty string removes it.
+    public var authToken: String?
     /// Longest wait, in seconds, for the next byte of an answer (its head or any part of its body);
     /// 30 by default. A service that stops sending ends the request with ``StopReason/stalled(seconds:)``.
     public var idleTimeout: TimeInterval
@@ -33,10 +36,12 @@ public struct SyncConfiguration: Sendable {
     /// A configuration; every argument has a default.
     public init(
         remoteURL: URL? = nil, applicationKey: String? = nil, idleTimeout: TimeInterval = 30,
-        requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .manual, pushConcurrency: Int = 1
+        requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .manual, pushConcurrency: Int = 1,
+        authToken: String? = nil
     ) {
         self.remoteURL = remoteURL
         self.applicationKey = applicationKey
+        self.authToken = authToken
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
         self.conflictPolicy = conflictPolicy

@@ -52,7 +52,7 @@ public actor SyncContext {
         pushConcurrency = configuration.pushConcurrency
         let store = self.store
         let queue = self.queue
-        let saved: (remote: String?, key: String?, offline: Bool, last: String?)
+        let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?)
         do {
             saved = try store.pool.write { db in
                 if let url = configuration.remoteURL {
@@ -61,10 +61,14 @@ public actor SyncContext {
                 if let key = configuration.applicationKey {
                     try store.setConfig(db, "applicationKey", key.isEmpty ? nil : key)
                 }
+                if let token = configuration.authToken {
+                    try store.setConfig(db, "authToken", token.isEmpty ? nil : token)
+                }
                 try queue.recoverInterrupted(db)
                 return (
                     try store.config(db, "remoteURL"), try store.config(db, "applicationKey"),
-                    try store.config(db, "offline") == "true", try store.config(db, "lastSync")
+                    try store.config(db, "authToken"), try store.config(db, "offline") == "true",
+                    try store.config(db, "lastSync")
                 )
             }
         } catch {
@@ -72,12 +76,13 @@ public actor SyncContext {
         }
         monitor.offline = saved.offline
         monitor.remote = saved.remote
+        monitor.authTokenHint = saved.token.map(AuthTokenHint.init)
         if let last = saved.last?.data(using: .utf8) {
             monitor.setLastSync(try? Self.decoder.decode(SyncSummary.self, from: last))
         }
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
-                baseURL: url, applicationKey: saved.key, idleTimeout: configuration.idleTimeout,
+                baseURL: url, applicationKey: saved.key, authToken: saved.token, idleTimeout: configuration.idleTimeout,
                 requestTimeout: configuration.requestTimeout)
         }
     }
@@ -108,16 +113,34 @@ public actor SyncContext {
 
     /// Points the context at another service (or none), saved in the store; takes effect for the next request.
     public func setRemote(url: URL?, applicationKey: String?) throws(SyncError) {
-        try write { [store] db in
+        let token = try write { [store] db in
             try store.setConfig(db, "remoteURL", url?.absoluteString)
             try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
+            return try store.config(db, "authToken")
         }
         monitor.remote = url?.absoluteString
         transport = url.map {
             HTTPTransport(
-                baseURL: $0, applicationKey: applicationKey, idleTimeout: idleTimeout, requestTimeout: requestTimeout)
+                baseURL: $0, applicationKey: applicationKey, authToken: token, idleTimeout: idleTimeout,
+                requestTimeout: requestTimeout)
         }
     }
+
+    /// Sets (or, with nil or "", removes) the signed-in user's token sent as `X-ZUMO-AUTH`; saved
+    /// in the store, used from the next request. The token is never logged or shown in full.
+    public func setAuthToken(_ token: String?) throws(SyncError) {
+        let token = token.flatMap { $0.isEmpty ? nil : $0 }
+        try write { [store] db in try store.setConfig(db, "authToken", token) }
+        transport = transport.map {
+            HTTPTransport(
+                baseURL: $0.baseURL, applicationKey: $0.applicationKey, authToken: token, idleTimeout: idleTimeout,
+                requestTimeout: requestTimeout)
+        }
+        monitor.authTokenHint = token.map(AuthTokenHint.init)
+    }
+
+    /// How the saved auth token may be shown: never in full (see ``AuthTokenHint``); nil when none is set.
+    public nonisolated var authTokenHint: AuthTokenHint? { monitor.authTokenHint }
 
     /// The remote service's address, if one is set.
     public nonisolated var remoteURL: String? { monitor.remote }

@@ -84,6 +84,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     case notAuthorized(status: Int, message: String)
     /// The call was cancelled.
     case cancelled
+    /// The server redirected to another origin (or a write anywhere): not followed, so neither the
+    /// key nor the token nor the data went there. Carries the target.
+    case redirectRefused(to: String)
 
     /// What happened and what the user can do.
     public var description: String {
@@ -100,10 +103,17 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
             "The server's answer took longer than \(Self.seconds(seconds)), so it was abandoned; your changes are kept. Try again later, or allow more time."
         case .serverError(let status, let message):
             "The server failed (HTTP \(status)\(message.isEmpty ? "" : ": " + message)); your changes are kept. Try again later."
+        case .notAuthorized(401, let message):
+            "The server refused access: sign-in expired or invalid (HTTP 401\(message.isEmpty ? "" : ": " + message)). "
+                + "Your changes are kept; set a new auth token (or check the application key) and sync again."
         case .notAuthorized(let status, let message):
             "The server refused access (HTTP \(status)\(message.isEmpty ? "" : ": " + message)). Check the application key."
         case .cancelled:
             "Cancelled. Your changes are kept and go out with the next sync."
+        case .redirectRefused(let target):
+            "The server redirected to \(target); todosync does not follow that (it would send the key, the sign-in "
+                + "or your changes elsewhere), so nothing was sent there and your changes are kept. "
+                + "Set the remote to the service's own address."
         }
     }
 

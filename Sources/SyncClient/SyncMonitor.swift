@@ -8,6 +8,7 @@ final class SyncMonitor: Sendable {
         var lastSync: SyncSummary?
         var offline = false
         var remote: String?
+        var authTokenHint: AuthTokenHint?
         var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
     }
 
@@ -22,6 +23,11 @@ final class SyncMonitor: Sendable {
     var remote: String? {
         get { state.withLock { $0.remote } }
         set { state.withLock { $0.remote = newValue } }
+    }
+
+    var authTokenHint: AuthTokenHint? {
+        get { state.withLock { $0.authTokenHint } }
+        set { state.withLock { $0.authTokenHint = newValue } }
     }
 
     func setLastSync(_ summary: SyncSummary?) {

@@ -127,6 +127,11 @@ extension SyncOperationQueue {
     ) throws(SyncError) {
         try store.write { db in
             guard var operation = try operation(db, id: id) else { return }
+            var message = message
+            if state == .conflict, operation.kind == .insert, status == 409 {
+                // The id is taken (by an item we may not even see), which is not a change on the server.
+                message = "An item with this id already exists on the service (HTTP 409)."
+            }
             operation.state = state
             operation.lastStatus = status
             operation.message = message

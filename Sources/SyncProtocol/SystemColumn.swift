@@ -21,6 +21,8 @@ public enum SystemColumn {
 public enum ProtocolHeader {
     public static let apiVersion = "ZUMO-API-VERSION"
     public static let applicationKey = "X-ZUMO-APPLICATION"
+    /// A signed-in user's token (a JWT), as Mobile Apps clients send it.
+    public static let authToken = "X-ZUMO-AUTH"
     /// The protocol version this project speaks.
     public static let currentVersion = "2.0.0"
 }

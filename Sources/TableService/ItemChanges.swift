@@ -62,6 +62,10 @@ extension ItemChanges {
             {
                 throw .invalidRequest(ProtocolMessage.reservedProperty(name))
             }
+            if lowered == RowScope.ownerColumn {
+                throw .invalidRequest(
+                    "The property '\(name)' is kept by the service (each row's owner); leave it out of the body.")
+            }
             try Self.checkColumnName(name)
             switch value {
             case .array, .object:

@@ -18,11 +18,16 @@ struct CompiledQuery {
 enum QueryCompiler {
     /// Compiles `options` for `schema`; names are resolved with `resolve` (which knows the protocol
     /// style: `__updatedAt` is `updatedAt` in the legacy protocol). Unknown names are a 400.
+    /// With an owner's `scope`, every row (and the count) is restricted to that owner's.
     static func compile(
-        _ options: QueryOptions, schema: TableSchema, resolve: @escaping (String) -> Column?
+        _ options: QueryOptions, schema: TableSchema, resolve: @escaping (String) -> Column?, scope: RowScope = .all
     ) throws(TableError) -> CompiledQuery {
         var conditions: [String] = []
         var arguments: [DatabaseValue] = []
+        if let owner = scope.owner {
+            conditions.append("\(RowScope.ownerColumn.quotedDatabaseIdentifier) = ?")
+            arguments.append(owner.databaseValue)
+        }
         if let filter = options.filter {
             let expression = try FilterParser.parse(filter)
             let compiler = FilterCompiler(resolve: resolve, schema: schema)

@@ -9,32 +9,42 @@ struct TableController: Sendable {
     let store: TableStore
     let configuration: TableService.Configuration
     let cors: CORSPolicy
+    /// Checks `X-ZUMO-AUTH` when the service has sign-in configured.
+    let verifier: TokenVerifier?
     let logger: Logger
+
+    /// What a request body runs with: its protocol style and the rows its caller may touch.
+    typealias Body = @Sendable (Request, ProtocolStyle, RowScope) throws(TableError) -> Response
 
     /// Adds the `/tables` routes.
     func addRoutes(to router: inout Router) {
-        router.get("/tables/:table") { request in
-            self.handle(request) { (style) throws(TableError) in try self.list(request, style) }
+        route(.get, "/tables/:table", &router) { (request, style, scope) throws(TableError) in
+            try self.list(request, style, scope)
         }
-        router.post("/tables/:table") { request in
-            self.handle(request) { (style) throws(TableError) in try self.insert(request, style) }
+        route(.post, "/tables/:table", &router) { (request, style, scope) throws(TableError) in
+            try self.insert(request, style, scope)
         }
-        router.get("/tables/:table/:id") { request in
-            self.handle(request) { (style) throws(TableError) in try self.read(request, style) }
+        route(.get, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
+            try self.read(request, style, scope)
         }
-        router.patch("/tables/:table/:id") { request in
-            self.handle(request) { (style) throws(TableError) in try self.update(request, style) }
+        route(.patch, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
+            try self.update(request, style, scope)
         }
-        router.delete("/tables/:table/:id") { request in
-            self.handle(request) { (style) throws(TableError) in try self.delete(request, style) }
+        route(.delete, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
+            try self.delete(request, style, scope)
         }
-        router.post("/tables/:table/:id") { request in
-            self.handle(request) { (style) throws(TableError) in try self.undelete(request, style) }
+        route(.post, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
+            try self.undelete(request, style, scope)
         }
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in self.cors.preflight(request) }
             // Clients of a JSON protocol get JSON for a method the protocol does not have.
             router.put(pattern) { request in
+                do throws(TableError) { try self.writeGuard.check(request) } catch {
+                    var refused = Response.jsonError(error.message, status: error.status)
+                    self.cors.decorate(request, &refused)
+                    return refused
+                }
                 var response = Response.jsonError(
                     "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.",
                     status: 405)
@@ -46,36 +56,68 @@ struct TableController: Sendable {
         }
     }
 
+    /// Adds one route: synchronous without sign-in (no waiting on the server's threads), asynchronous
+    /// with it (jwt-kit verifies tokens asynchronously).
+    private func route(_ method: HTTPMethod, _ pattern: String, _ router: inout Router, _ body: @escaping Body) {
+        guard let verifier else {
+            router.on(method, pattern, .sync { request in self.handle(request, user: nil, body) })
+            return
+        }
+        router.on(
+            method, pattern,
+            .async { request in
+                let user: String?
+                do throws(TableError) {
+                    try self.admit(request)
+                    user = try await verifier.user(of: request)
+                } catch {
+                    return self.finish(request, self.errorResponse(error, .v2, request: request))
+                }
+                return self.handle(request, user: user, body)
+            })
+    }
+
     // MARK: Requests
 
-    private func list(_ request: Request, _ style: ProtocolStyle) throws(TableError) -> Response {
+    private func list(_ request: Request, _ style: ProtocolStyle, _ scope: RowScope) throws(TableError) -> Response {
         let table = try tableName(request)
+        let queryItems = try NextPageLink.queryItems(of: request, table: table)
         let options = try QueryOptions(
-            queryItems: request.queryItems, defaultTop: configuration.pageSize, maximumTop: configuration.maximumTop)
+            queryItems: queryItems, defaultTop: configuration.pageSize, maximumTop: configuration.maximumTop)
         guard let schema = store.registry.schema(of: table) else { throw .tableNotFound(table) }
-        let query = try QueryCompiler.compile(options, schema: schema, resolve: style.resolver(for: schema))
+        let query = try QueryCompiler.compile(
+            options, schema: schema, resolve: style.resolver(for: schema), scope: scope)
         let page = try store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
         var response = Response.json(data: page.body)
         if options.top > 0, page.rows == options.top {
             response.headers["Link"] = NextPageLink.header(
-                for: request, skip: options.skip + options.top, publicURL: configuration.publicURL)
+                for: request, queryItems: queryItems, skip: options.skip + options.top,
+                publicURL: configuration.publicURL)
         }
         return response
     }
 
-    private func read(_ request: Request, _ style: ProtocolStyle) throws(TableError) -> Response {
-        let item = try store.item(in: try tableName(request), id: try itemID(request))
+    private func read(_ request: Request, _ style: ProtocolStyle, _ scope: RowScope) throws(TableError) -> Response {
+        let item = try store.item(in: try tableName(request), id: try itemID(request), scope: scope)
         return itemResponse(item, style, status: 200, request: request)
     }
 
-    private func insert(_ request: Request, _ style: ProtocolStyle) throws(TableError) -> Response {
+    private func insert(
+        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    ) throws(TableError)
+        -> Response
+    {
         let table = try tableName(request)
         let changes = try ItemChanges(body: request.body, style: style)
-        let item = try store.insert(into: table, changes)
+        let item = try store.insert(into: table, changes, scope: scope)
         return itemResponse(item, style, status: 201, request: request)
     }
 
-    private func update(_ request: Request, _ style: ProtocolStyle) throws(TableError) -> Response {
+    private func update(
+        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    ) throws(TableError)
+        -> Response
+    {
         let table = try tableName(request)
         let id = try itemID(request)
         var changes = try ItemChanges(body: request.body, style: style)
@@ -86,33 +128,71 @@ struct TableController: Sendable {
         }
         changes.id = nil
         let item = try store.update(
-            in: table, id: id, changes, ifMatch: ifMatch(request), bodyVersionStatus: style.isLegacy ? 412 : 409)
+            in: table, id: id, changes, ifMatch: ifMatch(request), bodyVersionStatus: style.isLegacy ? 412 : 409,
+            scope: scope)
         return itemResponse(item, style, status: 200, request: request)
     }
 
-    private func delete(_ request: Request, _ style: ProtocolStyle) throws(TableError) -> Response {
-        let item = try store.delete(from: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request))
+    private func delete(
+        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    ) throws(TableError)
+        -> Response
+    {
+        let item = try store.delete(
+            from: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
         return itemResponse(item, style, status: 200, request: request)
     }
 
-    private func undelete(_ request: Request, _ style: ProtocolStyle) throws(TableError) -> Response {
-        let item = try store.undelete(in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request))
+    private func undelete(
+        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    ) throws(TableError)
+        -> Response
+    {
+        let item = try store.undelete(
+            in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
         return itemResponse(item, style, status: 201, request: request)
     }
 
     // MARK: Helpers
 
-    /// Runs `body` after the key and version checks; every error becomes a JSON answer.
-    private func handle(_ request: Request, _ body: (ProtocolStyle) throws(TableError) -> Response) -> Response {
+    private var writeGuard: WriteGuard { WriteGuard(cors: cors) }
+
+    /// The checks that need no token: where a write comes from, and the application key.
+    private func admit(_ request: Request) throws(TableError) {
+        try writeGuard.check(request)
+        try checkApplicationKey(request)
+    }
+
+    /// Runs `body` after the checks (origin, key, sign-in, version); every error becomes a JSON answer.
+    /// `user` is the verified token's user (the asynchronous route has checked origin and key already).
+    private func handle(_ request: Request, user: String?, _ body: Body) -> Response {
         var response: Response
         var style = ProtocolStyle.v2
         do {
-            try checkApplicationKey(request)
+            if verifier == nil { try admit(request) }
+            let scope = try scope(of: request, user: user)
             style = try ProtocolStyle(request)
-            response = try body(style)
+            response = try body(request, style, scope)
         } catch {
             response = errorResponse(error, style, request: request)
         }
+        return finish(request, response)
+    }
+
+    /// The rows the caller may touch: a per-user table needs a user and shows only theirs.
+    private func scope(of request: Request, user: String?) throws(TableError) -> RowScope {
+        guard let signIn = verifier?.signIn else { return .all }
+        let table = request.parameters["table"] ?? ""
+        guard let user else {
+            if signIn.required { throw .signInRequired(table: nil) }
+            if signIn.isPerUser(table) { throw .signInRequired(table: table) }
+            return .all
+        }
+        return signIn.isPerUser(table) ? .owner(user) : .all
+    }
+
+    private func finish(_ request: Request, _ response: Response) -> Response {
+        var response = response
         response.headers["Cache-Control"] = "no-cache"
         cors.decorate(request, &response)
         return response
@@ -120,7 +200,7 @@ struct TableController: Sendable {
 
     private func errorResponse(_ error: TableError, _ style: ProtocolStyle, request: Request) -> Response {
         switch error {
-        case .conflict(let item), .preconditionFailed(let item):
+        case .conflict(let item), .preconditionFailed(let item), .alreadyExists(let item?):
             return itemResponse(item, style, status: error.status, request: request, forceVersion: true)
         case .storage(let detail):
             logger.error("table service storage error on \(request.method) \(request.path): \(detail)")

@@ -12,24 +12,36 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case unsupportedAPIVersion
     /// 401: the service has an application key and the request did not carry it.
     case missingApplicationKey
+    /// 401: the request needs a signed-in user and carries no token; the table, when one needs it.
+    case signInRequired(table: String?)
+    /// 401: the `X-ZUMO-AUTH` token is not valid; the reason says why (never the token).
+    case signInRefused(String)
+    /// 403: a write from a browser page whose origin is not on the service's allowed list.
+    case foreignOrigin(String)
     /// 404: the item is missing or soft-deleted.
     case itemNotFound
     /// 404: no item was ever written to this table.
     case tableNotFound(String)
-    /// 409: an insert with an id that exists, or a stale `version` in the body; carries the server item.
+    /// 409: a stale `version` in the body; carries the server item.
     case conflict(StoredItem)
+    /// 409: an insert with an id that exists; carries the item when the caller may see it.
+    case alreadyExists(StoredItem?)
     /// 412: `If-Match` names another version; carries the server item.
     case preconditionFailed(StoredItem)
+    /// 415: a write whose body is not declared as JSON (the content type sent, if any).
+    case unsupportedMediaType(String?)
     /// 500: SQLite failed; the detail is logged, not sent.
     case storage(String)
 
     var status: Int {
         switch self {
         case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: 400
-        case .missingApplicationKey: 401
+        case .missingApplicationKey, .signInRequired, .signInRefused: 401
+        case .foreignOrigin: 403
         case .itemNotFound, .tableNotFound: 404
-        case .conflict: 409
+        case .conflict, .alreadyExists: 409
         case .preconditionFailed: 412
+        case .unsupportedMediaType: 415
         case .storage: 500
         }
     }
@@ -40,11 +52,28 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .unsupportedAPIVersion: ProtocolMessage.invalidAPIVersion
         case .missingApplicationKey:
             "This service requires an application key: send it in the X-ZUMO-APPLICATION header."
+        case .signInRequired(let table?):
+            "The table '\(table)' keeps each user's rows apart: sign in and send your token in the X-ZUMO-AUTH header."
+        case .signInRequired(nil):
+            "This service needs a signed-in user: sign in and send your token in the X-ZUMO-AUTH header."
+        case .signInRefused(let reason):
+            "The sign-in token was refused: \(reason). Sign in again and send the new token in X-ZUMO-AUTH."
+        case .foreignOrigin(let origin):
+            "Writes from web pages on \(origin) are refused: that origin is not on this service's allowed list. "
+                + "Call the service from an allowed page, or from a program (without an Origin header)."
+        case .unsupportedMediaType(let type?):
+            "The body is sent as '\(type)'; the table service accepts only JSON. Send it with "
+                + "Content-Type: application/json."
+        case .unsupportedMediaType(nil):
+            "The body has no Content-Type; the table service accepts only JSON. Send it with "
+                + "Content-Type: application/json."
         case .itemNotFound: ProtocolMessage.itemDoesNotExist
         case .tableNotFound(let table):
             "The table '\(table)' does not exist; it is created by the first item inserted into it."
         case .conflict:
-            "The item has changed on the server (or already exists); the body holds the server's item."
+            "The item has changed on the server; the body holds the server's item."
+        case .alreadyExists:
+            "An item with this id already exists on the service; choose another id (or update that item)."
         case .preconditionFailed:
             "The item has changed on the server since the version given in If-Match; the body holds the server's item."
         case .storage:

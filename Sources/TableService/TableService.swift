@@ -7,7 +7,7 @@ import Views
 /// table protocol (v2, and the 2015 Mobile Services style for requests without `ZUMO-API-VERSION`).
 ///
 /// Embed it in another server with ``addRoutes(to:)``, or run it alone with
-/// ``start(_:host:port:quiet:logger:)``:
+/// ``start(_:host:port:quiet:allowedHosts:logger:)``:
 ///
 /// ```swift
 /// let running = try TableService.start(.init(databasePath: "tables.sqlite"), port: 8080)
@@ -38,6 +38,8 @@ public final class TableService: Sendable {
         /// The CSRF token the page's forms carry; pass the dashboard's when both share a router
         /// (its middleware then accepts the page's forms). Random per process when `nil`.
         public var csrfToken: String?
+        /// Signed-in users (`X-ZUMO-AUTH`) and per-user tables; `nil` ignores tokens.
+        public var signIn: SignIn?
         /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
@@ -48,7 +50,7 @@ public final class TableService: Sendable {
             databasePath: String? = nil, applicationKey: String? = nil, pageSize: Int = 50, maximumTop: Int = 1000,
             tables: [String] = [], allowedOrigins: [String] = ["localhost", "127.0.0.1", "::1"],
             publicURL: String? = nil, pagePath: String = "/service", templatesFolder: URL? = nil,
-            csrfToken: String? = nil
+            csrfToken: String? = nil, signIn: SignIn? = nil
         ) {
             self.databasePath = databasePath
             self.applicationKey = applicationKey
@@ -60,6 +62,7 @@ public final class TableService: Sendable {
             self.pagePath = pagePath
             self.templatesFolder = templatesFolder
             self.csrfToken = csrfToken
+            self.signIn = signIn
         }
     }
 
@@ -67,6 +70,7 @@ public final class TableService: Sendable {
     let store: TableStore
     private let logger: Logger
     private let page: ServicePage?
+    private let verifier: TokenVerifier?
 
     /// Opens (or creates) the database and the configured tables.
     public init(
@@ -86,15 +90,22 @@ public final class TableService: Sendable {
         self.logger = logger
         let store = try TableStore(
             path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
-        for table in configuration.tables {
+        for table in configuration.tables + (configuration.signIn?.perUserTables ?? []) {
             guard Self.isValidTableName(table) else {
                 throw .invalidConfiguration(
                     "'\(table)' is not a table name: use letters, digits and underscores, starting with a letter.")
             }
             do { try store.createTable(table) } catch { throw .cannotOpenDatabase(error.message) }
         }
+        for table in configuration.signIn?.perUserTables ?? [] {
+            do { try store.keepOwners(in: table) } catch { throw .cannotOpenDatabase(error.message) }
+        }
         self.store = store
-        if let folder = configuration.templatesFolder {
+        verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }
+        // The page shows every user's rows: with sign-in it is served only behind the application key.
+        if let folder = configuration.templatesFolder,
+            configuration.signIn == nil || configuration.applicationKey != nil
+        {
             let templates: TemplateLibrary
             do {
                 templates = try TemplateLibrary(folder: folder, required: ServicePage.templates)
@@ -115,22 +126,25 @@ public final class TableService: Sendable {
 
     /// Adds `/tables/{table}` and `/tables/{table}/{id}` (every method of the protocol, and
     /// `OPTIONS` for CORS) to `router`, and the HTML page under ``Configuration/pagePath`` when
-    /// ``Configuration/templatesFolder`` is set.
+    /// ``Configuration/templatesFolder`` is set (and, with sign-in, an application key guards it).
     public func addRoutes(to router: inout Router) {
         page?.addRoutes(to: &router)
         TableController(
             store: store, configuration: configuration, cors: CORSPolicy(allowedHosts: configuration.allowedOrigins),
-            logger: logger
+            verifier: verifier, logger: logger
         ).addRoutes(to: &router)
     }
 
     /// Starts an HTTP server with the service's routes, logging one line per request unless `quiet`.
+    /// It answers only requests whose `Host` is its address, a loopback name, or one of
+    /// `allowedHosts` (others get 421: see ``HostAllowList``).
     public static func start(
         _ configuration: Configuration, host: String = "127.0.0.1", port: Int = 0, quiet: Bool = false,
-        logger: Logger = Logger(label: "todosync.tables")
+        allowedHosts: [String] = [], logger: Logger = Logger(label: "todosync.tables")
     ) throws(TableServiceError) -> RunningTableService {
         let service = try TableService(configuration: configuration, logger: logger)
         var router = Router()
+        router.use(HostAllowList(boundTo: host, extraNames: allowedHosts))
         if !quiet { router.use(RequestLogger()) }
         service.addRoutes(to: &router)
         do {
@@ -155,7 +169,8 @@ public final class TableService: Sendable {
     }
 }
 
-/// A table service with its own HTTP server, as started by ``TableService/start(_:host:port:quiet:logger:)``.
+/// A table service with its own HTTP server, as started by
+/// ``TableService/start(_:host:port:quiet:allowedHosts:logger:)``.
 public struct RunningTableService: Sendable {
     public let service: TableService
     public let server: HTTPServer

@@ -72,21 +72,29 @@ final class TableStore: Sendable {
 
     // MARK: Single items
 
-    /// Inserts a new item; 409 with the server's item when the id exists (soft-deleted or not).
-    func insert(into table: String, _ changes: ItemChanges) throws(TableError) -> StoredItem {
+    /// Inserts a new item; 409 when the id exists (soft-deleted or not), with the server's item
+    /// only when it is the caller's. An owner's row is written with its ``RowScope/owner(_:)``.
+    func insert(into table: String, _ changes: ItemChanges, scope: RowScope = .all) throws(TableError) -> StoredItem {
         let id = changes.id ?? UUID().uuidString.lowercased()
         return try write { db in
             var schema = try self.ensureTable(db, table)
-            if let existing = try self.fetch(db, schema, id: id) { throw TableError.conflict(existing) }
+            if let existing = try self.fetch(db, schema, id: id, scope: scope) {
+                throw TableError.alreadyExists(existing)
+            }
+            if scope.owner != nil, try self.fetch(db, schema, id: id) != nil { throw TableError.alreadyExists(nil) }
             try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
-            let names =
+            var names =
                 [
                     SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
                     SystemColumn.deleted,
                 ] + changes.fields.map { schema.column(named: $0.name)!.name }
             var arguments: [(any DatabaseValueConvertible)?] = [id, now, now, Self.version(for: now), false]
             arguments += changes.fields.map { Self.databaseValue($0.value) }
+            if let owner = scope.owner {
+                names.append(RowScope.ownerColumn)
+                arguments.append(owner)
+            }
             // Cached per connection, like every statement a request runs: preparing one costs more than
             // running it.
             try db.cachedStatement(
@@ -98,10 +106,10 @@ final class TableStore: Sendable {
         }
     }
 
-    /// The live item `id`; 404 when missing or soft-deleted.
-    func item(in table: String, id: String) throws(TableError) -> StoredItem {
+    /// The live item `id`; 404 when missing, soft-deleted or out of `scope`.
+    func item(in table: String, id: String, scope: RowScope = .all) throws(TableError) -> StoredItem {
         guard let schema = registry.schema(of: table) else { throw .itemNotFound }
-        let found = try read { db in try self.fetch(db, schema, id: id) }
+        let found = try read { db in try self.fetch(db, schema, id: id, scope: scope) }
         guard let found, !found.deleted else { throw .itemNotFound }
         return found
     }
@@ -109,12 +117,13 @@ final class TableStore: Sendable {
     /// Merges `changes` into the live item `id` after checking `ifMatch` (412) and the body's
     /// version (`staleBodyVersion` decides the status: 409 in v2, 412 in the legacy protocol).
     func update(
-        in table: String, id: String, _ changes: ItemChanges, ifMatch: String?, bodyVersionStatus: Int = 409
+        in table: String, id: String, _ changes: ItemChanges, ifMatch: String?, bodyVersionStatus: Int = 409,
+        scope: RowScope = .all
     ) throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
         return try write { db in
             var schema = try self.ensureTable(db, table)
-            let current = try self.liveItem(db, schema, id: id, ifMatch: ifMatch)
+            let current = try self.liveItem(db, schema, id: id, ifMatch: ifMatch, scope: scope)
             if let version = changes.version, version != current.version {
                 throw bodyVersionStatus == 412 ? TableError.preconditionFailed(current) : TableError.conflict(current)
             }
@@ -136,24 +145,32 @@ final class TableStore: Sendable {
     }
 
     /// Soft-deletes the live item `id` (a write: new version and `updatedAt`); 412 on a stale `ifMatch`.
-    func delete(from table: String, id: String, ifMatch: String?) throws(TableError) -> StoredItem {
-        try setDeleted(true, table: table, id: id, ifMatch: ifMatch)
+    func delete(
+        from table: String, id: String, ifMatch: String?, scope: RowScope = .all
+    ) throws(TableError)
+        -> StoredItem
+    {
+        try setDeleted(true, table: table, id: id, ifMatch: ifMatch, scope: scope)
     }
 
     /// Brings back the soft-deleted item `id`; a live item is returned unchanged.
-    func undelete(in table: String, id: String, ifMatch: String?) throws(TableError) -> StoredItem {
-        try setDeleted(false, table: table, id: id, ifMatch: ifMatch)
+    func undelete(
+        in table: String, id: String, ifMatch: String?, scope: RowScope = .all
+    ) throws(TableError)
+        -> StoredItem
+    {
+        try setDeleted(false, table: table, id: id, ifMatch: ifMatch, scope: scope)
     }
 
     private func setDeleted(
-        _ deleted: Bool, table: String, id: String, ifMatch: String?
+        _ deleted: Bool, table: String, id: String, ifMatch: String?, scope: RowScope
     ) throws(TableError)
         -> StoredItem
     {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
         return try write { db in
             let schema = try self.ensureTable(db, table)
-            guard let current = try self.fetch(db, schema, id: id) else { throw TableError.itemNotFound }
+            guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
             if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
             if current.deleted == deleted { return current }
@@ -261,17 +278,45 @@ final class TableStore: Sendable {
         }
     }
 
-    private func liveItem(_ db: Database, _ schema: TableSchema, id: String, ifMatch: String?) throws -> StoredItem {
-        guard let current = try fetch(db, schema, id: id), !current.deleted else { throw TableError.itemNotFound }
+    private func liveItem(
+        _ db: Database, _ schema: TableSchema, id: String, ifMatch: String?, scope: RowScope
+    ) throws -> StoredItem {
+        guard let current = try fetch(db, schema, id: id, scope: scope), !current.deleted else {
+            throw TableError.itemNotFound
+        }
         if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
         return current
     }
 
-    private func fetch(_ db: Database, _ schema: TableSchema, id: String) throws -> StoredItem? {
+    private func fetch(
+        _ db: Database, _ schema: TableSchema, id: String, scope: RowScope = .all
+    ) throws
+        -> StoredItem?
+    {
         // Cached per connection: the SQL changes only when the table gains a column.
-        let statement = try db.cachedStatement(
-            sql: "SELECT \(Self.columnList(schema)) FROM \(schema.name.quotedDatabaseIdentifier) WHERE \"id\" = ?")
-        return try Row.fetchOne(statement, arguments: [id]).map { Self.item(from: $0, schema) }
+        var sql = "SELECT \(Self.columnList(schema)) FROM \(schema.name.quotedDatabaseIdentifier) WHERE \"id\" = ?"
+        var arguments: StatementArguments = [id]
+        if let owner = scope.owner {
+            sql += " AND \(RowScope.ownerColumn.quotedDatabaseIdentifier) = ?"
+            arguments += [owner]
+        }
+        return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments).map { Self.item(from: $0, schema) }
+    }
+
+    /// Makes `table` keep an owner per row: creates it if needed, adds the hidden owner column
+    /// and an index for the owner's pulls. Rows written before have no owner and are seen by no user.
+    func keepOwners(in table: String) throws(TableError) {
+        try write { db in
+            let schema = try self.ensureTable(db, table)
+            let quoted = schema.name.quotedDatabaseIdentifier
+            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted))").map { $0["name"] as String }
+            guard !columns.contains(RowScope.ownerColumn) else { return }
+            try db.execute(
+                sql: "ALTER TABLE \(quoted) ADD COLUMN \(RowScope.ownerColumn.quotedDatabaseIdentifier) TEXT")
+            try db.execute(
+                sql: "CREATE INDEX \((schema.name + "__owner_updatedAt_id").quotedDatabaseIdentifier) ON \(quoted) "
+                    + "(\(RowScope.ownerColumn.quotedDatabaseIdentifier), \"updatedAt\", \"id\", \"deleted\")")
+        }
     }
 
     /// The table's schema, creating the table (and its metadata) on first use.

@@ -38,6 +38,9 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "The application key sent as X-ZUMO-APPLICATION (saved in the store).")
     var appKey: String?
 
+    @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved in the store; \"\" removes it).")
+    var authToken: String?
+
     @Option(help: "The table to work on.")
     var table = "todoitem"
 
@@ -63,7 +66,8 @@ struct ClientOptions: ParsableArguments {
     func open() throws -> SyncContext {
         try SyncContext(
             path: store,
-            configuration: SyncConfiguration(remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey))
+            configuration: SyncConfiguration(
+                remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey, authToken: authToken))
     }
 
     /// Runs a command body: a `SyncError` becomes a message on standard error and exit status 1.

@@ -98,6 +98,7 @@ struct ClientStatus: AsyncParsableCommand {
             var lines = [
                 "\(status.pending) pending, \(status.conflicts) conflicts, \(status.failed) failed",
                 "remote: \(status.remoteURL ?? "none")\(status.offline ? " (offline mode)" : "")",
+                "sign-in token: \(context.authTokenHint?.description ?? "none")",
             ]
             if let last = status.lastSync {
                 lines.append("last \(last.kind.rawValue): \(last.message) at \(last.finishedAt.formatted(.iso8601))")

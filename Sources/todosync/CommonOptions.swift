@@ -35,6 +35,23 @@ struct ListenOptions: ParsableArguments {
     }
 }
 
+/// `--allowed-host`, on every command that starts a server.
+struct AllowedHostOptions: ParsableArguments {
+    @Option(
+        name: .customLong("allowed-host"),
+        help: ArgumentHelp(
+            "Also answer requests for this host name (repeatable), e.g. a name the server is reached by "
+                + "through a proxy. Loopback names and IP addresses are always answered; other names get 421.",
+            valueName: "name"))
+    var names: [String] = []
+
+    func validate() throws {
+        for name in names where name.isEmpty || name.contains("/") || name.contains(where: \.isWhitespace) {
+            throw ValidationError("--allowed-host '\(name)' is not a host name; write it like todo.example.org.")
+        }
+    }
+}
+
 /// `--public-dir` and `--templates-dir`.
 struct ResourceOptions: ParsableArguments {
     @Option(help: "Folder of CSS, scripts and icons (default: found next to the executable).")

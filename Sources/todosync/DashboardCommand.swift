@@ -18,6 +18,7 @@ struct DashboardCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var listen: ListenOptions
+    @OptionGroup var allowedHosts: AllowedHostOptions
     @OptionGroup var resources: ResourceOptions
 
     @Option(help: "Folder for the local store, the embedded service's database and the settings.")
@@ -28,6 +29,9 @@ struct DashboardCommand: AsyncParsableCommand {
 
     @Option(help: "Application key sent as X-ZUMO-APPLICATION to the remote service.")
     var appKey: String?
+
+    @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved; also settable on the Settings page).")
+    var authToken: String?
 
     @Flag(help: "Log one line per request.")
     var verbose = false
@@ -43,7 +47,7 @@ struct DashboardCommand: AsyncParsableCommand {
         let dashboard = try await DashboardLauncher(
             listen: listen, resources: try resources.locate(), dataDir: dataDir,
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
-            servicePageURL: nil
+            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         await waitForTermination()
@@ -74,13 +78,15 @@ struct DashboardLauncher {
     var deviceName: String?
     var verbose: Bool
     var servicePageURL: String?
+    var allowedHosts: [String] = []
+    var authToken: String?
 
     func start() async throws -> Dashboard {
         let folder = URL(fileURLWithPath: dataDir)
         let configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: folder, resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
-            servicePageURL: servicePageURL)
+            servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken)
         do {
             guard remote == nil else { return try await Dashboard.start(configuration) }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

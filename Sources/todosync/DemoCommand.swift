@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dashboard
 import Foundation
+import HTTPServer
 import TableService
 
 #if canImport(FoundationNetworking)
@@ -30,6 +31,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Start from empty stores and the seeded todos.")
     var fresh = false
 
+    @Flag(
+        help: """
+            Two signed-in users: the service keeps each user's todos apart, device A is signed in as alice             and device B as bob (tokens signed with a secret made for this run).
+            """)
+    var twoUsers = false
+
+    @OptionGroup var allowedHosts: AllowedHostOptions
     @OptionGroup var resources: ResourceOptions
 
     /// The todos a new demo service starts with.
@@ -44,25 +52,34 @@ struct DemoCommand: AsyncParsableCommand {
         if fresh { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let folders = try resources.locate()
+        let signIn = twoUsers ? SignIn(secret: CSRFProtection.randomToken(), perUserTables: ["todoitem"]) : nil
+        var tokens: [String?] = [nil, nil]
+        if let signIn {
+            tokens = [
+                try await TokenIssuer.token(for: "alice", signIn: signIn),
+                try await TokenIssuer.token(for: "bob", signIn: signIn),
+            ]
+        }
         let service: RunningTableService
         do {
             service = try TableService.start(
                 .init(
                     databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
-                    templatesFolder: folders.templatesFolder),
-                host: host, port: port + 2, quiet: true)
+                    templatesFolder: folders.templatesFolder, signIn: signIn),
+                host: host, port: port + 2, quiet: true, allowedHosts: allowedHosts.names)
         } catch {
             throw ValidationError("\(error) (the demo uses ports \(port) to \(port + 2); see --port)")
         }
-        try await seed(service.url)
+        try await seed(service.url, token: tokens[0])
         let remote = URL(string: service.url)!
         var devices: [Dashboard] = []
         for (index, name) in ["Device A", "Device B"].enumerated() {
             let launcher = DashboardLauncher(
                 listen: ListenOptions(host: host, port: port + index), resources: folders,
                 dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
-                remote: remote, appKey: nil, deviceName: name, verbose: false,
-                servicePageURL: service.url + "/service/tables/todoitem")
+                remote: remote, appKey: nil, deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
+                verbose: false, servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
+                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "")
             devices.append(try await launcher.start())
         }
         announce(
@@ -70,8 +87,10 @@ struct DemoCommand: AsyncParsableCommand {
             todosync demo:
               device A   \(devices[0].url)/
               device B   \(devices[1].url)/
-              service    \(service.url)/service  (the table service's own page)
-            Press Sync on both devices, edit the same todo differently on each, sync A, then sync B.
+              service    \(service.url)/\(twoUsers ? "tables/todoitem  (signed-in users only)" : "service  (the table service's own page)")
+            \(twoUsers
+                ? "Device A is signed in as alice, B as bob: each syncs only their own todos."
+                : "Press Sync on both devices, edit the same todo differently on each, sync A, then sync B.")
             Ctrl-C stops the demo.
             """)
         await waitForTermination()
@@ -81,10 +100,11 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// Inserts the seed todos through the protocol when the service has none.
-    private func seed(_ base: String) async throws {
+    private func seed(_ base: String, token: String?) async throws {
         let list = URL(string: base + "/tables/todoitem?$top=1")!
         var request = URLRequest(url: list)
         request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        request.setValue(token, forHTTPHeaderField: "X-ZUMO-AUTH")
         let (data, _) = try await URLSession.shared.data(for: request)
         guard (try? JSONSerialization.jsonObject(with: data) as? [Any])?.isEmpty ?? false else { return }
         for text in Self.seeds {
@@ -92,6 +112,7 @@ struct DemoCommand: AsyncParsableCommand {
             insert.httpMethod = "POST"
             insert.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
             insert.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            insert.setValue(token, forHTTPHeaderField: "X-ZUMO-AUTH")
             insert.httpBody = try JSONSerialization.data(withJSONObject: ["text": text, "complete": false])
             _ = try await URLSession.shared.data(for: insert)
         }

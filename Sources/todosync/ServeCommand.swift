@@ -31,16 +31,41 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Do not log requests.")
     var quiet = false
 
+    @OptionGroup var allowedHosts: AllowedHostOptions
+    @OptionGroup var signIn: SignInOptions
+
+    @Option(
+        name: .customLong("allowed-origin"),
+        help: ArgumentHelp(
+            "Let browser pages from this host name call the service (CORS and writes; repeatable; * for any). "
+                + "Loopback pages always may.", valueName: "host"))
+    var allowedOrigins: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Print a token for this user id, signed with --auth-secret (valid 24 hours), and exit: for trying "
+                + "a service with signed-in users locally.", valueName: "user"))
+    var issueToken: String?
     @OptionGroup var resources: ResourceOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be at least 1.") }
         guard maxTop >= pageSize else { throw ValidationError("--max-top must be at least --page-size (\(pageSize)).") }
+        if let issueToken {
+            guard signIn.authSecret != nil else {
+                throw ValidationError("--issue-token needs --auth-secret (the secret the service checks tokens with).")
+            }
+            guard !issueToken.isEmpty else { throw ValidationError("--issue-token needs a user id, such as alice.") }
+        }
         if let appKey, appKey.isEmpty { throw ValidationError("--app-key is empty; give a key or leave the flag out.") }
     }
 
     func run() async throws {
+        if let user = issueToken, let configuration = try signIn.signIn() {
+            print(try await TokenIssuer.token(for: user, signIn: configuration))
+            return
+        }
         let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let templates = try? resources.locate().templatesFolder
@@ -49,8 +74,10 @@ struct ServeCommand: AsyncParsableCommand {
             running = try TableService.start(
                 .init(
                     databasePath: database, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
-                    tables: ["todoitem"], templatesFolder: templates),
-                host: host, port: port, quiet: quiet)
+                    tables: ["todoitem"],
+                    allowedOrigins: TableService.Configuration().allowedOrigins + allowedOrigins,
+                    templatesFolder: templates, signIn: try signIn.signIn()),
+                host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names)
         } catch {
             throw ValidationError("\(error)")
         }

@@ -16,10 +16,14 @@ final class LiveService: Sendable {
     let databasePath: String
     let running: RunningTableService
 
-    init(folder: TemporaryFolder, tables: [String] = ["todoitem", "tag"], applicationKey: String? = nil) throws {
+    init(
+        folder: TemporaryFolder, tables: [String] = ["todoitem", "tag"], applicationKey: String? = nil,
+        signIn: SignIn? = nil
+    ) throws {
         databasePath = folder.file("service.sqlite")
         running = try TableService.start(
-            TableService.Configuration(databasePath: databasePath, applicationKey: applicationKey, tables: tables),
+            TableService.Configuration(
+                databasePath: databasePath, applicationKey: applicationKey, tables: tables, signIn: signIn),
             port: 0, quiet: true)
     }
 

@@ -100,4 +100,29 @@ import Testing
         #expect(reply.status == 400)
         #expect(reply.object?["error"] as? String == "You cannot request more than 1000 records")
     }
+
+    @Test func linkSentWholeInBracketsAsTheQueryGivesTheNextPage() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        try await Self.insert(6, into: "todoitem", on: server)
+        let first = try await server.send("GET", "/tables/todoitem?$top=2&$orderby=id&$filter=n%20ge%201")
+        #expect(first.array?.compactMap { $0["id"] as? String } == ["row-00001", "row-00002"])
+        let link = try #require(first.header("Link")?.split(separator: ";").first).trimmingCharacters(in: .whitespaces)
+        #expect(link.hasPrefix("<") && link.hasSuffix(">"))
+        // As the official JavaScript client sends it: the Link's URL, brackets and all, as the query.
+        let bracketed = "%3C" + link.dropFirst().dropLast() + "%3E"
+        let second = try await server.send("GET", "/tables/todoitem?" + bracketed)
+        #expect(second.status == 200, "\(second.text)")
+        #expect(second.array?.compactMap { $0["id"] as? String } == ["row-00003", "row-00004"])
+        let next = try #require(second.header("Link")?.split(separator: ";").first).dropFirst().dropLast()
+        let third = try await server.send("GET", "/tables/todoitem?%3C" + next + "%3E")
+        #expect(third.status == 200, "\(third.text)")
+        #expect(third.array?.compactMap { $0["id"] as? String } == ["row-00005"], "\(next) \(third.text)")
+
+        let unclosed = try await server.send("GET", "/tables/todoitem?%3C\(server.url)/tables/todoitem?$skip=2")
+        #expect(unclosed.status == 400)
+        let otherTable = try await server.send("GET", "/tables/todoitem?%3C\(server.url)/tables/other?$skip=2%3E")
+        #expect(otherTable.status == 400)
+        #expect((otherTable.object?["error"] as? String)?.contains("another address") == true)
+    }
 }

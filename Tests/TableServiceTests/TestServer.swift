@@ -21,7 +21,8 @@ final class TestServer: Sendable {
 
     init(
         applicationKey: String? = nil, pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false,
-        page: Bool = false
+        page: Bool = false, allowedHosts: [String] = [],
+        configure: (inout TableService.Configuration) -> Void = { _ in }
     ) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("tableservice-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -34,7 +35,8 @@ final class TestServer: Sendable {
                 clock.now ?? Int64(Date().timeIntervalSince1970 * 1000)
             }
         }
-        running = try TableService.start(configuration, quiet: true)
+        configure(&configuration)
+        running = try TableService.start(configuration, quiet: true, allowedHosts: allowedHosts)
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil

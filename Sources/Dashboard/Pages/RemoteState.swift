@@ -11,6 +11,8 @@ enum RemoteState: Equatable, Sendable {
     case unreachable(since: Date)
     case failing(since: Date)
     case notAuthorized
+    /// The service redirected elsewhere, which the client does not follow.
+    case redirected
 
     /// The dashboard's record of its exchanges with one remote.
     struct Contact: Equatable, Sendable {
@@ -29,7 +31,7 @@ enum RemoteState: Equatable, Sendable {
         switch summary.stopReason {
         case .unreachable?, .timedOut?, .stalled?, .tooSlow?, .serverError?:
             contact.unreachableSince = contact.unreachableSince ?? summary.finishedAt
-        case .notAuthorized?:
+        case .notAuthorized?, .redirectRefused?:
             contact.lastContact = summary.finishedAt
             contact.unreachableSince = nil
         case .offline?, .cancelled?:
@@ -55,6 +57,8 @@ enum RemoteState: Equatable, Sendable {
             return .failing(since: contact.unreachableSince ?? contact.lastContact ?? Date())
         case .notAuthorized?:
             return .notAuthorized
+        case .redirectRefused?:
+            return .redirected
         case .offline?, .cancelled?, nil:
             guard let last = contact.lastContact else { return .notContacted }
             return .reachable(lastContact: last)
@@ -68,7 +72,7 @@ enum RemoteState: Equatable, Sendable {
         case .noRemote, .notContacted: "unknown"
         case .syncing: "syncing"
         case .reachable: "reachable"
-        case .unreachable, .failing, .notAuthorized: "unreachable"
+        case .unreachable, .failing, .notAuthorized, .redirected: "unreachable"
         }
     }
 
@@ -82,7 +86,8 @@ enum RemoteState: Equatable, Sendable {
         case .reachable(let last): "Reachable (last contact \(Self.time(last)))"
         case .unreachable(let since): "Unreachable since \(Self.time(since))"
         case .failing(let since): "Service failing since \(Self.time(since))"
-        case .notAuthorized: "Not authorised: check the application key"
+        case .notAuthorized: "Not authorised: sign in again (auth token) or check the application key"
+        case .redirected: "Redirected elsewhere: check the service's address"
         }
     }
 

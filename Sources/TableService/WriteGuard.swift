@@ -1,0 +1,37 @@
+import HTTPServer
+
+/// Refuses the table writes a web page on another site could send.
+///
+/// A page can make a browser send a "simple" cross-site request (a form, or `fetch` with a
+/// `text/plain` body) without asking the service first. Two rules make that impossible:
+/// a write from a browser page must come from an allowed origin (browsers always send `Origin`
+/// on a write), and a write with a body must say `Content-Type: application/json`, which a
+/// simple request cannot. Programs (the sync client, curl, the official clients) send no
+/// `Origin` and JSON bodies, so they pass; so do bodiless writes (DELETE, undelete).
+struct WriteGuard: Sendable {
+    let cors: CORSPolicy
+
+    /// The methods that change state; PUT is not in the protocol but is refused the same way first.
+    static let writes: Set<HTTPMethod> = [.post, .patch, .put, .delete]
+
+    /// Throws the refusal for a write that is not proven to come from a real client.
+    func check(_ request: Request) throws(TableError) {
+        guard Self.writes.contains(request.method) else { return }
+        if let origin = request.headers["Origin"], !cors.allows(origin) {
+            throw .foreignOrigin(origin)
+        }
+        let contentType = request.headers["Content-Type"]
+        if let contentType, !Self.isJSON(contentType) {
+            throw .unsupportedMediaType(contentType)
+        }
+        if contentType == nil, !request.body.isEmpty {
+            throw .unsupportedMediaType(nil)
+        }
+    }
+
+    /// `application/json`, with or without parameters (`; charset=utf-8`), any letter case.
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+    }
+}

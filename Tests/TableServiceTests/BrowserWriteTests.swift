@@ -1,0 +1,134 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A web page on another site cannot write into the service: its simple requests (forms,
+/// `text/plain`) are refused before anything is stored, and the schema does not grow.
+@Suite struct BrowserWriteTests {
+    /// A request as a browser sends it for a page on `origin`.
+    static func raw(
+        _ method: String, _ target: String, port: Int, origin: String?, contentType: String?, body: String
+    ) throws -> String {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 2.0.0\r\n"
+        if let origin { head += "Origin: \(origin)\r\n" }
+        if let contentType { head += "Content-Type: \(contentType)\r\n" }
+        head += "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        return try RawHTTP.exchange(port: port, head + body)
+    }
+
+    static let simpleBodies: [(type: String, body: String)] = [
+        ("text/plain", #"{"text":"forged","injected":"column"}"#),
+        ("application/x-www-form-urlencoded", "text=forged&injected=column"),
+        (
+            "multipart/form-data; boundary=XyZ",
+            "--XyZ\r\nContent-Disposition: form-data; name=\"injected\"\r\n\r\ncolumn\r\n--XyZ--\r\n"
+        ),
+    ]
+
+    @Test func crossOriginSimpleWritesAreRefusedAndStoreNothing() async throws {
+        let server = try TestServer(tables: ["todoitem"])
+        defer { server.stop() }
+        for (type, body) in Self.simpleBodies {
+            let refused = try Self.raw(
+                "POST", "/tables/todoitem", port: server.running.port, origin: "http://evil.example",
+                contentType: type, body: body)
+            #expect(refused.hasPrefix("HTTP/1.1 403"), "\(type): \(refused)")
+            #expect(refused.contains(#""error":"Writes from web pages on http://evil.example are refused"#))
+            // Without Origin (a page that hid it, or a script): refused for its type.
+            let untyped = try Self.raw(
+                "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: type, body: body)
+            #expect(untyped.hasPrefix("HTTP/1.1 415"), "\(type): \(untyped)")
+        }
+        let noType = try Self.raw(
+            "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: nil,
+            body: #"{"text":"x"}"#)
+        #expect(noType.hasPrefix("HTTP/1.1 415"))
+        // JSON from a foreign page is refused too: the origin decides, not the type.
+        let json = try Self.raw(
+            "POST", "/tables/todoitem", port: server.running.port, origin: "http://evil.example",
+            contentType: "application/json", body: #"{"text":"forged","injected":"column"}"#)
+        #expect(json.hasPrefix("HTTP/1.1 403"))
+        let opaque = try Self.raw(
+            "POST", "/tables/todoitem", port: server.running.port, origin: "null", contentType: "application/json",
+            body: #"{"text":"forged"}"#)
+        #expect(opaque.hasPrefix("HTTP/1.1 403"))
+
+        let list = try await server.send("GET", "/tables/todoitem")
+        #expect(list.array?.isEmpty == true)
+        let column = try await server.send("GET", "/tables/todoitem?$select=injected")
+        #expect(column.status == 400, "the schema grew: \(column.text)")
+    }
+
+    @Test func crossOriginUpdatesAndDeletesAreRefused() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        #expect(try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "mine"]).status == 201)
+        for method in ["PATCH", "DELETE", "PUT", "POST"] {
+            let target = "/tables/todoitem/a"
+            let reply = try Self.raw(
+                method, target, port: server.running.port, origin: "http://evil.example", contentType: "text/plain",
+                body: method == "DELETE" ? "" : #"{"text":"forged"}"#)
+            #expect(reply.hasPrefix("HTTP/1.1 403"), "\(method): \(reply)")
+        }
+        let item = try await server.send("GET", "/tables/todoitem/a")
+        #expect(item.object?["text"] as? String == "mine")
+        #expect(item.object?["deleted"] as? Bool == false)
+    }
+
+    @Test func allowedOriginWithJSONIsAnswered201() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let reply = try Self.raw(
+            "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3000",
+            contentType: "application/json; charset=utf-8", body: #"{"id":"ok","text":"from an allowed page"}"#)
+        #expect(reply.hasPrefix("HTTP/1.1 201"), "\(reply)")
+        #expect(reply.contains("Access-Control-Allow-Origin: http://localhost:3000"))
+        let deleted = try Self.raw(
+            "DELETE", "/tables/todoitem/ok", port: server.running.port, origin: "http://127.0.0.1:8080",
+            contentType: nil, body: "")
+        #expect(deleted.hasPrefix("HTTP/1.1 200"), "\(deleted)")
+    }
+
+    @Test func programsWriteWithoutOriginAndBodilessWritesNeedNoType() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let created = try Self.raw(
+            "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: "application/json",
+            body: #"{"id":"p","text":"curl"}"#)
+        #expect(created.hasPrefix("HTTP/1.1 201"))
+        let deleted = try Self.raw(
+            "DELETE", "/tables/todoitem/p", port: server.running.port, origin: nil, contentType: nil, body: "")
+        #expect(deleted.hasPrefix("HTTP/1.1 200"))
+        let undeleted = try Self.raw(
+            "POST", "/tables/todoitem/p", port: server.running.port, origin: nil, contentType: nil, body: "")
+        #expect(undeleted.hasPrefix("HTTP/1.1 201"), "\(undeleted)")
+    }
+
+    @Test func foreignHostIsAnswered421() async throws {
+        let server = try TestServer(tables: ["todoitem"])
+        defer { server.stop() }
+        let port = server.running.port
+        let foreign = try RawHTTP.exchange(
+            port: port, "GET /tables/todoitem HTTP/1.1\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(foreign.hasPrefix("HTTP/1.1 421"), "\(foreign)")
+        let local = try RawHTTP.exchange(
+            port: port,
+            "GET /tables/todoitem HTTP/1.1\r\nHost: localhost:\(port)\r\nZUMO-API-VERSION: 2.0.0\r\n"
+                + "Connection: close\r\n\r\n")
+        #expect(local.hasPrefix("HTTP/1.1 200"), "\(local)")
+    }
+
+    @Test func allowedHostNamesAreAnswered() async throws {
+        let server = try TestServer(tables: ["todoitem"], allowedHosts: ["todo.example.org"])
+        defer { server.stop() }
+        let port = server.running.port
+        let named = try RawHTTP.exchange(
+            port: port,
+            "GET /tables/todoitem HTTP/1.1\r\nHost: TODO.example.org\r\nZUMO-API-VERSION: 2.0.0\r\n"
+                + "Connection: close\r\n\r\n")
+        #expect(named.hasPrefix("HTTP/1.1 200"), "\(named)")
+        let other = try RawHTTP.exchange(
+            port: port, "GET /tables/todoitem HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n")
+        #expect(other.hasPrefix("HTTP/1.1 421"))
+    }
+}
