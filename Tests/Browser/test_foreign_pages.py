@@ -37,3 +37,16 @@ def test_forms_and_simple_fetches_from_another_page_write_nothing(demo, browser)
     assert len(after) == len(before)
     assert all("injected" not in row for row in after)
     assert not any("forged" in str(row.get("text")) for row in after)
+
+
+def test_every_demo_server_refuses_a_foreign_host_name(demo):
+    import http.client
+    for base in (demo.a, demo.b, demo.service):
+        host, port = urllib.parse.urlparse(base).hostname, urllib.parse.urlparse(base).port
+        for name, expected in (("evil.example", 421), ("localhost", 200)):
+            connection = http.client.HTTPConnection(host, port, timeout=10)
+            path = "/tables/todoitem" if base == demo.service else "/"
+            connection.request("GET", path, headers={"Host": "%s:%d" % (name, port), "ZUMO-API-VERSION": "2.0.0"})
+            status = connection.getresponse().status
+            connection.close()
+            assert status == expected, (base, name, status)

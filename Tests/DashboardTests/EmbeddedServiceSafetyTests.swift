@@ -1,4 +1,5 @@
 import Foundation
+import SyncClient
 import TestSupport
 import Testing
 
@@ -24,6 +25,26 @@ import Testing
         let list = try await harness.client.send(
             "GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0"])
         #expect(list.text == "[]")
+        await harness.stop()
+    }
+
+    @Test func theSignInTokenIsSavedButNeverShownBack() async throws {
+        let harness = try await DashboardHarness()
+        let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi1XeVoy"
+        let saved = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "authToken": token])
+        #expect(saved.status == 303)
+        #expect(harness.dashboard.context.authTokenHint == AuthTokenHint(token))
+        let page = try await harness.client.send("GET", "/settings")
+        #expect(page.text.contains("…" + token.suffix(4)))
+        #expect(!page.text.contains(token))
+        #expect(!page.text.contains("c2lnbmF0dXJl"))
+        // An empty field keeps the token; signing out removes it.
+        _ = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "authToken": ""])
+        #expect(harness.dashboard.context.authTokenHint != nil)
+        _ = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "signOut": "true"])
+        #expect(harness.dashboard.context.authTokenHint == nil)
+        let bad = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "authToken": "two words"])
+        #expect(bad.status == 422)
         await harness.stop()
     }
 }

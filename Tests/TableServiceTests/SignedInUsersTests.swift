@@ -167,4 +167,13 @@ import Testing
         let forged = try await otherKey.sign(claims, kid: "provider-1")
         #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(forged)).status == 401)
     }
+
+    @Test func theServicePageWhichShowsEveryRowNeedsTheKeyWhenUsersSignIn() async throws {
+        let open = try TestServer(page: true) { $0.signIn = Self.signIn }
+        defer { open.stop() }
+        #expect(try await open.send("GET", "/service", headers: [:]).status == 404)
+        let keyed = try TestServer(applicationKey: "operator-key", page: true) { $0.signIn = Self.signIn }
+        defer { keyed.stop() }
+        #expect(try await keyed.send("GET", "/service", headers: [:]).status == 401)
+    }
 }
