@@ -21,18 +21,6 @@ struct ListenOptions: ParsableArguments {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
     }
-
-    /// Starts a server for `router` on this address; errors name the flag to change.
-    func start(_ router: Router, port override: Int? = nil) throws -> HTTPServer {
-        let configuration = HTTPServer.Configuration(host: host, port: override ?? port)
-        do {
-            return try HTTPServer(configuration: configuration, responder: router.buildResponder())
-        } catch .invalidHost {
-            throw ValidationError("--host '\(host)' is not an IP address; use e.g. 127.0.0.1 or ::1.")
-        } catch {
-            throw ValidationError("\(error) (see --port)")
-        }
-    }
 }
 
 /// `--allowed-host`, on every command that starts a server.
