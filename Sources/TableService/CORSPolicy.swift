@@ -1,29 +1,32 @@
 import Foundation
 import HTTPServer
 
-/// Cross-origin access for browser clients, as the official server does it: preflights from an
-/// allowed origin are answered 200 with the allowed methods and headers, and responses to allowed
-/// origins expose `Link` and `ETag`.
+/// Which web pages may call the service, and cross-origin access for them as the official server
+/// answers it: preflights from an allowed origin are answered 200 with the allowed methods and
+/// headers, and responses to allowed origins expose `Link` and `ETag`.
+///
+/// This is the one place that decides: ``WriteGuard`` refuses writes from any other page.
 struct CORSPolicy: Sendable {
-    /// Host names (without scheme or port) whose pages may call the service; `*` allows any.
-    let allowedHosts: [String]
+    /// Origins, besides the service's own, whose pages may call the service.
+    let allowedOrigins: Set<WebOrigin>
 
     static let methods = "GET, PUT, PATCH, POST, DELETE, OPTIONS"
     static let allow = "GET,HEAD,POST,PATCH,DELETE"
 
-    /// Whether `origin` (such as `http://localhost:8080`) may call the service.
-    func allows(_ origin: String) -> Bool {
-        if allowedHosts.contains("*") { return true }
-        guard let host = URLComponents(string: origin)?.host?.lowercased() else { return false }
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        return allowedHosts.contains { $0.lowercased() == host || $0.lowercased() == bare }
+    /// Whether a page on `origin` (the request's `Origin`, such as `http://localhost:3000`) may
+    /// make `request`: the service's own origin (the scheme, host and port the request was sent
+    /// to, as its `Host` says) or one of ``allowedOrigins``. Same host on another port is another site.
+    func allows(_ origin: String, on request: Request) -> Bool {
+        guard let origin = WebOrigin(origin) else { return false }
+        if let host = request.headers["Host"], origin == WebOrigin(scheme: "http", authority: host) { return true }
+        return allowedOrigins.contains(origin)
     }
 
     /// The answer to `OPTIONS`: 200 with `Allow` (and the CORS headers for an allowed origin).
     func preflight(_ request: Request) -> Response {
         var response = Response.text(Self.allow)
         response.headers["Allow"] = Self.allow
-        if let origin = request.headers["Origin"], allows(origin) {
+        if let origin = request.headers["Origin"], allows(origin, on: request) {
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers["Access-Control-Allow-Methods"] = Self.methods
             if let asked = request.headers["Access-Control-Request-Headers"], isPlainHeaderList(asked) {
@@ -38,7 +41,7 @@ struct CORSPolicy: Sendable {
 
     /// Adds `Access-Control-Allow-Origin` to a response for an allowed origin.
     func decorate(_ request: Request, _ response: inout Response) {
-        guard let origin = request.headers["Origin"], allows(origin) else { return }
+        guard let origin = request.headers["Origin"], allows(origin, on: request) else { return }
         response.headers["Access-Control-Allow-Origin"] = origin
         response.headers["Access-Control-Expose-Headers"] = "Link,Etag"
         response.headers["Vary"] = "Origin"

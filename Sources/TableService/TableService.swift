@@ -27,8 +27,9 @@ public final class TableService: Sendable {
         public var maximumTop: Int
         /// Tables created at start (so that reading them before the first write gives `[]`, not 404).
         public var tables: [String]
-        /// Host names whose browser pages may call the service (CORS); `*` allows any.
-        public var allowedOrigins: [String]
+        /// Origins, besides the service's own, whose browser pages may call the service (CORS) and
+        /// write to it. Pages of the service's own origin (scheme, host and port) always may.
+        public var allowedOrigins: [WebOrigin]
         /// The base of `Link` URLs (such as `https://example.org`); `nil` uses the request's `Host`.
         public var publicURL: String?
         /// Where the service's own page is served.
@@ -45,10 +46,10 @@ public final class TableService: Sendable {
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
 
         /// A configuration; the defaults are the official server's (pages of 50, `$top` up to 1000),
-        /// in memory, without key, tables or page.
+        /// in memory, without key, tables or page, answering browser pages of its own origin only.
         public init(
             databasePath: String? = nil, applicationKey: String? = nil, pageSize: Int = 50, maximumTop: Int = 1000,
-            tables: [String] = [], allowedOrigins: [String] = ["localhost", "127.0.0.1", "::1"],
+            tables: [String] = [], allowedOrigins: [WebOrigin] = [],
             publicURL: String? = nil, pagePath: String = "/service", templatesFolder: URL? = nil,
             csrfToken: String? = nil, signIn: SignIn? = nil
         ) {
@@ -130,7 +131,8 @@ public final class TableService: Sendable {
     public func addRoutes(to router: inout Router) {
         page?.addRoutes(to: &router)
         TableController(
-            store: store, configuration: configuration, cors: CORSPolicy(allowedHosts: configuration.allowedOrigins),
+            store: store, configuration: configuration,
+            cors: CORSPolicy(allowedOrigins: Set(configuration.allowedOrigins)),
             verifier: verifier, logger: logger
         ).addRoutes(to: &router)
     }

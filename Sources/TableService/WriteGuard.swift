@@ -3,11 +3,12 @@ import HTTPServer
 /// Refuses the table writes a web page on another site could send.
 ///
 /// A page can make a browser send a "simple" cross-site request (a form, or `fetch` with a
-/// `text/plain` body) without asking the service first. Two rules make that impossible:
-/// a write from a browser page must come from an allowed origin (browsers always send `Origin`
-/// on a write), and a write with a body must say `Content-Type: application/json`, which a
-/// simple request cannot. Programs (the sync client, curl, the official clients) send no
-/// `Origin` and JSON bodies, so they pass; so do bodiless writes (DELETE, undelete).
+/// `text/plain` body) without asking the service first. Two rules make that impossible: a write
+/// from a browser page must come from the service's own origin or an allowed one (browsers always
+/// send `Origin` on a write; ``CORSPolicy`` decides), and a write with a body must say
+/// `Content-Type: application/json`, which a simple request cannot. Programs (the sync client,
+/// curl, the official clients) send no `Origin` and JSON bodies, so they pass; so do bodiless
+/// writes (DELETE, undelete).
 struct WriteGuard: Sendable {
     let cors: CORSPolicy
 
@@ -17,7 +18,7 @@ struct WriteGuard: Sendable {
     /// Throws the refusal for a write that is not proven to come from a real client.
     func check(_ request: Request) throws(TableError) {
         guard Self.writes.contains(request.method) else { return }
-        if let origin = request.headers["Origin"], !cors.allows(origin) {
+        if let origin = request.headers["Origin"], !cors.allows(origin, on: request) {
             throw .foreignOrigin(origin)
         }
         let contentType = request.headers["Content-Type"]

@@ -37,9 +37,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("allowed-origin"),
         help: ArgumentHelp(
-            "Let browser pages from this host name call the service (CORS and writes; repeatable; * for any). "
-                + "Loopback pages always may.", valueName: "host"))
-    var allowedOrigins: [String] = []
+            "Also let browser pages from this origin (scheme, host and port, such as http://localhost:3000) "
+                + "call the service and write to it (repeatable). Pages of the service's own origin always may.",
+            valueName: "origin"),
+        transform: { text in
+            guard let origin = WebOrigin(text) else {
+                throw ValidationError(
+                    "give the scheme, host and port of the page, such as http://localhost:3000 (no path).")
+            }
+            return origin
+        })
+    var allowedOrigins: [WebOrigin] = []
 
     @Option(
         help: ArgumentHelp(
@@ -75,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
                 .init(
                     databasePath: database, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
                     tables: ["todoitem"],
-                    allowedOrigins: TableService.Configuration().allowedOrigins + allowedOrigins,
+                    allowedOrigins: allowedOrigins,
                     templatesFolder: templates, signIn: try signIn.signIn()),
                 host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names)
         } catch {

@@ -1,9 +1,13 @@
 """A page on another site cannot write into the table service: its forms and simple fetches are
 refused, nothing is stored and no column is added."""
+import http.server
 import json
+import threading
 import time
 import urllib.parse
 import urllib.request
+
+from selenium.webdriver.common.by import By
 
 
 def service_rows(service):
@@ -36,6 +40,52 @@ def test_forms_and_simple_fetches_from_another_page_write_nothing(demo, browser)
     after = service_rows(demo.service)
     assert len(after) == len(before)
     assert all("injected" not in row for row in after)
+    assert not any("forged" in str(row.get("text")) for row in after)
+
+
+def serve_page_on_another_port(html):
+    """Serves `html` as another local web app would: from 127.0.0.1 on a port of its own."""
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_json_write_from_another_local_app_is_refused(demo, browser):
+    """Same host, another port: another origin. Its preflight gets no CORS answer, so the write
+    never reaches the service."""
+    before = service_rows(demo.service)
+    server = serve_page_on_another_port("""
+        <p id="result">pending</p>
+        <script>
+          fetch("%s/tables/todoitem", {method: "POST",
+                headers: {"Content-Type": "application/json", "ZUMO-API-VERSION": "2.0.0"},
+                body: JSON.stringify({text: "forged by another local app"})})
+            .then(r => { document.getElementById("result").textContent = "answered " + r.status; })
+            .catch(() => { document.getElementById("result").textContent = "blocked"; });
+        </script>""" % demo.service)
+    try:
+        browser.get("http://127.0.0.1:%d/" % server.server_address[1])
+        result = browser.find_element(By.ID, "result")
+        deadline = time.time() + 10
+        while time.time() < deadline and result.text == "pending":
+            time.sleep(0.2)
+        assert result.text == "blocked"
+    finally:
+        server.shutdown()
+    after = service_rows(demo.service)
+    assert len(after) == len(before)
     assert not any("forged" in str(row.get("text")) for row in after)
 
 

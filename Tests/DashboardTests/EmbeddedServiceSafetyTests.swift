@@ -28,6 +28,29 @@ import Testing
         await harness.stop()
     }
 
+    @Test func theEmbeddedServiceTakesWritesFromTheDashboardsOwnOriginOnly() async throws {
+        let harness = try await DashboardHarness()
+        let port = harness.dashboard.server.port
+        let other = port == 65535 ? port - 1 : port + 1
+        func post(from origin: String, _ text: String) throws -> String {
+            let body = #"{"text":"\#(text)"}"#
+            return try RawHTTP.exchange(
+                port: port,
+                "POST /tables/todoitem HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: \(origin)\r\n"
+                    + "ZUMO-API-VERSION: 2.0.0\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        }
+        let foreign = try post(from: "http://127.0.0.1:\(other)", "from another local app")
+        #expect(foreign.hasPrefix("HTTP/1.1 403"), "\(foreign)")
+        let own = try post(from: "http://127.0.0.1:\(port)", "from the dashboard's own page")
+        #expect(own.hasPrefix("HTTP/1.1 201"), "\(own)")
+        let list = try await harness.client.send(
+            "GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0"])
+        #expect(list.text.contains("from the dashboard's own page"))
+        #expect(!list.text.contains("from another local app"))
+        await harness.stop()
+    }
+
     @Test func theSignInTokenIsSavedButNeverShownBack() async throws {
         let harness = try await DashboardHarness()
         let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi1XeVoy"

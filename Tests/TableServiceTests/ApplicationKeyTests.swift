@@ -1,4 +1,5 @@
 import Foundation
+import TableService
 import Testing
 
 /// `--app-key`: requests must carry the key in X-ZUMO-APPLICATION.
@@ -22,7 +23,8 @@ import Testing
     }
 
     @Test func preflightNeedsNoKey() async throws {
-        let server = try TestServer(applicationKey: "s3cret")
+        let allowed = try #require(WebOrigin("http://localhost:3000"))
+        let server = try TestServer(applicationKey: "s3cret") { $0.allowedOrigins = [allowed] }
         defer { server.stop() }
         let reply = try await server.send(
             "OPTIONS", "/tables/todoitem",
@@ -33,5 +35,9 @@ import Testing
             "OPTIONS", "/tables/todoitem",
             headers: ["Origin": "http://evil.example", "Access-Control-Request-Method": "PATCH"])
         #expect(foreign.header("Access-Control-Allow-Origin") == nil)
+        let nextPort = try await server.send(
+            "OPTIONS", "/tables/todoitem",
+            headers: ["Origin": "http://localhost:3001", "Access-Control-Request-Method": "PATCH"])
+        #expect(nextPort.header("Access-Control-Allow-Origin") == nil)
     }
 }

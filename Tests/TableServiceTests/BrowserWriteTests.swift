@@ -1,4 +1,5 @@
 import Foundation
+import TableService
 import TestSupport
 import Testing
 
@@ -75,18 +76,55 @@ import Testing
         #expect(item.object?["deleted"] as? Bool == false)
     }
 
-    @Test func allowedOriginWithJSONIsAnswered201() async throws {
+    @Test func aPageOnAnotherLoopbackPortIsRefusedAndWritesNothing() async throws {
+        let server = try TestServer(tables: ["todoitem"])
+        defer { server.stop() }
+        let port = server.running.port
+        let other = port == 65535 ? port - 1 : port + 1
+        for origin in [
+            "http://127.0.0.1:\(other)", "http://localhost:\(other)", "http://127.0.0.1", "https://127.0.0.1:\(port)",
+        ] {
+            let reply = try Self.raw(
+                "POST", "/tables/todoitem", port: port, origin: origin, contentType: "application/json",
+                body: #"{"text":"from another local app","injected":"column"}"#)
+            #expect(reply.hasPrefix("HTTP/1.1 403"), "\(origin): \(reply)")
+            #expect(!reply.contains("Access-Control-Allow-Origin"), "\(origin): \(reply)")
+        }
+        let list = try await server.send("GET", "/tables/todoitem")
+        #expect(list.array?.isEmpty == true)
+        let column = try await server.send("GET", "/tables/todoitem?$select=injected")
+        #expect(column.status == 400, "the schema grew: \(column.text)")
+    }
+
+    @Test func aPageOfTheServiceItselfWrites() async throws {
         let server = try TestServer()
+        defer { server.stop() }
+        let port = server.running.port
+        let created = try Self.raw(
+            "POST", "/tables/todoitem", port: port, origin: "http://127.0.0.1:\(port)",
+            contentType: "application/json", body: #"{"id":"own","text":"from the service's own page"}"#)
+        #expect(created.hasPrefix("HTTP/1.1 201"), "\(created)")
+        let deleted = try Self.raw(
+            "DELETE", "/tables/todoitem/own", port: port, origin: "HTTP://127.0.0.1:\(port)", contentType: nil,
+            body: "")
+        #expect(deleted.hasPrefix("HTTP/1.1 200"), "\(deleted)")
+    }
+
+    @Test func anExplicitlyAllowedOriginWritesWithJSON() async throws {
+        let allowed = try #require(WebOrigin("http://localhost:3000"))
+        let server = try TestServer { $0.allowedOrigins = [allowed] }
         defer { server.stop() }
         let reply = try Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3000",
             contentType: "application/json; charset=utf-8", body: #"{"id":"ok","text":"from an allowed page"}"#)
         #expect(reply.hasPrefix("HTTP/1.1 201"), "\(reply)")
         #expect(reply.contains("Access-Control-Allow-Origin: http://localhost:3000"))
-        let deleted = try Self.raw(
-            "DELETE", "/tables/todoitem/ok", port: server.running.port, origin: "http://127.0.0.1:8080",
-            contentType: nil, body: "")
-        #expect(deleted.hasPrefix("HTTP/1.1 200"), "\(deleted)")
+        let otherPort = try Self.raw(
+            "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3001",
+            contentType: "application/json", body: #"{"id":"no","text":"from the next port"}"#)
+        #expect(otherPort.hasPrefix("HTTP/1.1 403"), "\(otherPort)")
+        let item = try await server.send("GET", "/tables/todoitem/no")
+        #expect(item.status == 404)
     }
 
     @Test func programsWriteWithoutOriginAndBodilessWritesNeedNoType() async throws {
