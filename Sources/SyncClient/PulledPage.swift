@@ -29,7 +29,27 @@ final class PageLayout: Sendable {
             return try decoder.decode([PulledRow].self, from: data)
         } catch {
             if let wrapped = try? decoder.decode(Wrapped.self, from: data) { return wrapped.results }
-            throw .badResponse("a page of rows did not decode (\(error))")
+            throw .badResponse("a page of rows is not a JSON array of items (\(Self.explain(error)))")
+        }
+    }
+
+    /// Where and why a page did not decode, in words ("row 3, 'complete': expected a boolean").
+    static func explain(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "unreadable JSON" }
+        func place(_ path: [any CodingKey]) -> String {
+            let parts = path.map { key in key.intValue.map { "row \($0 + 1)" } ?? "'\(key.stringValue)'" }
+            return parts.isEmpty ? "the body" : parts.joined(separator: ", ")
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return
+                "\(place(context.codingPath)): expected \(type == Bool.self ? "a boolean" : type == String.self ? "text" : "a \(type)")"
+        case .valueNotFound(_, let context), .keyNotFound(_, let context):
+            return "\(place(context.codingPath)): a value is missing"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "\(place(context.codingPath)): unreadable"
+        @unknown default:
+            return "unreadable JSON"
         }
     }
 

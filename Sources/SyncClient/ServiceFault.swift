@@ -2,7 +2,7 @@
 ///
 /// Push and pull check every answer against what they asked; an answer that breaks the protocol ends
 /// the push or pull with ``SyncError/serviceFault(_:)`` and nothing from that answer is written.
-public enum ServiceFault: Sendable, Hashable, CustomStringConvertible {
+public enum ServiceFault: Error, Sendable, Hashable, CustomStringConvertible {
     /// A push answer (`status`) carried another item than the one sent.
     case answerAboutAnotherItem(status: Int, sent: String, received: String)
     /// A pulled page held a row before the cursor the pull asked for: the service ignored `$filter`.

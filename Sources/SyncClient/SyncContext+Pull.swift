@@ -90,29 +90,31 @@ extension SyncContext {
         {
             token = decoded
         }
-        let layout = PageLayout(table)
-        let path = transport.path(table: table.name)
-        var previousIds: [String]?
+        var cursor = PullCursor(table: table.name, token: token)
         var pendingWrite: Task<PageCounts, any Error>?
         do {
             try await fetchPages(
-                table, query: query, layout: layout, path: path, settings: settings, transport: transport,
-                tokenKey: tokenKey, token: &token, previousIds: &previousIds, pendingWrite: &pendingWrite, &result)
+                table, query: query, settings: settings, transport: transport, tokenKey: tokenKey, cursor: &cursor,
+                pendingWrite: &pendingWrite, &result)
             try await finishWrite(&pendingWrite, into: &result)
         } catch {
-            // Keep what was received: the last page's write (and token) completes before the error surfaces.
-            try? await finishWrite(&pendingWrite, into: &result)
+            // Keep what was received: the last page's write (and token) completes before the error
+            // surfaces. When that write failed (a row outside the query...), its error came first.
+            try await finishWrite(&pendingWrite, into: &result)
             throw error
         }
     }
 
     private func fetchPages(
-        _ table: TableDescription, query: TableQuery?, layout: PageLayout, path: String, settings: PullSettings,
-        transport: HTTPTransport, tokenKey: String?, token: inout DeltaToken, previousIds: inout [String]?,
-        pendingWrite: inout Task<PageCounts, any Error>?, _ result: inout PullResult
+        _ table: TableDescription, query: TableQuery?, settings: PullSettings, transport: HTTPTransport,
+        tokenKey: String?, cursor: inout PullCursor, pendingWrite: inout Task<PageCounts, any Error>?,
+        _ result: inout PullResult
     ) async throws {
+        let layout = PageLayout(table)
+        let path = transport.path(table: table.name)
         while true {
             try Task.checkCancellation()
+            let token = cursor.token
             let filter = [query?.odataFilter, token.filter].compactMap { $0 }.joined(separator: " and ")
             var parameters: [(String, String)] = []
             if !filter.isEmpty { parameters.append(("$filter", filter)) }
@@ -125,34 +127,56 @@ extension SyncContext {
             try Self.checkPage(reply)
             let rows = try layout.decode(reply.body)
             result.pages += 1
-            if rows.isEmpty { return }
-            let ids = rows.compactMap(\.id)
-            // With $skip, the same page twice means the server ignores paging (the keyset mode
-            // detects a lack of progress itself, in `advance`).
-            if token.skip != nil, ids == previousIds { throw SyncError.serviceFault(.repeatedPages(table: table.name)) }
-            previousIds = ids
-
-            let next = Self.advance(token, over: rows)
+            do {
+                guard try cursor.advance(over: rows.map { .init(id: $0.id, updatedAt: $0.updatedAt) }) else { return }
+            } catch {
+                throw SyncError.serviceFault(error)
+            }
             // Page n is written (with its token, in one transaction) while page n+1 is fetched and
             // decoded; writes stay in order because each starts after the previous one finished.
             try await finishWrite(&pendingWrite, into: &result)
-            let tokenText = try tokenKey.map { _ in String(decoding: try JSONEncoder().encode(next), as: UTF8.self) }
+            let tokenText = try tokenKey.map { _ in
+                String(decoding: try JSONEncoder().encode(cursor.token), as: UTF8.self)
+            }
+            let predicate = query?.predicate
             pendingWrite = Task.detached { [store, queue] in
                 try store.pool.write { db in
+                    if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
+                        throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
+                    }
                     let counts = try Self.apply(
                         rows, to: table, keeping: try queue.itemIds(db, table: table.name), in: db)
                     if let tokenKey, let tokenText { try store.setConfig(db, tokenKey, tokenText) }
                     return counts
                 }
             }
-            if (token.skip == nil) != (next.skip == nil) {
-                // Switching to the $skip fallback asks for rows already seen: not a lack of progress.
-                previousIds = nil
-            }
-            token = next
             result.received += rows.count
             monitor.update { $0.done += rows.count }
         }
+    }
+
+    /// The id of the first pulled row that does not satisfy `predicate`, judged by SQLite with the
+    /// same SQL as local queries; nil when every row does.
+    static func firstRow(
+        of rows: [PulledRow], outside predicate: TableQuery.Predicate, in table: TableDescription, _ db: Database
+    ) throws -> String? {
+        let (condition, conditionArguments) = try TableQuery(where: predicate).sqlWhere(table)
+        let columns = table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let row = "(" + Array(repeating: "?", count: table.allColumns.count).joined(separator: ", ") + ")"
+        // In chunks, under SQLite's limit on bound parameters.
+        let perChunk = max(1, 30_000 / max(1, table.allColumns.count))
+        for start in stride(from: 0, to: rows.count, by: perChunk) {
+            let chunk = rows[start..<min(start + perChunk, rows.count)]
+            let values = Array(repeating: row, count: chunk.count).joined(separator: ", ")
+            let sql =
+                "WITH page(\(columns)) AS (VALUES \(values)) SELECT id FROM page EXCEPT SELECT id FROM page\(condition)"
+            var arguments: [DatabaseValue] = chunk.flatMap(\.values)
+            arguments += conditionArguments
+            if let id = try String.fetchOne(db, sql: sql + " LIMIT 1", arguments: StatementArguments(arguments)) {
+                return id
+            }
+        }
+        return nil
     }
 
     private func finishWrite(_ write: inout Task<PageCounts, any Error>?, into result: inout PullResult) async throws {
@@ -165,35 +189,6 @@ extension SyncContext {
         result.written += counts.written
         result.deleted += counts.deleted
         result.skippedPending += counts.skipped
-    }
-
-    /// The cursor after a page: the last row by `(updatedAt, id)`, or the `$skip` fallback when the
-    /// page brought nothing past the cursor.
-    static func advance(_ token: DeltaToken, over rows: [PulledRow]) -> DeltaToken {
-        if token.skip == nil {
-            var next = token
-            for row in rows {
-                guard let updatedAt = row.updatedAt, let id = row.id else { continue }
-                if next.isBefore(updatedAt: updatedAt, id: id) {
-                    next.updatedAt = updatedAt
-                    next.id = id
-                }
-            }
-            if next != token { return next }
-            // No progress: this server does not honour the keyset filter. Page with $skip instead.
-            return DeltaToken(updatedAt: token.updatedAt, id: nil, skip: 0)
-        }
-        var latest = token.updatedAt
-        for row in rows {
-            guard let updatedAt = row.updatedAt else { continue }
-            if latest == nil || DeltaToken.compare(latest!, updatedAt) == .orderedAscending { latest = updatedAt }
-        }
-        guard let latest else { return DeltaToken(updatedAt: nil, id: nil, skip: (token.skip ?? 0) + rows.count) }
-        if let current = token.updatedAt, DeltaToken.compare(current, latest) == .orderedSame {
-            return DeltaToken(updatedAt: current, id: nil, skip: (token.skip ?? 0) + rows.count)
-        }
-        let atLatest = rows.filter { $0.updatedAt.map { DeltaToken.compare($0, latest) == .orderedSame } ?? false }
-        return DeltaToken(updatedAt: latest, id: nil, skip: atLatest.count)
     }
 
     private static func checkPage(_ reply: HTTPReply) throws(SyncError) {

@@ -3,17 +3,25 @@ import Foundation
 import SyncClient
 import SyncProtocol
 
-/// `client push`: exit status 0 also when conflicts remain (they are listed).
+/// `client push`: exit status 0 also when conflicts remain (they are listed); 2 when the service
+/// refused operations (they are listed, and stay queued as failed).
 struct ClientPush: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "push", abstract: "Send the queued changes.")
+    static let configuration = CommandConfiguration(
+        commandName: "push", abstract: "Send the queued changes.",
+        discussion: """
+            Exit status: 0 when every change was sent or is waiting for a conflict resolution (listed), \
+            2 when the service refused changes (listed; edit or discard them), 1 when the push stopped.
+            """)
 
     @ParentCommand var client: ClientCommand
     @OptionGroup var output: OutputOptions
     var options: ClientOptions { client.options.with(output) }
 
     func run() async throws {
+        var refused = false
         try await options.run { context in
             let result = try await context.push()
+            refused = !result.failed.isEmpty
             let conflicts = try context.conflicts()
             if options.json {
                 options.printJSON(PushOutput(result: result, conflicts: conflicts.map(ConflictOutput.init)))
@@ -27,6 +35,7 @@ struct ClientPush: AsyncParsableCommand {
                 }
             }
         }
+        if refused { throw ExitCode(2) }
     }
 }
 

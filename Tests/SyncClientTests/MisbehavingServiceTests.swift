@@ -1,0 +1,178 @@
+import Foundation
+import SyncProtocol
+import TestSupport
+import Testing
+
+@testable import SyncClient
+
+/// Against a service that misbehaves on purpose, every push and pull ends within its deadlines
+/// with a typed, readable error; the queue stays intact and no other row is touched.
+struct MisbehavingServiceTests {
+    /// A context with short deadlines (by default 1 s without a byte, 2 s per request).
+    private func context(
+        _ folder: TemporaryFolder, _ service: MisbehavingService, idle: Double = 1, total: Double = 2
+    ) throws -> SyncContext {
+        try SyncContext(
+            path: folder.file("store.sqlite"),
+            configuration: SyncConfiguration(remoteURL: service.url, idleTimeout: idle, requestTimeout: total))
+    }
+
+    /// Without its deadlines each of these exchanges would last five minutes or more; with them it
+    /// ends in seconds. The bound is loose because the machine running the suite may be loaded.
+    private static let ending: TimeInterval = 30
+
+    private func row(_ id: String, _ updatedAt: String, complete: Bool = false) -> String {
+        #"{"id":"\#(id)","text":"t","complete":\#(complete),"version":"1","createdAt":"\#(updatedAt)","updatedAt":"\#(updatedAt)","deleted":false}"#
+    }
+
+    private func page(_ rows: [String]) -> MisbehavingService.Behaviour {
+        .json(200, "[" + rows.joined(separator: ",") + "]")
+    }
+
+    /// The error of `body`, which must fail.
+    private func failure(_ body: () async throws -> Void) async -> SyncError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error as? SyncError
+        }
+    }
+
+    // MARK: Deadlines
+
+    @Test func answerTricklingUnderTheIdleDeadlineEndsAtTheTotalDeadline() async throws {
+        let folder = try TemporaryFolder()
+        let service = try MisbehavingService { _ in .trickle(length: 3000, interval: 0.1) }
+        defer { service.stop() }
+        let context = try context(folder, service, idle: 4, total: 2)
+        try context.table("todoitem").insert(["id": "a", "text": "mine"])
+        let started = Date()
+        let error = await failure { _ = try await context.push() }
+        #expect(error == .stopped(.tooSlow(seconds: 2)))
+        #expect(Date().timeIntervalSince(started) < Self.ending)
+        #expect(try queueShape(context) == ["insert a attempted"])
+        #expect(error?.description.contains("took longer than 2 s") == true)
+    }
+
+    @Test func answerThatStopsComingEndsAtTheIdleDeadline() async throws {
+        let folder = try TemporaryFolder()
+        let service = try MisbehavingService { _ in .trickle(length: 1000, interval: 60) }
+        defer { service.stop() }
+        let context = try context(folder, service, idle: 1, total: 50)
+        let started = Date()
+        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+        #expect(error == .stopped(.stalled(seconds: 1)))
+        #expect(Date().timeIntervalSince(started) < Self.ending)
+    }
+
+    @Test func neverEndingBodyEndsWithAReadableError() async throws {
+        let folder = try TemporaryFolder()
+        let service = try MisbehavingService { _ in .endless }
+        defer { service.stop() }
+        let context = try context(folder, service, idle: 10, total: 2)
+        let started = Date()
+        let error = await failure { _ = try await context.table("todoitem").pull() }
+        #expect(
+            error == .serviceFault(.answerTooLarge(limit: HTTPTransport.maximumBody))
+                || error == .stopped(.tooSlow(seconds: 2)), "\(String(describing: error))")
+        #expect(Date().timeIntervalSince(started) < Self.ending)
+        #expect(error?.description.contains("Optional") == false)
+    }
+
+    // MARK: Pull progress
+
+    @Test func pagesIgnoringTheFilterWithFreshIdsAreCaughtWithinAFewPages() async throws {
+        let folder = try TemporaryFolder()
+        let instant = "2026-01-01T00:00:00.000Z"
+        let service = try MisbehavingService { _ in
+            self.page((0..<50).map { _ in self.row(UUID().uuidString.lowercased(), instant) })
+        }
+        defer { service.stop() }
+        let context = try context(folder, service)
+        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+        guard case .serviceFault(.ignoredFilter(table: "todoitem", _))? = error else {
+            Issue.record("expected the ignored filter to be named, got \(String(describing: error))")
+            return
+        }
+        #expect(service.requests.count <= 3)
+        #expect(try context.table("todoitem").count() == 50)
+    }
+
+    @Test func pagesRepeatingForeverAreCaught() async throws {
+        let folder = try TemporaryFolder()
+        let instant = "2026-01-01T00:00:00.000Z"
+        let rows = (0..<10).map { row("r\($0)", instant) }
+        let service = try MisbehavingService { _ in self.page(rows) }
+        defer { service.stop() }
+        let context = try context(folder, service)
+        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+        #expect(error == .serviceFault(.repeatedPages(table: "todoitem")))
+        #expect(service.requests.count <= 5)
+        #expect(try context.table("todoitem").count() == 10)
+    }
+
+    @Test func updatedAtGoingBackwardsIsCaught() async throws {
+        let folder = try TemporaryFolder()
+        let service = try MisbehavingService { _ in
+            self.page([self.row("a", "2026-01-01T00:00:02.000Z"), self.row("b", "2026-01-01T00:00:01.000Z")])
+        }
+        defer { service.stop() }
+        let context = try context(folder, service)
+        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+        #expect(
+            error
+                == .serviceFault(
+                    .updatedAtWentBackwards(
+                        table: "todoitem", from: "2026-01-01T00:00:02.000Z", to: "2026-01-01T00:00:01.000Z")))
+        #expect(try context.table("todoitem").count() == 0)
+    }
+
+    @Test func rowOutsideTheQueryIsCaughtAndItsPageNotWritten() async throws {
+        let folder = try TemporaryFolder()
+        let service = try MisbehavingService { _ in
+            self.page([
+                self.row("open", "2026-01-01T00:00:01.000Z"),
+                self.row("done", "2026-01-01T00:00:02.000Z", complete: true),
+            ])
+        }
+        defer { service.stop() }
+        let context = try context(folder, service)
+        let error = await failure {
+            _ = try await context.table("todoitem").pull(
+                query: TableQuery(where: .equal("complete", .bool(false))), queryId: "open")
+        }
+        #expect(error == .serviceFault(.rowOutsideQuery(table: "todoitem", rowId: "done")))
+        #expect(try context.table("todoitem").count() == 0)
+    }
+
+    // MARK: Push answers about another item
+
+    @Test(arguments: [("POST", 201), ("POST", 409), ("PATCH", 200), ("PATCH", 412)])
+    func pushAnswerAboutAnotherItemWritesNothingAndKeepsTheOperation(method: String, status: Int) async throws {
+        let folder = try TemporaryFolder()
+        let victim = #"{"id":"victim","text":"the service's text","complete":true,"version":"v9"}"#
+        let service = try MisbehavingService { _ in .json(status, victim) }
+        defer { service.stop() }
+        let context = try context(folder, service)
+        try context.write { db in
+            try context.store.writeItem(
+                db, table: .todoItem, item: ["id": "victim", "text": "synced", "complete": false, "version": "v1"])
+            try context.store.writeItem(
+                db, table: .todoItem, item: ["id": "mine", "text": "before", "complete": false, "version": "v1"])
+        }
+        if method == "POST" {
+            try context.table("todoitem").insert(["id": "new", "text": "mine"])
+        } else {
+            try context.table("todoitem").update(["id": "mine", "text": "after"])
+        }
+        let sent = method == "POST" ? "new" : "mine"
+        let error = await failure { _ = try await context.push() }
+        #expect(error == .serviceFault(.answerAboutAnotherItem(status: status, sent: sent, received: "victim")))
+        #expect(error?.description.contains("'victim'") == true)
+        #expect(try queueShape(context) == ["\(method == "POST" ? "insert" : "update") \(sent) attempted"])
+        #expect(try context.table("todoitem").item(id: "victim")?.text == "synced")
+        #expect(try context.table("todoitem").item(id: "victim")?.version == "v1")
+        #expect(try context.conflicts().isEmpty)
+    }
+}
