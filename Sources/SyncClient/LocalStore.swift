@@ -13,7 +13,9 @@ struct LocalStore: Sendable {
     let layouts: [String: PageLayout]
 
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
-    static let migrations: [StoreMigration] = [firstSchema] + SyncOperationQueue.migrations
+    /// `__journal` belongs to ``ConflictJournal``.
+    static let migrations: [StoreMigration] =
+        [firstSchema] + SyncOperationQueue.migrations + [ConflictJournal.migration]
 
     /// The first schema: the queue's tables and `__config`.
     private static let firstSchema =

@@ -6,10 +6,12 @@ import SyncProtocol
 ///
 /// The one place where answers change the queue: ``SyncContext/push()`` sends every queued operation
 /// through ``send(_:)``, and Use Client (``SyncContext/useClient(_:)``) sends its one operation the
-/// same way after ``SyncOperationQueue/adoptServerVersion(_:)``. The driver calls neither back.
+/// same way after ``SyncOperationQueue/adoptServerVersion(_:values:)``, as do the decisions of a
+/// table's conflict policy (``SyncContext/applyPolicy(_:driver:)``). The driver calls none of them back:
+/// a conflict is recorded and returned.
 ///
 /// ```swift
-/// let driver = PushDriver(queue: queue, transport: transport, policy: .manual)
+/// let driver = PushDriver(queue: queue, transport: transport)
 /// switch try await driver.send(operationId) { case .pushed: ...; case .conflict: ... }
 /// ```
 struct PushDriver: Sendable {
@@ -17,14 +19,11 @@ struct PushDriver: Sendable {
     let queue: SyncOperationQueue
     /// The service's HTTP side.
     let transport: HTTPTransport
-    /// What a conflict turns into: a waiting conflict, the service's copy, or one more try of ours.
-    let policy: ConflictPolicy
 
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.
     static let maximumResends = 3
 
-    /// Sends operation `id` and settles it: pushed, in conflict, refused, resolved by the policy, or
-    /// skipped (no longer queued, or an earlier change of the item waits).
+    /// Sends operation `id` and settles it: pushed, in conflict, refused, or skipped (no longer queued, or an earlier change of the item waits).
     ///
     /// - Throws: ``SyncError`` when the push must stop (unreachable, timed out, cancelled, 5xx,
     ///   401/403, a service that broke the protocol). The operation is then attempted: the next push
@@ -32,7 +31,6 @@ struct PushDriver: Sendable {
     func send(_ id: Int64) async throws(SyncError) -> OperationOutcome {
         guard var attempt = try queue.beginAttempt(id) else { return .skipped }
         var reply = try await write(attempt)
-        var clientWinsLeft = policy == .clientWins
         var resends = 0
         while true {
             switch PushDecision.decide(attempt, reply) {
@@ -44,18 +42,10 @@ struct PushDriver: Sendable {
                 return .pushed
             case .conflict(let serverItem, let status):
                 try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem)
-                guard clientWinsLeft else { return try settleConflict(id) }
-                clientWinsLeft = false
-                guard let next = try retryOverServerVersion(id) else { return .conflict }
-                attempt = next
-                reply = try await write(attempt)
+                return .conflict
             case .deletedOnServer(let status):
                 try queue.recordConflict(id, serverItem: nil, status: status, sent: attempt.clientItem)
-                guard clientWinsLeft else { return try settleConflict(id) }
-                clientWinsLeft = false
-                guard let next = try retryOverServerVersion(id) else { return .skipped }
-                attempt = next
-                reply = try await write(attempt)
+                return .conflict
             case .failed(let status, let message):
                 try queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
                 return .failed
@@ -87,23 +77,6 @@ struct PushDriver: Sendable {
                 reply = try await write(attempt)
             }
         }
-    }
-
-    /// A conflict under the manual or server-wins policy.
-    private func settleConflict(_ id: Int64) throws(SyncError) -> OperationOutcome {
-        switch policy {
-        case .manual, .clientWins:
-            return .conflict
-        case .serverWins:
-            try queue.useServer(id)
-            return .resolvedByServer
-        }
-    }
-
-    /// Client wins: the operation adopts the service's version and goes out again (once per send).
-    private func retryOverServerVersion(_ id: Int64) throws(SyncError) -> PushAttempt? {
-        do { try queue.adoptServerVersion(id) } catch { return nil }
-        return try queue.beginAttempt(id)
     }
 
     /// Use Client for an item the service deleted: `POST /tables/{table}/{id}` undeletes it; the values

@@ -1,15 +1,5 @@
 import Foundation
 
-/// How conflicts met during push are resolved.
-public enum ConflictPolicy: String, Sendable, Codable, CaseIterable {
-    /// Conflicts wait for the user (Use Client / Use Server / Cancel). The default.
-    case manual
-    /// The server's version replaces the local change at once.
-    case serverWins
-    /// The local change is sent again over the server's version (once per push).
-    case clientWins
-}
-
 /// How a ``SyncContext`` talks to its remote table service.
 public struct SyncConfiguration: Sendable {
     /// The service's base address (`http://127.0.0.1:8080`); nil keeps the one saved in the store.
@@ -26,7 +16,7 @@ public struct SyncConfiguration: Sendable {
     /// 60 by default. Longer ends it with ``StopReason/tooSlow(seconds:)``, also for a service that
     /// trickles bytes to stay under the idle deadline.
     public var requestTimeout: TimeInterval
-    /// How conflicts met during push are resolved (manual by default).
+    /// The conflict policy of every table that has none saved in the store (merge by default).
     public var conflictPolicy: ConflictPolicy
     /// Operations push keeps on the wire at once. 1 (the default) sends them strictly one by one in
     /// queue order; more starts them in queue order but lets the server answer several at a time
@@ -36,7 +26,7 @@ public struct SyncConfiguration: Sendable {
     /// A configuration; every argument has a default.
     public init(
         remoteURL: URL? = nil, applicationKey: String? = nil, idleTimeout: TimeInterval = 30,
-        requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .manual, pushConcurrency: Int = 1,
+        requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .merge, pushConcurrency: Int = 1,
         authToken: String? = nil
     ) {
         self.remoteURL = remoteURL

@@ -30,7 +30,7 @@ extension SyncContext {
         }
     }
 
-    private nonisolated func conflict(_ db: Database, _ operation: TableOperation) throws -> SyncConflict? {
+    nonisolated func conflict(_ db: Database, _ operation: TableOperation) throws -> SyncConflict? {
         guard let error = try queue.error(db, operationId: operation.id),
             let table = store.tables[operation.table]
         else { return nil }
@@ -56,19 +56,27 @@ extension SyncContext {
     /// Use Client: keeps the local values, adopts the server's version and pushes this operation now
     /// through the push driver. An insert that hit an existing id becomes an update; an update of an
     /// item the server deleted re-creates it. If the server changed again meanwhile, the result is a
-    /// new conflict.
-    public func useClient(_ operationId: Int64) async throws -> OperationOutcome {
+    /// new conflict. When the service accepts it, the outcome goes to the journal.
+    public func useClient(
+        _ operationId: Int64, decidedBy: JournalEntry.Decider = .person, batch: String? = nil
+    ) async throws -> OperationOutcome {
+        try await runDecision(
+            operationId, PendingDecision(decision: .useClient, decidedBy: decidedBy, batch: batch))
+    }
+
+    /// Pushes a decision that sends local values (Use Client, a per-field pick) as one Use Client job,
+    /// and journals it when the service accepts it.
+    func runDecision(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
         try await exclusive(join: { $0.useClient(operationId) }, start: { .useClient(operationId: operationId, $0) }) {
-            try await self.runUseClient(operationId)
+            try await self.pushDecisionNow(operationId, decision)
         }
     }
 
-    private func runUseClient(_ operationId: Int64) async throws -> OperationOutcome {
-        try queue.adoptServerVersion(operationId)
-        let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil), policy: .manual)
+    private func pushDecisionNow(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
+        let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
         var result = PushResult()
         do {
-            let outcome = try await driver.send(operationId)
+            let outcome = try await pushDecision(operationId, decision, driver: driver)
             result.add(outcome, operationId)
             recordLastSync(SyncSummary(push: result, error: nil))
             return outcome
@@ -79,9 +87,24 @@ extension SyncContext {
     }
 
     /// Use Server: writes the server's item into the local table (or removes the local row when the
-    /// server deleted it) and drops the operation.
-    public nonisolated func useServer(_ operationId: Int64) throws(SyncError) {
-        try queue.useServer(operationId)
+    /// server deleted it), drops the operation and journals the outcome, in one transaction.
+    public nonisolated func useServer(
+        _ operationId: Int64, decidedBy: JournalEntry.Decider = .person, decision: JournalEntry.Decision = .useServer,
+        batch: String? = nil
+    ) throws(SyncError) {
+        try write { [queue, journal] db in
+            guard let operation = try queue.operation(db, id: operationId), operation.state == .conflict,
+                let conflict = try conflict(db, operation)
+            else {
+                throw SyncError.notInConflict(operationId)
+            }
+            try queue.useServer(db, id: operationId)
+            _ = try journal.record(
+                db,
+                JournalEntry(
+                    conflict, decision: decision, decidedBy: decidedBy, result: conflict.serverItem,
+                    versionAfter: conflict.serverItem?[SystemColumn.version]?.stringValue, batch: batch))
+        }
     }
 
     /// Cancel: leaves the local change as it is; the operation is pending again and its conflict is

@@ -15,8 +15,7 @@ extension SyncContext {
     }
 
     func runPush() async throws -> PushResult {
-        let driver = PushDriver(
-            queue: queue, transport: try readyTransport(.push, table: nil), policy: conflictPolicy)
+        let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
         let queued = try read { [queue] db in try queue.sendable(db) }
         monitor.update {
             $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
@@ -27,7 +26,7 @@ extension SyncContext {
             if pushConcurrency <= 1 {
                 for operation in queued {
                     if Task.isCancelled { throw SyncError.stopped(.cancelled) }
-                    result.add(try await driver.send(operation.id), operation.id)
+                    result.add(try await sendSettling(operation.id, driver), operation.id)
                     monitor.update { $0.done += 1 }
                 }
             } else {
@@ -40,6 +39,13 @@ extension SyncContext {
         }
         recordLastSync(SyncSummary(push: result, error: nil))
         return result
+    }
+
+    /// Sends one operation; a conflict goes to its table's policy (``applyPolicy(_:driver:)``).
+    private func sendSettling(_ id: Int64, _ driver: PushDriver) async throws -> OperationOutcome {
+        let outcome = try await driver.send(id)
+        guard outcome == .conflict else { return outcome }
+        return try await applyPolicy(id, driver: driver)
     }
 
     /// Up to ``pushConcurrency`` operations on the wire at once, started in queue order; two operations
@@ -62,7 +68,7 @@ extension SyncContext {
                 if Task.isCancelled { throw SyncError.stopped(.cancelled) }
                 busyItems.insert(item)
                 running += 1
-                group.addTask { (id, item, try await driver.send(id)) }
+                group.addTask { (id, item, try await self.sendSettling(id, driver)) }
             }
             while running > 0 { try await collect(&group) }
         }

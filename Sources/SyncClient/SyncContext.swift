@@ -17,12 +17,13 @@ import SyncProtocol
 public actor SyncContext {
     nonisolated let store: LocalStore
     nonisolated let queue: SyncOperationQueue
+    nonisolated let journal = ConflictJournal()
     nonisolated let monitor = SyncMonitor()
     /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
     let idleTimeout: TimeInterval
     let requestTimeout: TimeInterval
-    /// The conflict policy applied during push.
-    public private(set) var conflictPolicy: ConflictPolicy
+    /// The conflict policy of tables that have none saved (see ``conflictPolicy(for:)``).
+    public nonisolated let defaultConflictPolicy: ConflictPolicy
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushConcurrency``).
     public private(set) var pushConcurrency: Int
     var transport: HTTPTransport?
@@ -48,7 +49,7 @@ public actor SyncContext {
         queue = SyncOperationQueue(store: store)
         idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
-        conflictPolicy = configuration.conflictPolicy
+        defaultConflictPolicy = configuration.conflictPolicy
         pushConcurrency = configuration.pushConcurrency
         let store = self.store
         let queue = self.queue
@@ -144,11 +145,6 @@ public actor SyncContext {
 
     /// The remote service's address, if one is set.
     public nonisolated var remoteURL: String? { monitor.remote }
-
-    /// Changes the conflict policy for the following pushes.
-    public func setConflictPolicy(_ policy: ConflictPolicy) {
-        conflictPolicy = policy
-    }
 
     /// Changes how many operations the following pushes keep on the wire at once (1 to 16).
     public func setPushConcurrency(_ concurrency: Int) {

@@ -9,6 +9,8 @@ enum SyncJob: Sendable {
     case pull(PullJob, Task<PullResult, any Error>)
     /// ``SyncContext/useClient(_:)`` of one operation.
     case useClient(operationId: Int64, Task<OperationOutcome, any Error>)
+    /// ``SyncContext/overturn(_:batch:)`` of one journal entry.
+    case overturn(entryId: String, Task<OperationOutcome, any Error>)
 
     /// What identifies a pull: a second pull with the same arguments joins the running one.
     struct PullJob: Hashable, Sendable {
@@ -24,6 +26,7 @@ enum SyncJob: Sendable {
         case .push(let task): task.cancel()
         case .pull(_, let task): task.cancel()
         case .useClient(_, let task): task.cancel()
+        case .overturn(_, let task): task.cancel()
         }
     }
 
@@ -33,6 +36,7 @@ enum SyncJob: Sendable {
         case .push(let task): _ = await task.result
         case .pull(_, let task): _ = await task.result
         case .useClient(_, let task): _ = await task.result
+        case .overturn(_, let task): _ = await task.result
         }
     }
 
@@ -49,5 +53,10 @@ enum SyncJob: Sendable {
     /// The task of a running Use Client of this operation.
     func useClient(_ operationId: Int64) -> Task<OperationOutcome, any Error>? {
         if case .useClient(operationId, let task) = self { task } else { nil }
+    }
+
+    /// The task of a running overturn of this journal entry.
+    func overturn(_ entryId: String) -> Task<OperationOutcome, any Error>? {
+        if case .overturn(entryId, let task) = self { task } else { nil }
     }
 }

@@ -3,13 +3,14 @@ import GRDB
 import SyncProtocol
 
 /// The user's choices for a conflicted, refused or unwanted operation. Use Client is
-/// ``adoptServerVersion(_:)`` followed by the ``PushDriver`` sending the operation.
+/// ``adoptServerVersion(_:values:)`` followed by the ``PushDriver`` sending the operation.
 extension SyncOperationQueue {
     /// Turns a conflicted operation into one that overwrites the service's current version: pending
     /// again, with the service's version. An insert that met an existing id becomes an update; an
     /// update of an item the service deleted becomes an insert that re-creates it; a delete of an
-    /// item the service deleted has nothing left to do and leaves the queue.
-    func adoptServerVersion(_ id: Int64) throws(SyncError) {
+    /// item the service deleted has nothing left to do and leaves the queue. With `values`, the row's
+    /// user columns take them first (a merge or a per-field pick).
+    func adoptServerVersion(_ id: Int64, values: Item? = nil) throws(SyncError) {
         try store.write { db in
             var operation = try existingOperation(db, id: id)
             guard operation.state == .conflict, let error = try error(db, operationId: id) else {
@@ -22,6 +23,7 @@ extension SyncOperationQueue {
                     guard var row = try store.readItem(db, table: table, id: operation.itemId) else {
                         throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
                     }
+                    for column in table.columns { if let value = values?[column.name] { row[column.name] = value } }
                     Self.adoptSystemColumns(of: server, into: &row)
                     try store.writeItem(db, table: table, item: row)
                     operation.kind = .update
@@ -49,19 +51,22 @@ extension SyncOperationQueue {
     /// Use Server: the service's item goes into the local table (or the local row goes, when the
     /// service deleted the item) and the operation leaves the queue.
     func useServer(_ id: Int64) throws(SyncError) {
-        try store.write { db in
-            let operation = try existingOperation(db, id: id)
-            guard operation.state == .conflict, let error = try error(db, operationId: id) else {
-                throw SyncError.notInConflict(id)
-            }
-            let table = try store.description(of: operation.table)
-            if let server = error.serverItem {
-                try store.writeItem(db, table: table, item: server)
-            } else {
-                try store.deleteItem(db, table: operation.table, id: operation.itemId)
-            }
-            try remove(db, id: id)
+        try store.write { db in try useServer(db, id: id) }
+    }
+
+    /// Use Server inside the caller's transaction (which journals the outcome with it).
+    func useServer(_ db: Database, id: Int64) throws {
+        let operation = try existingOperation(db, id: id)
+        guard operation.state == .conflict, let error = try error(db, operationId: id) else {
+            throw SyncError.notInConflict(id)
         }
+        let table = try store.description(of: operation.table)
+        if let server = error.serverItem {
+            try store.writeItem(db, table: table, item: server)
+        } else {
+            try store.deleteItem(db, table: operation.table, id: operation.itemId)
+        }
+        try remove(db, id: id)
     }
 
     /// Cancel: the local change stays as it is; the operation is pending again (a conflict comes

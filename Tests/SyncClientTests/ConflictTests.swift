@@ -17,7 +17,7 @@ struct ConflictTests {
     }
 
     /// A client holding item `a` ("original", version from the server), plus a server change to "server".
-    func conflictedUpdate(remote: URL? = nil, policy: ConflictPolicy = .manual) async throws -> SyncContext {
+    func conflictedUpdate(remote: URL? = nil, policy: ConflictPolicy = .ask) async throws -> SyncContext {
         let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, policy: policy)
         try await service.rest.insert(["id": "a", "text": "original", "complete": false])
         _ = try await context.table("todoitem").pull()

@@ -23,7 +23,7 @@ extension SyncContext {
     /// A context on `folder/store.sqlite`.
     static func temporary(
         in folder: TemporaryFolder, remote: URL? = unreachableURL, name: String = "store.sqlite",
-        tables: [TableDescription] = [], policy: ConflictPolicy = .manual
+        tables: [TableDescription] = [], policy: ConflictPolicy = .ask
     ) throws -> SyncContext {
         try SyncContext(
             path: folder.file(name), tables: tables,

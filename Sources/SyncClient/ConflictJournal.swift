@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+import Storage
+import SyncProtocol
+
+/// The persistent journal of conflict outcomes (`__journal`): the one owner of its reads and writes.
+///
+/// Every method that takes a `Database` runs inside the caller's transaction, so an outcome and its
+/// entry are stored together. The journal keeps the newest ``retention`` entries (10,000 unless the
+/// store says otherwise, see ``SyncContext/setJournalRetention(_:)``).
+struct ConflictJournal: Sendable {
+    /// Entries kept when the store names no other number.
+    static let defaultRetention = 10_000
+    static let retentionKey = "journalRetention"
+
+    static let migration = StoreMigration("v2-conflict-journal") { db in
+        try db.execute(
+            sql: """
+                CREATE TABLE __journal (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    tableName TEXT NOT NULL,
+                    itemId TEXT NOT NULL,
+                    operation TEXT NOT NULL,
+                    decision TEXT NOT NULL,
+                    decidedBy TEXT NOT NULL,
+                    base TEXT,
+                    client TEXT,
+                    server TEXT,
+                    result TEXT,
+                    versionBefore TEXT,
+                    versionAfter TEXT,
+                    recordedAt TEXT NOT NULL,
+                    batch TEXT,
+                    overturns TEXT,
+                    searchText TEXT NOT NULL
+                );
+                CREATE INDEX __journal_item ON __journal (itemId, sequence);
+                CREATE INDEX __journal_decision ON __journal (decision, sequence);
+                CREATE INDEX __journal_batch ON __journal (batch) WHERE batch IS NOT NULL;
+                """)
+    }
+
+    private static let columns =
+        "sequence, id, tableName, itemId, operation, decision, decidedBy, base, client, server, result, "
+        + "versionBefore, versionAfter, recordedAt, batch, overturns"
+
+    /// Stores an entry (its `sequence` is assigned) and drops the oldest beyond the retention.
+    @discardableResult
+    func record(_ db: Database, _ entry: JournalEntry) throws -> JournalEntry {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO __journal (id, tableName, itemId, operation, decision, decidedBy, base, client, server,
+                    result, versionBefore, versionAfter, recordedAt, batch, overturns, searchText)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            entry.id, entry.table, entry.itemId, entry.operation.rawValue, entry.decision.rawValue,
+            entry.decidedBy.rawValue, ItemCoding.encode(entry.base), ItemCoding.encode(entry.client),
+            ItemCoding.encode(entry.server), ItemCoding.encode(entry.result), entry.versionBefore,
+            entry.versionAfter, Timestamp.string(entry.recordedAt), entry.batch, entry.overturns,
+            Self.searchText(entry),
+        ])
+        var stored = entry
+        stored.sequence = db.lastInsertedRowID
+        try db.cachedStatement(sql: "DELETE FROM __journal WHERE sequence <= ?")
+            .execute(arguments: [stored.sequence - Int64(try retention(db))])
+        return stored
+    }
+
+    /// How many entries are kept.
+    func retention(_ db: Database) throws -> Int {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT value FROM __config WHERE key = ?"), arguments: [Self.retentionKey]
+        ).flatMap(Int.init) ?? Self.defaultRetention
+    }
+
+    /// Keeps the newest `count` entries from now on (and drops older ones at once).
+    func setRetention(_ db: Database, _ count: Int) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO __config (key, value) VALUES (?, ?)",
+            arguments: [Self.retentionKey, String(count)])
+        try db.execute(
+            sql: "DELETE FROM __journal WHERE sequence <= (SELECT max(sequence) FROM __journal) - ?",
+            arguments: [count])
+    }
+
+    /// One entry by its stable id.
+    func entry(_ db: Database, id: String) throws -> JournalEntry? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(Self.columns) FROM __journal WHERE id = ?"), arguments: [id]
+        ).map(Self.entry)
+    }
+
+    /// The entries matching `query`, newest first, one page (keyset paging on `sequence`).
+    func page(_ db: Database, _ query: JournalQuery) throws -> JournalPage {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        if let decision = query.decision {
+            conditions.append("decision = ?")
+            arguments.append(decision.rawValue)
+        }
+        if let itemId = query.itemId {
+            conditions.append("itemId = ?")
+            arguments.append(itemId)
+        }
+        if let batch = query.batch {
+            conditions.append("batch = ?")
+            arguments.append(batch)
+        }
+        if let text = query.text {
+            conditions.append("searchText LIKE ? ESCAPE '\\'")
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            arguments.append("%" + escaped + "%")
+        }
+        if let before = query.before {
+            conditions.append("sequence < ?")
+            arguments.append(before)
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        arguments.append(query.limit + 1)
+        var entries = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT \(Self.columns) FROM __journal\(filter) ORDER BY sequence DESC LIMIT ?"),
+            arguments: StatementArguments(arguments)
+        ).map(Self.entry)
+        var next: Int64?
+        if entries.count > query.limit {
+            entries.removeLast()
+            next = entries.last?.sequence
+        }
+        return JournalPage(entries: entries, next: next)
+    }
+
+    /// How many entries the journal holds.
+    func count(_ db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM __journal")) ?? 0
+    }
+
+    private static func entry(_ row: Row) -> JournalEntry {
+        JournalEntry(
+            id: row[1], sequence: row[0], table: row[2], itemId: row[3],
+            operation: OperationKind(rawValue: row[4]) ?? .update,
+            base: ItemCoding.decode(row[7]), client: ItemCoding.decode(row[8]), server: ItemCoding.decode(row[9]),
+            result: ItemCoding.decode(row[10]), decision: JournalEntry.Decision(rawValue: row[5]) ?? .useClient,
+            decidedBy: JournalEntry.Decider(rawValue: row[6]) ?? .person, versionBefore: row[11],
+            versionAfter: row[12], recordedAt: Timestamp.date(row[13]) ?? Date(timeIntervalSince1970: 0),
+            batch: row[14], overturns: row[15])
+    }
+
+    /// The user-visible values of an entry, for text search.
+    private static func searchText(_ entry: JournalEntry) -> String {
+        var parts = [entry.itemId]
+        for item in [entry.client, entry.server, entry.result, entry.base] {
+            for (key, value) in (item ?? [:]).sorted(by: { $0.key < $1.key })
+            where !SystemColumn.all.contains(key) {
+                if case .string(let text) = value { parts.append(text) }
+            }
+        }
+        return parts.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// A decision that pushes local values, waiting for the service's answer before it is journaled.
+struct PendingDecision: Sendable {
+    var decision: JournalEntry.Decision
+    var decidedBy: JournalEntry.Decider
+    /// Values for the row's user columns before it is pushed (a merge or a pick); nil keeps the row.
+    var values: Item? = nil
+    var batch: String? = nil
+    var overturns: String? = nil
+}
+
+extension SyncContext {
+    // MARK: Policies per table
+
+    /// The conflict policy of `table`: the one saved in the store, else ``defaultConflictPolicy``.
+    public nonisolated func conflictPolicy(for table: String) throws(SyncError) -> ConflictPolicy {
+        let saved = try read { [store] db in try store.config(db, Self.policyKey(table)) }
+        return saved.flatMap(ConflictPolicy.init(rawValue:)) ?? defaultConflictPolicy
+    }
+
+    /// Saves the conflict policy of `table` for the following pushes.
+    public nonisolated func setConflictPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
+        _ = try store.description(of: table)
+        try write { [store] db in try store.setConfig(db, Self.policyKey(table), policy.rawValue) }
+    }
+
+    /// The policy of every described table, by table name.
+    public nonisolated func conflictPolicies() throws(SyncError) -> [String: ConflictPolicy] {
+        var policies: [String: ConflictPolicy] = [:]
+        for table in tables { policies[table.name] = try conflictPolicy(for: table.name) }
+        return policies
+    }
+
+    private static func policyKey(_ table: String) -> String { "conflictPolicy|\(table)" }
+
+    // MARK: Applying a policy during push
+
+    /// Settles a conflict that push just recorded as its table's policy says: leaves it for a person
+    /// (ask, or a true collision under merge), takes the server's version, or pushes the local or
+    /// merged values with the server's version. Every outcome is journaled.
+    func applyPolicy(_ id: Int64, driver: PushDriver) async throws -> OperationOutcome {
+        guard let conflict = try conflict(id) else { return .conflict }
+        let policy = try conflictPolicy(for: conflict.operation.table)
+        let decider: JournalEntry.Decider =
+            switch policy {
+            case .ask, .merge: .merge
+            case .serverWins: .serverWins
+            case .clientWins: .clientWins
+            }
+        switch policy.action(for: merge(of: conflict)) {
+        case .ask:
+            return .conflict
+        case .useServer:
+            try useServer(id, decidedBy: decider, decision: policy == .merge ? .merge : .useServer)
+            return .resolvedByServer
+        case .useClient:
+            let decision: JournalEntry.Decision = policy == .merge ? .merge : .useClient
+            return try await pushDecision(id, PendingDecision(decision: decision, decidedBy: decider), driver: driver)
+        case .pushMerged(let item):
+            return try await pushDecision(
+                id, PendingDecision(decision: .merge, decidedBy: decider, values: item), driver: driver)
+        }
+    }
+
+    /// The three-way comparison of a conflict, over its table's columns.
+    public nonisolated func merge(of conflict: SyncConflict) -> MergeOutcome {
+        ThreeWayMerge.merge(
+            kind: conflict.operation.kind, base: conflict.base, client: conflict.clientItem,
+            server: conflict.serverItem, columns: columns(of: conflict.operation.table))
+    }
+
+    /// The field-by-field comparison of a conflict (user columns only).
+    public nonisolated func fieldMerges(of conflict: SyncConflict) -> [FieldMerge] {
+        ThreeWayMerge.fields(
+            base: conflict.base, client: conflict.clientItem, server: conflict.serverItem,
+            columns: columns(of: conflict.operation.table))
+    }
+
+    nonisolated func columns(of table: String) -> [String] {
+        store.tables[table]?.columnNames ?? []
+    }
+
+    /// Adopts the server's version (writing `values` into the row first), sends the operation and
+    /// journals the outcome when the service accepts it. A new conflict (the service moved again)
+    /// stays in the queue for the next decision.
+    func pushDecision(
+        _ id: Int64, _ decision: PendingDecision, driver: PushDriver
+    ) async throws -> OperationOutcome {
+        guard let before = try conflict(id) else { throw SyncError.notInConflict(id) }
+        try queue.adoptServerVersion(id, values: decision.values)
+        let outcome = try await driver.send(id)
+        guard outcome == .pushed else { return outcome }
+        let result =
+            before.operation.kind == .delete && before.serverItem != nil
+            ? nil : try item(id: before.operation.itemId, in: before.operation.table)
+        try write { [journal] db in
+            _ = try journal.record(
+                db,
+                JournalEntry(
+                    before, decision: decision.decision, decidedBy: decision.decidedBy, result: result,
+                    versionAfter: result?[SystemColumn.version]?.stringValue, batch: decision.batch,
+                    overturns: decision.overturns))
+        }
+        return outcome
+    }
+
+    // MARK: Per-field pick
+
+    /// Settles a conflict field by field: each colliding field from client, server or base (other
+    /// fields merge as ``ThreeWayMerge`` says), then pushes the result with the server's version.
+    ///
+    /// - Throws: ``ConflictDecisionError`` when a colliding field has no pick, a pick names no field,
+    ///   or one side deleted the item (then choose Use Client or Use Server).
+    public func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
+        let result = try pickPreview(operationId, picking: picks, requireAll: true)
+        return try await runDecision(operationId, PendingDecision(decision: .pick, decidedBy: .person, values: result))
+    }
+
+    /// The item a per-field pick would push, without pushing it. Fields without a pick show their
+    /// merged value, or (when `requireAll` is false) the client's value for a collision.
+    public nonisolated func pickPreview(
+        _ operationId: Int64, picking picks: [String: ConflictSide], requireAll: Bool = false
+    ) throws -> Item {
+        guard let conflict = try conflict(operationId) else { throw SyncError.notInConflict(operationId) }
+        guard let server = conflict.serverItem, conflict.clientItem != nil else {
+            throw ConflictDecisionError.pickNeedsBothCopies(operationId)
+        }
+        let fields = fieldMerges(of: conflict)
+        var choices = picks
+        if !requireAll {
+            for field in fields where field.change == .collision && choices[field.name] == nil {
+                choices[field.name] = .client
+            }
+        }
+        do {
+            return try ThreeWayMerge.resolve(fields, server: server, picks: choices)
+        } catch {
+            throw ConflictDecisionError.pick(error)
+        }
+    }
+}
+
+extension JournalEntry {
+    /// The entry for an outcome of `conflict` (its sequence is assigned when it is recorded).
+    init(
+        _ conflict: SyncConflict, decision: Decision, decidedBy: Decider, result: Item?, versionAfter: String?,
+        batch: String? = nil, overturns: String? = nil
+    ) {
+        let client = conflict.operation.kind == .delete ? nil : conflict.clientItem
+        self.init(
+            id: UUID().uuidString.lowercased(), sequence: 0, table: conflict.operation.table,
+            itemId: conflict.operation.itemId, operation: conflict.operation.kind, base: conflict.base,
+            client: client, server: conflict.serverItem, result: result, decision: decision, decidedBy: decidedBy,
+            versionBefore: conflict.serverItem?[SystemColumn.version]?.stringValue, versionAfter: versionAfter,
+            recordedAt: Date(), batch: batch, overturns: overturns)
+    }
+}

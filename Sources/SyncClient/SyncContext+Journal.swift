@@ -1,0 +1,220 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+extension SyncContext {
+    // MARK: Reading the journal
+
+    /// One page of the conflict journal, newest first.
+    public nonisolated func journal(_ query: JournalQuery = JournalQuery()) throws(SyncError) -> JournalPage {
+        try read { [journal] db in try journal.page(db, query) }
+    }
+
+    /// One journal entry by its id.
+    public nonisolated func journalEntry(_ id: String) throws(SyncError) -> JournalEntry? {
+        try read { [journal] db in try journal.entry(db, id: id) }
+    }
+
+    /// How many entries the journal holds.
+    public nonisolated func journalCount() throws(SyncError) -> Int {
+        try read { [journal] db in try journal.count(db) }
+    }
+
+    /// How many entries the journal keeps (10,000 unless changed).
+    public nonisolated func journalRetention() throws(SyncError) -> Int {
+        try read { [journal] db in try journal.retention(db) }
+    }
+
+    /// Keeps the newest `count` entries (at least 1); older ones are dropped now and from now on.
+    public nonisolated func setJournalRetention(_ count: Int) throws(SyncError) {
+        try write { [journal] db in try journal.setRetention(db, max(1, count)) }
+    }
+
+    /// Whether the item has a queued local change (then its entries cannot be overturned).
+    public nonisolated func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
+        try read { [queue] db in try !queue.operations(db, table: table, itemId: itemId).isEmpty }
+    }
+
+    // MARK: Overturn
+
+    /// Overturns a journal entry: the values that lost become a new update of the item (a delete
+    /// when the losing side had deleted it), sent against the version the entry left on the service.
+    /// If the service moved since, its answer (412, with its current item) makes this a new
+    /// conflict, never a silent overwrite. The outcome is journaled as an overturn.
+    ///
+    /// - Throws: ``ConflictDecisionError`` when the entry is unknown, the item has a newer local
+    ///   change, or the entry's outcome deleted the item on the service.
+    public func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
+        try await exclusive(join: { $0.overturn(entryId) }, start: { .overturn(entryId: entryId, $0) }) {
+            try await self.runOverturn(entryId, batch: batch)
+        }
+    }
+
+    private func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
+        guard let entry = try journalEntry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
+        let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
+        let operationId = try queueOverturn(entry)
+        let outcome = try await driver.send(operationId)
+        guard outcome == .pushed else { return outcome }
+        let result = entry.losingValues == nil ? nil : try item(id: entry.itemId, in: entry.table)
+        try write { [journal] db in
+            _ = try journal.record(
+                db,
+                JournalEntry(
+                    id: UUID().uuidString.lowercased(), sequence: 0, table: entry.table, itemId: entry.itemId,
+                    operation: entry.losingValues == nil ? .delete : .update, base: entry.result,
+                    client: entry.losingValues, server: entry.result, result: result, decision: .overturn,
+                    decidedBy: .person, versionBefore: entry.versionAfter,
+                    versionAfter: result?[SystemColumn.version]?.stringValue, recordedAt: Date(), batch: batch,
+                    overturns: entry.id))
+        }
+        return outcome
+    }
+
+    /// Writes the losing values into the row at the entry's resulting version and queues the change.
+    private func queueOverturn(_ entry: JournalEntry) throws -> Int64 {
+        var refusal: ConflictDecisionError?
+        let operationId = try write { [store, queue] db -> Int64? in
+            guard try queue.operations(db, table: entry.table, itemId: entry.itemId).isEmpty else {
+                refusal = .newerLocalChange(entry: entry.id, itemId: entry.itemId)
+                return nil
+            }
+            guard var resulting = entry.result, entry.versionAfter != nil else {
+                refusal = .itemDeletedOnService(entry: entry.id, itemId: entry.itemId)
+                return nil
+            }
+            resulting[SystemColumn.version] = entry.versionAfter.map(JSONValue.string)
+            let table = try store.description(of: entry.table)
+            if let values = entry.losingValues {
+                var row = resulting
+                for column in table.columns { row[column.name] = values[column.name] ?? .null }
+                try store.writeItem(db, table: table, item: row)
+                try queue.enqueue(db, kind: .update, table: entry.table, itemId: entry.itemId, before: resulting)
+            } else {
+                try store.deleteItem(db, table: entry.table, id: entry.itemId)
+                try queue.enqueue(db, kind: .delete, table: entry.table, itemId: entry.itemId, before: resulting)
+            }
+            return try queue.operations(db, table: entry.table, itemId: entry.itemId).last?.id
+        }
+        if let refusal { throw refusal }
+        guard let operationId else { throw SyncError.itemNotFound(table: entry.table, id: entry.itemId) }
+        return operationId
+    }
+
+    // MARK: Bulk decisions
+
+    /// Applies Use Client or Use Server to several conflicts as one batch (one id in the journal, so
+    /// that ``undo(batch:)`` can overturn them together). Conflicts that were settled meanwhile are
+    /// skipped.
+    public func resolve(
+        _ operationIds: [Int64], with resolution: ConflictResolution
+    ) async throws -> BulkDecision {
+        guard resolution != .cancel else { throw ConflictDecisionError.bulkNeedsUseClientOrServer }
+        let batch = UUID().uuidString.lowercased()
+        var outcomes: [Int64: OperationOutcome] = [:]
+        for id in operationIds {
+            guard try conflict(id) != nil else { continue }
+            switch resolution {
+            case .useClient:
+                outcomes[id] = try await useClient(id, batch: batch)
+            case .useServer, .cancel:
+                try useServer(id, batch: batch)
+                outcomes[id] = .resolvedByServer
+            }
+        }
+        return BulkDecision(batch: batch, outcomes: outcomes)
+    }
+
+    /// What a bulk decision would change: how many conflicts, and per conflict which fields take
+    /// another value (on the service for Use Client, here for Use Server).
+    public nonisolated func bulkPreview(
+        _ operationIds: [Int64], with resolution: ConflictResolution
+    ) throws(SyncError) -> BulkPreview {
+        var preview = BulkPreview(resolution: resolution, conflicts: [])
+        for id in operationIds {
+            guard let conflict = try conflict(id) else { continue }
+            let changed = fieldMerges(of: conflict).filter { !ThreeWayMerge.same($0.client, $0.server) }
+            let deletes: Bool
+            switch resolution {
+            case .useClient: deletes = conflict.operation.kind == .delete
+            case .useServer, .cancel: deletes = conflict.deletedOnServer
+            }
+            preview.conflicts.append(
+                BulkPreview.Conflict(
+                    operationId: id, itemId: conflict.operation.itemId,
+                    title: (conflict.clientItem ?? conflict.serverItem ?? conflict.base)?["text"]?.stringValue,
+                    fields: changed.map(\.name), deletes: deletes))
+        }
+        return preview
+    }
+
+    /// Undoes a bulk decision: overturns each of its entries (newest first). Entries whose item has
+    /// a newer local change are left alone and reported as failed.
+    public func undo(batch: String) async throws -> BulkDecision {
+        let entries = try read { [journal] db in
+            try journal.page(db, JournalQuery(batch: batch, limit: 100)).entries
+                + (try Self.remaining(db, journal, batch: batch))
+        }
+        guard !entries.isEmpty else { throw ConflictDecisionError.batchNotFound(batch) }
+        let undoBatch = UUID().uuidString.lowercased()
+        var outcomes: [String: OperationOutcome] = [:]
+        for entry in entries {
+            do {
+                outcomes[entry.id] = try await overturn(entry.id, batch: undoBatch)
+            } catch let error as ConflictDecisionError {
+                if case .newerLocalChange = error { outcomes[entry.id] = .skipped } else { throw error }
+            }
+        }
+        return BulkDecision(batch: undoBatch, outcomes: [:], overturned: outcomes)
+    }
+
+    /// The entries of a batch past its first page of 100.
+    private static func remaining(_ db: Database, _ journal: ConflictJournal, batch: String) throws -> [JournalEntry] {
+        var all: [JournalEntry] = []
+        var page = try journal.page(db, JournalQuery(batch: batch, limit: 100))
+        while let next = page.next {
+            page = try journal.page(db, JournalQuery(batch: batch, before: next, limit: 100))
+            all += page.entries
+        }
+        return all
+    }
+}
+
+/// What a bulk decision (or its undo) did.
+public struct BulkDecision: Sendable, Hashable {
+    /// The batch id its journal entries carry.
+    public var batch: String
+    /// The outcome per conflicted operation.
+    public var outcomes: [Int64: OperationOutcome]
+    /// For an undo: the outcome per overturned journal entry.
+    public var overturned: [String: OperationOutcome] = [:]
+}
+
+/// What a bulk decision would do, before it is applied.
+public struct BulkPreview: Sendable, Hashable {
+    /// Use Client or Use Server.
+    public var resolution: ConflictResolution
+    /// One per conflict still open.
+    public var conflicts: [Conflict]
+
+    /// One conflict of the preview.
+    public struct Conflict: Sendable, Hashable {
+        /// The conflicted operation.
+        public var operationId: Int64
+        /// The item's id.
+        public var itemId: String
+        /// The todo's text, when it has one.
+        public var title: String?
+        /// The fields that take another value.
+        public var fields: [String]
+        /// Whether the decision deletes the item (here or on the service).
+        public var deletes: Bool
+    }
+
+    /// How many conflicts change each field, by field name.
+    public var fieldCounts: [String: Int] {
+        conflicts.reduce(into: [:]) { counts, conflict in
+            for field in conflict.fields { counts[field, default: 0] += 1 }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+/// Each policy, run by a real push against the real table service, and the journal it leaves.
+@Suite(.timeLimit(.minutes(2)))
+struct ConflictPolicyTests {
+    let folder: TemporaryFolder
+    let service: LiveService
+
+    init() throws {
+        folder = try TemporaryFolder()
+        service = try LiveService(folder: folder)
+    }
+
+    /// A client holding `a` ("milk", not complete) from the server; then `client` is applied locally
+    /// and `server` on the service.
+    func conflict(policy: ConflictPolicy, client: Item, server: Item, remote: URL? = nil) async throws -> SyncContext {
+        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, policy: policy)
+        try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
+        _ = try await context.table("todoitem").pull()
+        _ = try await service.rest.patch("a", server)
+        try context.table("todoitem").update(client.merging(["id": "a"]) { $1 })
+        return context
+    }
+
+    @Test func mergeIsTheDefaultPolicyOfEveryTable() throws {
+        let context = try SyncContext(path: folder.file("default.sqlite"))
+        #expect(try context.conflictPolicy(for: "todoitem") == .merge)
+    }
+
+    @Test func mergePolicyPushesOneSidedChangesWithTheServersVersionAndJournalsIt() async throws {
+        let context = try await conflict(policy: .merge, client: ["text": "oat milk"], server: ["complete": true])
+        let result = try await context.push()
+        #expect(result.pushed == [1])
+        #expect(result.conflicts.isEmpty)
+        let server = try #require(try await service.rest.get("todoitem", "a"))
+        #expect(server.text == "oat milk")
+        #expect(server["complete"] == .bool(true))
+        #expect(try context.table("todoitem").item(id: "a")?.version == server.version)
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .merge && entry.decidedBy == .merge)
+        #expect(entry.base?.text == "milk" && entry.client?.text == "oat milk")
+        #expect(entry.server?["complete"] == .bool(true) && entry.server?.text == "milk")
+        #expect(entry.result?.text == "oat milk" && entry.result?["complete"] == .bool(true))
+        #expect(entry.versionAfter == server.version)
+        #expect(entry.versionBefore != nil && entry.versionBefore != entry.versionAfter)
+    }
+
+    @Test func mergePolicyAsksOnlyWhenTheSameFieldCollides() async throws {
+        let context = try await conflict(policy: .merge, client: ["text": "oat milk"], server: ["text": "soy milk"])
+        let result = try await context.push()
+        #expect(result.conflicts == [1])
+        #expect(try context.journal().entries.isEmpty, "nothing was decided yet")
+        #expect(try await service.rest.get("todoitem", "a")?.text == "soy milk")
+    }
+
+    @Test func mergePolicyTreatsTheSameValueOnBothSidesAsNoConflict() async throws {
+        let context = try await conflict(policy: .merge, client: ["text": "oat milk"], server: ["text": "oat milk"])
+        let result = try await context.push()
+        #expect(result.pushed == [1], "the service already holds what was sent")
+        #expect(result.conflicts.isEmpty)
+        #expect(try context.operations().isEmpty)
+        #expect(try context.journal().entries.isEmpty, "nothing needed deciding")
+    }
+
+    @Test func askPolicyPromptsEvenForChangesToDifferentFields() async throws {
+        let context = try await conflict(policy: .ask, client: ["text": "oat milk"], server: ["complete": true])
+        #expect(try await context.push().conflicts == [1])
+        #expect(try context.journal().entries.isEmpty)
+    }
+
+    @Test func serverWinsPolicyTakesTheServersItemAndJournalsThePolicy() async throws {
+        let context = try await conflict(policy: .serverWins, client: ["text": "oat milk"], server: ["text": "soy"])
+        #expect(try await context.push().resolved == [1])
+        #expect(try context.table("todoitem").item(id: "a")?.text == "soy")
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .useServer && entry.decidedBy == .serverWins)
+        #expect(entry.result?.text == "soy")
+    }
+
+    @Test func clientWinsPolicyPushesTheLocalItemAndJournalsThePolicy() async throws {
+        let context = try await conflict(policy: .clientWins, client: ["text": "oat milk"], server: ["text": "soy"])
+        #expect(try await context.push().pushed == [1])
+        #expect(try await service.rest.get("todoitem", "a")?.text == "oat milk")
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .useClient && entry.decidedBy == .clientWins)
+        #expect(entry.server?.text == "soy" && entry.result?.text == "oat milk")
+    }
+
+    @Test func aTablesPolicyIsSavedInTheStoreAndOverridesTheDefault() throws {
+        let path = folder.file("policy.sqlite")
+        let context = try SyncContext(path: path)
+        try context.setConflictPolicy(.serverWins, for: "todoitem")
+        let reopened = try SyncContext(path: path)
+        #expect(try reopened.conflictPolicy(for: "todoitem") == .serverWins)
+        #expect(throws: SyncError.unknownTable("nope")) { try reopened.setConflictPolicy(.ask, for: "nope") }
+    }
+
+    @Test func personsDecisionsAreJournaledAndCancelIsNot() async throws {
+        let context = try await conflict(policy: .ask, client: ["text": "oat milk"], server: ["text": "soy"])
+        _ = try await context.push()
+        try await context.resolve(1, with: .cancel)
+        #expect(try context.journal().entries.isEmpty)
+        _ = try await context.push()
+        try await context.resolve(1, with: .useServer)
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .useServer && entry.decidedBy == .person)
+        #expect(entry.client?.text == "oat milk" && entry.server?.text == "soy" && entry.base?.text == "milk")
+    }
+
+    @Test func aPerFieldPickPushesEachFieldFromTheChosenSide() async throws {
+        let context = try await conflict(
+            policy: .ask, client: ["text": "oat milk", "complete": true], server: ["text": "soy", "complete": false])
+        _ = try await context.push()
+        let preview = try context.pickPreview(1, picking: ["text": .base])
+        #expect(preview.text == "milk" && preview["complete"] == .bool(true))
+        #expect(try await context.resolve(1, picking: ["text": .server, "complete": .client]) == .pushed)
+        let server = try #require(try await service.rest.get("todoitem", "a"))
+        #expect(server.text == "soy" && server["complete"] == .bool(true))
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .pick && entry.result?.text == "soy")
+    }
+
+    @Test func aPickLeavingACollidingFieldOpenIsRefusedWithoutTouchingAnything() async throws {
+        let context = try await conflict(policy: .ask, client: ["text": "oat milk"], server: ["text": "soy"])
+        _ = try await context.push()
+        await #expect(throws: ConflictDecisionError.pick(.missingPick("text"))) {
+            try await context.resolve(1, picking: [:])
+        }
+        #expect(try context.conflict(1) != nil)
+        #expect(try await service.rest.get("todoitem", "a")?.text == "soy")
+    }
+
+    @Test func anInsertMeetingAnExistingIdIsATwoWayConflict() async throws {
+        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        try await service.rest.insert(["id": "b", "text": "theirs", "complete": false])
+        try context.table("todoitem").insert(["id": "b", "text": "mine", "complete": false])
+        #expect(try await context.push().conflicts == [1])
+        let conflict = try #require(try context.conflict(1))
+        guard case .collision(let fields) = context.merge(of: conflict) else {
+            Issue.record("an insert against an existing id has no base: different fields collide")
+            return
+        }
+        #expect(fields.map(\.name) == ["text"])
+    }
+
+    @Test func serverDeletedWhatWasEditedWaitsForAPersonUnderMerge() async throws {
+        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        try await service.rest.insert(["id": "a", "text": "milk"])
+        _ = try await context.table("todoitem").pull()
+        try await service.rest.delete("a")
+        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        #expect(try await context.push().conflicts == [1])
+        #expect(context.merge(of: try #require(try context.conflict(1))) == .serverDeletedClientEdited)
+    }
+
+    @Test func deletedHereWhatTheServerEditedWaitsForAPersonUnderMerge() async throws {
+        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        try await service.rest.insert(["id": "a", "text": "milk"])
+        _ = try await context.table("todoitem").pull()
+        _ = try await service.rest.patch("a", ["text": "soy"])
+        try context.table("todoitem").delete(id: "a")
+        #expect(try await context.push().conflicts == [1])
+        #expect(context.merge(of: try #require(try context.conflict(1))) == .clientDeletedServerEdited)
+    }
+}
