@@ -15,6 +15,7 @@ struct ClientCommand: AsyncParsableCommand {
         subcommands: [
             ClientAdd.self, ClientEdit.self, ClientDelete.self, ClientList.self, ClientPush.self, ClientPull.self,
             ClientPurge.self, ClientStatus.self, ClientConflicts.self, ClientResolve.self,
+            ClientPolicy.self, ClientJournal.self, ClientOverturn.self, ClientUndo.self,
         ]
     )
 
@@ -77,13 +78,20 @@ struct ClientOptions: ParsableArguments {
             try await body(context)
             try? await context.close()
         } catch let error as SyncError {
-            if json {
-                printJSON(["error": error.description])
-            } else {
-                FileHandle.standardError.write(Data(("error: " + error.description + "\n").utf8))
-            }
-            throw ExitCode.failure
+            throw failure(error.description)
+        } catch let error as ConflictDecisionError {
+            throw failure(error.description)
         }
+    }
+
+    /// Prints the error (as JSON with `--json`); the command then exits with status 1.
+    private func failure(_ message: String) -> ExitCode {
+        if json {
+            printJSON(["error": message])
+        } else {
+            FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
+        }
+        return ExitCode.failure
     }
 
     /// Prints a value as JSON (sorted keys, dates as ISO-8601).

@@ -54,9 +54,17 @@ struct ClientConflicts: AsyncParsableCommand {
     }
 }
 
-extension ConflictResolution: ExpressibleByArgument {}
+/// What `client resolve` does: one of the three buttons, or a per-field pick.
+enum ResolveChoice: String, CaseIterable, ExpressibleByArgument {
+    case useClient = "use-client"
+    case useServer = "use-server"
+    case cancel
+    case pick
+}
 
-/// `client resolve OP use-client|use-server|cancel`.
+extension ConflictSide: ExpressibleByArgument {}
+
+/// `client resolve OP use-client|use-server|cancel`, or `client resolve OP pick --field text=client ...`.
 struct ClientResolve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resolve", abstract: "Resolve one conflict.")
 
@@ -64,23 +72,54 @@ struct ClientResolve: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
     var options: ClientOptions { client.options.with(output) }
     @Argument(help: "The operation number, as listed by `conflicts`.") var operation: Int64
-    @Argument(help: "use-client, use-server or cancel.") var resolution: ConflictResolution
+    @Argument(help: "use-client, use-server, cancel or pick.") var choice: ResolveChoice
+    @Option(
+        name: .customLong("field"),
+        help: "With pick: FIELD=client|server|base for each field changed on both sides (repeat the option).")
+    var fields: [String] = []
+
+    func validate() throws {
+        if choice != .pick, !fields.isEmpty { throw ValidationError("--field goes with pick only.") }
+        _ = try picks()
+    }
+
+    /// `--field text=client` as a dictionary.
+    func picks() throws -> [String: ConflictSide] {
+        var picks: [String: ConflictSide] = [:]
+        for field in fields {
+            let parts = field.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let side = ConflictSide(rawValue: parts[1]), !parts[0].isEmpty else {
+                throw ValidationError("--field '\(field)' should read FIELD=client, FIELD=server or FIELD=base.")
+            }
+            picks[parts[0]] = side
+        }
+        return picks
+    }
 
     func run() async throws {
         try await options.run { context in
-            let outcome = try await context.resolve(operation, with: resolution)
+            let outcome: OperationOutcome?
+            switch choice {
+            case .useClient: outcome = try await context.resolve(operation, with: .useClient)
+            case .useServer: outcome = try await context.resolve(operation, with: .useServer)
+            case .cancel: outcome = try await context.resolve(operation, with: .cancel)
+            case .pick: outcome = try await context.resolve(operation, picking: try picks())
+            }
             let summary: String
-            switch (resolution, outcome) {
+            switch (choice, outcome) {
             case (.useClient, .pushed?): summary = "Pushed your version of #\(operation)"
-            case (.useClient, .conflict?): summary = "The server changed again: #\(operation) is a new conflict"
-            case (.useClient, let other): summary = "#\(operation): \(other?.rawValue ?? "done")"
+            case (.pick, .pushed?): summary = "Pushed the picked values of #\(operation)"
+            case (.useClient, .conflict?), (.pick, .conflict?):
+                summary = "The server changed again: #\(operation) is a new conflict"
+            case (.useClient, let other), (.pick, let other):
+                summary = "#\(operation): \(other?.rawValue ?? "done")"
             case (.useServer, _): summary = "Kept the server's version; #\(operation) dropped"
             case (.cancel, _): summary = "#\(operation) is pending again"
             }
             options.output(
                 summary + " — \(context.pendingSummary())",
                 json: [
-                    "operation": "\(operation)", "resolution": resolution.rawValue, "outcome": outcome?.rawValue ?? "",
+                    "operation": "\(operation)", "resolution": choice.rawValue, "outcome": outcome?.rawValue ?? "",
                 ])
         }
     }

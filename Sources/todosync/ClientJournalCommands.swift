@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import SyncClient
+import SyncProtocol
+
+extension ConflictPolicy: ExpressibleByArgument {}
+extension JournalEntry.Decision: ExpressibleByArgument {}
+
+/// `client policy [ask|merge|serverWins|clientWins]`: shows or sets the table's conflict policy.
+struct ClientPolicy: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy", abstract: "Show or set the conflict policy of the table (--table).",
+        discussion: """
+            ask: every conflict waits for you. merge (default): fields changed on one side merge by themselves, \
+            only true collisions wait. serverWins / clientWins: one side always wins.
+            """)
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+    @Argument(help: "ask, merge, serverWins or clientWins; omit it to show the current policy.")
+    var policy: ConflictPolicy?
+
+    func run() async throws {
+        try await options.run { context in
+            if let policy { try context.setConflictPolicy(policy, for: options.table) }
+            let current = try context.conflictPolicy(for: options.table)
+            options.output(
+                "\(options.table): \(current.rawValue)", json: ["table": options.table, "policy": current.rawValue])
+        }
+    }
+}
+
+/// `client journal`: the conflict outcomes, newest first.
+struct ClientJournal: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "journal", abstract: "List the conflict journal, newest first (JSON Lines with --json).")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+    @Option(help: "Only this decision: use-client, use-server, merge, pick or overturn.")
+    var decision: JournalEntry.Decision?
+    @Option(help: "Only entries of this item id.") var item: String?
+    @Option(help: "Only entries whose values contain this text.") var search: String?
+    @Option(help: "At most this many entries (newest first).") var limit = 100
+
+    func run() async throws {
+        try await options.run { context in
+            var query = JournalQuery(decision: decision, itemId: item, text: search, limit: 100)
+            var remaining = max(0, limit)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            while remaining > 0 {
+                let page = try context.journal(query)
+                for entry in page.entries.prefix(remaining) {
+                    if options.json {
+                        print(String(decoding: try encoder.encode(entry), as: UTF8.self))
+                    } else {
+                        print(JournalLine(entry).text)
+                    }
+                }
+                remaining -= page.entries.count
+                guard let next = page.next else { break }
+                query.before = next
+            }
+        }
+    }
+}
+
+/// One journal entry as a line or two of text.
+struct JournalLine {
+    let entry: JournalEntry
+
+    init(_ entry: JournalEntry) { self.entry = entry }
+
+    var text: String {
+        let when = ISO8601DateFormatter().string(from: entry.recordedAt)
+        var line =
+            "\(entry.id)  \(when)  \(entry.decision.label) by \(entry.decidedBy.label)  "
+            + "\(entry.operation.rawValue) \(entry.table)/\(entry.itemId)  "
+            + "version \(entry.versionBefore ?? "—") → \(entry.versionAfter ?? "deleted")"
+        for (label, item) in [("base", entry.base), ("client", entry.client), ("server", entry.server)] {
+            line += "\n    \(label): \(Self.values(item))"
+        }
+        line += "\n    result: \(Self.values(entry.result))"
+        return line
+    }
+
+    /// `text="milk", complete=false`, or "(deleted)".
+    static func values(_ item: Item?) -> String {
+        guard let item else { return "(none)" }
+        return item.keys.filter { !SystemColumn.all.contains($0) }.sorted().map { key in
+            let value = item[key] ?? .null
+            return value.stringValue.map { "\(key)=\"\($0)\"" } ?? "\(key)=\(value)"
+        }.joined(separator: ", ")
+    }
+}
+
+/// `client overturn ENTRY`.
+struct ClientOverturn: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "overturn",
+        abstract: "Overturn a journal entry: push the values that lost (a new conflict if the service moved).")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+    @Argument(help: "The entry's id, as listed by `journal`.") var entry: String
+
+    func run() async throws {
+        try await options.run { context in
+            let outcome = try await context.overturn(entry)
+            let summary =
+                switch outcome {
+                case .pushed: "Overturned \(entry): the values that lost are on the service now"
+                case .conflict: "The service changed since \(entry): that is a new conflict, resolve it first"
+                default: "Overturn of \(entry): \(outcome.rawValue)"
+                }
+            options.output(
+                summary + " — \(context.pendingSummary())", json: ["entry": entry, "outcome": outcome.rawValue])
+            if outcome != .pushed { throw ExitCode.failure }
+        }
+    }
+}
+
+/// `client undo BATCH`: undoes a bulk decision.
+struct ClientUndo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "undo", abstract: "Undo a bulk decision: overturn every journal entry of the batch.")
+
+    @ParentCommand var client: ClientCommand
+    @OptionGroup var output: OutputOptions
+    var options: ClientOptions { client.options.with(output) }
+    @Argument(help: "The batch id, as listed by `journal --json`.") var batch: String
+
+    func run() async throws {
+        try await options.run { context in
+            let undo = try await context.undo(batch: batch)
+            let pushed = undo.overturned.values.filter { $0 == .pushed }.count
+            options.output(
+                "Undid \(pushed) of \(undo.overturned.count) decisions — \(context.pendingSummary())",
+                json: ["batch": batch, "overturned": String(pushed), "entries": String(undo.overturned.count)])
+        }
+    }
+}
