@@ -14,11 +14,15 @@ struct ConflictsController: Sendable {
         router.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
     }
 
-    func summaries() throws(HTTPError) -> [ConflictsPage.Summary] {
+    func summaries(matching text: String = "") throws(HTTPError) -> [ConflictsPage.Summary] {
         let context = environment.context
-        return try storeCall { () throws(SyncError) in try context.conflicts() }.map { conflict in
+        return try storeCall { () throws(SyncError) in try context.conflicts() }.filter {
+            Self.matches($0, text: text)
+        }.map { conflict in
             ConflictsPage.Summary(
                 id: conflict.id, itemId: conflict.operation.itemId, kind: conflict.operation.kind.rawValue,
+                title: TodoPresenter.label(
+                    conflict.clientItem ?? conflict.serverItem ?? conflict.base, id: conflict.operation.itemId),
                 client: conflict.clientItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted here)",
                 server: conflict.serverItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted on the server)",
                 when: TodoPresenter.date(conflict.error.recordedAt))
@@ -26,10 +30,28 @@ struct ConflictsController: Sendable {
     }
 
     private func list(_ request: Request) throws -> Response {
-        let conflicts = try summaries()
+        let text = request.query("q") ?? ""
+        let conflicts = try summaries(matching: text)
         return environment.renderer.page(
             "conflicts", request, section: .conflicts,
-            ConflictsPage(conflicts: conflicts, hasConflicts: !conflicts.isEmpty))
+            ConflictsPage(
+                conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count,
+                q: text.isEmpty ? nil : text))
+    }
+
+    /// Whether a conflict's todo (any of its copies, or its id) contains `text`, ignoring case; "" matches all.
+    static func matches(_ conflict: SyncConflict, text: String) -> Bool {
+        guard !text.isEmpty else { return true }
+        return [conflict.clientItem, conflict.serverItem, conflict.base].contains { item in
+            item?["text"]?.stringValue?.localizedCaseInsensitiveContains(text) == true
+        } || conflict.operation.itemId.localizedCaseInsensitiveContains(text)
+    }
+
+    /// Where to go after settling `id`: the next conflict in order (wrapping around), else the list.
+    static func next(after id: Int64, context: SyncContext) -> String {
+        let remaining = ((try? context.conflicts()) ?? []).map(\.id).filter { $0 != id }
+        let next = remaining.first { $0 > id } ?? remaining.first
+        return next.map { "/conflicts/\($0)" } ?? "/conflicts"
     }
 
     private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
@@ -56,9 +78,14 @@ struct ConflictsController: Sendable {
         }
         let title = TodoPresenter.label(
             conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
+        let picks = try ConflictDecisionView.picks(request.queryItems)
+        let decide = ConflictDecisionView(
+            conflict, context: environment.context, picks: picks, previewing: !picks.isEmpty)
         return environment.renderer.page(
             "conflict", request, section: .conflicts,
-            ConflictPage(id: conflict.id, title: title, explanation: explanation(conflict), fields: fields))
+            ConflictPage(
+                id: conflict.id, title: title, explanation: explanation(conflict), fields: fields,
+                editAgainstEdit: decide.canPick, decide: decide))
     }
 
     private func explanation(_ conflict: SyncConflict) -> String {
@@ -88,8 +115,7 @@ struct ConflictsController: Sendable {
         let (kind, message) = Self.describe(resolution, outcome)
         environment.sessions.flash(request, kind, message)
         if case .conflict? = outcome { return .redirect(to: "/conflicts/\(conflict.id)") }
-        let next = (try? environment.context.conflicts().first { $0.id != conflict.id })
-        return .redirect(to: next.map { "/conflicts/\($0.id)" } ?? "/conflicts")
+        return .redirect(to: Self.next(after: conflict.id, context: environment.context))
     }
 
     static func describe(_ resolution: ConflictResolution, _ outcome: OperationOutcome?) -> (Flash.Kind, String) {

@@ -17,7 +17,8 @@ public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
         "layout", "partials/header", "partials/flash", "partials/todo-row", "todos", "item", "operations", "discard",
-        "conflicts", "conflict", "settings", "error",
+        "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "conflict/bulk", "conflict/decide",
+        "conflict/cancel", "settings/policies",
     ]
 
     public let server: HTTPServer
@@ -86,7 +87,10 @@ public final class Dashboard: Sendable {
         TodoListController(environment: environment).addRoutes(to: &router)
         ItemController(environment: environment).addRoutes(to: &router)
         OperationsController(environment: environment).addRoutes(to: &router)
+        // Before ConflictsController: `/conflicts/bulk` must not be taken for a conflict's number.
+        ConflictDecisionsController(environment: environment).addRoutes(to: &router)
         ConflictsController(environment: environment).addRoutes(to: &router)
+        JournalController(environment: environment).addRoutes(to: &router)
         SettingsController(environment: environment).addRoutes(to: &router)
         SyncController(environment: environment).addRoutes(to: &router)
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)

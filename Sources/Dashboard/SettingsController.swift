@@ -36,7 +36,8 @@ struct SettingsController: Sendable {
     private func show(_ request: Request, form: Form, status: Int = 200) -> Response {
         environment.renderer.page(
             "settings", request, section: .settings, status: status,
-            SettingsPage(form: form, embeddedURL: environment.embeddedURL()))
+            SettingsPage(
+                form: form, embeddedURL: environment.embeddedURL(), policies: PoliciesView(context: environment.context)))
     }
 
     private func save(_ request: Request) async throws -> Response {

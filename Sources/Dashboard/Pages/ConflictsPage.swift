@@ -2,12 +2,18 @@
 struct ConflictsPage: Encodable, Sendable {
     var conflicts: [Summary]
     var hasConflicts: Bool
+    /// How many are listed (all, or those matching the filter).
+    var count: Int
+    /// The text filter, when one is set.
+    var q: String?
 
     /// One conflict in the list.
     struct Summary: Encodable, Sendable {
         var id: Int64
         var itemId: String
         var kind: String
+        /// The todo's text, else its id.
+        var title: String
         /// The client's value in words, or "(deleted here)".
         var client: String
         /// The server's value in words, or "(deleted on the server)".
@@ -24,6 +30,10 @@ struct ConflictPage: Encodable, Sendable {
     /// What happened, in words.
     var explanation: String
     var fields: [Field]
+    /// Both copies exist: Use Client / Use Server / Cancel and the per-field pick are offered.
+    var editAgainstEdit: Bool
+    /// The per-field pick, or the plainly worded buttons of a delete against an edit.
+    var decide: ConflictDecisionView
 
     /// One field compared.
     struct Field: Encodable, Sendable {

@@ -4,4 +4,6 @@ struct SettingsPage: Encodable, Sendable {
     var form: SettingsController.Form
     /// The embedded service's address, when the dashboard has one.
     var embeddedURL: String?
+    /// Each table's conflict policy and the journal's retention.
+    var policies: PoliciesView
 }

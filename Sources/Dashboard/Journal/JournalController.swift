@@ -1,0 +1,164 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+
+/// `/journal`: every conflict outcome (by a person, a policy or a merge), newest first, with
+/// filters, paging, export as JSON Lines, Overturn per entry and Undo per bulk decision.
+struct JournalController: Sendable {
+    let environment: DashboardEnvironment
+
+    func addRoutes(to router: inout Router) {
+        router.get("/journal") { request in try list(request) }
+        router.get("/journal.jsonl") { request in try export(request) }
+        router.post("/journal/:id/overturn") { request async throws in try await overturn(request) }
+        router.post("/journal/batches/:batch/undo") { request async throws in try await undo(request) }
+    }
+
+    /// The query of a request's filters (`decision`, `item`, `q`, `batch`, `before`, `limit`).
+    static func query(_ request: Request) throws(HTTPError) -> JournalQuery {
+        var decision: JournalEntry.Decision?
+        if let value = request.query("decision"), !value.isEmpty {
+            guard let parsed = JournalEntry.Decision(rawValue: value) else {
+                let known = JournalEntry.Decision.allCases.map(\.rawValue).joined(separator: ", ")
+                throw HTTPError.badRequest("There is no decision '\(value)'; use one of \(known).")
+            }
+            decision = parsed
+        }
+        var before: Int64?
+        if let value = request.query("before"), !value.isEmpty {
+            guard let parsed = Int64(value) else { throw HTTPError.badRequest("'before' must be an entry number.") }
+            before = parsed
+        }
+        var limit = 25
+        if let value = request.query("limit"), !value.isEmpty {
+            guard let parsed = Int(value), (1...100).contains(parsed) else {
+                throw HTTPError.badRequest("'limit' must be a whole number from 1 to 100.")
+            }
+            limit = parsed
+        }
+        return JournalQuery(
+            decision: decision, itemId: request.query("item"), text: request.query("q"), batch: request.query("batch"),
+            before: before, limit: limit)
+    }
+
+    private func list(_ request: Request) throws -> Response {
+        let query = try Self.query(request)
+        let context = environment.context
+        let page = try storeCall { () throws(SyncError) in try context.journal(query) }
+        var blocked: [String: Bool] = [:]
+        for entry in page.entries where blocked[entry.table + "\u{0}" + entry.itemId] == nil {
+            blocked[entry.table + "\u{0}" + entry.itemId] = try storeCall { () throws(SyncError) in
+                try context.hasLocalChange(table: entry.table, itemId: entry.itemId)
+            }
+        }
+        let columns = Dictionary(uniqueKeysWithValues: context.tables.map { ($0.name, $0.columnNames) })
+        let entries = page.entries.map { entry in
+            JournalView.Entry(
+                entry, columns: columns[entry.table] ?? [],
+                blocked: blocked[entry.table + "\u{0}" + entry.itemId] ?? false)
+        }
+        let filters = Self.filterItems(query)
+        let view = JournalView(
+            entries: entries, hasEntries: !entries.isEmpty, decision: query.decision?.rawValue,
+            item: query.itemId, search: query.text, batch: query.batch,
+            decisions: JournalEntry.Decision.allCases.map { decision in
+                JournalView.Option(
+                    value: decision.rawValue, label: decision.label, selected: decision == query.decision)
+            },
+            total: try storeCall { () throws(SyncError) in try context.journalCount() },
+            retention: try storeCall { () throws(SyncError) in try context.journalRetention() },
+            olderURL: page.next.map { "/journal" + Self.queryString(filters + [("before", String($0))]) },
+            newestURL: query.before == nil ? nil : "/journal" + Self.queryString(filters),
+            exportURL: "/journal.jsonl" + Self.queryString(filters))
+        return environment.renderer.page("journal", request, section: .none, view)
+    }
+
+    /// The filters of a query as query-string items (no cursor).
+    static func filterItems(_ query: JournalQuery) -> [(String, String)] {
+        var items: [(String, String)] = []
+        if let decision = query.decision { items.append(("decision", decision.rawValue)) }
+        if let item = query.itemId { items.append(("item", item)) }
+        if let text = query.text { items.append(("q", text)) }
+        if let batch = query.batch { items.append(("batch", batch)) }
+        if query.limit != 25 { items.append(("limit", String(query.limit))) }
+        return items
+    }
+
+    static func queryString(_ items: [(String, String)]) -> String {
+        var components = URLComponents()
+        components.queryItems = items.map { URLQueryItem(name: $0.0, value: $0.1) }
+        guard !items.isEmpty, let query = components.percentEncodedQuery else { return "" }
+        return "?" + query.replacingOccurrences(of: "+", with: "%2B")
+    }
+
+    /// Every entry matching the filters, newest first, one JSON object per line.
+    private func export(_ request: Request) throws -> Response {
+        var query = try Self.query(request)
+        query.limit = 100
+        query.before = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        var body = Data()
+        let context = environment.context
+        while true {
+            let page = try storeCall { () throws(SyncError) in try context.journal(query) }
+            for entry in page.entries {
+                body.append(try encoder.encode(entry))
+                body.append(0x0A)
+            }
+            guard let next = page.next else { break }
+            query.before = next
+        }
+        var headers = HTTPHeaders()
+        headers["Content-Type"] = "application/jsonl; charset=utf-8"
+        headers["Content-Disposition"] = "attachment; filename=\"journal.jsonl\""
+        return Response(status: 200, headers: headers, body: body)
+    }
+
+    private func overturn(_ request: Request) async throws -> Response {
+        let id = request.parameters["id"] ?? ""
+        let back = DashboardEnvironment.safeBack(try request.form()["back"], fallback: "/journal")
+        do {
+            let outcome = try await environment.context.overturn(id)
+            switch outcome {
+            case .pushed:
+                environment.sessions.flash(
+                    request, .success, "Overturned: the values that lost are on the service now.")
+            case .conflict:
+                environment.sessions.flash(
+                    request, .warning,
+                    "The service changed the todo since that decision: this is a new conflict. Choose again.")
+                if let conflict = try? environment.context.conflicts().last {
+                    return .redirect(to: "/conflicts/\(conflict.id)")
+                }
+            default:
+                environment.sessions.flash(request, .error, "The service refused the overturn; see the queue.")
+            }
+        } catch let error as ConflictDecisionError {
+            environment.sessions.flash(request, .error, error.description)
+        } catch let error as SyncError {
+            environment.sessions.flash(request, .error, error.description)
+        }
+        return .redirect(to: back)
+    }
+
+    private func undo(_ request: Request) async throws -> Response {
+        let batch = request.parameters["batch"] ?? ""
+        do {
+            let undo = try await environment.context.undo(batch: batch)
+            let pushed = undo.overturned.values.filter { $0 == .pushed }.count
+            let conflicts = undo.overturned.values.filter { $0 == .conflict }.count
+            var message = "Undid \(pushed) of \(undo.overturned.count) decisions."
+            if conflicts > 0 { message += " \(conflicts) became new conflicts: the service changed them since." }
+            environment.sessions.flash(request, pushed == undo.overturned.count ? .success : .warning, message)
+            return .redirect(to: "/journal" + Self.queryString([("batch", undo.batch)]))
+        } catch let error as ConflictDecisionError {
+            environment.sessions.flash(request, .error, error.description)
+        } catch let error as SyncError {
+            environment.sessions.flash(request, .error, error.description)
+        }
+        return .redirect(to: "/journal" + Self.queryString([("batch", batch)]))
+    }
+}
