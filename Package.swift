@@ -83,6 +83,13 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/ClientBench"),
+        .executableTarget(
+            name: "conflict-bench",
+            dependencies: [
+                "SyncClient", "TableService", "Dashboard", "Views", "SyncProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/ConflictBench"),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
