@@ -37,7 +37,8 @@ struct SettingsController: Sendable {
         environment.renderer.page(
             "settings", request, section: .settings, status: status,
             SettingsPage(
-                form: form, embeddedURL: environment.embeddedURL(), policies: PoliciesView(context: environment.context)))
+                form: form, embeddedURL: environment.embeddedURL(), policies: PoliciesView(context: environment.context)
+            ))
     }
 
     private func save(_ request: Request) async throws -> Response {
