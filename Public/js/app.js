@@ -1,7 +1,8 @@
 // Enhancements only: every page works without this script.
 // - keeps the header's counts and sync progress live (polls /api/status);
 // - starts Sync without leaving the page, and reloads it once the result is in;
-// - asks before discarding or deleting.
+// - asks before deleting (the server shows a confirmation page when no script asked);
+// - ticks a todo done from the list without reloading the page.
 (function () {
   "use strict";
   document.documentElement.dataset.enhanced = "yes";
@@ -66,9 +67,50 @@
     });
   }
 
+  // Asks before deleting; the server asks on a page of its own when no script confirmed.
   document.addEventListener("submit", function (event) {
-    var message = event.target.getAttribute("data-confirm");
-    if (message && !window.confirm(message)) event.preventDefault();
+    var form = event.target;
+    var message = form.getAttribute("data-confirm");
+    if (!message) return;
+    if (!window.confirm(message)) { event.preventDefault(); return; }
+    var confirmed = document.createElement("input");
+    confirmed.type = "hidden";
+    confirmed.name = "confirm";
+    confirmed.value = "yes";
+    form.appendChild(confirmed);
+  });
+
+  // Quick complete: ticks the row in place instead of reloading the page.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.hasAttribute("data-quick-complete")) return;
+    event.preventDefault();
+    var button = form.querySelector("button");
+    var value = form.querySelector('input[name="complete"]');
+    var body = new URLSearchParams(new FormData(form));
+    button.disabled = true;
+    fetch(form.action, { method: "POST", body: body, credentials: "same-origin",
+                         headers: { "X-Requested-With": "fetch", Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
+      .then(function (todo) {
+        var row = form.closest("tr");
+        button.setAttribute("aria-checked", todo.complete ? "true" : "false");
+        value.value = todo.complete ? "false" : "true";
+        if (row) {
+          row.classList.toggle("done", todo.complete);
+          var badge = row.querySelector(".badge");
+          if (badge && todo.badge) {
+            var link = document.createElement("a");
+            link.className = "badge badge-" + todo.badge.kind;
+            link.href = todo.badge.href;
+            link.textContent = todo.badge.label;
+            badge.replaceWith(link);
+          }
+        }
+        button.disabled = false;
+        schedule(100);
+      })
+      .catch(function () { form.submit(); });
   });
 
   schedule(running ? 400 : 5000);

@@ -51,6 +51,15 @@ struct APIController: Sendable {
         JSONAnswer.response(value, status: status)
     }
 
+    /// `GET /api/items`: one page of todos; `newer` and `older` are the cursors of the
+    /// neighbouring pages (`?newer=…`, `?older=…`), absent at either end.
+    struct ItemsAnswer: Encodable {
+        var items: [Item]
+        var total: Int?
+        var newer: Int64?
+        var older: Int64?
+    }
+
     /// `GET /api/status`: the header every page shows, plus the CSRF token scripts need.
     struct StatusAnswer: Encodable {
         var header: HeaderView
@@ -75,11 +84,11 @@ struct APIController: Sendable {
 
     private func items(_ request: Request) throws -> Response {
         let query = try TodoListController.ListQuery(request)
-        let (items, total) = try TodoListController(environment: environment).items(query)
-        return Self.json([
-            "items": JSONValue.array(items.map(JSONValue.object)), "total": .number(Double(total)),
-            "page": .number(Double(query.page)),
-        ])
+        let page = try TodoListController(environment: environment).page(query)
+        return Self.json(
+            ItemsAnswer(
+                items: page.items, total: page.total, newer: page.hasNewer ? page.keys.first : nil,
+                older: page.hasOlder ? page.keys.last : nil))
     }
 
     private func found(_ request: Request) throws(HTTPError) -> Item {

@@ -16,9 +16,9 @@ import Views
 public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
-        "layout", "partials/header", "partials/flash", "partials/todo-row", "todos", "item", "operations", "discard",
-        "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "conflict/bulk", "conflict/decide",
-        "conflict/cancel", "settings/policies",
+        "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
+        "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry",
+        "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies",
     ]
 
     public let server: HTTPServer

@@ -10,6 +10,7 @@ struct ItemController: Sendable {
     func addRoutes(to router: inout Router) {
         router.get("/items/:id") { request in try show(request) }
         router.post("/items/:id") { request in try save(request) }
+        router.post("/items/:id/complete") { request in try complete(request) }
         router.post("/items/:id/delete") { request in try delete(request) }
     }
 
@@ -27,7 +28,7 @@ struct ItemController: Sendable {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
         let page = ItemPage(
-            item: TodoPresenter.row(item, operation: nil),
+            item: TodoPresenter.row(item, operation: nil, csrf: environment.renderer.csrfToken),
             form: TodoForm(
                 text: form?.text ?? item["text"]?.stringValue ?? "",
                 complete: form?.complete ?? item["complete"]?.boolValue ?? false, error: form?.message),
@@ -42,7 +43,7 @@ struct ItemController: Sendable {
             kind: operation.kind.rawValue, state: TodoPresenter.stateLabel(operation.state),
             badge: TodoPresenter.stateBadge(operation.state),
             conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
-            message: operation.message)
+            message: operation.message.map { ReadableAnswer($0).text })
     }
 
     private func save(_ request: Request) throws -> Response {
@@ -60,9 +61,46 @@ struct ItemController: Sendable {
         }
     }
 
+    /// Quick complete from the list: sets `complete` and returns to the row (a script gets JSON).
+    private func complete(_ request: Request) throws -> Response {
+        var item = try item(request)
+        let form = try request.form()
+        guard let complete = ["true": true, "false": false][form["complete"] ?? ""] else {
+            throw HTTPError.badRequest("Send complete=true or complete=false.")
+        }
+        item["complete"] = .bool(complete)
+        let table = environment.todos
+        let saved = try storeCall { () throws(SyncError) in try table.update(item) }
+        let id = saved[SystemColumn.id]?.stringValue ?? ""
+        if request.headers["X-Requested-With"] == "fetch" {
+            let context = environment.context
+            let operation = try? context.latestOperations(table: DashboardEnvironment.table, itemIds: [id])[id]
+            return JSONAnswer.response(
+                TodoPresenter.row(saved, operation: operation, csrf: environment.renderer.csrfToken))
+        }
+        environment.sessions.flash(
+            request, .success,
+            "Marked “\(TodoPresenter.label(saved, id: id))” as \(complete ? "done" : "not done") — "
+                + "\(environment.pendingSummary()).")
+        return .redirect(to: Self.listPath(referer: request.headers["Referer"]) + "#todo-\(PercentDecoding.encode(id))")
+    }
+
+    /// The list page a form was sent from (path and query of a same-site `Referer`), else `/`.
+    static func listPath(referer: String?) -> String {
+        guard let referer, let url = URL(string: referer), url.path == "/" else { return "/" }
+        return DashboardEnvironment.safeBack("/" + (url.query.map { "?" + $0 } ?? ""))
+    }
+
+    /// Deletes after a confirmation: a form without `confirm=yes` (no script to ask) gets the
+    /// confirmation page first.
     private func delete(_ request: Request) throws -> Response {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
+        guard try request.form()["confirm"] == "yes" else {
+            return environment.renderer.page(
+                "delete", request, section: .todos,
+                DeletePage(item: TodoPresenter.row(item, operation: nil, csrf: environment.renderer.csrfToken)))
+        }
         let table = environment.todos
         try storeCall { () throws(SyncError) in try table.delete(id: id) }
         environment.sessions.flash(

@@ -13,6 +13,7 @@ struct OperationsController: Sendable {
         router.get("/operations") { request in try list(request) }
         router.get("/operations/:id/discard") { request in try confirmDiscard(request) }
         router.post("/operations/:id/discard") { request in try discard(request) }
+        router.post("/operations/:id/retry") { request in try retry(request) }
     }
 
     func rows() throws(HTTPError) -> [OperationsPage.OperationRow] {
@@ -28,15 +29,16 @@ struct OperationsController: Sendable {
                 itemHref: local != nil && operation.table == DashboardEnvironment.table
                     ? "/items/\(PercentDecoding.encode(operation.itemId))" : nil,
                 conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
-                lastStatus: operation.lastStatus, message: operation.message ?? "",
-                queuedAt: TodoPresenter.date(operation.queuedAt))
+                lastStatus: operation.lastStatus, answer: ReadableAnswer(operation.message ?? ""),
+                queuedAt: TodoPresenter.date(operation.queuedAt), canRetry: operation.state == .failed)
         }
     }
 
     private func list(_ request: Request) throws -> Response {
         let rows = try rows()
         return environment.renderer.page(
-            "operations", request, section: .operations, OperationsPage(operations: rows, hasOperations: !rows.isEmpty))
+            "operations", request, section: .operations,
+            OperationsPage(operations: rows, hasOperations: !rows.isEmpty, pager: nil))
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
@@ -71,6 +73,24 @@ struct OperationsController: Sendable {
         environment.sessions.flash(
             request, .success,
             "Discarded the \(operation.kind.rawValue) of “\(label)” — \(environment.pendingSummary()).")
+        return .redirect(to: "/operations")
+    }
+
+    /// Retry of a change the service refused: it is queued again and a push starts.
+    private func retry(_ request: Request) throws -> Response {
+        let operation = try operation(request)
+        guard operation.state == .failed else {
+            throw HTTPError(409, "Change #\(operation.id) was not refused: it waits for the next push already.")
+        }
+        let context = environment.context
+        try storeCall { () throws(SyncError) in try context.cancel(operation.id) }
+        let started = environment.sync.start(.push, session: request.attributes[Sessions.attribute])
+        let local = try? context.item(id: operation.itemId, in: operation.table)
+        let label = TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId)
+        environment.sessions.flash(
+            request, .info,
+            "Sending the \(operation.kind.rawValue) of “\(label)” again"
+                + (started ? "…" : " with the push already running…"))
         return .redirect(to: "/operations")
     }
 }

@@ -4,6 +4,10 @@ import SyncClient
 import SyncProtocol
 
 /// `/`: the todo list with filters, search and pages; `POST /items` adds a todo.
+///
+/// The list runs newest first. Pages are cut by the key of a row they border (`?older=KEY` for
+/// the next page, `?newer=KEY` for the previous one, `?at=last`), so every page costs the same
+/// at 1,000 rows as at 1,000,000, and a row never shows twice while others come and go.
 struct TodoListController: Sendable {
     let environment: DashboardEnvironment
     static let pageSize = 50
@@ -13,13 +17,21 @@ struct TodoListController: Sendable {
         case all, active, completed
 
         var label: String { rawValue.capitalized }
+
+        var flag: ListRequest.Flag? {
+            switch self {
+            case .all: nil
+            case .active: ListRequest.Flag("complete", false)
+            case .completed: ListRequest.Flag("complete", true)
+            }
+        }
     }
 
     /// The list's query string, read and checked.
     struct ListQuery {
         var show: Show = .all
         var search = ""
-        var page = 1
+        var position = ListPosition.first
 
         init(_ request: Request) throws(HTTPError) {
             if let value = request.query("show"), !value.isEmpty {
@@ -28,32 +40,39 @@ struct TodoListController: Sendable {
                 }
                 self.show = show
             }
-            search = String((request.query("q") ?? "").prefix(200))
-            if let value = request.query("page"), !value.isEmpty {
-                guard let page = Int(value), page >= 1 else {
-                    throw HTTPError.badRequest("The page number must be a whole number from 1.")
-                }
-                self.page = page
+            search = String((request.query("q") ?? "").trimmingCharacters(in: .whitespaces).prefix(200))
+            if let value = request.query("older"), !value.isEmpty {
+                position = .olderThan(try Self.key(value))
+            } else if let value = request.query("newer"), !value.isEmpty {
+                position = .newerThan(try Self.key(value))
+            } else if let value = request.query("at"), !value.isEmpty {
+                guard value == "last" else { throw HTTPError.badRequest("Use at=last for the last page.") }
+                position = .last
             }
         }
 
-        var predicate: TableQuery.Predicate? {
-            var parts: [TableQuery.Predicate] = []
-            switch show {
-            case .all: break
-            case .active: parts.append(.or([.equal("complete", .bool(false)), .equal("complete", .null)]))
-            case .completed: parts.append(.equal("complete", .bool(true)))
+        private static func key(_ value: String) throws(HTTPError) -> Int64 {
+            guard let key = Int64(value), key >= 0 else {
+                throw HTTPError.badRequest("A page position is a whole number, as in the Next and Previous links.")
             }
-            if !search.isEmpty { parts.append(.contains("text", search)) }
-            return parts.isEmpty ? nil : (parts.count == 1 ? parts[0] : .and(parts))
+            return key
         }
 
-        func href(show: Show? = nil, page: Int? = nil) -> String {
+        var request: ListRequest {
+            ListRequest(flag: show.flag, search: search, position: position, limit: TodoListController.pageSize)
+        }
+
+        func href(show: Show? = nil, position: ListPosition = .first) -> String {
             var items: [String] = []
             let show = show ?? self.show
             if show != .all { items.append("show=\(show.rawValue)") }
             if !search.isEmpty { items.append("q=\(PercentDecoding.encode(search))") }
-            if let page, page > 1 { items.append("page=\(page)") }
+            switch position {
+            case .first: break
+            case .olderThan(let key): items.append("older=\(key)")
+            case .newerThan(let key): items.append("newer=\(key)")
+            case .last: items.append("at=last")
+            }
             return "/" + (items.isEmpty ? "" : "?" + items.joined(separator: "&"))
         }
     }
@@ -63,70 +82,55 @@ struct TodoListController: Sendable {
         router.post("/items") { request in try add(request) }
     }
 
-    /// The page's items and how many match in all.
-    ///
-    /// Newest first: todos never pushed (no `createdAt` yet) come first, then the others by
-    /// `createdAt`; both orders follow an index, so deep pages of 100k rows stay fast.
-    func items(_ query: ListQuery) throws(HTTPError) -> (items: [Item], total: Int) {
-        let table = environment.todos
-        let local = Self.combine(query.predicate, .equal("createdAt", .null))
-        let synced = Self.combine(query.predicate, .notEqual("createdAt", .null))
-        let localCount = try storeCall { () throws(SyncError) in try table.count(TableQuery(where: local)) }
-        let syncedCount = try storeCall { () throws(SyncError) in try table.count(TableQuery(where: synced)) }
-        let offset = (query.page - 1) * Self.pageSize
-        var items: [Item] = []
-        if offset < localCount {
-            let page = TableQuery(where: local, orderBy: [.descending("rowid")], limit: Self.pageSize, offset: offset)
-            items = try storeCall { () throws(SyncError) in try table.query(page) }
-        }
-        if items.count < Self.pageSize {
-            let page = TableQuery(
-                where: synced, orderBy: [.descending("createdAt"), .descending("id")],
-                limit: Self.pageSize - items.count, offset: max(0, offset - localCount))
-            items += try storeCall { () throws(SyncError) in try table.query(page) }
-        }
-        return (items, localCount + syncedCount)
-    }
-
-    /// The rows of `items`, each with its pending operation's badge.
-    func rows(_ items: [Item]) throws(HTTPError) -> [TodoRow] {
-        let ids = items.map { $0[SystemColumn.id]?.stringValue ?? "" }
+    /// The page the query asks for, read in one read transaction with each row's queued change.
+    func page(_ query: ListQuery) throws(HTTPError) -> ListPage {
         let context = environment.context
-        let operations = try storeCall { () throws(SyncError) in
-            try context.latestOperations(table: DashboardEnvironment.table, itemIds: ids)
+        return try storeCall { () throws(SyncError) in
+            try context.listPage(DashboardEnvironment.table, query.request)
         }
-        return zip(items, ids).map { item, id in TodoPresenter.row(item, operation: operations[id]) }
     }
 
-    private static func combine(_ first: TableQuery.Predicate?, _ second: TableQuery.Predicate) -> TableQuery.Predicate
-    {
-        first.map { .and([$0, second]) } ?? second
+    /// The rows of `page`, each with its pending operation's badge.
+    func rows(_ page: ListPage) -> [TodoRow] {
+        page.items.map { item in
+            TodoPresenter.row(
+                item, operation: item[SystemColumn.id]?.stringValue.flatMap { page.operations[$0] },
+                csrf: environment.renderer.csrfToken)
+        }
     }
 
     func list(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
         let query = try ListQuery(request)
-        let (items, total) = try items(query)
-        let pages = max(1, (total + Self.pageSize - 1) / Self.pageSize)
+        let page = try page(query)
+        let rows = rows(page)
         var pager: TodoListPage.Pager?
-        if pages > 1 || query.page > 1 {
+        if page.hasNewer || page.hasOlder {
             pager = TodoListPage.Pager(
-                summary: "Page \(query.page) of \(pages) · \(total) todos",
-                previous: query.page > 1 ? query.href(page: query.page - 1) : nil,
-                next: query.page < pages ? query.href(page: query.page + 1) : nil)
+                summary: summary(page, query: query),
+                first: page.hasNewer ? query.href() : nil,
+                previous: page.hasNewer ? page.keys.first.map { query.href(position: .newerThan($0)) } : nil,
+                next: page.hasOlder ? page.keys.last.map { query.href(position: .olderThan($0)) } : nil,
+                last: page.hasOlder ? query.href(position: .last) : nil)
         }
-        let page = TodoListPage(
-            rows: environment.todoRows.fragments(try rows(items)), hasItems: !items.isEmpty,
-            show: query.show.rawValue, search: query.search,
+        let content = TodoListPage(
+            rows: environment.todoRows.fragments(rows), hasItems: !rows.isEmpty,
+            show: query.show.rawValue, search: query.search, total: page.total,
             filters: Show.allCases.map { show in
                 TodoListPage.FilterLink(label: show.label, href: query.href(show: show), current: show == query.show)
             },
-            emptyMessage: emptyMessage(query, total: total), pager: pager,
+            emptyMessage: emptyMessage(query), pager: pager,
             form: form.map { TodoForm(text: $0.text, complete: $0.complete, error: $0.message) })
-        return environment.renderer.page("todos", request, section: .todos, status: status, page)
+        return environment.renderer.page("todos", request, section: .todos, status: status, content)
     }
 
-    private func emptyMessage(_ query: ListQuery, total: Int) -> String {
-        if query.page > 1 { return "This page is past the end of the list." }
+    private func summary(_ page: ListPage, query: ListQuery) -> String {
+        let shown = "\(page.items.count) shown"
+        guard let total = page.total else { return "\(shown) · matches for “\(query.search)”" }
+        return "\(shown) of \(total.formatted()) \(query.show == .all ? "" : query.show.rawValue + " ")todos"
+    }
+
+    private func emptyMessage(_ query: ListQuery) -> String {
+        if query.position != .first { return "This page is past the end of the list." }
         if !query.search.isEmpty { return "No todo matches “\(query.search)”." }
         switch query.show {
         case .all: return "No todos yet. Add one above, or press Sync to fetch them from the service."

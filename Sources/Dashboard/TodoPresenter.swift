@@ -6,12 +6,12 @@ import SyncProtocol
 /// Turns store values into what templates show: texts, dates, badges, links.
 enum TodoPresenter {
     /// One row of the todo list (or the item editor's `item`).
-    static func row(_ item: Item, operation: OperationSummary?) -> TodoRow {
+    static func row(_ item: Item, operation: OperationSummary?, csrf: String) -> TodoRow {
         let id = item[SystemColumn.id]?.stringValue ?? ""
         return TodoRow(
             id: id, text: item["text"]?.stringValue ?? "", complete: item["complete"]?.boolValue ?? false,
             updatedAt: date(item[SystemColumn.updatedAt]), version: item[SystemColumn.version]?.stringValue,
-            badge: operation.map(badge))
+            badge: operation.map(badge), csrf: csrf)
     }
 
     /// The badge for an item's pending operation: kind, label and where it links.

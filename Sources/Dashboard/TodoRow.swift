@@ -15,8 +15,14 @@ struct TodoRow: Hashable, Sendable, Encodable {
     var version: String?
     /// The pending operation's badge, if the todo has one.
     var badge: Badge?
+    /// The CSRF token of the row's quick-complete form (the same for every row; not part of its JSON).
+    var csrf: String
 
-    init(id: String, text: String, complete: Bool, updatedAt: String, version: String?, badge: Badge?) {
+    private enum CodingKeys: String, CodingKey { case id, idPath, text, complete, updatedAt, version, badge }
+
+    init(
+        id: String, text: String, complete: Bool, updatedAt: String, version: String?, badge: Badge?, csrf: String
+    ) {
         self.id = id
         idPath = PercentDecoding.encode(id)
         self.text = text
@@ -24,6 +30,7 @@ struct TodoRow: Hashable, Sendable, Encodable {
         self.updatedAt = updatedAt.isEmpty ? nil : updatedAt
         self.version = version
         self.badge = badge
+        self.csrf = csrf
     }
 
     /// A pending operation's badge: its CSS kind, its words and where it links.

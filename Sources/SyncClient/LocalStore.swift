@@ -100,6 +100,7 @@ struct LocalStore: Sendable {
         try db.execute(
             sql: "CREATE INDEX IF NOT EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier) ON "
                 + "\(table.name.quotedDatabaseIdentifier) (createdAt, id)")
+        try createListSupport(table, in: db)
     }
 
     /// Runs `body` in a read transaction; failures become ``SyncError/storage(_:)``.
@@ -141,25 +142,15 @@ struct LocalStore: Sendable {
         return item
     }
 
-    /// Inserts or replaces the row with every column of the table (missing ones become NULL).
+    /// Inserts the row, or changes the row with its id in place, with every column of the table (missing ones become NULL).
     func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
-        let columns = table.allColumns
-        let names = columns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let values = columns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-        try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(marks))"
-        ).execute(arguments: StatementArguments(values))
+        let values = table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
+        try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))
     }
 
-    /// Inserts or replaces a row given as values in the order of `table.allColumns`.
+    /// Inserts or changes in place a row given as values in the order of `table.allColumns`.
     func writeRow(_ db: Database, table: TableDescription, values: [DatabaseValue]) throws {
-        let columns = table.allColumns
-        let names = columns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(marks))"
-        ).execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {

@@ -63,8 +63,18 @@ final class PageLayout: Sendable {
         return row
     }
 
+    /// Decodes a page body and the total the service gave with it (`{"results": [...], "count": N}`
+    /// when asked with `$inlinecount=allpages`), if any.
+    func decodeCounted(_ data: Data) throws(SyncError) -> (rows: [PulledRow], count: Int?) {
+        let decoder = JSONDecoder()
+        decoder.userInfo[Self.userInfoKey] = self
+        if let wrapped = try? decoder.decode(Wrapped.self, from: data) { return (wrapped.results, wrapped.count) }
+        return (try decode(data), nil)
+    }
+
     private struct Wrapped: Decodable {
         var results: [PulledRow]
+        var count: Int?
     }
 }
 

@@ -112,6 +112,7 @@ extension SyncContext {
     ) async throws {
         let layout = PageLayout(table)
         let path = transport.path(table: table.name)
+        var first = true
         while true {
             try Task.checkCancellation()
             let token = cursor.token
@@ -122,10 +123,14 @@ extension SyncContext {
             if let skip = token.skip, skip > 0 { parameters.append(("$skip", String(skip))) }
             parameters.append(("$top", String(settings.pageSize)))
             parameters.append(("__includeDeleted", "true"))
+            // The first page asks how many rows will come, for the progress shown meanwhile.
+            if first { parameters.append(("$inlinecount", "allpages")) }
 
             let reply = try await transport.send("GET", path, query: parameters)
             try Self.checkPage(reply)
-            let rows = try layout.decode(reply.body)
+            let (rows, count) = try first ? layout.decodeCounted(reply.body) : (layout.decode(reply.body), nil)
+            if let count { monitor.update { $0.total = count } }
+            first = false
             result.pages += 1
             do {
                 guard try cursor.advance(over: rows.map { .init(id: $0.id, updatedAt: $0.updatedAt) }) else { return }
@@ -206,10 +211,7 @@ extension SyncContext {
     static func apply(
         _ rows: [PulledRow], to table: TableDescription, keeping pending: Set<String>, in db: Database
     ) throws -> PageCounts {
-        let insert = try db.makeStatement(
-            sql: "INSERT OR REPLACE INTO \(table.name.quotedDatabaseIdentifier) ("
-                + table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ") + ") VALUES ("
-                + Array(repeating: "?", count: table.allColumns.count).joined(separator: ", ") + ")")
+        let insert = try db.makeStatement(sql: LocalStore.upsertSQL(table))
         let delete = try db.makeStatement(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
         var counts = PageCounts()
         for row in rows {

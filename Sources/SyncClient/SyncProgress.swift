@@ -13,7 +13,7 @@ public struct SyncProgress: Sendable, Hashable, Codable {
     public var table: String?
     /// Operations pushed (answered) or rows received so far.
     public var done: Int
-    /// Operations to push; nil while pulling (the server does not say how many rows will come).
+    /// Operations to push, or rows a pull expects when the service said (`$inlinecount`).
     public var total: Int?
     /// When the running job started.
     public var startedAt: Date?
@@ -26,7 +26,8 @@ public struct SyncProgress: Sendable, Hashable, Codable {
         switch activity {
         case .idle: "idle"
         case .pushing: "pushing \(done)/\(total ?? done)"
-        case .pulling: "pulling \(table ?? "")\(table == nil ? "" : ": ")\(done) rows"
+        case .pulling:
+            "pulling \(table ?? "")\(table == nil ? "" : ": ")\(done)\(total.map { " of \($0)" } ?? "") rows"
         }
     }
 }

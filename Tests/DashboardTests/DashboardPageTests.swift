@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct DashboardPageTests {
     @Test func everyPageAnswersWithTheSecurityHeaders() async throws {
         let harness = try await DashboardHarness()
-        for path in ["/", "/operations", "/conflicts", "/settings", "/?show=active", "/?q=milk&page=1"] {
+        for path in ["/", "/operations", "/conflicts", "/settings", "/?show=active", "/?q=milk&older=5", "/?at=last"] {
             let page = try await harness.client.send("GET", path)
             #expect(page.status == 200, "\(path)")
             #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
@@ -95,7 +95,12 @@ import Testing
         #expect(try table.item(id: id)?["text"] == .string("second"))
         #expect(try table.item(id: id)?["complete"] == .bool(true))
         #expect(try harness.dashboard.context.operations().count == 1)
-        let deleted = try await harness.submit("/items/\(id)/delete", [:])
+        // Without a script to ask, the first press shows a confirmation page and deletes nothing.
+        let asked = try await harness.submit("/items/\(id)/delete", [:])
+        #expect(asked.status == 200)
+        #expect(asked.text.contains("Delete this todo?"))
+        #expect(try table.item(id: id) != nil)
+        let deleted = try await harness.submit("/items/\(id)/delete", ["confirm": "yes"])
         #expect(deleted.status == 303)
         #expect(try table.item(id: id) == nil)
         // insert → update → delete collapses to nothing to send.

@@ -16,3 +16,8 @@ struct ItemPage: Encodable, Sendable {
         var message: String?
     }
 }
+
+/// The confirmation page before deleting a todo.
+struct DeletePage: Encodable, Sendable {
+    var item: TodoRow
+}

@@ -2,6 +2,7 @@
 struct OperationsPage: Encodable, Sendable {
     var operations: [OperationRow]
     var hasOperations: Bool
+    var pager: TodoListPage.Pager?
 
     /// One queued change.
     struct OperationRow: Encodable, Sendable {
@@ -19,8 +20,11 @@ struct OperationsPage: Encodable, Sendable {
         var conflictHref: String?
         /// The HTTP status of the last answer, if one came.
         var lastStatus: Int?
-        var message: String
+        /// The service's last message, readable and folded when long.
+        var answer: ReadableAnswer
         var queuedAt: String
+        /// Whether the service refused it, so it waits for Retry or Discard.
+        var canRetry: Bool
     }
 }
 

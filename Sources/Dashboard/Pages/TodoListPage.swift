@@ -8,6 +8,8 @@ struct TodoListPage: Encodable, Sendable {
     /// The filter shown: all, active or completed.
     var show: String
     var search: String
+    /// How many todos the filter holds (kept by the store); nil for a search.
+    var total: Int?
     var filters: [FilterLink]
     var emptyMessage: String
     var pager: Pager?
@@ -24,8 +26,10 @@ struct TodoListPage: Encodable, Sendable {
     /// Links between pages of the list.
     struct Pager: Encodable, Sendable {
         var summary: String
+        var first: String?
         var previous: String?
         var next: String?
+        var last: String?
     }
 }
 

@@ -1,0 +1,139 @@
+import GRDB
+import SyncProtocol
+
+/// What keeps a table's lists flat in cost as it grows: a trigram full-text index of its text
+/// columns, row counts kept by triggers, and an index per boolean column. Triggers keep all of
+/// them in step with the table inside the very transaction that changes a row, whoever writes
+/// it (a local edit, a pull, a conflict's resolution, a purge).
+extension LocalStore {
+    /// The FTS5 table holding `table`'s text columns (`todoitem__search`).
+    static func searchTable(_ table: String) -> String { table + "__search" }
+
+    /// The columns searched: the user's text columns.
+    static func searchColumns(_ table: TableDescription) -> [String] {
+        table.columns.filter { $0.type == .text }.map(\.name)
+    }
+
+    /// The boolean columns whose true rows are counted and indexed (`complete`).
+    static func flagColumns(_ table: TableDescription) -> [String] {
+        table.columns.filter { $0.type == .boolean }.map(\.name)
+    }
+
+    static let countsTable = """
+        CREATE TABLE IF NOT EXISTS __rowCounts (
+            tableName TEXT NOT NULL, columnName TEXT NOT NULL, rows INTEGER NOT NULL,
+            PRIMARY KEY (tableName, columnName)
+        ) WITHOUT ROWID
+        """
+
+    /// Creates what is missing of the search index, the counts and their triggers, filling them
+    /// from the rows already stored.
+    static func createListSupport(_ table: TableDescription, in db: Database) throws {
+        let name = table.name.quotedDatabaseIdentifier
+        let flags = flagColumns(table)
+        try db.execute(sql: countsTable)
+        for flag in flags {
+            try db.execute(
+                sql: "CREATE INDEX IF NOT EXISTS \("\(table.name)__\(flag)".quotedDatabaseIdentifier) ON \(name) "
+                    + "(coalesce(\(flag.quotedDatabaseIdentifier), 0))")
+        }
+        let hasCounts =
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM __rowCounts WHERE tableName = ?)", arguments: [table.name])
+            ?? false
+        if !hasCounts {
+            try db.execute(
+                sql: "INSERT INTO __rowCounts (tableName, columnName, rows) SELECT ?, '', count(*) FROM \(name)",
+                arguments: [table.name])
+            for flag in flags {
+                try db.execute(
+                    sql: "INSERT INTO __rowCounts (tableName, columnName, rows) SELECT ?, ?, count(*) FROM \(name) "
+                        + "WHERE coalesce(\(flag.quotedDatabaseIdentifier), 0) = 1",
+                    arguments: [table.name, flag])
+            }
+        }
+        try createCountTriggers(table, flags: flags, in: db)
+        try createSearchIndex(table, in: db)
+    }
+
+    private static func createCountTriggers(_ table: TableDescription, flags: [String], in db: Database) throws {
+        let name = table.name.quotedDatabaseIdentifier
+        let key = table.name.replacingOccurrences(of: "'", with: "''")
+        func bump(_ column: String, by delta: String) -> String {
+            "UPDATE __rowCounts SET rows = rows \(delta) WHERE tableName = '\(key)' AND columnName = '\(column)';"
+        }
+        let onInsert =
+            [bump("", by: "+ 1")]
+            + flags.map { flag in
+                "UPDATE __rowCounts SET rows = rows + 1 WHERE tableName = '\(key)' AND columnName = '\(flag)' "
+                    + "AND coalesce(new.\(flag.quotedDatabaseIdentifier), 0) = 1;"
+            }
+        let onDelete =
+            [bump("", by: "- 1")]
+            + flags.map { flag in
+                "UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '\(flag)' "
+                    + "AND coalesce(old.\(flag.quotedDatabaseIdentifier), 0) = 1;"
+            }
+        try db.execute(
+            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__count_insert".quotedDatabaseIdentifier) "
+                + "AFTER INSERT ON \(name) BEGIN \(onInsert.joined(separator: " ")) END")
+        try db.execute(
+            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__count_delete".quotedDatabaseIdentifier) "
+                + "AFTER DELETE ON \(name) BEGIN \(onDelete.joined(separator: " ")) END")
+        for flag in flags {
+            let column = flag.quotedDatabaseIdentifier
+            try db.execute(
+                sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__count_\(flag)".quotedDatabaseIdentifier) "
+                    + "AFTER UPDATE OF \(column) ON \(name) "
+                    + "WHEN coalesce(old.\(column), 0) != coalesce(new.\(column), 0) BEGIN "
+                    + "UPDATE __rowCounts SET rows = rows + (CASE WHEN coalesce(new.\(column), 0) = 1 THEN 1 ELSE -1 END) "
+                    + "WHERE tableName = '\(key)' AND columnName = '\(flag)'; END")
+        }
+    }
+
+    /// An external-content FTS5 table with the trigram tokenizer (substrings match, case is
+    /// ignored), kept by triggers. Rows keep their rowid when changed (writes are upserts).
+    private static func createSearchIndex(_ table: TableDescription, in db: Database) throws {
+        let columns = searchColumns(table)
+        guard !columns.isEmpty else { return }
+        let search = searchTable(table.name)
+        let name = table.name.quotedDatabaseIdentifier
+        let exists = try db.tableExists(search)
+        let quoted = columns.map(\.quotedDatabaseIdentifier)
+        if !exists {
+            try db.execute(
+                sql: "CREATE VIRTUAL TABLE \(search.quotedDatabaseIdentifier) USING fts5("
+                    + quoted.joined(separator: ", ")
+                    + ", content=\(name), content_rowid='rowid', tokenize='trigram case_sensitive 0')")
+        }
+        let target = search.quotedDatabaseIdentifier
+        let list = quoted.joined(separator: ", ")
+        let newValues = quoted.map { "new.\($0)" }.joined(separator: ", ")
+        let oldValues = quoted.map { "old.\($0)" }.joined(separator: ", ")
+        let insert = "INSERT INTO \(target) (rowid, \(list)) VALUES (new.rowid, \(newValues));"
+        let remove = "INSERT INTO \(target) (\(target), rowid, \(list)) VALUES ('delete', old.rowid, \(oldValues));"
+        try db.execute(
+            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__search_insert".quotedDatabaseIdentifier) "
+                + "AFTER INSERT ON \(name) BEGIN \(insert) END")
+        try db.execute(
+            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__search_delete".quotedDatabaseIdentifier) "
+                + "AFTER DELETE ON \(name) BEGIN \(remove) END")
+        try db.execute(
+            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__search_update".quotedDatabaseIdentifier) "
+                + "AFTER UPDATE OF \(list) ON \(name) BEGIN \(remove) \(insert) END")
+        if !exists {
+            try db.execute(sql: "INSERT INTO \(target) (\(target)) VALUES ('rebuild')")
+        }
+    }
+
+    /// Inserts a row given in the order of `table.allColumns`, or changes the row with its id in
+    /// place. Unlike `INSERT OR REPLACE`, the row keeps its rowid (its place in lists and the
+    /// search index) and the update triggers run.
+    static func upsertSQL(_ table: TableDescription) -> String {
+        let columns = table.allColumns.map(\.name.quotedDatabaseIdentifier)
+        let updates = columns.filter { $0 != SystemColumn.id.quotedDatabaseIdentifier }.map { "\($0) = excluded.\($0)" }
+        return "INSERT INTO \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", "))) VALUES ("
+            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ") ON CONFLICT(id) DO UPDATE SET "
+            + updates.joined(separator: ", ")
+    }
+}

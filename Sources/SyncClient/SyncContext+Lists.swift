@@ -1,0 +1,177 @@
+import GRDB
+import SyncProtocol
+
+/// Where a page of a list starts: lists run from the newest stored row to the oldest, and a page
+/// is cut by the key of a row it borders, so it stays put while rows come and go elsewhere.
+public enum ListPosition: Sendable, Hashable {
+    /// The newest rows.
+    case first
+    /// The rows stored before the row with this key (the next page).
+    case olderThan(Int64)
+    /// The rows stored after the row with this key (the previous page).
+    case newerThan(Int64)
+    /// The oldest rows.
+    case last
+}
+
+/// Which rows of a table a list shows, and which page of them.
+public struct ListRequest: Sendable, Hashable {
+    /// Only rows whose boolean `column` is `value` (a missing value counts as false).
+    public struct Flag: Sendable, Hashable {
+        public var column: String
+        public var value: Bool
+
+        public init(_ column: String, _ value: Bool) {
+            self.column = column
+            self.value = value
+        }
+    }
+
+    public var flag: Flag?
+    /// Only rows whose text columns contain this, ignoring case; empty for all.
+    public var search: String
+    public var position: ListPosition
+    /// Rows per page.
+    public var limit: Int
+
+    public init(flag: Flag? = nil, search: String = "", position: ListPosition = .first, limit: Int = 50) {
+        self.flag = flag
+        self.search = search
+        self.position = position
+        self.limit = max(1, limit)
+    }
+}
+
+/// One page of a list, read in one read transaction with the latest queued change of each row.
+public struct ListPage: Sendable {
+    /// The rows, newest first.
+    public var items: [Item]
+    /// Each row's key, for the cursors of the neighbouring pages.
+    public var keys: [Int64]
+    /// The latest queued change of the rows that have one, by id.
+    public var operations: [String: OperationSummary]
+    /// Whether newer rows exist before this page, and older ones after it.
+    public var hasNewer: Bool
+    public var hasOlder: Bool
+    /// How many rows match in all; kept up to date by the store, so known without counting,
+    /// except for a search (nil).
+    public var total: Int?
+}
+
+extension SyncContext {
+    /// One page of `table`'s rows, newest first. The cost does not grow with the table: pages
+    /// are cut by key (no OFFSET), a search goes through the trigram index, a flag through its
+    /// index, and totals come from counts the store keeps.
+    public nonisolated func listPage(_ table: String, _ request: ListRequest) throws(SyncError) -> ListPage {
+        let description = try store.description(of: table)
+        if let flag = request.flag, description.type(of: flag.column) != .boolean {
+            throw .invalidItem("'\(flag.column)' is not a true/false column of \(table)")
+        }
+        return try read { [queue] db in try ListReader(queue: queue, table: description, request: request).read(db) }
+    }
+}
+
+/// Builds and runs the SQL of one ``ListPage``.
+struct ListReader {
+    let queue: SyncOperationQueue
+    let table: TableDescription
+    let request: ListRequest
+
+    private var name: String { table.name.quotedDatabaseIdentifier }
+
+    /// FROM, WHERE conditions and arguments for the rows the request matches, and the key expression.
+    private func source() -> (from: String, key: String, conditions: [String], arguments: [DatabaseValueConvertible?]) {
+        var conditions: [String] = []
+        var arguments: [DatabaseValueConvertible?] = []
+        var from = name
+        var key = "\(name).rowid"
+        let columns = LocalStore.searchColumns(table)
+        if !request.search.isEmpty, !columns.isEmpty {
+            if request.search.count >= 3 {
+                // The trigram index matches three characters and more, anywhere in the text.
+                let search = LocalStore.searchTable(table.name).quotedDatabaseIdentifier
+                from = "\(search) JOIN \(name) ON \(name).rowid = \(search).rowid"
+                key = "\(search).rowid"
+                conditions.append("\(search) MATCH ?")
+                arguments.append("\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\"")
+            } else {
+                // Shorter: scan newest first until the page is full.
+                conditions.append(
+                    "("
+                        + columns.map { "instr(lower(\(name).\($0.quotedDatabaseIdentifier)), lower(?)) > 0" }
+                        .joined(separator: " OR ") + ")")
+                arguments += columns.map { _ in request.search }
+            }
+        } else if !request.search.isEmpty {
+            conditions.append("0")
+        }
+        if let flag = request.flag {
+            conditions.append("coalesce(\(name).\(flag.column.quotedDatabaseIdentifier), 0) = ?")
+            arguments.append(flag.value ? 1 : 0)
+        }
+        return (from, key, conditions, arguments)
+    }
+
+    func read(_ db: Database) throws -> ListPage {
+        let (from, key, conditions, arguments) = source()
+        let columns = table.allColumns.map { "\(name).\($0.name.quotedDatabaseIdentifier)" }.joined(separator: ", ")
+        func fetch(_ bound: String?, _ value: Int64?, ascending: Bool, limit: Int) throws -> [Row] {
+            let all = conditions + (bound.map { ["\(key) \($0) ?"] } ?? [])
+            let sql =
+                "SELECT \(columns), \(key) FROM \(from)"
+                + (all.isEmpty ? "" : " WHERE " + all.joined(separator: " AND "))
+                + " ORDER BY \(key) \(ascending ? "ASC" : "DESC") LIMIT \(limit)"
+            return try Row.fetchAll(
+                db.cachedStatement(sql: sql), arguments: StatementArguments(arguments + (value.map { [$0] } ?? [])))
+        }
+        let limit = request.limit
+        var rows: [Row]
+        var hasNewer = false
+        var hasOlder = false
+        switch request.position {
+        case .first:
+            rows = try fetch(nil, nil, ascending: false, limit: limit + 1)
+            hasOlder = rows.count > limit
+            rows = Array(rows.prefix(limit))
+        case .olderThan(let cursor):
+            rows = try fetch("<", cursor, ascending: false, limit: limit + 1)
+            hasOlder = rows.count > limit
+            rows = Array(rows.prefix(limit))
+            let newest: Int64 = rows.first.map { $0[table.allColumns.count] } ?? cursor - 1
+            hasNewer = try !fetch(">", newest, ascending: true, limit: 1).isEmpty
+        case .newerThan(let cursor):
+            rows = try fetch(">", cursor, ascending: true, limit: limit + 1)
+            hasNewer = rows.count > limit
+            rows = Array(rows.prefix(limit).reversed())
+            let oldest: Int64 = rows.last.map { $0[table.allColumns.count] } ?? cursor + 1
+            hasOlder = try !fetch("<", oldest, ascending: false, limit: 1).isEmpty
+        case .last:
+            rows = try fetch(nil, nil, ascending: true, limit: limit + 1)
+            hasNewer = rows.count > limit
+            rows = Array(rows.prefix(limit).reversed())
+        }
+        let items = rows.map { LocalStore.item(from: $0, table: table) }
+        let keys: [Int64] = rows.map { $0[table.allColumns.count] }
+        let ids = items.compactMap { $0[SystemColumn.id]?.stringValue }
+        var operations: [String: OperationSummary] = [:]
+        for summary in try queue.summaries(db, table: table.name, itemIds: ids) {
+            operations[summary.itemId] = summary
+        }
+        return ListPage(
+            items: items, keys: keys, operations: operations, hasNewer: hasNewer, hasOlder: hasOlder,
+            total: try total(db))
+    }
+
+    /// The number of matching rows from the store's counts; nil for a search.
+    private func total(_ db: Database) throws -> Int? {
+        guard request.search.isEmpty else { return nil }
+        func count(_ column: String) throws -> Int {
+            try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT rows FROM __rowCounts WHERE tableName = ? AND columnName = ?"),
+                arguments: [table.name, column]) ?? 0
+        }
+        guard let flag = request.flag else { return try count("") }
+        let set = try count(flag.column)
+        return flag.value ? set : try count("") - set
+    }
+}

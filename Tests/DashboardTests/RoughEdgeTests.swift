@@ -1,0 +1,112 @@
+import Foundation
+import HTTPServer
+import Testing
+
+@testable import Dashboard
+@testable import SyncClient
+
+/// What a new user met first: quick complete, delete confirmation, refused changes, header truth.
+@Suite(.timeLimit(.minutes(2))) struct RoughEdgeTests {
+    @Test func quickCompleteWorksAsAFormAndAsAScriptCall() async throws {
+        let harness = try await DashboardHarness()
+        let table = harness.dashboard.context.table("todoitem")
+        let id = try table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
+        let list = try await harness.client.send("GET", "/?show=active")
+        #expect(list.text.contains(#"action="/items/\#(id)/complete""#))
+        #expect(list.text.contains(#"aria-checked="false""#))
+        let token = try await harness.csrfToken()
+        // Without a script: a form post, back to the same list at the same row.
+        let form = try await harness.client.send(
+            "POST", "/items/\(id)/complete", form: ["_csrf": token, "complete": "true"],
+            headers: ["Referer": harness.client.base + "/?show=active"])
+        #expect(form.status == 303)
+        #expect(form.headers["location"] == "/?show=active#todo-\(id)")
+        #expect(try table.item(id: id)?["complete"] == .bool(true))
+        // With a script: the row's new state as JSON, no page to load.
+        let script = try await harness.client.send(
+            "POST", "/items/\(id)/complete", form: ["_csrf": token, "complete": "false"],
+            headers: ["X-Requested-With": "fetch"])
+        #expect(script.status == 200)
+        let row = try JSONSerialization.jsonObject(with: script.body) as? [String: Any]
+        #expect(row?["complete"] as? Bool == false)
+        #expect((row?["badge"] as? [String: Any])?["label"] as? String == "pending insert")
+        #expect(row?["csrf"] == nil)
+        #expect(try table.item(id: id)?["complete"] == .bool(false))
+        let bad = try await harness.client.send(
+            "POST", "/items/\(id)/complete", form: ["_csrf": token, "complete": "maybe"])
+        #expect(bad.status == 400)
+        await harness.stop()
+    }
+
+    @Test func aRefusedChangeIsCountedReadableAndRetriedOnceTheServiceIsFixed() async throws {
+        let harness = try await DashboardHarness()
+        // A gateway that refuses every change with an HTML error page, as a misconfigured proxy does.
+        var router = Router()
+        let page = """
+            <!DOCTYPE html><html><head><title>400</title><style>body { color: red }</style></head>
+            <body><h1>400 Bad Request</h1><p>The gateway refused the &quot;todoitem&quot; change.</p></body></html>
+            """
+        router.post("/tables/todoitem") { _ in .html(page, status: 400) }
+        router.get("/tables/todoitem") { _ in .json(data: Data("[]".utf8)) }
+        let gateway = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
+        let context = harness.dashboard.context
+        let service = try #require(context.remoteURL)
+        try await context.setRemote(url: URL(string: gateway.url), applicationKey: nil)
+        _ = try context.table("todoitem").insert(["text": "refused at first", "complete": false])
+        _ = try await harness.submit("/push", [:])
+        await harness.dashboard.waitUntilIdle()
+
+        let queue = try await harness.client.send("GET", "/operations")
+        #expect(queue.text.contains(#"<span data-field="refused">1</span> refused"#))
+        #expect(queue.text.contains("400 Bad Request The gateway refused the &quot;todoitem&quot; change."))
+        #expect(!queue.text.contains("&lt;h1&gt;"))
+        #expect(!queue.text.contains("color: red"))
+        #expect(queue.text.contains(">Retry</button>"))
+        let id = try #require(try context.operations().first?.id)
+
+        // The service is back: Retry sends the change again.
+        try await context.setRemote(url: URL(string: service), applicationKey: nil)
+        let retried = try await harness.submit("/operations/\(id)/retry", [:])
+        #expect(retried.status == 303)
+        await harness.dashboard.waitUntilIdle()
+        #expect(try context.operations().isEmpty)
+        let after = try await harness.client.send("GET", "/operations")
+        #expect(after.text.contains(#"<span data-field="refused">0</span> refused"#))
+        #expect(after.text.contains("Nothing to push"))
+        // Retry is for refused changes only.
+        _ = try context.table("todoitem").insert(["text": "waiting", "complete": false])
+        let pendingId = try #require(try context.operations().first?.id)
+        #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
+        await gateway.stop()
+        await harness.stop()
+    }
+
+    @Test func theHeaderSaysWhatIsKnownAboutTheRemote() async throws {
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        #expect(RemoteState.decide(offline: false, remote: "http://a", running: false, contact: nil) == .notContacted)
+        #expect(RemoteState.decide(offline: false, remote: "http://a", running: true, contact: nil) == .syncing)
+        #expect(RemoteState.decide(offline: true, remote: "http://a", running: true, contact: nil) == .offline)
+        #expect(RemoteState.decide(offline: false, remote: "", running: false, contact: nil) == .noRemote)
+        var contact = RemoteState.record(
+            .init(
+                kind: .pull, finishedAt: now, pushed: 0, conflicts: 0, failed: 0, pulled: 3, stopReason: nil, error: nil
+            ),
+            after: nil)
+        #expect(
+            RemoteState.decide(offline: false, remote: "http://a", running: false, contact: contact)
+                == .reachable(lastContact: now))
+        let later = now.addingTimeInterval(60)
+        contact = RemoteState.record(
+            .init(
+                kind: .push, finishedAt: later, pushed: 0, conflicts: 0, failed: 0, pulled: 0,
+                stopReason: .unreachable("refused"), error: nil), after: contact)
+        contact = RemoteState.record(
+            .init(
+                kind: .push, finishedAt: later.addingTimeInterval(60), pushed: 0, conflicts: 0, failed: 0, pulled: 0,
+                stopReason: .timedOut, error: nil), after: contact)
+        #expect(
+            RemoteState.decide(offline: false, remote: "http://a", running: false, contact: contact)
+                == .unreachable(since: later))
+        #expect(RemoteState.unreachable(since: later).label.hasPrefix("Unreachable since "))
+    }
+}

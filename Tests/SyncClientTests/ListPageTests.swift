@@ -1,0 +1,139 @@
+import Foundation
+import GRDB
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+@Suite(.timeLimit(.minutes(2)))
+struct ListPageTests {
+    /// `count` rows written straight into the store (as a pull writes them), oldest first.
+    func store(rows count: Int) throws -> SyncContext {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let table = try context.store.description(of: "todoitem")
+        try context.write { [store = context.store] db in
+            for index in 0..<count {
+                try store.writeItem(
+                    db, table: table,
+                    item: [
+                        "id": .string("row-\(index)"), "text": .string("row \(index)"),
+                        "complete": .bool(index % 2 == 0),
+                    ])
+            }
+        }
+        return context
+    }
+
+    func ids(_ page: ListPage) -> [String] { page.items.compactMap { $0["id"]?.stringValue } }
+
+    @Test func keysetPagingVisitsEveryRowOnceWhileRowsAreAddedAndRemoved() throws {
+        let context = try store(rows: 2500)
+        let todos = context.table("todoitem")
+        var seen: [String: Int] = [:]
+        var removedUnseen: Set<String> = []
+        var page = try context.listPage("todoitem", ListRequest(limit: 50))
+        var round = 0
+        while true {
+            for id in ids(page) { seen[id, default: 0] += 1 }
+            guard page.hasOlder, let cursor = page.keys.last else { break }
+            round += 1
+            // Between pages: new todos arrive, one seen row and one not yet seen row go away.
+            try todos.insert(["text": .string("added \(round)")])
+            try todos.insert(["text": .string("added again \(round)")])
+            if let old = ids(page).first { try todos.delete(id: old) }
+            let unseen = "row-\(2500 - 60 * round - 75)"
+            if 2500 - 60 * round - 75 >= 0, seen[unseen] == nil {
+                try todos.delete(id: unseen)
+                removedUnseen.insert(unseen)
+            }
+            page = try context.listPage("todoitem", ListRequest(position: .olderThan(cursor), limit: 50))
+        }
+        let original = Set((0..<2500).map { "row-\($0)" })
+        #expect(seen.values.allSatisfy { $0 == 1 })
+        #expect(Set(seen.keys) == original.subtracting(removedUnseen))
+        #expect(!removedUnseen.isEmpty)
+    }
+
+    @Test func pagingBackFromTheLastPageVisitsEveryRowOnce() throws {
+        let context = try store(rows: 230)
+        var seen: [String] = []
+        var page = try context.listPage("todoitem", ListRequest(position: .last, limit: 50))
+        #expect(!page.hasOlder)
+        while true {
+            seen = ids(page) + seen
+            guard page.hasNewer, let cursor = page.keys.first else { break }
+            page = try context.listPage("todoitem", ListRequest(position: .newerThan(cursor), limit: 50))
+        }
+        #expect(seen == (0..<230).reversed().map { "row-\($0)" })
+        let first = try context.listPage("todoitem", ListRequest(limit: 50))
+        #expect(ids(first) == Array(seen.prefix(50)))
+        #expect(!first.hasNewer && first.hasOlder)
+    }
+
+    @Test func countsAreKeptByTheStoreAsRowsChange() throws {
+        let context = try store(rows: 101)
+        let todos = context.table("todoitem")
+        func total(_ flag: ListRequest.Flag?) throws -> Int? {
+            try context.listPage("todoitem", ListRequest(flag: flag, limit: 1)).total
+        }
+        #expect(try total(nil) == 101)
+        #expect(try total(.init("complete", true)) == 51)
+        #expect(try total(.init("complete", false)) == 50)
+        try todos.update(["id": "row-1", "complete": true])
+        try todos.delete(id: "row-2")
+        try todos.insert(["text": "new", "complete": false])
+        #expect(try total(nil) == 101)
+        #expect(try total(.init("complete", true)) == 51)
+        #expect(try total(.init("complete", false)) == 50)
+        let counted = try context.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM todoitem") }
+        #expect(counted == 101)
+        let active = try context.listPage("todoitem", ListRequest(flag: .init("complete", false), limit: 500))
+        #expect(active.items.allSatisfy { $0["complete"] != .bool(true) })
+        #expect(active.items.count == 50)
+    }
+
+    @Test func searchFindsSubstringsIgnoringCaseAndFollowsEveryWrite() throws {
+        let context = try store(rows: 40)
+        let todos = context.table("todoitem")
+        try todos.insert(["id": "milk", "text": "Buy MILK and bread"])
+        func found(_ search: String) throws -> [String] {
+            ids(try context.listPage("todoitem", ListRequest(search: search, limit: 50)))
+        }
+        #expect(try found("milk") == ["milk"])
+        #expect(try found("k and b") == ["milk"])
+        #expect(try found("mIlK AND") == ["milk"])
+        #expect(
+            try found("ow 3").sorted() == [
+                "row-3", "row-30", "row-31", "row-32", "row-33", "row-34", "row-35", "row-36", "row-37", "row-38",
+                "row-39",
+            ])
+        #expect(try found("zebra").isEmpty)
+        #expect(try context.listPage("todoitem", ListRequest(search: "milk", limit: 50)).total == nil)
+        // Two characters are below the trigram index: still found, by scanning.
+        #expect(try found("MI") == ["milk"])
+        try todos.update(["id": "milk", "text": "buy oat drink"])
+        #expect(try found("milk").isEmpty)
+        #expect(try found("OAT DR") == ["milk"])
+        // Inside one write, the index already holds what that write changed.
+        let table = try context.store.description(of: "todoitem")
+        let inside = try context.write { [store = context.store] db in
+            try store.writeItem(db, table: table, item: ["id": "row-5", "text": "now about cheese"])
+            return try ListReader(queue: context.queue, table: table, request: ListRequest(search: "cheese")).read(db)
+        }
+        #expect(ids(inside) == ["row-5"])
+        try todos.delete(id: "row-5")
+        #expect(try found("cheese").isEmpty)
+        // A search combined with a flag and pages of it.
+        let completed = try context.listPage(
+            "todoitem", ListRequest(flag: .init("complete", true), search: "row", limit: 5))
+        #expect(completed.items.count == 5 && completed.hasOlder)
+        #expect(completed.items.allSatisfy { $0["complete"] == .bool(true) })
+    }
+
+    @Test func aRowKeepsItsPlaceInTheListWhenItChanges() throws {
+        let context = try store(rows: 10)
+        let before = ids(try context.listPage("todoitem", ListRequest(limit: 50)))
+        try context.table("todoitem").update(["id": "row-3", "text": "changed"])
+        #expect(ids(try context.listPage("todoitem", ListRequest(limit: 50))) == before)
+    }
+}
