@@ -6,8 +6,8 @@ import SyncProtocol
 /// `/operations`: the queue in push order; discarding one (after confirmation) loses that change.
 struct OperationsController: Sendable {
     let environment: DashboardEnvironment
-    /// Rows shown; a longer queue says how many more there are.
-    static let shownLimit = 500
+    /// Operations per page.
+    static let pageSize = 100
 
     func addRoutes(to router: inout Router) {
         router.get("/operations") { request in try list(request) }
@@ -16,29 +16,59 @@ struct OperationsController: Sendable {
         router.post("/operations/:id/retry") { request in try retry(request) }
     }
 
-    func rows() throws(HTTPError) -> [OperationsPage.OperationRow] {
-        let context = environment.context
-        let operations = try storeCall { () throws(SyncError) in try context.operations() }
-        return operations.prefix(Self.shownLimit).map { operation in
-            let local = try? context.item(id: operation.itemId, in: operation.table)
-            return OperationsPage.OperationRow(
-                id: operation.id, sequence: operation.id, table: operation.table, kind: operation.kind.rawValue,
-                state: TodoPresenter.stateLabel(operation.state), stateBadge: TodoPresenter.stateBadge(operation.state),
-                attempts: operation.attempts,
-                label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
-                itemHref: local != nil && operation.table == DashboardEnvironment.table
-                    ? "/items/\(PercentDecoding.encode(operation.itemId))" : nil,
-                conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
-                lastStatus: operation.lastStatus, answer: ReadableAnswer(operation.message ?? ""),
-                queuedAt: TodoPresenter.date(operation.queuedAt), canRetry: operation.state == .failed)
+    /// The page of the queue the query string asks for: `?after=ID`, `?before=ID` or `?at=last`.
+    static func position(_ request: Request) throws(HTTPError) -> QueuePosition {
+        func id(_ value: String) throws(HTTPError) -> Int64 {
+            guard let id = Int64(value), id >= 0 else {
+                throw HTTPError.badRequest("A page position is a change number, as in the Next and Previous links.")
+            }
+            return id
         }
+        if let value = request.query("after"), !value.isEmpty { return .after(try id(value)) }
+        if let value = request.query("before"), !value.isEmpty { return .before(try id(value)) }
+        if let value = request.query("at"), !value.isEmpty {
+            guard value == "last" else { throw HTTPError.badRequest("Use at=last for the last page.") }
+            return .last
+        }
+        return .first
+    }
+
+    func row(_ entry: QueuePage.Entry) -> OperationsPage.OperationRow {
+        let operation = entry.operation
+        let local = entry.localItem
+        return OperationsPage.OperationRow(
+            id: operation.id, sequence: operation.id, table: operation.table, kind: operation.kind.rawValue,
+            state: TodoPresenter.stateLabel(operation.state), stateBadge: TodoPresenter.stateBadge(operation.state),
+            attempts: operation.attempts,
+            label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
+            itemHref: local != nil && operation.table == DashboardEnvironment.table
+                ? "/items/\(PercentDecoding.encode(operation.itemId))" : nil,
+            conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
+            lastStatus: operation.lastStatus, answer: ReadableAnswer(operation.message ?? ""),
+            queuedAt: TodoPresenter.date(operation.queuedAt), canRetry: operation.state == .failed)
     }
 
     private func list(_ request: Request) throws -> Response {
-        let rows = try rows()
+        let position = try Self.position(request)
+        let context = environment.context
+        let page = try storeCall { () throws(SyncError) in try context.operationsPage(position, limit: Self.pageSize) }
+        let rows = page.entries.map(row)
+        var pager: TodoListPage.Pager?
+        if page.hasEarlier || page.hasLater {
+            pager = TodoListPage.Pager(
+                summary: "\(rows.count) shown of \(page.total.formatted()) queued changes",
+                first: page.hasEarlier ? "/operations" : nil,
+                previous: page.hasEarlier ? rows.first.map { "/operations?before=\($0.id)" } : nil,
+                next: page.hasLater ? rows.last.map { "/operations?after=\($0.id)" } : nil,
+                last: page.hasLater ? "/operations?at=last" : nil)
+        }
         return environment.renderer.page(
             "operations", request, section: .operations,
-            OperationsPage(operations: rows, hasOperations: !rows.isEmpty, pager: nil))
+            OperationsPage(
+                operations: rows, hasOperations: !rows.isEmpty, canPush: page.total > 0, pager: pager,
+                emptyMessage: position == .first
+                    ? "Nothing to push: every change has reached the service."
+                    : "This page is past the end of the queue."))
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {

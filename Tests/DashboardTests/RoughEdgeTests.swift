@@ -110,3 +110,21 @@ import Testing
         #expect(RemoteState.unreachable(since: later).label.hasPrefix("Unreachable since "))
     }
 }
+
+@Suite(.timeLimit(.minutes(2))) struct QueuePagingTests {
+    @Test func theQueuePageShowsAtMostAHundredChangesWithLinksToTheRest() async throws {
+        let harness = try await DashboardHarness()
+        let todos = harness.dashboard.context.table("todoitem")
+        for index in 0..<150 { try todos.insert(["text": .string("queued \(index)"), "complete": .bool(false)]) }
+        let first = try await harness.client.send("GET", "/operations")
+        #expect(first.text.components(separatedBy: "/discard\"").count - 1 == 100)
+        #expect(first.text.contains("100 shown of 150 queued changes"))
+        let ids = try harness.dashboard.context.operations().map(\.id)
+        #expect(first.text.contains("href=\"/operations?after=\(ids[99])\""))
+        let second = try await harness.client.send("GET", "/operations?after=\(ids[99])")
+        #expect(second.text.components(separatedBy: "/discard\"").count - 1 == 50)
+        #expect(second.text.contains("href=\"/operations?before=\(ids[100])\""))
+        #expect(try await harness.client.send("GET", "/operations?after=x").status == 400)
+        await harness.stop()
+    }
+}

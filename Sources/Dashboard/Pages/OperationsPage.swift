@@ -2,7 +2,10 @@
 struct OperationsPage: Encodable, Sendable {
     var operations: [OperationRow]
     var hasOperations: Bool
+    /// Whether anything is queued at all (on any page).
+    var canPush: Bool
     var pager: TodoListPage.Pager?
+    var emptyMessage: String
 
     /// One queued change.
     struct OperationRow: Encodable, Sendable {
