@@ -42,6 +42,7 @@ def pages(demo, a, b):
         "conflicts": demo.b + "/conflicts",
         "conflict": conflict,
         "settings": demo.b + "/settings",
+        "journal": demo.b + "/journal",
         "error": demo.b + "/items/no-such-todo",
     }
 
