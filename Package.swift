@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
@@ -44,7 +45,9 @@ let package = Package(
                 "HTTPServer", "Storage", "SyncProtocol", "Views",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-            ]
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            exclude: ["IncrementalPull.md"]
         ),
         .target(
             name: "SyncClient",
@@ -99,7 +102,9 @@ let package = Package(
             ],
             path: "Benchmarks/DashboardBench"),
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
@@ -109,6 +114,7 @@ let package = Package(
             dependencies: [
                 "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "SyncClientTests",

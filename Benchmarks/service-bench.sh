@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The table service's write and read paths, release build, loopback, in one run:
+# The table service's write and read paths, release build, loopback, in one run, on SQLite (the
+# baseline) and on PostgreSQL (one instance, then two behind nginx):
 #   1. insert ROWS rows (default 100k) with wrk POSTing one row per request (2 threads, 16 connections);
 #   2. read them all back in pages of 1,000 ($top=1000, $skip advanced as the Link header does),
 #      with one curl over one keep-alive connection;
 #   3. the same number of fetches by the same curl of a static file of one page's size from nginx.
-# Prints rows/s for 1 and 2 and the ratio of 2 to 3. Figures are noisy: compare within one run.
+# Prints rows/s for each, the ratios to SQLite, and the CPU time per insert spent in the service
+# and in PostgreSQL (from which it estimates how many instances one PostgreSQL server carries).
+# Figures are noisy: compare within one run. PostgreSQL is a throwaway cluster (fsync off,
+# synchronous_commit off: about the durability of SQLite's WAL with synchronous=NORMAL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${ROWS:-100000}
@@ -13,57 +17,146 @@ page=1000
 swift build -c release --product service-bench >/dev/null
 work=$(mktemp -d)
 chmod 755 "$work"  # nginx workers read as another user
-service_pid=""; nginx_pid=""; wrk_pid=""
-trap 'kill $service_pid $nginx_pid ${wrk_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
-
-.build/release/service-bench "$work/tables.sqlite" > "$work/port" &
-service_pid=$!
-for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-port=$(head -1 "$work/port")
-base="http://127.0.0.1:$port"
-
-# 1. Inserts. wrk's threads stop themselves after their share of rows, but wrk waits for -d, so
-# the script times the inserts itself: it polls the row count and interrupts wrk when all are in.
-per_thread=$(( rows / 2 ))
-count_rows() {
-  curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=0&\$inlinecount=allpages" | sed 's/.*"count":\([0-9]*\).*/\1/'
+pids=(); wrk_pid=""
+cleanup() {
+  kill "${pids[@]}" ${wrk_pid:-} 2>/dev/null || true
+  [ -d "$work/postgres" ] && scripts/postgres-cluster.sh stop "$work/postgres"
+  rm -rf "$work"
 }
-start=$(date +%s.%N)
-ROWS_PER_THREAD=$per_thread wrk -t2 -c16 -d600s -s Benchmarks/service-post.lua "$base/tables/bench" > "$work/wrk.out" &
-wrk_pid=$!
-while [ "$(count_rows)" -lt "$rows" ]; do sleep 0.05; done
-end=$(date +%s.%N)
-kill -INT "$wrk_pid"; wait "$wrk_pid" || true
-count=$(count_rows)
-insert_rate=$(echo "$count / ($end - $start)" | bc -l)
-non2xx=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.out"); non2xx=${non2xx:-0}
+trap cleanup EXIT
+source Benchmarks/nginx.sh
 
-# 2. Reads: every page, in order, over one connection.
-pages=$(( (count + page - 1) / page ))
-: > "$work/urls"
-for i in $(seq 0 $(( pages - 1 ))); do
-  printf 'url = "%s/tables/bench?$top=%d&$orderby=updatedAt,id&$skip=%d"\noutput = "/dev/null"\n' \
-    "$base" "$page" $(( i * page )) >> "$work/urls"
-done
-curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=$page&\$orderby=updatedAt,id" -o "$work/www-page.json"
-read_bytes=$(curl -s -H 'ZUMO-API-VERSION: 2.0.0' -K "$work/urls" -w '%{size_download}\n' | awk '{s+=$1} END {print s}')
-seconds() { local start end; start=$(date +%s.%N); "$@" > /dev/null; end=$(date +%s.%N); echo "$end - $start" | bc -l; }
-read_seconds=$(seconds curl -s -H 'ZUMO-API-VERSION: 2.0.0' -K "$work/urls")
+# start_service DATABASE → sets port (and appends the pid to pids, its pid to service_pid)
+start_service() {
+  : > "$work/port"
+  .build/release/service-bench "$1" > "$work/port" &
+  service_pid=$!
+  pids+=("$service_pid")
+  for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+  port=$(head -1 "$work/port")
+}
 
-# 3. nginx: the same number of fetches of a file of one page's size.
+# Cumulative CPU seconds of processes (utime + stime of /proc/PID/stat).
+cpu_of() {
+  local total=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] || continue
+    total=$(awk -v t="$total" '{ print t + ($14 + $15) / 100 }' "/proc/$pid/stat")
+  done
+  echo "$total"
+}
+# The throwaway cluster's processes: its postmaster and the backends it started.
+postgres_pids() {
+  local postmaster
+  [ -f "$work/postgres/data/postmaster.pid" ] || return 0
+  postmaster=$(head -1 "$work/postgres/data/postmaster.pid")
+  echo "$postmaster" $(pgrep -P "$postmaster")
+}
+
+# measure LABEL BASE SERVICE_PIDS... → sets insert_rate, read_rate, service_cpu, db_cpu (per insert, ms)
+measure() {
+  local label=$1 base=$2; shift 2
+  local service_pids=("$@")
+  count_rows() {
+    curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=0&\$inlinecount=allpages" | sed 's/.*"count":\([0-9]*\).*/\1/'
+  }
+  # 1. Inserts. wrk's threads stop themselves after their share of rows, but wrk waits for -d, so
+  # the script times the inserts itself: it polls the row count and interrupts wrk when all are in.
+  local service_before db_before start end count
+  service_before=$(cpu_of "${service_pids[@]}")
+  db_before=$(cpu_of $(postgres_pids))
+  start=$(date +%s.%N)
+  ROWS_PER_THREAD=$(( rows / 2 )) wrk -t2 -c16 -d600s -s Benchmarks/service-post.lua "$base/tables/bench" > "$work/wrk.out" &
+  wrk_pid=$!
+  while [ "$(count_rows)" -lt "$rows" ]; do sleep 0.05; done
+  end=$(date +%s.%N)
+  kill -INT "$wrk_pid"; wait "$wrk_pid" || true; wrk_pid=""
+  count=$(count_rows)
+  service_cpu=$(echo "($(cpu_of "${service_pids[@]}") - $service_before) * 1000 / $count" | bc -l)
+  db_cpu=$(echo "($(cpu_of $(postgres_pids)) - $db_before) * 1000 / $count" | bc -l)
+  insert_rate=$(echo "$count / ($end - $start)" | bc -l)
+  local non2xx
+  non2xx=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.out"); non2xx=${non2xx:-0}
+
+  # 2. Reads: every page, in order, over one connection.
+  pages=$(( (count + page - 1) / page ))
+  : > "$work/urls"
+  for i in $(seq 0 $(( pages - 1 ))); do
+    printf 'url = "%s/tables/bench?$top=%d&$orderby=updatedAt,id&$skip=%d"\noutput = "/dev/null"\n' \
+      "$base" "$page" $(( i * page )) >> "$work/urls"
+  done
+  curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=$page&\$orderby=updatedAt,id" -o "$work/www-page.json"
+  local start_read end_read
+  start_read=$(date +%s.%N)
+  read_bytes=$(curl -s -H 'ZUMO-API-VERSION: 2.0.0' -K "$work/urls" -w '%{size_download}\n' | awk '{s+=$1} END {print s}')
+  end_read=$(date +%s.%N)
+  read_seconds=$(echo "$end_read - $start_read" | bc -l)
+  read_rate=$(echo "$count / $read_seconds" | bc -l)
+  printf "%-32s inserted %d rows (%s non-2xx) at %6.0f rows/s; read them in %d pages at %6.0f rows/s\n" \
+    "$label" "$count" "$non2xx" "$insert_rate" "$pages" "$read_rate"
+  printf "%-32s CPU per insert: service %.3f ms, PostgreSQL %.3f ms\n" "" "$service_cpu" "$db_cpu"
+}
+
+# SQLite: the baseline.
+start_service "$work/tables.sqlite"
+measure "SQLite, one instance" "http://127.0.0.1:$port" "$service_pid"
+sqlite_insert=$insert_rate; sqlite_read=$read_rate; sqlite_read_seconds=$read_seconds
+kill "$service_pid"
+
+# nginx, a static file of one page's size, as before.
 mkdir -p "$work/www"
 mv "$work/www-page.json" "$work/www/page.json"
-source Benchmarks/nginx.sh
 start_nginx "$work" "$work/www" application/json /page.json
+pids+=("$nginx_pid")
 : > "$work/nginx-urls"
 for i in $(seq 1 "$pages"); do
   printf 'url = "http://127.0.0.1:%d/page.json?n=%d"\noutput = "/dev/null"\n' "$nginx_port" "$i" >> "$work/nginx-urls"
 done
-nginx_seconds=$(seconds curl -s -K "$work/nginx-urls")
+start=$(date +%s.%N); curl -s -K "$work/nginx-urls" > /dev/null; end=$(date +%s.%N)
+nginx_seconds=$(echo "$end - $start" | bc -l)
+kill "$nginx_pid"
 
-printf "inserted %d rows (%s non-2xx) at %.0f rows/s (wrk -t2 -c16, one POST per row)\n" "$count" "$non2xx" "$insert_rate"
-printf "read %d rows in %d pages of %d (%d bytes) in %.2f s: %.0f rows/s\n" \
-  "$count" "$pages" "$page" "$read_bytes" "$read_seconds" "$(echo "$count / $read_seconds" | bc -l)"
-printf "nginx, same curl, %d fetches of the %d-byte first page: %.2f s\n" "$pages" "$(stat -c %s "$work/www/page.json")" "$nginx_seconds"
-printf "read path / nginx static file: %.2fx the time (%.2f of nginx's speed)\n" \
-  "$(echo "$read_seconds / $nginx_seconds" | bc -l)" "$(echo "$nginx_seconds / $read_seconds" | bc -l)"
+# PostgreSQL: one instance, then two behind nginx; each on a database of its own.
+url=$(scripts/postgres-cluster.sh start "$work/postgres")
+pg_port=$(cat "$work/postgres/port")
+for db in one two; do
+  (cd / && runuser -u postgres -- /usr/lib/postgresql/*/bin/createdb -h 127.0.0.1 -p "$pg_port" -U todosync "bench_$db")
+done
+base_url=${url%/todosync*}
+start_service "$base_url/bench_one?sslmode=disable"
+measure "PostgreSQL, one instance" "http://127.0.0.1:$port" "$service_pid"
+pg_insert=$insert_rate; pg_read=$read_rate; pg_service_cpu=$service_cpu; pg_db_cpu=$db_cpu
+kill "$service_pid"
+
+start_service "$base_url/bench_two?sslmode=disable"; first_pid=$service_pid; first_port=$port
+start_service "$base_url/bench_two?sslmode=disable"; second_pid=$service_pid; second_port=$port
+nginx_port=$(( 20000 + RANDOM % 20000 ))
+cat > "$work/upstream.conf" <<CONF
+worker_processes 2;
+daemon off;
+error_log $work/upstream-error.log;
+pid $work/upstream.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream todosync { server 127.0.0.1:$first_port; server 127.0.0.1:$second_port; keepalive 64; }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { proxy_pass http://todosync; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+CONF
+nginx -c "$work/upstream.conf" &
+pids+=($!)
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/tables/bench" && break; sleep 0.1; done
+measure "PostgreSQL, two behind nginx" "http://127.0.0.1:$nginx_port" "$first_pid" "$second_pid"
+pg2_insert=$insert_rate; pg2_read=$read_rate
+
+echo
+printf "SQLite read path / nginx static file: %.2fx the time\n" "$(echo "$sqlite_read_seconds / $nginx_seconds" | bc -l)"
+printf "PostgreSQL, one instance / SQLite:       inserts %.2fx, reads %.2fx\n" \
+  "$(echo "$pg_insert / $sqlite_insert" | bc -l)" "$(echo "$pg_read / $sqlite_read" | bc -l)"
+printf "PostgreSQL, two behind nginx / SQLite:   inserts %.2fx, reads %.2fx\n" \
+  "$(echo "$pg2_insert / $sqlite_insert" | bc -l)" "$(echo "$pg2_read / $sqlite_read" | bc -l)"
+printf "instances one PostgreSQL server carries (same cores each, inserts): service CPU / database CPU = %.1f\n" \
+  "$(echo "$pg_service_cpu / $pg_db_cpu" | bc -l)"

@@ -39,7 +39,7 @@ try FileManager.default.createDirectory(atPath: work, withIntermediateDirectorie
 defer { try? FileManager.default.removeItem(atPath: work) }
 
 let service = try TableService.start(
-    .init(databasePath: work + "/service.sqlite", tables: ["todoitem", "floor"]), port: 0, quiet: true)
+    .init(database: .sqlite(path: work + "/service.sqlite"), tables: ["todoitem", "floor"]), port: 0, quiet: true)
 let base = service.url
 /// One plain request; the answer's body.
 @discardableResult

@@ -240,7 +240,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         MHD_suspend_connection(connection)
         let handle = ConnectionHandle(pointer: connection)
         let responder = server.responder
-        Task {
+        Task(executorPreference: HandlerExecutor.shared) {
             let response: Response
             do { response = responder.complete(routed, try await body(routed)) } catch {
                 response = responder.complete(routed, error)

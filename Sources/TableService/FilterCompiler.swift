@@ -1,9 +1,8 @@
-import GRDB
 import SyncProtocol
 
 /// Turns a ``FilterExpression`` into a parameterised SQL condition over the known columns of one
-/// table. Values are always bound as arguments, never written into the SQL; names come only from
-/// the schema and are quoted.
+/// table, in the store's ``SQLDialect``. Values are always bound as arguments, never written into
+/// the SQL; names come only from the schema and are quoted.
 struct FilterCompiler {
     /// A compiled piece of SQL and what kind of value it yields.
     struct Fragment {
@@ -16,7 +15,7 @@ struct FilterCompiler {
         }
 
         var sql: String
-        var arguments: [DatabaseValue]
+        var arguments: [SQLValue]
         var kind: Kind
     }
 
@@ -24,9 +23,11 @@ struct FilterCompiler {
     let resolve: (String) -> Column?
     /// The table, for messages.
     let schema: TableSchema
+    /// The database the SQL is for.
+    let dialect: SQLDialect
 
     /// The SQL condition for `expression`.
-    func compile(_ expression: FilterExpression) throws(TableError) -> (sql: String, arguments: [DatabaseValue]) {
+    func compile(_ expression: FilterExpression) throws(TableError) -> (sql: String, arguments: [SQLValue]) {
         let fragment = try condition(expression)
         return (fragment.sql, fragment.arguments)
     }
@@ -65,8 +66,11 @@ struct FilterCompiler {
         let fragment = try compileExpression(expression)
         switch fragment.kind {
         case .condition: return fragment
-        case .boolean, .unknown:
-            return Fragment(sql: "(\(fragment.sql) = 1)", arguments: fragment.arguments, kind: .condition)
+        case .boolean:
+            return Fragment(sql: dialect.isTrue(fragment.sql), arguments: fragment.arguments, kind: .condition)
+        case .unknown:
+            let sql = typed(fragment.sql, as: .boolean)
+            return Fragment(sql: dialect.isTrue(sql), arguments: fragment.arguments, kind: .condition)
         default:
             throw TableError.invalidQuery(
                 "The $filter uses \(describe(expression)) as a condition; compare it with eq, ne, gt, ge, lt or le.")
@@ -91,7 +95,7 @@ struct FilterCompiler {
                 case .date: .date
                 case .unknown: .unknown
                 }
-            return Fragment(sql: column.name.quotedDatabaseIdentifier, arguments: [], kind: kind)
+            return Fragment(sql: SQLDialect.quoted(column.name), arguments: [], kind: kind)
         case .and, .or:
             // A chain `a and b and c` is one flat SQL list, not nested parentheses: SQLite's parser
             // stack holds about 100 levels, and real clients send long `id eq ... or id eq ...` lists.
@@ -103,7 +107,7 @@ struct FilterCompiler {
                 arguments: parts.flatMap(\.arguments), kind: .condition)
         case .not(let operand):
             let operand = try condition(operand)
-            return Fragment(sql: "(NOT coalesce(\(operand.sql), 0))", arguments: operand.arguments, kind: .condition)
+            return Fragment(sql: dialect.not(operand.sql), arguments: operand.arguments, kind: .condition)
         case .comparison(let op, let left, let right):
             return try comparison(op, left, right)
         case .call(let function, let arguments, let position):
@@ -130,11 +134,11 @@ struct FilterCompiler {
     private func literalFragment(_ literal: FilterLiteral) -> Fragment {
         switch literal {
         case .null: Fragment(sql: "NULL", arguments: [], kind: .null)
-        case .bool(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .boolean)
-        case .integer(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .number)
-        case .double(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .number)
-        case .string(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .string)
-        case .date(let value): Fragment(sql: "?", arguments: [value.databaseValue], kind: .date)
+        case .bool(let value): Fragment(sql: "?", arguments: [.bool(value)], kind: .boolean)
+        case .integer(let value): Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number)
+        case .double(let value): Fragment(sql: "?", arguments: [.double(value)], kind: .number)
+        case .string(let value): Fragment(sql: "?", arguments: [.text(value)], kind: .string)
+        case .date(let value): Fragment(sql: "?", arguments: [.integer(value)], kind: .date)
         }
     }
 
@@ -166,10 +170,12 @@ struct FilterCompiler {
                 "The $filter compares \(describe(leftExpression)) (\(name(left.kind))) with \(describe(rightExpression)) "
                     + "(\(name(right.kind))); compare values of the same type.")
         }
+        if left.kind == .unknown { left.sql = typed(left.sql, as: right.kind) }
+        if right.kind == .unknown { right.sql = typed(right.sql, as: left.kind) }
         let sqlOperator =
             switch op {
             case .eq: "="
-            case .ne: "IS NOT"
+            case .ne: dialect.distinctOperator
             case .gt: ">"
             case .ge: ">="
             case .lt: "<"
@@ -192,12 +198,11 @@ struct FilterCompiler {
                     "The $filter compares \(describe(expression)) with '\(text)', which is not a date; "
                         + "write datetimeoffset'2026-01-31T12:00:00.000Z'.")
             }
-            other = Fragment(sql: "?", arguments: [milliseconds.databaseValue], kind: .date)
+            other = Fragment(sql: "?", arguments: [.integer(milliseconds)], kind: .date)
         case (.string, _), (.unknown, _):
             if case .literal(.date(let milliseconds)) = expression {
                 fragment = Fragment(
-                    sql: "?", arguments: [ProtocolDate.format(milliseconds: milliseconds).databaseValue],
-                    kind: other.kind)
+                    sql: "?", arguments: [.text(ProtocolDate.format(milliseconds: milliseconds))], kind: other.kind)
             }
         default:
             break
@@ -214,7 +219,7 @@ struct FilterCompiler {
             var fragment = try compileExpression(argument)
             if case .literal(.date(let milliseconds)) = argument {
                 fragment = Fragment(
-                    sql: "?", arguments: [ProtocolDate.format(milliseconds: milliseconds).databaseValue], kind: .string)
+                    sql: "?", arguments: [.text(ProtocolDate.format(milliseconds: milliseconds))], kind: .string)
             }
             guard [.string, .unknown, .null].contains(fragment.kind) else {
                 throw TableError.invalidQuery(
@@ -232,24 +237,42 @@ struct FilterCompiler {
         case .startswith:
             let b = compiled[1]
             return Fragment(
-                sql: "(instr(\(a.sql), \(b.sql)) = 1)", arguments: a.arguments + b.arguments, kind: .condition)
+                sql: "(\(dialect.position(of: b.sql, in: a.sql)) = 1)", arguments: a.arguments + b.arguments,
+                kind: .condition)
         case .endswith:
             let b = compiled[1]
             return Fragment(
-                sql: "(length(\(b.sql)) = 0 OR substr(\(a.sql), -length(\(b.sql))) = \(b.sql))",
+                sql: "(length(\(b.sql)) = 0 OR \(dialect.suffix(of: a.sql, length: "length(\(b.sql))")) = \(b.sql))",
                 arguments: b.arguments + a.arguments + b.arguments + b.arguments, kind: .condition)
         case .contains:
             let b = compiled[1]
             return Fragment(
-                sql: "(instr(\(a.sql), \(b.sql)) > 0)", arguments: a.arguments + b.arguments, kind: .condition)
+                sql: "(\(dialect.position(of: b.sql, in: a.sql)) > 0)", arguments: a.arguments + b.arguments,
+                kind: .condition)
         case .substringof:
             // substringof(needle, haystack): the OData v3 order.
             let b = compiled[1]
             return Fragment(
-                sql: "(instr(\(b.sql), \(a.sql)) > 0)", arguments: b.arguments + a.arguments, kind: .condition)
+                sql: "(\(dialect.position(of: a.sql, in: b.sql)) > 0)", arguments: b.arguments + a.arguments,
+                kind: .condition)
         case .indexof:
             let b = compiled[1]
-            return Fragment(sql: "(instr(\(a.sql), \(b.sql)) - 1)", arguments: a.arguments + b.arguments, kind: .number)
+            return Fragment(
+                sql: "(\(dialect.position(of: b.sql, in: a.sql)) - 1)", arguments: a.arguments + b.arguments,
+                kind: .number)
+        }
+    }
+
+    /// A column that has held only nulls, used where a value of `kind` is expected. SQLite
+    /// compares anything with anything; PostgreSQL keeps such a column as text, so it is cast to
+    /// the other side's type (its values are all null, so the cast never fails).
+    private func typed(_ sql: String, as kind: Fragment.Kind) -> String {
+        guard dialect == .postgres else { return sql }
+        switch kind {
+        case .number: return "CAST(\(sql) AS double precision)"
+        case .boolean, .condition: return "CAST(\(sql) AS boolean)"
+        case .date: return "CAST(\(sql) AS bigint)"
+        case .string, .null, .unknown: return sql
         }
     }
 

@@ -19,10 +19,10 @@ extension ItemJSONEncoder {
         }
     }
 
-    /// Appends one row selected with ``TableStore/columnList(_:)``.
+    /// Appends one row selected with ``SQLiteTableStore/columnList(_:)``.
     func append(row: Row, schema: TableSchema, keys: ColumnKeys, to bytes: inout [UInt8]) throws {
         guard style == .v2, selection == nil else {
-            return append(TableStore.item(from: row, schema), to: &bytes)
+            return append(SQLiteTableStore.item(from: row, schema), to: &bytes)
         }
         bytes += Self.idKey
         try Self.appendText(row, 0, to: &bytes)

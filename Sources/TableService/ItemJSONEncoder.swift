@@ -4,7 +4,7 @@ import SyncProtocol
 /// Writes items as JSON bytes in the protocol's key order (`id`, `createdAt`, `updatedAt`,
 /// `version`, `deleted`, then the fields), or in the legacy style (`id`, fields, `__createdAt`…).
 /// Hand-written because it runs for every row of every page.
-struct ItemJSONEncoder {
+struct ItemJSONEncoder: Sendable {
     let style: ProtocolStyle
     /// Columns to include (`$select`), `nil` for all.
     var selection: Set<String>? = nil

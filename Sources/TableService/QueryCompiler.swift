@@ -1,76 +1,87 @@
 import Foundation
-import GRDB
 import SyncProtocol
 
-/// A list request ready to run: parameterised SQL for the page (and the count), and the columns
-/// to put in the answer.
-struct CompiledQuery {
+/// A list request ready to run: parameterised SQL for the page (and the count), in the dialect of
+/// the store it was compiled for, and the columns to put in the answer.
+struct CompiledQuery: Sendable {
     let schema: TableSchema
     let selectSQL: String
-    let selectArguments: StatementArguments
+    let selectArguments: [SQLValue]
     let countSQL: String?
-    let countArguments: StatementArguments
+    let countArguments: [SQLValue]
     /// The columns asked for with `$select` (canonical names), or `nil` for all.
     let selection: Set<String>?
 }
 
-/// Checks query options against a table's columns and builds the SQL.
+/// Checks query options against a table's columns and builds the SQL for one ``SQLDialect``.
 enum QueryCompiler {
     /// Compiles `options` for `schema`; names are resolved with `resolve` (which knows the protocol
     /// style: `__updatedAt` is `updatedAt` in the legacy protocol). Unknown names are a 400.
+    ///
     /// With an owner's `scope`, every row (and the count) is restricted to that owner's.
     static func compile(
-        _ options: QueryOptions, schema: TableSchema, resolve: @escaping (String) -> Column?, scope: RowScope = .all
+        _ options: QueryOptions, schema: TableSchema, dialect: SQLDialect, scope: RowScope = .all,
+        resolve: @escaping (String) -> Column?
     ) throws(TableError) -> CompiledQuery {
         var conditions: [String] = []
-        var arguments: [DatabaseValue] = []
+        var arguments: [SQLValue] = []
         if let owner = scope.owner {
-            conditions.append("\(RowScope.ownerColumn.quotedDatabaseIdentifier) = ?")
-            arguments.append(owner.databaseValue)
+            conditions.append("\(SQLDialect.quoted(RowScope.ownerColumn)) = ?")
+            arguments.append(.text(owner))
         }
         if let filter = options.filter {
             let expression = try FilterParser.parse(filter)
-            let compiler = FilterCompiler(resolve: resolve, schema: schema)
+            let compiler = FilterCompiler(resolve: resolve, schema: schema, dialect: dialect)
             let compiled = try compiler.compile(expression)
             conditions.append(compiled.sql)
             arguments += compiled.arguments
             if let bound = compiler.updatedAtLowerBound(expression) {
                 conditions.append("\"updatedAt\" >= ?")
-                arguments.append(bound.databaseValue)
+                arguments.append(.integer(bound))
             }
         }
-        if !options.includeDeleted { conditions.append("\"deleted\" = 0") }
-        let table = schema.name.quotedDatabaseIdentifier
+        if !options.includeDeleted { conditions.append(dialect.liveCondition) }
+        let table = SQLDialect.quoted(schema.name)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
 
-        let order = try orderClause(options.orderBy, schema: schema, resolve: resolve)
-        let columns = TableStore.columnList(schema)
-        // With an offset, SQLite steps over every skipped row; picking the page's rowids first lets it
-        // step over index entries only (the (updatedAt, id, deleted) index covers pulls and plain lists), not whole rows.
-        let selectSQL =
-            options.skip > 0
-            ? "SELECT \(columns) FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table)\(whereClause) "
+        let order = try orderClause(options.orderBy, schema: schema, dialect: dialect, resolve: resolve)
+        let columns = schema.columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
+        let selectSQL: String
+        switch dialect {
+        case .sqlite where options.skip > 0:
+            // With an offset, SQLite steps over every skipped row; picking the page's rowids first lets it
+            // step over index entries only (the (updatedAt, id, deleted) index covers pulls and plain lists),
+            // not whole rows.
+            selectSQL =
+                "SELECT \(columns) FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table)\(whereClause) "
                 + "ORDER BY \(order) LIMIT ? OFFSET ?) ORDER BY \(order)"
-            : "SELECT \(columns) FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
+        case .sqlite:
+            selectSQL = "SELECT \(columns) FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
+        case .postgres:
+            // Every column, whatever this instance knows of the table: another instance may have added
+            // one, and the rows are read by the names PostgreSQL sends with them.
+            selectSQL = "SELECT * FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
+        }
         var selection: Set<String>?
         if let select = options.select {
             selection = try Set(names(in: select, option: "$select", schema: schema, resolve: resolve).map(\.name))
         }
         return CompiledQuery(
-            schema: schema, selectSQL: selectSQL,
-            selectArguments: StatementArguments(arguments + [options.top.databaseValue, options.skip.databaseValue]),
-            countSQL: options.inlineCount ? "SELECT count(*) FROM \(table)\(whereClause)" : nil,
-            countArguments: StatementArguments(arguments), selection: selection)
+            schema: schema, selectSQL: dialect.numberingPlaceholders(selectSQL),
+            selectArguments: arguments + [.integer(Int64(options.top)), .integer(Int64(options.skip))],
+            countSQL: options.inlineCount
+                ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
+            countArguments: arguments, selection: selection)
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,
     /// rows come in the order they were first inserted.
     private static func orderClause(
-        _ orderBy: String?, schema: TableSchema, resolve: (String) -> Column?
+        _ orderBy: String?, schema: TableSchema, dialect: SQLDialect, resolve: (String) -> Column?
     )
         throws(TableError) -> String
     {
-        guard let orderBy else { return "rowid" }
+        guard let orderBy else { return dialect.insertionOrder }
         var keys: [String] = []
         var usesID = false
         var lastDescending = false
@@ -93,7 +104,11 @@ enum QueryCompiler {
             }
             if column.name == SystemColumn.id { usesID = true }
             lastDescending = descending
-            keys.append(column.name.quotedDatabaseIdentifier + (descending ? " DESC" : ""))
+            var key = SQLDialect.quoted(column.name) + (descending ? " DESC" : "")
+            // SQLite sorts nulls as the smallest values; PostgreSQL as the largest. System columns
+            // are never null (and their indexes serve the plain order).
+            if dialect == .postgres, !column.isSystem { key += descending ? " NULLS LAST" : " NULLS FIRST" }
+            keys.append(key)
         }
         if !usesID { keys.append("\"id\"" + (lastDescending ? " DESC" : "")) }
         return keys.joined(separator: ", ")

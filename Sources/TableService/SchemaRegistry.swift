@@ -16,6 +16,11 @@ final class SchemaRegistry: Sendable {
         schemas.withLock { $0.values.sorted { $0.name < $1.name } }
     }
 
+    /// Replaces the schema of its table (at once: the caller knows it is committed).
+    func store(_ schema: TableSchema) {
+        schemas.withLock { $0[schema.name.lowercased()] = schema }
+    }
+
     /// Publishes `schema` when the current transaction of `db` commits.
     func publish(_ schema: TableSchema, onCommitOf db: Database) {
         db.afterNextTransaction(onCommit: { [self] _ in

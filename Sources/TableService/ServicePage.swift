@@ -16,7 +16,7 @@ struct ServicePage: Sendable {
     /// Rows shown per table page.
     static let rowLimit = 500
 
-    let store: TableStore
+    let store: any TableStorage
     let templates: TemplateLibrary
     let base: String
     let csrfToken: String
@@ -25,35 +25,37 @@ struct ServicePage: Sendable {
     let sessionToken: String
 
     func addRoutes(to router: inout Router) {
-        router.get(base) { request in self.guarded(request) { try self.index() } }
+        router.get(base) { request in await self.guarded(request) { try await self.index() } }
         router.get(base + "/style.css") { _ in
             var response = Response(status: 200, body: Data(self.templates.render("service/style.css", [:]).utf8))
             response.headers["Content-Type"] = "text/css; charset=utf-8"
             return response
         }
         router.post(base + "/key") { request in try self.unlock(request) }
-        router.get(base + "/tables/:table") { request in self.guarded(request) { try self.table(request) } }
+        router.get(base + "/tables/:table") { request in
+            await self.guarded(request) { try await self.table(request) }
+        }
         router.get(base + "/tables/:table/:id") { request in
-            self.guarded(request) {
+            await self.guarded(request) {
                 let (table, id) = try self.address(request)
-                return try self.row(table: table, id: id, flash: Self.flash(request))
+                return try await self.row(table: table, id: id, flash: Self.flash(request))
             }
         }
         router.post(base + "/tables/:table/:id") { request in
-            self.guarded(request, form: true) { try self.save(request) }
+            await self.guarded(request, form: true) { try await self.save(request) }
         }
         router.post(base + "/tables/:table/:id/delete") { request in
-            self.guarded(request, form: true) { try self.setDeleted(request, true) }
+            await self.guarded(request, form: true) { try await self.setDeleted(request, true) }
         }
         router.post(base + "/tables/:table/:id/undelete") { request in
-            self.guarded(request, form: true) { try self.setDeleted(request, false) }
+            await self.guarded(request, form: true) { try await self.setDeleted(request, false) }
         }
     }
 
     // MARK: Pages
 
-    private func index() throws -> Response {
-        let tables = try store.tableSummaries().map { summary -> [String: Any] in
+    private func index() async throws -> Response {
+        let tables = try await store.tableSummaries().map { summary -> [String: Any] in
             [
                 "name": summary.schema.name, "href": "\(base)/tables/\(summary.schema.name)", "live": summary.live,
                 "deleted": summary.deleted, "columns": summary.schema.userColumns.map(\.name).joined(separator: ", "),
@@ -62,9 +64,9 @@ struct ServicePage: Sendable {
         return page("service/index", ["title": "Tables", "tables": tables, "hasTables": !tables.isEmpty])
     }
 
-    private func table(_ request: Request) throws -> Response {
+    private func table(_ request: Request) async throws -> Response {
         let name = request.parameters["table"] ?? ""
-        let (schema, items) = try store.rows(of: name, limit: Self.rowLimit)
+        let (schema, items) = try await store.rows(of: name, limit: Self.rowLimit)
         let rows = items.map { item -> [String: Any] in
             var cells: [[String: Any]] = [
                 ["text": item.id, "mono": true],
@@ -90,12 +92,15 @@ struct ServicePage: Sendable {
 
     private func row(
         table: String, id: String, flash: [String: String]? = nil, conflict: [String: Any]? = nil, status: Int = 200
-    ) throws -> Response {
-        guard let schema = store.registry.schema(of: table), let item = try store.anyItem(in: table, id: id) else {
+    ) async throws -> Response {
+        guard let schema = try await store.reloadSchema(of: table),
+            let item = try await store.anyItem(in: table, id: id, scope: .all)
+        else {
             throw TableError.itemNotFound
         }
-        let fields = zip(schema.userColumns, item.fields).map { column, field -> [String: Any] in
-            [
+        let fields = item.fields.map { field -> [String: Any] in
+            let column = schema.column(named: field.name) ?? Column(name: field.name, type: .unknown, isSystem: false)
+            return [
                 "name": column.name, "type": column.type.rawValue, "isBoolean": column.type == .boolean,
                 "value": field.value.isNull ? "" : field.value.description, "isNull": field.value.isNull,
                 "isTrue": field.value == .bool(true), "isFalse": field.value == .bool(false),
@@ -118,10 +123,10 @@ struct ServicePage: Sendable {
 
     // MARK: Writes
 
-    private func save(_ request: Request) throws -> Response {
+    private func save(_ request: Request) async throws -> Response {
         let (table, id) = try address(request)
         let form = try request.form()
-        guard let schema = store.registry.schema(of: table) else { throw TableError.itemNotFound }
+        guard let schema = try await store.reloadSchema(of: table) else { throw TableError.itemNotFound }
         let version = form["version"] ?? ""
         var fields: [StoredItem.Field] = []
         var sent: [[String: String]] = []
@@ -133,17 +138,23 @@ struct ServicePage: Sendable {
             case .none: continue
             }
         }
-        let outcome = Result { () throws(TableError) in
-            try store.update(in: table, id: id, ItemChanges(id: nil, version: nil, fields: fields), ifMatch: version)
+        let outcome: Result<StoredItem, TableError>
+        do {
+            outcome = .success(
+                try await store.update(
+                    in: table, id: id, ItemChanges(id: nil, version: nil, fields: fields),
+                    check: VersionCheck(ifMatch: version), scope: .all))
+        } catch {
+            outcome = .failure(error)
         }
         switch outcome {
         case .success: break
         case .failure(.preconditionFailed(let current)):
-            return try row(
+            return try await row(
                 table: table, id: id,
                 conflict: ["yourVersion": version, "currentVersion": current.version, "sent": sent], status: 409)
         case .failure(.itemNotFound):
-            return try row(
+            return try await row(
                 table: table, id: id,
                 flash: ["kind": "error", "message": "Not saved: the row is soft-deleted. Undelete it first."],
                 status: 409)
@@ -153,18 +164,19 @@ struct ServicePage: Sendable {
         return .redirect(to: rowHref(table, id) + "?done=saved")
     }
 
-    private func setDeleted(_ request: Request, _ deleted: Bool) throws -> Response {
+    private func setDeleted(_ request: Request, _ deleted: Bool) async throws -> Response {
         let (table, id) = try address(request)
         let version = try request.form()["version"] ?? ""
-        let outcome = Result { () throws(TableError) in
-            deleted
-                ? try store.delete(from: table, id: id, ifMatch: version)
-                : try store.undelete(in: table, id: id, ifMatch: version)
+        let outcome: Result<StoredItem, TableError>
+        do {
+            outcome = .success(try await store.setDeleted(deleted, in: table, id: id, ifMatch: version, scope: .all))
+        } catch {
+            outcome = .failure(error)
         }
         switch outcome {
         case .success: break
         case .failure(.preconditionFailed(let current)):
-            return try row(
+            return try await row(
                 table: table, id: id,
                 conflict: ["yourVersion": version, "currentVersion": current.version, "sent": [[String: String]]()],
                 status: 409)
@@ -200,7 +212,9 @@ struct ServicePage: Sendable {
     // MARK: Helpers
 
     /// Runs a page after the key check (and, for forms, the CSRF check); errors become pages.
-    private func guarded(_ request: Request, form: Bool = false, _ body: () throws -> Response) -> Response {
+    private func guarded(
+        _ request: Request, form: Bool = false, _ body: () async throws -> Response
+    ) async -> Response {
         do {
             if form {
                 let sent = (try? request.form())?[CSRFProtection.fieldName] ?? ""
@@ -214,7 +228,7 @@ struct ServicePage: Sendable {
             {
                 return page("service/key", ["title": "Application key"], status: 401)
             }
-            return try body()
+            return try await body()
         } catch let error as any HTTPResponseError {
             return errorPage(error.status, error.message)
         } catch {

@@ -1,3 +1,4 @@
+import Foundation
 import SyncProtocol
 
 /// One row of a table as the service stores it: the system columns and the user fields in
@@ -35,5 +36,11 @@ struct StoredItem: Sendable, Equatable {
     /// The value of a user field, `nil` when the table has no such column.
     func value(of name: String) -> JSONValue? {
         fields.first { $0.name == name }?.value
+    }
+
+    /// The version written with a stamp: opaque to clients (base64 of the 8 bytes of the
+    /// table-unique `updatedAt`, so it changes with every write).
+    static func version(for stamp: Int64) -> String {
+        withUnsafeBytes(of: stamp.bigEndian) { Data($0).base64EncodedString() }
     }
 }

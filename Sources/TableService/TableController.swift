@@ -4,9 +4,9 @@ import Logging
 import SyncProtocol
 
 /// The HTTP side of the table protocol: checks the application key and protocol version, turns
-/// requests into ``TableStore`` calls and items into JSON, and always answers errors as JSON.
+/// requests into ``TableStorage`` calls and items into JSON, and always answers errors as JSON.
 struct TableController: Sendable {
-    let store: TableStore
+    let store: any TableStorage
     let configuration: TableService.Configuration
     let cors: CORSPolicy
     /// Checks `X-ZUMO-AUTH` when the service has sign-in configured.
@@ -14,27 +14,27 @@ struct TableController: Sendable {
     let logger: Logger
 
     /// What a request body runs with: its protocol style and the rows its caller may touch.
-    typealias Body = @Sendable (Request, ProtocolStyle, RowScope) throws(TableError) -> Response
+    typealias Body = @Sendable (Request, ProtocolStyle, RowScope) async throws(TableError) -> Response
 
     /// Adds the `/tables` routes.
     func addRoutes(to router: inout Router) {
-        route(.get, "/tables/:table", &router) { (request, style, scope) throws(TableError) in
-            try self.list(request, style, scope)
+        route(.get, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
+            try await self.list(request, style, scope)
         }
-        route(.post, "/tables/:table", &router) { (request, style, scope) throws(TableError) in
-            try self.insert(request, style, scope)
+        route(.post, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
+            try await self.insert(request, style, scope)
         }
-        route(.get, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
-            try self.read(request, style, scope)
+        route(.get, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
+            try await self.read(request, style, scope)
         }
-        route(.patch, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
-            try self.update(request, style, scope)
+        route(.patch, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
+            try await self.update(request, style, scope)
         }
-        route(.delete, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
-            try self.delete(request, style, scope)
+        route(.delete, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
+            try await self.delete(request, style, scope)
         }
-        route(.post, "/tables/:table/:id", &router) { (request, style, scope) throws(TableError) in
-            try self.undelete(request, style, scope)
+        route(.post, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
+            try await self.undelete(request, style, scope)
         }
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in self.cors.preflight(request) }
@@ -56,11 +56,10 @@ struct TableController: Sendable {
         }
     }
 
-    /// Adds one route: synchronous without sign-in (no waiting on the server's threads), asynchronous
-    /// with it (jwt-kit verifies tokens asynchronously).
+    /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
     private func route(_ method: HTTPMethod, _ pattern: String, _ router: inout Router, _ body: @escaping Body) {
         guard let verifier else {
-            router.on(method, pattern, .sync { request in self.handle(request, user: nil, body) })
+            router.on(method, pattern, .async { request in await self.handle(request, user: nil, body) })
             return
         }
         router.on(
@@ -73,21 +72,21 @@ struct TableController: Sendable {
                 } catch {
                     return self.finish(request, self.errorResponse(error, .v2, request: request))
                 }
-                return self.handle(request, user: user, body)
+                return await self.handle(request, user: user, body)
             })
     }
 
     // MARK: Requests
 
-    private func list(_ request: Request, _ style: ProtocolStyle, _ scope: RowScope) throws(TableError) -> Response {
+    private func list(
+        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    ) async throws(TableError) -> Response {
         let table = try tableName(request)
         let queryItems = try NextPageLink.queryItems(of: request, table: table)
         let options = try QueryOptions(
             queryItems: queryItems, defaultTop: configuration.pageSize, maximumTop: configuration.maximumTop)
-        guard let schema = store.registry.schema(of: table) else { throw .tableNotFound(table) }
-        let query = try QueryCompiler.compile(
-            options, schema: schema, resolve: style.resolver(for: schema), scope: scope)
-        let page = try store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
+        let query = try await store.compile(options, table: table, style: style, scope: scope)
+        let page = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
         var response = Response.json(data: page.body)
         if options.top > 0, page.rows == options.top {
             response.headers["Link"] = NextPageLink.header(
@@ -97,27 +96,25 @@ struct TableController: Sendable {
         return response
     }
 
-    private func read(_ request: Request, _ style: ProtocolStyle, _ scope: RowScope) throws(TableError) -> Response {
-        let item = try store.item(in: try tableName(request), id: try itemID(request), scope: scope)
+    private func read(
+        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    ) async throws(TableError) -> Response {
+        let item = try await store.item(in: try tableName(request), id: try itemID(request), scope: scope)
         return itemResponse(item, style, status: 200, request: request)
     }
 
     private func insert(
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
-    ) throws(TableError)
-        -> Response
-    {
+    ) async throws(TableError) -> Response {
         let table = try tableName(request)
         let changes = try ItemChanges(body: request.body, style: style)
-        let item = try store.insert(into: table, changes, scope: scope)
+        let item = try await store.insert(into: table, changes, scope: scope)
         return itemResponse(item, style, status: 201, request: request)
     }
 
     private func update(
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
-    ) throws(TableError)
-        -> Response
-    {
+    ) async throws(TableError) -> Response {
         let table = try tableName(request)
         let id = try itemID(request)
         var changes = try ItemChanges(body: request.body, style: style)
@@ -127,29 +124,25 @@ struct TableController: Sendable {
             )
         }
         changes.id = nil
-        let item = try store.update(
-            in: table, id: id, changes, ifMatch: ifMatch(request), bodyVersionStatus: style.isLegacy ? 412 : 409,
-            scope: scope)
+        let check = VersionCheck(
+            ifMatch: ifMatch(request), bodyVersion: changes.version, bodyVersionStatus: style.isLegacy ? 412 : 409)
+        let item = try await store.update(in: table, id: id, changes, check: check, scope: scope)
         return itemResponse(item, style, status: 200, request: request)
     }
 
     private func delete(
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
-    ) throws(TableError)
-        -> Response
-    {
-        let item = try store.delete(
-            from: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
+    ) async throws(TableError) -> Response {
+        let item = try await store.setDeleted(
+            true, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
         return itemResponse(item, style, status: 200, request: request)
     }
 
     private func undelete(
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
-    ) throws(TableError)
-        -> Response
-    {
-        let item = try store.undelete(
-            in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
+    ) async throws(TableError) -> Response {
+        let item = try await store.setDeleted(
+            false, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
         return itemResponse(item, style, status: 201, request: request)
     }
 
@@ -165,14 +158,14 @@ struct TableController: Sendable {
 
     /// Runs `body` after the checks (origin, key, sign-in, version); every error becomes a JSON answer.
     /// `user` is the verified token's user (the asynchronous route has checked origin and key already).
-    private func handle(_ request: Request, user: String?, _ body: Body) -> Response {
+    private func handle(_ request: Request, user: String?, _ body: Body) async -> Response {
         var response: Response
         var style = ProtocolStyle.v2
         do {
             if verifier == nil { try admit(request) }
             let scope = try scope(of: request, user: user)
             style = try ProtocolStyle(request)
-            response = try body(request, style, scope)
+            response = try await body(request, style, scope)
         } catch {
             response = errorResponse(error, style, request: request)
         }

@@ -33,6 +33,11 @@ enum TableError: Error, HTTPResponseError, Equatable {
     /// 500: SQLite failed; the detail is logged, not sent.
     case storage(String)
 
+    /// The message of a filter the database refuses for its size.
+    static let filterTooComplex =
+        "The $filter is too complex for the database (too deeply nested or too many conditions); "
+        + "simplify it or split the query."
+
     var status: Int {
         switch self {
         case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: 400

@@ -3,22 +3,31 @@ import HTTPServer
 import Logging
 import Views
 
-/// The table service: any number of tables over one SQLite file, spoken to with the Mobile Apps
-/// table protocol (v2, and the 2015 Mobile Services style for requests without `ZUMO-API-VERSION`).
+/// The table service: any number of tables in one SQLite file or one PostgreSQL database, spoken
+/// to with the Mobile Apps table protocol (v2, and the 2015 Mobile Services style for requests
+/// without `ZUMO-API-VERSION`).
 ///
 /// Embed it in another server with ``addRoutes(to:)``, or run it alone with
 /// ``start(_:host:port:quiet:allowedHosts:logger:)``:
 ///
 /// ```swift
-/// let running = try TableService.start(.init(databasePath: "tables.sqlite"), port: 8080)
+/// let running = try TableService.start(.init(database: .sqlite(path: "tables.sqlite")), port: 8080)
 /// print(running.url)   // http://127.0.0.1:8080 — /tables/{table}, page at /service
 /// running.stop()
 /// ```
 public final class TableService: Sendable {
+    /// Where the tables are kept.
+    public enum Database: Sendable {
+        /// One SQLite file (created if needed); `nil` keeps everything in memory. One process only.
+        case sqlite(path: String?)
+        /// A PostgreSQL database, which any number of service instances may share.
+        case postgres(PostgresLocation)
+    }
+
     /// How the service stores, pages and guards its tables.
     public struct Configuration: Sendable {
-        /// The SQLite file (created if needed); `nil` keeps everything in memory.
-        public var databasePath: String?
+        /// Where the tables are kept.
+        public var database: Database
         /// When set, every `/tables` request must carry it in `X-ZUMO-APPLICATION` (else 401).
         public var applicationKey: String?
         /// Rows per page when a query has no `$top`.
@@ -48,12 +57,13 @@ public final class TableService: Sendable {
         /// A configuration; the defaults are the official server's (pages of 50, `$top` up to 1000),
         /// in memory, without key, tables or page, answering browser pages of its own origin only.
         public init(
-            databasePath: String? = nil, applicationKey: String? = nil, pageSize: Int = 50, maximumTop: Int = 1000,
+            database: Database = .sqlite(path: nil), applicationKey: String? = nil, pageSize: Int = 50,
+            maximumTop: Int = 1000,
             tables: [String] = [], allowedOrigins: [WebOrigin] = [],
             publicURL: String? = nil, pagePath: String = "/service", templatesFolder: URL? = nil,
             csrfToken: String? = nil, signIn: SignIn? = nil
         ) {
-            self.databasePath = databasePath
+            self.database = database
             self.applicationKey = applicationKey
             self.pageSize = pageSize
             self.maximumTop = maximumTop
@@ -68,12 +78,14 @@ public final class TableService: Sendable {
     }
 
     public let configuration: Configuration
-    let store: TableStore
+    let store: any TableStorage
     private let logger: Logger
     private let page: ServicePage?
     private let verifier: TokenVerifier?
 
-    /// Opens (or creates) the database and the configured tables.
+    /// Opens (or creates) the database and the configured tables. A SQLite file is ready when this
+    /// returns; a PostgreSQL database is connected to and prepared in the background (requests
+    /// wait for it): await ``ready()`` to learn that it worked.
     public init(
         configuration: Configuration, logger: Logger = Logger(label: "todosync.tables")
     )
@@ -89,17 +101,19 @@ public final class TableService: Sendable {
         }
         self.configuration = configuration
         self.logger = logger
-        let store = try TableStore(
-            path: configuration.databasePath, clock: configuration.clock ?? TableStore.systemClock)
-        for table in configuration.tables + (configuration.signIn?.perUserTables ?? []) {
-            guard Self.isValidTableName(table) else {
-                throw .invalidConfiguration(
-                    "'\(table)' is not a table name: use letters, digits and underscores, starting with a letter.")
-            }
-            do { try store.createTable(table) } catch { throw .cannotOpenDatabase(error.message) }
+        let owned = configuration.signIn?.perUserTables ?? []
+        for table in configuration.tables + owned where !Self.isValidTableName(table) {
+            throw .invalidConfiguration(
+                "'\(table)' is not a table name: use letters, digits and underscores, starting with a letter.")
         }
-        for table in configuration.signIn?.perUserTables ?? [] {
-            do { try store.keepOwners(in: table) } catch { throw .cannotOpenDatabase(error.message) }
+        let clock = configuration.clock ?? Self.systemClock
+        let store: any TableStorage
+        switch configuration.database {
+        case .sqlite(let path):
+            store = try SQLiteTableStore(path: path, clock: clock, tables: configuration.tables, ownedTables: owned)
+        case .postgres(let location):
+            store = PostgresTableStore(
+                location: location, clock: clock, tables: configuration.tables, ownedTables: owned, logger: logger)
         }
         self.store = store
         verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }
@@ -137,6 +151,22 @@ public final class TableService: Sendable {
         ).addRoutes(to: &router)
     }
 
+    /// Milliseconds since 1970 by the system clock.
+    static let systemClock: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// Waits until the database is open and prepared; throws when it cannot be (a PostgreSQL
+    /// server that cannot be reached or refuses the login, say).
+    public func ready() async throws(TableServiceError) {
+        try await store.ready()
+    }
+
+    /// Closes the database connections (after the server that routes to the service has stopped).
+    public func close() {
+        store.close()
+    }
+
     /// Starts an HTTP server with the service's routes, logging one line per request unless `quiet`.
     /// It answers only requests whose `Host` is its address, a loopback name, or one of
     /// `allowedHosts` (others get 421: see ``HostAllowList``).
@@ -154,6 +184,7 @@ public final class TableService: Sendable {
                 configuration: .init(host: host, port: port), responder: router.buildResponder())
             return RunningTableService(service: service, server: server)
         } catch {
+            service.close()
             throw .cannotListen(error.description)
         }
     }
@@ -182,15 +213,25 @@ public struct RunningTableService: Sendable {
     /// The bound port (the real one when started on port 0).
     public var port: Int { server.port }
 
-    /// Stops the server.
-    public func stop() { server.stop() }
+    /// Stops the server, waiting for requests in progress, then closes the database. It blocks
+    /// the calling thread while it waits: from async code, call the `async` variant.
+    public func stop() {
+        server.stop()
+        service.close()
+    }
+
+    /// Stops like ``stop()``, without holding a thread while requests finish.
+    public func stop() async {
+        await server.stop()
+        service.close()
+    }
 }
 
 /// Why the table service could not start.
 public enum TableServiceError: Error, CustomStringConvertible {
     /// A setting is out of range (page size, key, table name, templates); the message names it.
     case invalidConfiguration(String)
-    /// The SQLite file cannot be opened or prepared; the message says why.
+    /// The database cannot be opened, reached or prepared; the message says why.
     case cannotOpenDatabase(String)
     /// The HTTP server cannot listen (address in use, bad host); the message says what to change.
     case cannotListen(String)

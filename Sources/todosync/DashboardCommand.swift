@@ -92,7 +92,7 @@ struct DashboardLauncher {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let service = try TableService(
                 configuration: .init(
-                    databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"],
                     pagePath: "/service", templatesFolder: resources.templatesFolder))
             return try await Dashboard.start(configuration, servicePagePath: "/service") { router in
                 service.addRoutes(to: &router)

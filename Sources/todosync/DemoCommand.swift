@@ -64,7 +64,7 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             service = try TableService.start(
                 .init(
-                    databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"],
                     templatesFolder: folders.templatesFolder, signIn: signIn),
                 host: host, port: port + 2, quiet: true, allowedHosts: allowedHosts.names)
         } catch {
@@ -95,7 +95,7 @@ struct DemoCommand: AsyncParsableCommand {
             """)
         await waitForTermination()
         for device in devices { await device.stop() }
-        service.stop()
+        await service.stop()
         announce("todosync demo stopped.")
     }
 

@@ -6,8 +6,11 @@ import TableService
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the table service (the Mobile Apps table protocol over SQLite).",
-        discussion: "Clients sync with /tables/{table}; the service's own page is at /service."
+        abstract: "Run the table service (the Mobile Apps table protocol over SQLite or PostgreSQL).",
+        discussion: """
+            Clients sync with /tables/{table}; the service's own page is at /service. With a PostgreSQL \
+            database, any number of instances can serve the same tables (behind a load balancer such as nginx).
+            """
     )
 
     @Option(help: "Address to listen on. Only this machine can connect to the default.")
@@ -16,8 +19,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8090
 
-    @Option(help: "SQLite file of the tables (created if missing).")
+    @Option(
+        help: ArgumentHelp(
+            "SQLite file of the tables (created if missing), or a PostgreSQL URL.",
+            discussion: """
+                postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]; \
+                without a password in the URL, PGPASSWORD is used.
+                """))
     var database = "data/service.sqlite"
+
+    @Option(help: "Most connections this instance opens to PostgreSQL.")
+    var poolSize = 20
 
     @Option(help: "Require this key in X-ZUMO-APPLICATION on every request.")
     var appKey: String?
@@ -67,6 +79,21 @@ struct ServeCommand: AsyncParsableCommand {
             guard !issueToken.isEmpty else { throw ValidationError("--issue-token needs a user id, such as alice.") }
         }
         if let appKey, appKey.isEmpty { throw ValidationError("--app-key is empty; give a key or leave the flag out.") }
+        guard poolSize >= 1 else { throw ValidationError("--pool-size must be at least 1.") }
+    }
+
+    /// Where `--database` points.
+    func location() throws -> TableService.Database {
+        guard PostgresLocation.isURL(database) else {
+            let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return .sqlite(path: database)
+        }
+        do {
+            return .postgres(try PostgresLocation(url: database, poolSize: poolSize))
+        } catch {
+            throw ValidationError("--database: \(error)")
+        }
     }
 
     func run() async throws {
@@ -74,14 +101,13 @@ struct ServeCommand: AsyncParsableCommand {
             print(try await TokenIssuer.token(for: user, signIn: configuration))
             return
         }
-        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = try location()
         let templates = try? resources.locate().templatesFolder
         let running: RunningTableService
         do {
             running = try TableService.start(
                 .init(
-                    databasePath: database, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
+                    database: store, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
                     tables: ["todoitem"],
                     allowedOrigins: allowedOrigins,
                     templatesFolder: templates, signIn: try signIn.signIn()),
@@ -89,10 +115,16 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        do {
+            try await running.service.ready()
+        } catch {
+            await running.stop()
+            throw ValidationError("\(error)")
+        }
         announce(
             "todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
         await waitForTermination()
-        running.stop()
+        await running.stop()
         announce("todosync serve stopped.")
     }
 }

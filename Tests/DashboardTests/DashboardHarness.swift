@@ -28,7 +28,7 @@ final class DashboardHarness: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let service = try TableService(
             configuration: .init(
-                databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"],
+                database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"],
                 templatesFolder: resources.templatesFolder))
         dashboard = try await Dashboard.start(
             DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources),

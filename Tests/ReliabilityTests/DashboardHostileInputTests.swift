@@ -33,7 +33,8 @@ import Views
                 templatesFolder: Self.root.appendingPathComponent("Templates"))
             let service = try TableService(
                 configuration: .init(
-                    databasePath: folder.appendingPathComponent("service.sqlite").path, tables: ["todoitem"]))
+                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"])
+            )
             dashboard = try await Dashboard.start(
                 DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources)
             ) { router in service.addRoutes(to: &router) }

@@ -21,7 +21,7 @@ final class ReliabilityHarness: Sendable {
         folder = NSTemporaryDirectory() + "todosync-reliability/" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         service = try TableService.start(
-            .init(databasePath: folder + "/service.sqlite", tables: ["todoitem"]), quiet: true)
+            .init(database: .sqlite(path: folder + "/service.sqlite"), tables: ["todoitem"]), quiet: true)
         proxy = try FaultProxy(upstream: service.url, plan: plan)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 20

@@ -23,7 +23,7 @@ final class LiveService: Sendable {
         databasePath = folder.file("service.sqlite")
         running = try TableService.start(
             TableService.Configuration(
-                databasePath: databasePath, applicationKey: applicationKey, tables: tables, signIn: signIn),
+                database: .sqlite(path: databasePath), applicationKey: applicationKey, tables: tables, signIn: signIn),
             port: 0, quiet: true)
     }
 
@@ -31,7 +31,7 @@ final class LiveService: Sendable {
     init(restarting previous: LiveService, tables: [String] = ["todoitem", "tag"]) throws {
         databasePath = previous.databasePath
         running = try TableService.start(
-            TableService.Configuration(databasePath: databasePath, tables: tables), port: 0, quiet: true)
+            TableService.Configuration(database: .sqlite(path: databasePath), tables: tables), port: 0, quiet: true)
     }
 
     var url: URL { URL(string: running.url)! }

@@ -4,8 +4,8 @@ import Testing
 
 /// `--app-key`: requests must carry the key in X-ZUMO-APPLICATION.
 @Suite struct ApplicationKeyTests {
-    @Test func requestsWithoutTheRightKeyAreRefused() async throws {
-        let server = try TestServer(applicationKey: "s3cret", tables: ["todoitem"])
+    @Test(arguments: Backend.all) func requestsWithoutTheRightKeyAreRefused(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, applicationKey: "s3cret", tables: ["todoitem"])
         defer { server.stop() }
         let missing = try await server.send("GET", "/tables/todoitem")
         #expect(missing.status == 401)
@@ -22,9 +22,9 @@ import Testing
         #expect(right.text == "[]")
     }
 
-    @Test func preflightNeedsNoKey() async throws {
+    @Test(arguments: Backend.all) func preflightNeedsNoKey(_ backend: Backend) async throws {
         let allowed = try #require(WebOrigin("http://localhost:3000"))
-        let server = try TestServer(applicationKey: "s3cret") { $0.allowedOrigins = [allowed] }
+        let server = try await TestServer(backend, applicationKey: "s3cret") { $0.allowedOrigins = [allowed] }
         defer { server.stop() }
         let reply = try await server.send(
             "OPTIONS", "/tables/todoitem",

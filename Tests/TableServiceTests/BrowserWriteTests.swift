@@ -9,12 +9,12 @@ import Testing
     /// A request as a browser sends it for a page on `origin`.
     static func raw(
         _ method: String, _ target: String, port: Int, origin: String?, contentType: String?, body: String
-    ) throws -> String {
+    ) async throws -> String {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 2.0.0\r\n"
         if let origin { head += "Origin: \(origin)\r\n" }
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         head += "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
-        return try RawHTTP.exchange(port: port, head + body)
+        return try await RawHTTP.send(port: port, head + body)
     }
 
     static let simpleBodies: [(type: String, body: String)] = [
@@ -26,30 +26,31 @@ import Testing
         ),
     ]
 
-    @Test func crossOriginSimpleWritesAreRefusedAndStoreNothing() async throws {
-        let server = try TestServer(tables: ["todoitem"])
+    @Test(arguments: Backend.all) func crossOriginSimpleWritesAreRefusedAndStoreNothing(_ backend: Backend) async throws
+    {
+        let server = try await TestServer(backend, tables: ["todoitem"])
         defer { server.stop() }
         for (type, body) in Self.simpleBodies {
-            let refused = try Self.raw(
+            let refused = try await Self.raw(
                 "POST", "/tables/todoitem", port: server.running.port, origin: "http://evil.example",
                 contentType: type, body: body)
             #expect(refused.hasPrefix("HTTP/1.1 403"), "\(type): \(refused)")
             #expect(refused.contains(#""error":"Writes from web pages on http://evil.example are refused"#))
             // Without Origin (a page that hid it, or a script): refused for its type.
-            let untyped = try Self.raw(
+            let untyped = try await Self.raw(
                 "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: type, body: body)
             #expect(untyped.hasPrefix("HTTP/1.1 415"), "\(type): \(untyped)")
         }
-        let noType = try Self.raw(
+        let noType = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: nil,
             body: #"{"text":"x"}"#)
         #expect(noType.hasPrefix("HTTP/1.1 415"))
         // JSON from a foreign page is refused too: the origin decides, not the type.
-        let json = try Self.raw(
+        let json = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: "http://evil.example",
             contentType: "application/json", body: #"{"text":"forged","injected":"column"}"#)
         #expect(json.hasPrefix("HTTP/1.1 403"))
-        let opaque = try Self.raw(
+        let opaque = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: "null", contentType: "application/json",
             body: #"{"text":"forged"}"#)
         #expect(opaque.hasPrefix("HTTP/1.1 403"))
@@ -60,13 +61,13 @@ import Testing
         #expect(column.status == 400, "the schema grew: \(column.text)")
     }
 
-    @Test func crossOriginUpdatesAndDeletesAreRefused() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func crossOriginUpdatesAndDeletesAreRefused(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         #expect(try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "mine"]).status == 201)
         for method in ["PATCH", "DELETE", "PUT", "POST"] {
             let target = "/tables/todoitem/a"
-            let reply = try Self.raw(
+            let reply = try await Self.raw(
                 method, target, port: server.running.port, origin: "http://evil.example", contentType: "text/plain",
                 body: method == "DELETE" ? "" : #"{"text":"forged"}"#)
             #expect(reply.hasPrefix("HTTP/1.1 403"), "\(method): \(reply)")
@@ -76,15 +77,17 @@ import Testing
         #expect(item.object?["deleted"] as? Bool == false)
     }
 
-    @Test func aPageOnAnotherLoopbackPortIsRefusedAndWritesNothing() async throws {
-        let server = try TestServer(tables: ["todoitem"])
+    @Test(arguments: Backend.all) func aPageOnAnotherLoopbackPortIsRefusedAndWritesNothing(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"])
         defer { server.stop() }
         let port = server.running.port
         let other = port == 65535 ? port - 1 : port + 1
         for origin in [
             "http://127.0.0.1:\(other)", "http://localhost:\(other)", "http://127.0.0.1", "https://127.0.0.1:\(port)",
         ] {
-            let reply = try Self.raw(
+            let reply = try await Self.raw(
                 "POST", "/tables/todoitem", port: port, origin: origin, contentType: "application/json",
                 body: #"{"text":"from another local app","injected":"column"}"#)
             #expect(reply.hasPrefix("HTTP/1.1 403"), "\(origin): \(reply)")
@@ -96,30 +99,30 @@ import Testing
         #expect(column.status == 400, "the schema grew: \(column.text)")
     }
 
-    @Test func aPageOfTheServiceItselfWrites() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func aPageOfTheServiceItselfWrites(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let port = server.running.port
-        let created = try Self.raw(
+        let created = try await Self.raw(
             "POST", "/tables/todoitem", port: port, origin: "http://127.0.0.1:\(port)",
             contentType: "application/json", body: #"{"id":"own","text":"from the service's own page"}"#)
         #expect(created.hasPrefix("HTTP/1.1 201"), "\(created)")
-        let deleted = try Self.raw(
+        let deleted = try await Self.raw(
             "DELETE", "/tables/todoitem/own", port: port, origin: "HTTP://127.0.0.1:\(port)", contentType: nil,
             body: "")
         #expect(deleted.hasPrefix("HTTP/1.1 200"), "\(deleted)")
     }
 
-    @Test func anExplicitlyAllowedOriginWritesWithJSON() async throws {
+    @Test(arguments: Backend.all) func anExplicitlyAllowedOriginWritesWithJSON(_ backend: Backend) async throws {
         let allowed = try #require(WebOrigin("http://localhost:3000"))
-        let server = try TestServer { $0.allowedOrigins = [allowed] }
+        let server = try await TestServer(backend) { $0.allowedOrigins = [allowed] }
         defer { server.stop() }
-        let reply = try Self.raw(
+        let reply = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3000",
             contentType: "application/json; charset=utf-8", body: #"{"id":"ok","text":"from an allowed page"}"#)
         #expect(reply.hasPrefix("HTTP/1.1 201"), "\(reply)")
         #expect(reply.contains("Access-Control-Allow-Origin: http://localhost:3000"))
-        let otherPort = try Self.raw(
+        let otherPort = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3001",
             contentType: "application/json", body: #"{"id":"no","text":"from the next port"}"#)
         #expect(otherPort.hasPrefix("HTTP/1.1 403"), "\(otherPort)")
@@ -127,45 +130,47 @@ import Testing
         #expect(item.status == 404)
     }
 
-    @Test func programsWriteWithoutOriginAndBodilessWritesNeedNoType() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func programsWriteWithoutOriginAndBodilessWritesNeedNoType(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
-        let created = try Self.raw(
+        let created = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: "application/json",
             body: #"{"id":"p","text":"curl"}"#)
         #expect(created.hasPrefix("HTTP/1.1 201"))
-        let deleted = try Self.raw(
+        let deleted = try await Self.raw(
             "DELETE", "/tables/todoitem/p", port: server.running.port, origin: nil, contentType: nil, body: "")
         #expect(deleted.hasPrefix("HTTP/1.1 200"))
-        let undeleted = try Self.raw(
+        let undeleted = try await Self.raw(
             "POST", "/tables/todoitem/p", port: server.running.port, origin: nil, contentType: nil, body: "")
         #expect(undeleted.hasPrefix("HTTP/1.1 201"), "\(undeleted)")
     }
 
-    @Test func foreignHostIsAnswered421() async throws {
-        let server = try TestServer(tables: ["todoitem"])
+    @Test(arguments: Backend.all) func foreignHostIsAnswered421(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"])
         defer { server.stop() }
         let port = server.running.port
-        let foreign = try RawHTTP.exchange(
+        let foreign = try await RawHTTP.send(
             port: port, "GET /tables/todoitem HTTP/1.1\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n")
         #expect(foreign.hasPrefix("HTTP/1.1 421"), "\(foreign)")
-        let local = try RawHTTP.exchange(
+        let local = try await RawHTTP.send(
             port: port,
             "GET /tables/todoitem HTTP/1.1\r\nHost: localhost:\(port)\r\nZUMO-API-VERSION: 2.0.0\r\n"
                 + "Connection: close\r\n\r\n")
         #expect(local.hasPrefix("HTTP/1.1 200"), "\(local)")
     }
 
-    @Test func allowedHostNamesAreAnswered() async throws {
-        let server = try TestServer(tables: ["todoitem"], allowedHosts: ["todo.example.org"])
+    @Test(arguments: Backend.all) func allowedHostNamesAreAnswered(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"], allowedHosts: ["todo.example.org"])
         defer { server.stop() }
         let port = server.running.port
-        let named = try RawHTTP.exchange(
+        let named = try await RawHTTP.send(
             port: port,
             "GET /tables/todoitem HTTP/1.1\r\nHost: TODO.example.org\r\nZUMO-API-VERSION: 2.0.0\r\n"
                 + "Connection: close\r\n\r\n")
         #expect(named.hasPrefix("HTTP/1.1 200"), "\(named)")
-        let other = try RawHTTP.exchange(
+        let other = try await RawHTTP.send(
             port: port, "GET /tables/todoitem HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n")
         #expect(other.hasPrefix("HTTP/1.1 421"))
     }

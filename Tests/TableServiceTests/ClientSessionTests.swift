@@ -45,10 +45,12 @@ import Testing
         return exchanges
     }
 
-    @Test func officialJavaScriptClientSessionGetsTheSameAnswers() async throws {
+    @Test(arguments: Backend.all) func officialJavaScriptClientSessionGetsTheSameAnswers(
+        _ backend: Backend
+    ) async throws {
         let exchanges = try Self.exchanges()
         #expect(exchanges.count == 16)
-        let server = try TestServer(controlledClock: true)
+        let server = try await TestServer(backend, controlledClock: true)
         defer { server.stop() }
         var replay = Replay()
         for exchange in exchanges {

@@ -3,8 +3,10 @@ import Testing
 
 /// The `If-Match` check and the write are one transaction, and `updatedAt` never repeats.
 @Suite struct ConcurrencyTests {
-    @Test func twentyConcurrentPatchesWithOneIfMatchHaveExactlyOneWinner() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func twentyConcurrentPatchesWithOneIfMatchHaveExactlyOneWinner(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let created = try await server.send("POST", "/tables/todoitem", json: ["id": "race", "text": "start"])
         let etag = try #require(created.header("ETag"))
@@ -35,8 +37,8 @@ import Testing
         }
     }
 
-    @Test func writesInOneBurstGetDistinctIncreasingUpdatedAt() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func writesInOneBurstGetDistinctIncreasingUpdatedAt(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<6 {
@@ -58,8 +60,10 @@ import Testing
         #expect(stamps == stamps.sorted())
     }
 
-    @Test func updatedAtMovesPastTheLastValueWhenTheClockRepeats() async throws {
-        let server = try TestServer(controlledClock: true)
+    @Test(arguments: Backend.all) func updatedAtMovesPastTheLastValueWhenTheClockRepeats(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend, controlledClock: true)
         defer { server.stop() }
         server.clock.now = 1_800_000_000_000
         var stamps: [String] = []

@@ -40,10 +40,10 @@ import Testing
         for name in Self.orderWithinASecond { #expect(names.contains(name), "\(name) is no longer in the folder") }
     }
 
-    @Test func replayingTheCapturedSessionGivesTheSameAnswers() async throws {
+    @Test(arguments: Backend.all) func replayingTheCapturedSessionGivesTheSameAnswers(_ backend: Backend) async throws {
         // The reference ran with its default CORS setting, which lets pages on localhost call it.
         let localhost = try #require(WebOrigin("http://localhost"))
-        let server = try TestServer(controlledClock: true) { $0.allowedOrigins = [localhost] }
+        let server = try await TestServer(backend, controlledClock: true) { $0.allowedOrigins = [localhost] }
         defer { server.stop() }
         var replay = Replay()
         var replayed = 0

@@ -14,8 +14,8 @@ import Testing
         ]
     }
 
-    static func makeServer() async throws -> TestServer {
-        let server = try TestServer()
+    static func makeServer(_ backend: Backend) async throws -> TestServer {
+        let server = try await TestServer(backend)
         for row in rows {
             let reply = try await server.send("POST", "/tables/todoitem", json: row)
             #expect(reply.status == 201)
@@ -65,8 +65,8 @@ import Testing
         ("TEXT eq 'Buy milk' AND Priority eq 1", ["a"]),
     ]
 
-    @Test func validFiltersSelectTheExpectedRows() async throws {
-        let server = try await Self.makeServer()
+    @Test(arguments: Backend.all) func validFiltersSelectTheExpectedRows(_ backend: Backend) async throws {
+        let server = try await Self.makeServer(backend)
         defer { server.stop() }
         for (filter, expected) in Self.valid {
             let (status, ids, body) = try await Self.ids(server, filter)
@@ -85,8 +85,8 @@ import Testing
         "not", "text eq 1.2.3",
     ]
 
-    @Test func invalidFiltersAreABadRequestSayingWhere() async throws {
-        let server = try await Self.makeServer()
+    @Test(arguments: Backend.all) func invalidFiltersAreABadRequestSayingWhere(_ backend: Backend) async throws {
+        let server = try await Self.makeServer(backend)
         defer { server.stop() }
         #expect(Self.invalid.count >= 30)
         for filter in Self.invalid where !filter.isEmpty {
@@ -103,8 +103,10 @@ import Testing
         #expect(all.count == 5)
     }
 
-    @Test func injectionAttemptsMatchNothingExtraAndLeaveTheDatabaseIntact() async throws {
-        let server = try await Self.makeServer()
+    @Test(arguments: Backend.all) func injectionAttemptsMatchNothingExtraAndLeaveTheDatabaseIntact(
+        _ backend: Backend
+    ) async throws {
+        let server = try await Self.makeServer(backend)
         defer { server.stop() }
         let attempts = [
             "text eq ''; DROP TABLE todoitem; --'", "text eq '') or 1=1 --'", "text eq 'x'' or ''1''=''1'",
@@ -125,8 +127,8 @@ import Testing
         #expect(all.array?.count == 5)
     }
 
-    @Test func unknownColumnsInOrderbyAndSelectAreABadRequest() async throws {
-        let server = try await Self.makeServer()
+    @Test(arguments: Backend.all) func unknownColumnsInOrderbyAndSelectAreABadRequest(_ backend: Backend) async throws {
+        let server = try await Self.makeServer(backend)
         defer { server.stop() }
         #expect(try await server.send("GET", "/tables/todoitem?$orderby=nosuch").status == 400)
         #expect(try await server.send("GET", "/tables/todoitem?$orderby=text%20sideways").status == 400)

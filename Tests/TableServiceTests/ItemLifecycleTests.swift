@@ -3,8 +3,10 @@ import Testing
 
 /// Inserts, reads, merges, soft deletes and undeletes, with the stricter answers of our service.
 @Suite struct ItemLifecycleTests {
-    @Test func duplicateInsertAnswers409WithTheServerItemAndETag() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func duplicateInsertAnswers409WithTheServerItemAndETag(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let first = try await server.send("POST", "/tables/todoitem", json: ["id": "dup", "text": "server"])
         let duplicate = try await server.send("POST", "/tables/todoitem", json: ["id": "dup", "text": "client"])
@@ -18,8 +20,8 @@ import Testing
         #expect(again.object?["deleted"] as? Bool == true)
     }
 
-    @Test func stalePatchAnswers412WithServerItem() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func stalePatchAnswers412WithServerItem(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let created = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "one"])
         let oldTag = try #require(created.header("ETag"))
@@ -40,8 +42,8 @@ import Testing
         #expect(weak.status == 200)  // a weak tag is not a version
     }
 
-    @Test func staleVersionInTheBodyAnswers409WithServerItem() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func staleVersionInTheBodyAnswers409WithServerItem(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         _ = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "one"])
         let reply = try await server.send("PATCH", "/tables/todoitem/x", json: ["text": "two", "version": "old"])
@@ -50,8 +52,8 @@ import Testing
         #expect(reply.header("ETag") != nil)
     }
 
-    @Test func softDeleteHidesTheItemAndUndeleteBringsItBack() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func softDeleteHidesTheItemAndUndeleteBringsItBack(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let created = try await server.send("POST", "/tables/todoitem", json: ["text": "server id"])
         let id = try #require(created.object?["id"] as? String)
@@ -70,8 +72,10 @@ import Testing
         #expect(try await server.send("GET", "/tables/todoitem/\(id)").status == 200)
     }
 
-    @Test func reservedPropertiesAreRefusedWithTheOfficialMessage() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func reservedPropertiesAreRefusedWithTheOfficialMessage(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         for name in ["createdAt", "updatedAt", "deleted"] {
             let reply = try await server.send(
@@ -81,8 +85,9 @@ import Testing
         }
     }
 
-    @Test func columnsAreCreatedOnFirstWriteWithTheirJSONTypes() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func columnsAreCreatedOnFirstWriteWithTheirJSONTypes(_ backend: Backend) async throws
+    {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         _ = try await server.send(
             "POST", "/tables/Notes_2", json: ["id": "n1", "title": "a", "stars": 3, "pinned": true])
@@ -103,8 +108,8 @@ import Testing
         #expect(try await server.send("GET", "/tables/sqlite_master").status == 400)
     }
 
-    @Test func unknownTableIs404AndConfiguredTablesStartEmpty() async throws {
-        let server = try TestServer(tables: ["todoitem"])
+    @Test(arguments: Backend.all) func unknownTableIs404AndConfiguredTablesStartEmpty(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"])
         defer { server.stop() }
         let unknown = try await server.send("GET", "/tables/nosuchtable")
         #expect(unknown.status == 404)
@@ -114,8 +119,8 @@ import Testing
 }
 
 extension ItemLifecycleTests {
-    @Test func putIsAJSON405NamingTheMethodsToUse() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func putIsAJSON405NamingTheMethodsToUse(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let reply = try await server.send("PUT", "/tables/todoitem/x", json: ["text": "x"])
         #expect(reply.status == 405)

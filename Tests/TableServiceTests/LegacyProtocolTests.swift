@@ -3,8 +3,8 @@ import Testing
 
 /// Requests without `ZUMO-API-VERSION` are answered in the 2015 Mobile Services style.
 @Suite struct LegacyProtocolTests {
-    @Test func tutorialsLiteralPatchWorks() async throws {
-        let server = try TestServer(applicationKey: "tutorial-key")
+    @Test(arguments: Backend.all) func tutorialsLiteralPatchWorks(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, applicationKey: "tutorial-key")
         defer { server.stop() }
         let created = try await server.send(
             "POST", "/tables/todoitem", json: ["id": "D1C6D5D6-7DB7-4AB0-9E6F-1DA29E2A3D5A", "text": "learn Azure"],
@@ -23,8 +23,9 @@ import Testing
         #expect(reply.header("ETag") == "\"\(body["__version"] as? String ?? "")\"")
     }
 
-    @Test func systemPropertiesParameterChoosesTheLegacyColumns() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func systemPropertiesParameterChoosesTheLegacyColumns(_ backend: Backend) async throws
+    {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         _ = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "t"])
         let none = try await server.send("GET", "/tables/todoitem", headers: [:])
@@ -46,8 +47,10 @@ import Testing
         #expect(bad.status == 400)
     }
 
-    @Test func staleLegacyVersionInTheBodyAnswers412WithTheServerItem() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func staleLegacyVersionInTheBodyAnswers412WithTheServerItem(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         _ = try await server.send("POST", "/tables/todoitem", json: ["id": "x", "text": "t"])
         let reply = try await server.send(
@@ -62,11 +65,13 @@ import Testing
     }
 
     /// The captured requests that had no ZUMO-API-VERSION (the official server answered 400).
-    @Test func capturedRequestsWithoutAPIVersionGetLegacyAnswers() async throws {
+    @Test(arguments: Backend.all) func capturedRequestsWithoutAPIVersionGetLegacyAnswers(
+        _ backend: Backend
+    ) async throws {
         let exchanges = try ReferenceExchange.loadAll().filter { !$0.hasAPIVersion && $0.method != "OPTIONS" }
         #expect(exchanges.count == 3)
         for exchange in exchanges {
-            let server = try TestServer()
+            let server = try await TestServer(backend)
             defer { server.stop() }
             _ = try await server.send(
                 "POST", "/tables/todoitem", json: ["id": "item-1", "text": "first", "complete": false])
@@ -90,8 +95,9 @@ import Testing
         }
     }
 
-    @Test func otherAPIVersionsAreRefusedWithTheOfficialMessage() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func otherAPIVersionsAreRefusedWithTheOfficialMessage(_ backend: Backend) async throws
+    {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         for version in ["1.0.0", "3.0.0", "banana"] {
             let reply = try await server.send("GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": version])

@@ -6,8 +6,8 @@ import Testing
 
 /// The fast page encoder (rows straight to JSON) writes exactly what the item encoder writes.
 @Suite struct PageEncodingTests {
-    @Test func rowEncoderMatchesTheItemEncoder() throws {
-        let service = try TableService(configuration: .init())
+    @Test func rowEncoderMatchesTheItemEncoder() async throws {
+        let store = try SQLiteTableStore(path: nil, clock: TableService.systemClock, tables: [])
         let rows: [[StoredItem.Field]] = [
             [
                 .init(name: "text", value: .string("plain")), .init(name: "n", value: .number(3)),
@@ -21,16 +21,17 @@ import Testing
             [],
         ]
         for (index, fields) in rows.enumerated() {
-            _ = try service.store.insert(into: "mixed", ItemChanges(id: "row-\(index)", version: nil, fields: fields))
+            _ = try await store.insert(
+                into: "mixed", ItemChanges(id: "row-\(index)", version: nil, fields: fields), scope: .all)
         }
-        _ = try service.store.delete(from: "mixed", id: "row-3", ifMatch: nil)
-        let schema = try #require(service.store.registry.schema(of: "mixed"))
+        _ = try await store.setDeleted(true, in: "mixed", id: "row-3", ifMatch: nil, scope: .all)
+        let schema = try #require(store.schema(of: "mixed"))
         let options = try QueryOptions(
             queryItems: [("__includeDeleted", "true"), ("$inlinecount", "allpages")], defaultTop: 50, maximumTop: 1000)
-        let query = try QueryCompiler.compile(options, schema: schema, resolve: ProtocolStyle.v2.resolver(for: schema))
-        let fast = try service.store.page(query, encoder: ItemJSONEncoder(style: .v2))
+        let query = try await store.compile(options, table: "mixed", style: .v2)
+        let fast = try await store.page(query, encoder: ItemJSONEncoder(style: .v2))
         let everyColumn = Set(schema.columns.map(\.name))
-        let slow = try service.store.page(query, encoder: ItemJSONEncoder(style: .v2, selection: everyColumn))
+        let slow = try await store.page(query, encoder: ItemJSONEncoder(style: .v2, selection: everyColumn))
         #expect(fast.rows == 4)
         #expect(String(decoding: fast.body, as: UTF8.self) == String(decoding: slow.body, as: UTF8.self))
         #expect(try JSONSerialization.jsonObject(with: fast.body) is [String: Any])

@@ -19,8 +19,10 @@ import Testing
         }
     }
 
-    @Test func followingLinkThroughPagesOfAThousandReturnsEachRowOnce() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func followingLinkThroughPagesOfAThousandReturnsEachRowOnce(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         try await Self.insert(2500, into: "paged", on: server)
 
@@ -44,8 +46,8 @@ import Testing
         #expect(Set(seen).count == 2500)
     }
 
-    @Test func keysetCursorPagesReturnEachRowOnce() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func keysetCursorPagesReturnEachRowOnce(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         try await Self.insert(700, into: "keyset", on: server)
         var cursor: (updatedAt: String, id: String)?
@@ -69,8 +71,8 @@ import Testing
         #expect(Set(seen).count == 700)
     }
 
-    @Test func inlineCountGivesResultsAndTheTotal() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func inlineCountGivesResultsAndTheTotal(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         try await Self.insert(30, into: "counted", on: server)
         let page = try await server.send(
@@ -80,8 +82,8 @@ import Testing
         #expect(body["count"] as? Int == 15)
     }
 
-    @Test func linkKeepsTheQueryAndAdvancesSkip() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func linkKeepsTheQueryAndAdvancesSkip(_ backend: Backend) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         try await Self.insert(5, into: "linked", on: server)
         let page = try await server.send(
@@ -93,16 +95,20 @@ import Testing
         #expect(last.header("Link") == nil)
     }
 
-    @Test func topAboveTheMaximumIsRefusedWithTheOfficialMessage() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func topAboveTheMaximumIsRefusedWithTheOfficialMessage(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         let reply = try await server.send("GET", "/tables/todoitem?$top=1001")
         #expect(reply.status == 400)
         #expect(reply.object?["error"] as? String == "You cannot request more than 1000 records")
     }
 
-    @Test func linkSentWholeInBracketsAsTheQueryGivesTheNextPage() async throws {
-        let server = try TestServer()
+    @Test(arguments: Backend.all) func linkSentWholeInBracketsAsTheQueryGivesTheNextPage(
+        _ backend: Backend
+    ) async throws {
+        let server = try await TestServer(backend)
         defer { server.stop() }
         try await Self.insert(6, into: "todoitem", on: server)
         let first = try await server.send("GET", "/tables/todoitem?$top=2&$orderby=id&$filter=n%20ge%201")

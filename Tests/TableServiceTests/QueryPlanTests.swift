@@ -6,32 +6,31 @@ import Testing
 /// The keyset cursor of incremental pull is a range scan of the `(updatedAt, id)` index, not a
 /// scan of the table from its first row.
 @Suite struct QueryPlanTests {
-    static func plan(_ query: String, in service: TableService) throws -> String {
-        let schema = try #require(service.store.registry.schema(of: "todoitem"))
+    static func plan(_ query: String, in store: SQLiteTableStore) async throws -> String {
         let items = URLComponents(string: "/?" + query)!.queryItems!.map { ($0.name, $0.value ?? "") }
         let options = try QueryOptions(queryItems: items, defaultTop: 50, maximumTop: 1000)
-        let compiled = try QueryCompiler.compile(
-            options, schema: schema, resolve: ProtocolStyle.v2.resolver(for: schema))
-        return try service.store.queryPlan(compiled).joined(separator: " | ")
+        let compiled = try await store.compile(options, table: "todoitem", style: .v2)
+        return try await store.queryPlan(compiled).joined(separator: " | ")
     }
 
-    @Test func keysetCursorUsesTheUpdatedAtIdIndexAsARange() throws {
-        let service = try TableService(configuration: .init(tables: ["todoitem"]))
+    @Test func keysetCursorUsesTheUpdatedAtIdIndexAsARange() async throws {
+        let store = try SQLiteTableStore(path: nil, clock: TableService.systemClock, tables: ["todoitem"])
         for index in 0..<50 {
-            _ = try service.store.insert(
+            _ = try await store.insert(
                 into: "todoitem",
-                ItemChanges(id: "i\(index)", version: nil, fields: [.init(name: "text", value: .string("x"))]))
+                ItemChanges(id: "i\(index)", version: nil, fields: [.init(name: "text", value: .string("x"))]),
+                scope: .all)
         }
-        let keyset = try Self.plan(
+        let keyset = try await Self.plan(
             "$filter=(updatedAt%20gt%20datetimeoffset'2026-01-01T00:00:00.000Z')%20or%20(updatedAt%20eq%20datetimeoffset'2026-01-01T00:00:00.000Z'%20and%20id%20gt%20'i1')&$orderby=updatedAt,id&$top=1000&__includeDeleted=true",
-            in: service)
+            in: store)
         #expect(keyset.contains("USING INDEX todoitem__updatedAt_id (updatedAt>?)"), "\(keyset)")
         #expect(!keyset.contains("TEMP B-TREE"), "\(keyset)")
-        let deepPage = try Self.plan("$orderby=updatedAt,id&$top=10&$skip=20&__includeDeleted=true", in: service)
+        let deepPage = try await Self.plan("$orderby=updatedAt,id&$top=10&$skip=20&__includeDeleted=true", in: store)
         #expect(deepPage.contains("SCAN todoitem USING COVERING INDEX todoitem__updatedAt_id"), "\(deepPage)")
-        let deepLivePage = try Self.plan("$orderby=updatedAt,id&$top=10&$skip=20", in: service)
+        let deepLivePage = try await Self.plan("$orderby=updatedAt,id&$top=10&$skip=20", in: store)
         #expect(deepLivePage.contains("SCAN todoitem USING COVERING INDEX todoitem__updatedAt_id"), "\(deepLivePage)")
-        let byID = try Self.plan("$filter=id%20eq%20'i3'", in: service)
+        let byID = try await Self.plan("$filter=id%20eq%20'i3'", in: store)
         #expect(byID.contains("USING INDEX sqlite_autoindex_todoitem_1 (id=?)"), "\(byID)")
     }
 }

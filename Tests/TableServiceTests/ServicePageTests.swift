@@ -18,8 +18,9 @@ import Testing
 
     static let formHeaders = ["Content-Type": "application/x-www-form-urlencoded"]
 
-    @Test func pagesListTablesAndRowsWithSoftDeletedOnesEscaped() async throws {
-        let server = try TestServer(page: true)
+    @Test(arguments: Backend.all) func pagesListTablesAndRowsWithSoftDeletedOnesEscaped(_ backend: Backend) async throws
+    {
+        let server = try await TestServer(backend, page: true)
         defer { server.stop() }
         _ = try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "<script>alert(1)</script>"])
         _ = try await server.send("POST", "/tables/todoitem", json: ["id": "b", "text": "gone"])
@@ -36,8 +37,9 @@ import Testing
         #expect(style.header("Content-Type")?.hasPrefix("text/css") == true)
     }
 
-    @Test func editWithTheShownVersionWritesAndAStaleOneSaysSo() async throws {
-        let server = try TestServer(page: true)
+    @Test(arguments: Backend.all) func editWithTheShownVersionWritesAndAStaleOneSaysSo(_ backend: Backend) async throws
+    {
+        let server = try await TestServer(backend, page: true)
         defer { server.stop() }
         let created = try await server.send(
             "POST", "/tables/todoitem", json: ["id": "a", "text": "one", "complete": false])
@@ -65,8 +67,8 @@ import Testing
         #expect(afterStale.object?["text"] as? String == "two")
     }
 
-    @Test func deleteAndUndeleteArePostsWithTheVersion() async throws {
-        let server = try TestServer(page: true)
+    @Test(arguments: Backend.all) func deleteAndUndeleteArePostsWithTheVersion(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, page: true)
         defer { server.stop() }
         let created = try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "one"])
         let version = try #require(created.object?["version"] as? String)
@@ -89,8 +91,8 @@ import Testing
         #expect(try await server.send("GET", "/tables/todoitem/a").status == 200)
     }
 
-    @Test func formsWithoutTheCSRFTokenAreRefused() async throws {
-        let server = try TestServer(page: true)
+    @Test(arguments: Backend.all) func formsWithoutTheCSRFTokenAreRefused(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, page: true)
         defer { server.stop() }
         let created = try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "one"])
         let version = try #require(created.object?["version"] as? String)
@@ -103,8 +105,8 @@ import Testing
         #expect(try await server.send("GET", "/tables/todoitem/a").object?["text"] as? String == "one")
     }
 
-    @Test func withAnApplicationKeyThePageAsksForItOnce() async throws {
-        let server = try TestServer(applicationKey: "s3cret", page: true)
+    @Test(arguments: Backend.all) func withAnApplicationKeyThePageAsksForItOnce(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, applicationKey: "s3cret", page: true)
         defer { server.stop() }
         let locked = try await server.send("GET", "/service", headers: [:])
         #expect(locked.status == 401)

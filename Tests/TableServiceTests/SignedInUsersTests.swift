@@ -29,10 +29,12 @@ import Testing
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    @Test func everyTableRequestNeedsAValidTokenWhenSignInIsRequired() async throws {
+    @Test(arguments: Backend.all) func everyTableRequestNeedsAValidTokenWhenSignInIsRequired(
+        _ backend: Backend
+    ) async throws {
         var required = SignIn(secret: Self.secret)
         required.required = true
-        let server = try TestServer(tables: ["todoitem"]) { $0.signIn = required }
+        let server = try await TestServer(backend, tables: ["todoitem"]) { $0.signIn = required }
         defer { server.stop() }
         let anonymous = try await server.send("GET", "/tables/todoitem")
         #expect(anonymous.status == 401)
@@ -66,8 +68,8 @@ import Testing
         #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(justExpired)).status == 200)
     }
 
-    @Test func usersOfAPerUserTableSeeOnlyTheirOwnRows() async throws {
-        let server = try TestServer { $0.signIn = Self.signIn }
+    @Test(arguments: Backend.all) func usersOfAPerUserTableSeeOnlyTheirOwnRows(_ backend: Backend) async throws {
+        let server = try await TestServer(backend) { $0.signIn = Self.signIn }
         defer { server.stop() }
         let alice = Self.headers(try await Self.token("alice"))
         let bob = Self.headers(try await Self.token("bob"))
@@ -129,8 +131,8 @@ import Testing
         #expect(ownDuplicate.object?["id"] as? String == "a1")
     }
 
-    @Test func theOwnerCannotBeSentFilteredOrSkipped() async throws {
-        let server = try TestServer { $0.signIn = Self.signIn }
+    @Test(arguments: Backend.all) func theOwnerCannotBeSentFilteredOrSkipped(_ backend: Backend) async throws {
+        let server = try await TestServer(backend) { $0.signIn = Self.signIn }
         defer { server.stop() }
         let bob = Self.headers(try await Self.token("bob"))
         let forged = try await server.send(
@@ -144,12 +146,14 @@ import Testing
         #expect((anonymous.object?["error"] as? String)?.contains("'todoitem'") == true)
     }
 
-    @Test func providerTokensAreCheckedWithTheJWKS() async throws {
+    @Test(arguments: Backend.all) func providerTokensAreCheckedWithTheJWKS(_ backend: Backend) async throws {
         let key = ES256PrivateKey()
         let parameters = try #require(key.publicKey.parameters)
         let jwks =
             #"{"keys":[{"kty":"EC","crv":"P-256","kid":"provider-1","use":"sig","alg":"ES256","x":"\#(parameters.x)","y":"\#(parameters.y)"}]}"#
-        let server = try TestServer(tables: ["todoitem"]) { $0.signIn = SignIn(jwks: jwks, required: true) }
+        let server = try await TestServer(backend, tables: ["todoitem"]) {
+            $0.signIn = SignIn(jwks: jwks, required: true)
+        }
         defer { server.stop() }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: "provider-1")
@@ -168,11 +172,15 @@ import Testing
         #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(forged)).status == 401)
     }
 
-    @Test func theServicePageWhichShowsEveryRowNeedsTheKeyWhenUsersSignIn() async throws {
-        let open = try TestServer(page: true) { $0.signIn = Self.signIn }
+    @Test(arguments: Backend.all) func theServicePageWhichShowsEveryRowNeedsTheKeyWhenUsersSignIn(
+        _ backend: Backend
+    ) async throws {
+        let open = try await TestServer(backend, page: true) { $0.signIn = Self.signIn }
         defer { open.stop() }
         #expect(try await open.send("GET", "/service", headers: [:]).status == 404)
-        let keyed = try TestServer(applicationKey: "operator-key", page: true) { $0.signIn = Self.signIn }
+        let keyed = try await TestServer(backend, applicationKey: "operator-key", page: true) {
+            $0.signIn = Self.signIn
+        }
         defer { keyed.stop() }
         #expect(try await keyed.send("GET", "/service", headers: [:]).status == 401)
     }

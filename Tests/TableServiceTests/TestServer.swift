@@ -2,14 +2,31 @@ import Foundation
 import HTTPServer
 import Synchronization
 @_spi(Testing) import TableService
+import TestSupport
+import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// A table service on 127.0.0.1, port 0, over a temporary SQLite file, with a URLSession to talk to it.
+/// The databases the table-service suite runs against.
+enum Backend: String, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    /// SQLite always; PostgreSQL too when the test command started a cluster, and always under CI
+    /// (where a missing cluster then fails the PostgreSQL cases).
+    static var all: [Backend] { TestPostgres.isRequired ? [.sqlite, .postgres] : [.sqlite] }
+
+    var testDescription: String { rawValue }
+}
+
+/// A table service on 127.0.0.1, port 0, over a temporary SQLite file or a fresh PostgreSQL
+/// database, with a URLSession to talk to it.
 final class TestServer: Sendable {
     let running: RunningTableService
+    let backend: Backend
+    /// Where the tables are (another instance on the same database shares it).
+    let database: TableService.Database
     let folder: URL
     let session: URLSession
     /// When set, the service's clock (milliseconds since 1970).
@@ -19,15 +36,27 @@ final class TestServer: Sendable {
     static let templatesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Templates")
 
+    /// A service on a new database of `backend`, or, with `sharing`, a second instance on the
+    /// database of another server (PostgreSQL only).
     init(
-        applicationKey: String? = nil, pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false,
-        page: Bool = false, allowedHosts: [String] = [],
-        configure: (inout TableService.Configuration) -> Void = { _ in }
-    ) throws {
+        _ backend: Backend = .sqlite, sharing other: TestServer? = nil, applicationKey: String? = nil,
+        pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, page: Bool = false,
+        allowedHosts: [String] = [], configure: (inout TableService.Configuration) -> Void = { _ in }
+    ) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("tableservice-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.backend = backend
+        if let other {
+            database = other.database
+        } else {
+            switch backend {
+            case .sqlite: database = .sqlite(path: folder.appendingPathComponent("tables.sqlite").path)
+            case .postgres:
+                database = .postgres(try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 8))
+            }
+        }
         var configuration = TableService.Configuration(
-            databasePath: folder.appendingPathComponent("tables.sqlite").path, applicationKey: applicationKey,
+            database: database, applicationKey: applicationKey,
             pageSize: pageSize, tables: tables, templatesFolder: page ? Self.templatesFolder : nil)
         if controlledClock {
             let clock = self.clock
@@ -37,6 +66,12 @@ final class TestServer: Sendable {
         }
         configure(&configuration)
         running = try TableService.start(configuration, quiet: true, allowedHosts: allowedHosts)
+        do {
+            try await running.service.ready()
+        } catch {
+            await running.stop()
+            throw error
+        }
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.urlCache = nil
@@ -47,7 +82,6 @@ final class TestServer: Sendable {
     }
 
     var url: String { running.url }
-    var databasePath: String { folder.appendingPathComponent("tables.sqlite").path }
 
     /// A response as the tests read it.
     struct Reply: Sendable {
@@ -97,10 +131,16 @@ final class TestServer: Sendable {
         try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
     }
 
+    /// Stops the server on a thread of its own: the tests call this from `defer` on Swift's
+    /// cooperative threads, which the server's asynchronous handlers still in progress need.
     func stop() {
-        running.stop()
         session.invalidateAndCancel()
-        try? FileManager.default.removeItem(at: folder)
+        let running = running
+        let folder = folder
+        Thread {
+            running.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }.start()
     }
 }
 

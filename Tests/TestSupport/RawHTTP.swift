@@ -6,6 +6,16 @@ public enum RawHTTP {
     /// The connection could not be made.
     public struct Failure: Error {}
 
+    /// Like ``exchange(port:_:timeoutSeconds:)``, waiting on a thread of its own rather than on
+    /// one of Swift's few cooperative threads, which the server's asynchronous handlers need.
+    public static func send(port: Int, _ text: String, timeoutSeconds: Int = 5) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try exchange(port: port, text, timeoutSeconds: timeoutSeconds) })
+            }.start()
+        }
+    }
+
     public static func exchange(port: Int, _ text: String, timeoutSeconds: Int = 5) throws -> String {
         try exchange(port: port, Data(text.utf8), timeoutSeconds: timeoutSeconds)
     }
@@ -28,7 +38,9 @@ public enum RawHTTP {
         guard connected == 0 else { throw Failure() }
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { break }
             sent += count
         }

@@ -1,0 +1,50 @@
+import PostgresNIO
+
+/// SQL for PostgreSQL with its values bound as `$1, $2…`, built piece by piece.
+struct PostgresStatement: Sendable {
+    var sql = ""
+    private(set) var values: [SQLValue] = []
+
+    /// Binds `value` and returns its placeholder.
+    mutating func bind(_ value: SQLValue) -> String {
+        values.append(value)
+        return "$\(values.count)"
+    }
+
+    /// Starts the statement with a `WITH "stamp"` clause that takes `table`'s next stamp: one past
+    /// the last, or the writer's clock if that is later. The `UPDATE` locks the table's row in
+    /// `__tables` until the statement's transaction commits, so concurrent writers of one table
+    /// (on any instance) take stamps one after another, each after the previous one committed.
+    /// Returns the SQL of the stamp and of the version made from it (base64 of its 8 big-endian
+    /// bytes, as ``StoredItem/version(for:)`` makes it).
+    mutating func stampCTE(table: String, clock: Int64) -> (value: String, version: String) {
+        let now = bind(.integer(clock))
+        let name = bind(.text(table))
+        sql +=
+            "WITH \"stamp\" AS (UPDATE \"__tables\" SET \"stamp\" = greatest(\"stamp\" + 1, \(now)) "
+            + "WHERE \"name\" = \(name) RETURNING \"stamp\") "
+        return (
+            "(SELECT \"stamp\" FROM \"stamp\")", "(SELECT encode(int8send(\"stamp\"), 'base64') FROM \"stamp\")"
+        )
+    }
+
+    var query: PostgresQuery {
+        PostgresQuery(unsafeSQL: sql, binds: Self.bindings(values))
+    }
+
+    /// The values as postgres-nio's bindings: nulls untyped (PostgreSQL takes the column's type),
+    /// the others with their own type.
+    static func bindings(_ values: [SQLValue]) -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .null: bindings.appendNull()
+            case .integer(let integer): bindings.append(integer)
+            case .double(let double): bindings.append(double)
+            case .text(let text): bindings.append(text)
+            case .bool(let bool): bindings.append(bool)
+            }
+        }
+        return bindings
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SyncProtocol
+import Synchronization
+
+/// The tables in a PostgreSQL database that any number of service instances share.
+///
+/// Each write is one statement, so the database makes it atomic whichever instance sends it:
+/// - it takes the table's next stamp (`updatedAt`, and the version made from it) by updating the
+///   table's row in `__tables`; that row lock is held until the write commits, so stamps are taken
+///   and committed in one order and a reader never sees a later stamp without every earlier one
+///   (see `IncrementalPull.md` beside this file);
+/// - a version check is part of the `UPDATE`'s condition, which PostgreSQL evaluates again on the
+///   newest row version after waiting for a concurrent writer: of several writers expecting the
+///   same version exactly one changes the row.
+///
+/// Schema changes (a new table, a new column, the first type of an all-null column) are
+/// serialised across instances by an advisory lock and made under an exclusive lock of the table,
+/// after reading the schema again; every instance learns them from the database when a request
+/// names a column it does not know, and reads rows by the column names PostgreSQL sends.
+final class PostgresTableStore: TableStorage {
+    let location: PostgresLocation
+    let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let opening = Mutex<Task<Void, any Error>?>(nil)
+    private let isOpen = Atomic<Bool>(false)
+    let registry = SchemaRegistry()
+    let clock: @Sendable () -> Int64
+    let logger: Logger
+
+    /// The key of the advisory lock that serialises schema changes of all instances.
+    static let schemaLockKey: Int64 = 0x746F_646F_7379_6E63  // "todosync"
+    /// PostgreSQL's longest identifier, in bytes (longer ones are cut silently).
+    static let maximumIdentifierLength = 63
+
+    /// Starts connecting; the metadata tables and `tables` are created in the background, and every
+    /// call waits for that (``ready()`` reports its failure).
+    init(
+        location: PostgresLocation, clock: @escaping @Sendable () -> Int64, tables: [String],
+        ownedTables: [String] = [], logger: Logger
+    ) {
+        self.location = location
+        self.clock = clock
+        self.logger = logger
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: Self.tls(location.tls))
+        configuration.options.maximumConnections = location.poolSize
+        configuration.options.minimumConnections = 0
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        runner = Task { await client.run() }
+        opening.withLock { $0 = Task { try await self.prepare(tables: tables, ownedTables: ownedTables) } }
+    }
+
+    private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
+
+    var dialect: SQLDialect { .postgres }
+
+    func ready() async throws(TableServiceError) {
+        do {
+            try await opened()
+        } catch {
+            throw .cannotOpenDatabase(
+                "PostgreSQL at \(location.displayURL) cannot be used: \(Self.describe(error)). "
+                    + "Check that the server runs, that the user, password and database are right, and --database.")
+        }
+    }
+
+    func close() {
+        runner.cancel()
+    }
+
+    func schema(of table: String) -> TableSchema? {
+        registry.schema(of: table)
+    }
+
+    /// The cached schema, or the database's when this instance has not met the table yet.
+    func knownSchema(of table: String) async throws(TableError) -> TableSchema? {
+        if let schema = registry.schema(of: table) { return schema }
+        return try await reloadSchema(of: table)
+    }
+
+    // MARK: Items
+
+    func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem {
+        let id = changes.id ?? UUID().uuidString.lowercased()
+        var schema = try await tableForWriting(table)
+        schema = try await ensureColumns(schema, for: changes.fields)
+        var statement = PostgresStatement()
+        let stamp = statement.stampCTE(table: schema.name, clock: clock())
+        var names = [SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version]
+        var values = [statement.bind(.text(id)), stamp.value, stamp.value, stamp.version]
+        for field in changes.fields {
+            names.append(schema.column(named: field.name)!.name)
+            values.append(statement.bind(SQLValue(field.value)))
+        }
+        if let owner = scope.owner {
+            names.append(RowScope.ownerColumn)
+            values.append(statement.bind(.text(owner)))
+        }
+        statement.sql +=
+            "INSERT INTO \(SQLDialect.quoted(schema.name)) (\(names.map(SQLDialect.quoted).joined(separator: ", "))) "
+            + "VALUES (\(values.joined(separator: ", "))) RETURNING *"
+        do throws(TableError) {
+            guard let stored = try await run(statement).first else { throw TableError.itemNotFound }
+            return stored
+        } catch .storage(let detail) where detail.hasPrefix(Self.uniqueViolation) {
+            if let existing = try await anyItem(in: schema.name, id: id, scope: scope) {
+                throw .alreadyExists(existing)
+            }
+            throw .alreadyExists(nil)
+        }
+    }
+
+    func anyItem(in table: String, id: String, scope: RowScope) async throws(TableError) -> StoredItem? {
+        guard let schema = try await knownSchema(of: table) else { return nil }
+        var statement = PostgresStatement()
+        statement.sql = "SELECT * FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = \(statement.bind(.text(id)))"
+        if let owner = scope.owner {
+            statement.sql += " AND \(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))"
+        }
+        return try await run(statement).first
+    }
+
+    func update(
+        in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
+        guard var schema = try await knownSchema(of: table) else { throw .itemNotFound }
+        schema = try await ensureColumns(schema, for: changes.fields)
+        // A lost race is answered from the row that won it; a row that changed between the failed
+        // update and the read (deleted, brought back) is tried again.
+        for _ in 0..<3 {
+            var statement = PostgresStatement()
+            let stamp = statement.stampCTE(table: schema.name, clock: clock())
+            var assignments = ["\"updatedAt\" = \(stamp.value)", "\"version\" = \(stamp.version)"]
+            for field in changes.fields {
+                let column = SQLDialect.quoted(schema.column(named: field.name)!.name)
+                assignments.append("\(column) = \(statement.bind(SQLValue(field.value)))")
+            }
+            let target = SQLDialect.quoted(schema.name)
+            var conditions = ["\(target).\"id\" = \(statement.bind(.text(id)))", "NOT \(target).\"deleted\""]
+            for version in [check.ifMatch, check.bodyVersion].compactMap({ $0 }) {
+                conditions.append("\(target).\"version\" = \(statement.bind(.text(version)))")
+            }
+            if let owner = scope.owner {
+                conditions.append(
+                    "\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))")
+            }
+            statement.sql +=
+                "UPDATE \(target) SET \(assignments.joined(separator: ", ")) "
+                + "WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
+            if let stored = try await run(statement).first { return stored }
+            guard let current = try await anyItem(in: table, id: id, scope: scope), !current.deleted else {
+                throw .itemNotFound
+            }
+            if let failure = check.failure(for: current) { throw failure }
+        }
+        throw .storage("The item '\(id)' kept changing while it was being updated.")
+    }
+
+    func setDeleted(
+        _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
+        guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
+        for _ in 0..<3 {
+            var statement = PostgresStatement()
+            let stamp = statement.stampCTE(table: schema.name, clock: clock())
+            let target = SQLDialect.quoted(schema.name)
+            var conditions = [
+                "\(target).\"id\" = \(statement.bind(.text(id)))",
+                deleted ? "NOT \(target).\"deleted\"" : "\(target).\"deleted\"",
+            ]
+            if let ifMatch { conditions.append("\(target).\"version\" = \(statement.bind(.text(ifMatch)))") }
+            if let owner = scope.owner {
+                conditions.append(
+                    "\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))")
+            }
+            statement.sql +=
+                "UPDATE \(target) SET \"deleted\" = \(deleted ? "TRUE" : "FALSE"), \"updatedAt\" = \(stamp.value), "
+                + "\"version\" = \(stamp.version) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
+            if let stored = try await run(statement).first { return stored }
+            guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
+            if deleted, current.deleted { throw .itemNotFound }
+            if let ifMatch, ifMatch != current.version { throw .preconditionFailed(current) }
+            if current.deleted == deleted { return current }
+        }
+        throw .storage("The item '\(id)' kept changing while it was being deleted or brought back.")
+    }
+
+    // MARK: Queries
+
+    func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
+        try await openedForRequest()
+        do {
+            return try await client.withConnection { connection in
+                guard let countSQL = query.countSQL else {
+                    return try await Self.encodePage(connection, query, count: nil, encoder: encoder)
+                }
+                // The count and the page from one snapshot.
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
+                do {
+                    let count =
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments)),
+                            logger: self.logger
+                        ).collect().first?.decode(Int.self) ?? 0
+                    let page = try await Self.encodePage(connection, query, count: count, encoder: encoder)
+                    try await connection.query("COMMIT", logger: self.logger)
+                    return page
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.tableError(error)
+        }
+    }
+
+    private static func encodePage(
+        _ connection: PostgresConnection, _ query: CompiledQuery, count: Int?, encoder: ItemJSONEncoder
+    ) async throws -> TablePage {
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments)),
+            logger: Logger(label: "todosync.tables.postgres"))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + 320 * 64)
+        if count != nil { bytes += Array(#"{"results":"#.utf8) }
+        bytes.append(UInt8(ascii: "["))
+        var written = 0
+        for try await row in rows {
+            if written > 0 { bytes.append(UInt8(ascii: ",")) }
+            try encoder.append(row: row, to: &bytes)
+            written += 1
+        }
+        bytes.append(UInt8(ascii: "]"))
+        if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
+        return TablePage(body: Data(bytes), rows: written)
+    }
+
+    func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem]) {
+        guard let schema = try await reloadSchema(of: table) else { throw .tableNotFound(table) }
+        var statement = PostgresStatement()
+        statement.sql =
+            "SELECT * FROM \(SQLDialect.quoted(schema.name)) ORDER BY \"updatedAt\" DESC, \"id\" DESC "
+            + "LIMIT \(statement.bind(.integer(Int64(limit))))"
+        return (schema, try await run(statement))
+    }
+
+    func tableSummaries() async throws(TableError) -> [TableSummary] {
+        try await reloadAllSchemas()
+        var summaries: [TableSummary] = []
+        for schema in registry.all() {
+            var statement = PostgresStatement()
+            statement.sql =
+                "SELECT count(*), count(*) FILTER (WHERE \"deleted\") FROM \(SQLDialect.quoted(schema.name))"
+            let counts = try await values(statement) { row in try row.decode((Int, Int).self) }
+            let (total, deleted) = counts.first ?? (0, 0)
+            summaries.append(TableSummary(schema: schema, live: total - deleted, deleted: deleted))
+        }
+        return summaries
+    }
+
+    // MARK: Running statements
+
+    /// Runs a statement whose rows are items.
+    func run(_ statement: PostgresStatement) async throws(TableError) -> [StoredItem] {
+        try await values(statement) { row in try StoredItem(row) }
+    }
+
+    /// Runs a statement and turns each row into a value.
+    func values<T: Sendable>(
+        _ statement: PostgresStatement, _ transform: @escaping @Sendable (PostgresRow) throws -> T
+    ) async throws(TableError) -> [T] {
+        try await openedForRequest()
+        do {
+            var results: [T] = []
+            for try await row in try await client.query(statement.query, logger: logger) {
+                results.append(try transform(row))
+            }
+            return results
+        } catch {
+            throw Self.tableError(error)
+        }
+    }
+
+    /// Waits for the metadata tables (at once when they are ready).
+    func opened() async throws {
+        if isOpen.load(ordering: .acquiring) { return }
+        guard let task = opening.withLock({ $0 }) else { return }
+        try await task.value
+        isOpen.store(true, ordering: .releasing)
+    }
+
+    /// Like ``opened()``, failing as a storage error (the request is answered 500 and logged).
+    func openedForRequest() async throws(TableError) {
+        do { try await opened() } catch { throw .storage("PostgreSQL is not available: \(Self.describe(error))") }
+    }
+
+    /// The SQLSTATE prefix of a storage error caused by a duplicate key.
+    static let uniqueViolation = "23505"
+
+    /// A database error as a table error: the filter's fault when PostgreSQL finds it too big,
+    /// else a storage error whose detail starts with the SQLSTATE.
+    static func tableError(_ error: any Error) -> TableError {
+        if let error = error as? TableError { return error }
+        if let error = error as? PSQLError {
+            if error.code == .tooManyParameters { return .invalidQuery(TableError.filterTooComplex) }
+            if let state = error.serverInfo?[.sqlState] {
+                if ["54000", "54001"].contains(state) { return .invalidQuery(TableError.filterTooComplex) }
+                return .storage("\(state) \(error.serverInfo?[.message] ?? ""): \(error.query?.sql ?? "")")
+            }
+        }
+        return .storage(describe(error))
+    }
+
+    /// A readable sentence for a PostgreSQL or connection error.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return "\(underlying)" }
+        return "\(error.code)"
+    }
+}

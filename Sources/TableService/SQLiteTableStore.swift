@@ -1,0 +1,371 @@
+import Foundation
+import GRDB
+import Storage
+import SyncProtocol
+
+/// The tables in one SQLite file: dynamic schema, soft delete, versions and strictly increasing
+/// `updatedAt` per table. Every check-then-write happens inside one write transaction, and SQLite
+/// runs one write transaction at a time, so stamps are taken in commit order.
+///
+/// Dates are stored as integer milliseconds; each table has an index on `(updatedAt, id, deleted)`
+/// so that the keyset cursor `(updatedAt gt T) or (updatedAt eq T and id gt 'I')` is a range scan.
+final class SQLiteTableStore: TableStorage {
+    private let database: any DatabaseWriter
+    private let registry = SchemaRegistry()
+    private let clock: @Sendable () -> Int64
+
+    static let migrations: [StoreMigration] = [
+        StoreMigration("tableService.v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE __tables (name TEXT NOT NULL PRIMARY KEY, createdAt INTEGER NOT NULL);
+                    CREATE TABLE __columns (
+                        tableName TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, position INTEGER NOT NULL,
+                        PRIMARY KEY (tableName, name));
+                    """)
+        }
+    ]
+
+    /// Opens the file at `path` (or a private in-memory database when `nil`), creates `tables` and
+    /// `ownedTables` if they do not exist, and makes `ownedTables` keep an owner per row.
+    init(
+        path: String?, clock: @escaping @Sendable () -> Int64, tables: [String], ownedTables: [String] = []
+    ) throws(TableServiceError) {
+        do {
+            if let path {
+                database = try StoreDatabase.open(at: path, migrations: Self.migrations)
+            } else {
+                database = try StoreDatabase.inMemory(migrations: Self.migrations)
+            }
+        } catch {
+            throw .cannotOpenDatabase(error.description)
+        }
+        self.clock = clock
+        do {
+            try database.read { db in try registry.load(db) }
+            try database.write { db in
+                var created: Set<String> = []
+                for table in tables + ownedTables where created.insert(table.lowercased()).inserted {
+                    _ = try self.ensureTable(db, table)
+                }
+            }
+            // Another transaction: the tables' schemas are published when the first one commits.
+            try database.write { db in
+                for table in ownedTables { try self.keepOwners(db, in: table) }
+            }
+        } catch {
+            throw .cannotOpenDatabase("\(error)")
+        }
+    }
+
+    func ready() async throws(TableServiceError) {}
+
+    var dialect: SQLDialect { .sqlite }
+
+    func schema(of table: String) -> TableSchema? {
+        registry.schema(of: table)
+    }
+
+    /// The cached schema: this process is the only writer of the file.
+    func reloadSchema(of table: String) async throws(TableError) -> TableSchema? {
+        registry.schema(of: table)
+    }
+
+    func close() {}
+
+    // MARK: Tables
+
+    func tableSummaries() async throws(TableError) -> [TableSummary] {
+        let schemas = registry.all()
+        return try await read { db in
+            try schemas.map { schema in
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT count(*), coalesce(sum(deleted), 0) FROM \(SQLDialect.quoted(schema.name))")
+                let total: Int = row?[0] ?? 0
+                let deleted: Int = row?[1] ?? 0
+                return TableSummary(schema: schema, live: total - deleted, deleted: deleted)
+            }
+        }
+    }
+
+    // MARK: Single items
+
+    func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem {
+        let id = changes.id ?? UUID().uuidString.lowercased()
+        return try await write { db in
+            var schema = try self.ensureTable(db, table)
+            if let existing = try self.fetch(db, schema, id: id, scope: scope) {
+                throw TableError.alreadyExists(existing)
+            }
+            if scope.owner != nil, try self.fetch(db, schema, id: id) != nil { throw TableError.alreadyExists(nil) }
+            try self.ensureColumns(db, &schema, for: changes.fields)
+            let now = try self.nextTimestamp(db, schema)
+            var names =
+                [
+                    SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
+                    SystemColumn.deleted,
+                ] + changes.fields.map { schema.column(named: $0.name)!.name }
+            var arguments: [(any DatabaseValueConvertible)?] = [id, now, now, StoredItem.version(for: now), false]
+            arguments += changes.fields.map { Self.databaseValue(SQLValue($0.value)) }
+            if let owner = scope.owner {
+                names.append(RowScope.ownerColumn)
+                arguments.append(owner)
+            }
+            // Cached per connection, like every statement a request runs: preparing one costs more than
+            // running it.
+            try db.cachedStatement(
+                sql: "INSERT INTO \(SQLDialect.quoted(schema.name)) "
+                    + "(\(names.map(SQLDialect.quoted).joined(separator: ", "))) VALUES "
+                    + "(\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+            ).execute(arguments: StatementArguments(arguments))
+            return try self.fetch(db, schema, id: id)!
+        }
+    }
+
+    func update(
+        in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
+        guard registry.schema(of: table) != nil else { throw .itemNotFound }
+        return try await write { db in
+            var schema = try self.ensureTable(db, table)
+            guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
+                throw TableError.itemNotFound
+            }
+            if let failure = check.failure(for: current) { throw failure }
+            try self.ensureColumns(db, &schema, for: changes.fields)
+            let now = try self.nextTimestamp(db, schema)
+            var assignments = ["\"updatedAt\" = ?", "\"version\" = ?"]
+            var arguments: [(any DatabaseValueConvertible)?] = [now, StoredItem.version(for: now)]
+            for field in changes.fields {
+                assignments.append("\(SQLDialect.quoted(schema.column(named: field.name)!.name)) = ?")
+                arguments.append(Self.databaseValue(SQLValue(field.value)))
+            }
+            arguments.append(id)
+            try db.cachedStatement(
+                sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \(assignments.joined(separator: ", ")) "
+                    + "WHERE \"id\" = ?"
+            ).execute(arguments: StatementArguments(arguments))
+            return try self.fetch(db, schema, id: id)!
+        }
+    }
+
+    func setDeleted(
+        _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
+        guard registry.schema(of: table) != nil else { throw .itemNotFound }
+        return try await write { db in
+            let schema = try self.ensureTable(db, table)
+            guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
+            if deleted, current.deleted { throw TableError.itemNotFound }
+            if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
+            if current.deleted == deleted { return current }
+            let now = try self.nextTimestamp(db, schema)
+            try db.cachedStatement(
+                sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \"deleted\" = ?, \"updatedAt\" = ?, "
+                    + "\"version\" = ? WHERE \"id\" = ?"
+            ).execute(arguments: [deleted, now, StoredItem.version(for: now), id])
+            return try self.fetch(db, schema, id: id)!
+        }
+    }
+
+    // MARK: Queries
+
+    func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
+        do {
+            return try await read { db in try Self.runPage(db, query, encoder: encoder) }
+        } catch .storage(let detail) where Self.tooComplex(detail) {
+            // SQLite's own limits (parser stack, expression depth, variables): the filter's fault, not ours.
+            throw .invalidQuery(TableError.filterTooComplex)
+        }
+    }
+
+    private static func tooComplex(_ detail: String) -> Bool {
+        ["parser stack overflow", "Expression tree is too large", "too many SQL variables", "too many terms"]
+            .contains { detail.contains($0) }
+    }
+
+    /// Rows are encoded as they are read, inside one read transaction (so the count and the page agree).
+    private static func runPage(_ db: Database, _ query: CompiledQuery, encoder: ItemJSONEncoder) throws -> TablePage {
+        let count = try query.countSQL.map {
+            try Int.fetchOne(db, sql: $0, arguments: arguments(query.countArguments)) ?? 0
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + 320 * 64)
+        if count != nil { bytes += Array(#"{"results":"#.utf8) }
+        bytes.append(UInt8(ascii: "["))
+        let keys = ItemJSONEncoder.ColumnKeys(query.schema)
+        var rows = 0
+        let cursor = try Row.fetchCursor(db, sql: query.selectSQL, arguments: arguments(query.selectArguments))
+        while let row = try cursor.next() {
+            if rows > 0 { bytes.append(UInt8(ascii: ",")) }
+            try encoder.append(row: row, schema: query.schema, keys: keys, to: &bytes)
+            rows += 1
+        }
+        bytes.append(UInt8(ascii: "]"))
+        if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
+        return TablePage(body: Data(bytes), rows: rows)
+    }
+
+    /// SQLite's plan for a compiled query (`EXPLAIN QUERY PLAN`), to check that it uses the indexes.
+    func queryPlan(_ query: CompiledQuery) async throws(TableError) -> [String] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + query.selectSQL, arguments: Self.arguments(query.selectArguments)
+            )
+            .map { $0["detail"] as String? ?? "" }
+        }
+    }
+
+    func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem]) {
+        guard let schema = registry.schema(of: table) else { throw .tableNotFound(table) }
+        let items = try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT \(Self.columnList(schema)) FROM \(SQLDialect.quoted(schema.name)) "
+                    + "ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT ?",
+                arguments: [limit]
+            ).map { Self.item(from: $0, schema) }
+        }
+        return (schema, items)
+    }
+
+    func anyItem(in table: String, id: String, scope: RowScope) async throws(TableError) -> StoredItem? {
+        guard let schema = registry.schema(of: table) else { return nil }
+        return try await read { db in try self.fetch(db, schema, id: id, scope: scope) }
+    }
+
+    // MARK: Helpers
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(TableError) -> T {
+        do {
+            return try await database.read(body)
+        } catch let error as TableError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(TableError) -> T {
+        do {
+            return try await database.write(body)
+        } catch let error as TableError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    private func fetch(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope = .all) throws -> StoredItem?
+    {
+        // Cached per connection: the SQL changes only when the table gains a column.
+        var sql = "SELECT \(Self.columnList(schema)) FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?"
+        var arguments: StatementArguments = [id]
+        if let owner = scope.owner {
+            sql += " AND \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
+            arguments += [owner]
+        }
+        return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments).map { Self.item(from: $0, schema) }
+    }
+
+    /// Makes `table` keep an owner per row: adds the hidden owner column (not in `__columns`, so
+    /// never read into items) and an index for the owner's pulls. Rows written before have no owner
+    /// and are seen by no user.
+    private func keepOwners(_ db: Database, in table: String) throws {
+        let schema = try ensureTable(db, table)
+        let quoted = SQLDialect.quoted(schema.name)
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(quoted))").map { $0["name"] as String }
+        guard !columns.contains(RowScope.ownerColumn) else { return }
+        try db.execute(sql: "ALTER TABLE \(quoted) ADD COLUMN \(SQLDialect.quoted(RowScope.ownerColumn)) TEXT")
+        try db.execute(
+            sql: "CREATE INDEX \(SQLDialect.quoted(schema.name + "__owner_updatedAt_id")) ON \(quoted) "
+                + "(\(SQLDialect.quoted(RowScope.ownerColumn)), \"updatedAt\", \"id\", \"deleted\")")
+    }
+
+    /// The table's schema, creating the table (and its metadata) on first use.
+    private func ensureTable(_ db: Database, _ name: String) throws -> TableSchema {
+        if let schema = registry.schema(of: name) { return schema }
+        let quoted = SQLDialect.quoted(name)
+        try db.execute(
+            sql: """
+                CREATE TABLE \(quoted) (
+                    "id" TEXT NOT NULL PRIMARY KEY, "createdAt" INTEGER NOT NULL, "updatedAt" INTEGER NOT NULL,
+                    "version" TEXT NOT NULL, "deleted" INTEGER NOT NULL DEFAULT 0);
+                CREATE UNIQUE INDEX \(SQLDialect.quoted(name + "__updatedAt_id")) ON \(quoted) ("updatedAt", "id", "deleted");
+                """)
+        try db.execute(sql: "INSERT INTO __tables (name, createdAt) VALUES (?, ?)", arguments: [name, clock()])
+        let schema = TableSchema(name: name)
+        registry.publish(schema, onCommitOf: db)
+        return schema
+    }
+
+    /// Adds missing columns and checks that each value fits its column's type.
+    private func ensureColumns(_ db: Database, _ schema: inout TableSchema, for fields: [StoredItem.Field]) throws {
+        let changes = try schema.changes(for: fields)
+        guard !changes.isEmpty else { return }
+        for change in changes {
+            switch change {
+            case .setType(let name, let type):
+                try db.execute(
+                    sql: "UPDATE __columns SET type = ? WHERE tableName = ? AND name = ?",
+                    arguments: [type.rawValue, schema.name, name])
+            case .add(let name, let type):
+                try db.execute(
+                    sql: "ALTER TABLE \(SQLDialect.quoted(schema.name)) ADD COLUMN \(SQLDialect.quoted(name))")
+                try db.execute(
+                    sql: "INSERT INTO __columns (tableName, name, type, position) VALUES (?, ?, ?, ?)",
+                    arguments: [schema.name, name, type.rawValue, schema.columns.count])
+            }
+            schema.apply([change])
+        }
+        registry.publish(schema, onCommitOf: db)
+    }
+
+    /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not earlier.
+    private func nextTimestamp(_ db: Database, _ schema: TableSchema) throws -> Int64 {
+        let latest =
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT max(\"updatedAt\") FROM \(SQLDialect.quoted(schema.name))"))
+            ?? Int64.min
+        return max(clock(), latest == Int64.min ? Int64.min : latest + 1)
+    }
+
+    static func columnList(_ schema: TableSchema) -> String {
+        schema.columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
+    }
+
+    static func databaseValue(_ value: SQLValue) -> DatabaseValue {
+        switch value {
+        case .null: .null
+        case .bool(let bool): bool.databaseValue
+        case .text(let string): string.databaseValue
+        case .integer(let integer): integer.databaseValue
+        case .double(let double): double.databaseValue
+        }
+    }
+
+    static func arguments(_ values: [SQLValue]) -> StatementArguments {
+        StatementArguments(values.map(databaseValue))
+    }
+
+    /// A row selected with ``columnList(_:)`` as an item.
+    static func item(from row: Row, _ schema: TableSchema) -> StoredItem {
+        var fields: [StoredItem.Field] = []
+        let system = TableSchema.systemColumns.count
+        fields.reserveCapacity(schema.columns.count - system)
+        for index in system..<schema.columns.count {
+            let column = schema.columns[index]
+            let value: JSONValue
+            switch (row[index] as DatabaseValue).storage {
+            case .null: value = .null
+            case .int64(let integer): value = column.type == .boolean ? .bool(integer != 0) : .number(Double(integer))
+            case .double(let double): value = .number(double)
+            case .string(let string): value = .string(string)
+            case .blob(let data): value = .string(data.base64EncodedString())
+            }
+            fields.append(StoredItem.Field(name: column.name, value: value))
+        }
+        return StoredItem(
+            id: row[0], createdAt: row[1], updatedAt: row[2], version: row[3], deleted: row[4], fields: fields)
+    }
+}

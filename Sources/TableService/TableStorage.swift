@@ -1,0 +1,125 @@
+import Foundation
+
+/// Where the table service keeps its tables: one SQLite file (``SQLiteTableStore``, the embedded
+/// default) or a PostgreSQL database shared by any number of service instances
+/// (``PostgresTableStore``). The controller and the service page speak only to this protocol;
+/// each store keeps the protocol's rules for its database:
+///
+/// - ids are unique per table, soft-deleted rows included (an insert of an existing id is a 409
+///   carrying the stored item);
+/// - every write gives the row a new `version` (base64 of 8 bytes, as always) and an `updatedAt`
+///   strictly greater than any other row of the table had when the write committed, stamped in
+///   commit order, so that the keyset cursor of incremental pull never skips a row (see
+///   `Sources/TableService/IncrementalPull.md`);
+/// - a version check (`If-Match` or the body's `version`) and the write it guards are one atomic
+///   step, whatever number of instances share the database.
+protocol TableStorage: Sendable {
+    /// The SQL the store runs, for ``QueryCompiler``.
+    var dialect: SQLDialect { get }
+
+    /// The schema of `table` as this process last saw it, `nil` for a table it does not know.
+    func schema(of table: String) -> TableSchema?
+
+    /// The schema of `table` read again from the database (another instance may have added
+    /// columns or the table itself); `nil` when the table does not exist.
+    func reloadSchema(of table: String) async throws(TableError) -> TableSchema?
+
+    /// Waits until the store is open and prepared (at once for SQLite, which opens in `init`).
+    func ready() async throws(TableServiceError)
+
+    /// Every table with its number of live and soft-deleted rows, sorted by name.
+    func tableSummaries() async throws(TableError) -> [TableSummary]
+
+    /// Inserts a new item (the table and its columns are created as needed), owned by the
+    /// scope's user if any; 409 when the id exists (soft-deleted or not), carrying the stored item
+    /// only when it is in `scope`.
+    func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem
+
+    /// The item `id` in `scope` whether soft-deleted or not, `nil` if missing (or another owner's).
+    func anyItem(in table: String, id: String, scope: RowScope) async throws(TableError) -> StoredItem?
+
+    /// Merges `changes` into the live item `id` if its version is the one `check` expects
+    /// (else 412 or 409 carrying the stored item); 404 when missing, soft-deleted or out of `scope`.
+    func update(
+        in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
+    ) async throws(TableError) -> StoredItem
+
+    /// Soft-deletes (`deleted: true`, 404 when already deleted) or brings back the item `id`
+    /// (a live item is returned unchanged); 412 on a stale `ifMatch`; 404 out of `scope`.
+    func setDeleted(
+        _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem
+
+    /// The page of rows matching a compiled query as JSON (an array, or `{"results": [...],
+    /// "count": N}` when the query asks for the count); the count and the rows agree.
+    func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage
+
+    /// Up to `limit` rows of `table` (soft-deleted ones included), newest first.
+    func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem])
+
+    /// Closes the store's connections (without waiting for them); it answers nothing afterwards.
+    func close()
+}
+
+/// One table and how many rows it holds.
+struct TableSummary: Sendable {
+    let schema: TableSchema
+    let live: Int
+    let deleted: Int
+}
+
+/// A page of a list request, as JSON bytes.
+struct TablePage: Sendable {
+    let body: Data
+    /// The number of items in it.
+    let rows: Int
+}
+
+/// The versions a write expects the stored item to have.
+struct VersionCheck: Sendable, Equatable {
+    /// From `If-Match`; a mismatch is a 412.
+    var ifMatch: String?
+    /// From the body's `version`; a mismatch is a 409 (412 in the legacy protocol).
+    var bodyVersion: String?
+    /// The status of a stale body version.
+    var bodyVersionStatus: Int = 409
+
+    /// The error for a stored item whose version is not the expected one, `nil` when it is.
+    func failure(for current: StoredItem) -> TableError? {
+        if let ifMatch, ifMatch != current.version { return .preconditionFailed(current) }
+        if let bodyVersion, bodyVersion != current.version {
+            return bodyVersionStatus == 412 ? .preconditionFailed(current) : .conflict(current)
+        }
+        return nil
+    }
+}
+
+extension TableStorage {
+    /// The live item `id`; 404 when missing, soft-deleted or out of `scope`.
+    func item(in table: String, id: String, scope: RowScope = .all) async throws(TableError) -> StoredItem {
+        guard let found = try await anyItem(in: table, id: id, scope: scope), !found.deleted else {
+            throw .itemNotFound
+        }
+        return found
+    }
+
+    /// Compiles a list request for `table`. A name the cached schema does not know is looked up
+    /// once more in the database, since another instance may have just added that column.
+    func compile(
+        _ options: QueryOptions, table: String, style: ProtocolStyle, scope: RowScope = .all
+    ) async throws(TableError) -> CompiledQuery {
+        var schema = schema(of: table)
+        if schema == nil { schema = try await reloadSchema(of: table) }
+        guard let schema else { throw .tableNotFound(table) }
+        do {
+            return try QueryCompiler.compile(
+                options, schema: schema, dialect: dialect, scope: scope, resolve: style.resolver(for: schema))
+        } catch .invalidQuery(let message) {
+            guard let fresh = try await reloadSchema(of: table), fresh.columns.count != schema.columns.count else {
+                throw .invalidQuery(message)
+            }
+            return try QueryCompiler.compile(
+                options, schema: fresh, dialect: dialect, scope: scope, resolve: style.resolver(for: fresh))
+        }
+    }
+}

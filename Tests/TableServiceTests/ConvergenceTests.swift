@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import Synchronization
+import TestSupport
+import Testing
+
+/// In the spirit of Jepsen: writers insert, update and delete through two instances (one on
+/// SQLite, which is one process) for a while, three clients pull incrementally all along in small
+/// pages with the keyset cursor, and at the end every client holds exactly the rows and versions
+/// the database holds. A row committed behind a client's cursor would be missing from it.
+@Suite struct ConvergenceTests {
+    /// Seconds of writing (`CONVERGENCE_SECONDS`, 20 by default).
+    static let seconds = Double(ProcessInfo.processInfo.environment["CONVERGENCE_SECONDS"] ?? "") ?? 20
+
+    @Test(.timeLimit(.minutes(3)), arguments: Backend.all)
+    func incrementalPullersConvergeToTheDatabaseUnderConcurrentWriters(_ backend: Backend) async throws {
+        let first = try await TestServer(backend, tables: ["conv"])
+        defer { first.stop() }
+        let second = backend == .postgres ? try await TestServer(.postgres, sharing: first) : first
+        defer { if backend == .postgres { second.stop() } }
+        let instances = [first, second]
+        let writing = WritersRunning()
+
+        let pulled = try await withThrowingTaskGroup(of: [String: String]?.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    try await Self.write(
+                        as: writer, through: instances[writer % 2], until: Date().addingTimeInterval(Self.seconds))
+                    return nil
+                }
+            }
+            for client in 0..<3 {
+                group.addTask {
+                    var puller = Puller(server: instances[client % 2])
+                    while writing.value.load(ordering: .acquiring) {
+                        // Caught up: a short pause, as a client's sync loop would make.
+                        if try await !puller.pullPage() { try await Task.sleep(for: .milliseconds(10)) }
+                    }
+                    // Catch up once the writers are done.
+                    while try await puller.pullPage() {}
+                    return puller.versions
+                }
+            }
+            var results: [[String: String]] = []
+            var writersLeft = 4
+            while let result = try await group.next() {
+                if let result {
+                    results.append(result)
+                } else {
+                    writersLeft -= 1
+                    if writersLeft == 0 { writing.value.store(false, ordering: .releasing) }
+                }
+            }
+            return results
+        }
+
+        let truth = try await Self.databaseVersions(first)
+        #expect(truth.count >= Int(Self.seconds), "the writers wrote only \(truth.count) rows")
+        #expect(pulled.count == 3)
+        for (index, versions) in pulled.enumerated() {
+            let missing = truth.keys.filter { versions[$0] == nil }
+            let stale = truth.keys.filter { versions[$0] != nil && versions[$0] != truth[$0] }
+            #expect(missing.isEmpty, "client \(index) never saw \(missing.count) rows, such as \(missing.prefix(5))")
+            #expect(stale.isEmpty, "client \(index) holds an old version of \(stale.count) rows")
+            #expect(versions.count == truth.count)
+        }
+    }
+
+    /// Inserts new rows, updates and deletes known ones (with `If-Match`, taking the server's
+    /// version on a 412) until `deadline`.
+    static func write(as writer: Int, through server: TestServer, until deadline: Date) async throws {
+        var known: [String: String] = [:]
+        var generator = SystemRandomNumberGenerator()
+        var count = 0
+        while Date() < deadline {
+            count += 1
+            let roll = Int.random(in: 0..<10, using: &generator)
+            if known.isEmpty || roll < 5 {
+                let id = "w\(writer)-\(count)"
+                let reply = try await server.send("POST", "/tables/conv", json: ["id": id, "n": count])
+                #expect(reply.status == 201, "\(reply.text)")
+                if let version = reply.object?["version"] as? String { known[id] = version }
+                continue
+            }
+            let id = known.keys.randomElement(using: &generator)!
+            let headers = ["ZUMO-API-VERSION": "2.0.0", "If-Match": "\"\(known[id]!)\""]
+            let reply =
+                roll < 9
+                ? try await server.send("PATCH", "/tables/conv/\(id)", json: ["n": count], headers: headers)
+                : try await server.send("DELETE", "/tables/conv/\(id)", headers: headers)
+            switch reply.status {
+            case 200, 412: known[id] = reply.object?["version"] as? String
+            case 404: known[id] = nil
+            default: Issue.record("\(reply.status) \(reply.text)")
+            }
+            if roll == 9 { known[id] = nil }
+        }
+    }
+
+    /// Every row's version, read from the database itself.
+    static func databaseVersions(_ server: TestServer) async throws -> [String: String] {
+        switch server.database {
+        case .sqlite(let path):
+            let queue = try DatabaseQueue(path: try #require(path))
+            return try await queue.read { db in
+                try Dictionary(
+                    uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, version FROM conv").map {
+                        ($0[0] as String, $0[1] as String)
+                    })
+            }
+        case .postgres(let location):
+            let rows = try await TestPostgres.textRows(
+                "SELECT \"id\", \"version\" FROM \"conv\"", url: location.displayURL)
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0[0], $0[1]) })
+        }
+    }
+}
+
+/// Whether the writers still write (the pullers keep pulling until they stop).
+final class WritersRunning: Sendable {
+    let value = Atomic<Bool>(true)
+}
+
+/// A client pulling `conv` incrementally in pages of 7, as the sync client does: ordered by
+/// `updatedAt, id`, after the last row it saw, soft-deleted rows included.
+struct Puller {
+    let server: TestServer
+    var versions: [String: String] = [:]
+    var cursor: (updatedAt: String, id: String)?
+
+    /// Pulls one page; whether it was full (there may be more).
+    mutating func pullPage() async throws -> Bool {
+        var query = "$orderby=updatedAt,id&$top=7&__includeDeleted=true"
+        if let cursor {
+            let filter =
+                "(updatedAt gt datetimeoffset'\(cursor.updatedAt)') or "
+                + "(updatedAt eq datetimeoffset'\(cursor.updatedAt)' and id gt '\(cursor.id)')"
+            query += "&$filter=" + filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        }
+        let reply = try await server.send("GET", "/tables/conv?" + query)
+        let rows = try #require(reply.array, "\(reply.status) \(reply.text)")
+        for row in rows {
+            let id = try #require(row["id"] as? String)
+            versions[id] = try #require(row["version"] as? String)
+            cursor = (try #require(row["updatedAt"] as? String), id)
+        }
+        return rows.count == 7
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster in a folder of its own, on a free loopback port, for tests and
+# benchmarks. It never touches a system cluster.
+#   scripts/postgres-cluster.sh start DIR   creates and starts it; prints its URL
+#                                           (postgres://todosync@127.0.0.1:PORT/todosync)
+#   scripts/postgres-cluster.sh stop DIR    stops it and removes DIR
+# PostgreSQL refuses to run as root: as root, the cluster runs as the `postgres` user that
+# Debian's package creates. Durability is traded for speed (fsync off): the data is thrown away.
+set -euo pipefail
+
+command="${1:-}"
+dir="${2:-}"
+[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -x "$bin/initdb" ] || { echo "PostgreSQL is not installed (scripts/install-deps.sh test installs it)." >&2; exit 1; }
+
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+case "$command" in
+  start)
+    mkdir -p "$dir"
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    as_owner "$bin/initdb" -D "$dir/data" -U todosync --auth=trust --no-locale -E UTF8 >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; exit 1; }
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start -o \
+      "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=128MB" \
+      >/dev/null || { cat "$dir/data/server.log" >&2; exit 1; }
+    as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U todosync todosync
+    echo "$port" >"$dir/port"
+    echo "postgres://todosync@127.0.0.1:$port/todosync?sslmode=disable"
+    ;;
+  stop)
+    if [ -f "$dir/data/postmaster.pid" ]; then
+      as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$dir"
+    ;;
+  *)
+    echo "usage: $0 start|stop DIR" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# N stateless table-service instances behind nginx, on one PostgreSQL, all on loopback: the
+# deployment of README's "Deployment" section, for trying it, for tests and for benchmarks.
+#   scripts/serve-cluster.sh [INSTANCES] [DATABASE_URL]
+# INSTANCES defaults to 2. Without DATABASE_URL, a throwaway PostgreSQL cluster is started in a
+# temporary folder (scripts/postgres-cluster.sh) and removed afterwards.
+# Prints the service's URL (nginx) on its first line, then runs until interrupted (Ctrl-C, or
+# SIGTERM), and stops everything it started. Environment:
+#   TODOSYNC_BIN   the todosync binary (default: a release build, made if missing)
+#   PORT           nginx's port (default: a free one)
+#   POOL_SIZE      PostgreSQL connections per instance (default 16)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+instances=${1:-2}
+database=${2:-}
+pool_size=${POOL_SIZE:-16}
+bin=${TODOSYNC_BIN:-.build/release/todosync}
+[ -x "$bin" ] || swift build -c release --product todosync >&2
+
+work=$(mktemp -d /tmp/todosync-cluster.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  [ -d "$work/postgres" ] && scripts/postgres-cluster.sh stop "$work/postgres"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 0' INT TERM
+
+if [ -z "$database" ]; then
+  database=$(scripts/postgres-cluster.sh start "$work/postgres")
+fi
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+upstream=""
+for index in $(seq 1 "$instances"); do
+  port=$(free_port)
+  "$bin" serve --quiet --host 127.0.0.1 --port "$port" --database "$database" --pool-size "$pool_size" \
+    > "$work/instance-$index.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    curl -s -o /dev/null -H 'ZUMO-API-VERSION: 2.0.0' "http://127.0.0.1:$port/tables/todoitem" && break
+    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/instance-$index.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  upstream+="    server 127.0.0.1:$port;"$'\n'
+done
+
+nginx_port=${PORT:-$(free_port)}
+cat > "$work/nginx.conf" <<CONF
+worker_processes 2;
+daemon off;
+error_log $work/nginx-error.log;
+pid $work/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream todosync {
+$upstream    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:$nginx_port;
+    client_max_body_size 1m;
+    location / {
+      proxy_pass http://todosync;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$host:\$server_port;
+    }
+  }
+}
+CONF
+nginx -c "$work/nginx.conf" &
+pids+=($!)
+for _ in $(seq 50); do
+  curl -s -o /dev/null "http://127.0.0.1:$nginx_port/tables/todoitem" && break
+  sleep 0.1
+done
+echo "http://127.0.0.1:$nginx_port"
+echo "  $instances instances on $database; logs in $work" >&2
+wait "${pids[@]}"
