@@ -40,7 +40,7 @@ try FileManager.default.createDirectory(atPath: work, withIntermediateDirectorie
 defer { try? FileManager.default.removeItem(atPath: work) }
 
 let service = try TableService.start(
-    .init(databasePath: work + "/service.sqlite", tables: ["todoitem"]), port: 0, quiet: true)
+    .init(database: .sqlite(path: work + "/service.sqlite"), tables: ["todoitem"]), port: 0, quiet: true)
 let remote = URL(string: service.url)!
 
 /// A plain request to the service (seeding and the other device's edits; not measured).
