@@ -46,7 +46,8 @@ let pages: [(label: String, path: String)] = [
 /// A table service with `rows` todos, written straight into its file.
 func seededService(rows: Int, folder: String) async throws -> RunningTableService {
     let path = folder + "/service.sqlite"
-    let service = try TableService.start(.init(databasePath: path, tables: ["todoitem"]), port: 0, quiet: true)
+    let service = try TableService.start(
+        .init(database: .sqlite(path: path), tables: ["todoitem"]), port: 0, quiet: true)
     // One real insert creates the table and its columns; the rest follow its format.
     var request = HTTPClientRequest(url: service.url + "/tables/todoitem")
     request.method = .POST
@@ -116,7 +117,7 @@ func measure(rows: Int) async throws -> [String: Double] {
     for index in 0..<pending { try todos.insert(["text": .string("local change \(index)"), "complete": .bool(false)]) }
     figures["queue, \(pending) pending"] = try await p50(dashboard.url, "/operations")
     await dashboard.stop()
-    service.stop()
+    await service.stop()
     return figures
 }
 
