@@ -1,6 +1,6 @@
 // Enhancements only: every page works without this script.
 // - keeps the header's counts and sync progress live (polls /api/status);
-// - starts Sync without leaving the page, and reloads it once the result is in;
+// - starts Sync without leaving the page, shows Cancel while it runs, and reloads once the result is in;
 // - asks before deleting (the server shows a confirmation page when no script asked);
 // - ticks a todo done from the list without reloading the page.
 (function () {
@@ -11,6 +11,7 @@
   var statusURL = bar.getAttribute("data-status-url");
   var button = bar.querySelector("[data-sync-button]");
   var form = bar.querySelector("[data-sync-form]");
+  var cancelForm = bar.querySelector("[data-cancel-form]");
   var running = button && button.disabled;
   var timer = null;
 
@@ -34,6 +35,7 @@
       button.disabled = status.running;
       button.textContent = status.running ? "Syncing…" : "Sync";
     }
+    if (cancelForm) cancelForm.hidden = !status.running;
     if (running && !status.running) {
       // The result is waiting as a message on the next page: show it with fresh data.
       window.location.reload();
@@ -62,7 +64,7 @@
       var body = new URLSearchParams(new FormData(form));
       fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual",
                            headers: { "X-Requested-With": "fetch" } })
-        .then(function () { running = true; schedule(200); })
+        .then(function () { running = true; if (cancelForm) cancelForm.hidden = false; schedule(200); })
         .catch(function () { form.submit(); });
     });
   }

@@ -45,6 +45,9 @@ struct APIController: Sendable {
                 return Self.json(["started": started, "running": true], status: 202)
             }
         }
+        router.post("/api/cancel") { _ async throws in
+            Self.json(["cancelled": await environment.sync.cancel()])
+        }
     }
 
     static func json<T: Encodable>(_ value: T, status: Int = 200) -> Response {

@@ -75,6 +75,15 @@ final class BackgroundSync: Sendable {
         return true
     }
 
+    /// Cancels the running work, if any: it stops within moments and its result says "Cancelled".
+    /// Returns whether work was running.
+    @discardableResult
+    func cancel() async -> Bool {
+        guard isRunning else { return false }
+        await context.cancelSync()
+        return true
+    }
+
     /// Waits until no work runs (for tests and clean shutdown).
     func waitUntilIdle() async {
         while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
@@ -136,7 +145,7 @@ final class BackgroundSync: Sendable {
 
     static func describe(_ error: SyncError) -> Flash {
         switch error {
-        case .stopped(.offline): Flash(kind: .info, message: error.description)
+        case .stopped(.offline), .stopped(.cancelled): Flash(kind: .info, message: error.description)
         default: Flash(kind: .error, message: error.description)
         }
     }

@@ -136,8 +136,9 @@ public final class Dashboard: Sendable {
         }
     }
 
-    /// Waits for background work, stops the server and closes the store.
+    /// Cancels background work and waits for it to stop, stops the server and closes the store.
     public func stop() async {
+        await sync.cancel()
         await sync.waitUntilIdle()
         await server.stop()
         try? await context.close()

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPServer
 
-/// `POST /sync`, `/push`, `/pull`: start the work in the background and return at once.
+/// `POST /sync`, `/push`, `/pull`: start the work in the background and return at once;
+/// `POST /cancel` stops it.
 struct SyncController: Sendable {
     let environment: DashboardEnvironment
 
@@ -9,6 +10,15 @@ struct SyncController: Sendable {
         for kind in [BackgroundSync.Kind.sync, .push, .pull] {
             router.post("/\(kind.rawValue)") { request in try start(kind, request) }
         }
+        router.post("/cancel") { request async throws in try await cancel(request) }
+    }
+
+    /// `POST /cancel`: stops the running sync; its result ("Cancelled") shows as a message.
+    private func cancel(_ request: Request) async throws -> Response {
+        if !(await environment.sync.cancel()) {
+            environment.sessions.flash(request, .info, "No sync is running.")
+        }
+        return .redirect(to: DashboardEnvironment.safeBack(try? request.form()["back"]))
     }
 
     private func start(_ kind: BackgroundSync.Kind, _ request: Request) throws -> Response {

@@ -103,10 +103,12 @@ public actor SyncContext {
 
     // MARK: Settings
 
-    /// Turns offline mode on or off (saved in the store). Offline, edits queue and push/pull refuse.
+    /// Turns offline mode on or off (saved in the store). Offline, edits queue and push/pull refuse;
+    /// turning it on cancels a running push, pull or Use Client (it stops with ``StopReason/cancelled``).
     public nonisolated func setOffline(_ offline: Bool) throws(SyncError) {
         try write { [store] db in try store.setConfig(db, "offline", offline ? "true" : nil) }
         monitor.offline = offline
+        if offline { Task { await self.cancelSync() } }
     }
 
     /// Whether offline mode is on.

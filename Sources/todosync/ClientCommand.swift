@@ -72,11 +72,18 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Runs a command body: a `SyncError` becomes a message on standard error and exit status 1.
+    ///
+    /// SIGINT or SIGTERM cancels a running sync: it stops within moments, the store is left
+    /// consistent, "Cancelled" goes to standard error and the exit status is 0 (a clean stop).
     func run(_ body: (SyncContext) async throws -> Void) async throws {
+        let signals = SignalWatch()
         do {
             let context = try open()
+            signals.onSignal { Task { await context.cancelSync() } }
             try await body(context)
             try? await context.close()
+        } catch SyncError.stopped(.cancelled) where signals.fired {
+            FileHandle.standardError.write(Data((StopReason.cancelled.description + "\n").utf8))
         } catch let error as SyncError {
             throw failure(error.description)
         } catch let error as ConflictDecisionError {

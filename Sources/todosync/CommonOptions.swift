@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HTTPServer
+import Synchronization
 import Views
 
 /// `--host` and `--port`.
@@ -78,6 +79,51 @@ private final class SignalOnce: @unchecked Sendable {
     func fire() {
         continuation?.resume()
         continuation = nil
+    }
+}
+
+/// Calls a handler on every SIGINT or SIGTERM while it lives (instead of the default of ending the
+/// process at once), so a command can stop its work cleanly.
+final class SignalWatch {
+    private final class Shared: Sendable {
+        let state = Mutex<(fired: Bool, handler: (@Sendable () -> Void)?)>((false, nil))
+    }
+
+    private let shared = Shared()
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
+        let queue = DispatchQueue(label: "todosync.signals")
+        sources = [SIGINT, SIGTERM].map { signal in
+            Foundation.signal(signal, SIG_IGN)
+            return DispatchSource.makeSignalSource(signal: signal, queue: queue)
+        }
+        for source in sources {
+            source.setEventHandler { [shared] in
+                let handler = shared.state.withLock { state in
+                    state.fired = true
+                    return state.handler
+                }
+                handler?()
+            }
+            source.resume()
+        }
+    }
+
+    /// Whether a signal came.
+    var fired: Bool { shared.state.withLock { $0.fired } }
+
+    /// What to do on a signal (replaces the previous handler); called at once when one already came.
+    func onSignal(_ handler: @escaping @Sendable () -> Void) {
+        let fired = shared.state.withLock { state in
+            state.handler = handler
+            return state.fired
+        }
+        if fired { handler() }
+    }
+
+    deinit {
+        for source in sources { source.cancel() }
     }
 }
 

@@ -1,0 +1,87 @@
+import Dashboard
+import Foundation
+import TestSupport
+import Testing
+
+/// The dashboard's Cancel button, `/api/cancel` and Offline mode stop a running sync.
+struct CancelSyncTests {
+    /// A remote that reads each request and never answers: a sync against it runs until stopped.
+    private func silentRemote(_ harness: DashboardHarness) async throws -> MisbehavingService {
+        let silent = try MisbehavingService { _ in .silence }
+        try await harness.dashboard.context.setRemote(url: silent.url, applicationKey: nil)
+        return silent
+    }
+
+    /// Waits until the sync's request has reached the silent remote.
+    private func waitUntilWaiting(on remote: MisbehavingService) async throws {
+        for _ in 0..<250 where remote.requests.isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func cancelButtonShowsWhileASyncRunsAndStopsIt() async throws {
+        let harness = try await DashboardHarness()
+        let silent = try await silentRemote(harness)
+        defer { silent.stop() }
+        let idlePage = try await harness.client.send("GET", "/")
+        #expect(idlePage.text.contains(#"action="/cancel" class="inline" data-cancel-form hidden"#))
+
+        #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
+        try await waitUntilWaiting(on: silent)
+        let runningPage = try await harness.client.send("GET", "/")
+        #expect(runningPage.text.contains(#"action="/cancel" class="inline" data-cancel-form>"#))
+
+        let cancelled = try await harness.submit("/cancel", ["back": "/"])
+        #expect(cancelled.status == 303)
+        #expect(cancelled.headers["location"] == "/")
+        await harness.dashboard.waitUntilIdle()
+        let page = try await harness.client.send("GET", "/")
+        #expect(page.text.contains("Cancelled."))
+        await harness.stop()
+    }
+
+    @Test func apiCancelNeedsTheCSRFHeaderAndStopsTheSync() async throws {
+        let harness = try await DashboardHarness()
+        let silent = try await silentRemote(harness)
+        defer { silent.stop() }
+        let token = try await harness.csrfToken()
+        #expect(try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token]).status == 202)
+        try await waitUntilWaiting(on: silent)
+        #expect(try await harness.client.send("POST", "/api/cancel").status == 403)
+        #expect(await harness.dashboard.context.isSyncing)
+        let answer = try await harness.client.send("POST", "/api/cancel", headers: ["X-CSRF-Token": token])
+        #expect(answer.status == 200)
+        #expect(answer.text.contains(#""cancelled":true"#))
+        await harness.dashboard.waitUntilIdle()
+        #expect(harness.dashboard.context.lastSync?.stopReason == .cancelled)
+        let again = try await harness.client.send("POST", "/api/cancel", headers: ["X-CSRF-Token": token])
+        #expect(again.text.contains(#""cancelled":false"#))
+        await harness.stop()
+    }
+
+    @Test func turningOfflineModeOnStopsARunningSync() async throws {
+        let harness = try await DashboardHarness()
+        let silent = try await silentRemote(harness)
+        defer { silent.stop() }
+        let token = try await harness.csrfToken()
+        #expect(try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token]).status == 202)
+        try await waitUntilWaiting(on: silent)
+        let saved = try await harness.client.send(
+            "POST", "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: ["X-CSRF-Token": token])
+        #expect(saved.status == 200)
+        await harness.dashboard.waitUntilIdle()
+        #expect(harness.dashboard.context.lastSync?.stopReason == .cancelled)
+        await harness.stop()
+    }
+
+    @Test func stoppingTheDashboardCancelsItsSync() async throws {
+        let harness = try await DashboardHarness()
+        let silent = try await silentRemote(harness)
+        defer { silent.stop() }
+        #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
+        try await waitUntilWaiting(on: silent)
+        let started = Date()
+        await harness.stop()
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}

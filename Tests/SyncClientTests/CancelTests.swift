@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+/// Every push and pull can be cancelled: it stops within moments with "Cancelled", each operation
+/// left as after a lost answer, and the next sync converges.
+struct CancelTests {
+    /// A cancelled job stops well within 2 s on an idle machine (under 0.3 s here); the suite runs
+    /// many tests at once on two cores, so the bound it checks is looser.
+    private static let stopBound: TimeInterval = 5
+
+    /// Cancels the context's running job after `delay` seconds, and returns when it did.
+    private func cancel(_ context: SyncContext, after delay: Double) -> Task<Date, Never> {
+        Task {
+            try? await Task.sleep(for: .seconds(delay))
+            await context.cancelSync()
+            return Date()
+        }
+    }
+
+    @Test func cancelledPushStopsAndTheNextPushConvergesWithoutDuplicates() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        // Every insert takes 100 ms on the way to the service.
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            if request.method == .post { Thread.sleep(forTimeInterval: 0.1) }
+            return try forward()
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        for index in 0..<40 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
+        let cancelled = cancel(context, after: 0.5)
+        await #expect(throws: SyncError.stopped(.cancelled)) { try await context.push() }
+        let stopped = Date()
+        #expect(stopped.timeIntervalSince(await cancelled.value) < Self.stopBound)
+        #expect(context.lastSync?.message.hasPrefix("Cancelled") == true)
+        let left = try context.operations()
+        #expect(!left.isEmpty && left.count < 40)
+        #expect(left.allSatisfy { $0.state == .pending || $0.state == .attempted })
+
+        let result = try await context.push()
+        #expect(result.conflicts.isEmpty && result.failed.isEmpty)
+        #expect(try context.operations().isEmpty)
+        let rows = try await service.rest.all()
+        #expect(rows.count == 40)
+        #expect(Set(rows.compactMap { $0["id"]?.stringValue }).count == 40)
+    }
+
+    @Test func cancelledPullOf100kRowsStopsAndTheNextPullBringsTheRest() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.insert(["id": "first", "text": "x", "complete": false])
+        try withServiceDatabase(service) { db in
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
+                    INSERT INTO todoitem (id, createdAt, updatedAt, version, deleted, text, complete)
+                    SELECT printf('bulk-%06d', i), 1700000000000 + i, 1700000000000 + i, 'v' || i, 0, 'row ' || i, 0
+                    FROM n
+                    """)
+        }
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let todo = context.table("todoitem")
+        let cancelled = cancel(context, after: 0.5)
+        await #expect(throws: SyncError.stopped(.cancelled)) {
+            try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 1000))
+        }
+        #expect(Date().timeIntervalSince(await cancelled.value) < Self.stopBound)
+        let partial = try todo.count()
+        #expect(partial < 100_000)
+        let integrity = try context.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") }
+        #expect(integrity == "ok")
+
+        let rest = try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 1000))
+        #expect(try todo.count() == 100_000)
+        #expect(rest.received <= 100_000 - partial + 1000)
+    }
+
+    @Test func turningOfflineModeOnCancelsARunningPull() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        try await service.rest.seed(200)
+        let proxy = try FaultProxy(target: service.running.url) { _, forward in
+            Thread.sleep(forTimeInterval: 0.2)
+            return try forward()
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let offline = Task {
+            try? await Task.sleep(for: .milliseconds(500))
+            try context.setOffline(true)
+            return Date()
+        }
+        await #expect(throws: SyncError.stopped(.cancelled)) {
+            try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
+        }
+        #expect(Date().timeIntervalSince(try await offline.value) < Self.stopBound)
+        #expect(try context.table("todoitem").count() < 200)
+    }
+
+    @Test func cancellingWithNothingRunningDoesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext.temporary(in: folder)
+        #expect(await context.cancelSync() == false)
+    }
+}
