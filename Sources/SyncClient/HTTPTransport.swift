@@ -5,6 +5,13 @@ import NIOHTTP1
 import SyncProtocol
 import Synchronization
 
+/// Set once, from any thread, when a request's total deadline passed.
+private final class DeadlineFlag: Sendable {
+    private let state = Atomic<Bool>(false)
+    var fired: Bool { state.load(ordering: .acquiring) }
+    func fire() { state.store(true, ordering: .releasing) }
+}
+
 /// One answer from the table service.
 struct HTTPReply: Sendable {
     var status: Int
@@ -140,39 +147,32 @@ final class HTTPTransport: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        do {
-            let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
+        let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
+        let client = self.client
+        let reading = Task { () async throws -> HTTPReply in
             let response = try await client.execute(request, deadline: deadline)
-            var bytes = try await Self.collect(response.body, before: deadline)
+            var bytes = try await response.body.collect(upTo: Self.maximumBody)
             var headers: [String: String] = [:]
             for (name, value) in response.headers { headers[name] = value }
             let data = Data(bytes.readBytes(length: bytes.readableBytes) ?? [])
             return HTTPReply(status: Int(response.status.code), headers: headers, body: data)
-        } catch {
-            throw describe(error, url: text)
         }
-    }
-
-    /// The body, read until `deadline` at the latest (async-http-client's own deadline covers only
-    /// the head).
-    private static func collect(
-        _ body: HTTPClientResponse.Body, before deadline: NIODeadline
-    ) async throws
-        -> ByteBuffer
-    {
-        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await body.collect(upTo: maximumBody) }
-            group.addTask {
-                let remaining = deadline.uptimeNanoseconds.subtractingReportingOverflow(
-                    NIODeadline.now().uptimeNanoseconds)
-                if !remaining.overflow { try await Task.sleep(nanoseconds: remaining.partialValue) }
-                return nil
+        // async-http-client's own deadline covers only the head: this one covers the body too. It
+        // fires on an event loop, so a busy cooperative pool cannot delay it behind the idle deadline.
+        let expired = DeadlineFlag()
+        let timer = client.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+            expired.fire()
+            reading.cancel()
+        }
+        defer { timer.cancel() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await reading.value
+            } onCancel: {
+                reading.cancel()
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let buffer = first else {
-                throw HTTPClientError.deadlineExceeded
-            }
-            return buffer
+        } catch {
+            throw expired.fired ? .stopped(.tooSlow(seconds: requestTimeout)) : describe(error, url: text)
         }
     }
 
