@@ -20,7 +20,9 @@ final class DashboardHarness: Sendable {
             .deletingLastPathComponent()
     }
 
-    init() async throws {
+    /// A dashboard whose embedded service keeps its tables in `database` (a SQLite file in the
+    /// folder when `nil`).
+    init(database: TableService.Database? = nil) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("dashboard-\(UUID().uuidString)")
         let resources = ResourceFolders(
             publicFolder: Self.projectRoot.appendingPathComponent("Public"),
@@ -28,8 +30,10 @@ final class DashboardHarness: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let service = try TableService(
             configuration: .init(
-                database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"],
+                database: database ?? .sqlite(path: folder.appendingPathComponent("service.sqlite").path),
+                tables: ["todoitem"],
                 templatesFolder: resources.templatesFolder))
+        try await service.ready()
         dashboard = try await Dashboard.start(
             DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources),
             servicePagePath: "/service"
