@@ -44,9 +44,15 @@ struct ClientJournal: AsyncParsableCommand {
     @Option(help: "Only entries of this item id.") var item: String?
     @Option(help: "Only entries whose values contain this text.") var search: String?
     @Option(help: "At most this many entries (newest first).") var limit = 100
+    @Option(help: "From now on keep only the newest N entries (10,000 unless changed).") var keep: Int?
+
+    func validate() throws {
+        if let keep, keep < 1 { throw ValidationError("--keep needs a number of entries of at least 1.") }
+    }
 
     func run() async throws {
         try await options.run { context in
+            if let keep { try context.setJournalRetention(keep) }
             var query = JournalQuery(decision: decision, itemId: item, text: search, limit: 100)
             var remaining = max(0, limit)
             let encoder = JSONEncoder()

@@ -71,6 +71,7 @@ import Testing
         #expect(try await context.useClient(8) == .pushed)
         let page = try await harness.client.send("GET", "/journal")
         #expect(page.status == 200)
+        #expect(page.text.contains(#"<a href="/journal" aria-current="page">Journal</a>"#))
         #expect(page.text.contains("Use Server") && page.text.contains("Use Client"))
         for value in ["todo 3", "client 3", "server 3"] { #expect(page.text.contains(value)) }
         #expect(page.text.contains("Overturn"))

@@ -71,7 +71,7 @@ struct JournalController: Sendable {
             olderURL: page.next.map { "/journal" + Self.queryString(filters + [("before", String($0))]) },
             newestURL: query.before == nil ? nil : "/journal" + Self.queryString(filters),
             exportURL: "/journal.jsonl" + Self.queryString(filters))
-        return environment.renderer.page("journal", request, section: .none, view)
+        return environment.renderer.page("journal", request, section: .journal, view)
     }
 
     /// The filters of a query as query-string items (no cursor).

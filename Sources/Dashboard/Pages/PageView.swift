@@ -25,12 +25,13 @@ struct PageView<Content: Encodable & Sendable>: Encodable, Sendable {
 /// Which section of the navigation bar is current.
 struct Navigation: Encodable, Sendable, Equatable {
     /// Sections of the navigation bar.
-    enum Section: String, Sendable { case todos, operations, conflicts, settings, none }
+    enum Section: String, Sendable { case todos, operations, conflicts, journal, settings, none }
 
     var current: String
     var todos: Bool
     var operations: Bool
     var conflicts: Bool
+    var journal: Bool
     var settings: Bool
 
     init(_ section: Section) {
@@ -38,6 +39,7 @@ struct Navigation: Encodable, Sendable, Equatable {
         todos = section == .todos
         operations = section == .operations
         conflicts = section == .conflicts
+        journal = section == .journal
         settings = section == .settings
     }
 }
