@@ -8,8 +8,8 @@ public enum ConflictDecisionError: Error, Sendable, Equatable, CustomStringConve
     case entryNotFound(String)
     /// The item has a newer local change, so overturning would overwrite it.
     case newerLocalChange(entry: String, itemId: String)
-    /// The entry's outcome is that the item is deleted on the service.
-    case itemDeletedOnService(entry: String, itemId: String)
+    /// Both the outcome and the side that lost deleted the item: there is nothing to bring back.
+    case nothingToOverturn(entry: String, itemId: String)
     /// No journal entry belongs to this bulk decision.
     case batchNotFound(String)
     /// A bulk decision takes Use Client or Use Server.
@@ -26,8 +26,8 @@ public enum ConflictDecisionError: Error, Sendable, Equatable, CustomStringConve
             "No journal entry '\(id)'. It may be older than the journal keeps; list the journal for current ids."
         case .newerLocalChange(let entry, let itemId):
             "Entry \(entry) cannot be overturned: '\(itemId)' has a newer local change. Push or discard that change first."
-        case .itemDeletedOnService(let entry, let itemId):
-            "Entry \(entry) cannot be overturned: its outcome deleted '\(itemId)' on the service. Add the todo again instead."
+        case .nothingToOverturn(let entry, let itemId):
+            "Entry \(entry) cannot be overturned: both sides deleted '\(itemId)', so there is nothing to bring back."
         case .batchNotFound(let batch):
             "No journal entries belong to the bulk decision '\(batch)'; it may be older than the journal keeps."
         case .bulkNeedsUseClientOrServer:

@@ -8,6 +8,12 @@ import SyncProtocol
 /// Every method that takes a `Database` runs inside the caller's transaction, so an outcome and its
 /// entry are stored together. The journal keeps the newest ``retention`` entries (10,000 unless the
 /// store says otherwise, see ``SyncContext/setJournalRetention(_:)``).
+///
+/// A decision that must reach the service first (Use Client, a merge, a pick, an overturn) is *held*
+/// with its operation (`__journal_held`, written in the transaction that queues the decision) and
+/// *settled* into `__journal` by the transaction that applies the service's answer to the row —
+/// whichever push gets that answer, even one after a crash. A new conflict or a refusal releases it:
+/// that decision did not happen.
 struct ConflictJournal: Sendable {
     /// Entries kept when the store names no other number.
     static let defaultRetention = 10_000
@@ -41,6 +47,17 @@ struct ConflictJournal: Sendable {
                 """)
     }
 
+    /// Where decisions wait for the service's answer, one per operation (dropped with it).
+    static let heldMigration = StoreMigration("v3-held-journal-entries") { db in
+        try db.execute(
+            sql: """
+                CREATE TABLE __journal_held (
+                    operationId INTEGER PRIMARY KEY REFERENCES __operations (id) ON DELETE CASCADE,
+                    entry TEXT NOT NULL
+                )
+                """)
+    }
+
     private static let columns =
         "sequence, id, tableName, itemId, operation, decision, decidedBy, base, client, server, result, "
         + "versionBefore, versionAfter, recordedAt, batch, overturns"
@@ -67,6 +84,38 @@ struct ConflictJournal: Sendable {
             .execute(arguments: [stored.sequence - Int64(try retention(db))])
         return stored
     }
+
+    /// Holds `entry` until operation `operationId` is applied by the service (see ``settle(_:operationId:result:)``).
+    func hold(_ db: Database, operationId: Int64, _ entry: JournalEntry) throws {
+        let text = String(decoding: try Self.encoder.encode(entry), as: UTF8.self)
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO __journal_held (operationId, entry) VALUES (?, ?)")
+            .execute(arguments: [operationId, text])
+    }
+
+    /// The service applied operation `operationId`: its held entry, if any, is recorded with the
+    /// item as it now stands (`result`, nil when the outcome is a delete).
+    func settle(_ db: Database, operationId: Int64, result: Item?) throws {
+        guard
+            let text = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT entry FROM __journal_held WHERE operationId = ?"),
+                arguments: [operationId])
+        else { return }
+        var entry = try Self.decoder.decode(JournalEntry.self, from: Data(text.utf8))
+        entry.result = result
+        entry.versionAfter = result?[SystemColumn.version]?.stringValue
+        entry.recordedAt = Date()
+        try record(db, entry)
+        try release(db, operationId: operationId)
+    }
+
+    /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).
+    func release(_ db: Database, operationId: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM __journal_held WHERE operationId = ?").execute(arguments: [operationId]
+        )
+    }
+
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
 
     /// How many entries are kept.
     func retention(_ db: Database) throws -> Int {

@@ -35,10 +35,10 @@ struct PushDriver: Sendable {
         while true {
             switch PushDecision.decide(attempt, reply) {
             case .done(let serverItem):
-                try queue.complete(id, serverItem: serverItem)
+                try complete(id, serverItem: serverItem, status: reply.status)
                 return .pushed
             case .alreadyApplied(let serverItem):
-                try queue.complete(id, serverItem: serverItem)
+                try complete(id, serverItem: serverItem, status: reply.status)
                 return .pushed
             case .conflict(let serverItem, let status):
                 try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem)
@@ -76,6 +76,18 @@ struct PushDriver: Sendable {
                 attempt = recreated
                 reply = try await write(attempt)
             }
+        }
+    }
+
+    /// Applies the service's answer to the row (and journals a decision held with the operation). When
+    /// that transaction fails, nothing of it is stored: the operation is left attempted, and the next
+    /// push recognises the change on the service and completes it then.
+    private func complete(_ id: Int64, serverItem: Item?, status: Int) throws(SyncError) {
+        do {
+            try queue.complete(id, serverItem: serverItem)
+        } catch {
+            try? queue.markAttempted(id, message: error.description, status: status)
+            throw error
         }
     }
 

@@ -83,28 +83,19 @@ extension SyncContext {
         store.tables[table]?.columnNames ?? []
     }
 
-    /// Adopts the server's version (writing `values` into the row first), sends the operation and
-    /// journals the outcome when the service accepts it. A new conflict (the service moved again)
-    /// stays in the queue for the next decision.
+    /// Adopts the server's version (writing `values` into the row first) with the decision held for
+    /// the journal, and sends the operation. The entry is stored by the transaction that applies the
+    /// service's answer (never apart from it); a new conflict (the service moved again) stays in the
+    /// queue for the next decision and journals nothing.
     func pushDecision(
         _ id: Int64, _ decision: PendingDecision, driver: PushDriver
     ) async throws -> OperationOutcome {
         guard let before = try conflict(id) else { throw SyncError.notInConflict(id) }
-        try queue.adoptServerVersion(id, values: decision.values)
-        let outcome = try await driver.send(id)
-        guard outcome == .pushed else { return outcome }
-        let result =
-            before.operation.kind == .delete && before.serverItem != nil
-            ? nil : try item(id: before.operation.itemId, in: before.operation.table)
-        try write { [journal] db in
-            _ = try journal.record(
-                db,
-                JournalEntry(
-                    before, decision: decision.decision, decidedBy: decision.decidedBy, result: result,
-                    versionAfter: result?[SystemColumn.version]?.stringValue, batch: decision.batch,
-                    overturns: decision.overturns))
-        }
-        return outcome
+        let entry = JournalEntry(
+            before, decision: decision.decision, decidedBy: decision.decidedBy, result: nil, versionAfter: nil,
+            batch: decision.batch, overturns: decision.overturns)
+        try queue.adoptServerVersion(id, values: decision.values, decision: entry)
+        return try await driver.send(id)
     }
 
     // MARK: Per-field pick

@@ -37,13 +37,20 @@ extension SyncContext {
 
     // MARK: Overturn
 
-    /// Overturns a journal entry: the values that lost become a new update of the item (a delete
-    /// when the losing side had deleted it), sent against the version the entry left on the service.
-    /// If the service moved since, its answer (412, with its current item) makes this a new
-    /// conflict, never a silent overwrite. The outcome is journaled as an overturn.
+    /// Overturns a journal entry: what lost becomes a new change of the item, sent against the
+    /// version the entry left on the service, and journaled as an overturn when the service applies it.
+    ///
+    /// - The outcome kept the item and the losing side had values: they go out as an update.
+    /// - The outcome deleted the item ("Accept the delete", "Delete it anyway"): the losing values
+    ///   re-create it — an insert, which a service that keeps the deleted row (soft delete) answers
+    ///   with 409 and the deleted copy, and the row is then undeleted and updated.
+    /// - The outcome kept an item the losing side had deleted: it is deleted.
+    ///
+    /// If the service moved since (another version, or an item that is back), its answer makes this a
+    /// new conflict, never a silent overwrite.
     ///
     /// - Throws: ``ConflictDecisionError`` when the entry is unknown, the item has a newer local
-    ///   change, or the entry's outcome deleted the item on the service.
+    ///   change, or both sides of the entry had deleted the item.
     public func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
         try await exclusive(join: { $0.overturn(entryId) }, start: { .overturn(entryId: entryId, $0) }) {
             try await self.runOverturn(entryId, batch: batch)
@@ -53,52 +60,62 @@ extension SyncContext {
     private func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
         guard let entry = try journalEntry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
         let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
-        let operationId = try queueOverturn(entry)
-        let outcome = try await driver.send(operationId)
-        guard outcome == .pushed else { return outcome }
-        let result = entry.losingValues == nil ? nil : try item(id: entry.itemId, in: entry.table)
-        try write { [journal] db in
-            _ = try journal.record(
-                db,
-                JournalEntry(
-                    id: UUID().uuidString.lowercased(), sequence: 0, table: entry.table, itemId: entry.itemId,
-                    operation: entry.losingValues == nil ? .delete : .update, base: entry.result,
-                    client: entry.losingValues, server: entry.result, result: result, decision: .overturn,
-                    decidedBy: .person, versionBefore: entry.versionAfter,
-                    versionAfter: result?[SystemColumn.version]?.stringValue, recordedAt: Date(), batch: batch,
-                    overturns: entry.id))
-        }
-        return outcome
+        let operationId = try queueOverturn(entry, batch: batch)
+        return try await driver.send(operationId)
     }
 
-    /// Writes the losing values into the row at the entry's resulting version and queues the change.
-    private func queueOverturn(_ entry: JournalEntry) throws -> Int64 {
+    /// Writes the losing values into the row (or removes it), queues the change, and holds its
+    /// journal entry with it, in one transaction.
+    private func queueOverturn(_ entry: JournalEntry, batch: String?) throws -> Int64 {
         var refusal: ConflictDecisionError?
         let operationId = try write { [store, queue] db -> Int64? in
             guard try queue.operations(db, table: entry.table, itemId: entry.itemId).isEmpty else {
                 refusal = .newerLocalChange(entry: entry.id, itemId: entry.itemId)
                 return nil
             }
-            guard var resulting = entry.result, entry.versionAfter != nil else {
-                refusal = .itemDeletedOnService(entry: entry.id, itemId: entry.itemId)
+            let table = try store.description(of: entry.table)
+            let id: Int64
+            let kind: OperationKind
+            var resulting = entry.result
+            resulting?[SystemColumn.version] = entry.versionAfter.map(JSONValue.string)
+            switch (entry.losingValues, resulting) {
+            case (let values?, let resulting?):
+                kind = .update
+                try store.writeItem(db, table: table, item: Self.row(resulting, taking: values, of: table))
+                id = try queue.enqueue(db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting)
+            case (let values?, nil):
+                kind = .insert
+                let row = Self.row([SystemColumn.id: .string(entry.itemId)], taking: values, of: table)
+                try store.writeItem(db, table: table, item: row)
+                id = try queue.enqueue(db, kind: kind, table: entry.table, itemId: entry.itemId, before: nil)
+                try queue.markRecreate(db, id: id)
+            case (nil, let resulting?):
+                kind = .delete
+                try store.deleteItem(db, table: entry.table, id: entry.itemId)
+                id = try queue.enqueue(db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting)
+            case (nil, nil):
+                refusal = .nothingToOverturn(entry: entry.id, itemId: entry.itemId)
                 return nil
             }
-            resulting[SystemColumn.version] = entry.versionAfter.map(JSONValue.string)
-            let table = try store.description(of: entry.table)
-            if let values = entry.losingValues {
-                var row = resulting
-                for column in table.columns { row[column.name] = values[column.name] ?? .null }
-                try store.writeItem(db, table: table, item: row)
-                try queue.enqueue(db, kind: .update, table: entry.table, itemId: entry.itemId, before: resulting)
-            } else {
-                try store.deleteItem(db, table: entry.table, id: entry.itemId)
-                try queue.enqueue(db, kind: .delete, table: entry.table, itemId: entry.itemId, before: resulting)
-            }
-            return try queue.operations(db, table: entry.table, itemId: entry.itemId).last?.id
+            try queue.journal.hold(
+                db, operationId: id,
+                JournalEntry(
+                    id: UUID().uuidString.lowercased(), sequence: 0, table: entry.table, itemId: entry.itemId,
+                    operation: kind, base: entry.result, client: entry.losingValues, server: entry.result,
+                    result: nil, decision: .overturn, decidedBy: .person, versionBefore: entry.versionAfter,
+                    versionAfter: nil, recordedAt: Date(), batch: batch, overturns: entry.id))
+            return id
         }
         if let refusal { throw refusal }
         guard let operationId else { throw SyncError.itemNotFound(table: entry.table, id: entry.itemId) }
         return operationId
+    }
+
+    /// `row` with every user column of `table` taken from `values` (null where they have none).
+    private static func row(_ row: Item, taking values: Item, of table: TableDescription) -> Item {
+        var row = row
+        for column in table.columns { row[column.name] = values[column.name] ?? .null }
+        return row
     }
 
     // MARK: Bulk decisions

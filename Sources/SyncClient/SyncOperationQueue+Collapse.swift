@@ -7,19 +7,22 @@ extension SyncOperationQueue {
     /// Records a change of `itemId`, merging it with a queued (not in-flight) operation of the same item.
     ///
     /// - Parameter before: the row before the change, nil when there was none.
-    func enqueue(_ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?) throws {
+    /// - Returns: the id of the operation that carries the change.
+    @discardableResult
+    func enqueue(_ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?) throws -> Int64 {
         let existing = try operations(db, table: table, itemId: itemId)
         guard let last = existing.last, last.state != .inFlight else {
             // Nothing queued, or the queued change is on the wire: a new operation, pushed after it.
             let base = before?[SystemColumn.version]?.stringValue != nil ? before : nil
-            try insert(
+            return try insert(
                 db,
                 TableOperation(
                     id: 0, table: table, itemId: itemId, kind: kind, state: .pending,
                     item: kind == .delete ? before : nil, base: base, attempts: 0, queuedAt: Date(),
                     lastAttemptAt: nil, lastStatus: nil, message: nil))
-            return
         }
+        // A decision waiting for the service no longer describes the operation once an edit joins it.
+        try journal.release(db, operationId: last.id)
         var operation = last
         switch (last.kind, kind) {
         case (.insert, .update), (.update, .update):
@@ -51,6 +54,7 @@ extension SyncOperationQueue {
         default:
             throw SyncError.changeNotAllowed(table: table, id: itemId, queued: last.kind, new: kind)
         }
+        return last.id
     }
 
     /// Makes the operation pending again and forgets its last error.

@@ -71,6 +71,8 @@ extension SyncOperationQueue {
     }
 
     /// The service applied the operation: its item goes into the row and the operation leaves the queue.
+    /// A decision held with the operation (Use Client, a merge, a pick, an overturn) is journaled in
+    /// the same transaction, so the outcome and its entry are stored together or not at all.
     ///
     /// When a newer local change of the item is queued (an edit made while this one was in flight),
     /// the row keeps the newer values and only adopts the service's version, which the newer change
@@ -83,11 +85,14 @@ extension SyncOperationQueue {
                     arguments: [id])
             else { return }
             let (tableName, itemId): (String, String) = (row[0], row[1])
+            var result: Item?
             if let serverItem, OperationKind(rawValue: row[2]) != .delete {
                 let table = try store.description(of: tableName)
                 let later = try operations(db, table: tableName, itemId: itemId, after: id)
+                result = serverItem
                 if later.isEmpty {
                     try store.writeItem(db, table: table, item: serverItem)
+                    result = try store.readItem(db, table: table, id: itemId)
                 } else {
                     if var current = try store.readItem(db, table: table, id: itemId) {
                         Self.adoptSystemColumns(of: serverItem, into: &current)
@@ -102,6 +107,7 @@ extension SyncOperationQueue {
                     }
                 }
             }
+            try journal.settle(db, operationId: id, result: result)
             try remove(db, id: id)
         }
     }
@@ -136,6 +142,8 @@ extension SyncOperationQueue {
             operation.lastStatus = status
             operation.message = message
             try update(db, operation)
+            // A decision that met a new conflict or a refusal did not happen.
+            try journal.release(db, operationId: id)
             try saveError(
                 db,
                 OperationError(

@@ -9,8 +9,9 @@ extension SyncOperationQueue {
     /// again, with the service's version. An insert that met an existing id becomes an update; an
     /// update of an item the service deleted becomes an insert that re-creates it; a delete of an
     /// item the service deleted has nothing left to do and leaves the queue. With `values`, the row's
-    /// user columns take them first (a merge or a per-field pick).
-    func adoptServerVersion(_ id: Int64, values: Item? = nil) throws(SyncError) {
+    /// user columns take them first (a merge or a per-field pick). `decision` is held with the
+    /// operation and journaled when the service applies it (see ``ConflictJournal``).
+    func adoptServerVersion(_ id: Int64, values: Item? = nil, decision: JournalEntry? = nil) throws(SyncError) {
         try store.write { db in
             var operation = try existingOperation(db, id: id)
             guard operation.state == .conflict, let error = try error(db, operationId: id) else {
@@ -45,7 +46,16 @@ extension SyncOperationQueue {
             operation.message = nil
             try update(db, operation)
             try clearError(db, operationId: id)
+            if let decision { try journal.hold(db, operationId: id, decision) }
         }
+    }
+
+    /// Marks a queued insert as re-creating an item the service deleted: an id the service still
+    /// holds as deleted is then undeleted and updated, not a conflict (see ``PushDecision/recreate``).
+    func markRecreate(_ db: Database, id: Int64) throws {
+        var operation = try existingOperation(db, id: id)
+        operation.recreate = true
+        try update(db, operation)
     }
 
     /// Use Server: the service's item goes into the local table (or the local row goes, when the

@@ -22,6 +22,8 @@ import SyncProtocol
 /// together. Methods that take a `Database` run inside the caller's transaction.
 struct SyncOperationQueue: Sendable {
     let store: LocalStore
+    /// Where a decision held with an operation is settled when the service applies it.
+    let journal = ConflictJournal()
 
     /// The queue's steps after the first schema (which ``LocalStore`` creates).
     static let migrations: [StoreMigration] = [

@@ -103,6 +103,29 @@ import Testing
         await harness.stop()
     }
 
+    @Test func anOutcomeThatDeletedTheTodoCanBeOverturnedFromTheJournal() async throws {
+        let harness = try await DashboardHarness()
+        let context = try await conflicts(harness, 1)
+        // The service deletes the todo; the person accepts the delete.
+        let deleted = try await harness.client.send(
+            "DELETE", "/tables/todoitem/t0", headers: ["ZUMO-API-VERSION": "2.0.0"])
+        #expect(deleted.status == 200)
+        try context.cancel(2)
+        #expect(try await context.push().conflicts == [2])
+        try context.useServer(2)
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.result == nil)
+        let page = try await harness.client.send("GET", "/journal")
+        #expect(page.text.contains("/journal/\(entry.id)/overturn"))
+        let answer = try await harness.submit("/journal/\(entry.id)/overturn", [:])
+        #expect(answer.status == 303)
+        #expect(try context.table("todoitem").item(id: "t0")?["text"] == "client 0")
+        let service = try await harness.client.send(
+            "GET", "/tables/todoitem/t0", headers: ["ZUMO-API-VERSION": "2.0.0"])
+        #expect(service.status == 200 && service.text.contains("client 0"))
+        await harness.stop()
+    }
+
     @Test func aBulkDecisionIsPreviewedAppliedAndUndoneInOneStep() async throws {
         let harness = try await DashboardHarness()
         let context = try await conflicts(harness, 3)

@@ -88,9 +88,9 @@ extension JournalView.Entry {
         if blocked {
             overturnable = false
             overturnNote = "The todo has a newer local change: push or discard it before overturning."
-        } else if entry.result == nil {
+        } else if entry.result == nil && entry.losingValues == nil {
             overturnable = false
-            overturnNote = "The outcome deleted the todo on the service."
+            overturnNote = "Both sides deleted the todo: there is nothing to bring back."
         } else {
             overturnable = true
             overturnNote = nil

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+/// A decision's journal entry is stored by the same transaction as its local outcome: both exist
+/// after every kind of outcome, and an outcome that cannot be stored leaves no entry (and is
+/// completed, with its entry, by the next push).
+@Suite(.timeLimit(.minutes(2)))
+struct AtomicJournalTests {
+    let folder: TemporaryFolder
+    let service: LiveService
+
+    init() throws {
+        folder = try TemporaryFolder()
+        service = try LiveService(folder: folder)
+    }
+
+    /// Items `i0...` pulled, then edited on both sides: operations 1...count conflict (policy ask).
+    func conflicts(_ count: Int, policy: ConflictPolicy = .ask) async throws -> SyncContext {
+        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: policy)
+        for index in 0..<count {
+            try await service.rest.insert(["id": .string("i\(index)"), "text": "base", "complete": false])
+        }
+        _ = try await context.table("todoitem").pull()
+        for index in 0..<count {
+            _ = try await service.rest.patch("i\(index)", ["text": .string("server \(index)")])
+            try context.table("todoitem").update(["id": .string("i\(index)"), "text": .string("client \(index)")])
+        }
+        if policy == .ask { #expect(try await context.push().conflicts.count == count) }
+        return context
+    }
+
+    /// Whether any decision still waits for the service's answer.
+    func heldDecisions(_ context: SyncContext) throws -> Int {
+        try context.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM __journal_held") ?? 0 }
+    }
+
+    /// Makes every insert into `__journal` fail, as a full disk or a crash at that point would.
+    func refuseJournalWrites(_ context: SyncContext, _ refuse: Bool) throws {
+        let other = try DatabaseQueue(path: context.path)
+        defer { try? other.close() }
+        try other.write { db in
+            try db.execute(
+                sql: refuse
+                    ? "CREATE TRIGGER refuse BEFORE INSERT ON __journal BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                    : "DROP TRIGGER refuse")
+        }
+    }
+
+    @Test func everyKindOfOutcomeIsStoredWithItsEntry() async throws {
+        let context = try await conflicts(4)
+        var expected: [JournalEntry.Decision] = []
+        func check(_ decision: JournalEntry.Decision, item: String, text: String?) throws {
+            expected.insert(decision, at: 0)
+            #expect(try context.journal().entries.map(\.decision) == expected)
+            let entry = try #require(try context.journal().entries.first)
+            #expect(entry.itemId == item && entry.result?.text == text)
+            #expect(try context.table("todoitem").item(id: item)?.text == text)
+            #expect(try context.operations(table: "todoitem", itemId: item).isEmpty)
+            #expect(try heldDecisions(context) == 0)
+        }
+        try context.useServer(1)
+        try check(.useServer, item: "i0", text: "server 0")
+        #expect(try await context.useClient(2) == .pushed)
+        try check(.useClient, item: "i1", text: "client 1")
+        #expect(try await context.resolve(3, picking: ["text": .base]) == .pushed)
+        try check(.pick, item: "i2", text: "base")
+        #expect(try await context.overturn(try context.journal().entries.last!.id) == .pushed)
+        try check(.overturn, item: "i0", text: "client 0")
+        try context.cancel(4)
+        try context.setConflictPolicy(.clientWins, for: "todoitem")
+        #expect(try await context.push().pushed == [4])
+        try check(.useClient, item: "i3", text: "client 3")
+    }
+
+    @Test func aMergeByPolicyIsStoredWithItsEntry() async throws {
+        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
+        _ = try await context.table("todoitem").pull()
+        _ = try await service.rest.patch("a", ["complete": true])
+        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        #expect(try await context.push().pushed == [1])
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .merge && entry.result?.text == "oat milk")
+        #expect(entry.versionAfter == (try context.table("todoitem").item(id: "a")?.version))
+        #expect(try heldDecisions(context) == 0)
+    }
+
+    @Test func anOutcomeThatCannotBeStoredLeavesNoEntryAndTheNextPushStoresBoth() async throws {
+        let context = try await conflicts(1)
+        try refuseJournalWrites(context, true)
+        await #expect(throws: SyncError.self) { try await context.useClient(1) }
+        #expect(try context.journalCount() == 0, "no entry without its outcome")
+        let onService = try #require(try await service.rest.get("todoitem", "i0"))
+        #expect(onService.text == "client 0", "the service took it")
+        #expect(try context.operations().map(\.state) == [.attempted], "no outcome without its entry")
+        #expect(try context.table("todoitem").item(id: "i0")?.version != onService.version)
+
+        try refuseJournalWrites(context, false)
+        #expect(try await context.push().pushed == [1])
+        let entry = try #require(try context.journal().entries.first)
+        #expect(entry.decision == .useClient && entry.result?.text == "client 0")
+        #expect(entry.versionAfter == (try await service.rest.get("todoitem", "i0")?.version))
+        #expect(try context.operations().isEmpty)
+    }
+
+    @Test func aDecisionThatMeetsANewConflictHoldsNoEntry() async throws {
+        let context = try await conflicts(1)
+        // The Use Client is sent over the version the conflict saw; the service moves first.
+        _ = try await service.rest.patch("i0", ["text": "server again"])
+        #expect(try await context.useClient(1) == .conflict)
+        #expect(try heldDecisions(context) == 0)
+        #expect(try context.journalCount() == 0)
+    }
+}
