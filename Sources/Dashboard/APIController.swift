@@ -22,9 +22,28 @@ struct APIController: Sendable {
         var choice: String
     }
 
+    /// The body of `POST /api/settings`; absent fields stay as they are.
     struct SettingsPayload: Decodable {
         var offline: Bool?
         var pageSize: Int?
+        /// The table service's address; "" for the embedded service.
+        var remote: String?
+        /// The application key sent to `remote` (only read with `remote`; absent or "" for none).
+        var applicationKey: String?
+        /// What becomes of queued changes when `remote` is another service: "push" or "discard".
+        var onSwitch: String?
+    }
+
+    /// The 409 answer to a switch refused while changes are queued.
+    struct SwitchRefusedAnswer: Encodable {
+        var error: String
+        var from: String
+        var to: String
+        var pending: Int
+        var conflicts: Int
+        var failed: Int
+        /// The values `onSwitch` accepts.
+        var choices = RemoteSwitchChoice.allCases.map(\.rawValue)
     }
 
     func addRoutes(to router: inout Router) {
@@ -38,7 +57,7 @@ struct APIController: Sendable {
         router.post("/api/operations/:id/discard") { request in try discard(request) }
         router.get("/api/conflicts") { _ in try conflicts() }
         router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
-        router.post("/api/settings") { request in try settings(request) }
+        router.post("/api/settings") { request async throws in try await settings(request) }
         for kind in [BackgroundSync.Kind.sync, .push, .pull] {
             router.post("/api/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
@@ -176,10 +195,45 @@ struct APIController: Sendable {
         }
     }
 
-    private func settings(_ request: Request) throws -> Response {
+    private func settings(_ request: Request) async throws -> Response {
         let payload = try request.decodeJSON(SettingsPayload.self)
+        if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
+            throw HTTPError(422, "pageSize must be from 1 to 1000.")
+        }
+        let onSwitch = try payload.onSwitch.map { text throws(HTTPError) in
+            guard let choice = RemoteSwitchChoice(rawValue: text) else {
+                throw HTTPError(422, "onSwitch must be \"push\" or \"discard\".")
+            }
+            return choice
+        }
+        if let remote = payload.remote {
+            var url: URL?
+            if !remote.isEmpty {
+                guard let parsed = URL(string: remote), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                    parsed.host?.isEmpty == false
+                else { throw HTTPError(422, "remote must be an http(s) address such as http://127.0.0.1:8090.") }
+                url = parsed
+            } else if environment.embeddedURL() == nil {
+                throw HTTPError(422, "remote must be an http(s) address: this dashboard has no embedded service.")
+            }
+            let key = payload.applicationKey.flatMap { $0.isEmpty ? nil : $0 }
+            do {
+                try await RemoteSetting(
+                    context: environment.context, settings: environment.settings, embeddedURL: environment.embeddedURL
+                ).apply(remote: url, applicationKey: key, onSwitch: onSwitch)
+            } catch SyncError.remoteSwitchRefused(let refusal) {
+                return Self.json(
+                    SwitchRefusedAnswer(
+                        error: SyncError.remoteSwitchRefused(refusal).description
+                            + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",
+                        from: refusal.from.description, to: refusal.to.description, pending: refusal.pending,
+                        conflicts: refusal.conflicts, failed: refusal.failed),
+                    status: 409)
+            } catch let error as SyncError {
+                throw error.httpError
+            }
+        }
         if let pageSize = payload.pageSize {
-            guard (1...1000).contains(pageSize) else { throw HTTPError(422, "pageSize must be from 1 to 1000.") }
             var settings = environment.settings.settings
             settings.pageSize = pageSize
             try environment.settings.save(settings)

@@ -100,31 +100,31 @@ public final class Dashboard: Sendable {
         )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
         let dashboard = Dashboard(server: server, context: context, sync: sync)
-        try await dashboard.applyRemote(configuration.remote, settings: settings, embeddedURL: embedded())
+        try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)
         if let token = configuration.authToken { try await context.setAuthToken(token) }
         return dashboard
     }
 
     /// Chooses the remote: the command line's, else the saved one, else the embedded service.
     private func applyRemote(
-        _ remote: DashboardConfiguration.Remote?, settings: SettingsFile, embeddedURL: String?
+        _ configuration: DashboardConfiguration, settings: SettingsFile, embeddedURL: @escaping @Sendable () -> String?
     )
         async throws
     {
-        var saved = settings.settings
-        switch remote {
-        case .url(let url, let key)?:
-            saved.remoteURL = url.absoluteString
-            saved.applicationKey = key
+        var remote = settings.settings.remoteURL.flatMap(URL.init(string:))
+        var key = settings.settings.applicationKey
+        switch configuration.remote {
+        case .url(let url, let applicationKey)?:
+            remote = url
+            key = applicationKey
         case .embedded?:
-            saved.remoteURL = nil
-            saved.applicationKey = nil
+            remote = nil
+            key = nil
         case nil:
             break
         }
-        if saved != settings.settings { try settings.save(saved) }
-        let target = saved.remoteURL ?? embeddedURL
-        try await context.setRemote(url: target.flatMap(URL.init(string:)), applicationKey: saved.applicationKey)
+        try await RemoteSetting(context: context, settings: settings, embeddedURL: embeddedURL)
+            .apply(remote: remote, applicationKey: key, onSwitch: configuration.onRemoteSwitch)
     }
 
     /// The address this process uses to reach a server bound to `host` (a wildcard → loopback).

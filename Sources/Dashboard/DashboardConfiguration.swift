@@ -1,4 +1,5 @@
 import Foundation
+import SyncClient
 import Views
 
 /// Everything a dashboard needs to start.
@@ -29,12 +30,16 @@ public struct DashboardConfiguration: Sendable {
     public var allowedHosts: [String]
     /// A signed-in user's token for the remote (`X-ZUMO-AUTH`), saved in the store; nil keeps the saved one.
     public var authToken: String?
+    /// What becomes of queued changes when ``remote`` is another service than the store's; nil
+    /// refuses to start with such a switch while changes are queued (see ``RemoteSwitchChoice``).
+    public var onRemoteSwitch: RemoteSwitchChoice?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
         remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil,
-        allowedHosts: [String] = [], authToken: String? = nil
+        allowedHosts: [String] = [], authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil
     ) {
+        self.onRemoteSwitch = onRemoteSwitch
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory

@@ -38,7 +38,8 @@ extension SyncError {
         switch self {
         case .itemNotFound, .operationNotFound:
             HTTPError(404, description)
-        case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations:
+        case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations,
+            .remoteSwitchRefused:
             HTTPError(409, description)
         case .invalidItem, .unknownTable:
             HTTPError(422, description)

@@ -33,12 +33,15 @@ struct SettingsController: Sendable {
             tokenHint: environment.context.authTokenHint?.description)
     }
 
-    private func show(_ request: Request, form: Form, status: Int = 200) -> Response {
+    private func show(
+        _ request: Request, form: Form, status: Int = 200, switchQuestion: RemoteSwitchQuestion? = nil
+    ) -> Response {
         environment.renderer.page(
             "settings", request, section: .settings, status: status,
             SettingsPage(
-                form: form, embeddedURL: environment.embeddedURL(), policies: PoliciesView(context: environment.context)
-            ))
+                form: form, embeddedURL: environment.embeddedURL(),
+                policies: PoliciesView(context: environment.context),
+                switchQuestion: switchQuestion))
     }
 
     private func save(_ request: Request) async throws -> Response {
@@ -50,6 +53,14 @@ struct SettingsController: Sendable {
         // An empty field keeps the saved token; "sign out" removes it.
         let token = (fields["authToken"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let signOut = fields["signOut"] == "true"
+        // Sent by the forms of the question asked when the address names another service.
+        var onSwitch: RemoteSwitchChoice?
+        if let choice = fields["onSwitch"], !choice.isEmpty {
+            guard let parsed = RemoteSwitchChoice(rawValue: choice) else {
+                throw HTTPError(400, "onSwitch must be “push” or “discard”.")
+            }
+            onSwitch = parsed
+        }
         var url: URL?
         if form.remote.isEmpty {
             if environment.embeddedURL() == nil {
@@ -76,21 +87,29 @@ struct SettingsController: Sendable {
         if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil || form.tokenError != nil {
             return show(request, form: form, status: 422)
         }
-        let settings = DashboardSettings(
-            remoteURL: url?.absoluteString, applicationKey: form.key.isEmpty ? nil : form.key, pageSize: pageSize!)
+        let change: RemoteChange
+        do {
+            change = try await RemoteSetting(
+                context: environment.context, settings: environment.settings, embeddedURL: environment.embeddedURL
+            ).apply(remote: url, applicationKey: form.key.isEmpty ? nil : form.key, onSwitch: onSwitch)
+        } catch SyncError.remoteSwitchRefused(let refusal) {
+            // Nothing is saved until the user has chosen.
+            return show(
+                request, form: form, status: 409, switchQuestion: RemoteSwitchQuestion(refusal, signOut: signOut))
+        }
+        var settings = environment.settings.settings
+        settings.pageSize = pageSize!
         try environment.settings.save(settings)
-        let target = url ?? environment.embeddedURL().flatMap(URL.init(string:))
-        try await environment.context.setRemote(url: target, applicationKey: settings.applicationKey)
         if signOut {
             try await environment.context.setAuthToken(nil)
         } else if !token.isEmpty {
             try await environment.context.setAuthToken(token)
         }
         try environment.context.setOffline(form.offline)
-        environment.sessions.flash(
-            request, .success,
-            form.offline
-                ? "Settings saved. Offline mode is on: edits are kept here until you turn it off." : "Settings saved.")
+        var message = "Settings saved."
+        if case .switched(let report) = change { message += " " + report.summary }
+        if form.offline { message += " Offline mode is on: edits are kept here until you turn it off." }
+        environment.sessions.flash(request, .success, message)
         return .redirect(to: "/settings")
     }
 }

@@ -174,4 +174,14 @@ struct LocalStore: Sendable {
     static func deltaTokenKey(table: String, queryId: String) -> String {
         "deltaToken|\(table)|\(queryId)"
     }
+
+    /// Forgets the delta tokens of `table` (nil: of every table): its next pulls fetch every row.
+    func removeDeltaTokens(_ db: Database, table: String? = nil) throws {
+        let prefix = table.map { Self.deltaTokenKey(table: $0, queryId: "") } ?? "deltaToken|"
+        try db.execute(
+            sql: "DELETE FROM __config WHERE key LIKE ? ESCAPE '\\'",
+            arguments: [
+                prefix.replacingOccurrences(of: "_", with: "\\_").replacingOccurrences(of: "%", with: "\\%") + "%"
+            ])
+    }
 }

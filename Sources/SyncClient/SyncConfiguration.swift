@@ -22,13 +22,17 @@ public struct SyncConfiguration: Sendable {
     /// queue order; more starts them in queue order but lets the server answer several at a time
     /// (two operations of the same item never overlap). Use it when items do not depend on each other.
     public var pushConcurrency: Int
+    /// What becomes of queued changes when ``remoteURL`` is another service than the one the store
+    /// is bound to; nil refuses such a switch while changes are queued (see ``RemoteSwitchChoice``).
+    public var onRemoteSwitch: RemoteSwitchChoice?
 
     /// A configuration; every argument has a default.
     public init(
         remoteURL: URL? = nil, applicationKey: String? = nil, idleTimeout: TimeInterval = 30,
         requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .merge, pushConcurrency: Int = 1,
-        authToken: String? = nil
+        authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil
     ) {
+        self.onRemoteSwitch = onRemoteSwitch
         self.remoteURL = remoteURL
         self.applicationKey = applicationKey
         self.authToken = authToken

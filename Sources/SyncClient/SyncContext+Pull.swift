@@ -239,7 +239,7 @@ extension SyncContext {
     {
         let description = try store.description(of: table)
         let (filter, arguments) = try (query ?? .all).sqlWhere(description)
-        return try write { [queue] db in
+        return try write { [queue, store] db in
             let queued = try queue.count(db, table: table)
             if queued > 0 {
                 guard force else { throw SyncError.pendingOperations(table: table, count: queued) }
@@ -248,12 +248,7 @@ extension SyncContext {
             try db.execute(
                 sql: "DELETE FROM \(table.quotedDatabaseIdentifier)\(filter)", arguments: StatementArguments(arguments))
             let removed = db.changesCount
-            try db.execute(
-                sql: "DELETE FROM __config WHERE key LIKE ? ESCAPE '\\'",
-                arguments: [
-                    LocalStore.deltaTokenKey(table: table, queryId: "").replacingOccurrences(of: "_", with: "\\_")
-                        + "%"
-                ])
+            try store.removeDeltaTokens(db, table: table)
             return removed
         }
     }

@@ -53,11 +53,14 @@ public actor SyncContext {
         pushConcurrency = configuration.pushConcurrency
         let store = self.store
         let queue = self.queue
+        let binding = RemoteBinding(store: store, queue: queue)
         let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?)
         do {
             saved = try store.pool.write { db in
                 if let url = configuration.remoteURL {
-                    try store.setConfig(db, "remoteURL", url.absoluteString)
+                    try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
+                } else {
+                    try binding.bindSavedAddress(db)
                 }
                 if let key = configuration.applicationKey {
                     try store.setConfig(db, "applicationKey", key.isEmpty ? nil : key)
@@ -67,11 +70,13 @@ public actor SyncContext {
                 }
                 try queue.recoverInterrupted(db)
                 return (
-                    try store.config(db, "remoteURL"), try store.config(db, "applicationKey"),
+                    try binding.address(db), try store.config(db, "applicationKey"),
                     try store.config(db, "authToken"), try store.config(db, "offline") == "true",
-                    try store.config(db, "lastSync")
+                    try store.config(db, Self.lastSyncKey)
                 )
             }
+        } catch let error as SyncError {
+            throw error
         } catch {
             throw .storage(StoreFailure(error))
         }
@@ -114,19 +119,48 @@ public actor SyncContext {
     /// Whether offline mode is on.
     public nonisolated var isOffline: Bool { monitor.offline }
 
-    /// Points the context at another service (or none), saved in the store; takes effect for the next request.
-    public func setRemote(url: URL?, applicationKey: String?) throws(SyncError) {
-        let token = try write { [store] db in
-            try store.setConfig(db, "remoteURL", url?.absoluteString)
-            try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
-            return try store.config(db, "authToken")
+    /// Points the context at a service (or, with nil, at none), saved in the store; takes effect for
+    /// the next request.
+    ///
+    /// The store is bound to one service (see ``ServiceIdentity``): pointing it at another removes the
+    /// rows of the old one and every delta token, after cancelling a running sync, so that the next
+    /// pull brings exactly the new service's rows. While changes are queued such a switch is refused
+    /// with ``SyncError/remoteSwitchRefused(_:)`` unless `onSwitch` says what becomes of them.
+    ///
+    /// - Parameters:
+    ///   - service: the service's identity when its address does not say it (nil: the address).
+    ///   - onSwitch: push the queued changes to the new service, or discard them.
+    @discardableResult
+    public func setRemote(
+        url: URL?, applicationKey: String?, service: ServiceIdentity? = nil, onSwitch: RemoteSwitchChoice? = nil
+    ) async throws(SyncError) -> RemoteChange {
+        let binding = RemoteBinding(store: store, queue: queue)
+        if let url {
+            let identity = RemoteBinding.identity(of: url, named: service)
+            if try read({ db in try binding.isSwitch(db, to: identity, choice: onSwitch) }) {
+                // Nothing the old service sends may land after the switch.
+                await stopRunningJob()
+            }
         }
+        let (change, token) = try write { [store] db in
+            let change = try binding.point(db, to: url, service: service, choice: onSwitch)
+            try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
+            return (change, try store.config(db, "authToken"))
+        }
+        if case .switched = change { monitor.setLastSync(nil) }
         monitor.remote = url?.absoluteString
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, idleTimeout: idleTimeout,
                 requestTimeout: requestTimeout)
         }
+        return change
+    }
+
+    /// The service the store is bound to (see ``setRemote(url:applicationKey:service:onSwitch:)``); nil
+    /// when it has synced with none yet.
+    public nonisolated func boundService() throws(SyncError) -> ServiceIdentity? {
+        try read { [store, queue] db in try RemoteBinding(store: store, queue: queue).service(db) }
     }
 
     /// Sets (or, with nil or "", removes) the signed-in user's token sent as `X-ZUMO-AUTH`; saved
@@ -174,11 +208,14 @@ public actor SyncContext {
             progress: monitor.progress, lastSync: monitor.lastSync)
     }
 
+    /// Where the last sync's summary is kept in `__config`.
+    static let lastSyncKey = "lastSync"
+
     func recordLastSync(_ summary: SyncSummary) {
         monitor.setLastSync(summary)
         if let data = try? Self.encoder.encode(summary) {
             try? store.pool.write { [store] db in
-                try store.setConfig(db, "lastSync", String(decoding: data, as: UTF8.self))
+                try store.setConfig(db, Self.lastSyncKey, String(decoding: data, as: UTF8.self))
             }
         }
     }
@@ -230,6 +267,16 @@ public actor SyncContext {
         guard let current = running else { return false }
         current.job.cancel()
         return true
+    }
+
+    /// Cancels the running job, if any, and waits until it has ended (and no other has started).
+    private func stopRunningJob() async {
+        while let current = running {
+            current.job.cancel()
+            await current.job.finished()
+            // The job's caller clears `running` when it resumes on the actor: let it.
+            if running?.serial == current.serial { await Task.yield() }
+        }
     }
 
     /// Whether a push, pull or Use Client runs now.

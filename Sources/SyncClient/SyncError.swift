@@ -18,6 +18,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case operationInFlight(Int64)
     /// Purge refused: the table has changes that were not pushed.
     case pendingOperations(table: String, count: Int)
+    /// The store is bound to another service and still holds changes it has not taken: choose to
+    /// push them to the new service or discard them (``RemoteSwitchChoice``).
+    case remoteSwitchRefused(RemoteSwitchRefusal)
     /// Push or pull stopped before the end; nothing was lost.
     case stopped(StopReason)
     /// No remote service address is configured.
@@ -52,6 +55,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "Operation #\(id) is being pushed right now. Try again when the push has finished."
         case .pendingOperations(let table, let count):
             "'\(table)' has \(count) change(s) not yet pushed. Push first, or purge with force to drop them."
+        case .remoteSwitchRefused(let refusal):
+            "This store syncs with \(refusal.from) and still holds \(refusal.counts), so it was not switched to "
+                + "\(refusal.to). Choose to push them to the new service or to discard them, then switch again."
         case .stopped(let reason):
             reason.description
         case .noRemote:

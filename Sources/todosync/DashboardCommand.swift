@@ -2,6 +2,7 @@ import ArgumentParser
 import Dashboard
 import Foundation
 import HTTPServer
+import SyncClient
 import TableService
 import Views
 
@@ -33,6 +34,12 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved; also settable on the Settings page).")
     var authToken: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "When --remote names another service than the store's and changes are queued: push them to the new service, or discard them.",
+            valueName: "push|discard"))
+    var onSwitch: RemoteSwitchChoice?
+
     @Flag(help: "Log one line per request.")
     var verbose = false
 
@@ -47,7 +54,7 @@ struct DashboardCommand: AsyncParsableCommand {
         let dashboard = try await DashboardLauncher(
             listen: listen, resources: try resources.locate(), dataDir: dataDir,
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
-            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken
+            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken, onSwitch: onSwitch
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         await waitForTermination()
@@ -80,13 +87,15 @@ struct DashboardLauncher {
     var servicePageURL: String?
     var allowedHosts: [String] = []
     var authToken: String?
+    var onSwitch: RemoteSwitchChoice?
 
     func start() async throws -> Dashboard {
         let folder = URL(fileURLWithPath: dataDir)
         let configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: folder, resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
-            servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken)
+            servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
+            onRemoteSwitch: onSwitch)
         do {
             guard remote == nil else { return try await Dashboard.start(configuration) }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -99,6 +108,12 @@ struct DashboardLauncher {
             }
         } catch let error as HTTPServerError {
             throw ValidationError("\(error) (see --port and --host)")
+        } catch let error as SyncError where error.isRemoteSwitchRefused {
+            FileHandle.standardError.write(
+                Data(
+                    ("error: \(error) Pass --on-switch push to send them to the new service, or --on-switch discard "
+                        + "to drop them; or start without --remote.\n").utf8))
+            throw ExitCode.failure
         }
     }
 }

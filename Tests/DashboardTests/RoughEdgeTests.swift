@@ -1,9 +1,14 @@
 import Foundation
 import HTTPServer
+import Synchronization
 import Testing
 
 @testable import Dashboard
 @testable import SyncClient
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// What a new user met first: quick complete, delete confirmation, refused changes, header truth.
 @Suite(.timeLimit(.minutes(2))) struct RoughEdgeTests {
@@ -40,17 +45,22 @@ import Testing
 
     @Test func aRefusedChangeIsCountedReadableAndRetriedOnceTheServiceIsFixed() async throws {
         let harness = try await DashboardHarness()
-        // A gateway that refuses every change with an HTML error page, as a misconfigured proxy does.
+        // A gateway in front of the service that refuses every change with an HTML error page, as a
+        // misconfigured proxy does, until it is fixed.
+        let context = harness.dashboard.context
+        let service = try #require(context.remoteURL)
+        let misconfigured = Flag(true)
         var router = Router()
         let page = """
             <!DOCTYPE html><html><head><title>400</title><style>body { color: red }</style></head>
             <body><h1>400 Bad Request</h1><p>The gateway refused the &quot;todoitem&quot; change.</p></body></html>
             """
-        router.post("/tables/todoitem") { _ in .html(page, status: 400) }
-        router.get("/tables/todoitem") { _ in .json(data: Data("[]".utf8)) }
+        router.post("/tables/todoitem") { request async throws in
+            if misconfigured.isOn { return .html(page, status: 400) }
+            return try await Self.forward(request, to: service)
+        }
+        router.get("/tables/todoitem") { request async throws in try await Self.forward(request, to: service) }
         let gateway = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
-        let context = harness.dashboard.context
-        let service = try #require(context.remoteURL)
         try await context.setRemote(url: URL(string: gateway.url), applicationKey: nil)
         _ = try context.table("todoitem").insert(["text": "refused at first", "complete": false])
         _ = try await harness.submit("/push", [:])
@@ -64,8 +74,8 @@ import Testing
         #expect(queue.text.contains(">Retry</button>"))
         let id = try #require(try context.operations().first?.id)
 
-        // The service is back: Retry sends the change again.
-        try await context.setRemote(url: URL(string: service), applicationKey: nil)
+        // The gateway is fixed: Retry sends the change again.
+        misconfigured.isOn = false
         let retried = try await harness.submit("/operations/\(id)/retry", [:])
         #expect(retried.status == 303)
         await harness.dashboard.waitUntilIdle()
@@ -79,6 +89,27 @@ import Testing
         #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
         await gateway.stop()
         await harness.stop()
+    }
+
+    /// The gateway's way through to the service: the request as it came, the answer as it went.
+    private static func forward(_ request: Request, to service: String) async throws -> Response {
+        var target = URLComponents(string: service + request.path)!
+        if !request.queryItems.isEmpty {
+            target.queryItems = request.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
+        }
+        var outgoing = URLRequest(url: target.url!)
+        outgoing.httpMethod = request.method.rawValue
+        for field in request.headers where ["zumo-api-version", "content-type"].contains(field.name.lowercased()) {
+            outgoing.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        if !request.body.isEmpty { outgoing.httpBody = request.body }
+        let (data, answer) = try await URLSession.shared.data(for: outgoing)
+        let http = answer as! HTTPURLResponse
+        var headers = HTTPHeaders()
+        for name in ["ETag", "Content-Type"] {
+            if let value = http.value(forHTTPHeaderField: name) { headers.add(name, value) }
+        }
+        return Response(status: http.statusCode, headers: headers, body: data)
     }
 
     @Test func theHeaderSaysWhatIsKnownAboutTheRemote() async throws {
@@ -126,5 +157,15 @@ import Testing
         #expect(second.text.contains("href=\"/operations?before=\(ids[100])\""))
         #expect(try await harness.client.send("GET", "/operations?after=x").status == 400)
         await harness.stop()
+    }
+}
+
+/// A switch a test flips while a server's handlers read it.
+final class Flag: Sendable {
+    private let value: Mutex<Bool>
+    init(_ on: Bool) { value = Mutex(on) }
+    var isOn: Bool {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
     }
 }

@@ -27,11 +27,25 @@ final class LiveService: Sendable {
             port: 0, quiet: true)
     }
 
-    /// The same database served again (after ``stop()``), on a new port.
+    /// The same database served again (after ``stop()``) at the same address: the same service, so a
+    /// store bound to it keeps its rows and queue. Retries for a moment while the port is released.
     init(restarting previous: LiveService, tables: [String] = ["todoitem", "tag"]) throws {
         databasePath = previous.databasePath
-        running = try TableService.start(
-            TableService.Configuration(database: .sqlite(path: databasePath), tables: tables), port: 0, quiet: true)
+        running = try Self.start(databasePath, tables: tables, port: previous.running.port)
+    }
+
+    private static func start(_ path: String, tables: [String], port: Int) throws -> RunningTableService {
+        var attempt = 0
+        while true {
+            do {
+                return try TableService.start(
+                    TableService.Configuration(database: .sqlite(path: path), tables: tables), port: port, quiet: true)
+            } catch {
+                attempt += 1
+                guard attempt < 50 else { throw error }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
     }
 
     var url: URL { URL(string: running.url)! }

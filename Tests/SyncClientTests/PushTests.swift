@@ -275,10 +275,13 @@ struct WindowedPushTests {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
         let count = Locked(0)
+        let maintenance = Locked(true)
         let proxy = try FaultProxy(target: service.running.url) { _, forward in
-            if count.withLock({ value -> Int in
-                value += 1; return value
-            }) > 10 {
+            if maintenance.withLock({ $0 }),
+                count.withLock({ value -> Int in
+                    value += 1; return value
+                }) > 10
+            {
                 return .jsonError("Down for maintenance.", status: 503)
             }
             return try forward()
@@ -290,7 +293,7 @@ struct WindowedPushTests {
         let onServer = try await service.rest.all().count
         #expect(onServer >= 10)
         #expect(try context.operations().count == 40 - onServer)
-        try await context.setRemote(url: service.url, applicationKey: nil)
+        maintenance.withLock { $0 = false }
         _ = try await context.push()
         #expect(try await service.rest.all().count == 40)
         #expect(try context.operations().isEmpty)

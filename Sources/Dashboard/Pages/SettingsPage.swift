@@ -6,4 +6,6 @@ struct SettingsPage: Encodable, Sendable {
     var embeddedURL: String?
     /// Each table's conflict policy and the journal's retention.
     var policies: PoliciesView
+    /// Asked when the address names another service while changes are queued.
+    var switchQuestion: RemoteSwitchQuestion?
 }
