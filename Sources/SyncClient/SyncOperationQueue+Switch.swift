@@ -9,10 +9,12 @@ extension SyncOperationQueue {
     ///   (the new service never had the item; one that has an item with this id answers the insert
     ///   with a conflict). A later change of the same item stays an update of what the first sends.
     /// - Deletes are sent as they are: a service without the item answers 404, which settles them.
-    /// - Conflicts, refusals and attempts of the old service are forgotten with their errors and
-    ///   the bodies sent to it (which only matter for recognising that service's lost answers).
+    /// - Conflicts, refusals and attempts of the old service are forgotten with their errors, the
+    ///   bodies sent to it (which only matter for recognising that service's lost answers) and the
+    ///   decisions held for the journal (they were about the old service's versions).
     func carryOver(_ db: Database) throws -> Int {
         try db.execute(sql: "DELETE FROM __errors")
+        for operation in try all(db) { try journal.release(db, operationId: operation.id) }
         try db.execute(
             sql: """
                 UPDATE __operations SET
