@@ -42,11 +42,7 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved in the store; \"\" removes it).")
     var authToken: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "When --remote names another service than the store's and changes are queued: push them to the new service, or discard them.",
-            valueName: "push|discard"))
-    var onSwitch: RemoteSwitchChoice?
+    @OptionGroup var remoteSwitch: RemoteSwitchOption
 
     @Option(help: "The table to work on.")
     var table = "todoitem"
@@ -75,7 +71,7 @@ struct ClientOptions: ParsableArguments {
             path: store,
             configuration: SyncConfiguration(
                 remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey, authToken: authToken,
-                onRemoteSwitch: onSwitch))
+                onRemoteSwitch: remoteSwitch.onSwitch))
     }
 
     /// Runs a command body: a `SyncError` becomes a message on standard error and exit status 1.
@@ -91,10 +87,8 @@ struct ClientOptions: ParsableArguments {
             try? await context.close()
         } catch SyncError.stopped(.cancelled) where signals.fired {
             FileHandle.standardError.write(Data((StopReason.cancelled.description + "\n").utf8))
-        } catch let error as SyncError where error.isRemoteSwitchRefused {
-            throw failure(
-                error.description + " Pass --on-switch push to send them to the new service, or --on-switch discard "
-                    + "to drop them.")
+        } catch let error as SyncError where RemoteSwitchOption.isRefusal(error) {
+            throw failure(RemoteSwitchOption.explain(error))
         } catch let error as SyncError {
             throw failure(error.description)
         } catch let error as ConflictDecisionError {
@@ -123,15 +117,6 @@ struct ClientOptions: ParsableArguments {
     /// Prints `summary`, or `value` as JSON with `--json`.
     func output<T: Encodable>(_ summary: @autoclosure () -> String, json value: T) {
         if json { printJSON(value) } else { print(summary()) }
-    }
-}
-
-extension RemoteSwitchChoice: ExpressibleByArgument {}
-
-extension SyncError {
-    /// Whether the store refused to move to another service (the user must pass `--on-switch`).
-    var isRemoteSwitchRefused: Bool {
-        if case .remoteSwitchRefused = self { true } else { false }
     }
 }
 

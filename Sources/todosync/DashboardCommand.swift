@@ -34,11 +34,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved; also settable on the Settings page).")
     var authToken: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "When --remote names another service than the store's and changes are queued: push them to the new service, or discard them.",
-            valueName: "push|discard"))
-    var onSwitch: RemoteSwitchChoice?
+    @OptionGroup var remoteSwitch: RemoteSwitchOption
 
     @Flag(help: "Log one line per request.")
     var verbose = false
@@ -54,7 +50,7 @@ struct DashboardCommand: AsyncParsableCommand {
         let dashboard = try await DashboardLauncher(
             listen: listen, resources: try resources.locate(), dataDir: dataDir,
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
-            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken, onSwitch: onSwitch
+            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken, onSwitch: remoteSwitch.onSwitch
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         await waitForTermination()
@@ -108,11 +104,9 @@ struct DashboardLauncher {
             }
         } catch let error as HTTPServerError {
             throw ValidationError("\(error) (see --port and --host)")
-        } catch let error as SyncError where error.isRemoteSwitchRefused {
+        } catch let error as SyncError where RemoteSwitchOption.isRefusal(error) {
             FileHandle.standardError.write(
-                Data(
-                    ("error: \(error) Pass --on-switch push to send them to the new service, or --on-switch discard "
-                        + "to drop them; or start without --remote.\n").utf8))
+                Data(("error: " + RemoteSwitchOption.explain(error) + " Or start without --remote.\n").utf8))
             throw ExitCode.failure
         }
     }

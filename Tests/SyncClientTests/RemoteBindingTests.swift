@@ -42,11 +42,7 @@ struct RemoteBindingTests {
 
     @Test func afterSwitchingToAnotherServiceAndSyncingTheStoreHoldsExactlyItsRows() async throws {
         let context = try await storeSyncedWithA()
-        let change = try await context.setRemote(url: b.url, applicationKey: nil)
-        guard case .switched(let report) = change else {
-            Issue.record("expected a switch, got \(change)")
-            return
-        }
+        let report = try #require(try await context.setRemote(url: b.url, applicationKey: nil).switchReport)
         #expect(report.removedRows == 500)
         #expect(report.from == ServiceIdentity(url: a.url) && report.to == ServiceIdentity(url: b.url))
         #expect(try context.table("todoitem").count() == 0)
@@ -114,11 +110,8 @@ struct RemoteBindingTests {
 
     @Test func discardingQueuedChangesSwitchesToExactlyTheNewServicesRows() async throws {
         let context = try await storeWithChangesForA()
-        let change = try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .discard)
-        guard case .switched(let report) = change else {
-            Issue.record("expected a switch, got \(change)")
-            return
-        }
+        let report = try #require(
+            try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .discard).switchReport)
         #expect(report.discardedOperations == 4 && report.carriedOperations == 0)
         #expect(try context.operations().isEmpty)
         #expect(try context.table("todoitem").count() == 0)
@@ -130,11 +123,8 @@ struct RemoteBindingTests {
 
     @Test func pushingQueuedChangesSendsThemToTheNewService() async throws {
         let context = try await storeWithChangesForA()
-        let change = try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .push)
-        guard case .switched(let report) = change else {
-            Issue.record("expected a switch, got \(change)")
-            return
-        }
+        let report = try #require(
+            try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .push).switchReport)
         #expect(report.carriedOperations == 4 && report.discardedOperations == 0)
         // The rows of A without a change are gone; those with one stay until pushed.
         #expect(try localIds(context) == ["a-000001", "a-000003", "mine"])
@@ -261,6 +251,13 @@ struct RemoteBindingTests {
         #expect(try context.table("todoitem").count() == 0)
         try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
         #expect(try localIds(context) == (try await serviceIds(b)))
+    }
+}
+
+extension RemoteChange {
+    /// The report of a switch; nil for any other change.
+    var switchReport: RemoteSwitchReport? {
+        if case .switched(let report) = self { report } else { nil }
     }
 }
 
