@@ -22,10 +22,35 @@ struct ClientCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
 }
 
-/// `--json`, accepted after the command name too (`client --store s.sqlite push --json`).
-struct OutputOptions: ParsableArguments {
-    @Flag(help: "Print JSON instead of a summary.")
-    var json = false
+/// What every `client` subcommand takes, declared once as `@OptionGroup var options: ClientSubcommandOptions`:
+/// the `client` command's options (`--store`, `--remote`, `--table`...), and `--json` accepted after
+/// the subcommand's name too (`client --store s.sqlite push --json`).
+@dynamicMemberLookup
+struct ClientSubcommandOptions: ParsableArguments {
+    @ParentCommand var client: ClientCommand
+
+    @Flag(name: .customLong("json"), help: "Print JSON instead of a summary.")
+    var jsonAfterName = false
+
+    /// The options in effect: the `client` command's, with `--json` set when either place gave it.
+    var resolved: ClientOptions {
+        var options = client.options
+        options.json = options.json || jsonAfterName
+        return options
+    }
+
+    subscript<T>(dynamicMember keyPath: KeyPath<ClientOptions, T>) -> T { resolved[keyPath: keyPath] }
+
+    /// See ``ClientOptions/run(_:)``.
+    func run(_ body: (SyncContext) async throws -> Void) async throws { try await resolved.run(body) }
+
+    /// See ``ClientOptions/printJSON(_:)``.
+    func printJSON<T: Encodable>(_ value: T) { resolved.printJSON(value) }
+
+    /// See ``ClientOptions/output(_:json:)``.
+    func output<T: Encodable>(_ summary: @autoclosure () -> String, json value: T) {
+        resolved.output(summary(), json: value)
+    }
 }
 
 /// The options every client command takes.
@@ -49,13 +74,6 @@ struct ClientOptions: ParsableArguments {
 
     @Flag(help: "Print JSON instead of a summary.")
     var json = false
-
-    /// These options with `--json` also set when the command was given it.
-    func with(_ output: OutputOptions) -> ClientOptions {
-        var options = self
-        options.json = json || output.json
-        return options
-    }
 
     func validate() throws {
         if let remote {

@@ -37,9 +37,7 @@ struct ConflictOutput: Encodable {
 struct ClientConflicts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "conflicts", abstract: "List the conflicts.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
 
     func run() async throws {
         try await options.run { context in
@@ -68,9 +66,7 @@ extension ConflictSide: ExpressibleByArgument {}
 struct ClientResolve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "resolve", abstract: "Resolve one conflict.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The operation number, as listed by `conflicts`.") var operation: Int64
     @Argument(help: "use-client, use-server, cancel or pick.") var choice: ResolveChoice
     @Option(

@@ -7,9 +7,7 @@ import SyncProtocol
 struct ClientAdd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an item locally.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The item's text.") var text: String
     @Option(help: "The item's id (a UUID is made when omitted).") var id: String?
 
@@ -28,9 +26,7 @@ struct ClientAdd: AsyncParsableCommand {
 struct ClientEdit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "edit", abstract: "Change an item locally.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The item's id.") var id: String
     @Option(help: "New text.") var text: String?
     @Option(help: "true or false.") var complete: Bool?
@@ -56,9 +52,7 @@ struct ClientEdit: AsyncParsableCommand {
 struct ClientDelete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete an item locally.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The item's id.") var id: String
 
     func run() async throws {
@@ -73,9 +67,7 @@ struct ClientDelete: AsyncParsableCommand {
 struct ClientList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List the local items.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
 
     func run() async throws {
         try await options.run { context in

@@ -15,9 +15,7 @@ struct ClientPolicy: AsyncParsableCommand {
             only true collisions wait. serverWins / clientWins: one side always wins.
             """)
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "ask, merge, serverWins or clientWins; omit it to show the current policy.")
     var policy: ConflictPolicy?
 
@@ -36,9 +34,7 @@ struct ClientJournal: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "journal", abstract: "List the conflict journal, newest first (JSON Lines with --json).")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Option(help: "Only this decision: use-client, use-server, merge, pick or overturn.")
     var decision: JournalEntry.Decision?
     @Option(help: "Only entries of this item id.") var item: String?
@@ -110,9 +106,7 @@ struct ClientOverturn: AsyncParsableCommand {
         commandName: "overturn",
         abstract: "Overturn a journal entry: push the values that lost (a new conflict if the service moved).")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The entry's id, as listed by `journal`.") var entry: String
 
     func run() async throws {
@@ -136,9 +130,7 @@ struct ClientUndo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "undo", abstract: "Undo a bulk decision: overturn every journal entry of the batch.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The batch id, as listed by `journal --json`.") var batch: String
 
     func run() async throws {

@@ -13,9 +13,7 @@ struct ClientPush: AsyncParsableCommand {
             2 when the service refused changes (listed; edit or discard them), 1 when the push stopped.
             """)
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
 
     func run() async throws {
         var refused = false
@@ -49,9 +47,7 @@ struct ClientPull: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull", abstract: "Fetch the server's rows (pushes first when changes are pending).")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Option(help: "Pull incrementally: only rows changed since the last pull with this id.") var queryId: String?
     @Option(help: "Rows per request, 1 to 1000.") var pageSize = 50
 
@@ -78,9 +74,7 @@ struct ClientPurge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "purge", abstract: "Remove the table's local rows (refused with pending changes).")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
     @Flag(help: "Also drop the table's pending changes, errors and delta tokens.") var force = false
 
     func run() async throws {
@@ -97,9 +91,7 @@ struct ClientStatus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show queue counts and the last sync.")
 
-    @ParentCommand var client: ClientCommand
-    @OptionGroup var output: OutputOptions
-    var options: ClientOptions { client.options.with(output) }
+    @OptionGroup var options: ClientSubcommandOptions
 
     func run() async throws {
         try await options.run { context in
