@@ -69,13 +69,13 @@ struct ConflictsController: Sendable {
         let conflict = try conflict(request)
         let columns =
             environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
-        let fields = conflict.fields(columns: columns).map { field in
-            ConflictPage.Field(
-                name: field.name, base: TodoPresenter.display(field.base, column: field.name),
-                client: TodoPresenter.display(field.client, column: field.name),
-                server: TodoPresenter.display(field.server, column: field.name),
-                differs: field.differs && !SystemColumn.all.contains(field.name))
-        }
+        let comparison = FieldComparison(
+            fields: conflict.fields(columns: columns).map(\.name),
+            copies: [
+                .init(side: .base, item: conflict.base, heading: "Base", note: "last synced"),
+                .init(side: .client, item: conflict.clientItem, heading: "Client", note: "yours"),
+                .init(side: .server, item: conflict.serverItem, heading: "Server"),
+            ])
         let title = TodoPresenter.label(
             conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
         let picks = try ConflictDecisionView.picks(request.queryItems)
@@ -84,7 +84,7 @@ struct ConflictsController: Sendable {
         return environment.renderer.page(
             "conflict", request, section: .conflicts,
             ConflictPage(
-                id: conflict.id, title: title, explanation: explanation(conflict), fields: fields,
+                id: conflict.id, title: title, explanation: explanation(conflict), comparison: comparison,
                 editAgainstEdit: decide.canPick, decide: decide))
     }
 

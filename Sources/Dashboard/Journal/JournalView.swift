@@ -42,23 +42,13 @@ struct JournalView: Encodable, Sendable {
         var title: String
         var versionBefore: String
         var versionAfter: String
-        var fields: [Field]
+        /// The four copies side by side.
+        var comparison: FieldComparison
         /// Whether the Overturn button is offered, and if not, why.
         var overturnable: Bool
         var overturnNote: String?
         var batch: String?
         var overturns: String?
-    }
-
-    /// One field with its four values side by side.
-    struct Field: Encodable, Sendable {
-        var name: String
-        var base: String
-        var client: String
-        var server: String
-        var result: String
-        /// Whether client and server differed.
-        var differs: Bool
     }
 }
 
@@ -79,12 +69,14 @@ extension JournalView.Entry {
         let names = ThreeWayMerge.fields(
             base: entry.base, client: entry.client, server: entry.server, columns: columns
         ).map(\.name)
-        fields = names.map { name in
-            JournalView.Field(
-                name: name, base: Self.show(entry.base, name), client: Self.show(entry.client, name),
-                server: Self.show(entry.server, name), result: Self.show(entry.result, name),
-                differs: !ThreeWayMerge.same(entry.client?[name], entry.server?[name]))
-        }
+        comparison = FieldComparison(
+            fields: names,
+            copies: [
+                .init(side: .base, item: entry.base, heading: "Base"),
+                .init(side: .client, item: entry.client, heading: "Client"),
+                .init(side: .server, item: entry.server, heading: "Server"),
+                .init(side: .result, item: entry.result, heading: "Result"),
+            ])
         if blocked {
             overturnable = false
             overturnNote = "The todo has a newer local change: push or discard it before overturning."
@@ -97,10 +89,5 @@ extension JournalView.Entry {
         }
         batch = entry.batch
         overturns = entry.overturns
-    }
-
-    private static func show(_ item: Item?, _ name: String) -> String {
-        guard let item else { return "(deleted)" }
-        return TodoPresenter.display(item[name], column: name)
     }
 }

@@ -29,19 +29,10 @@ struct ConflictPage: Encodable, Sendable {
     var title: String
     /// What happened, in words.
     var explanation: String
-    var fields: [Field]
+    /// Base, client and server field by field.
+    var comparison: FieldComparison
     /// Both copies exist: Use Client / Use Server / Cancel and the per-field pick are offered.
     var editAgainstEdit: Bool
     /// The per-field pick, or the plainly worded buttons of a delete against an edit.
     var decide: ConflictDecisionView
-
-    /// One field compared.
-    struct Field: Encodable, Sendable {
-        var name: String
-        var base: String
-        var client: String
-        var server: String
-        /// Whether client and server differ on a field the user wrote (not a system column).
-        var differs: Bool
-    }
 }
