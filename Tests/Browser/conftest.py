@@ -42,6 +42,22 @@ def free_port_block(count=3):
     raise RuntimeError("no block of free ports")
 
 
+def start(args, pattern):
+    """Starts `todosync args` and waits for the first URL its output announces."""
+    process = subprocess.Popen([BIN] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = re.search(pattern, line)
+        if match:
+            return process, match.group(1)
+    process.kill()
+    raise RuntimeError("todosync %s did not start" % args[0])
+
+
 class Demo:
     def __init__(self, process, a, b, service):
         self.process, self.a, self.b, self.service = process, a, b, service

@@ -13,25 +13,9 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, free_port_block
+from conftest import BIN, free_port_block, start
 
 ROWS = 100_000
-
-
-def start(args, pattern):
-    """Starts `todosync args` and waits for the first URL its output announces."""
-    process = subprocess.Popen([BIN] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        match = re.search(pattern, line)
-        if match:
-            return process, match.group(1)
-    process.kill()
-    raise RuntimeError("todosync %s did not start" % args[0])
 
 
 def stop(process, sig):
