@@ -18,18 +18,11 @@ struct AtomicJournalTests {
         service = try LiveService(folder: folder)
     }
 
-    /// Items `i0...` pulled, then edited on both sides: operations 1...count conflict (policy ask).
-    func conflicts(_ count: Int, policy: ConflictPolicy = .ask) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: policy)
-        for index in 0..<count {
-            try await service.rest.insert(["id": .string("i\(index)"), "text": "base", "complete": false])
-        }
-        _ = try await context.table("todoitem").pull()
-        for index in 0..<count {
-            _ = try await service.rest.patch("i\(index)", ["text": .string("server \(index)")])
-            try context.table("todoitem").update(["id": .string("i\(index)"), "text": .string("client \(index)")])
-        }
-        if policy == .ask { #expect(try await context.push().conflicts.count == count) }
+    /// Operations 1...count in conflict (see ``LiveService/changeOnBothSides(_:pulledBy:)``).
+    func conflicts(_ count: Int) async throws -> SyncContext {
+        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .ask)
+        try await service.changeOnBothSides(count, pulledBy: context)
+        #expect(try await context.push().conflicts.count == count)
         return context
     }
 
@@ -67,7 +60,7 @@ struct AtomicJournalTests {
         #expect(try await context.useClient(2) == .pushed)
         try check(.useClient, item: "i1", text: "client 1")
         #expect(try await context.resolve(3, picking: ["text": .base]) == .pushed)
-        try check(.pick, item: "i2", text: "base")
+        try check(.pick, item: "i2", text: "base 2")
         #expect(try await context.overturn(try context.journal().entries.last!.id) == .pushed)
         try check(.overturn, item: "i0", text: "client 0")
         try context.cancel(4)

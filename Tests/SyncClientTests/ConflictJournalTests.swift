@@ -22,16 +22,7 @@ struct ConflictJournalTests {
         _ count: Int, path: String = "store.sqlite", remote: URL? = nil
     ) async throws -> SyncContext {
         let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, name: path, policy: .ask)
-        for index in 0..<count {
-            try await service.rest.insert([
-                "id": .string("i\(index)"), "text": .string("base \(index)"), "complete": false,
-            ])
-        }
-        _ = try await context.table("todoitem").pull()
-        for index in 0..<count {
-            _ = try await service.rest.patch("i\(index)", ["text": .string("server \(index)")])
-            try context.table("todoitem").update(["id": .string("i\(index)"), "text": .string("client \(index)")])
-        }
+        try await service.changeOnBothSides(count, pulledBy: context)
         #expect(try await context.push().conflicts.count == count)
         return context
     }

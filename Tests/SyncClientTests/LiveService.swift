@@ -56,6 +56,21 @@ final class LiveService: Sendable {
     deinit { running.stop() }
 }
 
+extension LiveService {
+    /// Items `i0...` ("base i") pulled by `context`, then changed on the service ("server i") and
+    /// in `context` ("client i"): under policy ask, its next push leaves operations 1...count in conflict.
+    func changeOnBothSides(_ count: Int, pulledBy context: SyncContext) async throws {
+        for index in 0..<count {
+            try await rest.insert(["id": .string("i\(index)"), "text": .string("base \(index)"), "complete": false])
+        }
+        _ = try await context.table("todoitem").pull()
+        for index in 0..<count {
+            _ = try await rest.patch("i\(index)", ["text": .string("server \(index)")])
+            try context.table("todoitem").update(["id": .string("i\(index)"), "text": .string("client \(index)")])
+        }
+    }
+}
+
 /// Plain protocol requests, as another device or a REST tool would send them.
 struct RESTClient: Sendable {
     let base: String
