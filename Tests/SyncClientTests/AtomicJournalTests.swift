@@ -100,6 +100,22 @@ struct AtomicJournalTests {
         #expect(try context.operations().isEmpty)
     }
 
+    @Test func aDecisionCutOffBeforeItsAnswerIsJournaledByThePushAfterARestart() async throws {
+        let context = try await conflicts(1)
+        service.stop()
+        await #expect(throws: SyncError.self) { try await context.useClient(1) }
+        #expect(try heldDecisions(context) == 1 && context.journalCount() == 0)
+        try await context.close()
+
+        let restarted = try LiveService(restarting: service)
+        let reopened = try SyncContext.temporary(in: folder, remote: restarted.url)
+        #expect(try await reopened.push().pushed == [1])
+        let entry = try #require(try reopened.journal().entries.first)
+        #expect(entry.decision == .useClient && entry.result?.text == "client 0")
+        #expect(try await restarted.rest.get("todoitem", "i0")?.text == "client 0")
+        #expect(try heldDecisions(reopened) == 0)
+    }
+
     @Test func aDecisionThatMeetsANewConflictHoldsNoEntry() async throws {
         let context = try await conflicts(1)
         // The Use Client is sent over the version the conflict saw; the service moves first.
