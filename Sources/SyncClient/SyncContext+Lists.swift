@@ -124,32 +124,17 @@ struct ListReader {
             return try Row.fetchAll(
                 db.cachedStatement(sql: sql), arguments: StatementArguments(arguments + (value.map { [$0] } ?? [])))
         }
-        let limit = request.limit
-        var rows: [Row]
-        var hasNewer = false
-        var hasOlder = false
-        switch request.position {
-        case .first:
-            rows = try fetch(nil, nil, ascending: false, limit: limit + 1)
-            hasOlder = rows.count > limit
-            rows = Array(rows.prefix(limit))
-        case .olderThan(let cursor):
-            rows = try fetch("<", cursor, ascending: false, limit: limit + 1)
-            hasOlder = rows.count > limit
-            rows = Array(rows.prefix(limit))
-            let newest: Int64 = rows.first.map { $0[table.allColumns.count] } ?? cursor - 1
-            hasNewer = try !fetch(">", newest, ascending: true, limit: 1).isEmpty
-        case .newerThan(let cursor):
-            rows = try fetch(">", cursor, ascending: true, limit: limit + 1)
-            hasNewer = rows.count > limit
-            rows = Array(rows.prefix(limit).reversed())
-            let oldest: Int64 = rows.last.map { $0[table.allColumns.count] } ?? cursor + 1
-            hasOlder = try !fetch("<", oldest, ascending: false, limit: 1).isEmpty
-        case .last:
-            rows = try fetch(nil, nil, ascending: true, limit: limit + 1)
-            hasNewer = rows.count > limit
-            rows = Array(rows.prefix(limit).reversed())
-        }
+        let keyIndex = table.allColumns.count
+        let pager = KeysetPager<Row>(
+            ascending: false, fetch: { try fetch($0, $1, ascending: $2, limit: $3) }, key: { $0[keyIndex] })
+        let position: KeysetPager<Row>.Position =
+            switch request.position {
+            case .first: .first
+            case .olderThan(let cursor): .following(cursor)
+            case .newerThan(let cursor): .preceding(cursor)
+            case .last: .last
+            }
+        let (rows, hasNewer, hasOlder) = try pager.page(position, limit: request.limit)
         let items = rows.map { LocalStore.item(from: $0, table: table) }
         let keys: [Int64] = rows.map { $0[table.allColumns.count] }
         let ids = items.compactMap { $0[SystemColumn.id]?.stringValue }

@@ -40,29 +40,16 @@ extension SyncOperationQueue {
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(id.map { [$0] } ?? []))
                 .map(Self.operation)
         }
-        var operations: [TableOperation]
-        var hasEarlier = false
-        var hasLater = false
-        switch position {
-        case .first:
-            operations = try fetch(nil, nil, ascending: true, limit: limit + 1)
-            hasLater = operations.count > limit
-            operations = Array(operations.prefix(limit))
-        case .after(let id):
-            operations = try fetch(">", id, ascending: true, limit: limit + 1)
-            hasLater = operations.count > limit
-            operations = Array(operations.prefix(limit))
-            hasEarlier = try !fetch("<", operations.first?.id ?? id + 1, ascending: false, limit: 1).isEmpty
-        case .before(let id):
-            operations = try fetch("<", id, ascending: false, limit: limit + 1)
-            hasEarlier = operations.count > limit
-            operations = Array(operations.prefix(limit).reversed())
-            hasLater = try !fetch(">", operations.last?.id ?? id - 1, ascending: true, limit: 1).isEmpty
-        case .last:
-            operations = try fetch(nil, nil, ascending: false, limit: limit + 1)
-            hasEarlier = operations.count > limit
-            operations = Array(operations.prefix(limit).reversed())
-        }
+        let pager = KeysetPager<TableOperation>(
+            ascending: true, fetch: { try fetch($0, $1, ascending: $2, limit: $3) }, key: \.id)
+        let cursor: KeysetPager<TableOperation>.Position =
+            switch position {
+            case .first: .first
+            case .after(let id): .following(id)
+            case .before(let id): .preceding(id)
+            case .last: .last
+            }
+        let (operations, hasEarlier, hasLater) = try pager.page(cursor, limit: limit)
         let entries = try operations.map { operation in
             let table = store.tables[operation.table]
             return QueuePage.Entry(
