@@ -27,6 +27,9 @@ public actor SyncContext {
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushConcurrency``).
     public private(set) var pushConcurrency: Int
     var transport: HTTPTransport?
+    /// What opening with ``SyncConfiguration/remoteURL`` did to the store's binding (nil: opened
+    /// without an address): a switch says which rows went and which changes were kept.
+    public nonisolated let openingChange: RemoteChange?
     /// The job running now, and its serial number (which tells a finished job whether it is still the current one).
     private var running: (job: SyncJob, serial: Int)?
     private var jobSerial = 0
@@ -55,10 +58,11 @@ public actor SyncContext {
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)
         let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?)
+        var change: RemoteChange?
         do {
             saved = try store.pool.write { db in
                 if let url = configuration.remoteURL {
-                    try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
+                    change = try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
                 } else {
                     try binding.bindSavedAddress(db)
                 }
@@ -80,6 +84,7 @@ public actor SyncContext {
         } catch {
             throw .storage(StoreFailure(error))
         }
+        openingChange = change
         monitor.offline = saved.offline
         monitor.remote = saved.remote
         monitor.authTokenHint = saved.token.map(AuthTokenHint.init)

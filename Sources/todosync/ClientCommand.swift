@@ -84,12 +84,17 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Opens the store; errors are printed by ``run(_:)``.
+    /// A move to another service is said on standard error (the rows it removed, the changes kept).
     func open() throws -> SyncContext {
-        try SyncContext(
+        let context = try SyncContext(
             path: store,
             configuration: SyncConfiguration(
                 remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey, authToken: authToken,
                 onRemoteSwitch: remoteSwitch.onSwitch))
+        if case .switched(let report)? = context.openingChange {
+            FileHandle.standardError.write(Data((report.summary + "\n").utf8))
+        }
+        return context
     }
 
     /// Runs a command body: a `SyncError` becomes a message on standard error and exit status 1.

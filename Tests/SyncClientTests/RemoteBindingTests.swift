@@ -349,6 +349,9 @@ struct ClientRemoteSwitchTests {
         let pushed = try await client(
             store, ["--remote", b.url.absoluteString, "--on-switch", "push", "pull", "--query-id", "all"])
         #expect(pushed.status == 0, "\(pushed.errors)")
+        #expect(pushed.errors.contains("Now syncing with"))
+        #expect(pushed.errors.contains("50 rows of the old service removed"))
+        #expect(pushed.errors.contains("1 change will be pushed to the new service"))
         let afterPush = try SyncContext(path: store)
         #expect(try afterPush.table("todoitem").count() == 31)
         #expect(try afterPush.operations().isEmpty)
