@@ -148,6 +148,30 @@ struct LocalStore: Sendable {
         try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))
     }
 
+    /// Writes the service's copy of an item the service has just applied, and returns the row as stored.
+    ///
+    /// The usual answer holds the values sent with a new version and times: then only the system
+    /// columns are written, which leaves the search index and the counts alone (rewriting every
+    /// column re-indexes the row's text, the larger part of a push's local work).
+    @discardableResult
+    func adoptServerItem(_ db: Database, table: TableDescription, item: Item) throws -> Item? {
+        guard let id = item[SystemColumn.id]?.stringValue, let current = try readItem(db, table: table, id: id),
+            table.columns.allSatisfy({
+                ColumnValue.database(item[$0.name], as: $0.type) == ColumnValue.database(current[$0.name], as: $0.type)
+            })
+        else {
+            try writeItem(db, table: table, item: item)
+            return try item[SystemColumn.id]?.stringValue.flatMap { try readItem(db, table: table, id: $0) }
+        }
+        let system = table.allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
+        let values = system.map { ColumnValue.database(item[$0.name], as: $0.type) }
+        try db.cachedStatement(
+            sql: "UPDATE \(table.name.quotedDatabaseIdentifier) SET "
+                + system.map { "\($0.name.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ") + " WHERE id = ?"
+        ).execute(arguments: StatementArguments(values + [id.databaseValue]))
+        return try readItem(db, table: table, id: id)
+    }
+
     /// Inserts or changes in place a row given as values in the order of `table.allColumns`.
     func writeRow(_ db: Database, table: TableDescription, values: [DatabaseValue]) throws {
         try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))

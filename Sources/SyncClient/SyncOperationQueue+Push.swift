@@ -91,8 +91,7 @@ extension SyncOperationQueue {
                 let later = try operations(db, table: tableName, itemId: itemId, after: id)
                 result = serverItem
                 if later.isEmpty {
-                    try store.writeItem(db, table: table, item: serverItem)
-                    result = try store.readItem(db, table: table, id: itemId)
+                    result = try store.adoptServerItem(db, table: table, item: serverItem)
                 } else {
                     if var current = try store.readItem(db, table: table, id: itemId) {
                         Self.adoptSystemColumns(of: serverItem, into: &current)

@@ -68,6 +68,23 @@ struct PushTests {
         #expect(try context.operations().isEmpty)
     }
 
+    @Test func aPushedRowTakesTheServicesVersionAndStaysFoundBySearch() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        try context.table("todoitem").insert(["id": "a", "text": "water the plants", "complete": true])
+        _ = try await context.push()
+        let stored = try #require(try await service.rest.get("todoitem", "a"))
+        let local = try #require(try context.table("todoitem").item(id: "a"))
+        #expect(local.version == stored.version && local.version != nil)
+        #expect(local["updatedAt"] == stored["updatedAt"] && local["createdAt"] == stored["createdAt"])
+        #expect(local.text == "water the plants" && local["complete"] == .bool(true))
+        let found = try context.listPage("todoitem", ListRequest(search: "plants"))
+        #expect(found.items.compactMap { $0["id"]?.stringValue } == ["a"])
+        let done = try context.listPage("todoitem", ListRequest(flag: .init("complete", true)))
+        #expect(done.total == 1)
+    }
+
     @Test func serverStoppedMidPushKeepsTheQueueAndRetrySucceedsAfterRestart() async throws {
         let folder = try TemporaryFolder()
         var service = try LiveService(folder: folder)
