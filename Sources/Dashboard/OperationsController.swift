@@ -82,27 +82,30 @@ struct OperationsController: Sendable {
         return operation
     }
 
+    /// The item's text as the list shows it now, else as the change carries it, else its id.
+    private func label(of operation: TableOperation) -> String {
+        let local = try? environment.context.item(id: operation.itemId, in: operation.table)
+        return TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId)
+    }
+
     private func confirmDiscard(_ request: Request) throws -> Response {
         let operation = try operation(request)
-        let local = try? environment.context.item(id: operation.itemId, in: operation.table)
         return environment.renderer.page(
             "discard", request, section: .operations,
             DiscardPage(
                 operation: DiscardPage.Target(
-                    id: operation.id, kind: operation.kind.rawValue,
-                    label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
+                    id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
                     hasBase: operation.base != nil)))
     }
 
     private func discard(_ request: Request) throws -> Response {
         let operation = try operation(request)
         let context = environment.context
-        let local = try? context.item(id: operation.itemId, in: operation.table)
-        let label = TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId)
+        let text = label(of: operation)
         try storeCall { () throws(SyncError) in try context.discard(operation.id) }
         environment.sessions.flash(
             request, .success,
-            "Discarded the \(operation.kind.rawValue) of “\(label)” — \(environment.pendingSummary()).")
+            "Discarded the \(operation.kind.rawValue) of “\(text)” — \(environment.pendingSummary()).")
         return .redirect(to: "/operations")
     }
 
@@ -115,11 +118,9 @@ struct OperationsController: Sendable {
         let context = environment.context
         try storeCall { () throws(SyncError) in try context.cancel(operation.id) }
         let started = environment.sync.start(.push, session: request.attributes[Sessions.attribute])
-        let local = try? context.item(id: operation.itemId, in: operation.table)
-        let label = TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId)
         environment.sessions.flash(
             request, .info,
-            "Sending the \(operation.kind.rawValue) of “\(label)” again"
+            "Sending the \(operation.kind.rawValue) of “\(label(of: operation))” again"
                 + (started ? "…" : " with the push already running…"))
         return .redirect(to: "/operations")
     }

@@ -9,11 +9,15 @@ import Foundation
 /// middleware; `--allowed-host` adds the names a deployed service answers for.
 public struct HostAllowList: Middleware {
     private let allowed: Set<String>
+    /// The name the refusal suggests opening instead (the first accepted name).
+    private let suggested: String
 
     /// - Parameter names: accepted host names, such as `127.0.0.1`, `localhost` or `[::1]`
     ///   (a port, if given, is ignored).
     public init(_ names: [String]) {
-        allowed = Set(names.map(Self.name(of:)).filter { !$0.isEmpty })
+        let names = names.map(Self.name(of:)).filter { !$0.isEmpty }
+        allowed = Set(names)
+        suggested = names.first ?? "127.0.0.1"
     }
 
     /// The names of a server bound to `host`: the address itself, plus the loopback names
@@ -21,21 +25,33 @@ public struct HostAllowList: Middleware {
     /// (such as `todo.example.org` for a service behind that name).
     public init(boundTo host: String, extraNames: [String] = []) {
         var names = [host.contains(":") ? "[\(host)]" : host]
-        if host.hasPrefix("127.") || ["::1", "0.0.0.0", "::"].contains(host) {
+        if ["0.0.0.0", "::"].contains(host) {
+            names = ["127.0.0.1", "localhost", "[::1]"]
+        } else if host.hasPrefix("127.") || host == "::1" {
             names += ["localhost", "127.0.0.1", "[::1]"]
         }
         self.init(names + extraNames)
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {
-        guard let host = request.headers["Host"].map(Self.name(of:)), allowed.contains(host) || Self.isIPLiteral(host)
-        else {
+        let header = request.headers["Host"] ?? ""
+        let host = Self.name(of: header)
+        guard allowed.contains(host) || Self.isIPLiteral(host) else {
+            let port = Self.port(of: header).map { ":\($0)" } ?? ""
             throw HTTPError(
                 421,
-                "This server does not answer for that host name. Open it by its address, such as http://127.0.0.1:8080."
+                "This server does not answer for the host name '\(host)'. Open it by its address, such as "
+                    + "http://\(suggested)\(port)/, or start it with --allowed-host \(host.isEmpty ? "NAME" : host)."
             )
         }
         return nil
+    }
+
+    /// The port of a `Host` header (`example.org:8123` → `8123`, `[::1]:80` → `80`), if it names one.
+    static func port(of host: String) -> Int? {
+        let afterAddress = host.hasPrefix("[") ? host.drop { $0 != "]" }.dropFirst() : Substring(host)
+        guard let colon = afterAddress.lastIndex(of: ":") else { return nil }
+        return Int(afterAddress[afterAddress.index(after: colon)...])
     }
 
     /// An address such as `192.168.1.5` or `[::1]`: rebinding needs a DNS name, so addresses are

@@ -154,6 +154,8 @@ import Testing
         let foreign = try await RawHTTP.send(
             port: port, "GET /tables/todoitem HTTP/1.1\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n")
         #expect(foreign.hasPrefix("HTTP/1.1 421"), "\(foreign)")
+        #expect(foreign.contains("http://127.0.0.1:\(port)/"), "the refusal names this server's own address")
+        #expect(foreign.contains("--allowed-host evil.example"))
         let local = try await RawHTTP.send(
             port: port,
             "GET /tables/todoitem HTTP/1.1\r\nHost: localhost:\(port)\r\nZUMO-API-VERSION: 2.0.0\r\n"
