@@ -142,13 +142,18 @@ http {
   upstream todosync { server 127.0.0.1:$first_port; server 127.0.0.1:$second_port; keepalive 64; }
   server {
     listen 127.0.0.1:$nginx_port;
-    location / { proxy_pass http://todosync; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    location / {
+      proxy_pass http://todosync; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$host:\$server_port;  # the instances answer only their own host names
+    }
   }
 }
 CONF
 nginx -c "$work/upstream.conf" &
 pids+=($!)
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/tables/bench" && break; sleep 0.1; done
+for _ in $(seq 50); do curl -sf -o /dev/null -H 'ZUMO-API-VERSION: 2.0.0' "http://127.0.0.1:$nginx_port/tables/bench" && break; sleep 0.1; done
+curl -sf -o /dev/null -H 'ZUMO-API-VERSION: 2.0.0' "http://127.0.0.1:$nginx_port/tables/bench" \
+  || { echo "service-bench: the instances behind nginx do not answer" >&2; exit 1; }
 measure "PostgreSQL, two behind nginx" "http://127.0.0.1:$nginx_port" "$first_pid" "$second_pid"
 pg2_insert=$insert_rate; pg2_read=$read_rate
 
