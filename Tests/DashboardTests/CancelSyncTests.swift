@@ -19,6 +19,16 @@ struct CancelSyncTests {
         }
     }
 
+    /// Starts a sync through `/api/sync` against a silent remote and waits until its request is
+    /// there; returns the remote (stop it) and the CSRF token scripts send.
+    private func runningAPISync(_ harness: DashboardHarness) async throws -> (MisbehavingService, String) {
+        let silent = try await silentRemote(harness)
+        let token = try await harness.csrfToken()
+        #expect(try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token]).status == 202)
+        try await waitUntilWaiting(on: silent)
+        return (silent, token)
+    }
+
     @Test func cancelButtonShowsWhileASyncRunsAndStopsIt() async throws {
         let harness = try await DashboardHarness()
         let silent = try await silentRemote(harness)
@@ -42,11 +52,8 @@ struct CancelSyncTests {
 
     @Test func apiCancelNeedsTheCSRFHeaderAndStopsTheSync() async throws {
         let harness = try await DashboardHarness()
-        let silent = try await silentRemote(harness)
+        let (silent, token) = try await runningAPISync(harness)
         defer { silent.stop() }
-        let token = try await harness.csrfToken()
-        #expect(try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token]).status == 202)
-        try await waitUntilWaiting(on: silent)
         #expect(try await harness.client.send("POST", "/api/cancel").status == 403)
         #expect(await harness.dashboard.context.isSyncing)
         let answer = try await harness.client.send("POST", "/api/cancel", headers: ["X-CSRF-Token": token])
@@ -61,11 +68,8 @@ struct CancelSyncTests {
 
     @Test func turningOfflineModeOnStopsARunningSync() async throws {
         let harness = try await DashboardHarness()
-        let silent = try await silentRemote(harness)
+        let (silent, token) = try await runningAPISync(harness)
         defer { silent.stop() }
-        let token = try await harness.csrfToken()
-        #expect(try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token]).status == 202)
-        try await waitUntilWaiting(on: silent)
         let saved = try await harness.client.send(
             "POST", "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: ["X-CSRF-Token": token])
         #expect(saved.status == 200)
