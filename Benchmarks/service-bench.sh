@@ -25,6 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 source Benchmarks/nginx.sh
+source scripts/nginx-upstream.sh
 
 # start_service DATABASE → sets port (and appends the pid to pids, its pid to service_pid)
 start_service() {
@@ -131,29 +132,8 @@ kill "$service_pid"
 start_service "$base_url/bench_two?sslmode=disable"; first_pid=$service_pid; first_port=$port
 start_service "$base_url/bench_two?sslmode=disable"; second_pid=$service_pid; second_port=$port
 nginx_port=$(( 20000 + RANDOM % 20000 ))
-cat > "$work/upstream.conf" <<CONF
-worker_processes 2;
-daemon off;
-error_log $work/upstream-error.log;
-pid $work/upstream.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  upstream todosync { server 127.0.0.1:$first_port; server 127.0.0.1:$second_port; keepalive 64; }
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      proxy_pass http://todosync; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$host:\$server_port;  # the instances answer only their own host names
-    }
-  }
-}
-CONF
-nginx -c "$work/upstream.conf" &
-pids+=($!)
-for _ in $(seq 50); do curl -sf -o /dev/null -H 'ZUMO-API-VERSION: 2.0.0' "http://127.0.0.1:$nginx_port/tables/bench" && break; sleep 0.1; done
-curl -sf -o /dev/null -H 'ZUMO-API-VERSION: 2.0.0' "http://127.0.0.1:$nginx_port/tables/bench" \
-  || { echo "service-bench: the instances behind nginx do not answer" >&2; exit 1; }
+start_upstream_nginx "$work" "$nginx_port" /tables/bench "$first_port" "$second_port"
+pids+=("$upstream_pid")
 measure "PostgreSQL, two behind nginx" "http://127.0.0.1:$nginx_port" "$first_pid" "$second_pid"
 pg2_insert=$insert_rate; pg2_read=$read_rate
 

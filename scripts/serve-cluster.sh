@@ -35,7 +35,7 @@ if [ -z "$database" ]; then
 fi
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-upstream=""
+instance_ports=()
 for index in $(seq 1 "$instances"); do
   port=$(free_port)
   "$bin" serve --quiet --host 127.0.0.1 --port "$port" --database "$database" --pool-size "$pool_size" \
@@ -46,39 +46,13 @@ for index in $(seq 1 "$instances"); do
     kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/instance-$index.log" >&2; exit 1; }
     sleep 0.1
   done
-  upstream+="    server 127.0.0.1:$port;"$'\n'
+  instance_ports+=("$port")
 done
 
 nginx_port=${PORT:-$(free_port)}
-cat > "$work/nginx.conf" <<CONF
-worker_processes 2;
-daemon off;
-error_log $work/nginx-error.log;
-pid $work/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  upstream todosync {
-$upstream    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:$nginx_port;
-    client_max_body_size 1m;
-    location / {
-      proxy_pass http://todosync;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host \$host:\$server_port;
-    }
-  }
-}
-CONF
-nginx -c "$work/nginx.conf" &
-pids+=($!)
-for _ in $(seq 50); do
-  curl -s -o /dev/null "http://127.0.0.1:$nginx_port/tables/todoitem" && break
-  sleep 0.1
-done
+source scripts/nginx-upstream.sh
+start_upstream_nginx "$work" "$nginx_port" /tables/todoitem "${instance_ports[@]}"
+pids+=("$upstream_pid")
 echo "http://127.0.0.1:$nginx_port"
 echo "  $instances instances on $database; logs in $work" >&2
 wait "${pids[@]}"
