@@ -1,19 +1,11 @@
 import GRDB
 import SyncProtocol
 
-/// What keeps a table's lists flat in cost as it grows: a trigram full-text index of its text
-/// columns, row counts kept by triggers, and an index per boolean column. Triggers keep all of
-/// them in step with the table inside the very transaction that changes a row, whoever writes
-/// it (a local edit, a pull, a conflict's resolution, a purge).
+/// What keeps a table's lists flat in cost as it grows: row counts kept by triggers, an index per
+/// boolean column, and a trigram full-text index of its text columns (``SearchIndex``). Triggers
+/// keep the counts in step with the table inside the very transaction that changes a row, whoever
+/// writes it (a local edit, a pull, a conflict's resolution, a purge).
 extension LocalStore {
-    /// The FTS5 table holding `table`'s text columns (`todoitem__search`).
-    static func searchTable(_ table: String) -> String { table + "__search" }
-
-    /// The columns searched: the user's text columns.
-    static func searchColumns(_ table: TableDescription) -> [String] {
-        table.columns.filter { $0.type == .text }.map(\.name)
-    }
-
     /// The boolean columns whose true rows are counted and indexed (`complete`).
     static func flagColumns(_ table: TableDescription) -> [String] {
         table.columns.filter { $0.type == .boolean }.map(\.name)
@@ -26,8 +18,8 @@ extension LocalStore {
         ) WITHOUT ROWID
         """
 
-    /// Creates what is missing of the search index, the counts and their triggers, filling them
-    /// from the rows already stored.
+    /// Creates what is missing of the counts and their triggers (filled from the rows already
+    /// stored) and of the search index.
     static func createListSupport(_ table: TableDescription, in db: Database) throws {
         let name = table.name.quotedDatabaseIdentifier
         let flags = flagColumns(table)
@@ -53,7 +45,7 @@ extension LocalStore {
             }
         }
         try createCountTriggers(table, flags: flags, in: db)
-        try createSearchIndex(table, in: db)
+        try SearchIndex(table)?.create(in: db)
     }
 
     private static func createCountTriggers(_ table: TableDescription, flags: [String], in db: Database) throws {
@@ -88,41 +80,6 @@ extension LocalStore {
                     + "WHEN coalesce(old.\(column), 0) != coalesce(new.\(column), 0) BEGIN "
                     + "UPDATE __rowCounts SET rows = rows + (CASE WHEN coalesce(new.\(column), 0) = 1 THEN 1 ELSE -1 END) "
                     + "WHERE tableName = '\(key)' AND columnName = '\(flag)'; END")
-        }
-    }
-
-    /// An external-content FTS5 table with the trigram tokenizer (substrings match, case is
-    /// ignored), kept by triggers. Rows keep their rowid when changed (writes are upserts).
-    private static func createSearchIndex(_ table: TableDescription, in db: Database) throws {
-        let columns = searchColumns(table)
-        guard !columns.isEmpty else { return }
-        let search = searchTable(table.name)
-        let name = table.name.quotedDatabaseIdentifier
-        let exists = try db.tableExists(search)
-        let quoted = columns.map(\.quotedDatabaseIdentifier)
-        if !exists {
-            try db.execute(
-                sql: "CREATE VIRTUAL TABLE \(search.quotedDatabaseIdentifier) USING fts5("
-                    + quoted.joined(separator: ", ")
-                    + ", content=\(name), content_rowid='rowid', tokenize='trigram case_sensitive 0')")
-        }
-        let target = search.quotedDatabaseIdentifier
-        let list = quoted.joined(separator: ", ")
-        let newValues = quoted.map { "new.\($0)" }.joined(separator: ", ")
-        let oldValues = quoted.map { "old.\($0)" }.joined(separator: ", ")
-        let insert = "INSERT INTO \(target) (rowid, \(list)) VALUES (new.rowid, \(newValues));"
-        let remove = "INSERT INTO \(target) (\(target), rowid, \(list)) VALUES ('delete', old.rowid, \(oldValues));"
-        try db.execute(
-            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__search_insert".quotedDatabaseIdentifier) "
-                + "AFTER INSERT ON \(name) BEGIN \(insert) END")
-        try db.execute(
-            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__search_delete".quotedDatabaseIdentifier) "
-                + "AFTER DELETE ON \(name) BEGIN \(remove) END")
-        try db.execute(
-            sql: "CREATE TRIGGER IF NOT EXISTS \("\(table.name)__search_update".quotedDatabaseIdentifier) "
-                + "AFTER UPDATE OF \(list) ON \(name) BEGIN \(remove) \(insert) END")
-        if !exists {
-            try db.execute(sql: "INSERT INTO \(target) (\(target)) VALUES ('rebuild')")
         }
     }
 

@@ -11,6 +11,10 @@ struct LocalStore: Sendable {
     let tables: [String: TableDescription]
     /// Decoders of server items straight into each table's columns.
     let layouts: [String: PageLayout]
+    /// The full-text index of each table that has text columns.
+    let searchIndexes: [String: SearchIndex]
+    /// Catches the search indexes up after pulls.
+    let searchIndexer = SearchIndexer()
 
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
     /// `__journal` belongs to ``ConflictJournal``.
@@ -62,6 +66,7 @@ struct LocalStore: Sendable {
         for table in tables { byName[table.name] = table }
         self.tables = byName
         layouts = byName.mapValues(PageLayout.init)
+        searchIndexes = byName.compactMapValues(SearchIndex.init)
         do {
             try pool.write { db in
                 for table in tables { try Self.createTable(table, in: db) }
@@ -71,6 +76,8 @@ struct LocalStore: Sendable {
         } catch {
             throw .storage(StoreFailure(error))
         }
+        // Rows a pull left unindexed when the process ended, or stored before the index existed.
+        for index in searchIndexes.values { searchIndexer.catchUp(index, in: pool) }
     }
 
     private static func createTable(_ table: TableDescription, in db: Database) throws {
@@ -96,10 +103,8 @@ struct LocalStore: Sendable {
                 sql: "CREATE INDEX \("\(table.name)_updatedAt".quotedDatabaseIdentifier) ON "
                     + "\(table.name.quotedDatabaseIdentifier) (updatedAt, id)")
         }
-        // Lists show the newest items first, page by page.
-        try db.execute(
-            sql: "CREATE INDEX IF NOT EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier) ON "
-                + "\(table.name.quotedDatabaseIdentifier) (createdAt, id)")
+        // Lists page by rowid now; this index of an older todosync only slowed every write.
+        try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier)")
         try createListSupport(table, in: db)
     }
 
@@ -142,11 +147,17 @@ struct LocalStore: Sendable {
         return item
     }
 
-    /// Inserts the row, or changes the row with its id in place, with every column of the table (missing ones become NULL).
+    /// Inserts the row, or changes the row with its id in place, with every column of the table
+    /// (missing ones become NULL), and brings the search index up to it.
     func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
         let values = table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
         try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))
+        try searchIndexes[table.name]?.catchUp(db, limit: Self.searchCatchUpPerEdit)
     }
+
+    /// Rows past the search index's mark that one local write indexes (usually just its own row;
+    /// more while the index catches up after a pull).
+    static let searchCatchUpPerEdit = 64
 
     /// Writes the service's copy of an item the service has just applied, and returns the row as stored.
     ///
@@ -170,11 +181,6 @@ struct LocalStore: Sendable {
                 + system.map { "\($0.name.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ") + " WHERE id = ?"
         ).execute(arguments: StatementArguments(values + [id.databaseValue]))
         return try readItem(db, table: table, id: id)
-    }
-
-    /// Inserts or changes in place a row given as values in the order of `table.allColumns`.
-    func writeRow(_ db: Database, table: TableDescription, values: [DatabaseValue]) throws {
-        try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {

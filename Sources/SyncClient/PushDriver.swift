@@ -29,26 +29,44 @@ struct PushDriver: Sendable {
     ///   401/403, a service that broke the protocol). The operation is then attempted: the next push
     ///   recognises it if the service applied it.
     func send(_ id: Int64) async throws(SyncError) -> OperationOutcome {
-        guard var attempt = try queue.beginAttempt(id) else { return .skipped }
+        try await send(id, begun: nil, thenBegin: nil).outcome
+    }
+
+    /// What sending one operation of a sequence gave: its outcome, and the attempt of the next
+    /// operation when that began in the transaction that completed this one.
+    struct Sent: Sendable {
+        var outcome: OperationOutcome
+        var nextAttempt: PushAttempt? = nil
+    }
+
+    /// Sends operation `id` (whose attempt may have begun already: `begun`) and settles it; when
+    /// the service applied it, the attempt of operation `next` begins in the same transaction and is
+    /// returned, to be passed as `begun` when `next` is sent. A caller that does not send it leaves
+    /// it attempted (``SyncOperationQueue/markAttempted(_:message:status:)``).
+    func send(_ id: Int64, begun: PushAttempt?, thenBegin next: Int64?) async throws(SyncError) -> Sent {
+        precondition(begun == nil || begun?.operationId == id, "the attempt begun is of another operation")
+        let first: PushAttempt?
+        if let begun { first = begun } else { first = try queue.beginAttempt(id) }
+        guard var attempt = first else { return Sent(outcome: .skipped) }
         var reply = try await write(attempt)
         var resends = 0
         while true {
             switch PushDecision.decide(attempt, reply) {
             case .done(let serverItem):
-                try complete(id, serverItem: serverItem, status: reply.status)
-                return .pushed
+                let nextAttempt = try complete(id, serverItem: serverItem, status: reply.status, thenBegin: next)
+                return Sent(outcome: .pushed, nextAttempt: nextAttempt)
             case .alreadyApplied(let serverItem):
-                try complete(id, serverItem: serverItem, status: reply.status)
-                return .pushed
+                let nextAttempt = try complete(id, serverItem: serverItem, status: reply.status, thenBegin: next)
+                return Sent(outcome: .pushed, nextAttempt: nextAttempt)
             case .conflict(let serverItem, let status):
                 try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem)
-                return .conflict
+                return Sent(outcome: .conflict)
             case .deletedOnServer(let status):
                 try queue.recordConflict(id, serverItem: nil, status: status, sent: attempt.clientItem)
-                return .conflict
+                return Sent(outcome: .conflict)
             case .failed(let status, let message):
                 try queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
-                return .failed
+                return Sent(outcome: .failed)
             case .stop(let error):
                 try queue.markAttempted(id, message: error.description, status: reply.status)
                 throw error
@@ -68,11 +86,11 @@ struct PushDriver: Sendable {
                     throw .stopped(reason)
                 }
                 try queue.rebase(id, over: serverItem)
-                guard let next = try queue.beginAttempt(id) else { return .skipped }
-                attempt = next
+                guard let again = try queue.beginAttempt(id) else { return Sent(outcome: .skipped) }
+                attempt = again
                 reply = try await write(attempt)
             case .recreate:
-                guard let recreated = try await undelete(attempt) else { return .failed }
+                guard let recreated = try await undelete(attempt) else { return Sent(outcome: .failed) }
                 attempt = recreated
                 reply = try await write(attempt)
             }
@@ -82,9 +100,11 @@ struct PushDriver: Sendable {
     /// Applies the service's answer to the row (and journals a decision held with the operation). When
     /// that transaction fails, nothing of it is stored: the operation is left attempted, and the next
     /// push recognises the change on the service and completes it then.
-    private func complete(_ id: Int64, serverItem: Item?, status: Int) throws(SyncError) {
+    private func complete(
+        _ id: Int64, serverItem: Item?, status: Int, thenBegin next: Int64?
+    ) throws(SyncError) -> PushAttempt? {
         do {
-            try queue.complete(id, serverItem: serverItem)
+            return try queue.complete(id, serverItem: serverItem, thenBegin: next)
         } catch {
             try? queue.markAttempted(id, message: error.description, status: status)
             throw error

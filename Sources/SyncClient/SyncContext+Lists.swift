@@ -69,6 +69,12 @@ extension SyncContext {
         }
         return try read { [queue] db in try ListReader(queue: queue, table: description, request: request).read(db) }
     }
+
+    /// Returns once the search indexes hold every row pulled so far. Searches find every row before
+    /// that too: rows the index does not hold yet are scanned.
+    public nonisolated func searchIndexCaughtUp() async {
+        await store.searchIndexer.idle()
+    }
 }
 
 /// Builds and runs the SQL of one ``ListPage``.
@@ -79,50 +85,70 @@ struct ListReader {
 
     private var name: String { table.name.quotedDatabaseIdentifier }
 
-    /// FROM, WHERE conditions and arguments for the rows the request matches, and the key expression.
-    private func source() -> (from: String, key: String, conditions: [String], arguments: [DatabaseValueConvertible?]) {
+    /// Where matching rows are read: FROM, WHERE conditions with their arguments, and the key.
+    private struct Source {
+        var from: String
+        var key: String
         var conditions: [String] = []
         var arguments: [DatabaseValueConvertible?] = []
-        var from = name
-        var key = "\(name).rowid"
-        let columns = LocalStore.searchColumns(table)
-        if !request.search.isEmpty, !columns.isEmpty {
+    }
+
+    /// The sources of the rows the request matches, newest rows first. A search of three
+    /// characters or more reads the trigram index and scans the rows the index has not caught up
+    /// with yet (all newer than the indexed ones); a shorter one scans newest first until the page
+    /// is full.
+    private func sources(_ db: Database) throws -> [Source] {
+        var table = Source(from: name, key: "\(name).rowid")
+        var sources: [Source] = []
+        if !request.search.isEmpty {
+            guard let index = queue.store.searchIndexes[self.table.name] else { return [] }
+            let scan = (index.tailCondition, index.columns.map { _ in request.search as DatabaseValueConvertible? })
             if request.search.count >= 3 {
-                // The trigram index matches three characters and more, anywhere in the text.
-                let search = LocalStore.searchTable(table.name).quotedDatabaseIdentifier
-                from = "\(search) JOIN \(name) ON \(name).rowid = \(search).rowid"
-                key = "\(search).rowid"
-                conditions.append("\(search) MATCH ?")
-                arguments.append("\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\"")
+                let mark = try index.mark(db)
+                var tail = table
+                tail.conditions = ["\(name).rowid > ?", scan.0]
+                tail.arguments = [mark] + scan.1
+                let fts = index.ftsTable.quotedDatabaseIdentifier
+                table = Source(
+                    from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
+                    conditions: ["\(fts) MATCH ?"],
+                    arguments: ["\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\""])
+                sources.append(tail)
             } else {
-                // Shorter: scan newest first until the page is full.
-                conditions.append(
-                    "("
-                        + columns.map { "instr(lower(\(name).\($0.quotedDatabaseIdentifier)), lower(?)) > 0" }
-                        .joined(separator: " OR ") + ")")
-                arguments += columns.map { _ in request.search }
+                table.conditions = [scan.0]
+                table.arguments = scan.1
             }
-        } else if !request.search.isEmpty {
-            conditions.append("0")
         }
+        sources.append(table)
         if let flag = request.flag {
-            conditions.append("coalesce(\(name).\(flag.column.quotedDatabaseIdentifier), 0) = ?")
-            arguments.append(flag.value ? 1 : 0)
+            for index in sources.indices {
+                sources[index].conditions.append("coalesce(\(name).\(flag.column.quotedDatabaseIdentifier), 0) = ?")
+                sources[index].arguments.append(flag.value ? 1 : 0)
+            }
         }
-        return (from, key, conditions, arguments)
+        return sources
     }
 
     func read(_ db: Database) throws -> ListPage {
-        let (from, key, conditions, arguments) = source()
+        let sources = try sources(db)
         let columns = table.allColumns.map { "\(name).\($0.name.quotedDatabaseIdentifier)" }.joined(separator: ", ")
-        func fetch(_ bound: String?, _ value: Int64?, ascending: Bool, limit: Int) throws -> [Row] {
-            let all = conditions + (bound.map { ["\(key) \($0) ?"] } ?? [])
+        func fetch(_ source: Source, _ bound: String?, _ value: Int64?, ascending: Bool, limit: Int) throws -> [Row] {
+            let all = source.conditions + (bound.map { ["\(source.key) \($0) ?"] } ?? [])
             let sql =
-                "SELECT \(columns), \(key) FROM \(from)"
+                "SELECT \(columns), \(source.key) FROM \(source.from)"
                 + (all.isEmpty ? "" : " WHERE " + all.joined(separator: " AND "))
-                + " ORDER BY \(key) \(ascending ? "ASC" : "DESC") LIMIT \(limit)"
+                + " ORDER BY \(source.key) \(ascending ? "ASC" : "DESC") LIMIT \(limit)"
             return try Row.fetchAll(
-                db.cachedStatement(sql: sql), arguments: StatementArguments(arguments + (value.map { [$0] } ?? [])))
+                db.cachedStatement(sql: sql),
+                arguments: StatementArguments(source.arguments + (value.map { [$0] } ?? [])))
+        }
+        // The sources hold disjoint ranges of keys, newest first: their pages are simply concatenated.
+        func fetch(_ bound: String?, _ value: Int64?, ascending: Bool, limit: Int) throws -> [Row] {
+            var rows: [Row] = []
+            for source in ascending ? sources.reversed() : sources where rows.count < limit {
+                rows += try fetch(source, bound, value, ascending: ascending, limit: limit - rows.count)
+            }
+            return rows
         }
         let keyIndex = table.allColumns.count
         let pager = KeysetPager<Row>(

@@ -56,7 +56,11 @@ extension SyncContext {
         if waiting > 0 { result.pushed = try await runPush() }
         let transport = try readyTransport(.pull, table: table)
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
-        defer { monitor.update { $0 = .idle } }
+        defer {
+            monitor.update { $0 = .idle }
+            // Pulled pages leave their rows out of the search index: it catches up now, in the background.
+            if let index = store.searchIndexes[table] { store.searchIndexer.catchUp(index, in: store.pool) }
+        }
         do {
             try await pages(
                 description, query: query, queryId: queryId, settings: settings, transport: transport, &result)

@@ -24,11 +24,7 @@ extension SyncContext {
         var result = PushResult()
         do {
             if pushConcurrency <= 1 {
-                for operation in queued {
-                    if Task.isCancelled { throw SyncError.stopped(.cancelled) }
-                    result.add(try await sendSettling(operation.id, driver), operation.id)
-                    monitor.update { $0.done += 1 }
-                }
+                try await sendInOrder(queued.map(\.id), driver, into: &result)
             } else {
                 try await sendWindowed(queued.map { ($0.id, $0.table + "\u{0}" + $0.itemId) }, driver, into: &result)
             }
@@ -43,9 +39,35 @@ extension SyncContext {
 
     /// Sends one operation; a conflict goes to its table's policy (``applyPolicy(_:driver:)``).
     private func sendSettling(_ id: Int64, _ driver: PushDriver) async throws -> OperationOutcome {
-        let outcome = try await driver.send(id)
+        try await settling(driver.send(id), id, driver)
+    }
+
+    /// A conflict goes to its table's policy (``applyPolicy(_:driver:)``); other outcomes stand.
+    private func settling(_ outcome: OperationOutcome, _ id: Int64, _ driver: PushDriver) async throws
+        -> OperationOutcome
+    {
         guard outcome == .conflict else { return outcome }
         return try await applyPolicy(id, driver: driver)
+    }
+
+    /// One operation on the wire at a time, in queue order. Each operation's attempt begins in the
+    /// transaction that stores the previous one's answer, so the usual push commits once per
+    /// operation; an attempt begun and then not sent (cancelled) is left attempted, never lost.
+    private func sendInOrder(_ ids: [Int64], _ driver: PushDriver, into result: inout PushResult) async throws {
+        var begun: PushAttempt?
+        defer {
+            if let begun {
+                try? queue.markAttempted(begun.operationId, message: StopReason.cancelled.description, status: nil)
+            }
+        }
+        for (index, id) in ids.enumerated() {
+            if Task.isCancelled { throw SyncError.stopped(.cancelled) }
+            let next = index + 1 < ids.count ? ids[index + 1] : nil
+            let sent = try await driver.send(id, begun: begun.take(), thenBegin: next)
+            begun = sent.nextAttempt
+            result.add(try await settling(sent.outcome, id, driver), id)
+            monitor.update { $0.done += 1 }
+        }
     }
 
     /// Up to ``pushConcurrency`` operations on the wire at once, started in queue order; two operations

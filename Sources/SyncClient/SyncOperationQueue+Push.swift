@@ -14,51 +14,54 @@ extension SyncOperationQueue {
     /// The body sent is remembered (with up to seven earlier distinct ones) so that a later attempt
     /// recognises an attempt whose answer was lost.
     func beginAttempt(_ id: Int64) throws(SyncError) -> PushAttempt? {
-        try store.write { db -> PushAttempt? in
-            guard let operation = try operation(db, id: id), operation.state.isSendable,
-                try firstOperationId(db, table: operation.table, itemId: operation.itemId) == id
-            else { return nil }
-            let table = try store.description(of: operation.table)
-            var attempt = PushAttempt(
-                operationId: id, table: operation.table, itemId: operation.itemId, kind: operation.kind,
-                recreate: operation.recreate)
-            var sentText: String?
-            var earlierText: String?
-            switch operation.kind {
-            case .insert, .update:
-                guard let row = try store.readItem(db, table: table, id: operation.itemId) else {
-                    // The row is gone without a delete (purged): nothing left to send.
-                    try remove(db, id: id)
-                    return nil
-                }
-                var body: Item = [:]
-                for column in table.columns { body[column.name] = row[column.name] ?? .null }
-                if operation.kind == .insert {
-                    body[SystemColumn.id] = .string(operation.itemId)
-                } else {
-                    attempt.ifMatch = row[SystemColumn.version]?.stringValue
-                }
-                if let last = operation.item {
-                    attempt.earlierBodies = [last] + (try earlierBodies(db, id: id))
-                    let kept = attempt.earlierBodies.filter { $0 != body }.prefix(Self.rememberedBodies - 1)
-                    if !kept.isEmpty { earlierText = JSONValue.array(kept.map { .object($0) }).jsonText }
-                }
-                attempt.body = body
-                sentText = ItemCoding.encode(body)
-            case .delete:
-                attempt.snapshot = operation.item
-                attempt.ifMatch = operation.item?[SystemColumn.version]?.stringValue
+        try store.write { db in try beginAttempt(db, id: id) }
+    }
+
+    /// ``beginAttempt(_:)`` in the caller's transaction.
+    private func beginAttempt(_ db: Database, id: Int64) throws -> PushAttempt? {
+        guard let operation = try operation(db, id: id), operation.state.isSendable,
+            try firstOperationId(db, table: operation.table, itemId: operation.itemId) == id
+        else { return nil }
+        let table = try store.description(of: operation.table)
+        var attempt = PushAttempt(
+            operationId: id, table: operation.table, itemId: operation.itemId, kind: operation.kind,
+            recreate: operation.recreate)
+        var sentText: String?
+        var earlierText: String?
+        switch operation.kind {
+        case .insert, .update:
+            guard let row = try store.readItem(db, table: table, id: operation.itemId) else {
+                // The row is gone without a delete (purged): nothing left to send.
+                try remove(db, id: id)
+                return nil
             }
-            try db.cachedStatement(
-                sql: """
-                    UPDATE __operations SET state = ?, attempts = attempts + 1, lastAttemptAt = ?,
-                        item = coalesce(?, item), earlierBodies = coalesce(?, earlierBodies)
-                    WHERE id = ?
-                    """
-            ).execute(
-                arguments: [OperationState.inFlight.rawValue, Timestamp.string(Date()), sentText, earlierText, id])
-            return attempt
+            var body: Item = [:]
+            for column in table.columns { body[column.name] = row[column.name] ?? .null }
+            if operation.kind == .insert {
+                body[SystemColumn.id] = .string(operation.itemId)
+            } else {
+                attempt.ifMatch = row[SystemColumn.version]?.stringValue
+            }
+            if let last = operation.item {
+                attempt.earlierBodies = [last] + (try earlierBodies(db, id: id))
+                let kept = attempt.earlierBodies.filter { $0 != body }.prefix(Self.rememberedBodies - 1)
+                if !kept.isEmpty { earlierText = JSONValue.array(kept.map { .object($0) }).jsonText }
+            }
+            attempt.body = body
+            sentText = ItemCoding.encode(body)
+        case .delete:
+            attempt.snapshot = operation.item
+            attempt.ifMatch = operation.item?[SystemColumn.version]?.stringValue
         }
+        try db.cachedStatement(
+            sql: """
+                UPDATE __operations SET state = ?, attempts = attempts + 1, lastAttemptAt = ?,
+                    item = coalesce(?, item), earlierBodies = coalesce(?, earlierBodies)
+                WHERE id = ?
+                """
+        ).execute(
+            arguments: [OperationState.inFlight.rawValue, Timestamp.string(Date()), sentText, earlierText, id])
+        return attempt
     }
 
     /// The bodies sent before the last one, newest first.
@@ -77,13 +80,17 @@ extension SyncOperationQueue {
     /// When a newer local change of the item is queued (an edit made while this one was in flight),
     /// the row keeps the newer values and only adopts the service's version, which the newer change
     /// then sends as `If-Match`.
-    func complete(_ id: Int64, serverItem: Item?) throws(SyncError) {
+    ///
+    /// With `next`, that operation's attempt begins in the same transaction (``beginAttempt(_:)``),
+    /// so a push in order commits once per operation; nil when it is not to be sent now.
+    @discardableResult
+    func complete(_ id: Int64, serverItem: Item?, thenBegin next: Int64? = nil) throws(SyncError) -> PushAttempt? {
         try store.write { db in
             guard
                 let row = try Row.fetchOne(
                     db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"),
                     arguments: [id])
-            else { return }
+            else { return try next.flatMap { try beginAttempt(db, id: $0) } }
             let (tableName, itemId): (String, String) = (row[0], row[1])
             var result: Item?
             if let serverItem, OperationKind(rawValue: row[2]) != .delete {
@@ -108,6 +115,7 @@ extension SyncOperationQueue {
             }
             try journal.settle(db, operationId: id, result: result)
             try remove(db, id: id)
+            return try next.flatMap { try beginAttempt(db, id: $0) }
         }
     }
 

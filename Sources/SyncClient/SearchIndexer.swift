@@ -1,0 +1,57 @@
+import GRDB
+import Synchronization
+
+/// Brings search indexes up to their tables in the background after a pull, one chunk of rows per
+/// write transaction, so a local edit waits for one chunk at most. See ``SearchIndex``.
+///
+/// At most one catch-up runs per table; asking again while it runs makes it look once more
+/// before it ends, so rows written meanwhile are never left behind. A catch-up that fails (the
+/// disk is full, the store went away) stops: searches stay complete (they scan the rows past the
+/// mark), and the next pull or the next opening of the store starts it again.
+final class SearchIndexer: Sendable {
+    /// Rows indexed per write transaction (about 50 ms of work).
+    static let chunk = 5_000
+
+    private struct Run {
+        var task: Task<Void, Never>?
+        var again = false
+    }
+
+    private let runs = Mutex<[String: Run]>([:])
+
+    /// Starts catching `index` up in `pool`, unless that is already under way.
+    func catchUp(_ index: SearchIndex, in pool: DatabasePool) {
+        runs.withLock { runs in
+            if runs[index.table] != nil {
+                runs[index.table]?.again = true
+                return
+            }
+            runs[index.table] = Run()
+            runs[index.table]?.task = Task.detached(priority: .utility) { [self] in
+                repeat {
+                    do {
+                        while try pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0 {}
+                    } catch {
+                        break
+                    }
+                } while lookAgain(index.table)
+                _ = self.runs.withLock { $0.removeValue(forKey: index.table) }
+            }
+        }
+    }
+
+    /// Whether the catch-up of `table` was asked for again while it ran (and forgets the asking).
+    private func lookAgain(_ table: String) -> Bool {
+        runs.withLock { runs in
+            defer { runs[table]?.again = false }
+            return runs[table]?.again ?? false
+        }
+    }
+
+    /// Returns when no catch-up runs.
+    func idle() async {
+        while let task = runs.withLock({ $0.values.lazy.compactMap(\.task).first }) {
+            await task.value
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import SyncProtocol
+import Testing
+
+@testable import SyncClient
+
+/// The search index catches up after bulk writes, and a search is complete at every moment.
+@Suite(.timeLimit(.minutes(2)))
+struct SearchIndexTests {
+    func ids(_ page: ListPage) -> [String] { page.items.compactMap { $0["id"]?.stringValue } }
+
+    /// Rows as a pulled page brings them.
+    func pulledRows(_ context: SyncContext, _ texts: [String: String]) throws -> [PulledRow] {
+        let items = texts.sorted { $0.key < $1.key }.map { id, text in
+            #"{"id":"\#(id)","version":"v1","updatedAt":"2026-11-24T10:00:00.000Z","text":"\#(text)"}"#
+        }
+        return try context.store.layouts["todoitem"]!.decode(Data(("[" + items.joined(separator: ",") + "]").utf8))
+    }
+
+    /// What the index itself holds for `search` (not the scan of rows past its mark).
+    func indexed(_ context: SyncContext, _ search: String) throws -> [String] {
+        try context.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT todoitem.id FROM todoitem__search JOIN todoitem ON todoitem.rowid = todoitem__search.rowid
+                    WHERE todoitem__search MATCH ? ORDER BY todoitem.id
+                    """, arguments: ["\"\(search)\""])
+        }
+    }
+
+    @Test func pulledRowsAreFoundBeforeTheIndexHoldsThemAndAfter() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.table("todoitem").insert(["id": "local", "text": "green tea"])
+        #expect(try indexed(context, "tea") == ["local"])
+        let table = try context.store.description(of: "todoitem")
+        let index = try #require(context.store.searchIndexes["todoitem"])
+        let rows = try pulledRows(context, ["p1": "black Tea", "p2": "coffee", "p3": "TEAPOT"])
+        let (inside, mark) = try context.write { db in
+            _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
+            let page = try ListReader(queue: context.queue, table: table, request: ListRequest(search: "tea")).read(db)
+            return (page, try index.mark(db))
+        }
+        // Written as a pull writes: past the mark, not in the index, and found all the same, newest first.
+        #expect(try indexed(context, "tea") == ["local"])
+        #expect(ids(inside) == ["p3", "p1", "local"])
+        #expect(try ids(context.listPage("todoitem", ListRequest(search: "tea", limit: 2))) == ["p3", "p1"])
+        let older = try context.listPage("todoitem", ListRequest(search: "tea", position: .olderThan(mark + 2), limit: 2))
+        #expect(ids(older) == ["p1", "local"])
+
+        let caughtUp = try context.write { db in try index.catchUp(db, limit: 100) }
+        #expect(caughtUp == 3)
+        #expect(try indexed(context, "tea") == ["local", "p1", "p3"])
+        #expect(try context.write { db in try index.catchUp(db, limit: 100) } == 0)
+        #expect(try ids(context.listPage("todoitem", ListRequest(search: "tea", limit: 50))) == ["p3", "p1", "local"])
+    }
+
+    @Test func rowsChangedOrDeletedPastTheMarkAreIndexedWithTheirLatestText() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let table = try context.store.description(of: "todoitem")
+        let index = try #require(context.store.searchIndexes["todoitem"])
+        try context.write { db in
+            _ = try SyncContext.apply(
+                try pulledRows(context, ["a": "apple pie", "b": "banana bread", "c": "cherry cake"]), to: table,
+                keeping: [], in: db)
+            // Changed and deleted before the index caught up: the triggers leave them alone.
+            _ = try SyncContext.apply(try pulledRows(context, ["a": "apricot jam"]), to: table, keeping: [], in: db)
+            try db.execute(sql: "DELETE FROM todoitem WHERE id = 'c'")
+            try index.catchUp(db, limit: 2)
+        }
+        #expect(try indexed(context, "apple").isEmpty)
+        #expect(try indexed(context, "apricot") == ["a"])
+        #expect(try indexed(context, "banana") == ["b"])
+        #expect(try indexed(context, "cherry").isEmpty)
+        // Past the mark now: the triggers keep the index in step.
+        try context.table("todoitem").update(["id": "b", "text": "blueberry muffin"])
+        #expect(try indexed(context, "banana").isEmpty)
+        #expect(try indexed(context, "blueberry") == ["b"])
+        try context.table("todoitem").delete(id: "a")
+        #expect(try indexed(context, "apricot").isEmpty)
+        #expect(try context.read { db in try Bool.fetchOne(db, sql: "PRAGMA integrity_check") } != nil)
+        try context.write { db in
+            try db.execute(sql: "INSERT INTO todoitem__search (todoitem__search, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+
+    @Test func theIndexerCatchesUpAfterAPullInChunks() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let count = SearchIndexer.chunk + 321
+        try await service.rest.seed(count, prefix: "r")
+        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        #expect(try await context.table("todoitem").pull(queryId: "all").received == count)
+        await context.searchIndexCaughtUp()
+        let index = try #require(context.store.searchIndexes["todoitem"])
+        let (mark, last) = try context.read { db in
+            (try index.mark(db), try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM todoitem") ?? -1)
+        }
+        #expect(mark == last)
+        #expect(try indexed(context, "text \(count - 1)") == [String(format: "r-%06d", count - 1)])
+        #expect(try context.listPage("todoitem", ListRequest(search: "text", limit: 10)).items.count == 10)
+    }
+
+    @Test func anIndexOfAnOlderStoreIsKeptWholeAndItsTriggersReplaced() throws {
+        let folder = try TemporaryFolder()
+        do {
+            let context = try SyncContext.temporary(in: folder)
+            try context.table("todoitem").insert(["id": "old", "text": "written by an older todosync"])
+            // As an older todosync left it: every row indexed by triggers without a mark.
+            try context.write { db in
+                try db.execute(sql: "DELETE FROM __searchProgress")
+                try db.execute(sql: "DROP TRIGGER todoitem__search_insert")
+                try db.execute(
+                    sql: """
+                        CREATE TRIGGER todoitem__search_insert AFTER INSERT ON todoitem BEGIN
+                        INSERT INTO todoitem__search (rowid, text) VALUES (new.rowid, new.text); END
+                        """)
+            }
+        }
+        let context = try SyncContext.temporary(in: folder)
+        let (mark, triggers) = try context.read { db in
+            (
+                try context.store.searchIndexes["todoitem"]!.mark(db),
+                try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name LIKE 'todoitem__search_%'")
+            )
+        }
+        #expect(mark == 1)
+        #expect(triggers.count == 3 && triggers.allSatisfy { $0.contains("indexedThrough") })
+        #expect(try indexed(context, "older") == ["old"])
+        try context.table("todoitem").insert(["id": "new", "text": "written by this todosync"])
+        #expect(try indexed(context, "written by") == ["new", "old"])
+    }
+}
