@@ -87,7 +87,7 @@ struct RemoteBinding: Sendable {
             report.discardedOperations = refusal?.total ?? 0
             try queue.removeAll(db)
         }
-        for table in store.tables.values.sorted(by: { $0.name < $1.name }) {
+        for table in try dataTables(db) {
             report.removedRows += try removeRows(of: table, in: db)
         }
         try store.removeDeltaTokens(db)
@@ -109,15 +109,26 @@ struct RemoteBinding: Sendable {
         return refusal.total > 0 ? refusal : nil
     }
 
+    /// Every table of synced rows in the file: those the store was opened with, and those of earlier
+    /// openings (each has its row count in `__rowCounts`).
+    private func dataTables(_ db: Database) throws -> [String] {
+        let counted = try String.fetchAll(
+            db,
+            sql: """
+                SELECT DISTINCT tableName FROM __rowCounts
+                WHERE tableName IN (SELECT name FROM sqlite_master WHERE type = 'table')
+                """)
+        return Set(store.tables.keys).union(counted).sorted()
+    }
+
     /// Removes the table's rows that have no queued change (those came from the old service);
     /// returns how many.
-    private func removeRows(of table: TableDescription, in db: Database) throws -> Int {
-        let kept = try queue.itemIds(db, table: table.name).compactMap {
-            try store.readItem(db, table: table, id: $0)
-        }
-        try db.execute(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier)")
-        let removed = db.changesCount
-        for item in kept { try store.writeItem(db, table: table, item: item) }
-        return removed - kept.count
+    private func removeRows(of table: String, in db: Database) throws -> Int {
+        try db.execute(
+            sql: """
+                DELETE FROM \(table.quotedDatabaseIdentifier)
+                WHERE id NOT IN (SELECT itemId FROM __operations WHERE tableName = ?)
+                """, arguments: [table])
+        return db.changesCount
     }
 }

@@ -117,7 +117,8 @@ struct SearchIndex: Sendable {
     /// hold yet). One argument per column, each the search text.
     var tailCondition: String {
         let name = table.quotedDatabaseIdentifier
-        return "(" + columns.map { "instr(lower(\(name).\($0.quotedDatabaseIdentifier)), lower(?)) > 0" }
+        return "("
+            + columns.map { "instr(lower(\(name).\($0.quotedDatabaseIdentifier)), lower(?)) > 0" }
             .joined(separator: " OR ") + ")"
     }
 }

@@ -18,10 +18,13 @@ final class SearchIndexer: Sendable {
     }
 
     private let runs = Mutex<[String: Run]>([:])
+    /// Set when the store closes: no chunk starts after that.
+    private let stopped = Atomic<Bool>(false)
 
     /// Starts catching `index` up in `pool`, unless that is already under way.
     func catchUp(_ index: SearchIndex, in pool: DatabasePool) {
         runs.withLock { runs in
+            guard !stopped.load(ordering: .acquiring) else { return }
             if runs[index.table] != nil {
                 runs[index.table]?.again = true
                 return
@@ -30,7 +33,9 @@ final class SearchIndexer: Sendable {
             runs[index.table]?.task = Task.detached(priority: .utility) { [self] in
                 repeat {
                     do {
-                        while try pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0 {}
+                        while !stopped.load(ordering: .acquiring),
+                            try pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0
+                        {}
                     } catch {
                         break
                     }
@@ -46,6 +51,11 @@ final class SearchIndexer: Sendable {
             defer { runs[table]?.again = false }
             return runs[table]?.again ?? false
         }
+    }
+
+    /// Starts no more chunks (the store is closing); the rows left are caught up when it opens again.
+    func stop() {
+        stopped.store(true, ordering: .releasing)
     }
 
     /// Returns when no catch-up runs.

@@ -43,7 +43,9 @@ extension SyncContext {
     }
 
     /// A conflict goes to its table's policy (``applyPolicy(_:driver:)``); other outcomes stand.
-    private func settling(_ outcome: OperationOutcome, _ id: Int64, _ driver: PushDriver) async throws
+    private func settling(
+        _ outcome: OperationOutcome, _ id: Int64, _ driver: PushDriver
+    ) async throws
         -> OperationOutcome
     {
         guard outcome == .conflict else { return outcome }

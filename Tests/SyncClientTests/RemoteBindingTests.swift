@@ -55,6 +55,22 @@ struct RemoteBindingTests {
         #expect(try localIds(context).count == 300)
     }
 
+    @Test func aSwitchAlsoRemovesTheOldServicesRowsOfTablesNotOpenedNow() async throws {
+        let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
+        try await a.rest.insert(["id": "t1", "label": "from A"], table: "tag")
+        let withTags = try SyncContext.temporary(in: folder, remote: a.url, tables: [tags])
+        try await withTags.table("tag").pull(queryId: "all")
+        #expect(try withTags.table("tag").count() == 1)
+        try await withTags.close()
+
+        let context = try await storeSyncedWithA()
+        let report = try #require(try await context.setRemote(url: b.url, applicationKey: nil).switchReport)
+        #expect(report.removedRows == 501)
+        try await context.close()
+        let reopened = try SyncContext.temporary(in: folder, remote: b.url, tables: [tags])
+        #expect(try reopened.table("tag").count() == 0)
+    }
+
     @Test func theSameServiceWrittenAnotherWayKeepsRowsAndToken() async throws {
         let context = try await storeSyncedWithA()
         var components = URLComponents(url: a.url, resolvingAgainstBaseURL: false)!

@@ -46,7 +46,8 @@ struct SearchIndexTests {
         #expect(try indexed(context, "tea") == ["local"])
         #expect(ids(inside) == ["p3", "p1", "local"])
         #expect(try ids(context.listPage("todoitem", ListRequest(search: "tea", limit: 2))) == ["p3", "p1"])
-        let older = try context.listPage("todoitem", ListRequest(search: "tea", position: .olderThan(mark + 2), limit: 2))
+        let older = try context.listPage(
+            "todoitem", ListRequest(search: "tea", position: .olderThan(mark + 2), limit: 2))
         #expect(ids(older) == ["p1", "local"])
 
         let caughtUp = try context.write { db in try index.catchUp(db, limit: 100) }
@@ -122,7 +123,12 @@ struct SearchIndexTests {
         let (mark, triggers) = try context.read { db in
             (
                 try context.store.searchIndexes["todoitem"]!.mark(db),
-                try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name LIKE 'todoitem__search_%'")
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN
+                        ('todoitem__search_insert', 'todoitem__search_delete', 'todoitem__search_update')
+                        """)
             )
         }
         #expect(mark == 1)
