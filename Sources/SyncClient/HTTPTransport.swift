@@ -5,13 +5,6 @@ import NIOHTTP1
 import SyncProtocol
 import Synchronization
 
-/// Set once, from any thread, when a request's total deadline passed.
-private final class DeadlineFlag: Sendable {
-    private let state = Atomic<Bool>(false)
-    var fired: Bool { state.load(ordering: .acquiring) }
-    func fire() { state.store(true, ordering: .releasing) }
-}
-
 /// One answer from the table service.
 struct HTTPReply: Sendable {
     var status: Int
@@ -131,48 +124,40 @@ final class HTTPTransport: Sendable {
     }
 
     /// One request and its answer (a redirect is an answer here).
+    ///
+    /// async-http-client's request-and-delegate API is used because its deadline covers the whole
+    /// exchange, body included, and fires on an event loop (a busy cooperative pool cannot delay
+    /// it): no task or timer of our own per request. Its async API's deadline covers only the head.
     private func exchange(
         _ method: String, _ text: String, body: Data?, ifMatch version: String?
     ) async throws(SyncError) -> HTTPReply {
-        var request = HTTPClientRequest(url: text)
-        request.method = HTTPMethod(rawValue: method)
-        request.headers.add(name: ProtocolHeader.apiVersion, value: ProtocolHeader.currentVersion)
-        request.headers.add(name: "Accept", value: "application/json")
+        var headers = HTTPHeaders()
+        headers.add(name: ProtocolHeader.apiVersion, value: ProtocolHeader.currentVersion)
+        headers.add(name: "Accept", value: "application/json")
         if let applicationKey, !applicationKey.isEmpty {
-            request.headers.add(name: ProtocolHeader.applicationKey, value: applicationKey)
+            headers.add(name: ProtocolHeader.applicationKey, value: applicationKey)
         }
-        if let authToken { request.headers.add(name: ProtocolHeader.authToken, value: authToken) }
-        if let version { request.headers.add(name: "If-Match", value: EntityTag.header(for: version)) }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
-        }
-        let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
-        let client = self.client
-        let reading = Task { () async throws -> HTTPReply in
-            let response = try await client.execute(request, deadline: deadline)
-            var bytes = try await response.body.collect(upTo: Self.maximumBody)
+        if let authToken { headers.add(name: ProtocolHeader.authToken, value: authToken) }
+        if let version { headers.add(name: "If-Match", value: EntityTag.header(for: version)) }
+        if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+        do {
+            let request = try HTTPClient.Request(
+                url: text, method: HTTPMethod(rawValue: method), headers: headers, body: body.map { .bytes($0) })
+            let task = client.execute(
+                request: request, delegate: ResponseAccumulator(request: request, maxBodySize: Self.maximumBody),
+                deadline: .now() + .milliseconds(Int64(requestTimeout * 1000)))
+            let response = try await withTaskCancellationHandler {
+                try await task.get()
+            } onCancel: {
+                task.cancel()
+            }
             var headers: [String: String] = [:]
             for (name, value) in response.headers { headers[name] = value }
-            let data = Data(bytes.readBytes(length: bytes.readableBytes) ?? [])
-            return HTTPReply(status: Int(response.status.code), headers: headers, body: data)
-        }
-        // async-http-client's own deadline covers only the head: this one covers the body too. It
-        // fires on an event loop, so a busy cooperative pool cannot delay it behind the idle deadline.
-        let expired = DeadlineFlag()
-        let timer = client.eventLoopGroup.any().scheduleTask(deadline: deadline) {
-            expired.fire()
-            reading.cancel()
-        }
-        defer { timer.cancel() }
-        do {
-            return try await withTaskCancellationHandler {
-                try await reading.value
-            } onCancel: {
-                reading.cancel()
-            }
+            return HTTPReply(
+                status: Int(response.status.code), headers: headers,
+                body: response.body.map { Data($0.readableBytesView) } ?? Data())
         } catch {
-            throw expired.fired ? .stopped(.tooSlow(seconds: requestTimeout)) : describe(error, url: text)
+            throw describe(error, url: text)
         }
     }
 
@@ -197,7 +182,7 @@ final class HTTPTransport: Sendable {
             default:
                 return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
             }
-        case is NIOTooManyBytesError:
+        case is ResponseAccumulator.ResponseTooBigError, is NIOTooManyBytesError:
             return .serviceFault(.answerTooLarge(limit: Self.maximumBody))
         case is CancellationError:
             return .stopped(.cancelled)
