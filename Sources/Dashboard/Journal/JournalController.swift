@@ -66,8 +66,8 @@ struct JournalController: Sendable {
                 JournalView.Option(
                     value: decision.rawValue, label: decision.label, selected: decision == query.decision)
             },
-            total: try storeCall { () throws(SyncError) in try context.journalCount() },
-            retention: try storeCall { () throws(SyncError) in try context.journalRetention() },
+            total: try storeCall { () throws(SyncError) in try context.journalCount() }.formatted(),
+            retention: try storeCall { () throws(SyncError) in try context.journalRetention() }.formatted(),
             olderURL: page.next.map { "/journal" + Self.queryString(filters + [("before", String($0))]) },
             newestURL: query.before == nil ? nil : "/journal" + Self.queryString(filters),
             exportURL: "/journal.jsonl" + Self.queryString(filters))

@@ -12,9 +12,10 @@ struct JournalView: Encodable, Sendable {
     var search: String?
     var batch: String?
     var decisions: [Option]
-    /// How many entries the journal holds (all filters aside), and how many it keeps.
-    var total: Int
-    var retention: Int
+    /// How many entries the journal holds (all filters aside), and how many it keeps, written with
+    /// thousands separators ("10,000").
+    var total: String
+    var retention: String
     /// The older page, when there is one; the newest page, when this is not it.
     var olderURL: String?
     var newestURL: String?
