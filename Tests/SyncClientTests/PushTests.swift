@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 import HTTPServer
 import SyncProtocol
+import Synchronization
 import Testing
 
 @testable import SyncClient
@@ -35,6 +37,43 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "old")?.text == "changed")
         #expect(try await service.rest.get("tag", "t")?["label"] == "work")
         #expect(try await service.rest.get("todoitem", "gone") == nil)
+    }
+
+    /// Counts the store's commits.
+    final class CommitCounter: TransactionObserver, Sendable {
+        private let count = Mutex(0)
+        var commits: Int { count.withLock { $0 } }
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseDidCommit(_ db: Database) { count.withLock { $0 += 1 } }
+        func databaseDidRollback(_ db: Database) {}
+    }
+
+    @Test func aPushInOrderCommitsOncePerOperationAndMarksEachInFlightBeforeSendingIt() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let seen = Mutex<[String]>([])
+        let path = folder.file("store.sqlite")
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            // What the store says while the request is on its way.
+            let states = try DatabaseQueue(path: path).read { db in
+                try String.fetchAll(db, sql: "SELECT itemId || ' ' || state FROM __operations ORDER BY id")
+            }
+            seen.withLock { $0.append(states.joined(separator: ", ")) }
+            return try forward()
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        for index in 0..<3 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
+        let counter = CommitCounter()
+        context.store.pool.add(transactionObserver: counter, extent: .observerLifetime)
+        let result = try await context.push()
+        #expect(result.pushed.count == 3)
+        #expect(
+            seen.withLock { $0 } == [
+                "t0 inFlight, t1 pending, t2 pending", "t1 inFlight, t2 pending", "t2 inFlight",
+            ])
+        // The first operation's mark, one commit per answer (with the next mark), the summary.
+        #expect(counter.commits == 3 + 2)
     }
 
     @Test func pushWritesTheServersItemBack() async throws {
