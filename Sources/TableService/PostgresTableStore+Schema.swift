@@ -110,7 +110,10 @@ extension PostgresTableStore {
                             "id" text COLLATE "C" NOT NULL PRIMARY KEY, "createdAt" bigint NOT NULL,
                             "updatedAt" bigint NOT NULL, "version" text NOT NULL, "deleted" boolean NOT NULL DEFAULT FALSE)
                         """), logger: self.logger)
-            for columns in ["\"updatedAt\", \"id\"", "\"createdAt\", \"id\""] {
+            // `deleted` rides along so that picking a page of live rows reads the index alone.
+            for columns in [
+                "\"updatedAt\", \"id\") INCLUDE (\"deleted\"", "\"createdAt\", \"id\") INCLUDE (\"deleted\"",
+            ] {
                 try await connection.query(
                     PostgresQuery(unsafeSQL: "CREATE INDEX ON \(quoted) (\(columns))"), logger: self.logger)
             }
@@ -134,7 +137,7 @@ extension PostgresTableStore {
             try await connection.query(
                 PostgresQuery(
                     unsafeSQL: "CREATE INDEX IF NOT EXISTS \(SQLDialect.quoted(existing.name + "__owner")) "
-                        + "ON \(quoted) (\(owner), \"updatedAt\", \"id\")"), logger: self.logger)
+                        + "ON \(quoted) (\(owner), \"updatedAt\", \"id\") INCLUDE (\"deleted\")"), logger: self.logger)
             return existing
         }
     }

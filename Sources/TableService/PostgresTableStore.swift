@@ -26,6 +26,8 @@ final class PostgresTableStore: TableStorage {
     private let opening = Mutex<Task<Void, any Error>?>(nil)
     private let isOpen = Atomic<Bool>(false)
     let registry = SchemaRegistry()
+    /// The names of the statements this instance has prepared.
+    let prepared = PreparedStatements()
     let clock: @Sendable () -> Int64
     let logger: Logger
 
@@ -199,20 +201,27 @@ final class PostgresTableStore: TableStorage {
 
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
         try await openedForRequest()
+        let select = PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments))
         do {
+            guard let countSQL = query.countSQL else {
+                return try await Self.encodePage(
+                    try await client.query(select, logger: logger), count: nil, encoder: encoder)
+            }
+            let countQuery = PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments))
+            guard query.top > 0 else {
+                // The count alone (`$top=0`): one statement.
+                let count = try await client.query(countQuery, logger: logger).collect().first?.decode(Int.self) ?? 0
+                return TablePage(body: Data(#"{"results":[],"count":\#(count)}"#.utf8), rows: 0)
+            }
             return try await client.withConnection { connection in
-                guard let countSQL = query.countSQL else {
-                    return try await Self.encodePage(connection, query, count: nil, encoder: encoder)
-                }
                 // The count and the page from one snapshot.
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
                 do {
                     let count =
-                        try await connection.query(
-                            PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments)),
-                            logger: self.logger
-                        ).collect().first?.decode(Int.self) ?? 0
-                    let page = try await Self.encodePage(connection, query, count: count, encoder: encoder)
+                        try await connection.query(countQuery, logger: self.logger).collect().first?.decode(
+                            Int.self) ?? 0
+                    let page = try await Self.encodePage(
+                        try await connection.query(select, logger: self.logger), count: count, encoder: encoder)
                     try await connection.query("COMMIT", logger: self.logger)
                     return page
                 } catch {
@@ -225,20 +234,24 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
+    /// The page's rows as JSON (wrapped with the count when there is one).
     private static func encodePage(
-        _ connection: PostgresConnection, _ query: CompiledQuery, count: Int?, encoder: ItemJSONEncoder
+        _ rows: PostgresRowSequence, count: Int?, encoder: ItemJSONEncoder
     ) async throws -> TablePage {
-        let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments)),
-            logger: Logger(label: "todosync.tables.postgres"))
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 320 * 64)
         if count != nil { bytes += Array(#"{"results":"#.utf8) }
         bytes.append(UInt8(ascii: "["))
         var written = 0
+        var layout: ItemJSONEncoder.PostgresLayout?
         for try await row in rows {
             if written > 0 { bytes.append(UInt8(ascii: ",")) }
-            try encoder.append(row: row, to: &bytes)
+            if written == 0, encoder.writesRowsDirectly { layout = ItemJSONEncoder.PostgresLayout(row) }
+            if let layout {
+                try encoder.append(row: row, layout: layout, to: &bytes)
+            } else {
+                try encoder.append(row: row, to: &bytes)
+            }
             written += 1
         }
         bytes.append(UInt8(ascii: "]"))
@@ -282,11 +295,7 @@ final class PostgresTableStore: TableStorage {
     ) async throws(TableError) -> [T] {
         try await openedForRequest()
         do {
-            var results: [T] = []
-            for try await row in try await client.query(statement.query, logger: logger) {
-                results.append(try transform(row))
-            }
-            return results
+            return try await prepared.rows(statement, on: client, logger: logger).map(transform)
         } catch {
             throw Self.tableError(error)
         }

@@ -9,6 +9,8 @@ struct CompiledQuery: Sendable {
     let selectArguments: [SQLValue]
     let countSQL: String?
     let countArguments: [SQLValue]
+    /// The most rows the page holds (`$top`).
+    let top: Int
     /// The columns asked for with `$select` (canonical names), or `nil` for all.
     let selection: Set<String>?
 }
@@ -57,6 +59,13 @@ enum QueryCompiler {
                 + "ORDER BY \(order) LIMIT ? OFFSET ?) ORDER BY \(order)"
         case .sqlite:
             selectSQL = "SELECT \(columns) FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
+        case .postgres where options.skip > 0:
+            // PostgreSQL reads every skipped row from the table; picking the page's ids first lets it skip
+            // entries of the (updatedAt, id) index, which carries `deleted` for the live-rows condition
+            // (an index-only scan), and read only the page's rows. `SELECT *`: see below.
+            selectSQL =
+                "SELECT * FROM \(table) WHERE \"id\" = ANY(ARRAY(SELECT \"id\" FROM \(table)\(whereClause) "
+                + "ORDER BY \(order) LIMIT ? OFFSET ?)) ORDER BY \(order)"
         case .postgres:
             // Every column, whatever this instance knows of the table: another instance may have added
             // one, and the rows are read by the names PostgreSQL sends with them.
@@ -71,7 +80,7 @@ enum QueryCompiler {
             selectArguments: arguments + [.integer(Int64(options.top)), .integer(Int64(options.skip))],
             countSQL: options.inlineCount
                 ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
-            countArguments: arguments, selection: selection)
+            countArguments: arguments, top: options.top, selection: selection)
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,

@@ -24,4 +24,19 @@ enum SQLValue: Sendable, Equatable {
             }
         }
     }
+
+    /// The type of a value, without the value.
+    enum Kind: Hashable, Sendable {
+        case null, integer, double, text, bool
+    }
+
+    var kind: Kind {
+        switch self {
+        case .null: .null
+        case .integer: .integer
+        case .double: .double
+        case .text: .text
+        case .bool: .bool
+        }
+    }
 }
