@@ -4,7 +4,7 @@ import SyncProtocol
 
 /// Tables and columns in PostgreSQL, changed safely by several instances at once.
 ///
-/// `__tables` holds each table's name and its last stamp; `__columns` the user columns in the
+/// `__tables` holds each table's name, its last stamp and its count of rewrites (``PageCursors``); `__columns` the user columns in the
 /// order they were added, with the type their first non-null value gave them. A column that has
 /// held only nulls is `text` until its first value retypes it. Every change takes the advisory
 /// lock ``PostgresTableStore/schemaLockKey`` and then an exclusive lock of the table, reads the
@@ -20,8 +20,12 @@ extension PostgresTableStore {
                 """
                 CREATE TABLE IF NOT EXISTS "__tables" (
                     "name" text COLLATE "C" NOT NULL PRIMARY KEY, "createdAt" bigint NOT NULL,
-                    "stamp" bigint NOT NULL DEFAULT 0)
+                    "stamp" bigint NOT NULL DEFAULT 0, "rewrites" bigint NOT NULL DEFAULT 0)
                 """, logger: self.logger)
+            // Databases made before page cursors (see PageCursors).
+            try await connection.query(
+                "ALTER TABLE \"__tables\" ADD COLUMN IF NOT EXISTS \"rewrites\" bigint NOT NULL DEFAULT 0",
+                logger: self.logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS "__columns" (
@@ -110,10 +114,7 @@ extension PostgresTableStore {
                             "id" text COLLATE "C" NOT NULL PRIMARY KEY, "createdAt" bigint NOT NULL,
                             "updatedAt" bigint NOT NULL, "version" text NOT NULL, "deleted" boolean NOT NULL DEFAULT FALSE)
                         """), logger: self.logger)
-            // `deleted` rides along so that picking a page of live rows reads the index alone.
-            for columns in [
-                "\"updatedAt\", \"id\") INCLUDE (\"deleted\"", "\"createdAt\", \"id\") INCLUDE (\"deleted\"",
-            ] {
+            for columns in ["\"updatedAt\", \"id\"", "\"createdAt\", \"id\""] {
                 try await connection.query(
                     PostgresQuery(unsafeSQL: "CREATE INDEX ON \(quoted) (\(columns))"), logger: self.logger)
             }
@@ -137,7 +138,7 @@ extension PostgresTableStore {
             try await connection.query(
                 PostgresQuery(
                     unsafeSQL: "CREATE INDEX IF NOT EXISTS \(SQLDialect.quoted(existing.name + "__owner")) "
-                        + "ON \(quoted) (\(owner), \"updatedAt\", \"id\") INCLUDE (\"deleted\")"), logger: self.logger)
+                        + "ON \(quoted) (\(owner), \"updatedAt\", \"id\")"), logger: self.logger)
             return existing
         }
     }

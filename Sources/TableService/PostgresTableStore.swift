@@ -28,6 +28,8 @@ final class PostgresTableStore: TableStorage {
     let registry = SchemaRegistry()
     /// The names of the statements this instance has prepared.
     let prepared = PreparedStatements()
+    /// Where this instance's pages in `updatedAt` or `createdAt` order ended.
+    let cursors = PageCursors()
     let clock: @Sendable () -> Int64
     let logger: Logger
 
@@ -141,7 +143,7 @@ final class PostgresTableStore: TableStorage {
         // update and the read (deleted, brought back) is tried again.
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, clock: clock())
+            let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
             var assignments = ["\"updatedAt\" = \(stamp.value)", "\"version\" = \(stamp.version)"]
             for field in changes.fields {
                 let column = SQLDialect.quoted(schema.column(named: field.name)!.name)
@@ -174,7 +176,7 @@ final class PostgresTableStore: TableStorage {
         guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, clock: clock())
+            let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
             let target = SQLDialect.quoted(schema.name)
             var conditions = [
                 "\(target).\"id\" = \(statement.bind(.text(id)))",
@@ -204,8 +206,12 @@ final class PostgresTableStore: TableStorage {
         let select = PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments))
         do {
             guard let countSQL = query.countSQL else {
+                if let seek = query.seek, query.top > 0 {
+                    return try await pageFollowingCursors(query, seek: seek, select: select, encoder: encoder)
+                }
                 return try await Self.encodePage(
-                    try await client.query(select, logger: logger), count: nil, encoder: encoder)
+                    try await client.query(select, logger: logger), count: nil, encoder: encoder
+                ).page
             }
             let countQuery = PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments))
             guard query.top > 0 else {
@@ -221,7 +227,8 @@ final class PostgresTableStore: TableStorage {
                         try await connection.query(countQuery, logger: self.logger).collect().first?.decode(
                             Int.self) ?? 0
                     let page = try await Self.encodePage(
-                        try await connection.query(select, logger: self.logger), count: count, encoder: encoder)
+                        try await connection.query(select, logger: self.logger), count: count, encoder: encoder
+                    ).page
                     try await connection.query("COMMIT", logger: self.logger)
                     return page
                 } catch {
@@ -234,17 +241,62 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
-    /// The page's rows as JSON (wrapped with the count when there is one).
+    /// A page in `updatedAt, id` or `createdAt, id` order: after the row the previous page ended at
+    /// when this instance served it and no row before it has changed since, else by `$skip` (see
+    /// ``PageCursors``). Either way, remembers where the page ends.
+    private func pageFollowingCursors(
+        _ query: CompiledQuery, seek: CompiledQuery.Seek, select: PostgresQuery, encoder: ItemJSONEncoder
+    ) async throws -> TablePage {
+        let table = SQLValue.text(query.schema.name)
+        if query.skip > 0, let cursor = cursors.cursor(before: query.skip, in: query) {
+            let values =
+                query.countArguments + [
+                    .integer(cursor.stamp), .text(cursor.id), table, .integer(cursor.rewrites),
+                    .integer(Int64(query.top)),
+                ]
+            let seeking = PostgresQuery(unsafeSQL: seek.sql, binds: PostgresStatement.bindings(values))
+            let (page, last) = try await Self.encodePage(
+                try await client.query(seeking, logger: logger), count: nil, encoder: encoder)
+            if let last {
+                try remember(last, of: query, seek: seek, rewrites: cursor.rewrites, position: query.skip + page.rows)
+                return page
+            }
+        }
+        // Read before the page: a rewrite between the two makes the count stale, never wrong.
+        var statement = PostgresStatement()
+        statement.sql = "SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = \(statement.bind(table))"
+        let rewrites = try await values(statement) { row in try row.decode(Int64.self) }.first
+        let (page, last) = try await Self.encodePage(
+            try await client.query(select, logger: logger), count: nil, encoder: encoder)
+        if let last, let rewrites {
+            try remember(last, of: query, seek: seek, rewrites: rewrites, position: query.skip + page.rows)
+        }
+        return page
+    }
+
+    private func remember(
+        _ row: PostgresRow, of query: CompiledQuery, seek: CompiledQuery.Seek, rewrites: Int64, position: Int
+    ) throws {
+        let cells = row.makeRandomAccess()
+        let cursor = PageCursors.Cursor(
+            stamp: try cells[seek.column].decode(Int64.self), id: try cells[SystemColumn.id].decode(String.self),
+            rewrites: rewrites)
+        cursors.remember(cursor, before: position, in: query)
+    }
+
+    /// The page's rows as JSON (wrapped with the count when there is one), and its last row.
     private static func encodePage(
         _ rows: PostgresRowSequence, count: Int?, encoder: ItemJSONEncoder
-    ) async throws -> TablePage {
+    ) async throws -> (page: TablePage, last: PostgresRow?) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 320 * 64)
         if count != nil { bytes += Array(#"{"results":"#.utf8) }
         bytes.append(UInt8(ascii: "["))
         var written = 0
         var layout: ItemJSONEncoder.PostgresLayout?
+        var last: PostgresRow?
         for try await row in rows {
+            last = row
             if written > 0 { bytes.append(UInt8(ascii: ",")) }
             if written == 0, encoder.writesRowsDirectly { layout = ItemJSONEncoder.PostgresLayout(row) }
             if let layout {
@@ -256,7 +308,7 @@ final class PostgresTableStore: TableStorage {
         }
         bytes.append(UInt8(ascii: "]"))
         if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
-        return TablePage(body: Data(bytes), rows: written)
+        return (TablePage(body: Data(bytes), rows: written), last)
     }
 
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem]) {

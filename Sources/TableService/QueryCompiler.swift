@@ -11,6 +11,20 @@ struct CompiledQuery: Sendable {
     let countArguments: [SQLValue]
     /// The most rows the page holds (`$top`).
     let top: Int
+    /// The rows to skip (`$skip`).
+    let skip: Int
+    /// How to start the page after a known row instead of skipping rows, when the order allows it
+    /// (PostgreSQL only; see ``PageCursors``).
+    let seek: Seek?
+
+    /// A page in `updatedAt, id` or `createdAt, id` order that starts after a given row.
+    struct Seek: Sendable {
+        /// `updatedAt` or `createdAt`.
+        let column: String
+        /// The page's SQL; its values are the query's conditions', then the row's `column` and
+        /// `id`, the table's name and its count of rewrites, and `$top`.
+        let sql: String
+    }
     /// The columns asked for with `$select` (canonical names), or `nil` for all.
     let selection: Set<String>?
 }
@@ -59,17 +73,27 @@ enum QueryCompiler {
                 + "ORDER BY \(order) LIMIT ? OFFSET ?) ORDER BY \(order)"
         case .sqlite:
             selectSQL = "SELECT \(columns) FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
-        case .postgres where options.skip > 0:
-            // PostgreSQL reads every skipped row from the table; picking the page's ids first lets it skip
-            // entries of the (updatedAt, id) index, which carries `deleted` for the live-rows condition
-            // (an index-only scan), and read only the page's rows. `SELECT *`: see below.
-            selectSQL =
-                "SELECT * FROM \(table) WHERE \"id\" = ANY(ARRAY(SELECT \"id\" FROM \(table)\(whereClause) "
-                + "ORDER BY \(order) LIMIT ? OFFSET ?)) ORDER BY \(order)"
         case .postgres:
             // Every column, whatever this instance knows of the table: another instance may have added
             // one, and the rows are read by the names PostgreSQL sends with them.
             selectSQL = "SELECT * FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
+        }
+        var seek: CompiledQuery.Seek?
+        if dialect == .postgres,
+            let column = [SystemColumn.updatedAt, SystemColumn.createdAt].first(where: {
+                order == "\(SQLDialect.quoted($0)), \"id\""
+            })
+        {
+            let seekConditions =
+                conditions + [
+                    "(\(SQLDialect.quoted(column)), \"id\") > (?, ?)",
+                    "(SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = ?) = ?",
+                ]
+            seek = CompiledQuery.Seek(
+                column: column,
+                sql: dialect.numberingPlaceholders(
+                    "SELECT * FROM \(table) WHERE \(seekConditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?"
+                ))
         }
         var selection: Set<String>?
         if let select = options.select {
@@ -80,7 +104,7 @@ enum QueryCompiler {
             selectArguments: arguments + [.integer(Int64(options.top)), .integer(Int64(options.skip))],
             countSQL: options.inlineCount
                 ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
-            countArguments: arguments, top: options.top, selection: selection)
+            countArguments: arguments, top: options.top, skip: options.skip, seek: seek, selection: selection)
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,

@@ -2,7 +2,7 @@ import SyncProtocol
 
 /// A value bound to a statement's placeholder, the same for every database: the compiler and the
 /// stores never write a value into SQL text.
-enum SQLValue: Sendable, Equatable {
+enum SQLValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case double(Double)
