@@ -16,14 +16,14 @@ import Synchronization
 /// Each instance keeps its own cursors; the count is the database's, so writes through any
 /// instance invalidate them.
 final class PageCursors: Sendable {
-    /// The most cursors kept; past it they are all forgotten (a cursor is only a shortcut).
-    static let capacity = 4096
+    /// The most lists (and, per list, positions) remembered; past it they are all forgotten (a
+    /// cursor is only a shortcut).
+    static let capacity = 1024
 
-    /// A list request without its `$top` and `$skip`, and the position of a row in its results.
+    /// A list request without its `$top` and `$skip`.
     struct Key: Hashable, Sendable {
         let sql: String
         let arguments: [SQLValue]
-        let position: Int
     }
 
     /// The row at a position: its key in the order, and the table's rewrites when it was there.
@@ -33,20 +33,28 @@ final class PageCursors: Sendable {
         let rewrites: Int64
     }
 
-    private let cursors = Mutex<[Key: Cursor]>([:])
+    private let lists = Mutex<[Key: [Int: Cursor]]>([:])
 
-    /// The row just before `position` in the results of `query`, if known.
-    func cursor(before position: Int, in query: CompiledQuery) -> Cursor? {
-        let key = Key(sql: query.selectSQL, arguments: query.countArguments, position: position)
-        return cursors.withLock { $0[key] }
+    /// The known row nearest before `position` in the results of `query`, and the position just
+    /// after it (the page skips what lies between). Another instance may have served the pages
+    /// in between: behind a load balancer, each instance still skips at most a page or so.
+    func cursor(before position: Int, in query: CompiledQuery) -> (cursor: Cursor, position: Int)? {
+        let key = Key(sql: query.selectSQL, arguments: query.countArguments)
+        return lists.withLock { lists in
+            guard let cursors = lists[key] else { return nil }
+            if let cursor = cursors[position] { return (cursor, position) }
+            guard let nearest = cursors.keys.filter({ $0 < position }).max() else { return nil }
+            return (cursors[nearest]!, nearest)
+        }
     }
 
     /// Remembers the row just before `position` in the results of `query`.
     func remember(_ cursor: Cursor, before position: Int, in query: CompiledQuery) {
-        let key = Key(sql: query.selectSQL, arguments: query.countArguments, position: position)
-        cursors.withLock { cursors in
-            if cursors.count >= Self.capacity { cursors.removeAll(keepingCapacity: true) }
-            cursors[key] = cursor
+        let key = Key(sql: query.selectSQL, arguments: query.countArguments)
+        lists.withLock { lists in
+            if lists[key] == nil, lists.count >= Self.capacity { lists.removeAll(keepingCapacity: true) }
+            if lists[key, default: [:]].count >= Self.capacity { lists[key] = [:] }
+            lists[key, default: [:]][position] = cursor
         }
     }
 }

@@ -248,11 +248,11 @@ final class PostgresTableStore: TableStorage {
         _ query: CompiledQuery, seek: CompiledQuery.Seek, select: PostgresQuery, encoder: ItemJSONEncoder
     ) async throws -> TablePage {
         let table = SQLValue.text(query.schema.name)
-        if query.skip > 0, let cursor = cursors.cursor(before: query.skip, in: query) {
+        if query.skip > 0, let (cursor, position) = cursors.cursor(before: query.skip, in: query) {
             let values =
                 query.countArguments + [
                     .integer(cursor.stamp), .text(cursor.id), table, .integer(cursor.rewrites),
-                    .integer(Int64(query.top)),
+                    .integer(Int64(query.top)), .integer(Int64(query.skip - position)),
                 ]
             let seeking = PostgresQuery(unsafeSQL: seek.sql, binds: PostgresStatement.bindings(values))
             let (page, last) = try await Self.encodePage(

@@ -22,7 +22,7 @@ struct CompiledQuery: Sendable {
         /// `updatedAt` or `createdAt`.
         let column: String
         /// The page's SQL; its values are the query's conditions', then the row's `column` and
-        /// `id`, the table's name and its count of rewrites, and `$top`.
+        /// `id`, the table's name and its count of rewrites, `$top` and the rows to skip after the row.
         let sql: String
     }
     /// The columns asked for with `$select` (canonical names), or `nil` for all.
@@ -92,7 +92,8 @@ enum QueryCompiler {
             seek = CompiledQuery.Seek(
                 column: column,
                 sql: dialect.numberingPlaceholders(
-                    "SELECT * FROM \(table) WHERE \(seekConditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT ?"
+                    "SELECT * FROM \(table) WHERE \(seekConditions.joined(separator: " AND ")) ORDER BY \(order) "
+                        + "LIMIT ? OFFSET ?"
                 ))
         }
         var selection: Set<String>?

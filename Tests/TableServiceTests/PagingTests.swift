@@ -67,21 +67,20 @@ import Testing
             ("POST", "/tables/shifting/row-00005", nil),
             ("DELETE", "/tables/shifting/row-00030", nil),
         ]
-        for (method, path, body) in writes {
-            for skip in [10, 20] {
-                _ = try await ids("/tables/shifting?$top=10&$skip=\(skip - 10)\(orderBy)")
-                let instance = skip == 10 ? server : other
-                let reply =
-                    if let body {
-                        try await instance.send(method, path, json: body)
-                    } else {
-                        try await instance.send(method, path)
-                    }
-                #expect((200..<300).contains(reply.status), "\(method) \(path): \(reply.text)")
-                let all = try await ids("/tables/shifting?$top=1000\(orderBy)")
-                let page = try await ids("/tables/shifting?$top=10&$skip=\(skip)\(orderBy)")
-                #expect(page == Array(all[skip..<min(skip + 10, all.count)]), "\(method) \(path) before $skip=\(skip)")
-            }
+        for (index, (method, path, body)) in writes.enumerated() {
+            let skip = index.isMultiple(of: 2) ? 10 : 20
+            _ = try await ids("/tables/shifting?$top=10&$skip=\(skip - 10)\(orderBy)")
+            let instance = index.isMultiple(of: 2) ? server : other
+            let reply =
+                if let body {
+                    try await instance.send(method, path, json: body)
+                } else {
+                    try await instance.send(method, path)
+                }
+            #expect((200..<300).contains(reply.status), "\(method) \(path): \(reply.text)")
+            let all = try await ids("/tables/shifting?$top=1000\(orderBy)")
+            let page = try await ids("/tables/shifting?$top=10&$skip=\(skip)\(orderBy)")
+            #expect(page == Array(all[skip..<min(skip + 10, all.count)]), "\(method) \(path) before $skip=\(skip)")
         }
     }
 
