@@ -15,6 +15,9 @@ import Synchronization
 ///   newest row version after waiting for a concurrent writer: of several writers expecting the
 ///   same version exactly one changes the row.
 ///
+/// Writes and item reads run as prepared statements (``PreparedStatements``); pages by `$skip`
+/// start after the row the previous page ended at when that is known to be exact (``PageCursors``).
+///
 /// Schema changes (a new table, a new column, the first type of an all-null column) are
 /// serialised across instances by an advisory lock and made under an exclusive lock of the table,
 /// after reading the schema again; every instance learns them from the database when a request

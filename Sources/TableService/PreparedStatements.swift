@@ -8,7 +8,7 @@ import Synchronization
 /// postgres-nio prepares a ``PostgresPreparedStatement`` on a connection the first time it runs
 /// there, keyed by the type's static `name` and `sql`. Our statements are built at run time (tables
 /// and columns are dynamic), so ``RuntimeStatement`` reads both from a task-local value that
-/// ``run(_:on:logger:)`` sets around the call; each distinct SQL and list of value types gets a
+/// ``rows(_:on:logger:)`` sets around the call; each distinct SQL and list of value types gets a
 /// name of its own, for the life of the process.
 final class PreparedStatements: Sendable {
     /// The most statements given a name; past it, statements run unprepared (so that clients
