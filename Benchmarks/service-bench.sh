@@ -6,7 +6,8 @@
 #      with one curl over one keep-alive connection;
 #   3. the same number of fetches by the same curl of a static file of one page's size from nginx.
 # Prints rows/s for each, the ratios to SQLite, and the CPU time per insert spent in the service
-# and in PostgreSQL (from which it estimates how many instances one PostgreSQL server carries).
+# and in PostgreSQL, per insert and per row read (from which it estimates how many instances one
+# PostgreSQL server carries).
 # Figures are noisy: compare within one run. PostgreSQL is a throwaway cluster (fsync off,
 # synchronous_commit off: about the durability of SQLite's WAL with synchronous=NORMAL).
 set -euo pipefail
@@ -54,7 +55,8 @@ postgres_pids() {
   echo "$postmaster" $(pgrep -P "$postmaster")
 }
 
-# measure LABEL BASE SERVICE_PIDS... → sets insert_rate, read_rate, service_cpu, db_cpu (per insert, ms)
+# measure LABEL BASE SERVICE_PIDS... → sets insert_rate, read_rate, service_cpu, db_cpu (per insert, ms),
+# read_service_cpu, read_db_cpu (per row read, µs)
 measure() {
   local label=$1 base=$2; shift 2
   local service_pids=("$@")
@@ -87,15 +89,20 @@ measure() {
       "$base" "$page" $(( i * page )) >> "$work/urls"
   done
   curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=$page&\$orderby=updatedAt,id" -o "$work/www-page.json"
-  local start_read end_read
+  local start_read end_read read_service_before read_db_before
+  read_service_before=$(cpu_of "${service_pids[@]}")
+  read_db_before=$(cpu_of $(postgres_pids))
   start_read=$(date +%s.%N)
   read_bytes=$(curl -s -H 'ZUMO-API-VERSION: 2.0.0' -K "$work/urls" -w '%{size_download}\n' | awk '{s+=$1} END {print s}')
   end_read=$(date +%s.%N)
   read_seconds=$(echo "$end_read - $start_read" | bc -l)
+  read_service_cpu=$(echo "($(cpu_of "${service_pids[@]}") - $read_service_before) * 1000000 / $count" | bc -l)
+  read_db_cpu=$(echo "($(cpu_of $(postgres_pids)) - $read_db_before) * 1000000 / $count" | bc -l)
   read_rate=$(echo "$count / $read_seconds" | bc -l)
   printf "%-32s inserted %d rows (%s non-2xx) at %6.0f rows/s; read them in %d pages at %6.0f rows/s\n" \
     "$label" "$count" "$non2xx" "$insert_rate" "$pages" "$read_rate"
-  printf "%-32s CPU per insert: service %.3f ms, PostgreSQL %.3f ms\n" "" "$service_cpu" "$db_cpu"
+  printf "%-32s CPU per insert: service %.3f ms, PostgreSQL %.3f ms; per row read: service %.1f µs, PostgreSQL %.1f µs\n" \
+    "" "$service_cpu" "$db_cpu" "$read_service_cpu" "$read_db_cpu"
 }
 
 # SQLite: the baseline.
@@ -127,6 +134,7 @@ base_url=${url%/todosync*}
 start_service "$base_url/bench_one?sslmode=disable"
 measure "PostgreSQL, one instance" "http://127.0.0.1:$port" "$service_pid"
 pg_insert=$insert_rate; pg_read=$read_rate; pg_service_cpu=$service_cpu; pg_db_cpu=$db_cpu
+pg_read_service_cpu=$read_service_cpu; pg_read_db_cpu=$read_db_cpu
 kill "$service_pid"
 
 start_service "$base_url/bench_two?sslmode=disable"; first_pid=$service_pid; first_port=$port
@@ -145,3 +153,5 @@ printf "PostgreSQL, two behind nginx / SQLite:   inserts %.2fx, reads %.2fx\n" \
   "$(echo "$pg2_insert / $sqlite_insert" | bc -l)" "$(echo "$pg2_read / $sqlite_read" | bc -l)"
 printf "instances one PostgreSQL server carries (same cores each, inserts): service CPU / database CPU = %.1f\n" \
   "$(echo "$pg_service_cpu / $pg_db_cpu" | bc -l)"
+printf "instances one PostgreSQL server carries (same cores each, reads):   service CPU / database CPU = %.1f\n" \
+  "$(echo "$pg_read_service_cpu / $pg_read_db_cpu" | bc -l)"

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import PostgresNIO
 import SyncProtocol
 
@@ -39,9 +40,129 @@ extension StoredItem {
     }
 }
 
+/// Pages straight from PostgreSQL rows to JSON bytes: the hot path of a list request (a thousand
+/// rows) builds no item per row and copies text from the row's buffer. The bytes are the ones
+/// ``ItemJSONEncoder/append(_:to:)`` writes for ``StoredItem/init(_:)`` of the same row.
 extension ItemJSONEncoder {
-    /// Appends the item in one PostgreSQL row.
+    /// How each column of a result is written; made from a page's first row (every row of one
+    /// result has the same columns).
+    struct PostgresLayout {
+        /// What a column is, by its position in the row.
+        enum Role {
+            case id, createdAt, updatedAt, version, deleted
+            /// The hidden owner column, never written.
+            case skipped
+            /// A user column: `,"name":` and how its value is written.
+            case user(key: [UInt8], kind: Kind)
+        }
+
+        /// How a user column's value is written.
+        enum Kind {
+            /// Text (in the binary format, its UTF-8 bytes), a JSON string.
+            case text
+            /// A number of any PostgreSQL numeric type, written as ``JSONValue/number(_:)``.
+            case number
+            /// A boolean.
+            case boolean
+        }
+
+        let roles: [Role]
+
+        /// The layout of `row`'s result, `nil` unless the system columns come first and in the
+        /// protocol's order (as the store creates tables) and every column is in the binary format;
+        /// other rows are encoded through ``StoredItem``.
+        init?(_ row: PostgresRow) {
+            let system =
+                [SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version]
+                + [SystemColumn.deleted]
+            let systemRoles: [Role] = [.id, .createdAt, .updatedAt, .version, .deleted]
+            var roles: [Role] = []
+            for cell in row {
+                guard cell.format == .binary else { return nil }
+                if cell.columnIndex < system.count {
+                    guard cell.columnName == system[cell.columnIndex] else { return nil }
+                    roles.append(systemRoles[cell.columnIndex])
+                    continue
+                }
+                switch cell.columnName {
+                case SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
+                    SystemColumn.deleted:
+                    return nil
+                case RowScope.ownerColumn:
+                    roles.append(.skipped)
+                default:
+                    var key = Array(",".utf8)
+                    JSONValue.writeString(cell.columnName, to: &key)
+                    key.append(UInt8(ascii: ":"))
+                    switch cell.dataType {
+                    case .float8, .float4, .int8, .int4, .int2, .numeric: roles.append(.user(key: key, kind: .number))
+                    case .bool: roles.append(.user(key: key, kind: .boolean))
+                    default: roles.append(.user(key: key, kind: .text))
+                    }
+                }
+            }
+            guard roles.count >= system.count else { return nil }
+            self.roles = roles
+        }
+    }
+
+    /// Whether rows can go through ``append(row:layout:to:)``: the plain v2 style, every column.
+    var writesRowsDirectly: Bool { style == .v2 && selection == nil }
+
+    /// Appends the item in one PostgreSQL row, through ``StoredItem`` (any style and selection).
     func append(row: PostgresRow, to bytes: inout [UInt8]) throws {
         append(try StoredItem(row), to: &bytes)
+    }
+
+    /// Appends the item in one row of the result `layout` was made for (v2 style, every column).
+    func append(row: PostgresRow, layout: PostgresLayout, to bytes: inout [UInt8]) throws {
+        for cell in row {
+            switch layout.roles[cell.columnIndex] {
+            case .id:
+                bytes += Self.idKey
+                try Self.appendText(cell, to: &bytes)
+            case .createdAt:
+                bytes += Self.createdAtKey
+                ProtocolDate.append(milliseconds: try cell.decode(Int64.self), to: &bytes)
+            case .updatedAt:
+                bytes += Self.updatedAtKey
+                ProtocolDate.append(milliseconds: try cell.decode(Int64.self), to: &bytes)
+            case .version:
+                bytes += Self.versionKey
+                try Self.appendText(cell, to: &bytes)
+            case .deleted:
+                bytes += try cell.decode(Bool.self) ? Self.deletedTrue : Self.deletedFalse
+            case .skipped:
+                continue
+            case .user(let key, let kind):
+                bytes += key
+                guard cell.bytes != nil else {
+                    bytes += Self.null
+                    continue
+                }
+                switch kind {
+                case .text: try Self.appendText(cell, to: &bytes)
+                case .number: JSONValue.number(try cell.decode(Double.self)).write(to: &bytes)
+                case .boolean: bytes += try cell.decode(Bool.self) ? Self.trueBytes : Self.falseBytes
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// A text cell (binary format: its UTF-8 bytes) as a JSON string, copied from the row's buffer
+    /// when it needs no escaping.
+    private static func appendText(_ cell: PostgresCell, to bytes: inout [UInt8]) throws {
+        guard let buffer = cell.bytes else { return bytes += null }
+        let copied = buffer.withUnsafeReadableBytes { raw -> Bool in
+            if raw.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                return false
+            }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: raw)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !copied { JSONValue.writeString(try cell.decode(String.self), to: &bytes) }
     }
 }

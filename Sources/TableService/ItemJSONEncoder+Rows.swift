@@ -76,13 +76,14 @@ extension ItemJSONEncoder {
         }
     }
 
-    private static let idKey = Array(#"{"id":"#.utf8)
-    private static let createdAtKey = Array(#","createdAt":""#.utf8)
-    private static let updatedAtKey = Array(#"","updatedAt":""#.utf8)
-    private static let versionKey = Array(#"","version":"#.utf8)
-    private static let deletedTrue = Array(#","deleted":true"#.utf8)
-    private static let deletedFalse = Array(#","deleted":false"#.utf8)
-    private static let null = Array("null".utf8)
-    private static let trueBytes = Array("true".utf8)
-    private static let falseBytes = Array("false".utf8)
+    // The pieces of a v2 item, shared with the PostgreSQL rows' path.
+    static let idKey = Array(#"{"id":"#.utf8)
+    static let createdAtKey = Array(#","createdAt":""#.utf8)
+    static let updatedAtKey = Array(#"","updatedAt":""#.utf8)
+    static let versionKey = Array(#"","version":"#.utf8)
+    static let deletedTrue = Array(#","deleted":true"#.utf8)
+    static let deletedFalse = Array(#","deleted":false"#.utf8)
+    static let null = Array("null".utf8)
+    static let trueBytes = Array("true".utf8)
+    static let falseBytes = Array("false".utf8)
 }

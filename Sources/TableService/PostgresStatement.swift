@@ -17,12 +17,16 @@ struct PostgresStatement: Sendable {
     /// (on any instance) take stamps one after another, each after the previous one committed.
     /// Returns the SQL of the stamp and of the version made from it (base64 of its 8 big-endian
     /// bytes, as ``StoredItem/version(for:)`` makes it).
-    mutating func stampCTE(table: String, clock: Int64) -> (value: String, version: String) {
+    ///
+    /// A `rewrite` (a write to an existing row: update, delete, undelete) also counts itself in the
+    /// table's `rewrites`, which tells ``PageCursors`` that rows may have moved.
+    mutating func stampCTE(table: String, clock: Int64, rewrite: Bool = false) -> (value: String, version: String) {
         let now = bind(.integer(clock))
         let name = bind(.text(table))
         sql +=
-            "WITH \"stamp\" AS (UPDATE \"__tables\" SET \"stamp\" = greatest(\"stamp\" + 1, \(now)) "
-            + "WHERE \"name\" = \(name) RETURNING \"stamp\") "
+            "WITH \"stamp\" AS (UPDATE \"__tables\" SET \"stamp\" = greatest(\"stamp\" + 1, \(now))"
+            + (rewrite ? ", \"rewrites\" = \"rewrites\" + 1" : "")
+            + " WHERE \"name\" = \(name) RETURNING \"stamp\") "
         return (
             "(SELECT \"stamp\" FROM \"stamp\")", "(SELECT encode(int8send(\"stamp\"), 'base64') FROM \"stamp\")"
         )

@@ -4,7 +4,7 @@ import SyncProtocol
 
 /// Tables and columns in PostgreSQL, changed safely by several instances at once.
 ///
-/// `__tables` holds each table's name and its last stamp; `__columns` the user columns in the
+/// `__tables` holds each table's name, its last stamp and its count of rewrites (``PageCursors``); `__columns` the user columns in the
 /// order they were added, with the type their first non-null value gave them. A column that has
 /// held only nulls is `text` until its first value retypes it. Every change takes the advisory
 /// lock ``PostgresTableStore/schemaLockKey`` and then an exclusive lock of the table, reads the
@@ -20,8 +20,12 @@ extension PostgresTableStore {
                 """
                 CREATE TABLE IF NOT EXISTS "__tables" (
                     "name" text COLLATE "C" NOT NULL PRIMARY KEY, "createdAt" bigint NOT NULL,
-                    "stamp" bigint NOT NULL DEFAULT 0)
+                    "stamp" bigint NOT NULL DEFAULT 0, "rewrites" bigint NOT NULL DEFAULT 0)
                 """, logger: self.logger)
+            // Databases made before page cursors (see PageCursors).
+            try await connection.query(
+                "ALTER TABLE \"__tables\" ADD COLUMN IF NOT EXISTS \"rewrites\" bigint NOT NULL DEFAULT 0",
+                logger: self.logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS "__columns" (

@@ -15,6 +15,9 @@ import Synchronization
 ///   newest row version after waiting for a concurrent writer: of several writers expecting the
 ///   same version exactly one changes the row.
 ///
+/// Writes and item reads run as prepared statements (``PreparedStatements``); pages by `$skip`
+/// start after the row the previous page ended at when that is known to be exact (``PageCursors``).
+///
 /// Schema changes (a new table, a new column, the first type of an all-null column) are
 /// serialised across instances by an advisory lock and made under an exclusive lock of the table,
 /// after reading the schema again; every instance learns them from the database when a request
@@ -26,6 +29,10 @@ final class PostgresTableStore: TableStorage {
     private let opening = Mutex<Task<Void, any Error>?>(nil)
     private let isOpen = Atomic<Bool>(false)
     let registry = SchemaRegistry()
+    /// The names of the statements this instance has prepared.
+    let prepared = PreparedStatements()
+    /// Where this instance's pages in `updatedAt` or `createdAt` order ended.
+    let cursors = PageCursors()
     let clock: @Sendable () -> Int64
     let logger: Logger
 
@@ -139,7 +146,7 @@ final class PostgresTableStore: TableStorage {
         // update and the read (deleted, brought back) is tried again.
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, clock: clock())
+            let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
             var assignments = ["\"updatedAt\" = \(stamp.value)", "\"version\" = \(stamp.version)"]
             for field in changes.fields {
                 let column = SQLDialect.quoted(schema.column(named: field.name)!.name)
@@ -172,7 +179,7 @@ final class PostgresTableStore: TableStorage {
         guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, clock: clock())
+            let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
             let target = SQLDialect.quoted(schema.name)
             var conditions = [
                 "\(target).\"id\" = \(statement.bind(.text(id)))",
@@ -199,20 +206,32 @@ final class PostgresTableStore: TableStorage {
 
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
         try await openedForRequest()
+        let select = PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments))
         do {
-            return try await client.withConnection { connection in
-                guard let countSQL = query.countSQL else {
-                    return try await Self.encodePage(connection, query, count: nil, encoder: encoder)
+            guard let countSQL = query.countSQL else {
+                if let seek = query.seek, query.top > 0 {
+                    return try await pageFollowingCursors(query, seek: seek, select: select, encoder: encoder)
                 }
+                return try await Self.encodePage(
+                    try await client.query(select, logger: logger), count: nil, encoder: encoder
+                ).page
+            }
+            let countQuery = PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments))
+            guard query.top > 0 else {
+                // The count alone (`$top=0`): one statement.
+                let count = try await client.query(countQuery, logger: logger).collect().first?.decode(Int.self) ?? 0
+                return TablePage(body: Data(#"{"results":[],"count":\#(count)}"#.utf8), rows: 0)
+            }
+            return try await client.withConnection { connection in
                 // The count and the page from one snapshot.
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
                 do {
                     let count =
-                        try await connection.query(
-                            PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments)),
-                            logger: self.logger
-                        ).collect().first?.decode(Int.self) ?? 0
-                    let page = try await Self.encodePage(connection, query, count: count, encoder: encoder)
+                        try await connection.query(countQuery, logger: self.logger).collect().first?.decode(
+                            Int.self) ?? 0
+                    let page = try await Self.encodePage(
+                        try await connection.query(select, logger: self.logger), count: count, encoder: encoder
+                    ).page
                     try await connection.query("COMMIT", logger: self.logger)
                     return page
                 } catch {
@@ -225,25 +244,74 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
-    private static func encodePage(
-        _ connection: PostgresConnection, _ query: CompiledQuery, count: Int?, encoder: ItemJSONEncoder
+    /// A page in `updatedAt, id` or `createdAt, id` order: after the row the previous page ended at
+    /// when this instance served it and no row before it has changed since, else by `$skip` (see
+    /// ``PageCursors``). Either way, remembers where the page ends.
+    private func pageFollowingCursors(
+        _ query: CompiledQuery, seek: CompiledQuery.Seek, select: PostgresQuery, encoder: ItemJSONEncoder
     ) async throws -> TablePage {
-        let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments)),
-            logger: Logger(label: "todosync.tables.postgres"))
+        let table = SQLValue.text(query.schema.name)
+        if query.skip > 0, let (cursor, position) = cursors.cursor(before: query.skip, in: query) {
+            let values =
+                query.countArguments + [
+                    .integer(cursor.stamp), .text(cursor.id), table, .integer(cursor.rewrites),
+                    .integer(Int64(query.top)), .integer(Int64(query.skip - position)),
+                ]
+            let seeking = PostgresQuery(unsafeSQL: seek.sql, binds: PostgresStatement.bindings(values))
+            let (page, last) = try await Self.encodePage(
+                try await client.query(seeking, logger: logger), count: nil, encoder: encoder)
+            if let last {
+                try remember(last, of: query, seek: seek, rewrites: cursor.rewrites, position: query.skip + page.rows)
+                return page
+            }
+        }
+        // Read before the page: a rewrite between the two makes the count stale, never wrong.
+        var statement = PostgresStatement()
+        statement.sql = "SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = \(statement.bind(table))"
+        let rewrites = try await values(statement) { row in try row.decode(Int64.self) }.first
+        let (page, last) = try await Self.encodePage(
+            try await client.query(select, logger: logger), count: nil, encoder: encoder)
+        if let last, let rewrites {
+            try remember(last, of: query, seek: seek, rewrites: rewrites, position: query.skip + page.rows)
+        }
+        return page
+    }
+
+    private func remember(
+        _ row: PostgresRow, of query: CompiledQuery, seek: CompiledQuery.Seek, rewrites: Int64, position: Int
+    ) throws {
+        let cells = row.makeRandomAccess()
+        let cursor = PageCursors.Cursor(
+            stamp: try cells[seek.column].decode(Int64.self), id: try cells[SystemColumn.id].decode(String.self),
+            rewrites: rewrites)
+        cursors.remember(cursor, before: position, in: query)
+    }
+
+    /// The page's rows as JSON (wrapped with the count when there is one), and its last row.
+    private static func encodePage(
+        _ rows: PostgresRowSequence, count: Int?, encoder: ItemJSONEncoder
+    ) async throws -> (page: TablePage, last: PostgresRow?) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 320 * 64)
         if count != nil { bytes += Array(#"{"results":"#.utf8) }
         bytes.append(UInt8(ascii: "["))
         var written = 0
+        var layout: ItemJSONEncoder.PostgresLayout?
+        var last: PostgresRow?
         for try await row in rows {
+            last = row
             if written > 0 { bytes.append(UInt8(ascii: ",")) }
-            try encoder.append(row: row, to: &bytes)
+            if written == 0, encoder.writesRowsDirectly { layout = ItemJSONEncoder.PostgresLayout(row) }
+            if let layout {
+                try encoder.append(row: row, layout: layout, to: &bytes)
+            } else {
+                try encoder.append(row: row, to: &bytes)
+            }
             written += 1
         }
         bytes.append(UInt8(ascii: "]"))
         if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
-        return TablePage(body: Data(bytes), rows: written)
+        return (TablePage(body: Data(bytes), rows: written), last)
     }
 
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem]) {
@@ -282,11 +350,7 @@ final class PostgresTableStore: TableStorage {
     ) async throws(TableError) -> [T] {
         try await openedForRequest()
         do {
-            var results: [T] = []
-            for try await row in try await client.query(statement.query, logger: logger) {
-                results.append(try transform(row))
-            }
-            return results
+            return try await prepared.rows(statement, on: client, logger: logger).map(transform)
         } catch {
             throw Self.tableError(error)
         }

@@ -9,6 +9,22 @@ struct CompiledQuery: Sendable {
     let selectArguments: [SQLValue]
     let countSQL: String?
     let countArguments: [SQLValue]
+    /// The most rows the page holds (`$top`).
+    let top: Int
+    /// The rows to skip (`$skip`).
+    let skip: Int
+    /// How to start the page after a known row instead of skipping rows, when the order allows it
+    /// (PostgreSQL only; see ``PageCursors``).
+    let seek: Seek?
+
+    /// A page in `updatedAt, id` or `createdAt, id` order that starts after a given row.
+    struct Seek: Sendable {
+        /// `updatedAt` or `createdAt`.
+        let column: String
+        /// The page's SQL; its values are the query's conditions', then the row's `column` and
+        /// `id`, the table's name and its count of rewrites, `$top` and the rows to skip after the row.
+        let sql: String
+    }
     /// The columns asked for with `$select` (canonical names), or `nil` for all.
     let selection: Set<String>?
 }
@@ -62,6 +78,24 @@ enum QueryCompiler {
             // one, and the rows are read by the names PostgreSQL sends with them.
             selectSQL = "SELECT * FROM \(table)\(whereClause) ORDER BY \(order) LIMIT ? OFFSET ?"
         }
+        var seek: CompiledQuery.Seek?
+        if dialect == .postgres,
+            let column = [SystemColumn.updatedAt, SystemColumn.createdAt].first(where: {
+                order == "\(SQLDialect.quoted($0)), \"id\""
+            })
+        {
+            let seekConditions =
+                conditions + [
+                    "(\(SQLDialect.quoted(column)), \"id\") > (?, ?)",
+                    "(SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = ?) = ?",
+                ]
+            seek = CompiledQuery.Seek(
+                column: column,
+                sql: dialect.numberingPlaceholders(
+                    "SELECT * FROM \(table) WHERE \(seekConditions.joined(separator: " AND ")) ORDER BY \(order) "
+                        + "LIMIT ? OFFSET ?"
+                ))
+        }
         var selection: Set<String>?
         if let select = options.select {
             selection = try Set(names(in: select, option: "$select", schema: schema, resolve: resolve).map(\.name))
@@ -71,7 +105,7 @@ enum QueryCompiler {
             selectArguments: arguments + [.integer(Int64(options.top)), .integer(Int64(options.skip))],
             countSQL: options.inlineCount
                 ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
-            countArguments: arguments, selection: selection)
+            countArguments: arguments, top: options.top, skip: options.skip, seek: seek, selection: selection)
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,

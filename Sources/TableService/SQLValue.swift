@@ -2,7 +2,7 @@ import SyncProtocol
 
 /// A value bound to a statement's placeholder, the same for every database: the compiler and the
 /// stores never write a value into SQL text.
-enum SQLValue: Sendable, Equatable {
+enum SQLValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case double(Double)
@@ -22,6 +22,21 @@ enum SQLValue: Sendable, Equatable {
             } else {
                 self = .double(number)
             }
+        }
+    }
+
+    /// The type of a value, without the value.
+    enum Kind: Hashable, Sendable {
+        case null, integer, double, text, bool
+    }
+
+    var kind: Kind {
+        switch self {
+        case .null: .null
+        case .integer: .integer
+        case .double: .double
+        case .text: .text
+        case .bool: .bool
         }
     }
 }

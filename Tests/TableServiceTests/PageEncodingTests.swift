@@ -1,13 +1,30 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import TableService
 
-/// The fast page encoder (rows straight to JSON) writes exactly what the item encoder writes.
+/// The fast page encoders (rows straight to JSON, from SQLite and from PostgreSQL) write exactly
+/// what the item encoder writes, on the first page and on a later one.
 @Suite struct PageEncodingTests {
-    @Test func rowEncoderMatchesTheItemEncoder() async throws {
-        let store = try SQLiteTableStore(path: nil, clock: TableService.systemClock, tables: [])
+    static func store(_ backend: Backend) async throws -> any TableStorage {
+        switch backend {
+        case .sqlite:
+            return try SQLiteTableStore(path: nil, clock: TableService.systemClock, tables: [])
+        case .postgres:
+            let location = try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 2)
+            let store = PostgresTableStore(
+                location: location, clock: TableService.systemClock, tables: [],
+                logger: .init(label: "todosync.tests.encoding"))
+            try await store.ready()
+            return store
+        }
+    }
+
+    @Test(arguments: Backend.all) func rowEncoderMatchesTheItemEncoder(_ backend: Backend) async throws {
+        let store = try await Self.store(backend)
+        defer { store.close() }
         let rows: [[StoredItem.Field]] = [
             [
                 .init(name: "text", value: .string("plain")), .init(name: "n", value: .number(3)),
@@ -26,14 +43,19 @@ import Testing
         }
         _ = try await store.setDeleted(true, in: "mixed", id: "row-3", ifMatch: nil, scope: .all)
         let schema = try #require(store.schema(of: "mixed"))
-        let options = try QueryOptions(
-            queryItems: [("__includeDeleted", "true"), ("$inlinecount", "allpages")], defaultTop: 50, maximumTop: 1000)
-        let query = try await store.compile(options, table: "mixed", style: .v2)
-        let fast = try await store.page(query, encoder: ItemJSONEncoder(style: .v2))
         let everyColumn = Set(schema.columns.map(\.name))
-        let slow = try await store.page(query, encoder: ItemJSONEncoder(style: .v2, selection: everyColumn))
-        #expect(fast.rows == 4)
-        #expect(String(decoding: fast.body, as: UTF8.self) == String(decoding: slow.body, as: UTF8.self))
-        #expect(try JSONSerialization.jsonObject(with: fast.body) is [String: Any])
+        for (skip, rows) in [(0, 4), (1, 3)] {
+            let options = try QueryOptions(
+                queryItems: [
+                    ("__includeDeleted", "true"), ("$inlinecount", "allpages"), ("$orderby", "updatedAt"),
+                    ("$skip", "\(skip)"),
+                ], defaultTop: 50, maximumTop: 1000)
+            let query = try await store.compile(options, table: "mixed", style: .v2)
+            let fast = try await store.page(query, encoder: ItemJSONEncoder(style: .v2))
+            let slow = try await store.page(query, encoder: ItemJSONEncoder(style: .v2, selection: everyColumn))
+            #expect(fast.rows == rows)
+            #expect(String(decoding: fast.body, as: UTF8.self) == String(decoding: slow.body, as: UTF8.self))
+            #expect(try JSONSerialization.jsonObject(with: fast.body) is [String: Any])
+        }
     }
 }

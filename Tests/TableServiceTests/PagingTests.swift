@@ -46,6 +46,44 @@ import Testing
         #expect(Set(seen).count == 2500)
     }
 
+    /// A page named by `$skip` is the same whether the service reaches it by skipping rows or by
+    /// starting after where it ended the previous page: inserts, changes, deletes and undeletes
+    /// between the pages, through either instance, never shift it.
+    @Test(arguments: Backend.all, ["updatedAt,id", "createdAt", ""])
+    func skipPageIsTheSameAfterWritesBetweenPages(_ backend: Backend, order: String) async throws {
+        let server = try await TestServer(backend)
+        defer { server.stop() }
+        let other = backend == .postgres ? try await TestServer(.postgres, sharing: server) : server
+        defer { if backend == .postgres { other.stop() } }
+        try await Self.insert(40, into: "shifting", on: server)
+        let orderBy = order.isEmpty ? "" : "&$orderby=\(order)"
+        func ids(_ target: String) async throws -> [String] {
+            try #require(try await server.send("GET", target).array).compactMap { $0["id"] as? String }
+        }
+        let writes: [(String, String, [String: Any]?)] = [
+            ("POST", "/tables/shifting", ["n": 1000]),
+            ("PATCH", "/tables/shifting/row-00003", ["n": 3003]),
+            ("DELETE", "/tables/shifting/row-00005", nil),
+            ("POST", "/tables/shifting/row-00005", nil),
+            ("DELETE", "/tables/shifting/row-00030", nil),
+        ]
+        for (index, (method, path, body)) in writes.enumerated() {
+            let skip = index.isMultiple(of: 2) ? 10 : 20
+            _ = try await ids("/tables/shifting?$top=10&$skip=\(skip - 10)\(orderBy)")
+            let instance = index.isMultiple(of: 2) ? server : other
+            let reply =
+                if let body {
+                    try await instance.send(method, path, json: body)
+                } else {
+                    try await instance.send(method, path)
+                }
+            #expect((200..<300).contains(reply.status), "\(method) \(path): \(reply.text)")
+            let all = try await ids("/tables/shifting?$top=1000\(orderBy)")
+            let page = try await ids("/tables/shifting?$top=10&$skip=\(skip)\(orderBy)")
+            #expect(page == Array(all[skip..<min(skip + 10, all.count)]), "\(method) \(path) before $skip=\(skip)")
+        }
+    }
+
     @Test(arguments: Backend.all) func keysetCursorPagesReturnEachRowOnce(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
         defer { server.stop() }

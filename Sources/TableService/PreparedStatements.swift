@@ -1,0 +1,95 @@
+import PostgresNIO
+import Synchronization
+
+/// The statements a store runs again and again (the write of each table and set of columns, the
+/// read of one item), run as prepared statements: PostgreSQL parses and plans each once per
+/// connection instead of once per request, which is most of its work for a one-row write.
+///
+/// postgres-nio prepares a ``PostgresPreparedStatement`` on a connection the first time it runs
+/// there, keyed by the type's static `name` and `sql`. Our statements are built at run time (tables
+/// and columns are dynamic), so ``RuntimeStatement`` reads both from a task-local value that
+/// ``rows(_:on:logger:)`` sets around the call; each distinct SQL and list of value types gets a
+/// name of its own, for the life of the process.
+final class PreparedStatements: Sendable {
+    /// The most statements given a name; past it, statements run unprepared (so that clients
+    /// writing ever new sets of columns cannot fill every connection with plans).
+    static let capacity = 500
+
+    private struct Key: Hashable {
+        let sql: String
+        let types: [SQLValue.Kind]
+    }
+
+    private struct State {
+        var names: [Key: String] = [:]
+        var issued = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// The name `statement` is prepared under, `nil` when no more statements are prepared.
+    func name(for statement: PostgresStatement) -> String? {
+        let key = Key(sql: statement.sql, types: statement.values.map(\.kind))
+        return state.withLock { state in
+            if let name = state.names[key] { return name }
+            guard state.names.count < Self.capacity else { return nil }
+            state.issued += 1
+            let name = "todosync_\(state.issued)"
+            state.names[key] = name
+            return name
+        }
+    }
+
+    /// Forgets the name of `statement`: its next run prepares it again under a new name. Needed when
+    /// PostgreSQL refuses a prepared `SELECT *` or `RETURNING *` whose table gained a column
+    /// ("cached plan must not change result type").
+    func forget(_ statement: PostgresStatement) {
+        let key = Key(sql: statement.sql, types: statement.values.map(\.kind))
+        state.withLock { _ = $0.names.removeValue(forKey: key) }
+    }
+
+    /// The SQLSTATE of "cached plan must not change result type".
+    static let resultTypeChanged = "0A000"
+
+    /// Runs `statement` prepared (or unprepared past ``capacity``) and returns its rows. A
+    /// statement whose table changed shape since it was prepared is prepared again.
+    func rows(
+        _ statement: PostgresStatement, on client: PostgresClient, logger: Logger
+    ) async throws -> [PostgresRow] {
+        for attempt in 1...2 {
+            guard let name = name(for: statement) else {
+                return try await client.query(statement.query, logger: logger).collect()
+            }
+            let prepared = RuntimeStatement(bindings: PostgresStatement.bindings(statement.values))
+            do {
+                return try await RuntimeStatement.$current.withValue((name, statement.sql)) {
+                    var rows: [PostgresRow] = []
+                    for try await row in try await client.execute(prepared, logger: logger) { rows.append(row) }
+                    return rows
+                }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.resultTypeChanged && attempt == 1
+            {
+                forget(statement)
+            }
+        }
+        return try await client.query(statement.query, logger: logger).collect()
+    }
+}
+
+/// A statement whose SQL is known only at run time, for postgres-nio's prepared-statement API
+/// (see ``PreparedStatements``).
+struct RuntimeStatement: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+
+    /// The name and SQL of the statement being run by this task.
+    @TaskLocal static var current: (name: String, sql: String) = ("", "")
+
+    static var name: String { current.name }
+    static var sql: String { current.sql }
+
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
