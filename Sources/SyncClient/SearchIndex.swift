@@ -11,7 +11,7 @@ import GRDB
 /// - a row past the mark (new rows: rowids grow) is indexed by ``catchUp(_:limit:)``, which moves
 ///   the mark. Local edits catch up in their own transaction; a pull leaves its rows to the
 ///   ``SearchIndexer`` that runs after it, so pulled pages pay nothing for the index;
-/// - a search reads the index up to the mark and scans the rows past it (``tailCondition``), so it
+/// - a search reads the index up to the mark and scans the rows past it (``scanCondition``), so it
 ///   finds every row at any moment, however far the index is behind.
 ///
 /// Rows keep their rowid when changed (writes are upserts), so a changed row never moves past the mark.
@@ -113,9 +113,10 @@ struct SearchIndex: Sendable {
         return tail[0]
     }
 
-    /// Rows past the mark whose text contains the search (the part of a search the index does not
-    /// hold yet). One argument per column, each the search text.
-    var tailCondition: String {
+    /// Rows whose text contains the search, ignoring (ASCII) case, judged row by row: for the rows
+    /// past the mark, and for searches shorter than a trigram. One argument per column, each the
+    /// search text.
+    var scanCondition: String {
         let name = table.quotedDatabaseIdentifier
         return "("
             + columns.map { "instr(lower(\(name).\($0.quotedDatabaseIdentifier)), lower(?)) > 0" }

@@ -102,7 +102,7 @@ struct ListReader {
         var sources: [Source] = []
         if !request.search.isEmpty {
             guard let index = queue.store.searchIndexes[self.table.name] else { return [] }
-            let scan = (index.tailCondition, index.columns.map { _ in request.search as DatabaseValueConvertible? })
+            let scan = (index.scanCondition, index.columns.map { _ in request.search as DatabaseValueConvertible? })
             if request.search.count >= 3 {
                 let mark = try index.mark(db)
                 var tail = table
