@@ -37,19 +37,24 @@ final class SearchIndexer: Sendable {
                             try pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0
                         {}
                     } catch {
-                        break
+                        _ = self.runs.withLock { $0.removeValue(forKey: index.table) }
+                        return
                     }
-                } while lookAgain(index.table)
-                _ = self.runs.withLock { $0.removeValue(forKey: index.table) }
+                } while !finished(index.table)
             }
         }
     }
 
-    /// Whether the catch-up of `table` was asked for again while it ran (and forgets the asking).
-    private func lookAgain(_ table: String) -> Bool {
+    /// Ends the catch-up of `table`, unless it was asked for again while it ran: then it looks once
+    /// more (and true is returned only when it ended). One lock, so that no asking falls between.
+    private func finished(_ table: String) -> Bool {
         runs.withLock { runs in
-            defer { runs[table]?.again = false }
-            return runs[table]?.again ?? false
+            if runs[table]?.again == true {
+                runs[table]?.again = false
+                return false
+            }
+            runs[table] = nil
+            return true
         }
     }
 
