@@ -75,6 +75,7 @@ import Testing
         #expect(page.text.contains("Use Server") && page.text.contains("Use Client"))
         for value in ["todo 3", "client 3", "server 3"] { #expect(page.text.contains(value)) }
         #expect(page.text.contains("Overturn"))
+        #expect(page.text.contains("keeps the newest 10,000 entries"))
         let paged = try await harness.client.send("GET", "/journal?limit=2")
         #expect(paged.text.contains("Older"))
         let clientOnly = try await harness.client.send("GET", "/journal?decision=use-client")
