@@ -98,28 +98,27 @@ struct ListReader {
     /// with yet (all newer than the indexed ones); a shorter one scans newest first until the page
     /// is full.
     private func sources(_ db: Database) throws -> [Source] {
-        var table = Source(from: name, key: "\(name).rowid")
         var sources: [Source] = []
+        var main = Source(from: name, key: "\(name).rowid")
         if !request.search.isEmpty {
-            guard let index = queue.store.searchIndexes[self.table.name] else { return [] }
-            let scan = (index.scanCondition, index.columns.map { _ in request.search as DatabaseValueConvertible? })
+            guard let index = queue.store.searchIndexes[table.name] else { return [] }
+            let scanArguments = index.columns.map { _ in request.search as DatabaseValueConvertible? }
             if request.search.count >= 3 {
-                let mark = try index.mark(db)
-                var tail = table
-                tail.conditions = ["\(name).rowid > ?", scan.0]
-                tail.arguments = [mark] + scan.1
+                let pastMark = Source(
+                    from: name, key: "\(name).rowid", conditions: ["\(name).rowid > ?", index.scanCondition],
+                    arguments: [try index.mark(db)] + scanArguments)
                 let fts = index.ftsTable.quotedDatabaseIdentifier
-                table = Source(
+                main = Source(
                     from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
                     conditions: ["\(fts) MATCH ?"],
                     arguments: ["\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\""])
-                sources.append(tail)
+                sources.append(pastMark)
             } else {
-                table.conditions = [scan.0]
-                table.arguments = scan.1
+                main.conditions = [index.scanCondition]
+                main.arguments = scanArguments
             }
         }
-        sources.append(table)
+        sources.append(main)
         if let flag = request.flag {
             for index in sources.indices {
                 sources[index].conditions.append("coalesce(\(name).\(flag.column.quotedDatabaseIdentifier), 0) = ?")
