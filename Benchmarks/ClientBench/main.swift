@@ -10,7 +10,7 @@ import TableService
 // `client-bench [ROWS] [PUSHES]`: the sync client's pull and push against the real table service
 // (in-process, loopback), with the floors measured in the same run:
 //   a. pull ROWS rows (default 100k) into an empty store, page size 1000;
-//   b. push PUSHES queued inserts (default 10k);
+//   b. push PUSHES queued inserts (default 10k), in ten rounds alternating with their floor;
 //   c. floors: the same pages fetched with plain sequential GETs (bytes only), the same rows inserted
 //      with one prepared statement (one transaction per page), and the same insert bodies POSTed
 //      with plain sequential requests. Plain requests go through async-http-client, as the sync
@@ -145,19 +145,37 @@ let insertTime = try await seconds {
     }
 }
 
-// b. Push queued inserts (queueing is not measured).
+// b. Push queued inserts, and c3. its floor: the same bodies POSTed with plain sequential requests
+// (to another table). In ten rounds that alternate which goes first, so that both share the
+// machine's drift and the service's growing tables (queueing is timed on its own).
 let pushContext = try SyncContext(path: work + "/push.sqlite", configuration: .init(remoteURL: URL(string: base)!))
-let queueTime = try await seconds {
-    for index in 0..<pushCount {
-        try pushContext.table("todoitem").insert([
-            "id": .string("push-\(index)"), "text": .string("task number \(index) with some words"),
-            "complete": .bool(index % 3 == 0),
-        ])
+var queueTime = 0.0
+var pushTime = 0.0
+var postTime = 0.0
+let rounds = min(10, pushCount)
+for round in 0..<rounds {
+    let indices = (pushCount * round / rounds)..<(pushCount * (round + 1) / rounds)
+    queueTime += try await seconds {
+        for index in indices {
+            try pushContext.table("todoitem").insert([
+                "id": .string("push-\(index)"), "text": .string("task number \(index) with some words"),
+                "complete": .bool(index % 3 == 0),
+            ])
+        }
+    }
+    for pushing in round % 2 == 0 ? [true, false] : [false, true] {
+        let start = ContinuousClock.now
+        if pushing {
+            let pushed = try await pushContext.push()
+            precondition(pushed.pushed.count == indices.count, "pushed \(pushed.pushed.count) of \(indices.count)")
+        } else {
+            for index in indices { try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor")) }
+        }
+        let elapsed = ContinuousClock.now - start
+        let time = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if pushing { pushTime += time } else { postTime += time }
     }
 }
-var pushed = PushResult()
-let pushTime = try await seconds { pushed = try await pushContext.push() }
-precondition(pushed.pushed.count == pushCount, "pushed \(pushed.pushed.count) of \(pushCount)")
 
 // b2. The same with several operations on the wire at once (PUSH_WINDOW, default 4).
 let window = ProcessInfo.processInfo.environment["PUSH_WINDOW"].flatMap { Int($0) } ?? 4
@@ -173,12 +191,6 @@ var pushedWindow = PushResult()
 let windowTime = try await seconds { pushedWindow = try await windowContext.push() }
 precondition(pushedWindow.pushed.count == pushCount, "pushed \(pushedWindow.pushed.count) of \(pushCount)")
 
-// c3. Push floor: the same bodies POSTed with plain sequential requests (to another table).
-let postTime = try await seconds {
-    for index in 0..<pushCount {
-        try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor"))
-    }
-}
 service.stop()
 
 func rate(_ count: Int, _ time: Double) -> String { String(format: "%.0f", Double(count) / time) }

@@ -53,17 +53,23 @@ enum ItemCoding {
     }
 
     static func decode(_ text: String?) -> Item? {
-        guard let text, let data = text.data(using: .utf8) else { return nil }
-        return (try? JSONDecoder().decode(JSONValue.self, from: data))?.objectValue
+        text.flatMap { object(Array($0.utf8)) }
     }
 
     /// The body of a response as an item: a JSON object with `id` (and `version` when `requireVersion`).
     static func item(from body: Data, requireVersion: Bool = true) -> Item? {
-        guard let object = (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue,
-            object[SystemColumn.id]?.stringValue != nil
-        else { return nil }
+        guard let object = object(Array(body)), object[SystemColumn.id]?.stringValue != nil else { return nil }
         if requireVersion, object[SystemColumn.version]?.stringValue == nil { return nil }
         return object
+    }
+
+    /// How deeply an item's values may nest (as deeply as Foundation's decoder allows).
+    static let maximumDepth = 512
+
+    /// The JSON object in `bytes`; nil when they are not one.
+    private static func object(_ bytes: [UInt8]) -> Item? {
+        guard let members = try? OrderedJSONParser.object(bytes, maximumDepth: maximumDepth) else { return nil }
+        return Dictionary(members, uniquingKeysWith: { _, last in last })
     }
 }
 

@@ -82,15 +82,4 @@ extension LocalStore {
                     + "WHERE tableName = '\(key)' AND columnName = '\(flag)'; END")
         }
     }
-
-    /// Inserts a row given in the order of `table.allColumns`, or changes the row with its id in
-    /// place. Unlike `INSERT OR REPLACE`, the row keeps its rowid (its place in lists and the
-    /// search index) and the update triggers run.
-    static func upsertSQL(_ table: TableDescription) -> String {
-        let columns = table.allColumns.map(\.name.quotedDatabaseIdentifier)
-        let updates = columns.filter { $0 != SystemColumn.id.quotedDatabaseIdentifier }.map { "\($0) = excluded.\($0)" }
-        return "INSERT INTO \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", "))) VALUES ("
-            + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ") ON CONFLICT(id) DO UPDATE SET "
-            + updates.joined(separator: ", ")
-    }
 }

@@ -151,7 +151,7 @@ struct LocalStore: Sendable {
     /// (missing ones become NULL), and brings the search index up to it.
     func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
         let values = table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-        try db.cachedStatement(sql: Self.upsertSQL(table)).execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(values))
         try searchIndexes[table.name]?.catchUp(db, limit: Self.searchCatchUpPerEdit)
     }
 
@@ -174,13 +174,16 @@ struct LocalStore: Sendable {
             try writeItem(db, table: table, item: item)
             return try item[SystemColumn.id]?.stringValue.flatMap { try readItem(db, table: table, id: $0) }
         }
-        let system = table.allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
-        let values = system.map { ColumnValue.database(item[$0.name], as: $0.type) }
-        try db.cachedStatement(
-            sql: "UPDATE \(table.name.quotedDatabaseIdentifier) SET "
-                + system.map { "\($0.name.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ") + " WHERE id = ?"
-        ).execute(arguments: StatementArguments(values + [id.databaseValue]))
-        return try readItem(db, table: table, id: id)
+        let values = table.systemColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
+        try db.cachedStatement(sql: table.systemColumnsUpdateSQL)
+            .execute(arguments: StatementArguments(values + [id.databaseValue]))
+        // The row as stored, as ``readItem(_:table:id:)`` would give it.
+        var stored = current
+        for (column, value) in zip(table.systemColumns, values) {
+            stored[column.name] =
+                column.name == SystemColumn.deleted && value.isNull ? nil : ColumnValue.json(value, as: column.type)
+        }
+        return stored
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {

@@ -22,9 +22,20 @@ struct PushAttempt: Sendable, Hashable {
     var earlierBodies: [Item] = []
     /// Use Client re-creating an item the service deleted: a gone item is undeleted, not a conflict.
     var recreate = false
+    /// The operation's queue row as it was before the attempt began: what an attempt that is not sent
+    /// after all puts back (``SyncOperationQueue/release(_:)``).
+    var before: OperationMark?
 
     /// The item sent, or the deleted row: what an error row records as the client's side.
     var clientItem: Item? { body ?? snapshot }
+}
+
+/// What beginning an attempt changes in an operation's queue row, as it was before.
+struct OperationMark: Sendable, Hashable {
+    var state: OperationState
+    var lastAttemptAt: String?
+    var item: String?
+    var earlierBodies: String?
 }
 
 /// One answer of the service, as the push machine sees it.

@@ -5,7 +5,7 @@ import SyncProtocol
 /// operation is settled or the push must stop.
 ///
 /// The one place where answers change the queue: ``SyncContext/push()`` sends every queued operation
-/// through ``send(_:)``, and Use Client (``SyncContext/useClient(_:)``) sends its one operation the
+/// through it, and Use Client (``SyncContext/useClient(_:)``) sends its one operation the
 /// same way after ``SyncOperationQueue/adoptServerVersion(_:values:)``, as do the decisions of a
 /// table's conflict policy (``SyncContext/applyPolicy(_:driver:)``). The driver calls none of them back:
 /// a conflict is recorded and returned.
@@ -14,6 +14,10 @@ import SyncProtocol
 /// let driver = PushDriver(queue: queue, transport: transport)
 /// switch try await driver.send(operationId) { case .pushed: ...; case .conflict: ... }
 /// ```
+///
+/// A push in queue order uses the two halves of ``send(_:)`` on their own: it ``settle(_:)``s
+/// attempts begun ahead, and ``store(_:thenBegin:)``s their answers while later requests are on the
+/// wire.
 struct PushDriver: Sendable {
     /// The queue whose operations are sent.
     let queue: SyncOperationQueue
@@ -23,55 +27,67 @@ struct PushDriver: Sendable {
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.
     static let maximumResends = 3
 
-    /// Sends operation `id` and settles it: pushed, in conflict, refused, or skipped (no longer queued, or an earlier change of the item waits).
+    /// Sends operation `id` and settles it: pushed, in conflict, refused, or skipped (no longer queued,
+    /// or an earlier change of the item waits).
     ///
     /// - Throws: ``SyncError`` when the push must stop (unreachable, timed out, cancelled, 5xx,
     ///   401/403, a service that broke the protocol). The operation is then attempted: the next push
     ///   recognises it if the service applied it.
     func send(_ id: Int64) async throws(SyncError) -> OperationOutcome {
-        try await send(id, begun: nil, thenBegin: nil).outcome
+        guard let attempt = try queue.beginAttempt(id) else { return .skipped }
+        switch try await settle(attempt) {
+        case .recorded(let outcome):
+            return outcome
+        case .applied(let answer):
+            _ = try store([answer])
+            return .pushed
+        }
     }
 
-    /// What sending one operation of a sequence gave: its outcome, and the attempt of the next
-    /// operation when that began in the transaction that completed this one.
-    struct Sent: Sendable {
-        var outcome: OperationOutcome
-        var nextAttempt: PushAttempt? = nil
+    /// How the service's answers settled an operation.
+    enum Settlement: Sendable {
+        /// The service applied the operation; its answer is not stored yet (``store(_:thenBegin:)``).
+        case applied(AppliedAnswer)
+        /// The outcome is in the queue already: in conflict, refused, or skipped.
+        case recorded(OperationOutcome)
     }
 
-    /// Sends operation `id` (whose attempt may have begun already: `begun`) and settles it; when
-    /// the service applied it, the attempt of operation `next` begins in the same transaction and is
-    /// returned, to be passed as `begun` when `next` is sent. A caller that does not send it leaves
-    /// it attempted (``SyncOperationQueue/markAttempted(_:message:status:)``).
-    func send(_ id: Int64, begun: PushAttempt?, thenBegin next: Int64?) async throws(SyncError) -> Sent {
-        precondition(begun == nil || begun?.operationId == id, "the attempt begun is of another operation")
-        let first: PushAttempt?
-        if let begun { first = begun } else { first = try queue.beginAttempt(id) }
-        guard var attempt = first else { return Sent(outcome: .skipped) }
+    /// An answer saying that the service applied an operation.
+    struct AppliedAnswer: Sendable {
+        /// The operation the service applied.
+        var operationId: Int64
+        /// The item the service answered with, when it carried one.
+        var serverItem: Item?
+    }
+
+    /// Sends a begun attempt (``SyncOperationQueue/beginAttempt(_:)``) and applies the decisions on the
+    /// service's answers until the operation is settled. Every outcome but the service applying it is
+    /// recorded here; an applied answer is returned, to be stored with ``store(_:thenBegin:)``.
+    func settle(_ begun: PushAttempt) async throws(SyncError) -> Settlement {
+        let id = begun.operationId
+        var attempt = begun
         var reply = try await write(attempt)
         var resends = 0
         while true {
             switch PushDecision.decide(attempt, reply) {
             case .done(let serverItem):
-                let nextAttempt = try complete(id, serverItem: serverItem, status: reply.status, thenBegin: next)
-                return Sent(outcome: .pushed, nextAttempt: nextAttempt)
+                return .applied(AppliedAnswer(operationId: id, serverItem: serverItem))
             case .alreadyApplied(let serverItem):
-                let nextAttempt = try complete(id, serverItem: serverItem, status: reply.status, thenBegin: next)
-                return Sent(outcome: .pushed, nextAttempt: nextAttempt)
+                return .applied(AppliedAnswer(operationId: id, serverItem: serverItem))
             case .conflict(let serverItem, let status):
                 try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem)
-                return Sent(outcome: .conflict)
+                return .recorded(.conflict)
             case .deletedOnServer(let status):
                 try queue.recordConflict(id, serverItem: nil, status: status, sent: attempt.clientItem)
-                return Sent(outcome: .conflict)
+                return .recorded(.conflict)
             case .failed(let status, let message):
                 try queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
-                return Sent(outcome: .failed)
+                return .recorded(.failed)
             case .stop(let error):
-                try queue.markAttempted(id, message: error.description, status: reply.status)
+                try queue.markAttempted([id], message: error.description, status: reply.status)
                 throw error
             case .retryLater(let reason, let status):
-                try queue.markAttempted(id, message: reason.description, status: status)
+                try queue.markAttempted([id], message: reason.description, status: status)
                 throw .stopped(reason)
             case .fetchServerItem:
                 reply = try await exchange(
@@ -82,31 +98,31 @@ struct PushDriver: Sendable {
                 guard resends <= Self.maximumResends else {
                     let reason = StopReason.serverError(
                         status: reply.status, message: "it kept answering with versions it had already sent")
-                    try queue.markAttempted(id, message: reason.description, status: reply.status)
+                    try queue.markAttempted([id], message: reason.description, status: reply.status)
                     throw .stopped(reason)
                 }
                 try queue.rebase(id, over: serverItem)
-                guard let again = try queue.beginAttempt(id) else { return Sent(outcome: .skipped) }
+                guard let again = try queue.beginAttempt(id) else { return .recorded(.skipped) }
                 attempt = again
                 reply = try await write(attempt)
             case .recreate:
-                guard let recreated = try await undelete(attempt) else { return Sent(outcome: .failed) }
+                guard let recreated = try await undelete(attempt) else { return .recorded(.failed) }
                 attempt = recreated
                 reply = try await write(attempt)
             }
         }
     }
 
-    /// Applies the service's answer to the row (and journals a decision held with the operation). When
-    /// that transaction fails, nothing of it is stored: the operation is left attempted, and the next
-    /// push recognises the change on the service and completes it then.
-    private func complete(
-        _ id: Int64, serverItem: Item?, status: Int, thenBegin next: Int64?
-    ) throws(SyncError) -> PushAttempt? {
+    /// Stores applied answers in one transaction: each item goes into its row (and a decision held
+    /// with the operation is journaled); then the attempts of the operations `next` begin in the same
+    /// transaction, and are returned in their order (nil where one is not to be sent now). When that
+    /// transaction fails, nothing of it is stored: the operations are left attempted, and the next
+    /// push recognises their changes on the service and completes them then.
+    func store(_ answers: [AppliedAnswer], thenBegin next: [Int64] = []) throws(SyncError) -> [PushAttempt?] {
         do {
-            return try queue.complete(id, serverItem: serverItem, thenBegin: next)
+            return try queue.complete(answers.map { ($0.operationId, $0.serverItem) }, thenBegin: next)
         } catch {
-            try? queue.markAttempted(id, message: error.description, status: status)
+            try? queue.markAttempted(answers.map(\.operationId), message: error.description, status: nil)
             throw error
         }
     }
@@ -120,7 +136,7 @@ struct PushDriver: Sendable {
         if let received = reply.item?[SystemColumn.id]?.stringValue, received != attempt.itemId {
             let error = SyncError.serviceFault(
                 .answerAboutAnotherItem(status: reply.status, sent: attempt.itemId, received: received))
-            try queue.markAttempted(id, message: error.description, status: reply.status)
+            try queue.markAttempted([id], message: error.description, status: reply.status)
             throw error
         }
         guard (200..<300).contains(reply.status), let item = reply.storedItem else {
@@ -158,7 +174,7 @@ struct PushDriver: Sendable {
         do {
             reply = try await transport.send(method, path, body: body, ifMatch: ifMatch)
         } catch {
-            try queue.markAttempted(id, message: error.description, status: nil)
+            try queue.markAttempted([id], message: error.description, status: nil)
             throw error
         }
         let applied = (200..<300).contains(reply.status)

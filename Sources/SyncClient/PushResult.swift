@@ -24,6 +24,15 @@ public struct PushResult: Sendable, Hashable, Codable {
         }
     }
 
+    /// Sorts each list by operation id, which is queue order (outcomes may come in another order).
+    mutating func sortInQueueOrder() {
+        for keyPath in [\PushResult.pushed, \.conflicts, \.failed, \.resolved, \.skipped]
+            as [WritableKeyPath<PushResult, [Int64]>]
+        {
+            self[keyPath: keyPath].sort()
+        }
+    }
+
     /// "Pushed 4, 1 conflict".
     public var summary: String {
         var text = "Pushed \(pushed.count)"

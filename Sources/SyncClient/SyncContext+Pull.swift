@@ -215,7 +215,7 @@ extension SyncContext {
     static func apply(
         _ rows: [PulledRow], to table: TableDescription, keeping pending: Set<String>, in db: Database
     ) throws -> PageCounts {
-        let insert = try db.makeStatement(sql: LocalStore.upsertSQL(table))
+        let insert = try db.makeStatement(sql: table.upsertSQL)
         let delete = try db.makeStatement(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
         var counts = PageCounts()
         for row in rows {

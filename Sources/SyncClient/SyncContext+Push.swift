@@ -24,7 +24,7 @@ extension SyncContext {
         var result = PushResult()
         do {
             if pushConcurrency <= 1 {
-                try await sendInOrder(queued.map(\.id), driver, into: &result)
+                try await sendInOrder(queued, driver, into: &result)
             } else {
                 try await sendWindowed(queued.map { ($0.id, $0.table + "\u{0}" + $0.itemId) }, driver, into: &result)
             }
@@ -52,24 +52,84 @@ extension SyncContext {
         return try await applyPolicy(id, driver: driver)
     }
 
-    /// One operation on the wire at a time, in queue order. Each operation's attempt begins in the
-    /// transaction that stores the previous one's answer, so the usual push commits once per
-    /// operation; an attempt begun and then not sent (cancelled) is left attempted, never lost.
-    private func sendInOrder(_ ids: [Int64], _ driver: PushDriver, into result: inout PushResult) async throws {
-        var begun: PushAttempt?
-        defer {
-            if let begun {
-                try? queue.markAttempted(begun.operationId, message: StopReason.cancelled.description, status: nil)
+    /// An operation a push sends, with the item it changes.
+    typealias QueuedOperation = (id: Int64, table: String, itemId: String)
+
+    /// How many operations a push in order begins in one transaction, ahead of their requests.
+    static let pushBatchSize = 16
+
+    /// One operation on the wire at a time, in queue order, in batches of ``pushBatchSize``, with the
+    /// local work off the wire's path: while one batch's requests go out, one transaction stores the
+    /// answers of the batch before and begins the attempts of the batch after.
+    ///
+    /// - Every request leaves with its operation in flight, begun in a committed transaction.
+    /// - A batch ends before a second operation of an item, or one of an item in the batch being
+    ///   sent: that operation begins once the earlier one's answer is stored.
+    /// - A crash before answers are stored leaves their operations in flight: attempted when the store
+    ///   opens again, and recognised as applied by the next push.
+    /// - When the push stops, the answers received are still stored, and the operations begun but not
+    ///   sent are put back as they were (``SyncOperationQueue/release(_:)``).
+    private func sendInOrder(
+        _ queued: [QueuedOperation], _ driver: PushDriver, into result: inout PushResult
+    ) async throws {
+        var remaining = queued[...]
+        var sending: [(operation: QueuedOperation, attempt: PushAttempt?)] = []
+        var received: [PushDriver.AppliedAnswer] = []
+        var bookkeeping: (answers: [PushDriver.AppliedAnswer], task: Task<[PushAttempt?], any Error>)?
+        func stored(_ answers: [PushDriver.AppliedAnswer]) {
+            for answer in answers { result.add(.pushed, answer.operationId) }
+        }
+        do {
+            repeat {
+                let upcoming = Self.batch(from: remaining, besides: sending.map(\.operation))
+                remaining = remaining.dropFirst(upcoming.count)
+                let answers = received
+                received = []
+                let task = Task { try driver.store(answers, thenBegin: upcoming.map(\.id)) }
+                bookkeeping = (answers, task)
+                while let (operation, attempt) = sending.first {
+                    if Task.isCancelled { throw SyncError.stopped(.cancelled) }
+                    sending.removeFirst()
+                    if let attempt {
+                        switch try await driver.settle(attempt) {
+                        case .applied(let answer):
+                            received.append(answer)
+                        case .recorded(let outcome):
+                            result.add(try await settling(outcome, operation.id, driver), operation.id)
+                        }
+                    } else {
+                        result.add(.skipped, operation.id)
+                    }
+                    monitor.update { $0.done += 1 }
+                }
+                let begun = try await task.value
+                bookkeeping = nil
+                stored(answers)
+                sending = Array(zip(upcoming, begun))
+            } while !sending.isEmpty || !remaining.isEmpty
+            _ = try driver.store(received)
+            stored(received)
+        } catch {
+            var unsent = sending.compactMap(\.attempt)
+            if let (answers, task) = bookkeeping.take(), let begun = try? await task.value {
+                stored(answers)
+                unsent += begun.compactMap { $0 }
             }
+            if (try? driver.store(received)) != nil { stored(received) }
+            try? queue.release(unsent)
+            throw error
         }
-        for (index, id) in ids.enumerated() {
-            if Task.isCancelled { throw SyncError.stopped(.cancelled) }
-            let next = index + 1 < ids.count ? ids[index + 1] : nil
-            let sent = try await driver.send(id, begun: begun.take(), thenBegin: next)
-            begun = sent.nextAttempt
-            result.add(try await settling(sent.outcome, id, driver), id)
-            monitor.update { $0.done += 1 }
-        }
+        result.sortInQueueOrder()
+    }
+
+    /// The operations at the start of `queued` up to one of an item that is in `sending` or already
+    /// in the batch, at most ``pushBatchSize``.
+    private static func batch(
+        from queued: ArraySlice<QueuedOperation>, besides sending: [QueuedOperation]
+    ) -> [QueuedOperation] {
+        func key(_ operation: QueuedOperation) -> String { operation.table + "\u{0}" + operation.itemId }
+        var items = Set(sending.map(key))
+        return Array(queued.prefix(pushBatchSize).prefix { items.insert(key($0)).inserted })
     }
 
     /// Up to ``pushConcurrency`` operations on the wire at once, started in queue order; two operations
@@ -96,12 +156,7 @@ extension SyncContext {
             }
             while running > 0 { try await collect(&group) }
         }
-        // Completion order is not queue order: report in queue order.
-        for keyPath in [\PushResult.pushed, \.conflicts, \.failed, \.resolved, \.skipped]
-            as [WritableKeyPath<PushResult, [Int64]>]
-        {
-            result[keyPath: keyPath].sort()
-        }
+        result.sortInQueueOrder()
     }
 
     /// The transport, or the reason there is none (offline mode, no address).

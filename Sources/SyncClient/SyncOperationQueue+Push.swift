@@ -25,7 +25,7 @@ extension SyncOperationQueue {
         let table = try store.description(of: operation.table)
         var attempt = PushAttempt(
             operationId: id, table: operation.table, itemId: operation.itemId, kind: operation.kind,
-            recreate: operation.recreate)
+            recreate: operation.recreate, before: try mark(db, id: id))
         var sentText: String?
         var earlierText: String?
         switch operation.kind {
@@ -64,6 +64,40 @@ extension SyncOperationQueue {
         return attempt
     }
 
+    /// What ``beginAttempt(_:)`` changes in the operation's row, as it is now.
+    private func mark(_ db: Database, id: Int64) throws -> OperationMark? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT state, lastAttemptAt, item, earlierBodies FROM __operations WHERE id = ?"),
+            arguments: [id]
+        ).map { row in
+            OperationMark(
+                state: OperationState(rawValue: row[0]) ?? .pending, lastAttemptAt: row[1], item: row[2],
+                earlierBodies: row[3])
+        }
+    }
+
+    /// Puts back attempts that began but were not sent (the push stopped first): each operation is
+    /// as it was before, pending or attempted, with its earlier bodies.
+    func release(_ attempts: [PushAttempt]) throws(SyncError) {
+        guard !attempts.isEmpty else { return }
+        try store.write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE __operations SET state = ?, attempts = attempts - 1, lastAttemptAt = ?, item = ?,
+                        earlierBodies = ?
+                    WHERE id = ? AND state = ?
+                    """)
+            for attempt in attempts {
+                guard let before = attempt.before else { continue }
+                try statement.execute(
+                    arguments: [
+                        before.state.rawValue, before.lastAttemptAt, before.item, before.earlierBodies,
+                        attempt.operationId, OperationState.inFlight.rawValue,
+                    ])
+            }
+        }
+    }
+
     /// The bodies sent before the last one, newest first.
     private func earlierBodies(_ db: Database, id: Int64) throws -> [Item] {
         let text = try String.fetchOne(
@@ -73,50 +107,58 @@ extension SyncOperationQueue {
         return values.compactMap(\.objectValue)
     }
 
-    /// The service applied the operation: its item goes into the row and the operation leaves the queue.
-    /// A decision held with the operation (Use Client, a merge, a pick, an overturn) is journaled in
-    /// the same transaction, so the outcome and its entry are stored together or not at all.
+    /// The service applied these operations: each one's item goes into its row and the operation
+    /// leaves the queue. A decision held with an operation (Use Client, a merge, a pick, an overturn)
+    /// is journaled in the same transaction, so an outcome and its entry are stored together or not
+    /// at all. Then the attempts of the operations `next` begin (``beginAttempt(_:)``), still in that
+    /// one transaction; they are returned in the order of `next`.
     ///
-    /// When a newer local change of the item is queued (an edit made while this one was in flight),
+    /// When a newer local change of an item is queued (an edit made while its change was in flight),
     /// the row keeps the newer values and only adopts the service's version, which the newer change
     /// then sends as `If-Match`.
-    ///
-    /// With `next`, that operation's attempt begins in the same transaction (``beginAttempt(_:)``),
-    /// so a push in order commits once per operation; nil when it is not to be sent now.
-    @discardableResult
-    func complete(_ id: Int64, serverItem: Item?, thenBegin next: Int64? = nil) throws(SyncError) -> PushAttempt? {
-        try store.write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"),
-                    arguments: [id])
-            else { return try next.flatMap { try beginAttempt(db, id: $0) } }
-            let (tableName, itemId): (String, String) = (row[0], row[1])
-            var result: Item?
-            if let serverItem, OperationKind(rawValue: row[2]) != .delete {
-                let table = try store.description(of: tableName)
-                let later = try operations(db, table: tableName, itemId: itemId, after: id)
-                result = serverItem
-                if later.isEmpty {
-                    result = try store.adoptServerItem(db, table: table, item: serverItem)
-                } else {
-                    if var current = try store.readItem(db, table: table, id: itemId) {
-                        Self.adoptSystemColumns(of: serverItem, into: &current)
-                        try store.writeItem(db, table: table, item: current)
+    func complete(
+        _ applied: [(id: Int64, serverItem: Item?)], thenBegin next: [Int64] = []
+    ) throws(SyncError)
+        -> [PushAttempt?]
+    {
+        guard !applied.isEmpty || !next.isEmpty else { return [] }
+        return try store.write { db in
+            for (id, serverItem) in applied { try complete(db, id: id, serverItem: serverItem) }
+            return try next.map { try beginAttempt(db, id: $0) }
+        }
+    }
+
+    /// One operation of ``complete(_:thenBegin:)``, in the caller's transaction.
+    private func complete(_ db: Database, id: Int64, serverItem: Item?) throws {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"),
+                arguments: [id])
+        else { return }
+        let (tableName, itemId): (String, String) = (row[0], row[1])
+        var result: Item?
+        if let serverItem, OperationKind(rawValue: row[2]) != .delete {
+            let table = try store.description(of: tableName)
+            let later = try operations(db, table: tableName, itemId: itemId, after: id)
+            result = serverItem
+            if later.isEmpty {
+                result = try store.adoptServerItem(db, table: table, item: serverItem)
+            } else {
+                if var current = try store.readItem(db, table: table, id: itemId) {
+                    Self.adoptSystemColumns(of: serverItem, into: &current)
+                    try store.writeItem(db, table: table, item: current)
+                }
+                for var next in later {
+                    next.base = serverItem
+                    if next.kind == .delete, next.item != nil {
+                        next.item?[SystemColumn.version] = serverItem[SystemColumn.version]
                     }
-                    for var next in later {
-                        next.base = serverItem
-                        if next.kind == .delete, next.item != nil {
-                            next.item?[SystemColumn.version] = serverItem[SystemColumn.version]
-                        }
-                        try update(db, next)
-                    }
+                    try update(db, next)
                 }
             }
-            try journal.settle(db, operationId: id, result: result)
-            try remove(db, id: id)
-            return try next.flatMap { try beginAttempt(db, id: $0) }
         }
+        try journal.settle(db, operationId: id, result: result)
+        try remove(db, id: id)
     }
 
     /// The service holds another version (`serverItem`), or none: the operation waits in conflict.
@@ -159,16 +201,20 @@ extension SyncOperationQueue {
         }
     }
 
-    /// The outcome is unknown (no answer, the push stopped or was cancelled): the operation is
-    /// attempted, and the next push recognises it if the service applied it.
-    func markAttempted(_ id: Int64, message: String, status: Int?) throws(SyncError) {
+    /// The outcome is unknown (no answer, the push stopped or was cancelled) or the push stopped
+    /// before sending them: the operations in flight are attempted, and the next push recognises each
+    /// one the service applied.
+    func markAttempted(_ ids: [Int64], message: String, status: Int?) throws(SyncError) {
+        guard !ids.isEmpty else { return }
         try store.write { db in
-            try db.cachedStatement(
-                sql: "UPDATE __operations SET state = ?, lastStatus = ?, message = ? WHERE id = ? AND state = ?"
-            ).execute(
-                arguments: [
-                    OperationState.attempted.rawValue, status, message, id, OperationState.inFlight.rawValue,
-                ])
+            let statement = try db.cachedStatement(
+                sql: "UPDATE __operations SET state = ?, lastStatus = ?, message = ? WHERE id = ? AND state = ?")
+            for id in ids {
+                try statement.execute(
+                    arguments: [
+                        OperationState.attempted.rawValue, status, message, id, OperationState.inFlight.rawValue,
+                    ])
+            }
         }
     }
 

@@ -16,6 +16,9 @@ import SyncProtocol
 ///               └─rebase── attempted ◀──┴─markAttempted (no answer, stop, cancel; a crash on reopen)
 /// ```
 ///
+/// A push marks operations in flight a batch ahead of their requests; those it does not send after
+/// all (it stopped first) are released back to the state they had (pending or attempted).
+///
 /// Local edits call ``enqueue(_:kind:table:itemId:before:)`` inside the transaction that changes the
 /// row. Push transitions (`SyncOperationQueue+Push`) and conflict resolutions
 /// (`SyncOperationQueue+Resolution`) run their own transactions, each changing the row and the queue

@@ -43,14 +43,17 @@ public struct TableDescription: Sendable, Hashable {
     }
 
     /// The table's name, locally and on the server (`/tables/{name}`).
-    public var name: String
+    public var name: String { didSet { derived = Derived(name: name, columns: columns) } }
     /// The user columns, in the order they are created.
-    public var columns: [Column]
+    public var columns: [Column] { didSet { derived = Derived(name: name, columns: columns) } }
+    /// What every read and write of a row needs, worked out once per description.
+    private var derived: Derived
 
     /// Describes a table; names must not start with `__` (reserved for the store's own tables).
     public init(name: String, columns: [Column]) {
         self.name = name
         self.columns = columns.filter { !SystemColumn.all.contains($0.name) }
+        derived = Derived(name: name, columns: self.columns)
     }
 
     /// The tutorial's todo table: `text` and `complete`.
@@ -61,17 +64,52 @@ public struct TableDescription: Sendable, Hashable {
     public var columnNames: [String] { columns.map(\.name) }
 
     /// Every column of the local table, system columns first.
-    var allColumns: [Column] {
-        [
-            Column(SystemColumn.id, .text), Column(SystemColumn.version, .text),
-            Column(SystemColumn.createdAt, .text), Column(SystemColumn.updatedAt, .text),
-            Column(SystemColumn.deleted, .boolean),
-        ] + columns
-    }
+    var allColumns: [Column] { derived.allColumns }
 
     /// `allColumns` quoted for a `SELECT`, in their order; ``LocalStore/item(from:table:)`` reads them by position.
-    var selectList: String {
-        allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+    var selectList: String { derived.selectList }
+
+    /// Inserts a row given in the order of ``allColumns``, or changes the row with its id in place.
+    /// Unlike `INSERT OR REPLACE`, the row keeps its rowid (its place in lists and the search index)
+    /// and the update triggers run.
+    var upsertSQL: String { derived.upsertSQL }
+
+    /// The system columns but `id`: what the service sets on every write.
+    var systemColumns: [Column] { derived.systemColumns }
+
+    /// Sets ``systemColumns`` (in their order) of the row whose id is the last argument.
+    var systemColumnsUpdateSQL: String { derived.systemColumnsUpdateSQL }
+
+    private struct Derived: Sendable, Hashable {
+        let allColumns: [Column]
+        let selectList: String
+        let upsertSQL: String
+        let systemColumns: [Column]
+        let systemColumnsUpdateSQL: String
+
+        init(name: String, columns: [Column]) {
+            allColumns =
+                [
+                    Column(SystemColumn.id, .text), Column(SystemColumn.version, .text),
+                    Column(SystemColumn.createdAt, .text), Column(SystemColumn.updatedAt, .text),
+                    Column(SystemColumn.deleted, .boolean),
+                ] + columns
+            let quoted = allColumns.map(\.name.quotedDatabaseIdentifier)
+            selectList = quoted.joined(separator: ", ")
+            let updates = quoted.filter { $0 != SystemColumn.id.quotedDatabaseIdentifier }.map {
+                "\($0) = excluded.\($0)"
+            }
+            upsertSQL =
+                "INSERT INTO \(name.quotedDatabaseIdentifier) (\(selectList)) VALUES ("
+                + Array(repeating: "?", count: quoted.count).joined(separator: ", ")
+                + ") ON CONFLICT(id) DO UPDATE SET "
+                + updates.joined(separator: ", ")
+            systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
+            systemColumnsUpdateSQL =
+                "UPDATE \(name.quotedDatabaseIdentifier) SET "
+                + systemColumns.map { "\($0.name.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
+                + " WHERE id = ?"
+        }
     }
 
     func type(of column: String) -> ColumnType? {

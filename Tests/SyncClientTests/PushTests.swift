@@ -49,7 +49,7 @@ struct PushTests {
         func databaseDidRollback(_ db: Database) {}
     }
 
-    @Test func aPushInOrderCommitsOncePerOperationAndMarksEachInFlightBeforeSendingIt() async throws {
+    @Test func aPushInOrderCommitsOncePerBatchAndMarksEachOperationInFlightBeforeSendingIt() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
         let seen = Mutex<[String]>([])
@@ -68,12 +68,11 @@ struct PushTests {
         context.store.pool.add(transactionObserver: counter, extent: .observerLifetime)
         let result = try await context.push()
         #expect(result.pushed.count == 3)
-        #expect(
-            seen.withLock { $0 } == [
-                "t0 inFlight, t1 pending, t2 pending", "t1 inFlight, t2 pending", "t2 inFlight",
-            ])
-        // The first operation's mark, one commit per answer (with the next mark), the summary.
-        #expect(counter.commits == 3 + 2)
+        // The three attempts begin together, before the first request; their answers are stored together.
+        #expect(seen.withLock { $0 } == Array(repeating: "t0 inFlight, t1 inFlight, t2 inFlight", count: 3))
+        #expect(try context.operations().isEmpty)
+        // The marks of the batch, its answers, the summary.
+        #expect(counter.commits == 1 + 1 + 1)
     }
 
     @Test func pushWritesTheServersItemBack() async throws {
@@ -229,6 +228,36 @@ struct PushTests {
         contextBox.withLock { $0 = nil }
         let second = try await context.push()
         #expect(second.pushed.count == 1 && second.conflicts.isEmpty)
+        #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
+    }
+
+    @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
+        let folder = try TemporaryFolder()
+        let service = try LiveService(folder: folder)
+        let contextBox = Locked<SyncContext?>(nil)
+        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+            guard request.method == .patch, let context = contextBox.withLock({ $0.take() }) else {
+                return try forward()
+            }
+            // The user edits the item while its update is on the wire, then the answer is lost.
+            _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
+            let response = try forward()
+            Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
+            return response
+        }
+        let context = try SyncContext(
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+        try await service.rest.insert(["id": "a", "text": "one"])
+        _ = try await context.table("todoitem").pull()
+        try context.table("todoitem").update(["id": "a", "text": "two"])
+        contextBox.withLock { $0 = context }
+        await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
+        #expect(try queueShape(context) == ["update a attempted", "update a pending"])
+
+        // The second operation begins only once the first one's answer is stored.
+        let result = try await context.push()
+        #expect(result.pushed.count == 2 && result.skipped.isEmpty && result.conflicts.isEmpty)
+        #expect(try context.operations().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 

@@ -1,29 +1,36 @@
-import SyncProtocol
-
-/// Parses a JSON request body keeping the order of an object's keys (Foundation's decoder does
-/// not), so that columns are created in the order a client first sent them, as the official
-/// server does. Strict RFC 8259: no comments, no trailing commas, nesting limited.
-struct OrderedJSONParser {
+/// Parses a JSON object keeping the order of its keys (Foundation's decoder does not), so that
+/// the service creates columns in the order a client first sent them, as the official server does.
+/// Strict RFC 8259: no comments, no trailing commas, nesting limited.
+///
+/// Written here rather than taken from a library: none on the packages' list parses JSON into
+/// values, and Foundation's `JSONDecoder` into ``JSONValue`` tries each type in turn, throwing as it
+/// goes, which made it the slowest step of reading a service's answer.
+public struct OrderedJSONParser {
     /// A JSON object as written: its members in order.
-    typealias Members = [(name: String, value: JSONValue)]
+    public typealias Members = [(name: String, value: JSONValue)]
 
-    struct Failure: Error {
-        let message: String
+    /// Why a text is not one JSON object, and at which byte.
+    public struct Failure: Error {
+        public let message: String
     }
 
-    static let maximumDepth = 32
+    /// How deeply a request body may nest.
+    public static let maximumDepth = 32
 
     private let bytes: [UInt8]
+    private let maximumDepth: Int
     private var index = 0
     private var depth = 0
 
-    private init(_ bytes: [UInt8]) {
+    private init(_ bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
+        self.maximumDepth = maximumDepth
     }
 
-    /// The members of the top-level object in `bytes`; fails if it is not exactly one JSON object.
-    static func object(_ bytes: [UInt8]) throws(Failure) -> Members {
-        var parser = OrderedJSONParser(bytes)
+    /// The members of the top-level object in `bytes`; fails if it is not exactly one JSON object,
+    /// or nests deeper than `maximumDepth`.
+    public static func object(_ bytes: [UInt8], maximumDepth: Int = maximumDepth) throws(Failure) -> Members {
+        var parser = OrderedJSONParser(bytes, maximumDepth: maximumDepth)
         parser.skipWhitespace()
         guard parser.peek() == UInt8(ascii: "{") else { throw Failure(message: "the body is not a JSON object") }
         let members = try parser.members()
@@ -201,7 +208,7 @@ struct OrderedJSONParser {
 
     private mutating func enter() throws(Failure) {
         depth += 1
-        if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
+        if depth > maximumDepth { throw failure("nesting deeper than \(maximumDepth) levels") }
     }
 
     private func peek() -> UInt8? {

@@ -2,9 +2,8 @@ import Foundation
 import SyncProtocol
 import Testing
 
-@testable import TableService
-
-/// Request bodies are parsed keeping the order of their keys.
+/// JSON objects (request bodies, a service's answers, the queue's items) are parsed keeping the
+/// order of their keys.
 @Suite struct OrderedJSONParserTests {
     @Test func keepsTheOrderOfKeysAndDecodesValues() throws {
         let members = try OrderedJSONParser.object(
@@ -29,5 +28,22 @@ import Testing
                 try OrderedJSONParser.object(Array(text.utf8))
             }
         }
+    }
+
+    @Test func readsWhatJSONValueWritesAndAgreesWithFoundation() throws {
+        let item: JSONValue = [
+            "id": "a/b ü", "text": "line\nbreak \"quoted\" \u{1} tab\t 😀", "n": 12, "x": -0.25, "big": 1e300,
+            "flag": true, "none": nil, "list": [1, "two", [false], ["k": "v"]], "nested": ["deeper": ["deepest": 1]],
+        ]
+        let text = Array(item.jsonText.utf8)
+        let parsed = try OrderedJSONParser.object(text)
+        #expect(JSONValue.object(Dictionary(parsed, uniquingKeysWith: { $1 })) == item)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(text)) == item)
+    }
+
+    @Test func nestingIsLimitedAsAsked() throws {
+        let deep = String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40)
+        #expect(throws: OrderedJSONParser.Failure.self) { try OrderedJSONParser.object(Array(deep.utf8)) }
+        #expect(try OrderedJSONParser.object(Array(deep.utf8), maximumDepth: 64).count == 1)
     }
 }
