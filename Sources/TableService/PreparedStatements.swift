@@ -52,11 +52,14 @@ final class PreparedStatements: Sendable {
     static let resultTypeChanged = "0A000"
 
     /// Runs `statement` prepared (or unprepared past ``capacity``) and returns its rows. A
-    /// statement whose table changed shape since it was prepared is prepared again.
+    /// statement whose table changed shape since it was prepared is prepared again; if the table
+    /// changes shape again before that runs (other instances adding columns), it runs unprepared,
+    /// which PostgreSQL plans afresh. PostgreSQL refuses such a plan before executing it, so a
+    /// write is never applied twice.
     func rows(
         _ statement: PostgresStatement, on client: PostgresClient, logger: Logger
     ) async throws -> [PostgresRow] {
-        for attempt in 1...2 {
+        for _ in 1...2 {
             guard let name = name(for: statement) else {
                 return try await client.query(statement.query, logger: logger).collect()
             }
@@ -67,8 +70,7 @@ final class PreparedStatements: Sendable {
                     for try await row in try await client.execute(prepared, logger: logger) { rows.append(row) }
                     return rows
                 }
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.resultTypeChanged && attempt == 1
-            {
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.resultTypeChanged {
                 forget(statement)
             }
         }
