@@ -23,9 +23,10 @@ extension SyncOperationQueue {
             try firstOperationId(db, table: operation.table, itemId: operation.itemId) == id
         else { return nil }
         let table = try store.description(of: operation.table)
+        let before = try mark(db, id: id)
         var attempt = PushAttempt(
             operationId: id, table: operation.table, itemId: operation.itemId, kind: operation.kind,
-            recreate: operation.recreate, before: try mark(db, id: id))
+            recreate: operation.recreate, before: before)
         var sentText: String?
         var earlierText: String?
         switch operation.kind {
@@ -43,7 +44,7 @@ extension SyncOperationQueue {
                 attempt.ifMatch = row[SystemColumn.version]?.stringValue
             }
             if let last = operation.item {
-                attempt.earlierBodies = [last] + (try earlierBodies(db, id: id))
+                attempt.earlierBodies = [last] + Self.bodies(in: before?.earlierBodies)
                 let kept = attempt.earlierBodies.filter { $0 != body }.prefix(Self.rememberedBodies - 1)
                 if !kept.isEmpty { earlierText = JSONValue.array(kept.map { .object($0) }).jsonText }
             }
@@ -98,10 +99,8 @@ extension SyncOperationQueue {
         }
     }
 
-    /// The bodies sent before the last one, newest first.
-    private func earlierBodies(_ db: Database, id: Int64) throws -> [Item] {
-        let text = try String.fetchOne(
-            db.cachedStatement(sql: "SELECT earlierBodies FROM __operations WHERE id = ?"), arguments: [id])
+    /// The bodies of an `earlierBodies` column (sent before the last one, newest first).
+    private static func bodies(in text: String?) -> [Item] {
         guard let text, case .array(let values)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         else { return [] }
         return values.compactMap(\.objectValue)

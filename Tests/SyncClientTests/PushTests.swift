@@ -261,6 +261,35 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 
+    @Test func anAttemptBegunButNotSentIsPutBackExactlyAsItWas() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        let id = try #require(try context.operations().first?.id)
+        let queue = context.queue
+        func row() throws -> [String] {
+            try context.store.pool.read { db in
+                let row = try #require(
+                    try Row.fetchOne(
+                        db, sql: "SELECT state, attempts, lastAttemptAt, item, earlierBodies FROM __operations"))
+                return (0..<5).map { "\(row[$0] as DatabaseValue)" }
+            }
+        }
+        // An earlier push sent it twice without an answer: attempted, with the bodies it sent.
+        _ = try queue.beginAttempt(id)
+        try queue.markAttempted([id], message: "no answer", status: nil)
+        try context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'two'") }
+        _ = try queue.beginAttempt(id)
+        try queue.markAttempted([id], message: "no answer", status: nil)
+        try context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'three'") }
+        let before = try row()
+
+        let unsent = try #require(try queue.beginAttempt(id))
+        #expect(try row() != before)
+        try queue.release([unsent])
+        #expect(try row() == before)
+        #expect(try queueShape(context) == ["insert a attempted"])
+    }
+
     @Test func secondPushCallerSharesTheRunningPush() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
