@@ -141,7 +141,7 @@ for round in 0..<pullRounds {
             pullTime += seconds(since: start)
             precondition(pulled.received == rowCount, "pulled \(pulled.received) of \(rowCount)")
             start = .now
-            await context.searchIndexCaughtUp()
+            await context.listIndexesCaughtUp()
             indexTime += seconds(since: start)
             if pagePaths.isEmpty { (pagePaths, rows) = try floorInputs(context) }
         } else {

@@ -106,7 +106,7 @@ func measure(rows: Int) async throws -> [String: Double] {
         "  \(rows) rows: pulled \(pulled.received) in \(String(format: "%.1f", seconds(since: start))) s "
             + "(\(Int(Double(pulled.received) / seconds(since: start))) rows/s)")
     start = ContinuousClock.now
-    await dashboard.context.searchIndexCaughtUp()
+    await dashboard.context.listIndexesCaughtUp()
     line("  \(rows) rows: search index caught up \(String(format: "%.1f", seconds(since: start))) s after the pull")
     let deep =
         try dashboard.context.listPage(

@@ -11,10 +11,10 @@ struct LocalStore: Sendable {
     let tables: [String: TableDescription]
     /// Decoders of server items straight into each table's columns.
     let layouts: [String: PageLayout]
-    /// The full-text index of each table that has text columns.
-    let searchIndexes: [String: SearchIndex]
-    /// Catches the search indexes up after pulls.
-    let searchIndexer = SearchIndexer()
+    /// The counts and search index of each table.
+    let listIndexes: [String: ListIndex]
+    /// Catches the list indexes up after pulls.
+    let listIndexer = ListIndexer()
 
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
     /// `__journal` belongs to ``ConflictJournal``.
@@ -66,7 +66,7 @@ struct LocalStore: Sendable {
         for table in tables { byName[table.name] = table }
         self.tables = byName
         layouts = byName.mapValues(PageLayout.init)
-        searchIndexes = byName.compactMapValues(SearchIndex.init)
+        listIndexes = byName.mapValues(ListIndex.init)
         do {
             try pool.write { db in
                 for table in tables { try Self.createTable(table, in: db) }
@@ -76,8 +76,8 @@ struct LocalStore: Sendable {
         } catch {
             throw .storage(StoreFailure(error))
         }
-        // Rows a pull left unindexed when the process ended, or stored before the index existed.
-        for index in searchIndexes.values { searchIndexer.catchUp(index, in: pool) }
+        // Rows a pull left uncounted when the process ended, or stored before the index existed.
+        for index in listIndexes.values { listIndexer.catchUp(index, in: pool) }
     }
 
     private static func createTable(_ table: TableDescription, in db: Database) throws {
@@ -105,7 +105,7 @@ struct LocalStore: Sendable {
         }
         // Lists page by rowid now; this index of an older todosync only slowed every write.
         try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier)")
-        try createListSupport(table, in: db)
+        try ListIndex(table).create(in: db)
     }
 
     /// Runs `body` in a read transaction; failures become ``SyncError/storage(_:)``.
@@ -148,16 +148,16 @@ struct LocalStore: Sendable {
     }
 
     /// Inserts the row, or changes the row with its id in place, with every column of the table
-    /// (missing ones become NULL), and brings the search index up to it.
+    /// (missing ones become NULL), and brings the counts and search index up to it.
     func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
         let values = table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
         try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(values))
-        try searchIndexes[table.name]?.catchUp(db, limit: Self.searchCatchUpPerEdit)
+        try listIndexes[table.name]?.catchUp(db, limit: Self.catchUpPerEdit)
     }
 
-    /// Rows past the search index's mark that one local write indexes (usually just its own row;
+    /// Rows past the list index's mark that one local write takes in (usually just its own row;
     /// more while the index catches up after a pull).
-    static let searchCatchUpPerEdit = 64
+    static let catchUpPerEdit = 64
 
     /// Writes the service's copy of an item the service has just applied, and returns the row as stored.
     ///

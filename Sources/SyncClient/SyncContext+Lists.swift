@@ -70,10 +70,10 @@ extension SyncContext {
         return try read { [queue] db in try ListReader(queue: queue, table: description, request: request).read(db) }
     }
 
-    /// Returns once the search indexes hold every row pulled so far. Searches find every row before
-    /// that too: rows the index does not hold yet are scanned.
-    public nonisolated func searchIndexCaughtUp() async {
-        await store.searchIndexer.idle()
+    /// Returns once the counts and search indexes hold every row pulled so far. Lists are exact
+    /// before that too: rows they do not hold yet are counted and searched one by one.
+    public nonisolated func listIndexesCaughtUp() async {
+        await store.listIndexer.idle()
     }
 }
 
@@ -101,12 +101,12 @@ struct ListReader {
         var sources: [Source] = []
         var main = Source(from: name, key: "\(name).rowid")
         if !request.search.isEmpty {
-            guard let index = queue.store.searchIndexes[table.name] else { return [] }
+            guard let listIndex = queue.store.listIndexes[table.name], let index = listIndex.search else { return [] }
             let scanArguments = index.columns.map { _ in request.search as DatabaseValueConvertible? }
             if request.search.count >= 3 {
                 let pastMark = Source(
                     from: name, key: "\(name).rowid", conditions: ["\(name).rowid > ?", index.scanCondition],
-                    arguments: [try index.mark(db)] + scanArguments)
+                    arguments: [try listIndex.mark(db)] + scanArguments)
                 let fts = index.ftsTable.quotedDatabaseIdentifier
                 main = Source(
                     from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
@@ -174,14 +174,9 @@ struct ListReader {
 
     /// The number of matching rows from the store's counts; nil for a search.
     private func total(_ db: Database) throws -> Int? {
-        guard request.search.isEmpty else { return nil }
-        func count(_ column: String) throws -> Int {
-            try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT rows FROM __rowCounts WHERE tableName = ? AND columnName = ?"),
-                arguments: [table.name, column]) ?? 0
-        }
-        guard let flag = request.flag else { return try count("") }
-        let set = try count(flag.column)
-        return flag.value ? set : try count("") - set
+        guard request.search.isEmpty, let index = queue.store.listIndexes[table.name] else { return nil }
+        guard let flag = request.flag else { return try index.count(db) }
+        let set = try index.count(db, flag: flag.column)
+        return flag.value ? set : try index.count(db) - set
     }
 }

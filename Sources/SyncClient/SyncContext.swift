@@ -301,7 +301,7 @@ public actor SyncContext {
     public func close() throws(SyncError) {
         monitor.finishAll()
         transport = nil
-        store.searchIndexer.stop()
+        store.listIndexer.stop()
         do { try store.pool.close() } catch { throw .storage(StoreFailure(error)) }
     }
 }

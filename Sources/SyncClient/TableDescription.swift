@@ -72,7 +72,14 @@ public struct TableDescription: Sendable, Hashable {
     /// Inserts a row given in the order of ``allColumns``, or changes the row with its id in place.
     /// Unlike `INSERT OR REPLACE`, the row keeps its rowid (its place in lists and the search index)
     /// and the update triggers run.
-    var upsertSQL: String { derived.upsertSQL }
+    var upsertSQL: String { upsertSQL(rows: 1) }
+
+    /// ``upsertSQL`` for `rows` rows at once (their values one row after the other). Rows are
+    /// written in order: a later row of the same id changes the one written before it.
+    func upsertSQL(rows: Int) -> String {
+        derived.upsertHead + Array(repeating: derived.upsertRow, count: rows).joined(separator: ", ")
+            + derived.upsertTail
+    }
 
     /// The system columns but `id`: what the service sets on every write.
     var systemColumns: [Column] { derived.systemColumns }
@@ -83,7 +90,9 @@ public struct TableDescription: Sendable, Hashable {
     private struct Derived: Sendable, Hashable {
         let allColumns: [Column]
         let selectList: String
-        let upsertSQL: String
+        let upsertHead: String
+        let upsertRow: String
+        let upsertTail: String
         let systemColumns: [Column]
         let systemColumnsUpdateSQL: String
 
@@ -99,11 +108,9 @@ public struct TableDescription: Sendable, Hashable {
             let updates = quoted.filter { $0 != SystemColumn.id.quotedDatabaseIdentifier }.map {
                 "\($0) = excluded.\($0)"
             }
-            upsertSQL =
-                "INSERT INTO \(name.quotedDatabaseIdentifier) (\(selectList)) VALUES ("
-                + Array(repeating: "?", count: quoted.count).joined(separator: ", ")
-                + ") ON CONFLICT(id) DO UPDATE SET "
-                + updates.joined(separator: ", ")
+            upsertHead = "INSERT INTO \(name.quotedDatabaseIdentifier) (\(selectList)) VALUES "
+            upsertRow = "(" + Array(repeating: "?", count: quoted.count).joined(separator: ", ") + ")"
+            upsertTail = " ON CONFLICT(id) DO UPDATE SET " + updates.joined(separator: ", ")
             systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
             systemColumnsUpdateSQL =
                 "UPDATE \(name.quotedDatabaseIdentifier) SET "

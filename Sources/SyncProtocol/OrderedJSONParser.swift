@@ -1,6 +1,6 @@
-/// Parses a JSON object keeping the order of its keys (Foundation's decoder does not), so that
-/// the service creates columns in the order a client first sent them, as the official server does.
-/// Strict RFC 8259: no comments, no trailing commas, nesting limited.
+/// Parses a JSON object, or a page of them, keeping the order of their keys (Foundation's decoder
+/// does not), so that the service creates columns in the order a client first sent them, as the
+/// official server does. Strict RFC 8259: no comments, no trailing commas, nesting limited.
 ///
 /// Written here rather than taken from a library: none on the packages' list parses JSON into
 /// values, and Foundation's `JSONDecoder` into ``JSONValue`` tries each type in turn, throwing as it
@@ -9,7 +9,7 @@ public struct OrderedJSONParser {
     /// A JSON object as written: its members in order.
     public typealias Members = [(name: String, value: JSONValue)]
 
-    /// Why a text is not one JSON object, and at which byte.
+    /// Why a text is not what was expected, and at which byte.
     public struct Failure: Error {
         public let message: String
     }
@@ -22,7 +22,7 @@ public struct OrderedJSONParser {
     private var index = 0
     private var depth = 0
 
-    private init(_ bytes: [UInt8], maximumDepth: Int) {
+    init(_ bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
     }
@@ -41,15 +41,23 @@ public struct OrderedJSONParser {
 
     // MARK: Values
 
-    private mutating func members() throws(Failure) -> Members {
+    mutating func members() throws(Failure) -> Members {
+        var members: Members = []
+        try eachMember { parser, name throws(Failure) in members.append((name, try parser.value())) }
+        return members
+    }
+
+    /// Reads an object, handing each member's name to `readValue`, which must read its value.
+    mutating func eachMember(
+        _ readValue: (inout OrderedJSONParser, String) throws(Failure) -> Void
+    ) throws(Failure) {
         try enter()
         index += 1  // {
-        var members: Members = []
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -58,20 +66,20 @@ public struct OrderedJSONParser {
             skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a property name") }
             index += 1
-            members.append((name, try value()))
+            try readValue(&self, name)
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
                 depth -= 1
-                return members
+                return
             default: throw failure("expected ',' or '}' in an object")
             }
         }
     }
 
-    private mutating func value() throws(Failure) -> JSONValue {
+    mutating func value() throws(Failure) -> JSONValue {
         skipWhitespace()
         guard let byte = peek() else { throw failure("the body ends where a value was expected") }
         switch byte {
@@ -80,27 +88,9 @@ public struct OrderedJSONParser {
             for member in try members() { object[member.name] = member.value }
             return .object(object)
         case UInt8(ascii: "["):
-            try enter()
-            index += 1
             var elements: [JSONValue] = []
-            skipWhitespace()
-            if peek() == UInt8(ascii: "]") {
-                index += 1
-                depth -= 1
-                return .array(elements)
-            }
-            while true {
-                elements.append(try value())
-                skipWhitespace()
-                switch peek() {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"):
-                    index += 1
-                    depth -= 1
-                    return .array(elements)
-                default: throw failure("expected ',' or ']' in an array")
-                }
-            }
+            try eachElement { parser throws(Failure) in elements.append(try parser.value()) }
+            return .array(elements)
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "t"): return try word("true", .bool(true))
         case UInt8(ascii: "f"): return try word("false", .bool(false))
@@ -110,12 +100,38 @@ public struct OrderedJSONParser {
         }
     }
 
-    private mutating func word(_ text: String, _ value: JSONValue) throws(Failure) -> JSONValue {
-        let expected = Array(text.utf8)
-        guard index + expected.count <= bytes.count, Array(bytes[index..<index + expected.count]) == expected else {
-            throw failure("unexpected word")
+    /// Reads an array, calling `readElement` to read each element.
+    mutating func eachElement(_ readElement: (inout OrderedJSONParser) throws(Failure) -> Void) throws(Failure) {
+        try enter()
+        index += 1  // [
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return
         }
-        index += expected.count
+        while true {
+            skipWhitespace()
+            try readElement(&self)
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                depth -= 1
+                return
+            default: throw failure("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    private mutating func word(_ text: StaticString, _ value: JSONValue) throws(Failure) -> JSONValue {
+        let count = text.utf8CodeUnitCount
+        let matches = text.withUTF8Buffer { expected in
+            index + count <= bytes.count && bytes[index..<index + count].elementsEqual(expected)
+        }
+        guard matches else { throw failure("unexpected word") }
+        index += count
         return value
     }
 
@@ -141,9 +157,23 @@ public struct OrderedJSONParser {
         return .number(value)
     }
 
-    private mutating func string() throws(Failure) -> String {
+    mutating func string() throws(Failure) -> String {
         index += 1  // opening quote
-        var output: [UInt8] = []
+        // Most strings have no escape: they are their bytes.
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"),
+            bytes[index] >= 0x20
+        {
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            guard let text = String(validating: bytes[start..<index - 1], as: UTF8.self) else {
+                throw failure("text that is not UTF-8")
+            }
+            return text
+        }
+        var output = Array(bytes[start..<index])
         while index < bytes.count {
             let byte = bytes[index]
             index += 1
@@ -211,7 +241,10 @@ public struct OrderedJSONParser {
         if depth > maximumDepth { throw failure("nesting deeper than \(maximumDepth) levels") }
     }
 
-    private func peek() -> UInt8? {
+    /// Whether the whole text has been read.
+    var isAtEnd: Bool { index == bytes.count }
+
+    func peek() -> UInt8? {
         index < bytes.count ? bytes[index] : nil
     }
 
@@ -219,11 +252,11 @@ public struct OrderedJSONParser {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { index += 1 }
     }
 
-    private func failure(_ what: String) -> Failure {
+    func failure(_ what: String) -> Failure {
         Failure(message: "\(what) at byte \(index)")
     }
 }

@@ -8,6 +8,34 @@ import Testing
 
 @Suite(.timeLimit(.minutes(3)))
 struct PullTests {
+    @Test func aPageIsWrittenInOrderWithItsDeletesAndRepeatsAndWithoutPendingRows() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let table = try context.store.description(of: "todoitem")
+        try context.table("todoitem").insert(["id": "mine", "text": "local change"])
+        try context.write { db in
+            try db.execute(sql: "INSERT INTO todoitem (id, version, text) VALUES ('gone', 'v0', 'old')")
+        }
+        // More rows than one statement takes, an id twice, a delete between, a row with a queued change.
+        let many = (0..<400).map { #"{"id":"r\#($0)","version":"v1","text":"row \#($0)"}"# }
+        let items =
+            many + [
+                #"{"id":"twice","version":"v1","text":"first"}"#, #"{"id":"gone","version":"v2","deleted":true}"#,
+                #"{"id":"twice","version":"v2","text":"second"}"#, #"{"id":"mine","version":"v9","text":"theirs"}"#,
+                #"{"id":"back","version":"v1","text":"back"}"#, #"{"id":"back","version":"v2","deleted":true}"#,
+            ]
+        let rows = try context.store.layouts["todoitem"]!.decode(Data(("[" + items.joined(separator: ",") + "]").utf8))
+            .rows
+        let counts = try context.write { db in try SyncContext.apply(rows, to: table, keeping: ["mine"], in: db) }
+        #expect(counts.written == 403 && counts.deleted == 2 && counts.skipped == 1)
+        let todo = context.table("todoitem")
+        #expect(try todo.item(id: "twice")?.text == "second")
+        #expect(try todo.item(id: "gone") == nil)
+        #expect(try todo.item(id: "back") == nil)
+        #expect(try todo.item(id: "mine")?.text == "local change")
+        #expect(try todo.item(id: "r399")?.text == "row 399")
+        #expect(try todo.count() == 402)
+    }
+
     @Test func incrementalPullOf10kRowsThenOnlyTheChanges() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)

@@ -15,7 +15,7 @@ struct SearchIndexTests {
         let items = texts.sorted { $0.key < $1.key }.map { id, text in
             #"{"id":"\#(id)","version":"v1","updatedAt":"2026-11-24T10:00:00.000Z","text":"\#(text)"}"#
         }
-        return try context.store.layouts["todoitem"]!.decode(Data(("[" + items.joined(separator: ",") + "]").utf8))
+        return try context.store.layouts["todoitem"]!.decode(Data(("[" + items.joined(separator: ",") + "]").utf8)).rows
     }
 
     /// What the index itself holds for `search` (not the scan of rows past its mark).
@@ -35,7 +35,7 @@ struct SearchIndexTests {
         try context.table("todoitem").insert(["id": "local", "text": "green tea"])
         #expect(try indexed(context, "tea") == ["local"])
         let table = try context.store.description(of: "todoitem")
-        let index = try #require(context.store.searchIndexes["todoitem"])
+        let index = try #require(context.store.listIndexes["todoitem"])
         let rows = try pulledRows(context, ["p1": "black Tea", "p2": "coffee", "p3": "TEAPOT"])
         let (inside, mark) = try context.write { db in
             _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
@@ -60,7 +60,7 @@ struct SearchIndexTests {
     @Test func rowsChangedOrDeletedPastTheMarkAreIndexedWithTheirLatestText() throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let table = try context.store.description(of: "todoitem")
-        let index = try #require(context.store.searchIndexes["todoitem"])
+        let index = try #require(context.store.listIndexes["todoitem"])
         try context.write { db in
             _ = try SyncContext.apply(
                 try pulledRows(context, ["a": "apple pie", "b": "banana bread", "c": "cherry cake"]), to: table,
@@ -89,12 +89,12 @@ struct SearchIndexTests {
     @Test func theIndexerCatchesUpAfterAPullInChunks() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        let count = SearchIndexer.chunk + 321
+        let count = ListIndexer.chunk + 321
         try await service.rest.seed(count, prefix: "r")
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         #expect(try await context.table("todoitem").pull(queryId: "all").received == count)
-        await context.searchIndexCaughtUp()
-        let index = try #require(context.store.searchIndexes["todoitem"])
+        await context.listIndexesCaughtUp()
+        let index = try #require(context.store.listIndexes["todoitem"])
         let (mark, last) = try context.read { db in
             (try index.mark(db), try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM todoitem") ?? -1)
         }
@@ -103,38 +103,92 @@ struct SearchIndexTests {
         #expect(try context.listPage("todoitem", ListRequest(search: "text", limit: 10)).items.count == 10)
     }
 
-    @Test func anIndexOfAnOlderStoreIsKeptWholeAndItsTriggersReplaced() throws {
+    @Test func aStoreOfAnOlderTodosyncKeepsItsIndexAndCountsAndGetsTheNewTriggers() throws {
         let folder = try TemporaryFolder()
         do {
             let context = try SyncContext.temporary(in: folder)
-            try context.table("todoitem").insert(["id": "old", "text": "written by an older todosync"])
-            // As an older todosync left it: every row indexed by triggers without a mark.
+            try context.table("todoitem").insert([
+                "id": "old", "text": "written by an older todosync", "complete": true,
+            ])
+            // As an older todosync left it: every insert counted and indexed by triggers, no mark.
             try context.write { db in
+                for trigger in try String.fetchAll(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'todoitem'")
+                {
+                    try db.execute(sql: "DROP TRIGGER \(trigger.quotedDatabaseIdentifier)")
+                }
                 try db.execute(sql: "DELETE FROM __searchProgress")
-                try db.execute(sql: "DROP TRIGGER todoitem__search_insert")
                 try db.execute(
                     sql: """
+                        CREATE TRIGGER todoitem__count_insert AFTER INSERT ON todoitem BEGIN
+                        UPDATE __rowCounts SET rows = rows + 1 WHERE tableName = 'todoitem' AND columnName = ''; END;
                         CREATE TRIGGER todoitem__search_insert AFTER INSERT ON todoitem BEGIN
-                        INSERT INTO todoitem__search (rowid, text) VALUES (new.rowid, new.text); END
+                        INSERT INTO todoitem__search (rowid, text) VALUES (new.rowid, new.text); END;
                         """)
             }
         }
         let context = try SyncContext.temporary(in: folder)
         let (mark, triggers) = try context.read { db in
             (
-                try context.store.searchIndexes["todoitem"]!.mark(db),
+                try context.store.listIndexes["todoitem"]!.mark(db),
                 try String.fetchAll(
-                    db,
-                    sql: """
-                        SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN
-                        ('todoitem__search_insert', 'todoitem__search_delete', 'todoitem__search_update')
-                        """)
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'todoitem'")
             )
         }
         #expect(mark == 1)
-        #expect(triggers.count == 3 && triggers.allSatisfy { $0.contains("indexedThrough") })
+        #expect(Set(triggers) == ["todoitem__list_delete", "todoitem__list_flag_complete", "todoitem__list_text"])
         #expect(try indexed(context, "older") == ["old"])
         try context.table("todoitem").insert(["id": "new", "text": "written by this todosync"])
         #expect(try indexed(context, "written by") == ["new", "old"])
+        #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 2)
+        #expect(try context.listPage("todoitem", ListRequest(flag: .init("complete", true), limit: 1)).total == 1)
+    }
+
+    @Test func countsAreExactWhilePulledRowsWaitToBeCountedAndAfterDeletesAtTheTop() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let table = try context.store.description(of: "todoitem")
+        let index = try #require(context.store.listIndexes["todoitem"])
+        func totals() throws -> [Int?] {
+            try [nil, true, false].map { flag in
+                try context.listPage("todoitem", ListRequest(flag: flag.map { .init("complete", $0) }, limit: 1)).total
+            }
+        }
+        try context.table("todoitem").insert(["id": "local", "text": "x", "complete": true])
+        try context.write { db in
+            var rows = try pulledRows(context, ["p1": "one", "p2": "two", "p3": "three"])
+            rows[0].values[6] = 1.databaseValue
+            _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
+        }
+        // Pulled rows are past the mark, not counted yet: counts add them.
+        #expect(try context.read { db in try index.mark(db) } == 1)
+        #expect(try totals() == [4, 2, 2])
+        // The newest row goes, so the mark may not stay above the last rowid: a new row must be past it.
+        try context.write { db in
+            try index.catchUp(db, limit: 100)
+            try db.execute(sql: "DELETE FROM todoitem WHERE id = 'p3'")
+        }
+        #expect(try context.read { db in try index.mark(db) } == 3)
+        try context.table("todoitem").insert(["id": "late", "text": "late three"])
+        #expect(try totals() == [4, 2, 2])
+        #expect(try indexed(context, "three") == ["late"])
+        try context.table("todoitem").update(["id": "p1", "text": "one", "complete": false])
+        try context.table("todoitem").delete(id: "local")
+        #expect(try totals() == [3, 0, 3])
+        let stored = try context.read { db in
+            try Int.fetchAll(db, sql: "SELECT rows FROM __rowCounts WHERE tableName = 'todoitem' ORDER BY columnName")
+        }
+        #expect(stored == [3, 0])
+    }
+
+    @Test func openingAStoreWhoseTriggersAreCurrentRecountsNothing() throws {
+        let folder = try TemporaryFolder()
+        do {
+            let context = try SyncContext.temporary(in: folder)
+            try context.table("todoitem").insert(["id": "a", "text": "x"])
+            // A count no recount would leave: it shows that opening again does not recount.
+            try context.write { db in try db.execute(sql: "UPDATE __rowCounts SET rows = 41 WHERE columnName = ''") }
+        }
+        let context = try SyncContext.temporary(in: folder)
+        #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 41)
     }
 }

@@ -46,4 +46,34 @@ import Testing
         #expect(throws: OrderedJSONParser.Failure.self) { try OrderedJSONParser.object(Array(deep.utf8)) }
         #expect(try OrderedJSONParser.object(Array(deep.utf8), maximumDepth: 64).count == 1)
     }
+
+    @Test func readsAPageAsAnArrayOrAsResultsWithACount() throws {
+        let bare = try OrderedJSONParser.page(Array(#" [{"id":"a","n":1},{"id":"b\"c"}] "#.utf8))
+        #expect(bare.items.map { $0.map(\.name) } == [["id", "n"], ["id"]])
+        #expect(bare.items[1][0].value == .string("b\"c"))
+        #expect(bare.count == nil)
+
+        let counted = try OrderedJSONParser.page(
+            Array(#"{"extra":{"x":[1]},"results":[{"id":"a"}],"count":120}"#.utf8))
+        #expect(counted.items.count == 1)
+        #expect(counted.count == 120)
+        #expect(try OrderedJSONParser.page(Array("[]".utf8)).items.isEmpty)
+    }
+
+    @Test func refusesAPageThatIsNotItemsAndSaysWhy() {
+        for (text, why) in [
+            ("[{\"id\":\"a\"},2]", "item 2 is not an object"),
+            ("{\"count\":3}", "an object without 'results'"),
+            ("{\"results\":{}}", "'results' is not an array"),
+            ("{\"results\":[],\"count\":-1}", "'count' is not a whole number"),
+            ("[] []", "text after the end of the page"),
+            ("\"rows\"", "neither an array nor an object"),
+            ("[{\"id\":\"a\"}", "expected ',' or ']' in an array"),
+        ] {
+            let error = #expect(throws: OrderedJSONParser.Failure.self, "\(text)") {
+                try OrderedJSONParser.page(Array(text.utf8))
+            }
+            #expect(error?.message.hasPrefix(why) == true, "\(text): \(error?.message ?? "")")
+        }
+    }
 }

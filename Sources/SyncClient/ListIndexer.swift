@@ -1,15 +1,16 @@
 import GRDB
 import Synchronization
 
-/// Brings search indexes up to their tables in the background after a pull, one chunk of rows per
-/// write transaction, so a local edit waits for one chunk at most. See ``SearchIndex``.
+/// Brings the counts and search indexes of tables up to their rows in the background after a pull,
+/// one chunk of rows per write transaction, so a local edit waits for one chunk at most. See
+/// ``ListIndex``.
 ///
 /// At most one catch-up runs per table; asking again while it runs makes it look once more
 /// before it ends, so rows written meanwhile are never left behind. A catch-up that fails (the
 /// disk is full, the store went away) stops: searches stay complete (they scan the rows past the
-/// mark), and the next pull or the next opening of the store starts it again.
-final class SearchIndexer: Sendable {
-    /// Rows indexed per write transaction (about 50 ms of work).
+/// mark, and counts add them), and the next pull or the next opening of the store starts it again.
+final class ListIndexer: Sendable {
+    /// Rows caught up per write transaction (about 50 ms of work).
     static let chunk = 5_000
 
     private struct Run {
@@ -22,7 +23,7 @@ final class SearchIndexer: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     /// Starts catching `index` up in `pool`, unless that is already under way.
-    func catchUp(_ index: SearchIndex, in pool: DatabasePool) {
+    func catchUp(_ index: ListIndex, in pool: DatabasePool) {
         runs.withLock { runs in
             guard !stopped.load(ordering: .acquiring) else { return }
             if runs[index.table] != nil {
