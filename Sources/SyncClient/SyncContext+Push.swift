@@ -85,7 +85,9 @@ extension SyncContext {
                 remaining = remaining.dropFirst(upcoming.count)
                 let answers = received
                 received = []
-                let task = Task { try driver.store(answers, thenBegin: upcoming.map(\.id)) }
+                // Off the actor: the transaction must not hold up the loop, which needs the actor
+                // between one answer and the next request.
+                let task = Task.detached { try driver.store(answers, thenBegin: upcoming.map(\.id)) }
                 bookkeeping = (answers, task)
                 while let (operation, attempt) = sending.first {
                     if Task.isCancelled { throw SyncError.stopped(.cancelled) }
