@@ -68,11 +68,12 @@ struct ListIndex: Sendable {
     func catchUp(_ db: Database, limit: Int) throws -> Int {
         let from = try mark(db)
         let flagSums = flags.map { ", sum(coalesce(\($0.quotedDatabaseIdentifier), 0) = 1)" }.joined()
+        let flagColumns = flags.map { ", \($0.quotedDatabaseIdentifier)" }.joined()
         guard
             let tail = try Row.fetchOne(
                 db.cachedStatement(
                     sql: "SELECT count(*), max(rowid)\(flagSums) FROM "
-                        + "(SELECT rowid, * FROM \(name) WHERE rowid > ? ORDER BY rowid LIMIT ?)"),
+                        + "(SELECT rowid\(flagColumns) FROM \(name) WHERE rowid > ? ORDER BY rowid LIMIT ?)"),
                 arguments: [from, limit]),
             let through = tail[1] as Int64?
         else { return 0 }
