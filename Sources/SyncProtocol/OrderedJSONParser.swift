@@ -51,31 +51,15 @@ public struct OrderedJSONParser {
     mutating func eachMember(
         _ readValue: (inout OrderedJSONParser, String) throws(Failure) -> Void
     ) throws(Failure) {
-        try enter()
-        index += 1  // {
-        skipWhitespace()
-        if peek() == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return
-        }
-        while true {
-            skipWhitespace()
-            guard peek() == UInt8(ascii: "\"") else { throw failure("expected a property name in double quotes") }
-            let name = try string()
-            skipWhitespace()
-            guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a property name") }
-            index += 1
-            try readValue(&self, name)
-            skipWhitespace()
-            switch peek() {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                depth -= 1
-                return
-            default: throw failure("expected ',' or '}' in an object")
+        try eachItem(closing: UInt8(ascii: "}"), in: "an object") { parser throws(Failure) in
+            guard parser.peek() == UInt8(ascii: "\"") else {
+                throw parser.failure("expected a property name in double quotes")
             }
+            let name = try parser.string()
+            parser.skipWhitespace()
+            guard parser.peek() == UInt8(ascii: ":") else { throw parser.failure("expected ':' after a property name") }
+            parser.index += 1
+            try readValue(&parser, name)
         }
     }
 
@@ -102,25 +86,33 @@ public struct OrderedJSONParser {
 
     /// Reads an array, calling `readElement` to read each element.
     mutating func eachElement(_ readElement: (inout OrderedJSONParser) throws(Failure) -> Void) throws(Failure) {
+        try eachItem(closing: UInt8(ascii: "]"), in: "an array", readElement)
+    }
+
+    /// Reads an object or an array (its opening bracket is at the parser's position) up to `close`:
+    /// `readItem` reads each comma-separated item.
+    private mutating func eachItem(
+        closing close: UInt8, in container: String, _ readItem: (inout OrderedJSONParser) throws(Failure) -> Void
+    ) throws(Failure) {
         try enter()
-        index += 1  // [
+        index += 1  // { or [
         skipWhitespace()
-        if peek() == UInt8(ascii: "]") {
+        if peek() == close {
             index += 1
             depth -= 1
             return
         }
         while true {
             skipWhitespace()
-            try readElement(&self)
+            try readItem(&self)
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
+            case close:
                 index += 1
                 depth -= 1
                 return
-            default: throw failure("expected ',' or ']' in an array")
+            default: throw failure("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container)")
             }
         }
     }
