@@ -108,6 +108,18 @@ struct ConflictJournal: Sendable {
         try release(db, operationId: operationId)
     }
 
+    /// Those of `operationIds` that hold a decision (``hold(_:operationId:_:)``).
+    func held(_ db: Database, among operationIds: [Int64]) throws -> Set<Int64> {
+        guard !operationIds.isEmpty else { return [] }
+        return Set(
+            try Int64.fetchAll(
+                db.cachedStatement(
+                    sql:
+                        "SELECT operationId FROM __journal_held WHERE operationId IN (\(sqlParameters(operationIds.count)))"
+                ),
+                arguments: StatementArguments(operationIds)))
+    }
+
     /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).
     func release(_ db: Database, operationId: Int64) throws {
         try db.cachedStatement(sql: "DELETE FROM __journal_held WHERE operationId = ?").execute(arguments: [operationId]

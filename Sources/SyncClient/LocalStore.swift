@@ -136,6 +136,22 @@ struct LocalStore: Sendable {
         return Self.item(from: row, table: table)
     }
 
+    /// The items of `ids` that have a row, by id.
+    func readItems(_ db: Database, table: TableDescription, ids: [String]) throws -> [String: Item] {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql:
+                    "SELECT \(table.selectList) FROM \(table.name.quotedDatabaseIdentifier) WHERE id IN (\(sqlParameters(ids.count)))"
+            ),
+            arguments: StatementArguments(ids))
+        var items: [String: Item] = [:]
+        for row in rows {
+            let item = Self.item(from: row, table: table)
+            if let id = item[SystemColumn.id]?.stringValue { items[id] = item }
+        }
+        return items
+    }
+
     /// The item of a row selected with `table.selectList`, read by position (by name is slower).
     static func item(from row: Row, table: TableDescription) -> Item {
         var item: Item = [:]
@@ -159,31 +175,21 @@ struct LocalStore: Sendable {
     /// more while the index catches up after a pull).
     static let catchUpPerEdit = 64
 
-    /// Writes the service's copy of an item the service has just applied, and returns the row as stored.
+    /// Writes the service's copy of an item the service has just applied.
     ///
-    /// The usual answer holds the values sent with a new version and times: then only the system
-    /// columns are written, which leaves the search index and the counts alone (rewriting every
-    /// column re-indexes the row's text, the larger part of a push's local work).
-    @discardableResult
-    func adoptServerItem(_ db: Database, table: TableDescription, item: Item) throws -> Item? {
-        guard let id = item[SystemColumn.id]?.stringValue, let current = try readItem(db, table: table, id: id),
-            table.columns.allSatisfy({
-                ColumnValue.database(item[$0.name], as: $0.type) == ColumnValue.database(current[$0.name], as: $0.type)
-            })
-        else {
-            try writeItem(db, table: table, item: item)
-            return try item[SystemColumn.id]?.stringValue.flatMap { try readItem(db, table: table, id: $0) }
+    /// The usual answer holds the values sent with a new version and times: then one `UPDATE` sets
+    /// only the system columns, where the user columns still hold those values, which leaves the
+    /// search index and the counts alone (rewriting every column re-indexes the row's text, the
+    /// larger part of a push's local work). Otherwise every column is written.
+    func adoptServerItem(_ db: Database, table: TableDescription, item: Item) throws {
+        if let id = item[SystemColumn.id]?.stringValue {
+            let values =
+                table.systemColumns.map { ColumnValue.database(item[$0.name], as: $0.type) } + [id.databaseValue]
+                + table.columns.map { ColumnValue.database(item[$0.name], as: $0.type) }
+            try db.cachedStatement(sql: table.adoptionSQL).execute(arguments: StatementArguments(values))
+            if db.changesCount == 1 { return }
         }
-        let values = table.systemColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-        try db.cachedStatement(sql: table.systemColumnsUpdateSQL)
-            .execute(arguments: StatementArguments(values + [id.databaseValue]))
-        // The row as stored, as ``readItem(_:table:id:)`` would give it.
-        var stored = current
-        for (column, value) in zip(table.systemColumns, values) {
-            stored[column.name] =
-                column.name == SystemColumn.deleted && value.isNull ? nil : ColumnValue.json(value, as: column.type)
-        }
-        return stored
+        try writeItem(db, table: table, item: item)
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {

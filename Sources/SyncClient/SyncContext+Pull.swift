@@ -172,7 +172,7 @@ extension SyncContext {
     ) throws -> String? {
         let (condition, conditionArguments) = try TableQuery(where: predicate).sqlWhere(table)
         let columns = table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
-        let row = "(" + Array(repeating: "?", count: table.allColumns.count).joined(separator: ", ") + ")"
+        let row = "(" + sqlParameters(table.allColumns.count) + ")"
         // In chunks, under SQLite's limit on bound parameters.
         let perChunk = max(1, 30_000 / max(1, table.allColumns.count))
         for start in stride(from: 0, to: rows.count, by: perChunk) {

@@ -14,67 +14,88 @@ extension SyncOperationQueue {
     /// The body sent is remembered (with up to seven earlier distinct ones) so that a later attempt
     /// recognises an attempt whose answer was lost.
     func beginAttempt(_ id: Int64) throws(SyncError) -> PushAttempt? {
-        try store.write { db in try beginAttempt(db, id: id) }
+        try store.write { db in try beginAttempts(db, ids: [id])[0] }
     }
 
-    /// ``beginAttempt(_:)`` in the caller's transaction.
-    private func beginAttempt(_ db: Database, id: Int64) throws -> PushAttempt? {
-        guard let operation = try operation(db, id: id), operation.state.isSendable,
-            try firstOperationId(db, table: operation.table, itemId: operation.itemId) == id
-        else { return nil }
-        let table = try store.description(of: operation.table)
-        let before = try mark(db, id: id)
-        var attempt = PushAttempt(
-            operationId: id, table: operation.table, itemId: operation.itemId, kind: operation.kind,
-            recreate: operation.recreate, before: before)
-        var sentText: String?
-        var earlierText: String?
-        switch operation.kind {
-        case .insert, .update:
-            guard let row = try store.readItem(db, table: table, id: operation.itemId) else {
-                // The row is gone without a delete (purged): nothing left to send.
-                try remove(db, id: id)
-                return nil
-            }
-            var body: Item = [:]
-            for column in table.columns { body[column.name] = row[column.name] ?? .null }
-            if operation.kind == .insert {
-                body[SystemColumn.id] = .string(operation.itemId)
-            } else {
-                attempt.ifMatch = row[SystemColumn.version]?.stringValue
-            }
-            if let last = operation.item {
-                attempt.earlierBodies = [last] + Self.bodies(in: before?.earlierBodies)
-                let kept = attempt.earlierBodies.filter { $0 != body }.prefix(Self.rememberedBodies - 1)
-                if !kept.isEmpty { earlierText = JSONValue.array(kept.map { .object($0) }).jsonText }
-            }
-            attempt.body = body
-            sentText = ItemCoding.encode(body)
-        case .delete:
-            attempt.snapshot = operation.item
-            attempt.ifMatch = operation.item?[SystemColumn.version]?.stringValue
+    /// ``beginAttempt(_:)`` for each of `ids`, in the caller's transaction; the attempts in the order
+    /// of `ids`. The operations are read in one statement, and their rows in one per table.
+    private func beginAttempts(_ db: Database, ids: [Int64]) throws -> [PushAttempt?] {
+        guard !ids.isEmpty else { return [] }
+        // Each operation, its queue row as it is now (``OperationMark``) and whether it is its item's first.
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT id, tableName, itemId, kind, state, recreate, item, lastAttemptAt, earlierBodies,
+                        id = (SELECT min(id) FROM __operations AS first
+                              WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId)
+                    FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
+                    """),
+            arguments: StatementArguments(ids))
+        var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?)] = [:]
+        var changedItems: [String: [String]] = [:]
+        for row in rows {
+            guard let state = OperationState(rawValue: row[4]), state.isSendable, row[9] as Bool else { continue }
+            let before = OperationMark(state: state, lastAttemptAt: row[7], item: row[6], earlierBodies: row[8])
+            let attempt = PushAttempt(
+                operationId: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
+                recreate: row[5], before: before)
+            sendable[attempt.operationId] = (attempt, ItemCoding.decode(before.item))
+            if attempt.kind != .delete { changedItems[attempt.table, default: []].append(attempt.itemId) }
         }
-        try db.cachedStatement(
+        var rowsByTable: [String: (table: TableDescription, items: [String: Item])] = [:]
+        for (name, itemIds) in changedItems {
+            let table = try store.description(of: name)
+            rowsByTable[name] = (table, try store.readItems(db, table: table, ids: itemIds))
+        }
+        let begin = try db.cachedStatement(
             sql: """
                 UPDATE __operations SET state = ?, attempts = attempts + 1, lastAttemptAt = ?,
                     item = coalesce(?, item), earlierBodies = coalesce(?, earlierBodies)
                 WHERE id = ?
-                """
-        ).execute(
-            arguments: [OperationState.inFlight.rawValue, Timestamp.string(Date()), sentText, earlierText, id])
-        return attempt
+                """)
+        let now = Timestamp.string(Date())
+        return try ids.map { id in
+            guard let (begun, last) = sendable[id] else { return nil }
+            var attempt = begun
+            var sentText: String?
+            var earlierText: String?
+            switch attempt.kind {
+            case .insert, .update:
+                guard let (table, items) = rowsByTable[attempt.table], let row = items[attempt.itemId] else {
+                    // The row is gone without a delete (purged): nothing left to send.
+                    try remove(db, id: id)
+                    return nil
+                }
+                (sentText, earlierText) = Self.prepare(&attempt, row: row, table: table, lastSent: last)
+            case .delete:
+                attempt.snapshot = last
+                attempt.ifMatch = last?[SystemColumn.version]?.stringValue
+            }
+            try begin.execute(arguments: [OperationState.inFlight.rawValue, now, sentText, earlierText, id])
+            return attempt
+        }
     }
 
-    /// What ``beginAttempt(_:)`` changes in the operation's row, as it is now.
-    private func mark(_ db: Database, id: Int64) throws -> OperationMark? {
-        try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT state, lastAttemptAt, item, earlierBodies FROM __operations WHERE id = ?"),
-            arguments: [id]
-        ).map { row in
-            OperationMark(
-                state: OperationState(rawValue: row[0]) ?? .pending, lastAttemptAt: row[1], item: row[2],
-                earlierBodies: row[3])
+    /// Fixes the body of an insert or update from its row, and the bodies it remembers (`lastSent`
+    /// and the earlier ones): returns the texts they are stored as (the earlier ones nil when none).
+    private static func prepare(
+        _ attempt: inout PushAttempt, row: Item, table: TableDescription, lastSent: Item?
+    ) -> (sent: String?, earlier: String?) {
+        var body: Item = [:]
+        for column in table.columns { body[column.name] = row[column.name] ?? .null }
+        if attempt.kind == .insert {
+            body[SystemColumn.id] = .string(attempt.itemId)
+        } else {
+            attempt.ifMatch = row[SystemColumn.version]?.stringValue
         }
+        var earlierText: String?
+        if let lastSent {
+            attempt.earlierBodies = [lastSent] + bodies(in: attempt.before?.earlierBodies)
+            let kept = attempt.earlierBodies.filter { $0 != body }.prefix(rememberedBodies - 1)
+            if !kept.isEmpty { earlierText = JSONValue.array(kept.map { .object($0) }).jsonText }
+        }
+        attempt.body = body
+        return (ItemCoding.encode(body), earlierText)
     }
 
     /// Puts back attempts that began but were not sent (the push stopped first): each operation is
@@ -110,7 +131,7 @@ extension SyncOperationQueue {
     /// leaves the queue. A decision held with an operation (Use Client, a merge, a pick, an overturn)
     /// is journaled in the same transaction, so an outcome and its entry are stored together or not
     /// at all. Then the attempts of the operations `next` begin (``beginAttempt(_:)``), still in that
-    /// one transaction; they are returned in the order of `next`.
+    /// one transaction; they are returned in the order of `next`. Each list names an operation once.
     ///
     /// When a newer local change of an item is queued (an edit made while its change was in flight),
     /// the row keeps the newer values and only adopts the service's version, which the newer change
@@ -122,42 +143,66 @@ extension SyncOperationQueue {
     {
         guard !applied.isEmpty || !next.isEmpty else { return [] }
         return try store.write { db in
-            for (id, serverItem) in applied { try complete(db, id: id, serverItem: serverItem) }
-            return try next.map { try beginAttempt(db, id: $0) }
+            try complete(db, applied)
+            return try beginAttempts(db, ids: next)
         }
     }
 
-    /// One operation of ``complete(_:thenBegin:)``, in the caller's transaction.
-    private func complete(_ db: Database, id: Int64, serverItem: Item?) throws {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT tableName, itemId, kind FROM __operations WHERE id = ?"),
-                arguments: [id])
-        else { return }
-        let (tableName, itemId): (String, String) = (row[0], row[1])
-        var result: Item?
-        if let serverItem, OperationKind(rawValue: row[2]) != .delete {
-            let table = try store.description(of: tableName)
-            let later = try operations(db, table: tableName, itemId: itemId, after: id)
-            result = serverItem
-            if later.isEmpty {
-                result = try store.adoptServerItem(db, table: table, item: serverItem)
-            } else {
-                if var current = try store.readItem(db, table: table, id: itemId) {
-                    Self.adoptSystemColumns(of: serverItem, into: &current)
-                    try store.writeItem(db, table: table, item: current)
-                }
-                for var next in later {
-                    next.base = serverItem
-                    if next.kind == .delete, next.item != nil {
-                        next.item?[SystemColumn.version] = serverItem[SystemColumn.version]
-                    }
-                    try update(db, next)
+    /// ``complete(_:thenBegin:)`` without beginning, in the caller's transaction: the operations are
+    /// read in one statement and removed in one (their errors and held decisions go with them).
+    private func complete(_ db: Database, _ applied: [(id: Int64, serverItem: Item?)]) throws {
+        guard !applied.isEmpty else { return }
+        let ids = applied.map(\.id)
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT id, tableName, itemId, kind,
+                        EXISTS (SELECT 1 FROM __operations AS later
+                            WHERE later.tableName = operation.tableName AND later.itemId = operation.itemId
+                                AND later.id > operation.id)
+                    FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
+                    """),
+            arguments: StatementArguments(ids))
+        let queued = Dictionary(uniqueKeysWithValues: rows.map { row in (row[0] as Int64, row) })
+        let held = try journal.held(db, among: ids)
+        for (id, serverItem) in applied {
+            guard let row = queued[id] else { continue }
+            let (tableName, itemId, hasLater): (String, String, Bool) = (row[1], row[2], row[4])
+            var result: Item?
+            if let serverItem, OperationKind(rawValue: row[3]) != .delete {
+                let table = try store.description(of: tableName)
+                if hasLater {
+                    try adoptVersion(db, of: serverItem, table: table, itemId: itemId, after: id)
+                    result = serverItem
+                } else {
+                    try store.adoptServerItem(db, table: table, item: serverItem)
+                    // The row as stored, only for a held decision's journal entry.
+                    if held.contains(id) { result = try store.readItem(db, table: table, id: itemId) }
                 }
             }
+            if held.contains(id) { try journal.settle(db, operationId: id, result: result) }
         }
-        try journal.settle(db, operationId: id, result: result)
-        try remove(db, id: id)
+        try db.cachedStatement(sql: "DELETE FROM __operations WHERE id IN (\(sqlParameters(ids.count)))")
+            .execute(arguments: StatementArguments(ids))
+    }
+
+    /// The service applied an operation of an item whose later change is queued (an edit made while
+    /// the operation was in flight): the row keeps the newer values and only takes the service's
+    /// version, which the later operations then send as `If-Match`.
+    private func adoptVersion(
+        _ db: Database, of serverItem: Item, table: TableDescription, itemId: String, after id: Int64
+    ) throws {
+        if var current = try store.readItem(db, table: table, id: itemId) {
+            Self.adoptSystemColumns(of: serverItem, into: &current)
+            try store.writeItem(db, table: table, item: current)
+        }
+        for var next in try operations(db, table: table.name, itemId: itemId) where next.id > id {
+            next.base = serverItem
+            if next.kind == .delete, next.item != nil {
+                next.item?[SystemColumn.version] = serverItem[SystemColumn.version]
+            }
+            try update(db, next)
+        }
     }
 
     /// The service holds another version (`serverItem`), or none: the operation waits in conflict.

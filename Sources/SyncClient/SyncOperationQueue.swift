@@ -108,12 +108,11 @@ struct SyncOperationQueue: Sendable {
     /// Summaries of the operations of several items, in push order.
     func summaries(_ db: Database, table: String, itemIds: [String]) throws -> [OperationSummary] {
         guard !itemIds.isEmpty else { return [] }
-        let placeholders = Array(repeating: "?", count: itemIds.count).joined(separator: ", ")
         return try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT id, itemId, kind, state FROM __operations
-                    WHERE tableName = ? AND itemId IN (\(placeholders)) ORDER BY id
+                    WHERE tableName = ? AND itemId IN (\(sqlParameters(itemIds.count))) ORDER BY id
                     """),
             arguments: StatementArguments([table] + itemIds)
         ).map { row in
@@ -164,24 +163,6 @@ struct SyncOperationQueue: Sendable {
             try String.fetchAll(
                 db.cachedStatement(sql: "SELECT DISTINCT itemId FROM __operations WHERE tableName = ?"),
                 arguments: [table]))
-    }
-
-    /// The id of the item's first operation (the one push may send).
-    func firstOperationId(_ db: Database, table: String, itemId: String) throws -> Int64? {
-        try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT min(id) FROM __operations WHERE tableName = ? AND itemId = ?"),
-            arguments: [table, itemId])
-    }
-
-    /// The item's operations queued after `id`, in push order.
-    func operations(_ db: Database, table: String, itemId: String, after id: Int64) throws -> [TableOperation] {
-        guard
-            try Bool.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT EXISTS (SELECT 1 FROM __operations WHERE tableName = ? AND itemId = ? AND id > ?)"),
-                arguments: [table, itemId, id]) ?? false
-        else { return [] }
-        return try operations(db, table: table, itemId: itemId).filter { $0.id > id }
     }
 
     /// The last error of an operation.
@@ -238,9 +219,8 @@ struct SyncOperationQueue: Sendable {
             ])
     }
 
-    /// Removes the operation and its error.
+    /// Removes the operation; its error and a decision held with it go too (`ON DELETE CASCADE`).
     func remove(_ db: Database, id: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM __errors WHERE operationId = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM __operations WHERE id = ?").execute(arguments: [id])
     }
 

@@ -84,8 +84,9 @@ public struct TableDescription: Sendable, Hashable {
     /// The system columns but `id`: what the service sets on every write.
     var systemColumns: [Column] { derived.systemColumns }
 
-    /// Sets ``systemColumns`` (in their order) of the row whose id is the last argument.
-    var systemColumnsUpdateSQL: String { derived.systemColumnsUpdateSQL }
+    /// Sets ``systemColumns`` (in their order) of the row whose id follows them, when its user
+    /// columns hold the values given last, in the order of ``columns``.
+    var adoptionSQL: String { derived.adoptionSQL }
 
     private struct Derived: Sendable, Hashable {
         let allColumns: [Column]
@@ -94,7 +95,7 @@ public struct TableDescription: Sendable, Hashable {
         let upsertRow: String
         let upsertTail: String
         let systemColumns: [Column]
-        let systemColumnsUpdateSQL: String
+        let adoptionSQL: String
 
         init(name: String, columns: [Column]) {
             allColumns =
@@ -109,13 +110,13 @@ public struct TableDescription: Sendable, Hashable {
                 "\($0) = excluded.\($0)"
             }
             upsertHead = "INSERT INTO \(name.quotedDatabaseIdentifier) (\(selectList)) VALUES "
-            upsertRow = "(" + Array(repeating: "?", count: quoted.count).joined(separator: ", ") + ")"
+            upsertRow = "(" + sqlParameters(quoted.count) + ")"
             upsertTail = " ON CONFLICT(id) DO UPDATE SET " + updates.joined(separator: ", ")
             systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
-            systemColumnsUpdateSQL =
+            adoptionSQL =
                 "UPDATE \(name.quotedDatabaseIdentifier) SET "
                 + systemColumns.map { "\($0.name.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
-                + " WHERE id = ?"
+                + " WHERE id = ?" + columns.map { " AND \($0.name.quotedDatabaseIdentifier) IS ?" }.joined()
         }
     }
 

@@ -261,6 +261,49 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 
+    @Test func aBatchOfAnswersSettlesEachOperationAsItsOwnAnswerWould() throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        let todos = context.table("todoitem")
+        for (id, text) in [("same", "as sent"), ("edited", "first"), ("changed", "mine"), ("purged", "gone")] {
+            try todos.insert(["id": .string(id), "text": .string(text)])
+        }
+        try context.store.pool.write { db in try db.execute(sql: "DELETE FROM todoitem WHERE id = 'purged'") }
+        let queue = context.queue
+        let begun = try queue.complete([], thenBegin: try context.operations().map(\.id))
+        #expect(begun.map { $0?.itemId } == ["same", "edited", "changed", nil])
+        try todos.update(["id": "edited", "text": "second"])
+        #expect(
+            try queueShape(context) == [
+                "insert same inFlight", "insert edited inFlight", "insert changed inFlight", "update edited pending",
+            ])
+
+        func answer(_ id: String, _ text: String, _ version: String) -> Item {
+            [
+                "id": .string(id), "text": .string(text), "complete": .bool(false), "version": .string(version),
+                "createdAt": "2026-11-25T08:00:00.000Z", "updatedAt": "2026-11-25T08:00:00.000Z", "deleted": false,
+            ]
+        }
+        let attempts = begun.compactMap { $0 }
+        _ = try queue.complete([
+            (attempts[0].operationId, answer("same", "as sent", "v1")),
+            (attempts[1].operationId, answer("edited", "first", "v2")),
+            (attempts[2].operationId, answer("changed", "the service's", "v3")),
+        ])
+
+        #expect(try todos.item(id: "same")?["version"] == "v1")
+        #expect(try todos.item(id: "same")?["text"] == "as sent")
+        // The newer local value stays and waits to go out as a change of the service's version.
+        #expect(try todos.item(id: "edited")?["text"] == "second")
+        #expect(try todos.item(id: "edited")?["version"] == "v2")
+        #expect(try context.operations().first?.base?["version"] == "v2")
+        // The service changed a value as it stored the item: the row takes it.
+        #expect(try todos.item(id: "changed")?["text"] == "the service's")
+        #expect(try todos.item(id: "changed")?["version"] == "v3")
+        #expect(try queueShape(context) == ["update edited pending"])
+        #expect(
+            try context.listPage("todoitem", ListRequest(search: "service's")).items.map { $0["id"] } == ["changed"])
+    }
+
     @Test func anAttemptBegunButNotSentIsPutBackExactlyAsItWas() throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         try context.table("todoitem").insert(["id": "a", "text": "one"])
