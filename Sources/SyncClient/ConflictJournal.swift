@@ -117,7 +117,7 @@ struct ConflictJournal: Sendable {
                     sql:
                         "SELECT operationId FROM __journal_held WHERE operationId IN (\(sqlParameters(operationIds.count)))"
                 ),
-                arguments: StatementArguments(operationIds)))
+                arguments: StatementArguments(positional: operationIds)))
     }
 
     /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).

@@ -143,7 +143,7 @@ struct LocalStore: Sendable {
                 sql:
                     "SELECT \(table.selectList) FROM \(table.name.quotedDatabaseIdentifier) WHERE id IN (\(sqlParameters(ids.count)))"
             ),
-            arguments: StatementArguments(ids))
+            arguments: StatementArguments(positional: ids))
         var items: [String: Item] = [:]
         for row in rows {
             let item = Self.item(from: row, table: table)
@@ -167,7 +167,7 @@ struct LocalStore: Sendable {
     /// (missing ones become NULL), and brings the counts and search index up to it.
     func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
         let values = table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-        try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(positional: values))
         try listIndexes[table.name]?.catchUp(db, limit: Self.catchUpPerEdit)
     }
 
@@ -186,7 +186,7 @@ struct LocalStore: Sendable {
             let values =
                 table.systemColumns.map { ColumnValue.database(item[$0.name], as: $0.type) } + [id.databaseValue]
                 + table.columns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-            try db.cachedStatement(sql: table.adoptionSQL).execute(arguments: StatementArguments(values))
+            try db.cachedStatement(sql: table.adoptionSQL).execute(arguments: StatementArguments(positional: values))
             if db.changesCount == 1 { return }
         }
         try writeItem(db, table: table, item: item)

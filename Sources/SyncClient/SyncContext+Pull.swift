@@ -228,8 +228,7 @@ extension SyncContext {
             let sql = table.upsertSQL(rows: upserted)
             // A full statement serves every page; a shorter one (before a delete, a page's end) is made for once.
             let statement = try upserted == perStatement ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql)
-            let values: [(any DatabaseValueConvertible)?] = waiting.map { $0 }
-            try statement.execute(arguments: StatementArguments(values))
+            try statement.execute(arguments: StatementArguments(positional: waiting))
             counts.written += upserted
             waiting.removeAll(keepingCapacity: true)
         }

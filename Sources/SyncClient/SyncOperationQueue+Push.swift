@@ -30,7 +30,7 @@ extension SyncOperationQueue {
                               WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId)
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
-            arguments: StatementArguments(ids))
+            arguments: StatementArguments(positional: ids))
         var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?)] = [:]
         var changedItems: [String: [String]] = [:]
         for row in rows {
@@ -162,7 +162,7 @@ extension SyncOperationQueue {
                                 AND later.id > operation.id)
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
-            arguments: StatementArguments(ids))
+            arguments: StatementArguments(positional: ids))
         let queued = Dictionary(uniqueKeysWithValues: rows.map { row in (row[0] as Int64, row) })
         let held = try journal.held(db, among: ids)
         for (id, serverItem) in applied {
@@ -183,7 +183,7 @@ extension SyncOperationQueue {
             if held.contains(id) { try journal.settle(db, operationId: id, result: result) }
         }
         try db.cachedStatement(sql: "DELETE FROM __operations WHERE id IN (\(sqlParameters(ids.count)))")
-            .execute(arguments: StatementArguments(ids))
+            .execute(arguments: StatementArguments(positional: ids))
     }
 
     /// The service applied an operation of an item whose later change is queued (an edit made while
