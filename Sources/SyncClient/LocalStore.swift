@@ -175,21 +175,22 @@ struct LocalStore: Sendable {
     /// more while the index catches up after a pull).
     static let catchUpPerEdit = 64
 
-    /// Writes the service's copy of an item the service has just applied.
+    /// Writes the service's copies of items it has just applied, one per item.
     ///
-    /// The usual answer holds the values sent with a new version and times: then one `UPDATE` sets
-    /// only the system columns, where the user columns still hold those values, which leaves the
-    /// search index and the counts alone (rewriting every column re-indexes the row's text, the
-    /// larger part of a push's local work). Otherwise every column is written.
-    func adoptServerItem(_ db: Database, table: TableDescription, item: Item) throws {
-        if let id = item[SystemColumn.id]?.stringValue {
-            let values =
-                table.systemColumns.map { ColumnValue.database(item[$0.name], as: $0.type) } + [id.databaseValue]
-                + table.columns.map { ColumnValue.database(item[$0.name], as: $0.type) }
-            try db.cachedStatement(sql: table.adoptionSQL).execute(arguments: StatementArguments(positional: values))
-            if db.changesCount == 1 { return }
+    /// The usual answer holds the values sent with a new version and times: then one `UPDATE` for
+    /// them all sets only the system columns of the rows whose user columns still hold those values,
+    /// which leaves the search index and the counts alone (rewriting every column re-indexes the
+    /// row's text, the larger part of a push's local work). The other rows are written whole.
+    func adoptServerItems(_ db: Database, table: TableDescription, items: [Item]) throws {
+        guard !items.isEmpty else { return }
+        let values = items.flatMap { item in table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) } }
+        let adopted = Set(
+            try String.fetchAll(
+                db.cachedStatement(sql: table.adoptionSQL(rows: items.count)),
+                arguments: StatementArguments(positional: values)))
+        for item in items where !adopted.contains(item[SystemColumn.id]?.stringValue ?? "") {
+            try writeItem(db, table: table, item: item)
         }
-        try writeItem(db, table: table, item: item)
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {

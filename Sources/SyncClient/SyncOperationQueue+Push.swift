@@ -47,16 +47,11 @@ extension SyncOperationQueue {
             let table = try store.description(of: name)
             rowsByTable[name] = (table, try store.readItems(db, table: table, ids: itemIds))
         }
-        let begin = try db.cachedStatement(
-            sql: """
-                UPDATE __operations SET state = ?, attempts = attempts + 1, lastAttemptAt = ?,
-                    item = coalesce(?, item), earlierBodies = coalesce(?, earlierBodies)
-                WHERE id = ?
-                """)
-        let now = Timestamp.string(Date())
-        return try ids.map { id in
-            guard let (begun, last) = sendable[id] else { return nil }
-            var attempt = begun
+        // Each begun operation's id, body sent and earlier bodies, for one UPDATE of them all.
+        var begun: [DatabaseValue] = []
+        let attempts = try ids.map { id -> PushAttempt? in
+            guard let (sendable, last) = sendable[id] else { return nil }
+            var attempt = sendable
             var sentText: String?
             var earlierText: String?
             switch attempt.kind {
@@ -71,9 +66,21 @@ extension SyncOperationQueue {
                 attempt.snapshot = last
                 attempt.ifMatch = last?[SystemColumn.version]?.stringValue
             }
-            try begin.execute(arguments: [OperationState.inFlight.rawValue, now, sentText, earlierText, id])
+            begun += [id.databaseValue, sentText.databaseValue, earlierText.databaseValue]
             return attempt
         }
+        guard !begun.isEmpty else { return attempts }
+        try db.cachedStatement(
+            sql: """
+                UPDATE __operations SET state = ?, attempts = attempts + 1, lastAttemptAt = ?,
+                    item = coalesce(begun.column2, item), earlierBodies = coalesce(begun.column3, earlierBodies)
+                FROM (VALUES \(Array(repeating: "(?, ?, ?)", count: begun.count / 3).joined(separator: ", "))) AS begun
+                WHERE __operations.id = begun.column1
+                """
+        ).execute(
+            arguments: StatementArguments(positional: [OperationState.inFlight.rawValue, Timestamp.string(Date())])
+                + StatementArguments(positional: begun))
+        return attempts
     }
 
     /// Fixes the body of an insert or update from its row, and the bodies it remembers (`lastSent`
@@ -165,22 +172,28 @@ extension SyncOperationQueue {
             arguments: StatementArguments(positional: ids))
         let queued = Dictionary(uniqueKeysWithValues: rows.map { row in (row[0] as Int64, row) })
         let held = try journal.held(db, among: ids)
+        // The service's items, by table, of the items with nothing newer queued: adopted together.
+        var adoptions: [String: [Item]] = [:]
         for (id, serverItem) in applied {
-            guard let row = queued[id] else { continue }
+            guard let row = queued[id], let serverItem, OperationKind(rawValue: row[3]) != .delete else { continue }
             let (tableName, itemId, hasLater): (String, String, Bool) = (row[1], row[2], row[4])
+            if hasLater {
+                try adoptVersion(db, of: serverItem, table: store.description(of: tableName), itemId: itemId, after: id)
+            } else {
+                adoptions[tableName, default: []].append(serverItem)
+            }
+        }
+        for (tableName, items) in adoptions {
+            try store.adoptServerItems(db, table: store.description(of: tableName), items: items)
+        }
+        // A decision held with an operation is journaled with the item as it now stands.
+        for (id, serverItem) in applied where held.contains(id) {
+            guard let row = queued[id] else { continue }
             var result: Item?
             if let serverItem, OperationKind(rawValue: row[3]) != .delete {
-                let table = try store.description(of: tableName)
-                if hasLater {
-                    try adoptVersion(db, of: serverItem, table: table, itemId: itemId, after: id)
-                    result = serverItem
-                } else {
-                    try store.adoptServerItem(db, table: table, item: serverItem)
-                    // The row as stored, only for a held decision's journal entry.
-                    if held.contains(id) { result = try store.readItem(db, table: table, id: itemId) }
-                }
+                result = row[4] ? serverItem : try store.readItem(db, table: store.description(of: row[1]), id: row[2])
             }
-            if held.contains(id) { try journal.settle(db, operationId: id, result: result) }
+            try journal.settle(db, operationId: id, result: result)
         }
         try db.cachedStatement(sql: "DELETE FROM __operations WHERE id IN (\(sqlParameters(ids.count)))")
             .execute(arguments: StatementArguments(positional: ids))

@@ -84,9 +84,12 @@ public struct TableDescription: Sendable, Hashable {
     /// The system columns but `id`: what the service sets on every write.
     var systemColumns: [Column] { derived.systemColumns }
 
-    /// Sets ``systemColumns`` (in their order) of the row whose id follows them, when its user
-    /// columns hold the values given last, in the order of ``columns``.
-    var adoptionSQL: String { derived.adoptionSQL }
+    /// For `rows` rows given like ``upsertSQL(rows:)``'s: sets the ``systemColumns`` of each row whose
+    /// user columns hold the values given, and returns the ids of the rows it set.
+    func adoptionSQL(rows: Int) -> String {
+        derived.adoptionHead + Array(repeating: derived.upsertRow, count: rows).joined(separator: ", ")
+            + derived.adoptionTail
+    }
 
     private struct Derived: Sendable, Hashable {
         let allColumns: [Column]
@@ -95,7 +98,8 @@ public struct TableDescription: Sendable, Hashable {
         let upsertRow: String
         let upsertTail: String
         let systemColumns: [Column]
-        let adoptionSQL: String
+        let adoptionHead: String
+        let adoptionTail: String
 
         init(name: String, columns: [Column]) {
             allColumns =
@@ -113,10 +117,18 @@ public struct TableDescription: Sendable, Hashable {
             upsertRow = "(" + sqlParameters(quoted.count) + ")"
             upsertTail = " ON CONFLICT(id) DO UPDATE SET " + updates.joined(separator: ", ")
             systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
-            adoptionSQL =
-                "UPDATE \(name.quotedDatabaseIdentifier) SET "
-                + systemColumns.map { "\($0.name.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
-                + " WHERE id = ?" + columns.map { " AND \($0.name.quotedDatabaseIdentifier) IS ?" }.joined()
+            // `answer.columnN` is the Nth value of a row, in the order of `allColumns`.
+            let table = name.quotedDatabaseIdentifier
+            let answer = allColumns.enumerated().map { "answer.column\($0.offset + 1)" }
+            let userColumns = allColumns.count - columns.count
+            let sets = 1..<userColumns
+            let compared = userColumns..<allColumns.count
+            adoptionHead =
+                "UPDATE \(table) SET " + sets.map { "\(quoted[$0]) = \(answer[$0])" }.joined(separator: ", ")
+                + " FROM (VALUES "
+            adoptionTail =
+                ") AS answer WHERE \(table).id = answer.column1"
+                + compared.map { " AND \(table).\(quoted[$0]) IS \(answer[$0])" }.joined() + " RETURNING id"
         }
     }
 
