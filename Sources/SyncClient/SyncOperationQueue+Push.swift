@@ -50,8 +50,8 @@ extension SyncOperationQueue {
         // Each begun operation's id, body sent and earlier bodies, for one UPDATE of them all.
         var begun: [DatabaseValue] = []
         let attempts = try ids.map { id -> PushAttempt? in
-            guard let (sendable, last) = sendable[id] else { return nil }
-            var attempt = sendable
+            guard let (queued, last) = sendable[id] else { return nil }
+            var attempt = queued
             var sentText: String?
             var earlierText: String?
             switch attempt.kind {
