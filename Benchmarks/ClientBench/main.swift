@@ -207,7 +207,7 @@ for round in 0..<rounds {
 // b2. The same with several operations on the wire at once (PUSH_WINDOW, default 4).
 let window = ProcessInfo.processInfo.environment["PUSH_WINDOW"].flatMap { Int($0) } ?? 4
 let windowContext = try SyncContext(
-    path: work + "/push4.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushConcurrency: window))
+    path: work + "/push4.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushWindow: window))
 for index in 0..<pushCount {
     try windowContext.table("todoitem").insert([
         "id": .string("push4-\(index)"), "text": .string("task number \(index) with some words"),
@@ -243,5 +243,5 @@ line("push  \(pushCount) inserts: \(ratio(pushTime)) s, \(rate(pushCount, pushTi
 line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
 line("  push / floor = \(ratio(pushTime / postTime))")
 line(
-    "push  \(pushCount) inserts, pushConcurrency \(window): \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s"
+    "push  \(pushCount) inserts, pushWindow \(window): \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s"
 )

@@ -26,6 +26,8 @@ struct APIController: Sendable {
     struct SettingsPayload: Decodable {
         var offline: Bool?
         var pageSize: Int?
+        /// How many operations a push keeps on the wire at once (1 to 64).
+        var pushWindow: Int?
         /// The table service's address; "" for the embedded service.
         var remote: String?
         /// The application key sent to `remote` (only read with `remote`; absent or "" for none).
@@ -200,6 +202,9 @@ struct APIController: Sendable {
         if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
             throw HTTPError(422, "pageSize must be from 1 to 1000.")
         }
+        if let window = payload.pushWindow, SyncConfiguration.clampedPushWindow(window) != window {
+            throw HTTPError(422, "pushWindow must be from 1 to \(SyncConfiguration.maximumPushWindow).")
+        }
         let onSwitch = try payload.onSwitch.map { text throws(HTTPError) in
             guard let choice = RemoteSwitchChoice(rawValue: text) else {
                 throw HTTPError(422, "onSwitch must be \"push\" or \"discard\".")
@@ -233,10 +238,12 @@ struct APIController: Sendable {
                 throw error.httpError
             }
         }
-        if let pageSize = payload.pageSize {
+        if payload.pageSize != nil || payload.pushWindow != nil {
             var settings = environment.settings.settings
-            settings.pageSize = pageSize
+            settings.pageSize = payload.pageSize ?? settings.pageSize
+            settings.pushWindow = payload.pushWindow ?? settings.pushWindow
             try environment.settings.save(settings)
+            if let window = payload.pushWindow { await environment.context.setPushWindow(window) }
         }
         if let offline = payload.offline {
             let context = environment.context

@@ -48,7 +48,15 @@ public final class Dashboard: Sendable {
             folder: configuration.resources.templatesFolder, required: requiredTemplates)
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         let settings = SettingsFile(folder: configuration.dataDirectory)
-        let context = try SyncContext(path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path)
+        if let window = configuration.pushWindow, window != settings.settings.pushWindow {
+            var saved = settings.settings
+            saved.pushWindow = window
+            try settings.save(saved)
+        }
+        let context = try SyncContext(
+            path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path,
+            configuration: SyncConfiguration(
+                pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow))
         let sessions = Sessions()
         let sync = BackgroundSync(context: context, sessions: sessions) { settings.settings.pageSize }
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])

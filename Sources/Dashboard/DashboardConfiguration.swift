@@ -33,12 +33,17 @@ public struct DashboardConfiguration: Sendable {
     /// What becomes of queued changes when ``remote`` is another service than the store's; nil
     /// refuses to start with such a switch while changes are queued (see ``RemoteSwitchChoice``).
     public var onRemoteSwitch: RemoteSwitchChoice?
+    /// How many operations a push keeps on the wire at once (see ``SyncConfiguration/pushWindow``),
+    /// saved in the settings; nil keeps the saved one (16 at first).
+    public var pushWindow: Int?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
         remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil,
-        allowedHosts: [String] = [], authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil
+        allowedHosts: [String] = [], authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil,
+        pushWindow: Int? = nil
     ) {
+        self.pushWindow = pushWindow
         self.onRemoteSwitch = onRemoteSwitch
         self.host = host
         self.port = port

@@ -1,13 +1,17 @@
 import Foundation
+import SyncClient
 import Synchronization
 
-/// The dashboard's own settings (`settings.json` in the data folder): which remote to use and
-/// how large pull pages are. Offline mode lives in the sync store itself.
+/// The dashboard's own settings (`settings.json` in the data folder): which remote to use, how
+/// large pull pages are and how many operations a push keeps on the wire. Offline mode lives in the
+/// sync store itself.
 struct DashboardSettings: Codable, Sendable, Equatable {
     /// `nil` means the embedded table service.
     var remoteURL: String?
     var applicationKey: String?
     var pageSize: Int = 50
+    /// nil: ``SyncConfiguration/defaultPushWindow`` (optional, so that older files still decode).
+    var pushWindow: Int?
 
     static let fileName = "settings.json"
 }

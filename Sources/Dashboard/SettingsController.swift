@@ -2,7 +2,8 @@ import Foundation
 import HTTPServer
 import SyncClient
 
-/// `/settings`: remote address, application key, sign-in token, pull page size and offline mode.
+/// `/settings`: remote address, application key, sign-in token, pull page size, push window and
+/// offline mode.
 struct SettingsController: Sendable {
     let environment: DashboardEnvironment
 
@@ -11,12 +12,14 @@ struct SettingsController: Sendable {
         var remote: String
         var key: String
         var pageSize: String
+        var pushWindow: String
         var offline: Bool
         /// The saved token as it may be shown (never the token itself); nil when none is set.
         var tokenHint: String?
         var remoteError: String?
         var keyError: String?
         var pageSizeError: String?
+        var pushWindowError: String?
         var tokenError: String?
     }
 
@@ -29,7 +32,9 @@ struct SettingsController: Sendable {
         let settings = environment.settings.settings
         return Form(
             remote: settings.remoteURL ?? "", key: settings.applicationKey ?? "",
-            pageSize: String(settings.pageSize), offline: environment.context.isOffline,
+            pageSize: String(settings.pageSize),
+            pushWindow: String(settings.pushWindow ?? SyncConfiguration.defaultPushWindow),
+            offline: environment.context.isOffline,
             tokenHint: environment.context.authTokenHint?.description)
     }
 
@@ -49,6 +54,8 @@ struct SettingsController: Sendable {
         var form = Form(
             remote: (fields["remote"] ?? "").trimmingCharacters(in: .whitespaces),
             key: fields["key"] ?? "", pageSize: (fields["pageSize"] ?? "50").trimmingCharacters(in: .whitespaces),
+            pushWindow: (fields["pushWindow"] ?? String(environment.settings.settings.pushWindow ?? 16))
+                .trimmingCharacters(in: .whitespaces),
             offline: fields["offline"] == "true", tokenHint: environment.context.authTokenHint?.description)
         // An empty field keeps the saved token; "sign out" removes it.
         let token = (fields["authToken"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -84,7 +91,13 @@ struct SettingsController: Sendable {
         if pageSize == nil || !(1...1000).contains(pageSize!) {
             form.pageSizeError = "Use a whole number from 1 to 1000."
         }
-        if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil || form.tokenError != nil {
+        let pushWindow = Int(form.pushWindow).flatMap { SyncConfiguration.clampedPushWindow($0) == $0 ? $0 : nil }
+        if pushWindow == nil {
+            form.pushWindowError = "Use a whole number from 1 to \(SyncConfiguration.maximumPushWindow)."
+        }
+        if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil || form.pushWindowError != nil
+            || form.tokenError != nil
+        {
             return show(request, form: form, status: 422)
         }
         let change: RemoteChange
@@ -99,7 +112,9 @@ struct SettingsController: Sendable {
         }
         var settings = environment.settings.settings
         settings.pageSize = pageSize!
+        settings.pushWindow = pushWindow!
         try environment.settings.save(settings)
+        await environment.context.setPushWindow(pushWindow!)
         if signOut {
             try await environment.context.setAuthToken(nil)
         } else if !token.isEmpty {

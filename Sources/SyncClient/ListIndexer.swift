@@ -35,7 +35,7 @@ final class ListIndexer: Sendable {
                 repeat {
                     do {
                         while !stopped.load(ordering: .acquiring),
-                            try pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0
+                            try await pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0
                         {}
                     } catch {
                         _ = self.runs.withLock { $0.removeValue(forKey: index.table) }

@@ -122,6 +122,14 @@ struct LocalStore: Sendable {
         }
     }
 
+    /// Runs `body` in a write transaction on GRDB's writer queue while the calling task is suspended:
+    /// no cooperative thread waits for SQLite. Failures become ``SyncError/storage(_:)``.
+    func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        do { return try await pool.write(body) } catch let error as SyncError { throw error } catch {
+            throw .storage(StoreFailure(error))
+        }
+    }
+
     func description(of table: String) throws(SyncError) -> TableDescription {
         guard let description = tables[table] else { throw .unknownTable(table) }
         return description

@@ -122,14 +122,23 @@ enum PushDecision: Sendable, Equatable {
         case 409, 412:
             guard let stored = reply.storedItem else { return .fetchServerItem }
             return settle(attempt, serverItem: stored, status: reply.status)
-        case 401, 403:
-            return .stop(.stopped(.notAuthorized(status: reply.status, message: reply.message)))
-        case 408:
-            return .retryLater(.timedOut, status: 408)
-        case 429, 500...:
-            return .retryLater(.serverError(status: reply.status, message: reply.message), status: reply.status)
         default:
-            return .failed(status: reply.status, message: reply.message)
+            guard let reason = stopReason(status: reply.status, message: reply.message) else {
+                return .failed(status: reply.status, message: reply.message)
+            }
+            if case .notAuthorized = reason { return .stop(.stopped(reason)) }
+            return .retryLater(reason, status: reply.status)
+        }
+    }
+
+    /// Why an answer with `status` stops a sync, push or pull alike (nil: it does not): access
+    /// refused (401, 403), a timeout (408), overload or a failure of the service (429, 5xx).
+    static func stopReason(status: Int, message: String) -> StopReason? {
+        switch status {
+        case 401, 403: .notAuthorized(status: status, message: message)
+        case 408: .timedOut
+        case 429, 500...: .serverError(status: status, message: message)
+        default: nil
         }
     }
 
@@ -153,10 +162,14 @@ enum PushDecision: Sendable, Equatable {
                     status: status)
             }
             return gone(attempt, status: status)
-        case 401, 403:
-            return .stop(.stopped(.notAuthorized(status: reply.status, message: reply.message)))
         default:
-            return .retryLater(.serverError(status: reply.status, message: reply.message), status: reply.status)
+            switch stopReason(status: reply.status, message: reply.message) {
+            case .notAuthorized(let status, let message)?:
+                return .stop(.stopped(.notAuthorized(status: status, message: message)))
+            default:
+                return .retryLater(
+                    .serverError(status: reply.status, message: reply.message), status: reply.status)
+            }
         }
     }
 

@@ -1,23 +1,14 @@
 import Foundation
 import SyncProtocol
 
-/// Sends one queued operation and applies the ``PushDecision``s of the service's answers until the
-/// operation is settled or the push must stop.
+/// Sends one begun attempt and applies the ``PushDecision``s of the service's answers until the
+/// operation is settled or the push must stop; stores applied answers.
 ///
-/// The one place where answers change the queue: ``SyncContext/push()`` sends every queued operation
-/// through it, and Use Client (``SyncContext/useClient(_:)``) sends its one operation the
-/// same way after ``SyncOperationQueue/adoptServerVersion(_:values:)``, as do the decisions of a
-/// table's conflict policy (``SyncContext/applyPolicy(_:driver:)``). The driver calls none of them back:
-/// a conflict is recorded and returned.
-///
-/// ```swift
-/// let driver = PushDriver(queue: queue, transport: transport)
-/// switch try await driver.send(operationId) { case .pushed: ...; case .conflict: ... }
-/// ```
-///
-/// A push in queue order uses the two halves of ``send(_:)`` on their own: it ``settle(_:)``s
-/// attempts begun ahead, and ``store(_:thenBegin:)``s their answers while later requests are on the
-/// wire.
+/// The one place where answers change the queue. Every push is a ``PushRun`` whose requests go out
+/// through ``settle(_:)`` and whose answers are stored by ``store(_:thenBegin:)``: a push of the
+/// whole queue, and the one-operation runs of Use Client, a per-field pick and an overturn. The
+/// driver calls none of them back: a conflict is recorded and returned, and the run decides what
+/// comes next.
 struct PushDriver: Sendable {
     /// The queue whose operations are sent.
     let queue: SyncOperationQueue
@@ -26,23 +17,6 @@ struct PushDriver: Sendable {
 
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.
     static let maximumResends = 3
-
-    /// Sends operation `id` and settles it: pushed, in conflict, refused, or skipped (no longer queued,
-    /// or an earlier change of the item waits).
-    ///
-    /// - Throws: ``SyncError`` when the push must stop (unreachable, timed out, cancelled, 5xx,
-    ///   401/403, a service that broke the protocol). The operation is then attempted: the next push
-    ///   recognises it if the service applied it.
-    func send(_ id: Int64) async throws(SyncError) -> OperationOutcome {
-        guard let attempt = try queue.beginAttempt(id) else { return .skipped }
-        switch try await settle(attempt) {
-        case .recorded(let outcome):
-            return outcome
-        case .applied(let answer):
-            _ = try store([answer])
-            return .pushed
-        }
-    }
 
     /// How the service's answers settled an operation.
     enum Settlement: Sendable {
@@ -53,7 +27,7 @@ struct PushDriver: Sendable {
     }
 
     /// An answer saying that the service applied an operation.
-    struct AppliedAnswer: Sendable {
+    struct AppliedAnswer: Sendable, Hashable {
         /// The operation the service applied.
         var operationId: Int64
         /// The item the service answered with, when it carried one.
@@ -118,9 +92,9 @@ struct PushDriver: Sendable {
     /// transaction, and are returned in their order (nil where one is not to be sent now). When that
     /// transaction fails, nothing of it is stored: the operations are left attempted, and the next
     /// push recognises their changes on the service and completes them then.
-    func store(_ answers: [AppliedAnswer], thenBegin next: [Int64] = []) throws(SyncError) -> [PushAttempt?] {
+    func store(_ answers: [AppliedAnswer], thenBegin next: [Int64] = []) async throws(SyncError) -> [PushAttempt?] {
         do {
-            return try queue.complete(answers.map { ($0.operationId, $0.serverItem) }, thenBegin: next)
+            return try await queue.complete(answers.map { ($0.operationId, $0.serverItem) }, thenBegin: next)
         } catch {
             try? queue.markAttempted(answers.map(\.operationId), message: error.description, status: nil)
             throw error

@@ -24,6 +24,16 @@ public struct PushResult: Sendable, Hashable, Codable {
         }
     }
 
+    /// What became of operation `id`; nil when this push did not settle it.
+    func outcome(of id: Int64) -> OperationOutcome? {
+        if pushed.contains(id) { return .pushed }
+        if conflicts.contains(id) { return .conflict }
+        if failed.contains(id) { return .failed }
+        if resolved.contains(id) { return .resolvedByServer }
+        if skipped.contains(id) { return .skipped }
+        return nil
+    }
+
     /// Sorts each list by operation id, which is queue order (outcomes may come in another order).
     mutating func sortInQueueOrder() {
         for keyPath in [\PushResult.pushed, \.conflicts, \.failed, \.resolved, \.skipped]

@@ -39,10 +39,11 @@ extension SyncContext {
     // MARK: Applying a policy during push
 
     /// Settles a conflict that push just recorded as its table's policy says: leaves it for a person
-    /// (ask, or a true collision under merge), takes the server's version, or pushes the local or
-    /// merged values with the server's version. Every outcome is journaled.
-    func applyPolicy(_ id: Int64, driver: PushDriver) async throws -> OperationOutcome {
-        guard let conflict = try conflict(id) else { return .conflict }
+    /// (ask, or a true collision under merge), takes the server's version, or adopts the server's
+    /// version under the local or merged values, to be sent again by the same push run. Every outcome
+    /// is journaled (a sent one when the service applies it).
+    nonisolated func applyPolicy(_ id: Int64) throws -> PushRun.Answer {
+        guard let conflict = try conflict(id) else { return .settled(.conflict) }
         let policy = try conflictPolicy(for: conflict.operation.table)
         let decider: JournalEntry.Decider =
             switch policy {
@@ -52,16 +53,17 @@ extension SyncContext {
             }
         switch policy.action(for: merge(of: conflict)) {
         case .ask:
-            return .conflict
+            return .settled(.conflict)
         case .useServer:
             try useServer(id, decidedBy: decider, decision: policy == .merge ? .merge : .useServer)
-            return .resolvedByServer
+            return .settled(.resolvedByServer)
         case .useClient:
             let decision: JournalEntry.Decision = policy == .merge ? .merge : .useClient
-            return try await pushDecision(id, PendingDecision(decision: decision, decidedBy: decider), driver: driver)
+            try holdDecision(id, PendingDecision(decision: decision, decidedBy: decider))
+            return .sendAgain
         case .pushMerged(let item):
-            return try await pushDecision(
-                id, PendingDecision(decision: .merge, decidedBy: decider, values: item), driver: driver)
+            try holdDecision(id, PendingDecision(decision: .merge, decidedBy: decider, values: item))
+            return .sendAgain
         }
     }
 
@@ -84,18 +86,15 @@ extension SyncContext {
     }
 
     /// Adopts the server's version (writing `values` into the row first) with the decision held for
-    /// the journal, and sends the operation. The entry is stored by the transaction that applies the
+    /// the journal, ready to be sent. The entry is stored by the transaction that applies the
     /// service's answer (never apart from it); a new conflict (the service moved again) stays in the
     /// queue for the next decision and journals nothing.
-    func pushDecision(
-        _ id: Int64, _ decision: PendingDecision, driver: PushDriver
-    ) async throws -> OperationOutcome {
+    nonisolated func holdDecision(_ id: Int64, _ decision: PendingDecision) throws {
         guard let before = try conflict(id) else { throw SyncError.notInConflict(id) }
         let entry = JournalEntry(
             before, decision: decision.decision, decidedBy: decision.decidedBy, result: nil, versionAfter: nil,
             batch: decision.batch, overturns: decision.overturns)
         try queue.adoptServerVersion(id, values: decision.values, decision: entry)
-        return try await driver.send(id)
     }
 
     // MARK: Per-field pick

@@ -76,7 +76,8 @@ extension SyncContext {
         let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
         var result = PushResult()
         do {
-            let outcome = try await pushDecision(operationId, decision, driver: driver)
+            try holdDecision(operationId, decision)
+            let outcome = try await pushOne(operationId, driver: driver)
             result.add(outcome, operationId)
             recordLastSync(SyncSummary(push: result, error: nil))
             return outcome

@@ -61,7 +61,7 @@ extension SyncContext {
         guard let entry = try journalEntry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
         let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
         let operationId = try queueOverturn(entry, batch: batch)
-        return try await driver.send(operationId)
+        return try await pushOne(operationId, driver: driver)
     }
 
     /// Writes the losing values into the row (or removes it), queues the change, and holds its

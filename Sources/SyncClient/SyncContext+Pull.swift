@@ -150,7 +150,7 @@ extension SyncContext {
             }
             let predicate = query?.predicate
             pendingWrite = Task.detached { [store, queue] in
-                try store.pool.write { db in
+                try await store.asyncWrite { db in
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
                     }
@@ -202,13 +202,11 @@ extension SyncContext {
     }
 
     private static func checkPage(_ reply: HTTPReply) throws(SyncError) {
-        switch reply.status {
-        case 200..<300: return
-        case 401, 403: throw .stopped(.notAuthorized(status: reply.status, message: reply.message))
-        case 408: throw .stopped(.timedOut)
-        case 429, 500...: throw .stopped(.serverError(status: reply.status, message: reply.message))
-        default: throw .badResponse("HTTP \(reply.status): \(reply.message)")
+        guard !(200..<300).contains(reply.status) else { return }
+        if let reason = PushDecision.stopReason(status: reply.status, message: reply.message) {
+            throw .stopped(reason)
         }
+        throw .badResponse("HTTP \(reply.status): \(reply.message)")
     }
 
     /// Writes one page in the caller's transaction, with prepared statements; rows of the `pending`

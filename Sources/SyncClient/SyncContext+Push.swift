@@ -21,144 +21,28 @@ extension SyncContext {
             $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
         }
         defer { monitor.update { $0 = .idle } }
-        var result = PushResult()
-        do {
-            if pushConcurrency <= 1 {
-                try await sendInOrder(queued, driver, into: &result)
-            } else {
-                try await sendWindowed(queued.map { ($0.id, $0.table + "\u{0}" + $0.itemId) }, driver, into: &result)
-            }
-        } catch {
-            let error = Self.syncError(error)
-            recordLastSync(SyncSummary(push: result, error: error))
-            throw error
-        }
-        recordLastSync(SyncSummary(push: result, error: nil))
+        let run = PushRun(
+            queued.map { PushRun.Queued(id: $0.id, table: $0.table, itemId: $0.itemId) }, window: pushWindow)
+        let (result, error) = await runner(driver).run(run)
+        recordLastSync(SyncSummary(push: result, error: error))
+        if let error { throw error }
         return result
     }
 
-    /// Sends one operation; a conflict goes to its table's policy (``applyPolicy(_:driver:)``).
-    private func sendSettling(_ id: Int64, _ driver: PushDriver) async throws -> OperationOutcome {
-        try await settling(driver.send(id), id, driver)
+    /// Pushes one operation now, in a run of its own (Use Client, a per-field pick, an overturn): a
+    /// conflict waits for a person, whatever the table's policy.
+    func pushOne(_ id: Int64, driver: PushDriver) async throws(SyncError) -> OperationOutcome {
+        let run = PushRun([PushRun.Queued(id: id, item: "")], window: 1, applyingPolicy: false)
+        let (result, error) = await runner(driver).run(run)
+        if let error { throw error }
+        return result.outcome(of: id) ?? .skipped
     }
 
-    /// A conflict goes to its table's policy (``applyPolicy(_:driver:)``); other outcomes stand.
-    private func settling(
-        _ outcome: OperationOutcome, _ id: Int64, _ driver: PushDriver
-    ) async throws
-        -> OperationOutcome
-    {
-        guard outcome == .conflict else { return outcome }
-        return try await applyPolicy(id, driver: driver)
-    }
-
-    /// An operation a push sends, with the item it changes.
-    typealias QueuedOperation = (id: Int64, table: String, itemId: String)
-
-    /// How many operations a push in order begins in one transaction, ahead of their requests.
-    static let pushBatchSize = 16
-
-    /// One operation on the wire at a time, in queue order, in batches of ``pushBatchSize``, with the
-    /// local work off the wire's path: while one batch's requests go out, one transaction stores the
-    /// answers of the batch before and begins the attempts of the batch after.
-    ///
-    /// - Every request leaves with its operation in flight, begun in a committed transaction.
-    /// - A batch ends before a second operation of an item, or one of an item in the batch being
-    ///   sent: that operation begins once the earlier one's answer is stored.
-    /// - A crash before answers are stored leaves their operations in flight: attempted when the store
-    ///   opens again, and recognised as applied by the next push.
-    /// - When the push stops, the answers received are still stored, and the operations begun but not
-    ///   sent are put back as they were (``SyncOperationQueue/release(_:)``).
-    private func sendInOrder(
-        _ queued: [QueuedOperation], _ driver: PushDriver, into result: inout PushResult
-    ) async throws {
-        var remaining = queued[...]
-        var sending: [(operation: QueuedOperation, attempt: PushAttempt?)] = []
-        var received: [PushDriver.AppliedAnswer] = []
-        var bookkeeping: (answers: [PushDriver.AppliedAnswer], task: Task<[PushAttempt?], any Error>)?
-        func stored(_ answers: [PushDriver.AppliedAnswer]) {
-            for answer in answers { result.add(.pushed, answer.operationId) }
-        }
-        do {
-            repeat {
-                let upcoming = Self.batch(from: remaining, besides: sending.map(\.operation))
-                remaining = remaining.dropFirst(upcoming.count)
-                let answers = received
-                received = []
-                // Off the actor: the transaction must not hold up the loop, which needs the actor
-                // between one answer and the next request.
-                let task = Task.detached { try driver.store(answers, thenBegin: upcoming.map(\.id)) }
-                bookkeeping = (answers, task)
-                while let (operation, attempt) = sending.first {
-                    if Task.isCancelled { throw SyncError.stopped(.cancelled) }
-                    sending.removeFirst()
-                    if let attempt {
-                        switch try await driver.settle(attempt) {
-                        case .applied(let answer):
-                            received.append(answer)
-                        case .recorded(let outcome):
-                            result.add(try await settling(outcome, operation.id, driver), operation.id)
-                        }
-                    } else {
-                        result.add(.skipped, operation.id)
-                    }
-                    monitor.update { $0.done += 1 }
-                }
-                let begun = try await task.value
-                bookkeeping = nil
-                stored(answers)
-                sending = Array(zip(upcoming, begun))
-            } while !sending.isEmpty || !remaining.isEmpty
-            _ = try driver.store(received)
-            stored(received)
-        } catch {
-            var unsent = sending.compactMap(\.attempt)
-            if let (answers, task) = bookkeeping.take(), let begun = try? await task.value {
-                stored(answers)
-                unsent += begun.compactMap { $0 }
-            }
-            if (try? driver.store(received)) != nil { stored(received) }
-            try? queue.release(unsent)
-            throw error
-        }
-        result.sortInQueueOrder()
-    }
-
-    /// The operations at the start of `queued` up to one of an item that is in `sending` or already
-    /// in the batch, at most ``pushBatchSize``.
-    private static func batch(
-        from queued: ArraySlice<QueuedOperation>, besides sending: [QueuedOperation]
-    ) -> [QueuedOperation] {
-        func key(_ operation: QueuedOperation) -> String { operation.table + "\u{0}" + operation.itemId }
-        var items = Set(sending.map(key))
-        return Array(queued.prefix(pushBatchSize).prefix { items.insert(key($0)).inserted })
-    }
-
-    /// Up to ``pushConcurrency`` operations on the wire at once, started in queue order; two operations
-    /// of the same item never overlap. The first stop cancels the others (they stay queued, attempted).
-    private func sendWindowed(
-        _ queued: [(id: Int64, item: String)], _ driver: PushDriver, into result: inout PushResult
-    ) async throws {
-        try await withThrowingTaskGroup(of: (Int64, String, OperationOutcome).self) { group in
-            var busyItems: Set<String> = []
-            var running = 0
-            func collect(_ group: inout ThrowingTaskGroup<(Int64, String, OperationOutcome), any Error>) async throws {
-                guard let (id, item, outcome) = try await group.next() else { return }
-                running -= 1
-                busyItems.remove(item)
-                result.add(outcome, id)
-                monitor.update { $0.done += 1 }
-            }
-            for (id, item) in queued {
-                while running >= pushConcurrency || busyItems.contains(item) { try await collect(&group) }
-                if Task.isCancelled { throw SyncError.stopped(.cancelled) }
-                busyItems.insert(item)
-                running += 1
-                group.addTask { (id, item, try await self.sendSettling(id, driver)) }
-            }
-            while running > 0 { try await collect(&group) }
-        }
-        result.sortInQueueOrder()
+    /// The runner of this context's pushes: progress goes to the monitor, conflicts to their policy.
+    private func runner(_ driver: PushDriver) -> PushRunner {
+        PushRunner(
+            driver: driver, settleConflict: { id in try self.applyPolicy(id) },
+            progress: { [monitor] answered in monitor.update { $0.done = answered } })
     }
 
     /// The transport, or the reason there is none (offline mode, no address).

@@ -24,8 +24,8 @@ public actor SyncContext {
     let requestTimeout: TimeInterval
     /// The conflict policy of tables that have none saved (see ``conflictPolicy(for:)``).
     public nonisolated let defaultConflictPolicy: ConflictPolicy
-    /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushConcurrency``).
-    public private(set) var pushConcurrency: Int
+    /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushWindow``).
+    public private(set) var pushWindow: Int
     var transport: HTTPTransport?
     /// What opening with ``SyncConfiguration/remoteURL`` did to the store's binding (nil: opened
     /// without an address): a switch says which rows went and which changes were kept.
@@ -53,7 +53,7 @@ public actor SyncContext {
         idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
         defaultConflictPolicy = configuration.conflictPolicy
-        pushConcurrency = configuration.pushConcurrency
+        pushWindow = configuration.pushWindow
         let store = self.store
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)
@@ -187,9 +187,10 @@ public actor SyncContext {
     /// The remote service's address, if one is set.
     public nonisolated var remoteURL: String? { monitor.remote }
 
-    /// Changes how many operations the following pushes keep on the wire at once (1 to 16).
-    public func setPushConcurrency(_ concurrency: Int) {
-        pushConcurrency = min(16, max(1, concurrency))
+    /// Changes how many operations the following pushes keep on the wire at once (see
+    /// ``SyncConfiguration/pushWindow``).
+    public func setPushWindow(_ window: Int) {
+        pushWindow = SyncConfiguration.clampedPushWindow(window)
     }
 
     // MARK: Progress and status

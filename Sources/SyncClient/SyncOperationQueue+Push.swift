@@ -145,11 +145,11 @@ extension SyncOperationQueue {
     /// then sends as `If-Match`.
     func complete(
         _ applied: [(id: Int64, serverItem: Item?)], thenBegin next: [Int64] = []
-    ) throws(SyncError)
+    ) async throws(SyncError)
         -> [PushAttempt?]
     {
         guard !applied.isEmpty || !next.isEmpty else { return [] }
-        return try store.write { db in
+        return try await store.asyncWrite { db in
             try complete(db, applied)
             return try beginAttempts(db, ids: next)
         }

@@ -68,6 +68,7 @@ struct ClientOptions: ParsableArguments {
     var authToken: String?
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
+    @OptionGroup var push: PushWindowOption
 
     @Option(help: "The table to work on.")
     var table = "todoitem"
@@ -89,7 +90,8 @@ struct ClientOptions: ParsableArguments {
         let context = try SyncContext(
             path: store,
             configuration: SyncConfiguration(
-                remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey, authToken: authToken,
+                remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey,
+                pushWindow: push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
                 onRemoteSwitch: remoteSwitch.onSwitch))
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HTTPServer
+import SyncClient
 import Synchronization
 import Views
 
@@ -37,6 +38,24 @@ struct AllowedHostOptions: ParsableArguments {
     func validate() throws {
         for name in names where name.isEmpty || name.contains("/") || name.contains(where: \.isWhitespace) {
             throw ValidationError("--allowed-host '\(name)' is not a host name; write it like todo.example.org.")
+        }
+    }
+}
+
+/// `--push-window`, on the dashboard and the scripting client.
+struct PushWindowOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "How many changes a push keeps on the wire at once, 1 to \(SyncConfiguration.maximumPushWindow) "
+                + "(default \(SyncConfiguration.defaultPushWindow); 1 sends them one by one in queue order). "
+                + "The dashboard saves it in its settings.",
+            valueName: "n"))
+    var pushWindow: Int?
+
+    func validate() throws {
+        if let pushWindow, SyncConfiguration.clampedPushWindow(pushWindow) != pushWindow {
+            throw ValidationError(
+                "--push-window must be from 1 to \(SyncConfiguration.maximumPushWindow), not \(pushWindow).")
         }
     }
 }

@@ -35,6 +35,7 @@ struct DashboardCommand: AsyncParsableCommand {
     var authToken: String?
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
+    @OptionGroup var push: PushWindowOption
 
     @Flag(help: "Log one line per request.")
     var verbose = false
@@ -50,7 +51,9 @@ struct DashboardCommand: AsyncParsableCommand {
         let dashboard = try await DashboardLauncher(
             listen: listen, resources: try resources.locate(), dataDir: dataDir,
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
-            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken, onSwitch: remoteSwitch.onSwitch
+            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
+            onSwitch: remoteSwitch.onSwitch,
+            pushWindow: push.pushWindow
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         await waitForTermination()
@@ -84,6 +87,7 @@ struct DashboardLauncher {
     var allowedHosts: [String] = []
     var authToken: String?
     var onSwitch: RemoteSwitchChoice?
+    var pushWindow: Int?
 
     func start() async throws -> Dashboard {
         let folder = URL(fileURLWithPath: dataDir)
@@ -91,7 +95,7 @@ struct DashboardLauncher {
             host: listen.host, port: listen.port, dataDirectory: folder, resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
             servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
-            onRemoteSwitch: onSwitch)
+            onRemoteSwitch: onSwitch, pushWindow: pushWindow)
         do {
             guard remote == nil else { return try await Dashboard.start(configuration) }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -112,8 +112,21 @@ struct LocalStoreTests {
             Issue.record("expected unreachable, got \(String(describing: error))")
             return
         }
-        #expect(try queueShape(context) == ["insert a attempted", "insert b pending"])
+        // Both went out at once (the push window) and neither was answered.
+        #expect(try queueShape(context) == ["insert a attempted", "insert b attempted"])
         #expect(context.progress == .idle)
+    }
+
+    @Test func pushInStrictOrderToAnUnreachableServerSendsOnlyTheFirst() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder(), pushWindow: 1)
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try context.table("todoitem").insert(["id": "b", "text": "two"])
+        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        guard case .stopped(.unreachable)? = error else {
+            Issue.record("expected unreachable, got \(String(describing: error))")
+            return
+        }
+        #expect(try queueShape(context) == ["insert a attempted", "insert b pending"])
     }
 
     @Test func purgeIsRefusedWithPendingOperationsUnlessForced() throws {

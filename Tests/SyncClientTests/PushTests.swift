@@ -9,12 +9,12 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2)))
 struct PushTests {
-    @Test func pushSendsEveryKindInQueueOrderAcrossTables() async throws {
+    @Test func aWindowOfOneSendsEveryKindInQueueOrderAcrossTables() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
         let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
         let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url, tables: [tags])
+        let context = try SyncContext.temporary(in: folder, remote: proxy.url, tables: [tags], pushWindow: 1)
         try await service.rest.insert(["id": "old", "text": "server row"])
         try await service.rest.insert(["id": "gone", "text": "to delete"])
         _ = try await context.table("todoitem").pull()
@@ -49,7 +49,7 @@ struct PushTests {
         func databaseDidRollback(_ db: Database) {}
     }
 
-    @Test func aPushInOrderCommitsOncePerBatchAndMarksEachOperationInFlightBeforeSendingIt() async throws {
+    @Test func aPushCommitsOncePerBatchAndMarksEachOperationInFlightBeforeSendingIt() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
         let seen = Mutex<[String]>([])
@@ -64,6 +64,8 @@ struct PushTests {
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         for index in 0..<3 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
+        // The catch-up the opening started commits too: only the push's commits are counted.
+        await context.listIndexesCaughtUp()
         let counter = CommitCounter()
         context.store.pool.add(transactionObserver: counter, extent: .observerLifetime)
         let result = try await context.push()
@@ -261,15 +263,15 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 
-    @Test func aBatchOfAnswersSettlesEachOperationAsItsOwnAnswerWould() throws {
+    @Test func aBatchOfAnswersSettlesEachOperationAsItsOwnAnswerWould() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todos = context.table("todoitem")
         for (id, text) in [("same", "as sent"), ("edited", "first"), ("changed", "mine"), ("purged", "gone")] {
             try todos.insert(["id": .string(id), "text": .string(text)])
         }
-        try context.store.pool.write { db in try db.execute(sql: "DELETE FROM todoitem WHERE id = 'purged'") }
+        try await context.store.pool.write { db in try db.execute(sql: "DELETE FROM todoitem WHERE id = 'purged'") }
         let queue = context.queue
-        let begun = try queue.complete([], thenBegin: try context.operations().map(\.id))
+        let begun = try await queue.complete([], thenBegin: try context.operations().map(\.id))
         #expect(begun.map { $0?.itemId } == ["same", "edited", "changed", nil])
         try todos.update(["id": "edited", "text": "second"])
         #expect(
@@ -284,7 +286,7 @@ struct PushTests {
             ]
         }
         let attempts = begun.compactMap { $0 }
-        _ = try queue.complete([
+        _ = try await queue.complete([
             (attempts[0].operationId, answer("same", "as sent", "v1")),
             (attempts[1].operationId, answer("edited", "first", "v2")),
             (attempts[2].operationId, answer("changed", "the service's", "v3")),
@@ -417,7 +419,7 @@ struct WindowedPushTests {
         let service = try LiveService(folder: folder)
         try await service.rest.insert(["id": "taken", "text": "theirs"])
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, pushConcurrency: 4))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, pushWindow: 4))
         for index in 0..<30 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         try context.table("todoitem").insert(["id": "taken", "text": "mine"])
         for index in 30..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "y"]) }
@@ -444,7 +446,7 @@ struct WindowedPushTests {
             return try forward()
         }
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, pushConcurrency: 4))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, pushWindow: 4))
         for index in 0..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         await #expect(throws: SyncError.self) { try await context.push() }
         let onServer = try await service.rest.all().count

@@ -23,11 +23,13 @@ extension SyncContext {
     /// A context on `folder/store.sqlite`.
     static func temporary(
         in folder: TemporaryFolder, remote: URL? = unreachableURL, name: String = "store.sqlite",
-        tables: [TableDescription] = [], policy: ConflictPolicy = .ask
+        tables: [TableDescription] = [], policy: ConflictPolicy = .ask,
+        pushWindow: Int = SyncConfiguration.defaultPushWindow
     ) throws -> SyncContext {
         try SyncContext(
             path: folder.file(name), tables: tables,
-            configuration: SyncConfiguration(remoteURL: remote, requestTimeout: 10, conflictPolicy: policy))
+            configuration: SyncConfiguration(
+                remoteURL: remote, requestTimeout: 10, conflictPolicy: policy, pushWindow: pushWindow))
     }
 }
 

@@ -1,0 +1,389 @@
+/// One push run as a state machine: which operations to begin, send and store next, and when the run
+/// ends. Pure: no store, no network, no clock. ``PushRunner`` performs the ``Action``s it returns and
+/// feeds back what came of them, one event at a time.
+///
+/// - Up to ``window`` operations are on the wire at once; with a window of 1 they go strictly in
+///   queue order. Operations of one item never overlap: an item is busy from the transaction that
+///   begins its operation until the one that stores its answer (or until it is otherwise settled),
+///   since the next operation's body and `If-Match` come from that answer.
+/// - Attempts are begun, and answers stored, in batches: one transaction both stores the answers
+///   received so far and begins the next attempts, while other requests are on the wire. At most one
+///   such transaction runs at a time.
+/// - The first failure (a request that must stop the push, a failed transaction, a cancel) drains
+///   the run: the other requests are cancelled, and once they and the transaction have come back,
+///   the run finishes by storing the answers received and putting back the attempts not sent.
+///
+/// ```swift
+/// var run = PushRun([.init(id: 1, item: "todoitem\u{0}a")], window: 16)
+/// var actions = run.start()   // [.commit(store: [], begin: [1])]
+/// actions = run.committed(begun: [attempt])   // [.send(attempt, applyingPolicy: true)]
+/// actions = run.answered(1, .applied(answer))   // [.commit(store: [answer], begin: [])]
+/// actions = run.committed(begun: [])   // [.finish(store: [], release: [], error: nil)]
+/// ```
+struct PushRun: Sendable {
+    /// An operation to push, with the item it changes (table and id, as one key).
+    struct Queued: Sendable, Hashable {
+        var id: Int64
+        var item: String
+
+        init(id: Int64, item: String) {
+            self.id = id
+            self.item = item
+        }
+
+        init(id: Int64, table: String, itemId: String) {
+            self.init(id: id, item: table + "\u{0}" + itemId)
+        }
+    }
+
+    /// What became of a request (with its conflict policy, when one applied).
+    enum Answer: Sendable {
+        /// The service applied the operation; its answer waits to be stored.
+        case applied(PushDriver.AppliedAnswer)
+        /// The outcome is in the queue already (in conflict, refused, settled by the server's version,
+        /// or no longer to be sent).
+        case settled(OperationOutcome)
+        /// The conflict policy adopted the server's version: the operation is begun and sent again.
+        case sendAgain
+    }
+
+    /// What the runner is asked to do.
+    enum Action: Sendable, Equatable {
+        /// Send a begun attempt; `applyingPolicy`: a conflict goes to its table's conflict policy.
+        case send(PushAttempt, applyingPolicy: Bool)
+        /// One transaction: store these answers, then begin the attempts of these operations.
+        case commit(store: [PushDriver.AppliedAnswer], begin: [Int64])
+        /// Cancel every request on the wire: the run is stopping.
+        case cancelRequests
+        /// The run is over: store the answers left, put back the attempts not sent, and end with `error`
+        /// (nil: every operation was settled).
+        case finish(store: [PushDriver.AppliedAnswer], release: [PushAttempt], error: SyncError?)
+    }
+
+    /// Where the run is.
+    enum State: Sendable {
+        /// Not started: every operation waits.
+        case idle(Pipeline)
+        /// Operations are begun, sent and stored.
+        case running(Pipeline)
+        /// The run must end with `error`: waiting for the requests and the transaction still out.
+        case draining(Pipeline, error: SyncError)
+        /// Finished; nothing more happens.
+        case finished
+    }
+
+    /// The operations of a run, by stage.
+    struct Pipeline: Sendable {
+        /// Not begun yet, in queue order, from ``next`` on.
+        var waiting: [Queued]
+        /// The first of ``waiting`` not considered yet.
+        var next = 0
+        /// Passed over because their item was busy, in queue order: considered first.
+        var passed: [Queued] = []
+        /// To begin again first (a conflict policy adopted the server's version).
+        var again: [Int64] = []
+        /// Of those, the ones the running transaction begins again: their attempts go first.
+        var resending: [Int64] = []
+        /// Begun, not sent yet, in the order to send them.
+        var ready: [PushAttempt] = []
+        /// On the wire.
+        var inFlight: Set<Int64> = []
+        /// Applied by the service, not stored yet.
+        var received: [PushDriver.AppliedAnswer] = []
+        /// The transaction running now: the answers it stores and the operations it begins.
+        var committing: (stored: [Int64], begun: [Int64])?
+        /// The item of each operation between its begin and its settling.
+        var items: [Int64: String] = [:]
+        /// Busy items, each with the operation that holds it (from its begin until it is settled, or
+        /// until the transaction that stores its answer, which may begin the item's next operation).
+        var busy: [String: Int64] = [:]
+        /// Operations whose conflict went to the policy once in this run (a second one waits for a person).
+        var policyApplied: Set<Int64> = []
+
+        /// Nothing left anywhere.
+        var isEmpty: Bool {
+            !hasWaiting && again.isEmpty && ready.isEmpty && inFlight.isEmpty && received.isEmpty
+                && committing == nil
+        }
+
+        /// Whether operations wait to begin.
+        var hasWaiting: Bool { next < waiting.count || !passed.isEmpty }
+
+        /// The operation is settled: its item may take its next operation.
+        mutating func settle(_ id: Int64) {
+            if let item = items.removeValue(forKey: id) { free(item, heldBy: id) }
+        }
+
+        /// Frees `item` when `id` still holds it.
+        mutating func free(_ item: String, heldBy id: Int64) {
+            if busy[item] == id { busy[item] = nil }
+        }
+    }
+
+    /// How many operations may be on the wire at once (1: strictly in queue order).
+    let window: Int
+    /// How many attempts one transaction begins at most.
+    let batchSize: Int
+    /// Whether a conflict goes to its table's policy (a push) or waits for a person (Use Client).
+    let applyingPolicy: Bool
+    private(set) var state: State
+    /// What the run did so far, by operation.
+    private(set) var result = PushResult()
+    /// How many operations have had their answer (or were found not to be sent).
+    private(set) var answered = 0
+
+    init(_ queued: [Queued], window: Int, batchSize: Int = 16, applyingPolicy: Bool = true) {
+        self.window = max(1, window)
+        self.batchSize = max(batchSize, self.window)
+        self.applyingPolicy = applyingPolicy
+        state = .idle(Pipeline(waiting: queued))
+    }
+
+    // MARK: Events
+
+    /// What came of an action the runner performed.
+    enum Event: Sendable {
+        /// A ``Action/commit(store:begin:)`` transaction committed, with the attempts it began.
+        case committed(begun: [PushAttempt?])
+        /// A ``Action/commit(store:begin:)`` transaction failed.
+        case commitFailed(SyncError)
+        /// A ``Action/send(_:applyingPolicy:)`` came back.
+        case answered(Int64, Answer)
+        /// A ``Action/send(_:applyingPolicy:)`` failed in a way that stops the push.
+        case requestFailed(Int64, SyncError)
+    }
+
+    /// Feeds `event` to its handler.
+    mutating func receive(_ event: Event) -> [Action] {
+        switch event {
+        case .committed(let begun): committed(begun: begun)
+        case .commitFailed(let error): commitFailed(error)
+        case .answered(let id, let answer): answered(id, answer)
+        case .requestFailed(let id, let error): requestFailed(id, error)
+        }
+    }
+
+    /// The run starts: the first attempts are begun.
+    mutating func start() -> [Action] {
+        guard case .idle(let pipeline) = state else { return [] }
+        return advance(pipeline)
+    }
+
+    /// The transaction committed: its answers are stored, and `begun` holds the attempts it began, in
+    /// the order asked (nil for an operation not to be sent now: no longer queued, or its row purged).
+    mutating func committed(begun: [PushAttempt?]) -> [Action] {
+        switch state {
+        case .running(var pipeline):
+            absorbCommit(begun, into: &pipeline)
+            return advance(pipeline)
+        case .draining(var pipeline, let error):
+            absorbCommit(begun, into: &pipeline)
+            return drain(pipeline, error)
+        case .idle, .finished:
+            return []
+        }
+    }
+
+    /// The transaction failed: nothing of it is stored (its answers stay attempted, recognised by the
+    /// next push). The run stops.
+    mutating func commitFailed(_ error: SyncError) -> [Action] {
+        switch state {
+        case .running(var pipeline):
+            dropCommit(from: &pipeline)
+            return stop(pipeline, error)
+        case .draining(var pipeline, let first):
+            dropCommit(from: &pipeline)
+            return drain(pipeline, first)
+        case .idle, .finished:
+            return []
+        }
+    }
+
+    /// The request of operation `id` came back with `answer`.
+    mutating func answered(_ id: Int64, _ answer: Answer) -> [Action] {
+        switch state {
+        case .running(var pipeline):
+            absorb(id, answer, into: &pipeline, sendingAgain: true)
+            return advance(pipeline)
+        case .draining(var pipeline, let error):
+            absorb(id, answer, into: &pipeline, sendingAgain: false)
+            return drain(pipeline, error)
+        case .idle, .finished:
+            return []
+        }
+    }
+
+    /// The request of operation `id` failed in a way that stops the push (unreachable, a deadline
+    /// passed, 5xx, 401/403, an answer that broke the protocol). The operation is left attempted.
+    mutating func requestFailed(_ id: Int64, _ error: SyncError) -> [Action] {
+        switch state {
+        case .running(var pipeline):
+            pipeline.inFlight.remove(id)
+            pipeline.settle(id)
+            return stop(pipeline, error)
+        case .draining(var pipeline, let first):
+            pipeline.inFlight.remove(id)
+            pipeline.settle(id)
+            return drain(pipeline, first)
+        case .idle, .finished:
+            return []
+        }
+    }
+
+    /// The push was cancelled.
+    mutating func cancelled() -> [Action] {
+        switch state {
+        case .idle:
+            state = .finished
+            return [.finish(store: [], release: [], error: .stopped(.cancelled))]
+        case .running(let pipeline):
+            return stop(pipeline, .stopped(.cancelled))
+        case .draining, .finished:
+            return []
+        }
+    }
+
+    // MARK: Decisions
+
+    private mutating func absorbCommit(_ begun: [PushAttempt?], into pipeline: inout Pipeline) {
+        guard let (stored, asked) = pipeline.committing.take() else { return }
+        for id in stored {
+            result.add(.pushed, id)
+            pipeline.settle(id)
+        }
+        var resent: [PushAttempt] = []
+        for (id, attempt) in zip(asked, begun) {
+            if let attempt {
+                if pipeline.resending.contains(id) { resent.append(attempt) } else { pipeline.ready.append(attempt) }
+            } else {
+                result.add(.skipped, id)
+                answered += 1
+                pipeline.settle(id)
+            }
+        }
+        pipeline.ready.insert(contentsOf: resent, at: 0)
+        pipeline.resending = []
+    }
+
+    private mutating func dropCommit(from pipeline: inout Pipeline) {
+        guard let (stored, asked) = pipeline.committing.take() else { return }
+        for id in stored + asked { pipeline.settle(id) }
+        pipeline.resending = []
+    }
+
+    private mutating func absorb(_ id: Int64, _ answer: Answer, into pipeline: inout Pipeline, sendingAgain: Bool) {
+        pipeline.inFlight.remove(id)
+        switch answer {
+        case .applied(let applied):
+            pipeline.received.append(applied)
+            answered += 1
+        case .settled(let outcome):
+            result.add(outcome, id)
+            answered += 1
+            pipeline.settle(id)
+        case .sendAgain:
+            pipeline.policyApplied.insert(id)
+            if sendingAgain {
+                pipeline.again.append(id)
+            } else {
+                // Stopping: the decision stays held with the queued operation for the next push.
+                answered += 1
+                pipeline.settle(id)
+            }
+        }
+    }
+
+    /// The next actions of a running pipeline: sends up to the window, then a transaction when there
+    /// are attempts to begin or answers to store, or the end.
+    private mutating func advance(_ pipeline: Pipeline) -> [Action] {
+        var pipeline = pipeline
+        var actions: [Action] = []
+        // With a window of 1, nothing overtakes an operation that is to be sent again.
+        let holding = window == 1 && !(pipeline.again.isEmpty && pipeline.resending.isEmpty)
+        while !holding, pipeline.inFlight.count < window, !pipeline.ready.isEmpty {
+            let attempt = pipeline.ready.removeFirst()
+            pipeline.inFlight.insert(attempt.operationId)
+            let policy = applyingPolicy && !pipeline.policyApplied.contains(attempt.operationId)
+            actions.append(.send(attempt, applyingPolicy: policy))
+        }
+        if pipeline.committing == nil, let commit = nextCommit(&pipeline) {
+            actions.append(commit)
+        }
+        if pipeline.isEmpty {
+            state = .finished
+            actions.append(.finish(store: [], release: [], error: nil))
+        } else {
+            state = .running(pipeline)
+        }
+        return actions
+    }
+
+    /// The transaction to run next, if one is due: when attempts run low (fewer ready than the window,
+    /// or than half a batch) and operations can begin; when a batch of answers waits; or when answers
+    /// wait and nothing else is on its way. A transaction stores every answer received, and since it
+    /// stores before it begins, the items of those answers may take their next operation in it.
+    private func nextCommit(_ pipeline: inout Pipeline) -> Action? {
+        var next = pipeline
+        for answer in next.received {
+            if let item = next.items[answer.operationId] { next.free(item, heldBy: answer.operationId) }
+        }
+        var begin: [Int64] = []
+        if !next.again.isEmpty || (next.hasWaiting && next.ready.count < max(window, batchSize / 2)) {
+            next.resending = next.again
+            begin = next.again + take(batchSize - next.again.count, from: &next)
+            next.again = []
+        }
+        let storing =
+            !next.received.isEmpty
+            && (!begin.isEmpty || next.received.count >= batchSize || (next.inFlight.isEmpty && next.ready.isEmpty))
+        guard storing || !begin.isEmpty else { return nil }
+        let store = storing ? next.received : []
+        if storing { next.received = [] }
+        next.committing = (store.map(\.operationId), begin)
+        pipeline = next
+        return .commit(store: store, begin: begin)
+    }
+
+    /// Takes up to `count` waiting operations in queue order, passing over those whose item is busy
+    /// (with a window of 1, none is passed: the first one whose item is busy ends the batch).
+    private func take(_ count: Int, from pipeline: inout Pipeline) -> [Int64] {
+        var taken: [Int64] = []
+        var passed: [Queued] = []
+        var blocked: Set<String> = []
+        func consider(_ operation: Queued) {
+            if taken.count < count, pipeline.busy[operation.item] == nil, !blocked.contains(operation.item) {
+                pipeline.busy[operation.item] = operation.id
+                pipeline.items[operation.id] = operation.item
+                taken.append(operation.id)
+            } else {
+                blocked.insert(operation.item)
+                passed.append(operation)
+            }
+        }
+        for operation in pipeline.passed { consider(operation) }
+        while pipeline.next < pipeline.waiting.count, taken.count < count {
+            let operation = pipeline.waiting[pipeline.next]
+            if window == 1, pipeline.busy[operation.item] != nil { break }
+            consider(operation)
+            pipeline.next += 1
+        }
+        pipeline.passed = passed
+        return taken
+    }
+
+    /// The first failure: stop sending, cancel what is on the wire, and drain.
+    private mutating func stop(_ pipeline: Pipeline, _ error: SyncError) -> [Action] {
+        let actions: [Action] = pipeline.inFlight.isEmpty ? [] : [.cancelRequests]
+        return actions + drain(pipeline, error)
+    }
+
+    /// While draining: the end, once no request and no transaction is out.
+    private mutating func drain(_ pipeline: Pipeline, _ error: SyncError) -> [Action] {
+        guard pipeline.inFlight.isEmpty, pipeline.committing == nil else {
+            state = .draining(pipeline, error: error)
+            return []
+        }
+        state = .finished
+        return [.finish(store: pipeline.received, release: pipeline.ready, error: error)]
+    }
+}

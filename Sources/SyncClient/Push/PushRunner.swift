@@ -1,0 +1,84 @@
+/// Performs the actions of a ``PushRun``: each request and each transaction is a child task whose
+/// result goes back into the run as an event, one at a time, until the run finishes.
+///
+/// Transactions suspend the task while GRDB writes on its own queue (no cooperative thread waits for
+/// SQLite), and they run to their end even when the push is cancelled: answers that came back are
+/// stored, and attempts not sent are put back, whatever stopped the run.
+struct PushRunner: Sendable {
+    /// Sends attempts and stores answers.
+    let driver: PushDriver
+    /// Settles a conflict that a request recorded, as its table's policy says.
+    let settleConflict: @Sendable (Int64) async throws -> PushRun.Answer
+    /// Told how many operations have had their answer, after each event.
+    let progress: @Sendable (Int) -> Void
+
+    /// Runs `run` to its end: what it did, and the error that stopped it (nil: every operation was settled).
+    func run(_ run: PushRun) async -> (result: PushResult, error: SyncError?) {
+        var run = run
+        let ending = await withTaskGroup(of: PushRun.Event.self) { group in
+            var actions = run.start()
+            var cancelSeen = false
+            while true {
+                for action in actions {
+                    switch action {
+                    case .send(let attempt, let applyingPolicy):
+                        group.addTask { await send(attempt, applyingPolicy: applyingPolicy) }
+                    case .commit(let answers, let begin):
+                        group.addTask { await commit(answers, thenBegin: begin) }
+                    case .cancelRequests:
+                        group.cancelAll()
+                    case .finish(let answers, let unsent, let error):
+                        return (answers, unsent, error)
+                    }
+                }
+                if !cancelSeen, Task.isCancelled {
+                    cancelSeen = true
+                    actions = run.cancelled()
+                    continue
+                }
+                // The run always has a child out until it finishes.
+                guard let event = await group.next() else { return ([], [], SyncError.stopped(.cancelled)) }
+                actions = run.receive(event)
+                progress(run.answered)
+            }
+        }
+        let (answers, unsent, error) = ending
+        var result = run.result
+        if !answers.isEmpty || !unsent.isEmpty {
+            let driver = self.driver
+            let stored = await Task {
+                defer { try? driver.queue.release(unsent) }
+                return (try? await driver.store(answers)) != nil
+            }.value
+            if stored {
+                for answer in answers { result.add(.pushed, answer.operationId) }
+            }
+        }
+        result.sortInQueueOrder()
+        return (result, error)
+    }
+
+    /// One request, with the conflict policy when it applies.
+    private func send(_ attempt: PushAttempt, applyingPolicy: Bool) async -> PushRun.Event {
+        let id = attempt.operationId
+        do {
+            switch try await driver.settle(attempt) {
+            case .applied(let answer): return .answered(id, .applied(answer))
+            case .recorded(.conflict) where applyingPolicy: return .answered(id, try await settleConflict(id))
+            case .recorded(let outcome): return .answered(id, .settled(outcome))
+            }
+        } catch {
+            return .requestFailed(id, SyncContext.syncError(error))
+        }
+    }
+
+    /// One transaction, in a task of its own so that cancelling the push does not interrupt it.
+    private func commit(_ answers: [PushDriver.AppliedAnswer], thenBegin ids: [Int64]) async -> PushRun.Event {
+        let driver = self.driver
+        let outcome = await Task { try await driver.store(answers, thenBegin: ids) }.result
+        switch outcome {
+        case .success(let begun): return .committed(begun: begun)
+        case .failure(let error): return .commitFailed(SyncContext.syncError(error))
+        }
+    }
+}

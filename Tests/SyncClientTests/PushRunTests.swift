@@ -1,0 +1,229 @@
+import Testing
+
+@testable import SyncClient
+
+// The push run's transitions, one event at a time, with no store and no sockets.
+
+private func queued(_ id: Int64, _ item: String) -> PushRun.Queued { .init(id: id, item: item) }
+
+private func attempt(_ id: Int64, _ item: String = "") -> PushAttempt {
+    PushAttempt(operationId: id, table: "todoitem", itemId: item.isEmpty ? "item\(id)" : item, kind: .insert)
+}
+
+private func applied(_ id: Int64) -> PushDriver.AppliedAnswer { .init(operationId: id, serverItem: nil) }
+
+/// The ids of the sends among `actions`.
+private func sends(_ actions: [PushRun.Action]) -> [Int64] {
+    actions.compactMap {
+        if case .send(let attempt, _) = $0 { return attempt.operationId }
+        return nil
+    }
+}
+
+/// The commit among `actions`, as (stored ids, begun ids).
+private func commit(_ actions: [PushRun.Action]) -> (stored: [Int64], begin: [Int64])? {
+    for action in actions {
+        if case .commit(let store, let begin) = action { return (store.map(\.operationId), begin) }
+    }
+    return nil
+}
+
+private func finish(_ actions: [PushRun.Action]) -> (stored: [Int64], released: [Int64], error: SyncError?)? {
+    for action in actions {
+        if case .finish(let store, let release, let error) = action {
+            return (store.map(\.operationId), release.map(\.operationId), error)
+        }
+    }
+    return nil
+}
+
+/// `count` operations, each of its own item.
+private func distinctItems(_ count: Int) -> [PushRun.Queued] {
+    (1...Int64(count)).map { queued($0, "item\($0)") }
+}
+
+@Suite struct PushRunTests {
+    @Test func startBeginsTheFirstBatchInOneTransaction() {
+        var run = PushRun(distinctItems(40), window: 16)
+        let actions = run.start()
+        #expect(actions.count == 1)
+        #expect(commit(actions)?.begin == Array(1...16))
+        #expect(commit(actions)?.stored == [])
+    }
+
+    @Test func anEmptyQueueFinishesAtOnce() {
+        var run = PushRun([], window: 16)
+        #expect(finish(run.start())?.error == nil)
+    }
+
+    @Test func attemptsBegunAreSentUpToTheWindowAndTheNextBatchBegins() {
+        var run = PushRun(distinctItems(40), window: 4)
+        _ = run.start()
+        let actions = run.committed(begun: (1...16).map { attempt($0) })
+        #expect(sends(actions) == [1, 2, 3, 4])
+        // Twelve are ready, at or above the low water mark (half a batch): nothing more to begin yet.
+        #expect(commit(actions) == nil)
+    }
+
+    @Test func aWindowOfOneSendsOneOperationAtATimeInQueueOrder() {
+        var run = PushRun(distinctItems(3), window: 1)
+        _ = run.start()
+        #expect(sends(run.committed(begun: (1...3).map { attempt($0) })) == [1])
+        #expect(sends(run.answered(1, .applied(applied(1)))) == [2])
+        #expect(sends(run.answered(2, .settled(.failed))) == [3])
+    }
+
+    @Test func anAnswerFreesItsSlotForTheNextReadyAttempt() {
+        var run = PushRun(distinctItems(16), window: 2)
+        _ = run.start()
+        #expect(sends(run.committed(begun: (1...16).map { attempt($0) })) == [1, 2])
+        let actions = run.answered(2, .applied(applied(2)))
+        #expect(sends(actions) == [3])
+        // One answer waits; requests are still out: it is stored later, with others.
+        #expect(commit(actions) == nil)
+    }
+
+    @Test func answersAreStoredABatchAtATime() {
+        var run = PushRun(distinctItems(16), window: 16)
+        _ = run.start()
+        #expect(sends(run.committed(begun: (1...16).map { attempt($0) })).count == 16)
+        for id in Int64(1)...15 {
+            #expect(commit(run.answered(id, .applied(applied(id)))) == nil)
+        }
+        #expect(commit(run.answered(16, .applied(applied(16))))?.stored == Array(1...16))
+        let end = run.committed(begun: [])
+        #expect(finish(end)?.error == nil)
+        #expect(run.result.pushed == Array(1...16))
+    }
+
+    @Test func theLastAnswersAreStoredWhenNothingElseIsOut() {
+        var run = PushRun(distinctItems(2), window: 16)
+        _ = run.start()
+        _ = run.committed(begun: [attempt(1), attempt(2)])
+        #expect(commit(run.answered(1, .applied(applied(1)))) == nil)
+        #expect(commit(run.answered(2, .applied(applied(2))))?.stored == [1, 2])
+        #expect(finish(run.committed(begun: []))?.error == nil)
+    }
+
+    @Test func anItemsSecondOperationBeginsOnlyAfterTheFirstIsStored() {
+        var run = PushRun([queued(1, "a"), queued(2, "b"), queued(3, "a")], window: 16)
+        #expect(commit(run.start())?.begin == [1, 2])
+        _ = run.committed(begun: [attempt(1, "a"), attempt(2, "b")])
+        _ = run.answered(2, .applied(applied(2)))
+        // The answer of 1 arrives: nothing else is out, so both are stored and 3 begins with them.
+        let actions = run.answered(1, .applied(applied(1)))
+        #expect(commit(actions)?.stored == [2, 1])
+        #expect(commit(actions)?.begin == [3])
+    }
+
+    @Test func aBlockedOperationIsPassedByLaterItemsWithAWindow() {
+        var run = PushRun([queued(1, "a"), queued(2, "a"), queued(3, "b")], window: 4)
+        #expect(commit(run.start())?.begin == [1, 3])
+    }
+
+    @Test func aBlockedOperationEndsTheBatchWithAWindowOfOne() {
+        var run = PushRun([queued(1, "a"), queued(2, "a"), queued(3, "b")], window: 1)
+        #expect(commit(run.start())?.begin == [1])
+    }
+
+    @Test func answersWaitingForTheirStoreAreStoredWhenOperationsWaitOnlyForThem() {
+        var run = PushRun([queued(1, "a"), queued(2, "b"), queued(3, "a")], window: 16)
+        _ = run.start()
+        _ = run.committed(begun: [attempt(1, "a"), attempt(2, "b")])
+        // 2 is still out, but 3 waits only for 1's answer to be stored: store it now.
+        let actions = run.answered(1, .applied(applied(1)))
+        #expect(commit(actions)?.stored == [1])
+        #expect(commit(actions)?.begin == [3])
+    }
+
+    @Test func anOperationNotToBeSentIsSkipped() {
+        var run = PushRun(distinctItems(2), window: 16)
+        _ = run.start()
+        let actions = run.committed(begun: [nil, attempt(2)])
+        #expect(sends(actions) == [2])
+        #expect(run.result.skipped == [1])
+        #expect(run.answered == 1)
+    }
+
+    @Test func aConflictSettledByItsPolicyIsBegunAgainAndSentFirst() {
+        var run = PushRun(distinctItems(3), window: 1)
+        _ = run.start()
+        _ = run.committed(begun: (1...3).map { attempt($0) })
+        let actions = run.answered(1, .sendAgain)
+        #expect(sends(actions) == [])
+        #expect(commit(actions)?.begin == [1])
+        let again = run.committed(begun: [attempt(1)])
+        guard case .send(let resent, let applyingPolicy)? = again.first else {
+            Issue.record("expected the operation to be sent again first, got \(again)")
+            return
+        }
+        #expect(resent.operationId == 1)
+        // A second conflict of the same operation in this run waits for a person.
+        #expect(!applyingPolicy)
+    }
+
+    @Test func aOneOperationRunNeverAppliesThePolicy() {
+        var run = PushRun([queued(7, "a")], window: 1, applyingPolicy: false)
+        _ = run.start()
+        #expect(run.committed(begun: [attempt(7)]) == [.send(attempt(7), applyingPolicy: false)])
+    }
+
+    @Test func aFailedRequestCancelsTheOthersAndFinishesOnceTheyAreBack() {
+        var run = PushRun(distinctItems(20), window: 3)
+        _ = run.start()
+        _ = run.committed(begun: (1...16).map { attempt($0) })
+        let stop = run.requestFailed(2, .stopped(.timedOut))
+        #expect(stop == [.cancelRequests])
+        #expect(run.answered(1, .applied(applied(1))) == [])
+        let end = run.requestFailed(3, .stopped(.cancelled))
+        let finished = finish(end)
+        #expect(finished?.error == .stopped(.timedOut))
+        #expect(finished?.stored == [1])
+        #expect(finished?.released == Array(4...16))
+    }
+
+    @Test func aStopWaitsForTheRunningTransactionAndReleasesWhatItBegan() {
+        var run = PushRun(distinctItems(40), window: 16)
+        _ = run.start()
+        // All sixteen are sent, and the next sixteen are being begun meanwhile.
+        #expect(commit(run.committed(begun: (1...16).map { attempt($0) }))?.begin == Array(17...32))
+        for id in Int64(1)...16 { #expect(run.answered(id, .applied(applied(id))) == []) }
+        // Cancelled while that transaction runs: the run waits for it.
+        #expect(run.cancelled() == [])
+        let end = finish(run.committed(begun: (17...32).map { attempt($0) }))
+        #expect(end?.error == .stopped(.cancelled))
+        #expect(end?.stored == Array(1...16))
+        #expect(end?.released == Array(17...32))
+    }
+
+    @Test func aFailedTransactionStopsTheRun() {
+        var run = PushRun(distinctItems(4), window: 16)
+        _ = run.start()
+        let failure = SyncError.storage(StoreFailure(kind: .diskFull, detail: "database or disk is full"))
+        #expect(finish(run.commitFailed(failure))?.error == failure)
+    }
+
+    @Test func aCancelBeforeTheStartFinishesWithoutWork() {
+        var run = PushRun(distinctItems(4), window: 16)
+        #expect(run.cancelled() == [.finish(store: [], release: [], error: .stopped(.cancelled))])
+        #expect(run.start() == [])
+    }
+
+    @Test func aPolicyDecisionAnsweredWhileStoppingStaysHeldForTheNextPush() {
+        var run = PushRun(distinctItems(2), window: 2)
+        _ = run.start()
+        _ = run.committed(begun: [attempt(1), attempt(2)])
+        _ = run.requestFailed(2, .stopped(.timedOut))
+        let end = finish(run.answered(1, .sendAgain))
+        #expect(end?.error == .stopped(.timedOut))
+        #expect(end?.released == [])
+    }
+
+    @Test func eventsAfterTheEndChangeNothing() {
+        var run = PushRun([], window: 1)
+        _ = run.start()
+        #expect(run.answered(1, .applied(applied(1))) == [])
+        #expect(run.requestFailed(1, .stopped(.timedOut)) == [])
+        #expect(run.committed(begun: []) == [])
+    }
+}
