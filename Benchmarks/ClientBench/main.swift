@@ -174,49 +174,93 @@ for round in 0..<pullRounds {
 }
 let pulledRows = rowCount * pullRounds
 
-// b. Push queued inserts, and c3. its floor: the same bodies POSTed with plain sequential requests
-// (to another table). In ten rounds that alternate which goes first, so that both share the
-// machine's drift and the service's growing tables (queueing is timed on its own).
+// b. Push queued inserts with the default window and with a window of 1 (strictly in queue order),
+// and c3. their floor: the same bodies POSTed with plain sequential requests (to another table). In
+// ten rounds that alternate which goes first, so that all share the machine's drift and the
+// service's growing tables (queueing is timed on its own).
+func queueInserts(_ context: SyncContext, _ indices: Range<Int>, prefix: String) throws {
+    for index in indices {
+        try context.table("todoitem").insert([
+            "id": .string("\(prefix)-\(index)"), "text": .string("task number \(index) with some words"),
+            "complete": .bool(index % 3 == 0),
+        ])
+    }
+}
+
+func timedPush(_ context: SyncContext, expecting count: Int) async throws -> Double {
+    try await seconds {
+        let pushed = try await context.push()
+        precondition(pushed.pushed.count == count, "pushed \(pushed.pushed.count) of \(count)")
+    }
+}
+
+let window = SyncConfiguration.defaultPushWindow
 let pushContext = try SyncContext(path: work + "/push.sqlite", configuration: .init(remoteURL: URL(string: base)!))
+let orderedContext = try SyncContext(
+    path: work + "/push1.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushWindow: 1))
 var queueTime = 0.0
 var pushTime = 0.0
+var orderedTime = 0.0
 var postTime = 0.0
 let rounds = min(10, pushCount)
 for round in 0..<rounds {
     let indices = (pushCount * round / rounds)..<(pushCount * (round + 1) / rounds)
-    queueTime += try await seconds {
-        for index in indices {
-            try pushContext.table("todoitem").insert([
-                "id": .string("push-\(index)"), "text": .string("task number \(index) with some words"),
-                "complete": .bool(index % 3 == 0),
-            ])
+    queueTime += try await seconds { try queueInserts(pushContext, indices, prefix: "push") }
+    try queueInserts(orderedContext, indices, prefix: "push1")
+    let order = [0, 1, 2].map { ($0 + round) % 3 }
+    for step in order {
+        switch step {
+        case 0: pushTime += try await timedPush(pushContext, expecting: indices.count)
+        case 1: orderedTime += try await timedPush(orderedContext, expecting: indices.count)
+        default:
+            postTime += try await seconds {
+                for index in indices { try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor")) }
+            }
         }
-    }
-    for pushing in round % 2 == 0 ? [true, false] : [false, true] {
-        let start = ContinuousClock.now
-        if pushing {
-            let pushed = try await pushContext.push()
-            precondition(pushed.pushed.count == indices.count, "pushed \(pushed.pushed.count) of \(indices.count)")
-        } else {
-            for index in indices { try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor")) }
-        }
-        if pushing { pushTime += seconds(since: start) } else { postTime += seconds(since: start) }
     }
 }
 
-// b2. The same with several operations on the wire at once (PUSH_WINDOW, default 4).
-let window = ProcessInfo.processInfo.environment["PUSH_WINDOW"].flatMap { Int($0) } ?? 4
-let windowContext = try SyncContext(
-    path: work + "/push4.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushWindow: window))
-for index in 0..<pushCount {
-    try windowContext.table("todoitem").insert([
-        "id": .string("push4-\(index)"), "text": .string("task number \(index) with some words"),
-        "complete": .bool(index % 3 == 0),
-    ])
+// d. A slow link: `todosync proxy --fault delay=25` (25 ms before each request goes on) in front of
+// the service. SLOW_PUSHES inserts (default 2,000) pushed with the default window and with a window
+// of 1, against the same POSTs sent one after another through the same proxy.
+let slowCount = ProcessInfo.processInfo.environment["SLOW_PUSHES"].flatMap { Int($0) } ?? 2000
+let proxyProcess = Process()
+proxyProcess.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("todosync")
+proxyProcess.arguments = ["proxy", "--listen", "0", "--to", base, "--fault", "delay=25", "--quiet", "--seed", "1"]
+let proxyOutput = Pipe()
+proxyProcess.standardOutput = proxyOutput
+try proxyProcess.run()
+defer { proxyProcess.terminate() }
+// Its first line: "todosync proxy: http://127.0.0.1:PORT → …".
+var announced = Data()
+while !announced.contains(UInt8(ascii: "\n")) {
+    let chunk = proxyOutput.fileHandleForReading.availableData
+    precondition(!chunk.isEmpty, "todosync proxy ended before it said where it listens")
+    announced += chunk
 }
-var pushedWindow = PushResult()
-let windowTime = try await seconds { pushedWindow = try await windowContext.push() }
-precondition(pushedWindow.pushed.count == pushCount, "pushed \(pushedWindow.pushed.count) of \(pushCount)")
+let slowBase = String(decoding: announced, as: UTF8.self).split(separator: " ")[2]
+let slowContext = try SyncContext(path: work + "/slow.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!))
+let slowOrderedContext = try SyncContext(
+    path: work + "/slow1.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!, pushWindow: 1))
+try queueInserts(slowContext, 0..<slowCount, prefix: "slow")
+try queueInserts(slowOrderedContext, 0..<slowCount, prefix: "slow1")
+let slowTime = try await timedPush(slowContext, expecting: slowCount)
+let slowOrderedTime = try await timedPush(slowOrderedContext, expecting: slowCount)
+var slowPostTime = 0.0
+do {
+    var request = HTTPClientRequest(url: String(slowBase) + "/tables/floor")
+    request.method = .POST
+    request.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
+    request.headers.add(name: "Content-Type", value: "application/json")
+    slowPostTime = try await seconds {
+        for index in 0..<slowCount {
+            request.body = .bytes(ByteBuffer(bytes: body(index, prefix: "slowfloor")))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 1 << 20)
+        }
+    }
+}
 
 service.stop()
 
@@ -239,9 +283,22 @@ line(
 line(
     "queue \(pushCount) local inserts (row + operation, one transaction each): \(ratio(queueTime)) s, \(rate(pushCount, queueTime)) ops/s"
 )
-line("push  \(pushCount) inserts: \(ratio(pushTime)) s, \(rate(pushCount, pushTime)) ops/s   [target ≥ 2000 ops/s]")
-line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
-line("  push / floor = \(ratio(pushTime / postTime))")
 line(
-    "push  \(pushCount) inserts, pushWindow \(window): \(ratio(windowTime)) s, \(rate(pushCount, windowTime)) ops/s"
+    "push  \(pushCount) inserts, window \(window): \(ratio(pushTime)) s, \(rate(pushCount, pushTime)) ops/s   [target ≥ 2000 ops/s]"
+)
+line("  window 1 (strictly in queue order): \(ratio(orderedTime)) s, \(rate(pushCount, orderedTime)) ops/s")
+line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
+line(
+    "  push / floor = \(ratio(pushTime / postTime))   [target ≤ 1.1];  window 1 / floor = \(ratio(orderedTime / postTime))"
+)
+line(
+    "slow link (todosync proxy --fault delay=25): push \(slowCount) inserts, window \(window): \(ratio(slowTime)) s, "
+        + "\(rate(slowCount, slowTime)) ops/s"
+)
+line("  window 1: \(ratio(slowOrderedTime)) s, \(rate(slowCount, slowOrderedTime)) ops/s")
+line(
+    "  floor POST through the proxy, one after another: \(ratio(slowPostTime)) s, \(rate(slowCount, slowPostTime)) req/s"
+)
+line(
+    "  floor / push = \(ratio(slowPostTime / slowTime))× faster   [target ≥ 12];  floor / window 1 = \(ratio(slowPostTime / slowOrderedTime))×"
 )

@@ -78,6 +78,10 @@ final class HTTPTransport: Sendable {
             if let client = clients[milliseconds] { return client }
             var configuration = HTTPClient.Configuration()
             configuration.connectionPool.retryConnectionEstablishment = false
+            // A push keeps up to its window of requests on the wire at once, each on a keep-alive
+            // connection of its own (async-http-client's default is 8 per host).
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
+                SyncConfiguration.maximumPushWindow
             configuration.timeout.read = .milliseconds(milliseconds)
             // Followed (or refused) by `send`, so that nothing goes to another origin.
             configuration.redirectConfiguration = .disallow
