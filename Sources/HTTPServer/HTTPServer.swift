@@ -76,21 +76,18 @@ public final class HTTPServer: Sendable {
     /// which leaves the thread to the handlers' tasks.
     public func stop(grace: Duration = .seconds(60)) {
         guard let handle = quiesce() else { return }
-        let deadline = ContinuousClock.now + grace
-        while hasParkedRequests, ContinuousClock.now < deadline { usleep(2_000) }
+        context.parked.waitUntilNone(deadline: .now + grace)
         MHD_stop_daemon(handle.pointer)
     }
 
     /// Stops like ``stop(grace:)``, but waits for asynchronous handlers without holding a thread.
     /// Blocking waits on the cooperative pool (two threads on a 2-core machine) could starve the
-    /// very handlers being waited for.
+    /// very handlers being waited for. Cancelling the caller does not shorten the wait: stopping
+    /// with a parked connection would abort the process.
     public func stop(grace: Duration = .seconds(60)) async {
         guard let handle = quiesce() else { return }
-        let deadline = ContinuousClock.now + grace
-        while hasParkedRequests, ContinuousClock.now < deadline {
-            // Cancelled: wait on, but by blocking (stopping with a parked connection aborts the process).
-            do { try await Task.sleep(for: .milliseconds(2)) } catch { usleep(2_000) }
-        }
+        let parked = context.parked
+        await Task { await parked.none(deadline: .now + grace) }.value
         MHD_stop_daemon(handle.pointer)
     }
 
@@ -107,11 +104,16 @@ public final class HTTPServer: Sendable {
         return handle
     }
 
-    private var hasParkedRequests: Bool {
-        context.parkedRequests.load(ordering: .acquiring) > 0
+    /// A server dropped without ``stop(grace:)`` stops on a thread of its own: a deinit may run on a
+    /// cooperative thread, which must not wait there for the handlers it may be starving.
+    deinit {
+        guard let handle = quiesce() else { return }
+        let parked = context.parked
+        Thread.detachNewThread {
+            parked.waitUntilNone(deadline: .now + .seconds(60))
+            MHD_stop_daemon(handle.pointer)
+        }
     }
-
-    deinit { stop() }
 }
 
 /// Why a server could not start.
@@ -147,13 +149,13 @@ private final class ServerContext: Sendable {
     let maxBodySize: Int
     /// Connections suspended for an asynchronous handler and not yet taken back by libmicrohttpd;
     /// stopping the daemon with one of them still suspended would abort the process.
-    let parkedRequests = Atomic<Int>(0)
+    let parked = ParkedRequests()
 
     /// Uncounts a parked request once (on its resumed call, or when its connection ends).
     func releaseParked(_ state: RequestState) {
         guard state.countedAsParked else { return }
         state.countedAsParked = false
-        parkedRequests.subtract(1, ordering: .acquiringAndReleasing)
+        parked.remove()
     }
 
     init(responder: Responder, maxBodySize: Int) {
@@ -236,7 +238,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     case .run(.async(let body), let routed):
         state.parked = true
         state.countedAsParked = true
-        server.parkedRequests.add(1, ordering: .acquiringAndReleasing)
+        server.parked.add()
         MHD_suspend_connection(connection)
         let handle = ConnectionHandle(pointer: connection)
         let responder = server.responder
