@@ -214,7 +214,9 @@ for round in 0..<rounds {
         case 1: orderedTime += try await timedPush(orderedContext, expecting: indices.count)
         default:
             postTime += try await seconds {
-                for index in indices { try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor")) }
+                for index in indices {
+                    try await plainRequest("POST", "/tables/floor", body: body(index, prefix: "floor"))
+                }
             }
         }
     }
@@ -240,7 +242,8 @@ while !announced.contains(UInt8(ascii: "\n")) {
     announced += chunk
 }
 let slowBase = String(decoding: announced, as: UTF8.self).split(separator: " ")[2]
-let slowContext = try SyncContext(path: work + "/slow.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!))
+let slowContext = try SyncContext(
+    path: work + "/slow.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!))
 let slowOrderedContext = try SyncContext(
     path: work + "/slow1.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!, pushWindow: 1))
 try queueInserts(slowContext, 0..<slowCount, prefix: "slow")
