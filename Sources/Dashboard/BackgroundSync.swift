@@ -23,6 +23,7 @@ final class BackgroundSync: Sendable {
     private struct Running {
         var kind: Kind
         var sessions: Set<String>
+        var task: Task<Void, Never>?
     }
 
     private let context: SyncContext
@@ -68,11 +69,11 @@ final class BackgroundSync: Sendable {
                 return false
             }
             current = Running(kind: kind, sessions: session.map { [$0] } ?? [])
+            // Under the lock: the task clears `current` when it ends, which waits for this.
+            current?.task = Task { await self.run(kind) }
             return true
         }
-        guard started else { return false }
-        Task { await self.run(kind) }
-        return true
+        return started
     }
 
     /// Cancels the running work, if any: it stops within moments and its result says "Cancelled".
@@ -86,7 +87,7 @@ final class BackgroundSync: Sendable {
 
     /// Waits until no work runs (for tests and clean shutdown).
     func waitUntilIdle() async {
-        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        while let task = running.withLock({ $0?.task }) { await task.value }
     }
 
     private func run(_ kind: Kind) async {

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 import HTTPServer
 import Logging
 import SyncClient
@@ -155,5 +156,13 @@ public final class Dashboard: Sendable {
     /// Waits until no sync, push or pull runs (for tests and scripts).
     public func waitUntilIdle() async {
         await sync.waitUntilIdle()
+    }
+}
+
+extension Dashboard: Service {
+    /// Serves until a graceful shutdown (SIGINT or SIGTERM in a `ServiceGroup`), then ``stop()``s.
+    public func run() async {
+        try? await gracefulShutdown()
+        await stop()
     }
 }

@@ -46,6 +46,8 @@ struct PushReply: Sendable, Hashable {
         case write
         /// The `GET` of the item, asked after an answer (`status`) that did not carry it.
         case fetch(afterStatus: Int)
+        /// The `POST /tables/{table}/{id}` that undeletes the item (Use Client over a delete).
+        case undelete
     }
 
     /// Which request it answers.
@@ -89,8 +91,10 @@ enum PushDecision: Sendable, Equatable {
     /// An earlier attempt of ours reached the service (its answer was lost) and the local values changed
     /// since: send the operation again over `serverItem`'s version.
     case resend(over: Item)
-    /// Use Client for an item the service deleted: undelete it, then send the values as an update.
+    /// Use Client for an item the service deleted: undelete it (`POST /tables/{table}/{id}`).
     case recreate
+    /// The service undeleted the item: send the values as an update of `undeleted`'s version.
+    case updateUndeleted(Item)
 
     /// The meaning of `reply` for `attempt`.
     static func decide(_ attempt: PushAttempt, _ reply: PushReply) -> PushDecision {
@@ -102,6 +106,7 @@ enum PushDecision: Sendable, Equatable {
         switch reply.request {
         case .write: return answered(attempt, reply)
         case .fetch(let status): return fetched(attempt, reply, after: status)
+        case .undelete: return undeleted(reply)
         }
     }
 
@@ -171,6 +176,14 @@ enum PushDecision: Sendable, Equatable {
                     .serverError(status: reply.status, message: reply.message), status: reply.status)
             }
         }
+    }
+
+    /// The answer to the undelete: the undeleted item, or a refusal.
+    private static func undeleted(_ reply: PushReply) -> PushDecision {
+        guard (200..<300).contains(reply.status), let item = reply.storedItem else {
+            return .failed(status: reply.status, message: reply.message)
+        }
+        return .updateUndeleted(item)
     }
 
     /// A 409/412 with the service's copy of the item.

@@ -80,8 +80,14 @@ struct PushDriver: Sendable {
                 attempt = again
                 reply = try await write(attempt)
             case .recreate:
-                guard let recreated = try await undelete(attempt) else { return .recorded(.failed) }
-                attempt = recreated
+                reply = try await exchange(
+                    id, "POST", transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8),
+                    as: .undelete)
+            case .updateUndeleted(let item):
+                attempt.kind = .update
+                attempt.recreate = false
+                attempt.ifMatch = item[SystemColumn.version]?.stringValue
+                attempt.body?[SystemColumn.id] = nil
                 reply = try await write(attempt)
             }
         }
@@ -99,30 +105,6 @@ struct PushDriver: Sendable {
             try? queue.markAttempted(answers.map(\.operationId), message: error.description, status: nil)
             throw error
         }
-    }
-
-    /// Use Client for an item the service deleted: `POST /tables/{table}/{id}` undeletes it; the values
-    /// then go out as an update of the undeleted version. Nil when the service refused (recorded).
-    private func undelete(_ attempt: PushAttempt) async throws(SyncError) -> PushAttempt? {
-        let id = attempt.operationId
-        let reply = try await exchange(
-            id, "POST", transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8), as: .write)
-        if let received = reply.item?[SystemColumn.id]?.stringValue, received != attempt.itemId {
-            let error = SyncError.serviceFault(
-                .answerAboutAnotherItem(status: reply.status, sent: attempt.itemId, received: received))
-            try queue.markAttempted([id], message: error.description, status: reply.status)
-            throw error
-        }
-        guard (200..<300).contains(reply.status), let item = reply.storedItem else {
-            try queue.recordFailure(id, status: reply.status, message: reply.message, sent: attempt.body)
-            return nil
-        }
-        var next = attempt
-        next.kind = .update
-        next.recreate = false
-        next.ifMatch = item[SystemColumn.version]?.stringValue
-        next.body?[SystemColumn.id] = nil
-        return next
     }
 
     /// The operation's own request: POST, PATCH or DELETE.

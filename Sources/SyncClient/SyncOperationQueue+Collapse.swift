@@ -24,34 +24,24 @@ extension SyncOperationQueue {
         // A decision waiting for the service no longer describes the operation once an edit joins it.
         try journal.release(db, operationId: last.id)
         var operation = last
-        switch (last.kind, kind) {
-        case (.insert, .update), (.update, .update):
-            // One operation carrying the newest values (they are read from the row at push time).
+        switch Collapse.decide(queued: last.kind, state: last.state, change: kind) {
+        case .merge:
             if operation.state == .failed { try reopen(db, &operation) }
             try update(db, operation)
-        case (.insert, .delete):
-            // The server may already have an insert whose outcome is unknown: then delete it there too.
-            if last.state == .attempted {
-                operation.kind = .delete
-                operation.item = before
-                operation.recreate = false
-                try reopen(db, &operation)
-                try update(db, operation)
-            } else {
-                try remove(db, id: last.id)
-            }
-        case (.update, .delete):
+        case .drop:
+            try remove(db, id: last.id)
+        case .delete:
             operation.kind = .delete
             operation.item = before
+            operation.recreate = false
             try reopen(db, &operation)
             try update(db, operation)
-        case (.delete, .insert):
-            // Re-created locally: the server still has the item, so this is an update of it.
+        case .update:
             operation.kind = .update
             operation.item = nil
             try reopen(db, &operation)
             try update(db, operation)
-        default:
+        case .refuse:
             throw SyncError.changeNotAllowed(table: table, id: itemId, queued: last.kind, new: kind)
         }
         return last.id
@@ -69,5 +59,33 @@ extension SyncOperationQueue {
         guard let last = try operations(db, table: table, itemId: itemId).last, last.state != .inFlight
         else { return nil }
         return last
+    }
+}
+
+/// What a new local change does to its item's queued (not in-flight) operation: the collapse rules,
+/// as a pure function (``decide(queued:state:change:)``) that ``SyncOperationQueue/enqueue(_:kind:table:itemId:before:)``
+/// applies.
+enum Collapse: Sendable, Equatable {
+    /// The queued operation carries the new values too (they are read from the row at push time).
+    case merge
+    /// The queued insert never reached the service: the insert and the delete both vanish.
+    case drop
+    /// The queued operation becomes a delete of the row as it was before the change.
+    case delete
+    /// Re-created locally after a queued delete: the service still has the item, so it is an update.
+    case update
+    /// Not a change that can follow the queued one (a second insert, an edit of a deleted item).
+    case refuse
+
+    /// The rule for `change` after a queued operation of `queued` kind in `state`.
+    static func decide(queued: OperationKind, state: OperationState, change: OperationKind) -> Collapse {
+        switch (queued, change) {
+        case (.insert, .update), (.update, .update): .merge
+        // The service may have an insert whose answer was lost: then it must be deleted there too.
+        case (.insert, .delete): state == .attempted ? .delete : .drop
+        case (.update, .delete): .delete
+        case (.delete, .insert): .update
+        default: .refuse
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 import HTTPServer
 import Logging
 import Views
@@ -224,6 +225,14 @@ public struct RunningTableService: Sendable {
     public func stop() async {
         await server.stop()
         service.close()
+    }
+}
+
+extension RunningTableService: Service {
+    /// Serves until a graceful shutdown (SIGINT or SIGTERM in a `ServiceGroup`), then stops.
+    public func run() async {
+        try? await gracefulShutdown()
+        await stop()
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SyncClient
 import SyncProtocol
+import UnixSignals
 
 /// `todosync client --store PATH --remote URL <command>`: the sync client for scripts and tests.
 struct ClientCommand: AsyncParsableCommand {
@@ -104,17 +105,19 @@ struct ClientOptions: ParsableArguments {
     /// SIGINT or SIGTERM cancels a running sync: it stops within moments, the store is left
     /// consistent, "Cancelled" goes to standard error and the exit status is 0 (a clean stop).
     func run(_ body: (SyncContext) async throws -> Void) async throws {
-        let signals = SignalWatch()
+        var signals: SignalCancel?
         do {
             let context = try open()
-            signals.onSignal { Task { await context.cancelSync() } }
+            signals = await SignalCancel(context)
             try await body(context)
+            _ = await signals?.end()
             try? await context.close()
-        } catch SyncError.stopped(.cancelled) where signals.fired {
-            FileHandle.standardError.write(Data((StopReason.cancelled.description + "\n").utf8))
-        } catch let error as SyncError where RemoteSwitchOption.isRefusal(error) {
-            throw failure(RemoteSwitchOption.explain(error))
         } catch let error as SyncError {
+            if error == .stopped(.cancelled), await signals?.end() == true {
+                FileHandle.standardError.write(Data((StopReason.cancelled.description + "\n").utf8))
+                return
+            }
+            if RemoteSwitchOption.isRefusal(error) { throw failure(RemoteSwitchOption.explain(error)) }
             throw failure(error.description)
         } catch let error as ConflictDecisionError {
             throw failure(error.description)
@@ -162,4 +165,28 @@ func describe(_ item: Item) -> String {
     let id = item["id"]?.stringValue ?? "?"
     let text = item["text"].map { $0.isNull ? "" : $0.description } ?? ""
     return "\(id)  \(done) \(text)"
+}
+
+/// Cancels a context's running sync on SIGINT or SIGTERM while it watches (the signals are trapped:
+/// they no longer end the process at once), and says whether one came.
+private struct SignalCancel {
+    private let watch: Task<Bool, Never>
+
+    init(_ context: SyncContext) async {
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        watch = Task {
+            var fired = false
+            for await _ in signals {
+                fired = true
+                await context.cancelSync()
+            }
+            return fired
+        }
+    }
+
+    /// Stops watching; whether a signal came.
+    func end() async -> Bool {
+        watch.cancel()
+        return await watch.value
+    }
 }

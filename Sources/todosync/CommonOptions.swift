@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
+import Logging
 import HTTPServer
+import ServiceLifecycle
 import SyncClient
-import Synchronization
 import Views
 
 /// `--host` and `--port`.
@@ -73,77 +74,14 @@ struct ResourceOptions: ParsableArguments {
     }
 }
 
-/// Waits for Ctrl-C (SIGINT) or SIGTERM.
-func waitForTermination() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let once = SignalOnce(continuation)
-        for signal in [SIGINT, SIGTERM] {
-            Foundation.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: .main)
-            source.setEventHandler { once.fire() }
-            source.resume()
-            once.keep(source)
-        }
-    }
-}
-
-/// Resumes the waiting task on the first signal only.
-private final class SignalOnce: @unchecked Sendable {
-    // Touched only on the main dispatch queue (the signal sources' queue) after set-up.
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
-    func keep(_ source: any DispatchSourceSignal) { sources.append(source) }
-    func fire() {
-        continuation?.resume()
-        continuation = nil
-    }
-}
-
-/// Calls a handler on every SIGINT or SIGTERM while it lives (instead of the default of ending the
-/// process at once), so a command can stop its work cleanly.
-final class SignalWatch {
-    private final class Shared: Sendable {
-        let state = Mutex<(fired: Bool, handler: (@Sendable () -> Void)?)>((false, nil))
-    }
-
-    private let shared = Shared()
-    private let sources: [any DispatchSourceSignal]
-
-    init() {
-        let queue = DispatchQueue(label: "todosync.signals")
-        sources = [SIGINT, SIGTERM].map { signal in
-            Foundation.signal(signal, SIG_IGN)
-            return DispatchSource.makeSignalSource(signal: signal, queue: queue)
-        }
-        for source in sources {
-            source.setEventHandler { [shared] in
-                let handler = shared.state.withLock { state in
-                    state.fired = true
-                    return state.handler
-                }
-                handler?()
-            }
-            source.resume()
-        }
-    }
-
-    /// Whether a signal came.
-    var fired: Bool { shared.state.withLock { $0.fired } }
-
-    /// What to do on a signal (replaces the previous handler); called at once when one already came.
-    func onSignal(_ handler: @escaping @Sendable () -> Void) {
-        let fired = shared.state.withLock { state in
-            state.handler = handler
-            return state.fired
-        }
-        if fired { handler() }
-    }
-
-    deinit {
-        for source in sources { source.cancel() }
-    }
+/// Runs `services` (servers that stop when shut down gracefully) until SIGINT or SIGTERM, then
+/// shuts them down in reverse order: the last one given stops first.
+func runUntilTerminated(_ services: [any Service]) async throws {
+    var logger = Logger(label: "todosync")
+    logger.logLevel = .warning
+    let group = ServiceGroup(
+        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
 }
 
 /// Prints a line at once, also when standard output is a pipe (start-up lines are read by scripts).

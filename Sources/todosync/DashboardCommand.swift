@@ -56,8 +56,7 @@ struct DashboardCommand: AsyncParsableCommand {
             pushWindow: push.pushWindow
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
-        await waitForTermination()
-        await dashboard.stop()
+        try await runUntilTerminated([dashboard])
         announce("todosync stopped.")
     }
 }

@@ -93,9 +93,8 @@ struct DemoCommand: AsyncParsableCommand {
                 : "Press Sync on both devices, edit the same todo differently on each, sync A, then sync B.")
             Ctrl-C stops the demo.
             """)
-        await waitForTermination()
-        for device in devices { await device.stop() }
-        await service.stop()
+        // The devices stop first, then the service they sync with.
+        try await runUntilTerminated([service] + devices)
         announce("todosync demo stopped.")
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultProxy
 import Foundation
+import ServiceLifecycle
 
 /// `todosync proxy`: a fault-injecting HTTP proxy in front of a service on this machine.
 struct ProxyCommand: AsyncParsableCommand {
@@ -51,8 +52,17 @@ struct ProxyCommand: AsyncParsableCommand {
         if !quiet { proxy.onEvent { event in announce(event.description) } }
         announce(
             "todosync proxy: \(proxy.url) → \(proxy.upstream)  (\(plan); replay with --seed \(seed); Ctrl-C stops it)")
-        await waitForTermination()
-        proxy.stop()
+        try await runUntilTerminated([ProxyService(proxy: proxy)])
         announce("todosync proxy stopped.")
+    }
+}
+
+/// The proxy as a service: it forwards until a graceful shutdown.
+private struct ProxyService: Service {
+    let proxy: FaultProxy
+
+    func run() async {
+        try? await gracefulShutdown()
+        proxy.stop()
     }
 }

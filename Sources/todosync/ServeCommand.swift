@@ -123,8 +123,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         announce(
             "todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
-        await waitForTermination()
-        await running.stop()
+        try await runUntilTerminated([running])
         announce("todosync serve stopped.")
     }
 }

@@ -40,6 +40,10 @@ private func fetch(after status: Int, _ answer: Int, _ item: Item? = nil, _ mess
     PushReply(request: .fetch(afterStatus: status), status: answer, item: item, message: message)
 }
 
+private func undelete(_ status: Int, _ item: Item?, _ message: String = "") -> PushReply {
+    PushReply(request: .undelete, status: status, item: item, message: message)
+}
+
 private func anotherItem(_ status: Int) -> PushDecision {
     .stop(.serviceFault(.answerAboutAnotherItem(status: status, sent: "a", received: "victim")))
 }
@@ -174,6 +178,19 @@ let pushDecisionTable: [PushDecisionCase] =
         .init(
             name: "a GET answered 500 is retried", attempt: update, reply: fetch(after: 412, 500, nil, "boom"),
             expected: .retryLater(.serverError(status: 500, message: "boom"), status: 500)),
+        // The undelete of Use Client over a delete.
+        .init(
+            name: "an undelete answered 200 with the item sends the values as an update of it", attempt: recreate,
+            reply: undelete(200, stored), expected: .updateUndeleted(stored)),
+        .init(
+            name: "an undelete answered 200 without the item is refused", attempt: recreate,
+            reply: undelete(200, nil), expected: .failed(status: 200, message: "")),
+        .init(
+            name: "an undelete answered 404 is refused with the service's message", attempt: recreate,
+            reply: undelete(404, nil, "no such item"), expected: .failed(status: 404, message: "no such item")),
+        .init(
+            name: "an undelete answered about another item stops", attempt: recreate, reply: undelete(200, victim),
+            expected: anotherItem(200)),
     ]
 
 /// The push state machine, row by row, without a network or a store.
@@ -198,9 +215,10 @@ struct PushDecisionTests {
                 case .fetchServerItem: "fetchServerItem"
                 case .resend: "resend"
                 case .recreate: "recreate"
+                case .updateUndeleted: "updateUndeleted"
                 }
             kinds.insert(kind)
         }
-        #expect(kinds.count == 10)
+        #expect(kinds.count == 11)
     }
 }
