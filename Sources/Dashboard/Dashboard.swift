@@ -1,7 +1,7 @@
 import Foundation
-import ServiceLifecycle
 import HTTPServer
 import Logging
+import ServiceLifecycle
 import SyncClient
 import Synchronization
 import Views

@@ -1,7 +1,7 @@
 import Foundation
-import ServiceLifecycle
 import HTTPServer
 import Logging
+import ServiceLifecycle
 import Views
 
 /// The table service: any number of tables in one SQLite file or one PostgreSQL database, spoken

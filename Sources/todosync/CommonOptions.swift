@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Logging
 import HTTPServer
+import Logging
 import ServiceLifecycle
 import SyncClient
 import Views
