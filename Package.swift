@@ -44,6 +44,7 @@ let package = Package(
             name: "TableService",
             dependencies: [
                 "HTTPServer", "Storage", "SyncProtocol", "Views",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -56,6 +57,7 @@ let package = Package(
             name: "SyncClient",
             dependencies: [
                 "Storage", "SyncProtocol", .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -90,6 +92,7 @@ let package = Package(
             dependencies: [
                 "SyncClient", "TableService", "Storage", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/ClientBench"),
         .executableTarget(
@@ -109,7 +112,10 @@ let package = Package(
             path: "Benchmarks/DashboardBench"),
 
         .target(
-            name: "TestSupport", dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            name: "TestSupport",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -134,11 +140,13 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage",
-                "TestSupport",
+                "TestSupport", "Views",
             ]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "TestSupport"]),
+            dependencies: [
+                "Dashboard", "TableService", "SyncClient", "SyncProtocol", "HTTPServer", "Views", "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

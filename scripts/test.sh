@@ -25,19 +25,10 @@ export TODOSYNC_TEST_POSTGRES_URL
 echo "$TODOSYNC_TEST_POSTGRES_URL"
 
 echo "== swift tests"
-# The suite takes under a minute. Once, on a heavily loaded machine, a run hung (not diagnosed
-# yet); a time limit turns that into one clearly reported retry instead of a stalled CI.
-status=0
 # The table-service suites (on SQLite and PostgreSQL, which loads the machine) run in a step of
-# their own, so that the client's deadline tests do not share two cores with a database server.
-timeout 600 swift test --skip-build --skip TableServiceTests || status=$?
-if [ "$status" -eq 124 ]; then
-  echo "== the swift tests hung for 10 minutes: running them once more" >&2
-  pkill -9 -f todosyncPackageTests.xctest || true
-  timeout 600 swift test --skip-build --skip TableServiceTests
-elif [ "$status" -ne 0 ]; then
-  exit "$status"
-fi
+# their own. A time limit turns a hang into a clear failure instead of a stalled CI
+# (scripts/hang-check.sh runs the whole suite repeatedly on a loaded machine to find one).
+timeout 900 swift test --skip-build --skip TableServiceTests
 
 echo "== table service on SQLite and PostgreSQL"
 timeout 600 swift test --skip-build --filter TableServiceTests --skip ConvergenceTests
