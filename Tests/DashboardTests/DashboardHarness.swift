@@ -2,6 +2,7 @@ import Dashboard
 import Foundation
 import HTTPServer
 import TableService
+import TestSupport
 import Views
 
 #if canImport(FoundationNetworking)
@@ -58,16 +59,6 @@ final class DashboardHarness: Sendable {
     }
 }
 
-/// Stops URLSession from following redirects, so tests see the 303 itself.
-final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-}
-
 /// An HTTP client for tests: keeps cookies, never follows redirects.
 final class Client: Sendable {
     struct Answer {
@@ -78,36 +69,30 @@ final class Client: Sendable {
     }
 
     let base: String
-    private let session: URLSession
+    private let http = TestHTTPClient(keepsCookies: true)
 
     init(base: String) {
         self.base = base
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieAcceptPolicy = .always
-        session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
     func send(
         _ method: String, _ path: String, form: [String: String]? = nil, json: Data? = nil,
         headers: [String: String] = [:]
     ) async throws -> Answer {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
+        var fields: [String: String] = [:]
+        var body: Data?
         if let form {
-            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(
+            fields["Content-Type"] = "application/x-www-form-urlencoded"
+            body = Data(
                 form.map { "\(PercentDecoding.encode($0.key))=\(PercentDecoding.encode($0.value))" }
                     .joined(separator: "&").utf8)
         }
         if let json {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = json
+            fields["Content-Type"] = "application/json"
+            body = json
         }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.data(for: request)
-        let http = response as! HTTPURLResponse
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = "\(value)" }
-        return Answer(status: http.statusCode, headers: fields, body: data)
+        fields.merge(headers) { $1 }
+        let answer = try await http.send(method, base + path, headers: fields, body: body)
+        return Answer(status: answer.status, headers: answer.headers, body: answer.body)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Dashboard
@@ -97,19 +98,18 @@ import Testing
         if !request.queryItems.isEmpty {
             target.queryItems = request.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
         }
-        var outgoing = URLRequest(url: target.url!)
-        outgoing.httpMethod = request.method.rawValue
+        var fields: [String: String] = [:]
         for field in request.headers where ["zumo-api-version", "content-type"].contains(field.name.lowercased()) {
-            outgoing.setValue(field.value, forHTTPHeaderField: field.name)
+            fields[field.name] = field.value
         }
-        if !request.body.isEmpty { outgoing.httpBody = request.body }
-        let (data, answer) = try await URLSession.shared.data(for: outgoing)
-        let http = answer as! HTTPURLResponse
+        let answer = try await TestHTTPClient().send(
+            request.method.rawValue, target.url!.absoluteString, headers: fields,
+            body: request.body.isEmpty ? nil : request.body)
         var headers = HTTPHeaders()
         for name in ["ETag", "Content-Type"] {
-            if let value = http.value(forHTTPHeaderField: name) { headers.add(name, value) }
+            if let value = answer.headers[name.lowercased()] { headers.add(name, value) }
         }
-        return Response(status: http.statusCode, headers: headers, body: data)
+        return Response(status: answer.status, headers: headers, body: answer.body)
     }
 
     @Test func theHeaderSaysWhatIsKnownAboutTheRemote() async throws {

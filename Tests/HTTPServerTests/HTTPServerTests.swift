@@ -94,13 +94,10 @@ import Testing
         let server = try TestServer { router in
             router.get("/n/:n") { request in .text(request.parameters["n"]!) }
         }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 16
-        let session = URLSession(configuration: configuration)
         let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<200 {
                 group.addTask {
-                    let answer = try await server.send("GET", "/n/\(n)", session: session)
+                    let answer = try await server.send("GET", "/n/\(n)")
                     return answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == "\(n)"
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import HTTPServer
 
@@ -9,6 +10,7 @@ import Foundation
 /// A real server on 127.0.0.1 with an ephemeral port, and a client to talk to it.
 struct TestServer {
     let server: HTTPServer
+    private let http = TestHTTPClient()
 
     init(_ configure: (inout Router) -> Void, maxBodySize: Int = 1 << 20) throws {
         var router = Router()
@@ -22,17 +24,9 @@ struct TestServer {
 
     /// Sends a request; returns status, headers and body.
     func send(
-        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
-        session: URLSession = .shared
+        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]
     ) async throws -> (status: Int, headers: [String: String], body: Data) {
-        var request = URLRequest(url: url(path))
-        request.httpMethod = method
-        request.httpBody = body
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.data(for: request)
-        let http = response as! HTTPURLResponse
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = "\(value)" }
-        return (http.statusCode, fields, data)
+        let answer = try await http.send(method, server.url + path, headers: headers, body: body)
+        return (answer.status, answer.headers, answer.body)
     }
 }

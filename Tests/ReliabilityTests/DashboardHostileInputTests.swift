@@ -19,7 +19,7 @@ import Views
     final class Harness: Sendable {
         let dashboard: Dashboard
         let folder: URL
-        let session: URLSession
+        let http = TestHTTPClient(keepsCookies: true)
 
         static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -38,9 +38,6 @@ import Views
             dashboard = try await Dashboard.start(
                 DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources)
             ) { router in service.addRoutes(to: &router) }
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.httpCookieAcceptPolicy = .always
-            session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
         }
 
         func send(
@@ -49,17 +46,10 @@ import Views
         )
             async throws -> (status: Int, type: String, text: String)
         {
-            var request = URLRequest(url: URL(string: dashboard.url + path)!)
-            request.httpMethod = method
-            request.httpBody = body
-            if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-            let (data, response) = try await session.data(for: request)
-            let http = response as! HTTPURLResponse
-            return (
-                http.statusCode, http.value(forHTTPHeaderField: "Content-Type") ?? "",
-                String(decoding: data, as: UTF8.self)
-            )
+            var fields = headers
+            if let contentType { fields["Content-Type"] = contentType }
+            let answer = try await http.send(method, dashboard.url + path, headers: fields, body: body)
+            return (answer.status, answer.headers["content-type"] ?? "", answer.text)
         }
 
         func token() async throws -> String {
@@ -86,7 +76,6 @@ import Views
 
         func stop() async {
             await dashboard.stop()
-            session.invalidateAndCancel()
             try? FileManager.default.removeItem(at: folder)
         }
     }
@@ -223,15 +212,5 @@ import Views
         #expect(post.hasPrefix("HTTP/1.1 421"))
         #expect(try harness.dashboard.context.table("todoitem").count() == 0)
         await harness.stop()
-    }
-}
-
-/// Leaves redirects to the test.
-final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }

@@ -154,7 +154,11 @@ import Testing
         defer { harness.stop() }
         let before = try await harness.serviceRows()
         for hostile in Self.hostileRequests {
-            let reply = try await harness.send(hostile.method, hostile.path, body: hostile.body)
+            // A path that is not valid UTF-8 once decoded cannot go through an HTTP client's URL: raw bytes.
+            let reply =
+                hostile.path.contains("%FF")
+                ? try await harness.sendRaw(hostile.method, hostile.path)
+                : try await harness.send(hostile.method, hostile.path, body: hostile.body)
             #expect(
                 hostile.allowed.contains(reply.status),
                 "\(hostile): HTTP \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")

@@ -15,7 +15,7 @@ import Testing
         // FAULT_SEED=n shifts every seed, to explore other sequences locally.
         let shift = UInt64(ProcessInfo.processInfo.environment["FAULT_SEED"] ?? "") ?? 0
         let seed = UInt64(Self.faults.firstIndex(of: fault) ?? 0) + 11 + shift
-        try await withTimeLimit(60) {
+        try await withTimeLimit(300) {
             try await Self.exercise(FaultPlan([FaultRule(fault, probability: 0.5)], seed: seed))
         }
     }
@@ -27,17 +27,17 @@ import Testing
             FaultRule(.dropResponse, method: "DELETE", nth: 1), FaultRule(.resetMidResponse, method: "PATCH", nth: 3),
             FaultRule(.truncateBody, method: "POST", nth: 3), FaultRule(.status(500), method: "GET", nth: 1),
         ])
-        try await withTimeLimit(60) { try await Self.exercise(plan) }
+        try await withTimeLimit(300) { try await Self.exercise(plan) }
     }
 
     @Test func aMixOfEveryFaultConverges() async throws {
         let shift = UInt64(ProcessInfo.processInfo.environment["FAULT_SEED"] ?? "") ?? 0
         let rules = Self.faults.map { FaultRule($0, probability: 0.08) }
-        try await withTimeLimit(60) { try await Self.exercise(FaultPlan(rules, seed: 99 + shift)) }
+        try await withTimeLimit(300) { try await Self.exercise(FaultPlan(rules, seed: 99 + shift)) }
     }
 
     @Test func pushAndPullWhileTheServiceRefusesConnectionsStopWithATypedErrorAndConvergeLater() async throws {
-        try await withTimeLimit(60) {
+        try await withTimeLimit(300) {
             let harness = try ReliabilityHarness()
             defer { harness.stop() }
             let context = try harness.client(timeout: 2)

@@ -3,6 +3,7 @@ import GRDB
 import HTTPServer
 import SyncProtocol
 import TableService
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -15,6 +16,8 @@ import Testing
 final class LiveService: Sendable {
     let databasePath: String
     let running: RunningTableService
+    /// Plain protocol requests to the service, on a connection pool of this service's own.
+    let rest: RESTClient
 
     init(
         folder: TemporaryFolder, tables: [String] = ["todoitem", "tag"], applicationKey: String? = nil,
@@ -25,6 +28,7 @@ final class LiveService: Sendable {
             TableService.Configuration(
                 database: .sqlite(path: databasePath), applicationKey: applicationKey, tables: tables, signIn: signIn),
             port: 0, quiet: true)
+        rest = RESTClient(base: running.url)
     }
 
     /// The same database served again (after ``stop()``) at the same address: the same service, so a
@@ -32,6 +36,7 @@ final class LiveService: Sendable {
     init(restarting previous: LiveService, tables: [String] = ["todoitem", "tag"]) throws {
         databasePath = previous.databasePath
         running = try Self.start(databasePath, tables: tables, port: previous.running.port)
+        rest = RESTClient(base: running.url)
     }
 
     private static func start(_ path: String, tables: [String], port: Int) throws -> RunningTableService {
@@ -49,7 +54,6 @@ final class LiveService: Sendable {
     }
 
     var url: URL { URL(string: running.url)! }
-    var rest: RESTClient { RESTClient(base: running.url) }
 
     func stop() { running.stop() }
 
@@ -74,6 +78,7 @@ extension LiveService {
 /// Plain protocol requests, as another device or a REST tool would send them.
 struct RESTClient: Sendable {
     let base: String
+    private let http = TestHTTPClient()
 
     struct Reply: Sendable {
         var status: Int
@@ -86,16 +91,12 @@ struct RESTClient: Sendable {
     }
 
     func send(_ method: String, _ path: String, body: Item? = nil, ifMatch: String? = nil) async throws -> Reply {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
-        if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
-        if let body {
-            request.httpBody = try JSONEncoder().encode(body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return Reply(status: (response as! HTTPURLResponse).statusCode, body: data)
+        var headers = ["ZUMO-API-VERSION": "2.0.0"]
+        if let ifMatch { headers["If-Match"] = "\"\(ifMatch)\"" }
+        if body != nil { headers["Content-Type"] = "application/json" }
+        let answer = try await http.send(
+            method, base + path, headers: headers, body: try body.map { try JSONEncoder().encode($0) })
+        return Reply(status: answer.status, body: answer.body)
     }
 
     func get(_ table: String = "todoitem", _ id: String) async throws -> Item? {

@@ -21,14 +21,14 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
 }
 
 /// A table service on 127.0.0.1, port 0, over a temporary SQLite file or a fresh PostgreSQL
-/// database, with a URLSession to talk to it.
+/// database, with an HTTP client to talk to it.
 final class TestServer: Sendable {
     let running: RunningTableService
     let backend: Backend
     /// Where the tables are (another instance on the same database shares it).
     let database: TableService.Database
     let folder: URL
-    let session: URLSession
+    let http = TestHTTPClient()
     /// When set, the service's clock (milliseconds since 1970).
     let clock = ManualClock()
 
@@ -72,13 +72,6 @@ final class TestServer: Sendable {
             await running.stop()
             throw error
         }
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.timeoutIntervalForRequest = 30
-        sessionConfiguration.httpMaximumConnectionsPerHost = 32
-        sessionConfiguration.httpShouldSetCookies = false
-        session = URLSession(configuration: sessionConfiguration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
     var url: String { running.url }
@@ -104,23 +97,12 @@ final class TestServer: Sendable {
         body: Data? = nil
     ) async throws -> Reply {
         let address = target.hasPrefix("http") ? target : url + target
-        guard let requestURL = URL(string: address) else { throw URLError(.badURL) }
-        var request = URLRequest(url: requestURL)
-        request.httpMethod = method
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        if let body {
-            request.httpBody = body
-            if headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            }
+        var fields = headers
+        if body != nil, headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
+            fields["Content-Type"] = "application/json"
         }
-        let (data, response) = try await session.data(for: request)
-        let http = response as! HTTPURLResponse
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            fields["\(name)"] = "\(value)"
-        }
-        return Reply(status: http.statusCode, headers: fields, body: data)
+        let answer = try await http.send(method, address, headers: fields, body: body)
+        return Reply(status: answer.status, headers: answer.headers, body: answer.body)
     }
 
     /// Sends a JSON body.
@@ -134,7 +116,6 @@ final class TestServer: Sendable {
     /// Stops the server on a thread of its own: the tests call this from `defer` on Swift's
     /// cooperative threads, which the server's asynchronous handlers still in progress need.
     func stop() {
-        session.invalidateAndCancel()
         let running = running
         let folder = folder
         Thread {
@@ -150,16 +131,5 @@ final class ManualClock: Sendable {
     var now: Int64? {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
-    }
-}
-
-/// Leaves redirects to the test (a 303 after a form is what it checks).
-// @unchecked: no stored state; URLSession calls it from its own queue.
-final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }

@@ -31,7 +31,9 @@ final class ListIndexer: Sendable {
                 return
             }
             runs[index.table] = Run()
-            runs[index.table]?.task = Task.detached(priority: .utility) { [self] in
+            // At the default priority: a utility task waited minutes for a thread on a loaded
+            // machine, while the counts and searches it serves stay slower until it is done.
+            runs[index.table]?.task = Task.detached { [self] in
                 repeat {
                     do {
                         while !stopped.load(ordering: .acquiring),

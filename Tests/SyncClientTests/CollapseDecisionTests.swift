@@ -3,7 +3,7 @@ import Testing
 @testable import SyncClient
 
 /// The collapse rules as a table: the queued operation, its state, the new change, and the result.
-@Suite struct CollapseTests {
+@Suite struct CollapseDecisionTests {
     static let table: [(OperationKind, OperationState, OperationKind, Collapse)] = [
         (.insert, .pending, .update, .merge),
         (.insert, .attempted, .update, .merge),

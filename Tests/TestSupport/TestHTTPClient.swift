@@ -1,0 +1,93 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// HTTP for tests, on async-http-client: one client every harness uses to talk to the servers it
+/// starts. Unlike FoundationNetworking's `URLSession`, whose `data(for:)` waits with
+/// `DispatchQueue.sync` on a cooperative thread, it never blocks one; on a 2-core machine a few such
+/// waits were enough to hold up every other test's tasks.
+///
+/// It follows no redirect unless asked (tests look at the 303 itself), and keeps the cookies the
+/// servers set when asked (a browser session: the dashboard's session and CSRF cookies).
+public final class TestHTTPClient: Sendable {
+    /// An answer as tests read it: header names in lower case (repeated fields joined by ", ").
+    public struct Answer: Sendable {
+        public let status: Int
+        public let headers: [String: String]
+        public let body: Data
+
+        /// The body as UTF-8 text.
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    private let client: HTTPClient
+    private let keepsCookies: Bool
+    private let cookies = Mutex<[String: String]>([:])
+
+    /// - Parameters:
+    ///   - followsRedirects: follow up to five redirects (off: the 3xx is the answer).
+    ///   - keepsCookies: send back the cookies the servers set, as a browser would.
+    public init(followsRedirects: Bool = false, keepsCookies: Bool = false) {
+        // A pool of its own: a pool shared by every test would keep connections to a server that
+        // stopped, and use them for the next server given the same port.
+        client = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+            configuration: Self.configuration(
+                redirects: followsRedirects ? .follow(max: 5, allowCycles: false) : .disallow))
+        self.keepsCookies = keepsCookies
+    }
+
+    /// Sends one request to `url` and reads the whole answer (up to 64 MiB).
+    public func send(
+        _ method: String, _ url: String, headers: [String: String] = [:], body: Data? = nil,
+        timeout: Duration = .seconds(30)
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        if keepsCookies, !headers.keys.contains(where: { $0.lowercased() == "cookie" }) {
+            let line = cookies.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
+            if !line.isEmpty { request.headers.replaceOrAdd(name: "Cookie", value: line.joined(separator: "; ")) }
+        }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(
+            request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        if keepsCookies { keep(response.headers["set-cookie"]) }
+        var fields: [String: String] = [:]
+        for (name, value) in response.headers {
+            let key = name.lowercased()
+            fields[key] = fields[key].map { $0 + ", " + value } ?? value
+        }
+        return Answer(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
+    }
+
+    /// Stores each `Set-Cookie`'s name and value; an empty value or `Max-Age=0` removes the cookie.
+    private func keep(_ lines: [String]) {
+        for line in lines {
+            let parts = line.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
+            let name = String(pair[..<equals])
+            let value = String(pair[pair.index(after: equals)...])
+            let expired = parts.dropFirst().contains { $0.lowercased() == "max-age=0" }
+            cookies.withLock { $0[name] = value.isEmpty || expired ? nil : value }
+        }
+    }
+
+    deinit {
+        // Without waiting: a deinit may run on a cooperative thread.
+        client.shutdown { _ in }
+    }
+
+    private static func configuration(
+        redirects: HTTPClient.Configuration.RedirectConfiguration
+    ) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = redirects
+        // Tests send many requests at once (up to 200 in one test).
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        return configuration
+    }
+}
