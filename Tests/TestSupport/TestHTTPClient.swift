@@ -88,6 +88,9 @@ public final class TestHTTPClient: Sendable {
         configuration.redirectConfiguration = redirects
         // Tests send many requests at once (up to 200 in one test).
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        // Closed well before the servers close an idle connection (30 s), so that a request never
+        // goes out on a connection the server is closing.
+        configuration.connectionPool.idleTimeout = .seconds(4)
         return configuration
     }
 }

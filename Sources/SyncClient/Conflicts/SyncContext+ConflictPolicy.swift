@@ -17,8 +17,12 @@ extension SyncContext {
 
     /// The conflict policy of `table`: the one saved in the store, else ``defaultConflictPolicy``.
     public nonisolated func conflictPolicy(for table: String) throws(SyncError) -> ConflictPolicy {
-        let saved = try read { [store] db in try store.config(db, Self.policyKey(table)) }
-        return saved.flatMap(ConflictPolicy.init(rawValue:)) ?? defaultConflictPolicy
+        try read { db in try conflictPolicy(db, for: table) }
+    }
+
+    /// ``conflictPolicy(for:)`` in the caller's transaction.
+    nonisolated func conflictPolicy(_ db: Database, for table: String) throws -> ConflictPolicy {
+        try store.config(db, Self.policyKey(table)).flatMap(ConflictPolicy.init(rawValue:)) ?? defaultConflictPolicy
     }
 
     /// Saves the conflict policy of `table` for the following pushes.
@@ -38,13 +42,15 @@ extension SyncContext {
 
     // MARK: Applying a policy during push
 
-    /// Settles a conflict that push just recorded as its table's policy says: leaves it for a person
-    /// (ask, or a true collision under merge), takes the server's version, or adopts the server's
-    /// version under the local or merged values, to be sent again by the same push run. Every outcome
-    /// is journaled (a sent one when the service applies it).
-    nonisolated func applyPolicy(_ id: Int64) throws -> PushRun.Answer {
-        guard let conflict = try conflict(id) else { return .settled(.conflict) }
-        let policy = try conflictPolicy(for: conflict.operation.table)
+    /// Settles a conflict that push just recorded as its table's policy says, in the transaction that
+    /// recorded it: leaves it for a person (ask, or a true collision under merge), takes the server's
+    /// version, or adopts the server's version under the local or merged values, to be sent again by
+    /// the same push run. Every outcome is journaled (a sent one when the service applies it).
+    nonisolated func settleByPolicy(_ db: Database, _ id: Int64) throws -> PushRun.Answer {
+        guard let operation = try queue.operation(db, id: id), operation.state == .conflict,
+            let conflict = try conflict(db, operation)
+        else { return .settled(.conflict) }
+        let policy = try conflictPolicy(db, for: operation.table)
         let decider: JournalEntry.Decider =
             switch policy {
             case .ask, .merge: .merge
@@ -55,14 +61,14 @@ extension SyncContext {
         case .ask:
             return .settled(.conflict)
         case .useServer:
-            try useServer(id, decidedBy: decider, decision: policy == .merge ? .merge : .useServer)
+            try useServer(db, id, decidedBy: decider, decision: policy == .merge ? .merge : .useServer, batch: nil)
             return .settled(.resolvedByServer)
         case .useClient:
             let decision: JournalEntry.Decision = policy == .merge ? .merge : .useClient
-            try holdDecision(id, PendingDecision(decision: decision, decidedBy: decider))
+            try holdDecision(db, id, PendingDecision(decision: decision, decidedBy: decider))
             return .sendAgain
         case .pushMerged(let item):
-            try holdDecision(id, PendingDecision(decision: .merge, decidedBy: decider, values: item))
+            try holdDecision(db, id, PendingDecision(decision: .merge, decidedBy: decider, values: item))
             return .sendAgain
         }
     }
@@ -89,12 +95,19 @@ extension SyncContext {
     /// the journal, ready to be sent. The entry is stored by the transaction that applies the
     /// service's answer (never apart from it); a new conflict (the service moved again) stays in the
     /// queue for the next decision and journals nothing.
-    nonisolated func holdDecision(_ id: Int64, _ decision: PendingDecision) throws {
-        guard let before = try conflict(id) else { throw SyncError.notInConflict(id) }
+    nonisolated func holdDecision(_ id: Int64, _ decision: PendingDecision) throws(SyncError) {
+        try write { db in try holdDecision(db, id, decision) }
+    }
+
+    /// ``holdDecision(_:_:)`` in the caller's transaction.
+    nonisolated func holdDecision(_ db: Database, _ id: Int64, _ decision: PendingDecision) throws {
+        guard let operation = try queue.operation(db, id: id), operation.state == .conflict,
+            let before = try conflict(db, operation)
+        else { throw SyncError.notInConflict(id) }
         let entry = JournalEntry(
             before, decision: decision.decision, decidedBy: decision.decidedBy, result: nil, versionAfter: nil,
             batch: decision.batch, overturns: decision.overturns)
-        try queue.adoptServerVersion(id, values: decision.values, decision: entry)
+        try queue.adoptServerVersion(db, id: id, values: decision.values, decision: entry)
     }
 
     // MARK: Per-field pick

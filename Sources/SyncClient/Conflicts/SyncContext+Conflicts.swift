@@ -73,7 +73,7 @@ extension SyncContext {
     }
 
     private func pushDecisionNow(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
-        let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
+        let driver = pushDriver(try readyTransport(.push, table: nil))
         var result = PushResult()
         do {
             try holdDecision(operationId, decision)
@@ -93,19 +93,25 @@ extension SyncContext {
         _ operationId: Int64, decidedBy: JournalEntry.Decider = .person, decision: JournalEntry.Decision = .useServer,
         batch: String? = nil
     ) throws(SyncError) {
-        try write { [queue, journal] db in
-            guard let operation = try queue.operation(db, id: operationId), operation.state == .conflict,
-                let conflict = try conflict(db, operation)
-            else {
-                throw SyncError.notInConflict(operationId)
-            }
-            try queue.useServer(db, id: operationId)
-            _ = try journal.record(
-                db,
-                JournalEntry(
-                    conflict, decision: decision, decidedBy: decidedBy, result: conflict.serverItem,
-                    versionAfter: conflict.serverItem?[SystemColumn.version]?.stringValue, batch: batch))
+        try write { db in try useServer(db, operationId, decidedBy: decidedBy, decision: decision, batch: batch) }
+    }
+
+    /// ``useServer(_:decidedBy:decision:batch:)`` in the caller's transaction.
+    nonisolated func useServer(
+        _ db: Database, _ operationId: Int64, decidedBy: JournalEntry.Decider, decision: JournalEntry.Decision,
+        batch: String?
+    ) throws {
+        guard let operation = try queue.operation(db, id: operationId), operation.state == .conflict,
+            let conflict = try conflict(db, operation)
+        else {
+            throw SyncError.notInConflict(operationId)
         }
+        try queue.useServer(db, id: operationId)
+        _ = try journal.record(
+            db,
+            JournalEntry(
+                conflict, decision: decision, decidedBy: decidedBy, result: conflict.serverItem,
+                versionAfter: conflict.serverItem?[SystemColumn.version]?.stringValue, batch: batch))
     }
 
     /// Cancel: leaves the local change as it is; the operation is pending again and its conflict is

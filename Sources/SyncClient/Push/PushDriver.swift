@@ -1,30 +1,26 @@
 import Foundation
+import GRDB
 import SyncProtocol
 
 /// Sends one begun attempt and applies the ``PushDecision``s of the service's answers until the
 /// operation is settled or the push must stop; stores applied answers.
 ///
 /// The one place where answers change the queue. Every push is a ``PushRun`` whose requests go out
-/// through ``settle(_:)`` and whose answers are stored by ``store(_:thenBegin:)``: a push of the
-/// whole queue, and the one-operation runs of Use Client, a per-field pick and an overturn. The
-/// driver calls none of them back: a conflict is recorded and returned, and the run decides what
-/// comes next.
+/// through ``settle(_:applyingPolicy:)`` and whose answers are stored by ``store(_:thenBegin:)``: a
+/// push of the whole queue, and the one-operation runs of Use Client, a per-field pick and an
+/// overturn. A conflict is recorded, and settled by its table's policy in the same transaction
+/// when the run asks for that; the run decides what comes next.
 struct PushDriver: Sendable {
     /// The queue whose operations are sent.
     let queue: SyncOperationQueue
     /// The service's HTTP side.
     let transport: HTTPTransport
+    /// Settles a conflict just recorded, in the transaction that records it, as its table's conflict
+    /// policy says (see ``SyncContext/settleByPolicy(_:_:)``).
+    let conflictPolicy: @Sendable (Database, Int64) throws -> PushRun.Answer
 
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.
     static let maximumResends = 3
-
-    /// How the service's answers settled an operation.
-    enum Settlement: Sendable {
-        /// The service applied the operation; its answer is not stored yet (``store(_:thenBegin:)``).
-        case applied(AppliedAnswer)
-        /// The outcome is in the queue already: in conflict, refused, or skipped.
-        case recorded(OperationOutcome)
-    }
 
     /// An answer saying that the service applied an operation.
     struct AppliedAnswer: Sendable, Hashable {
@@ -37,7 +33,8 @@ struct PushDriver: Sendable {
     /// Sends a begun attempt (``SyncOperationQueue/beginAttempt(_:)``) and applies the decisions on the
     /// service's answers until the operation is settled. Every outcome but the service applying it is
     /// recorded here; an applied answer is returned, to be stored with ``store(_:thenBegin:)``.
-    func settle(_ begun: PushAttempt) async throws(SyncError) -> Settlement {
+    /// `applyingPolicy`: a conflict goes to its table's policy (else it waits for a person).
+    func settle(_ begun: PushAttempt, applyingPolicy: Bool) async throws(SyncError) -> PushRun.Answer {
         let id = begun.operationId
         var attempt = begun
         var reply = try await write(attempt)
@@ -49,14 +46,12 @@ struct PushDriver: Sendable {
             case .alreadyApplied(let serverItem):
                 return .applied(AppliedAnswer(operationId: id, serverItem: serverItem))
             case .conflict(let serverItem, let status):
-                try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem)
-                return .recorded(.conflict)
+                return try recordConflict(id, serverItem: serverItem, status: status, attempt, applyingPolicy)
             case .deletedOnServer(let status):
-                try queue.recordConflict(id, serverItem: nil, status: status, sent: attempt.clientItem)
-                return .recorded(.conflict)
+                return try recordConflict(id, serverItem: nil, status: status, attempt, applyingPolicy)
             case .failed(let status, let message):
                 try queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
-                return .recorded(.failed)
+                return .settled(.failed)
             case .stop(let error):
                 try queue.markAttempted([id], message: error.description, status: reply.status)
                 throw error
@@ -76,7 +71,7 @@ struct PushDriver: Sendable {
                     throw .stopped(reason)
                 }
                 try queue.rebase(id, over: serverItem)
-                guard let again = try queue.beginAttempt(id) else { return .recorded(.skipped) }
+                guard let again = try queue.beginAttempt(id) else { return .settled(.skipped) }
                 attempt = again
                 reply = try await write(attempt)
             case .recreate:
@@ -90,6 +85,16 @@ struct PushDriver: Sendable {
                 attempt.body?[SystemColumn.id] = nil
                 reply = try await write(attempt)
             }
+        }
+    }
+
+    /// Records a conflict, settled by its table's policy in the same transaction when asked.
+    private func recordConflict(
+        _ id: Int64, serverItem: Item?, status: Int, _ attempt: PushAttempt, _ applyingPolicy: Bool
+    ) throws(SyncError) -> PushRun.Answer {
+        let policy = conflictPolicy
+        return try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem) { db in
+            applyingPolicy ? try policy(db, id) : .settled(.conflict)
         }
     }
 

@@ -7,8 +7,6 @@
 struct PushRunner: Sendable {
     /// Sends attempts and stores answers.
     let driver: PushDriver
-    /// Settles a conflict that a request recorded, as its table's policy says.
-    let settleConflict: @Sendable (Int64) async throws -> PushRun.Answer
     /// Told how many operations have had their answer, after each event.
     let progress: @Sendable (Int) -> Void
 
@@ -60,15 +58,10 @@ struct PushRunner: Sendable {
 
     /// One request, with the conflict policy when it applies.
     private func send(_ attempt: PushAttempt, applyingPolicy: Bool) async -> PushRun.Event {
-        let id = attempt.operationId
         do {
-            switch try await driver.settle(attempt) {
-            case .applied(let answer): return .answered(id, .applied(answer))
-            case .recorded(.conflict) where applyingPolicy: return .answered(id, try await settleConflict(id))
-            case .recorded(let outcome): return .answered(id, .settled(outcome))
-            }
+            return .answered(attempt.operationId, try await driver.settle(attempt, applyingPolicy: applyingPolicy))
         } catch {
-            return .requestFailed(id, SyncContext.syncError(error))
+            return .requestFailed(attempt.operationId, error)
         }
     }
 

@@ -15,7 +15,7 @@ extension SyncContext {
     }
 
     func runPush() async throws -> PushResult {
-        let driver = PushDriver(queue: queue, transport: try readyTransport(.push, table: nil))
+        let driver = pushDriver(try readyTransport(.push, table: nil))
         let queued = try read { [queue] db in try queue.sendable(db) }
         monitor.update {
             $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
@@ -38,11 +38,14 @@ extension SyncContext {
         return result.outcome(of: id) ?? .skipped
     }
 
-    /// The runner of this context's pushes: progress goes to the monitor, conflicts to their policy.
+    /// The driver of this context's pushes over `transport`: conflicts go to their table's policy.
+    nonisolated func pushDriver(_ transport: HTTPTransport) -> PushDriver {
+        PushDriver(queue: queue, transport: transport) { db, id in try self.settleByPolicy(db, id) }
+    }
+
+    /// The runner of this context's pushes: progress goes to the monitor.
     private func runner(_ driver: PushDriver) -> PushRunner {
-        PushRunner(
-            driver: driver, settleConflict: { id in try self.applyPolicy(id) },
-            progress: { [monitor] answered in monitor.update { $0.done = answered } })
+        PushRunner(driver: driver) { [monitor] answered in monitor.update { $0.done = answered } }
     }
 
     /// The transport, or the reason there is none (offline mode, no address).

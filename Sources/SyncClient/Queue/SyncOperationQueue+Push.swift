@@ -219,43 +219,51 @@ extension SyncOperationQueue {
     }
 
     /// The service holds another version (`serverItem`), or none: the operation waits in conflict.
-    func recordConflict(_ id: Int64, serverItem: Item?, status: Int, sent: Item?) throws(SyncError) {
+    /// `then` runs in the same transaction once it is recorded (a conflict policy), and its result
+    /// is returned.
+    func recordConflict<T>(
+        _ id: Int64, serverItem: Item?, status: Int, sent: Item?, then: (Database) throws -> T
+    ) throws(SyncError) -> T {
         let message =
             serverItem == nil
             ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status))."
-        try record(
-            id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
-            message: message, serverItem: serverItem, sent: sent)
+        return try store.write { db in
+            try record(
+                db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
+                message: message, serverItem: serverItem, sent: sent)
+            return try then(db)
+        }
     }
 
     /// The service refused the operation: it waits, failed, with the service's message.
     func recordFailure(_ id: Int64, status: Int, message: String, sent: Item?) throws(SyncError) {
-        try record(id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
+        try store.write { db in
+            try record(
+                db, id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
+        }
     }
 
     private func record(
-        _ id: Int64, state: OperationState, kind: OperationErrorKind, status: Int, message: String,
+        _ db: Database, _ id: Int64, state: OperationState, kind: OperationErrorKind, status: Int, message: String,
         serverItem: Item?, sent: Item?
-    ) throws(SyncError) {
-        try store.write { db in
-            guard var operation = try operation(db, id: id) else { return }
-            var message = message
-            if state == .conflict, operation.kind == .insert, status == 409 {
-                // The id is taken (by an item we may not even see), which is not a change on the server.
-                message = "An item with this id already exists on the service (HTTP 409)."
-            }
-            operation.state = state
-            operation.lastStatus = status
-            operation.message = message
-            try update(db, operation)
-            // A decision that met a new conflict or a refusal did not happen.
-            try journal.release(db, operationId: id)
-            try saveError(
-                db,
-                OperationError(
-                    operationId: id, kind: kind, status: status, message: message, serverItem: serverItem,
-                    clientItem: sent, recordedAt: Date()))
+    ) throws {
+        guard var operation = try operation(db, id: id) else { return }
+        var message = message
+        if state == .conflict, operation.kind == .insert, status == 409 {
+            // The id is taken (by an item we may not even see), which is not a change on the server.
+            message = "An item with this id already exists on the service (HTTP 409)."
         }
+        operation.state = state
+        operation.lastStatus = status
+        operation.message = message
+        try update(db, operation)
+        // A decision that met a new conflict or a refusal did not happen.
+        try journal.release(db, operationId: id)
+        try saveError(
+            db,
+            OperationError(
+                operationId: id, kind: kind, status: status, message: message, serverItem: serverItem,
+                clientItem: sent, recordedAt: Date()))
     }
 
     /// The outcome is unknown (no answer, the push stopped or was cancelled) or the push stopped

@@ -12,42 +12,45 @@ extension SyncOperationQueue {
     /// user columns take them first (a merge or a per-field pick). `decision` is held with the
     /// operation and journaled when the service applies it (see ``ConflictJournal``).
     func adoptServerVersion(_ id: Int64, values: Item? = nil, decision: JournalEntry? = nil) throws(SyncError) {
-        try store.write { db in
-            var operation = try existingOperation(db, id: id)
-            guard operation.state == .conflict, let error = try error(db, operationId: id) else {
-                throw SyncError.notInConflict(id)
-            }
-            let table = try store.description(of: operation.table)
-            if let server = error.serverItem, error.kind == .conflict {
-                switch operation.kind {
-                case .insert, .update:
-                    guard var row = try store.readItem(db, table: table, id: operation.itemId) else {
-                        throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
-                    }
-                    for column in table.columns { if let value = values?[column.name] { row[column.name] = value } }
-                    Self.adoptSystemColumns(of: server, into: &row)
-                    try store.writeItem(db, table: table, item: row)
-                    operation.kind = .update
-                case .delete:
-                    operation.item = (operation.item ?? [:]).merging(
-                        [SystemColumn.version: server[SystemColumn.version] ?? .null]) { $1 }
-                }
-                operation.base = server
-            } else {
-                if operation.kind == .delete {
-                    try remove(db, id: id)
-                    return
-                }
-                operation.kind = .insert
-                operation.recreate = true
-                operation.base = nil
-            }
-            operation.state = .pending
-            operation.message = nil
-            try update(db, operation)
-            try clearError(db, operationId: id)
-            if let decision { try journal.hold(db, operationId: id, decision) }
+        try store.write { db in try adoptServerVersion(db, id: id, values: values, decision: decision) }
+    }
+
+    /// ``adoptServerVersion(_:values:decision:)`` in the caller's transaction.
+    func adoptServerVersion(_ db: Database, id: Int64, values: Item? = nil, decision: JournalEntry? = nil) throws {
+        var operation = try existingOperation(db, id: id)
+        guard operation.state == .conflict, let error = try error(db, operationId: id) else {
+            throw SyncError.notInConflict(id)
         }
+        let table = try store.description(of: operation.table)
+        if let server = error.serverItem, error.kind == .conflict {
+            switch operation.kind {
+            case .insert, .update:
+                guard var row = try store.readItem(db, table: table, id: operation.itemId) else {
+                    throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
+                }
+                for column in table.columns { if let value = values?[column.name] { row[column.name] = value } }
+                Self.adoptSystemColumns(of: server, into: &row)
+                try store.writeItem(db, table: table, item: row)
+                operation.kind = .update
+            case .delete:
+                operation.item = (operation.item ?? [:]).merging(
+                    [SystemColumn.version: server[SystemColumn.version] ?? .null]) { $1 }
+            }
+            operation.base = server
+        } else {
+            if operation.kind == .delete {
+                try remove(db, id: id)
+                return
+            }
+            operation.kind = .insert
+            operation.recreate = true
+            operation.base = nil
+        }
+        operation.state = .pending
+        operation.message = nil
+        try update(db, operation)
+        try clearError(db, operationId: id)
+        if let decision { try journal.hold(db, operationId: id, decision) }
     }
 
     /// Marks a queued insert as re-creating an item the service deleted: an id the service still

@@ -82,6 +82,10 @@ final class HTTPTransport: Sendable {
             // connection of its own (async-http-client's default is 8 per host).
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
                 SyncConfiguration.maximumPushWindow
+            // An idle connection is closed by us before the service closes it (Node's default, which
+            // the official Mobile Apps server runs on, is 5 s; todosync serve's is 30 s): a request
+            // sent on a connection the service is just closing fails as unreachable.
+            configuration.connectionPool.idleTimeout = .seconds(4)
             configuration.timeout.read = .milliseconds(milliseconds)
             // Followed (or refused) by `send`, so that nothing goes to another origin.
             configuration.redirectConfiguration = .disallow
