@@ -92,13 +92,18 @@ final class SQLiteTableStore: TableStorage {
 
     func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem {
         let id = changes.id ?? UUID().uuidString.lowercased()
-        return try await write { db in
-            var schema = try self.ensureTable(db, table)
-            if let existing = try self.fetch(db, schema, id: id, scope: scope) {
-                throw TableError.alreadyExists(existing)
+        return try writeNow { db in
+            // The columns as they were: a 409 carries the stored item without the ones this
+            // insert would have added (its transaction is rolled back).
+            let stored = try self.ensureTable(db, table)
+            var schema = stored
+            do {
+                try self.ensureColumns(db, &schema, for: changes.fields)
+            } catch {
+                // An existing id is a 409 before a value that does not fit its column is a 400.
+                try self.refuseExisting(db, stored, id: id, scope: scope)
+                throw error
             }
-            if scope.owner != nil, try self.fetch(db, schema, id: id) != nil { throw TableError.alreadyExists(nil) }
-            try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
             var names =
                 [
@@ -112,21 +117,32 @@ final class SQLiteTableStore: TableStorage {
                 arguments.append(owner)
             }
             // Cached per connection, like every statement a request runs: preparing one costs more than
-            // running it.
-            try db.cachedStatement(
+            // running it. The row comes back from the INSERT itself (RETURNING), and an id already
+            // there fails the primary key: no statement reads before or after.
+            let statement = try db.cachedStatement(
                 sql: "INSERT INTO \(SQLDialect.quoted(schema.name)) "
-                    + "(\(names.map(SQLDialect.quoted).joined(separator: ", "))) VALUES "
-                    + "(\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
-            ).execute(arguments: StatementArguments(arguments))
-            return try self.fetch(db, schema, id: id)!
+                    + "(\(names.map(SQLDialect.quoted).joined(separator: ", "))) VALUES (\(sqlParameters(names.count))) "
+                    + "RETURNING \(schema.selectList)")
+            do {
+                return try Self.firstItem(statement, StatementArguments(arguments), schema)!
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                try self.refuseExisting(db, stored, id: id, scope: scope)
+                throw error
+            }
         }
+    }
+
+    /// Throws the 409 for an id already in the table: with the stored item when `scope` may see it.
+    private func refuseExisting(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope) throws {
+        if let existing = try fetch(db, schema, id: id, scope: scope) { throw TableError.alreadyExists(existing) }
+        if scope.owner != nil, try fetch(db, schema, id: id) != nil { throw TableError.alreadyExists(nil) }
     }
 
     func update(
         in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try await write { db in
+        return try writeNow { db in
             var schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
                 throw TableError.itemNotFound
@@ -141,11 +157,10 @@ final class SQLiteTableStore: TableStorage {
                 arguments.append(Self.databaseValue(SQLValue(field.value)))
             }
             arguments.append(id)
-            try db.cachedStatement(
+            let statement = try db.cachedStatement(
                 sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \(assignments.joined(separator: ", ")) "
-                    + "WHERE \"id\" = ?"
-            ).execute(arguments: StatementArguments(arguments))
-            return try self.fetch(db, schema, id: id)!
+                    + "WHERE \"id\" = ? RETURNING \(schema.selectList)")
+            return try Self.firstItem(statement, StatementArguments(arguments), schema)!
         }
     }
 
@@ -153,18 +168,17 @@ final class SQLiteTableStore: TableStorage {
         _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try await write { db in
+        return try writeNow { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
             if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
             if current.deleted == deleted { return current }
             let now = try self.nextTimestamp(db, schema)
-            try db.cachedStatement(
+            let statement = try db.cachedStatement(
                 sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \"deleted\" = ?, \"updatedAt\" = ?, "
-                    + "\"version\" = ? WHERE \"id\" = ?"
-            ).execute(arguments: [deleted, now, StoredItem.version(for: now), id])
-            return try self.fetch(db, schema, id: id)!
+                    + "\"version\" = ? WHERE \"id\" = ? RETURNING \(schema.selectList)")
+            return try Self.firstItem(statement, [deleted, now, StoredItem.version(for: now), id], schema)!
         }
     }
 
@@ -221,7 +235,7 @@ final class SQLiteTableStore: TableStorage {
         let items = try await read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT \(Self.columnList(schema)) FROM \(SQLDialect.quoted(schema.name)) "
+                sql: "SELECT \(schema.selectList) FROM \(SQLDialect.quoted(schema.name)) "
                     + "ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT ?",
                 arguments: [limit]
             ).map { Self.item(from: $0, schema) }
@@ -231,7 +245,7 @@ final class SQLiteTableStore: TableStorage {
 
     func anyItem(in table: String, id: String, scope: RowScope) async throws(TableError) -> StoredItem? {
         guard let schema = registry.schema(of: table) else { return nil }
-        return try await read { db in try self.fetch(db, schema, id: id, scope: scope) }
+        return try readNow { db in try self.fetch(db, schema, id: id, scope: scope) }
     }
 
     // MARK: Helpers
@@ -246,9 +260,25 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(TableError) -> T {
+    /// Runs a one-row transaction on the calling thread. Such a transaction takes tens of
+    /// microseconds; handing it to GRDB's writer queue and back (`await database.write`) cost more
+    /// CPU in thread switches than the transaction itself. It waits only for another such write
+    /// (this process is the file's only writer) and holds the caller's thread meanwhile.
+    private func writeNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         do {
-            return try await database.write(body)
+            return try database.writeWithoutTransaction { db in try db.inCachedTransaction { try body(db) } }
+        } catch let error as TableError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives; pages and
+    /// summaries, which take longer, go through GRDB's reader threads (``read(_:)``).
+    private func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
+        do {
+            return try database.read(body)
         } catch let error as TableError {
             throw error
         } catch {
@@ -259,13 +289,23 @@ final class SQLiteTableStore: TableStorage {
     private func fetch(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope = .all) throws -> StoredItem?
     {
         // Cached per connection: the SQL changes only when the table gains a column.
-        var sql = "SELECT \(Self.columnList(schema)) FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?"
+        var sql = "SELECT \(schema.selectList) FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?"
         var arguments: StatementArguments = [id]
         if let owner = scope.owner {
             sql += " AND \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
             arguments += [owner]
         }
-        return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments).map { Self.item(from: $0, schema) }
+        return try Self.firstItem(db.cachedStatement(sql: sql), arguments, schema)
+    }
+
+    /// The first row `statement` gives as an item, decoded in place: GRDB's `fetchOne` copies the
+    /// row (names and values) first, which showed in the CPU of every write.
+    private static func firstItem(
+        _ statement: Statement, _ arguments: StatementArguments, _ schema: TableSchema
+    ) throws -> StoredItem? {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        // The cursor resets the statement when it goes: keep it until the row is read.
+        return try withExtendedLifetime(rows) { try rows.next().map { item(from: $0, schema) } }
     }
 
     /// Makes `table` keep an owner per row: adds the hidden owner column (not in `__columns`, so
@@ -330,10 +370,6 @@ final class SQLiteTableStore: TableStorage {
         return max(clock(), latest == Int64.min ? Int64.min : latest + 1)
     }
 
-    static func columnList(_ schema: TableSchema) -> String {
-        schema.columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
-    }
-
     static func databaseValue(_ value: SQLValue) -> DatabaseValue {
         switch value {
         case .null: .null
@@ -345,10 +381,10 @@ final class SQLiteTableStore: TableStorage {
     }
 
     static func arguments(_ values: [SQLValue]) -> StatementArguments {
-        StatementArguments(values.map(databaseValue))
+        StatementArguments(positional: values.map(databaseValue))
     }
 
-    /// A row selected with ``columnList(_:)`` as an item.
+    /// A row selected with the schema's ``TableSchema/selectList`` as an item.
     static func item(from row: Row, _ schema: TableSchema) -> StoredItem {
         var fields: [StoredItem.Field] = []
         let system = TableSchema.systemColumns.count
