@@ -368,7 +368,7 @@ private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Re
 /// Header fields libmicrohttpd writes itself, and values that would split the header block.
 private func isSendable(_ name: String, _ value: String) -> Bool {
     let managed = ["content-length", "transfer-encoding", "connection", "date"]
-    return !managed.contains(name.lowercased())
+    return !managed.contains(where: name.caseInsensitiveEquals)
         && !value.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 })
         && !name.utf8.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ":") })
 }

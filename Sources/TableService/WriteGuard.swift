@@ -32,7 +32,7 @@ struct WriteGuard: Sendable {
 
     /// `application/json`, with or without parameters (`; charset=utf-8`), any letter case.
     static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        let mediaType = contentType.prefix { $0 != ";" }
+        return mediaType.trimmingWhitespace().caseInsensitiveEquals("application/json")
     }
 }
