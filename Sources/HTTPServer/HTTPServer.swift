@@ -145,11 +145,12 @@ private struct ConnectionHandle: @unchecked Sendable {
 private final class ServerContext: Sendable {
     let responder: Responder
     let maxBodySize: Int
-    /// Connections suspended for an asynchronous handler and not yet taken back by libmicrohttpd;
-    /// stopping the daemon with one of them still suspended would abort the process.
+    /// Requests whose asynchronous handler runs, or whose connection is suspended for one and not
+    /// yet taken back by libmicrohttpd; stopping the daemon with a connection still suspended would
+    /// abort the process.
     let parkedRequests = Atomic<Int>(0)
 
-    /// Uncounts a parked request once (on its resumed call, or when its connection ends).
+    /// Uncounts a request once (when its answer is queued, or its connection ends).
     func releaseParked(_ state: RequestState) {
         guard state.countedAsParked else { return }
         state.countedAsParked = false
@@ -170,7 +171,9 @@ private final class RequestState: @unchecked Sendable {
     var body = Data()
     var tooLarge = false
     var parked = false
-    /// Counted in ``ServerContext/parkedRequests`` until libmicrohttpd has taken the connection back.
+    /// Counted in ``ServerContext/parkedRequests`` from the start of its async handler until
+    /// libmicrohttpd has taken the connection back (or, if the handler never suspended, until its
+    /// answer is queued).
     var countedAsParked = false
     let answer = Mutex<AsyncAnswer>(.running)
 }
@@ -260,6 +263,9 @@ private func start(
 ) -> MHD_Result {
     let handle = ConnectionHandle(pointer: connection)
     let responder = server.responder
+    // Counted before the handler runs: a stop that sees anything it did also waits for its answer.
+    state.countedAsParked = true
+    server.parkedRequests.add(1, ordering: .acquiringAndReleasing)
     Task.immediate(executorPreference: HandlerExecutor.shared) {
         let response: Response
         do { response = responder.complete(routed, try await body(routed)) } catch {
@@ -276,13 +282,12 @@ private func start(
         if case .finished(let response) = answer { return response }
         answer = .parked
         state.parked = true
-        state.countedAsParked = true
-        server.parkedRequests.add(1, ordering: .acquiringAndReleasing)
         // Under the lock: the task, finishing on another thread, resumes only after this.
         MHD_suspend_connection(connection)
         return nil
     }
     guard let finished else { return .YES }
+    server.releaseParked(state)
     return queue(finished, on: connection)
 }
 
