@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Storage
 import SyncProtocol
+import Synchronization
 
 /// The tables in one SQLite file: dynamic schema, soft delete, versions and strictly increasing
 /// `updatedAt` per table. Every check-then-write happens inside one write transaction, and SQLite
@@ -13,6 +14,9 @@ final class SQLiteTableStore: TableStorage {
     private let database: any DatabaseWriter
     private let registry = SchemaRegistry()
     private let clock: @Sendable () -> Int64
+    /// The latest `updatedAt` of each table written since the store opened, by table name, as
+    /// committed: this process is the file's only writer, so a write need not read it back.
+    private let latestStamps = Mutex<[String: Int64]>([:])
 
     static let migrations: [StoreMigration] = [
         StoreMigration("tableService.v1") { db in
@@ -105,30 +109,39 @@ final class SQLiteTableStore: TableStorage {
                 throw error
             }
             let now = try self.nextTimestamp(db, schema)
-            var names =
-                [
-                    SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
-                    SystemColumn.deleted,
-                ] + changes.fields.map { schema.column(named: $0.name)!.name }
-            var arguments: [(any DatabaseValueConvertible)?] = [id, now, now, StoredItem.version(for: now), false]
-            arguments += changes.fields.map { Self.databaseValue(SQLValue($0.value)) }
+            // Every column, by position: the statement depends only on the table's shape.
+            let version = StoredItem.version(for: now)
+            var values = [
+                id.databaseValue, now.databaseValue, now.databaseValue, version.databaseValue, false.databaseValue,
+            ]
+            values += repeatElement(DatabaseValue.null, count: schema.userColumns.count)
+            for field in changes.fields {
+                values[schema.position(of: field.name)!] = Self.databaseValue(SQLValue(field.value))
+            }
+            var columns = schema.selectList
             if let owner = scope.owner {
-                names.append(RowScope.ownerColumn)
-                arguments.append(owner)
+                columns += ", " + SQLDialect.quoted(RowScope.ownerColumn)
+                values.append(owner.databaseValue)
             }
             // Cached per connection, like every statement a request runs: preparing one costs more than
-            // running it. The row comes back from the INSERT itself (RETURNING), and an id already
-            // there fails the primary key: no statement reads before or after.
+            // running it. An id already there fails the primary key: no statement reads before.
             let statement = try db.cachedStatement(
-                sql: "INSERT INTO \(SQLDialect.quoted(schema.name)) "
-                    + "(\(names.map(SQLDialect.quoted).joined(separator: ", "))) VALUES (\(sqlParameters(names.count))) "
-                    + "RETURNING \(schema.selectList)")
+                sql:
+                    "INSERT INTO \(SQLDialect.quoted(schema.name)) (\(columns)) VALUES (\(sqlParameters(values.count)))"
+            )
             do {
-                return try Self.firstItem(statement, StatementArguments(arguments), schema)!
+                try statement.execute(arguments: StatementArguments(positional: values))
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
                 try self.refuseExisting(db, stored, id: id, scope: scope)
                 throw error
             }
+            // Nor after: the item is the values written, as a SELECT would read them back (user
+            // columns have no declared type, so SQLite stores values as given; see jsonValue).
+            let fields = schema.userColumns.indices.map { index in
+                let column = schema.columns[index]
+                return StoredItem.Field(name: column.name, value: Self.jsonValue(values[index], in: column))
+            }
+            return StoredItem(id: id, createdAt: now, updatedAt: now, version: version, deleted: false, fields: fields)
         }
     }
 
@@ -361,13 +374,20 @@ final class SQLiteTableStore: TableStorage {
         registry.publish(schema, onCommitOf: db)
     }
 
-    /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not earlier.
+    /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not
+    /// earlier. The latest is read from the table once, then remembered at each commit (a write
+    /// rolled back leaves it as it was).
     private func nextTimestamp(_ db: Database, _ schema: TableSchema) throws -> Int64 {
-        let latest =
-            try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT max(\"updatedAt\") FROM \(SQLDialect.quoted(schema.name))"))
-            ?? Int64.min
-        return max(clock(), latest == Int64.min ? Int64.min : latest + 1)
+        let table = schema.name
+        let latest: Int64?
+        if let remembered = latestStamps.withLock({ $0[table] }) {
+            latest = remembered
+        } else {
+            latest = try Int64.fetchOne(db, sql: "SELECT max(\"updatedAt\") FROM \(SQLDialect.quoted(table))")
+        }
+        let stamp = latest.map { max(clock(), $0 + 1) } ?? clock()
+        db.afterNextTransaction(onCommit: { [self] _ in latestStamps.withLock { $0[table] = stamp } })
+        return stamp
     }
 
     static func databaseValue(_ value: SQLValue) -> DatabaseValue {
@@ -386,22 +406,25 @@ final class SQLiteTableStore: TableStorage {
 
     /// A row selected with the schema's ``TableSchema/selectList`` as an item.
     static func item(from row: Row, _ schema: TableSchema) -> StoredItem {
-        var fields: [StoredItem.Field] = []
-        let system = TableSchema.systemColumns.count
-        fields.reserveCapacity(schema.columns.count - system)
-        for index in system..<schema.columns.count {
+        let fields = schema.userColumns.indices.map { index in
             let column = schema.columns[index]
-            let value: JSONValue
-            switch (row[index] as DatabaseValue).storage {
-            case .null: value = .null
-            case .int64(let integer): value = column.type == .boolean ? .bool(integer != 0) : .number(Double(integer))
-            case .double(let double): value = .number(double)
-            case .string(let string): value = .string(string)
-            case .blob(let data): value = .string(data.base64EncodedString())
-            }
-            fields.append(StoredItem.Field(name: column.name, value: value))
+            return StoredItem.Field(name: column.name, value: jsonValue(row[index], in: column))
         }
         return StoredItem(
             id: row[0], createdAt: row[1], updatedAt: row[2], version: row[3], deleted: row[4], fields: fields)
+    }
+
+    /// A value of a user column, as written or as read, as JSON: booleans are kept as 0 and 1, and
+    /// text ends at its first NUL character, where GRDB's reading of it (a C string) ends.
+    static func jsonValue(_ value: DatabaseValue, in column: Column) -> JSONValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let integer): column.type == .boolean ? .bool(integer != 0) : .number(Double(integer))
+        case .double(let double): .number(double)
+        case .string(let string) where string.utf8.contains(0):
+            .string(String(decoding: string.utf8.prefix { $0 != 0 }, as: UTF8.self))
+        case .string(let string): .string(string)
+        case .blob(let data): .string(data.base64EncodedString())
+        }
     }
 }
