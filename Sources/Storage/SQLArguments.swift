@@ -2,7 +2,7 @@ import GRDB
 
 /// `?, ?, …`: `count` SQL parameters, for an `IN` list or a row of `VALUES`.
 public func sqlParameters(_ count: Int) -> String {
-    Array(repeating: "?", count: count).joined(separator: ", ")
+    count > 0 ? String(repeating: "?, ", count: count - 1) + "?" : ""
 }
 
 extension StatementArguments {
