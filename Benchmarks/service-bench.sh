@@ -10,6 +10,7 @@
 # PostgreSQL server carries).
 # Figures are noisy: compare within one run. PostgreSQL is a throwaway cluster (fsync off,
 # synchronous_commit off: about the durability of SQLite's WAL with synchronous=NORMAL).
+# SQLITE_ONLY=1 stops after the SQLite run (the write path's CPU per insert, without PostgreSQL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=${ROWS:-100000}
@@ -110,6 +111,7 @@ start_service "$work/tables.sqlite"
 measure "SQLite, one instance" "http://127.0.0.1:$port" "$service_pid"
 sqlite_insert=$insert_rate; sqlite_read=$read_rate; sqlite_read_seconds=$read_seconds
 kill "$service_pid"
+[ "${SQLITE_ONLY:-0}" = 1 ] && exit 0
 
 # nginx, a static file of one page's size, as before.
 mkdir -p "$work/www"

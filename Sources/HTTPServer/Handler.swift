@@ -1,5 +1,6 @@
 /// The code that answers a request: synchronous handlers run on the server's own threads (where
-/// blocking on SQLite is fine); asynchronous ones park the connection until they finish.
+/// blocking on SQLite is fine); asynchronous ones start there too, and park the connection if they
+/// suspend, until they finish.
 public enum Handler: Sendable {
     case sync(@Sendable (Request) throws -> Response)
     case async(@Sendable (Request) async throws -> Response)

@@ -1,12 +1,14 @@
 import Foundation
 
-/// The threads that run asynchronous handlers: a few of the server's own, not Swift's cooperative
-/// pool (as many threads as cores: two on a small machine). Code that embeds the server, tests
-/// above all, may block cooperative threads while it waits for an answer (a blocking socket read,
-/// a synchronous stop); handlers that needed those threads would then never run.
+/// The threads that run asynchronous handlers after they first suspend (a handler starts on the
+/// server thread that received its request, and one that never suspends finishes there): a few of
+/// the server's own, not Swift's cooperative pool (as many threads as cores: two on a small
+/// machine). Code that embeds the server, tests above all, may block cooperative threads while it
+/// waits for an answer (a blocking socket read, a synchronous stop); handlers that needed those
+/// threads would then never run.
 ///
-/// Handlers still only suspend, never block for long: a database call awaits its answer, and the
-/// thread goes back to the other handlers.
+/// Handlers still never block for long: a remote database call awaits its answer, and the thread
+/// goes back to the other handlers. (Short SQLite transactions run where they are called.)
 final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `jobs` is touched only with `condition` locked.
     static let shared = HandlerExecutor(threads: 8)

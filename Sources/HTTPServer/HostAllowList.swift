@@ -69,6 +69,8 @@ public struct HostAllowList: Middleware {
     static func name(of host: String) -> String {
         let lowered = host.lowercased()
         if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") { return String(lowered[...end]) }
-        return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
+        // The first run of characters between colons (what `split(separator: ":").first` gives,
+        // without building the array of pieces).
+        return String(lowered.drop { $0 == ":" }.prefix { $0 != ":" })
     }
 }

@@ -98,7 +98,7 @@ extension ItemChanges {
 
     /// Property names become SQLite columns: letters, digits and underscores, not starting with a digit.
     static func checkColumnName(_ name: String) throws(TableError) {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         func isLetter(_ byte: UInt8) -> Bool {
             (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "_")
         }

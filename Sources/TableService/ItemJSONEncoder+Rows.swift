@@ -19,7 +19,7 @@ extension ItemJSONEncoder {
         }
     }
 
-    /// Appends one row selected with ``SQLiteTableStore/columnList(_:)``.
+    /// Appends one row selected with the schema's ``TableSchema/selectList``.
     func append(row: Row, schema: TableSchema, keys: ColumnKeys, to bytes: inout [UInt8]) throws {
         guard style == .v2, selection == nil else {
             return append(SQLiteTableStore.item(from: row, schema), to: &bytes)

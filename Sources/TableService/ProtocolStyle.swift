@@ -15,7 +15,7 @@ enum ProtocolStyle: Equatable, Sendable {
         let header = request.headers[ProtocolHeader.apiVersion]
         let query = request.queryItems.first { $0.name.equalsIgnoringCase(ProtocolHeader.apiVersion) }?.value
         if let version = header ?? query {
-            let trimmed = version.trimmingCharacters(in: .whitespaces)
+            let trimmed = version.trimmingWhitespace()
             guard trimmed == "2.0" || trimmed.hasPrefix("2.0.") else { throw .unsupportedAPIVersion }
             self = .v2
             return
@@ -23,7 +23,7 @@ enum ProtocolStyle: Equatable, Sendable {
         var properties: Set<String> = []
         if let list = request.query("__systemproperties") {
             for raw in list.split(separator: ",") {
-                let name = raw.trimmingCharacters(in: .whitespaces).lowercased()
+                let name = raw.trimmingWhitespace().lowercased()
                 switch name {
                 case "*", "__all", "all":
                     properties.formUnion([

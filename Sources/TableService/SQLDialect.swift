@@ -7,7 +7,16 @@ enum SQLDialect: Sendable {
 
     /// `name` as a quoted identifier (`"na""me"`); both databases quote the same way.
     static func quoted(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // By hand: Foundation's `replacingOccurrences` (an NSString round trip) took a tenth of a
+        // SQLite insert's CPU, for names that in practice never hold a quote.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        var quoted = "\""
+        for scalar in name.unicodeScalars {
+            if scalar == "\"" { quoted.unicodeScalars.append(scalar) }
+            quoted.unicodeScalars.append(scalar)
+        }
+        quoted.unicodeScalars.append("\"")
+        return quoted
     }
 
     /// SQL written with `?` placeholders in this dialect: SQLite keeps `?`, PostgreSQL numbers

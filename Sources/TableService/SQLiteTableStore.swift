@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Storage
 import SyncProtocol
+import Synchronization
 
 /// The tables in one SQLite file: dynamic schema, soft delete, versions and strictly increasing
 /// `updatedAt` per table. Every check-then-write happens inside one write transaction, and SQLite
@@ -13,6 +14,9 @@ final class SQLiteTableStore: TableStorage {
     private let database: any DatabaseWriter
     private let registry = SchemaRegistry()
     private let clock: @Sendable () -> Int64
+    /// The latest `updatedAt` of each table written since the store opened, by table name, as
+    /// committed: this process is the file's only writer, so a write need not read it back.
+    private let latestStamps = Mutex<[String: Int64]>([:])
 
     static let migrations: [StoreMigration] = [
         StoreMigration("tableService.v1") { db in
@@ -92,41 +96,66 @@ final class SQLiteTableStore: TableStorage {
 
     func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem {
         let id = changes.id ?? UUID().uuidString.lowercased()
-        return try await write { db in
-            var schema = try self.ensureTable(db, table)
-            if let existing = try self.fetch(db, schema, id: id, scope: scope) {
-                throw TableError.alreadyExists(existing)
+        return try writeNow { db in
+            // The columns as they were: a 409 carries the stored item without the ones this
+            // insert would have added (its transaction is rolled back).
+            let stored = try self.ensureTable(db, table)
+            var schema = stored
+            do {
+                try self.ensureColumns(db, &schema, for: changes.fields)
+            } catch {
+                // An existing id is a 409 before a value that does not fit its column is a 400.
+                try self.refuseExisting(db, stored, id: id, scope: scope)
+                throw error
             }
-            if scope.owner != nil, try self.fetch(db, schema, id: id) != nil { throw TableError.alreadyExists(nil) }
-            try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
-            var names =
-                [
-                    SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version,
-                    SystemColumn.deleted,
-                ] + changes.fields.map { schema.column(named: $0.name)!.name }
-            var arguments: [(any DatabaseValueConvertible)?] = [id, now, now, StoredItem.version(for: now), false]
-            arguments += changes.fields.map { Self.databaseValue(SQLValue($0.value)) }
+            // Every column, by position: the statement depends only on the table's shape.
+            let version = StoredItem.version(for: now)
+            var values = [
+                id.databaseValue, now.databaseValue, now.databaseValue, version.databaseValue, false.databaseValue,
+            ]
+            values += repeatElement(DatabaseValue.null, count: schema.userColumns.count)
+            for field in changes.fields {
+                values[schema.position(of: field.name)!] = Self.databaseValue(SQLValue(field.value))
+            }
+            var columns = schema.selectList
             if let owner = scope.owner {
-                names.append(RowScope.ownerColumn)
-                arguments.append(owner)
+                columns += ", " + SQLDialect.quoted(RowScope.ownerColumn)
+                values.append(owner.databaseValue)
             }
             // Cached per connection, like every statement a request runs: preparing one costs more than
-            // running it.
-            try db.cachedStatement(
-                sql: "INSERT INTO \(SQLDialect.quoted(schema.name)) "
-                    + "(\(names.map(SQLDialect.quoted).joined(separator: ", "))) VALUES "
-                    + "(\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
-            ).execute(arguments: StatementArguments(arguments))
-            return try self.fetch(db, schema, id: id)!
+            // running it. An id already there fails the primary key: no statement reads before.
+            let statement = try db.cachedStatement(
+                sql:
+                    "INSERT INTO \(SQLDialect.quoted(schema.name)) (\(columns)) VALUES (\(sqlParameters(values.count)))"
+            )
+            do {
+                try statement.execute(arguments: StatementArguments(positional: values))
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                try self.refuseExisting(db, stored, id: id, scope: scope)
+                throw error
+            }
+            // Nor after: the item is the values written, as a SELECT would read them back (user
+            // columns have no declared type, so SQLite stores values as given; see jsonValue).
+            let fields = schema.userColumns.indices.map { index in
+                let column = schema.columns[index]
+                return StoredItem.Field(name: column.name, value: Self.jsonValue(values[index], in: column))
+            }
+            return StoredItem(id: id, createdAt: now, updatedAt: now, version: version, deleted: false, fields: fields)
         }
+    }
+
+    /// Throws the 409 for an id already in the table: with the stored item when `scope` may see it.
+    private func refuseExisting(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope) throws {
+        if let existing = try fetch(db, schema, id: id, scope: scope) { throw TableError.alreadyExists(existing) }
+        if scope.owner != nil, try fetch(db, schema, id: id) != nil { throw TableError.alreadyExists(nil) }
     }
 
     func update(
         in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try await write { db in
+        return try writeNow { db in
             var schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
                 throw TableError.itemNotFound
@@ -141,11 +170,10 @@ final class SQLiteTableStore: TableStorage {
                 arguments.append(Self.databaseValue(SQLValue(field.value)))
             }
             arguments.append(id)
-            try db.cachedStatement(
+            let statement = try db.cachedStatement(
                 sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \(assignments.joined(separator: ", ")) "
-                    + "WHERE \"id\" = ?"
-            ).execute(arguments: StatementArguments(arguments))
-            return try self.fetch(db, schema, id: id)!
+                    + "WHERE \"id\" = ? RETURNING \(schema.selectList)")
+            return try Self.firstItem(statement, StatementArguments(arguments), schema)!
         }
     }
 
@@ -153,18 +181,17 @@ final class SQLiteTableStore: TableStorage {
         _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try await write { db in
+        return try writeNow { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
             if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
             if current.deleted == deleted { return current }
             let now = try self.nextTimestamp(db, schema)
-            try db.cachedStatement(
+            let statement = try db.cachedStatement(
                 sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \"deleted\" = ?, \"updatedAt\" = ?, "
-                    + "\"version\" = ? WHERE \"id\" = ?"
-            ).execute(arguments: [deleted, now, StoredItem.version(for: now), id])
-            return try self.fetch(db, schema, id: id)!
+                    + "\"version\" = ? WHERE \"id\" = ? RETURNING \(schema.selectList)")
+            return try Self.firstItem(statement, [deleted, now, StoredItem.version(for: now), id], schema)!
         }
     }
 
@@ -221,7 +248,7 @@ final class SQLiteTableStore: TableStorage {
         let items = try await read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT \(Self.columnList(schema)) FROM \(SQLDialect.quoted(schema.name)) "
+                sql: "SELECT \(schema.selectList) FROM \(SQLDialect.quoted(schema.name)) "
                     + "ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT ?",
                 arguments: [limit]
             ).map { Self.item(from: $0, schema) }
@@ -231,7 +258,7 @@ final class SQLiteTableStore: TableStorage {
 
     func anyItem(in table: String, id: String, scope: RowScope) async throws(TableError) -> StoredItem? {
         guard let schema = registry.schema(of: table) else { return nil }
-        return try await read { db in try self.fetch(db, schema, id: id, scope: scope) }
+        return try readNow { db in try self.fetch(db, schema, id: id, scope: scope) }
     }
 
     // MARK: Helpers
@@ -246,9 +273,25 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(TableError) -> T {
+    /// Runs a one-row transaction on the calling thread. Such a transaction takes tens of
+    /// microseconds; handing it to GRDB's writer queue and back (`await database.write`) cost more
+    /// CPU in thread switches than the transaction itself. It waits only for another such write
+    /// (this process is the file's only writer) and holds the caller's thread meanwhile.
+    private func writeNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         do {
-            return try await database.write(body)
+            return try database.writeWithoutTransaction { db in try db.inCachedTransaction { try body(db) } }
+        } catch let error as TableError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives; pages and
+    /// summaries, which take longer, go through GRDB's reader threads (``read(_:)``).
+    private func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
+        do {
+            return try database.read(body)
         } catch let error as TableError {
             throw error
         } catch {
@@ -259,13 +302,23 @@ final class SQLiteTableStore: TableStorage {
     private func fetch(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope = .all) throws -> StoredItem?
     {
         // Cached per connection: the SQL changes only when the table gains a column.
-        var sql = "SELECT \(Self.columnList(schema)) FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?"
+        var sql = "SELECT \(schema.selectList) FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?"
         var arguments: StatementArguments = [id]
         if let owner = scope.owner {
             sql += " AND \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
             arguments += [owner]
         }
-        return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments).map { Self.item(from: $0, schema) }
+        return try Self.firstItem(db.cachedStatement(sql: sql), arguments, schema)
+    }
+
+    /// The first row `statement` gives as an item, decoded in place: GRDB's `fetchOne` copies the
+    /// row (names and values) first, which showed in the CPU of every write.
+    private static func firstItem(
+        _ statement: Statement, _ arguments: StatementArguments, _ schema: TableSchema
+    ) throws -> StoredItem? {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        // The cursor resets the statement when it goes: keep it until the row is read.
+        return try withExtendedLifetime(rows) { try rows.next().map { item(from: $0, schema) } }
     }
 
     /// Makes `table` keep an owner per row: adds the hidden owner column (not in `__columns`, so
@@ -321,17 +374,20 @@ final class SQLiteTableStore: TableStorage {
         registry.publish(schema, onCommitOf: db)
     }
 
-    /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not earlier.
+    /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not
+    /// earlier. The latest is read from the table once, then remembered at each commit (a write
+    /// rolled back leaves it as it was).
     private func nextTimestamp(_ db: Database, _ schema: TableSchema) throws -> Int64 {
-        let latest =
-            try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT max(\"updatedAt\") FROM \(SQLDialect.quoted(schema.name))"))
-            ?? Int64.min
-        return max(clock(), latest == Int64.min ? Int64.min : latest + 1)
-    }
-
-    static func columnList(_ schema: TableSchema) -> String {
-        schema.columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
+        let table = schema.name
+        let latest: Int64?
+        if let remembered = latestStamps.withLock({ $0[table] }) {
+            latest = remembered
+        } else {
+            latest = try Int64.fetchOne(db, sql: "SELECT max(\"updatedAt\") FROM \(SQLDialect.quoted(table))")
+        }
+        let stamp = latest.map { max(clock(), $0 + 1) } ?? clock()
+        db.afterNextTransaction(onCommit: { [self] _ in latestStamps.withLock { $0[table] = stamp } })
+        return stamp
     }
 
     static func databaseValue(_ value: SQLValue) -> DatabaseValue {
@@ -345,27 +401,30 @@ final class SQLiteTableStore: TableStorage {
     }
 
     static func arguments(_ values: [SQLValue]) -> StatementArguments {
-        StatementArguments(values.map(databaseValue))
+        StatementArguments(positional: values.map(databaseValue))
     }
 
-    /// A row selected with ``columnList(_:)`` as an item.
+    /// A row selected with the schema's ``TableSchema/selectList`` as an item.
     static func item(from row: Row, _ schema: TableSchema) -> StoredItem {
-        var fields: [StoredItem.Field] = []
-        let system = TableSchema.systemColumns.count
-        fields.reserveCapacity(schema.columns.count - system)
-        for index in system..<schema.columns.count {
+        let fields = schema.userColumns.indices.map { index in
             let column = schema.columns[index]
-            let value: JSONValue
-            switch (row[index] as DatabaseValue).storage {
-            case .null: value = .null
-            case .int64(let integer): value = column.type == .boolean ? .bool(integer != 0) : .number(Double(integer))
-            case .double(let double): value = .number(double)
-            case .string(let string): value = .string(string)
-            case .blob(let data): value = .string(data.base64EncodedString())
-            }
-            fields.append(StoredItem.Field(name: column.name, value: value))
+            return StoredItem.Field(name: column.name, value: jsonValue(row[index], in: column))
         }
         return StoredItem(
             id: row[0], createdAt: row[1], updatedAt: row[2], version: row[3], deleted: row[4], fields: fields)
+    }
+
+    /// A value of a user column, as written or as read, as JSON: booleans are kept as 0 and 1, and
+    /// text ends at its first NUL character, where GRDB's reading of it (a C string) ends.
+    static func jsonValue(_ value: DatabaseValue, in column: Column) -> JSONValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let integer): column.type == .boolean ? .bool(integer != 0) : .number(Double(integer))
+        case .double(let double): .number(double)
+        case .string(let string) where string.utf8.contains(0):
+            .string(String(decoding: string.utf8.prefix { $0 != 0 }, as: UTF8.self))
+        case .string(let string): .string(string)
+        case .blob(let data): .string(data.base64EncodedString())
+        }
     }
 }

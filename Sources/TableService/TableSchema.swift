@@ -44,6 +44,9 @@ struct TableSchema: Sendable {
     let name: String
     private(set) var columns: [Column]
     private var positions: [String: Int]
+    /// The columns quoted and comma-separated, in order (`"id", "createdAt", …`): the select list
+    /// of every item read. Built when the columns change, not per request.
+    private(set) var selectList: String
 
     static let systemColumns: [Column] = [
         Column(name: SystemColumn.id, type: .string, isSystem: true),
@@ -58,6 +61,7 @@ struct TableSchema: Sendable {
         columns = Self.systemColumns + userColumns
         positions = [:]
         for (index, column) in columns.enumerated() { positions[column.name.lowercased()] = index }
+        selectList = columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
     }
 
     /// The column called `name` (any case), or `nil`.
@@ -82,6 +86,7 @@ struct TableSchema: Sendable {
     mutating func add(_ column: Column) {
         positions[column.name.lowercased()] = columns.count
         columns.append(column)
+        selectList += ", " + SQLDialect.quoted(column.name)
     }
 
     mutating func setType(_ type: ColumnType, of name: String) {

@@ -32,7 +32,9 @@ struct WriteGuard: Sendable {
 
     /// `application/json`, with or without parameters (`; charset=utf-8`), any letter case.
     static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        // What clients send, compared without building strings; any other spelling is parsed.
+        if contentType.utf8.elementsEqual("application/json".utf8) { return true }
+        let mediaType = contentType.prefix { $0 != ";" }
+        return mediaType.trimmingWhitespace().caseInsensitiveEquals("application/json")
     }
 }

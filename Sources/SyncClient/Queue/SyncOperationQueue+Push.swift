@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Storage
 import SyncProtocol
 
 /// The queue transitions of a push, each in one transaction with the row it changes. The

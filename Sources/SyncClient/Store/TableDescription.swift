@@ -1,3 +1,4 @@
+import Storage
 import SyncProtocol
 
 /// The local shape of one synced table: its name and its user columns.
