@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
@@ -32,18 +33,25 @@ let package = Package(
         // TableService → SyncProtocol, both → HTTPServer, Storage, Views.
         .target(
             name: "HTTPServer",
-            dependencies: ["CMicroHTTPD", "CMicroHTTPDShim", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CMicroHTTPD", "CMicroHTTPDShim", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(name: "Storage", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(
             name: "Views",
-            dependencies: ["HTTPServer", .product(name: "Mustache", package: "swift-mustache")]
+            dependencies: [
+                "HTTPServer", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ]
         ),
-        .target(name: "SyncProtocol"),
+        .target(name: "SyncProtocol", dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(
             name: "TableService",
             dependencies: [
                 "HTTPServer", "Storage", "SyncProtocol", "Views",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -55,7 +63,8 @@ let package = Package(
         .target(
             name: "SyncClient",
             dependencies: [
-                "Storage", "SyncProtocol", .product(name: "Logging", package: "swift-log"),
+                "Storage", "SyncProtocol", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -64,6 +73,7 @@ let package = Package(
             name: "Dashboard",
             dependencies: [
                 "HTTPServer", "SyncClient", "SyncProtocol", "Views",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -111,7 +121,9 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
@@ -126,7 +138,7 @@ let package = Package(
             name: "SyncClientTests",
             dependencies: [
                 "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             exclude: ["Fixtures"]
         ),
@@ -138,7 +150,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "DashboardTests",
-            dependencies: ["Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "TestSupport"]),
+            dependencies: [
+                "Dashboard", "TableService", "SyncClient", "HTTPServer", "SyncProtocol", "Views", "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
+import SyncProtocol
 import Synchronization
 import Testing
 
@@ -56,7 +58,7 @@ import Testing
             <body><h1>400 Bad Request</h1><p>The gateway refused the &quot;todoitem&quot; change.</p></body></html>
             """
         router.post("/tables/todoitem") { request async throws in
-            if misconfigured.isOn { return .html(page, status: 400) }
+            if misconfigured.isOn { return .html(page, status: .badRequest) }
             return try await Self.forward(request, to: service)
         }
         router.get("/tables/todoitem") { request async throws in try await Self.forward(request, to: service) }
@@ -99,17 +101,17 @@ import Testing
         }
         var outgoing = URLRequest(url: target.url!)
         outgoing.httpMethod = request.method.rawValue
-        for field in request.headers where ["zumo-api-version", "content-type"].contains(field.name.lowercased()) {
-            outgoing.setValue(field.value, forHTTPHeaderField: field.name)
+        for field in request.headers where [ProtocolHeader.apiVersion, .contentType].contains(field.name) {
+            outgoing.setValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
         if !request.body.isEmpty { outgoing.httpBody = request.body }
         let (data, answer) = try await URLSession.shared.data(for: outgoing)
         let http = answer as! HTTPURLResponse
-        var headers = HTTPHeaders()
-        for name in ["ETag", "Content-Type"] {
-            if let value = http.value(forHTTPHeaderField: name) { headers.add(name, value) }
+        var headers = HTTPFields()
+        for name in [HTTPField.Name.eTag, .contentType] {
+            if let value = http.value(forHTTPHeaderField: name.rawName) { headers[name] = value }
         }
-        return Response(status: http.statusCode, headers: headers, body: data)
+        return Response(status: HTTPResponse.Status(code: http.statusCode), headers: headers, body: data)
     }
 
     @Test func theHeaderSaysWhatIsKnownAboutTheRemote() async throws {

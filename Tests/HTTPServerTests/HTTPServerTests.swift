@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 import TestSupport
 import Testing
@@ -12,7 +13,7 @@ import Testing
 @Suite struct HTTPServerTests {
     /// Echoes method, body size and a digest of the body.
     static func echo(_ router: inout Router) {
-        for method in [HTTPMethod.get, .post, .patch, .delete, .put] {
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete, .put] {
             router.on(
                 method, "/echo",
                 .sync { request in
@@ -134,7 +135,7 @@ import Testing
                 return .text("slow")
             }
             router.get("/fast") { _ in .text("fast") }
-            router.get("/fails") { _ async throws -> Response in throw HTTPError(409, "taken") }
+            router.get("/fails") { _ async throws -> Response in throw HTTPError(.conflict, "taken") }
         }
         async let slow = server.send("GET", "/slow")
         try await Task.sleep(for: .milliseconds(50))
@@ -147,7 +148,9 @@ import Testing
 
     @Test func responseHeadersAreWrittenWithASpaceAfterTheColon() async throws {
         let server = try TestServer { router in
-            router.get("/h") { _ in Response(status: 200, headers: ["X-Custom": "value"], body: Data("ok".utf8)) }
+            router.get("/h") { _ in
+                Response(status: .ok, headers: [HTTPField.Name("X-Custom")!: "value"], body: Data("ok".utf8))
+            }
         }
         let raw = try RawHTTP.exchange(
             port: server.server.port, "GET /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HTTPServer
+import HTTPTypes
 import SyncProtocol
 import TableService
 import Testing
@@ -170,7 +171,7 @@ final class FaultProxy: Sendable {
     init(target: String, rule: @escaping @Sendable (Request, Forward) throws -> Response) throws {
         var router = Router()
         let log = self.log
-        for method in [HTTPMethod.get, .post, .patch, .delete] {
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
             router.on(
                 method, "/tables/*",
                 .sync { request in
@@ -200,17 +201,17 @@ final class FaultProxy: Sendable {
         var outgoing = URLRequest(url: URL(string: text)!)
         outgoing.httpMethod = request.method.rawValue
         for field in request.headers
-        where ["zumo-api-version", "if-match", "content-type", "x-zumo-application"].contains(field.name.lowercased()) {
-            outgoing.setValue(field.value, forHTTPHeaderField: field.name)
+        where [ProtocolHeader.apiVersion, .ifMatch, .contentType, ProtocolHeader.applicationKey].contains(field.name) {
+            outgoing.setValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
         if !request.body.isEmpty { outgoing.httpBody = request.body }
         let (data, http) = try blockingSend(outgoing)
-        var headers = HTTPHeaders()
+        var headers = HTTPFields()
         for (name, value) in http.allHeaderFields {
-            let name = "\(name)"
-            if ["etag", "content-type", "link"].contains(name.lowercased()) { headers.add(name, "\(value)") }
+            guard let name = HTTPField.Name("\(name)"), [.eTag, .contentType, .link].contains(name) else { continue }
+            headers.append(HTTPField(name: name, value: "\(value)"))
         }
-        return Response(status: http.statusCode, headers: headers, body: data)
+        return Response(status: HTTPResponse.Status(code: http.statusCode), headers: headers, body: data)
     }
 }
 
