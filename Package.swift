@@ -131,7 +131,7 @@ let package = Package(
             name: "TableServiceTests",
             dependencies: [
                 "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
@@ -146,7 +146,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage",
-                "TestSupport",
+                "TestSupport", .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(
             name: "DashboardTests",

@@ -1,6 +1,7 @@
 import Dashboard
 import Foundation
 import HTTPServer
+import HTTPTypes
 import TableService
 import Views
 
@@ -45,7 +46,7 @@ final class DashboardHarness: Sendable {
 
     /// The CSRF token, as a script reads it.
     func csrfToken() async throws -> String {
-        let status = try await client.send("GET", "/api/status")
+        let status = try await client.send(.get, "/api/status")
         let object = try JSONSerialization.jsonObject(with: status.body) as? [String: Any]
         return object?["csrfToken"] as? String ?? ""
     }
@@ -54,7 +55,7 @@ final class DashboardHarness: Sendable {
     func submit(_ path: String, _ fields: [String: String]) async throws -> Client.Answer {
         var fields = fields
         fields["_csrf"] = try await csrfToken()
-        return try await client.send("POST", path, form: fields)
+        return try await client.send(.post, path, form: fields)
     }
 }
 
@@ -88,11 +89,11 @@ final class Client: Sendable {
     }
 
     func send(
-        _ method: String, _ path: String, form: [String: String]? = nil, json: Data? = nil,
-        headers: [String: String] = [:]
+        _ method: HTTPRequest.Method, _ path: String, form: [String: String]? = nil, json: Data? = nil,
+        headers: HTTPFields = [:]
     ) async throws -> Answer {
         var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
+        request.httpMethod = method.rawValue
         if let form {
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(
@@ -103,7 +104,7 @@ final class Client: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = json
         }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name.rawName) }
         let (data, response) = try await session.data(for: request)
         let http = response as! HTTPURLResponse
         var fields: [String: String] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 @testable import HTTPServer
 
@@ -22,13 +23,13 @@ struct TestServer {
 
     /// Sends a request; returns status, headers and body.
     func send(
-        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:],
+        _ method: HTTPRequest.Method, _ path: String, body: Data? = nil, headers: HTTPFields = [:],
         session: URLSession = .shared
     ) async throws -> (status: Int, headers: [String: String], body: Data) {
         var request = URLRequest(url: url(path))
-        request.httpMethod = method
+        request.httpMethod = method.rawValue
         request.httpBody = body
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name.rawName) }
         let (data, response) = try await session.data(for: request)
         let http = response as! HTTPURLResponse
         var fields: [String: String] = [:]

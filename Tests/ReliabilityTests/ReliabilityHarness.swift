@@ -1,5 +1,6 @@
 import FaultProxy
 import Foundation
+import HTTPTypes
 import SyncClient
 import SyncProtocol
 import TableService
@@ -59,20 +60,21 @@ final class ReliabilityHarness: Sendable {
 
     /// A GET straight to the service (or another base address).
     func get(_ target: String, base: String? = nil) async throws -> (status: Int, body: Data) {
-        try await send("GET", target, base: base)
+        try await send(.get, target, base: base)
     }
 
     func send(
-        _ method: String, _ target: String, body: Data? = nil, headers: [String: String] = [:], base: String? = nil
+        _ method: HTTPRequest.Method, _ target: String, body: Data? = nil, headers: HTTPFields = [:],
+        base: String? = nil
     ) async throws -> (status: Int, body: Data) {
         var request = URLRequest(url: URL(string: (base ?? service.url) + target)!)
-        request.httpMethod = method
+        request.httpMethod = method.rawValue
         request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
         request.setValue("application/json", forHTTPHeaderField: "Accept")  // as every protocol client does
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name.rawName) }
         if let body {
             request.httpBody = body
-            if headers["Content-Type"] == nil {
+            if headers[.contentType] == nil {
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             }
         }

@@ -86,9 +86,11 @@ struct RESTClient: Sendable {
         }
     }
 
-    func send(_ method: String, _ path: String, body: Item? = nil, ifMatch: String? = nil) async throws -> Reply {
+    func send(
+        _ method: HTTPRequest.Method, _ path: String, body: Item? = nil, ifMatch: String? = nil
+    ) async throws -> Reply {
         var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
+        request.httpMethod = method.rawValue
         request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
         if let ifMatch { request.setValue("\"\(ifMatch)\"", forHTTPHeaderField: "If-Match") }
         if let body {
@@ -100,7 +102,7 @@ struct RESTClient: Sendable {
     }
 
     func get(_ table: String = "todoitem", _ id: String) async throws -> Item? {
-        let reply = try await send("GET", "/tables/\(table)/\(id)")
+        let reply = try await send(.get, "/tables/\(table)/\(id)")
         return reply.status == 200 ? reply.item : nil
     }
 
@@ -109,7 +111,7 @@ struct RESTClient: Sendable {
         var rows: [Item] = []
         while true {
             let page = try await send(
-                "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)"
+                .get, "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)"
             ).items
             rows += page
             if page.count < 1000 { return rows }
@@ -118,7 +120,7 @@ struct RESTClient: Sendable {
 
     @discardableResult
     func insert(_ item: Item, table: String = "todoitem") async throws -> Item {
-        let reply = try await send("POST", "/tables/\(table)", body: item)
+        let reply = try await send(.post, "/tables/\(table)", body: item)
         #expect(reply.status == 201)
         return reply.item ?? [:]
     }
@@ -126,13 +128,13 @@ struct RESTClient: Sendable {
     /// Changes an item as another device would (no If-Match).
     @discardableResult
     func patch(_ id: String, _ changes: Item, table: String = "todoitem") async throws -> Item {
-        let reply = try await send("PATCH", "/tables/\(table)/\(id)", body: changes)
+        let reply = try await send(.patch, "/tables/\(table)/\(id)", body: changes)
         #expect(reply.status == 200)
         return reply.item ?? [:]
     }
 
     func delete(_ id: String, table: String = "todoitem") async throws {
-        let reply = try await send("DELETE", "/tables/\(table)/\(id)")
+        let reply = try await send(.delete, "/tables/\(table)/\(id)")
         #expect(reply.status == 200)
     }
 
@@ -144,7 +146,7 @@ struct RESTClient: Sendable {
                     for index in stride(from: worker, to: count, by: 8) {
                         let id = String(format: "\(prefix)-%06d", index)
                         _ = try await send(
-                            "POST", "/tables/\(table)",
+                            .post, "/tables/\(table)",
                             body: [
                                 "id": .string(id), "text": .string("text \(index)"), "complete": .bool(index % 3 == 0),
                             ])

@@ -90,7 +90,7 @@ import Testing
     @Test func sameOriginRedirectIsFollowedForReadsOnly() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        _ = try await service.rest.send("POST", "/tables/todoitem", body: ["id": "s", "text": "on the server"])
+        _ = try await service.rest.send(.post, "/tables/todoitem", body: ["id": "s", "text": "on the server"])
         let redirector = try Self.redirector(status: .temporaryRedirect, target: service.running.url) { request in
             let query = request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
             return "/moved" + request.path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))

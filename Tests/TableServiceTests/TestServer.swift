@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
+import SyncProtocol
 import Synchronization
 @_spi(Testing) import TableService
 import TestSupport
@@ -100,17 +102,17 @@ final class TestServer: Sendable {
 
     /// Sends a request; `target` is a path with its (already encoded) query. v2 unless told otherwise.
     func send(
-        _ method: String, _ target: String, headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"],
+        _ method: HTTPRequest.Method, _ target: String, headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"],
         body: Data? = nil
     ) async throws -> Reply {
         let address = target.hasPrefix("http") ? target : url + target
         guard let requestURL = URL(string: address) else { throw URLError(.badURL) }
         var request = URLRequest(url: requestURL)
-        request.httpMethod = method
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpMethod = method.rawValue
+        for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name.rawName) }
         if let body {
             request.httpBody = body
-            if headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
+            if !headers.contains(.contentType) {
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             }
         }
@@ -125,8 +127,8 @@ final class TestServer: Sendable {
 
     /// Sends a JSON body.
     func send(
-        _ method: String, _ target: String, json: [String: Any],
-        headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"]
+        _ method: HTTPRequest.Method, _ target: String, json: [String: Any],
+        headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"]
     ) async throws -> Reply {
         try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
     }
