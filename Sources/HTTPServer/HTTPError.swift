@@ -17,6 +17,8 @@ public struct HTTPError: HTTPResponseError, Equatable, CustomStringConvertible {
     public let status: HTTPResponse.Status
     public let message: String
 
+    /// An error answered with `status` (a named one, such as `.notFound`, so the error page has its
+    /// reason phrase) and `message`.
     public init(_ status: HTTPResponse.Status, _ message: String) {
         self.status = status
         self.message = message
