@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
@@ -32,19 +33,26 @@ let package = Package(
         // TableService → SyncProtocol, both → HTTPServer, Storage, Views.
         .target(
             name: "HTTPServer",
-            dependencies: ["CMicroHTTPD", "CMicroHTTPDShim", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CMicroHTTPD", "CMicroHTTPDShim", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(name: "Storage", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(
             name: "Views",
-            dependencies: ["HTTPServer", .product(name: "Mustache", package: "swift-mustache")]
+            dependencies: [
+                "HTTPServer", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ]
         ),
-        .target(name: "SyncProtocol"),
+        .target(name: "SyncProtocol", dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(
             name: "TableService",
             dependencies: [
                 "HTTPServer", "Storage", "SyncProtocol", "Views",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -56,8 +64,8 @@ let package = Package(
         .target(
             name: "SyncClient",
             dependencies: [
-                "Storage", "SyncProtocol", .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "Storage", "SyncProtocol", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -66,6 +74,7 @@ let package = Package(
             name: "Dashboard",
             dependencies: [
                 "HTTPServer", "SyncClient", "SyncProtocol", "Views",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -117,9 +126,12 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
@@ -127,14 +139,14 @@ let package = Package(
             name: "TableServiceTests",
             dependencies: [
                 "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
                 "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             exclude: ["Fixtures"]
         ),
@@ -142,12 +154,13 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "FaultProxy", "SyncClient", "TableService", "Dashboard", "HTTPServer", "SyncProtocol", "Storage",
-                "TestSupport", "Views",
+                "TestSupport", "Views", .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(
             name: "DashboardTests",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "SyncProtocol", "HTTPServer", "Views", "TestSupport",
+                "Dashboard", "TableService", "SyncClient", "HTTPServer", "SyncProtocol", "Views", "TestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
     ],
     swiftLanguageModes: [.v6]

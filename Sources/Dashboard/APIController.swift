@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncClient
 import SyncProtocol
 
@@ -63,7 +64,7 @@ struct APIController: Sendable {
         for kind in [BackgroundSync.Kind.sync, .push, .pull] {
             router.post("/api/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
-                return Self.json(["started": started, "running": true], status: 202)
+                return Self.json(["started": started, "running": true], status: .accepted)
             }
         }
         router.post("/api/cancel") { _ async throws in
@@ -71,7 +72,7 @@ struct APIController: Sendable {
         }
     }
 
-    static func json<T: Encodable>(_ value: T, status: Int = 200) -> Response {
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
         JSONAnswer.response(value, status: status)
     }
 
@@ -119,7 +120,7 @@ struct APIController: Sendable {
         let id = request.parameters["id"] ?? ""
         let table = self.table
         guard let item = try storeCall({ () throws(SyncError) in try table.item(id: id) }) else {
-            throw HTTPError(404, "No todo with id '\(id)'.")
+            throw HTTPError(.notFound, "No todo with id '\(id)'.")
         }
         return item
     }
@@ -133,11 +134,13 @@ struct APIController: Sendable {
         let input = try Self.validated(text: payload.text, complete: payload.complete)
         var item: Item = ["text": .string(input.text), "complete": .bool(input.complete)]
         if let id = payload.id {
-            guard !id.isEmpty, id.count <= 255 else { throw HTTPError(422, "An id must have 1 to 255 characters.") }
+            guard !id.isEmpty, id.count <= 255 else {
+                throw HTTPError(.unprocessableContent, "An id must have 1 to 255 characters.")
+            }
             item[SystemColumn.id] = .string(id)
         }
         let table = self.table
-        return Self.json(try storeCall { () throws(SyncError) in try table.insert(item) }, status: 201)
+        return Self.json(try storeCall { () throws(SyncError) in try table.insert(item) }, status: .created)
     }
 
     private func update(_ request: Request) throws -> Response {
@@ -162,7 +165,7 @@ struct APIController: Sendable {
     private static func validated(text: String?, complete: Bool?) throws(HTTPError) -> TodoInput {
         switch TodoInput.parse(text: text, complete: complete.map { $0 ? "true" : "false" }) {
         case .success(let input): return input
-        case .failure(let invalid): throw HTTPError(422, invalid.message)
+        case .failure(let invalid): throw HTTPError(.unprocessableContent, invalid.message)
         }
     }
 
@@ -172,7 +175,9 @@ struct APIController: Sendable {
     }
 
     private func discard(_ request: Request) throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else { throw HTTPError(404, "No such operation.") }
+        guard let id = request.parameters["id"].flatMap(Int64.init) else {
+            throw HTTPError(.notFound, "No such operation.")
+        }
         let context = environment.context
         try storeCall { () throws(SyncError) in try context.discard(id) }
         return Self.json(["discarded": id])
@@ -184,10 +189,12 @@ struct APIController: Sendable {
     }
 
     private func resolve(_ request: Request) async throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else { throw HTTPError(404, "No such conflict.") }
+        guard let id = request.parameters["id"].flatMap(Int64.init) else {
+            throw HTTPError(.notFound, "No such conflict.")
+        }
         let payload = try request.decodeJSON(ResolvePayload.self)
         guard let resolution = ConflictResolution(rawValue: payload.choice) else {
-            throw HTTPError(422, "choice must be use-client, use-server or cancel.")
+            throw HTTPError(.unprocessableContent, "choice must be use-client, use-server or cancel.")
         }
         do {
             let outcome = try await environment.context.resolve(id, with: resolution)
@@ -200,14 +207,15 @@ struct APIController: Sendable {
     private func settings(_ request: Request) async throws -> Response {
         let payload = try request.decodeJSON(SettingsPayload.self)
         if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
-            throw HTTPError(422, "pageSize must be from 1 to 1000.")
+            throw HTTPError(.unprocessableContent, "pageSize must be from 1 to 1000.")
         }
         if let window = payload.pushWindow, SyncConfiguration.clampedPushWindow(window) != window {
-            throw HTTPError(422, "pushWindow must be from 1 to \(SyncConfiguration.maximumPushWindow).")
+            throw HTTPError(
+                .unprocessableContent, "pushWindow must be from 1 to \(SyncConfiguration.maximumPushWindow).")
         }
         let onSwitch = try payload.onSwitch.map { text throws(HTTPError) in
             guard let choice = RemoteSwitchChoice(rawValue: text) else {
-                throw HTTPError(422, "onSwitch must be \"push\" or \"discard\".")
+                throw HTTPError(.unprocessableContent, "onSwitch must be \"push\" or \"discard\".")
             }
             return choice
         }
@@ -216,10 +224,14 @@ struct APIController: Sendable {
             if !remote.isEmpty {
                 guard let parsed = URL(string: remote), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
                     parsed.host?.isEmpty == false
-                else { throw HTTPError(422, "remote must be an http(s) address such as http://127.0.0.1:8090.") }
+                else {
+                    throw HTTPError(
+                        .unprocessableContent, "remote must be an http(s) address such as http://127.0.0.1:8090.")
+                }
                 url = parsed
             } else if environment.embeddedURL() == nil {
-                throw HTTPError(422, "remote must be an http(s) address: this dashboard has no embedded service.")
+                throw HTTPError(
+                    .unprocessableContent, "remote must be an http(s) address: this dashboard has no embedded service.")
             }
             let key = payload.applicationKey.flatMap { $0.isEmpty ? nil : $0 }
             do {
@@ -233,7 +245,7 @@ struct APIController: Sendable {
                             + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",
                         from: refusal.from.description, to: refusal.to.description, pending: refusal.pending,
                         conflicts: refusal.conflicts, failed: refusal.failed),
-                    status: 409)
+                    status: .conflict)
             } catch let error as SyncError {
                 throw error.httpError
             }

@@ -56,11 +56,12 @@ struct ConflictsController: Sendable {
 
     private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
         guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(404, "There is no conflict with that number.")
+            throw HTTPError(.notFound, "There is no conflict with that number.")
         }
         let context = environment.context
         guard let conflict = try storeCall({ () throws(SyncError) in try context.conflict(id) }) else {
-            throw HTTPError(404, "Change #\(id) is not in conflict any more: it was resolved, pushed or discarded.")
+            throw HTTPError(
+                .notFound, "Change #\(id) is not in conflict any more: it was resolved, pushed or discarded.")
         }
         return conflict
     }
@@ -103,7 +104,7 @@ struct ConflictsController: Sendable {
         let conflict = try conflict(request)
         let choice = try request.form()["choice"] ?? ""
         guard let resolution = ConflictResolution(rawValue: choice) else {
-            throw HTTPError.badRequest("Choose Use Client, Use Server or Cancel.")
+            throw HTTPError(.badRequest, "Choose Use Client, Use Server or Cancel.")
         }
         let outcome: OperationOutcome?
         do {

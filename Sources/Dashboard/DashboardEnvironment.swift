@@ -37,18 +37,18 @@ extension SyncError {
     var httpError: HTTPError {
         switch self {
         case .itemNotFound, .operationNotFound:
-            HTTPError(404, description)
+            HTTPError(.notFound, description)
         case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations,
             .remoteSwitchRefused:
-            HTTPError(409, description)
+            HTTPError(.conflict, description)
         case .invalidItem, .unknownTable:
-            HTTPError(422, description)
+            HTTPError(.unprocessableContent, description)
         case .stopped, .noRemote:
-            HTTPError(503, description)
+            HTTPError(.serviceUnavailable, description)
         case .badResponse, .serviceFault:
-            HTTPError(502, description)
+            HTTPError(.badGateway, description)
         case .storage:
-            HTTPError(500, description)
+            HTTPError(.internalServerError, description)
         }
     }
 }

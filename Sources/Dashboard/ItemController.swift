@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncClient
 import SyncProtocol
 
@@ -19,12 +20,13 @@ struct ItemController: Sendable {
         let table = environment.todos
         guard let item = try storeCall({ () throws(SyncError) in try table.item(id: id) }) else {
             throw HTTPError(
-                404, "There is no todo with the id “\(id)” here. It may have been deleted, or not pulled yet.")
+                .notFound, "There is no todo with the id “\(id)” here. It may have been deleted, or not pulled yet.")
         }
         return item
     }
 
-    func show(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
+    func show(_ request: Request, form: TodoInput.Invalid? = nil, status: HTTPResponse.Status = .ok) throws -> Response
+    {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
         let page = ItemPage(
@@ -50,7 +52,7 @@ struct ItemController: Sendable {
         var item = try item(request)
         switch TodoInput.parse(try request.form()) {
         case .failure(let invalid):
-            return try show(request, form: invalid, status: 422)
+            return try show(request, form: invalid, status: .unprocessableContent)
         case .success(let input):
             item["text"] = .string(input.text)
             item["complete"] = .bool(input.complete)
@@ -66,13 +68,13 @@ struct ItemController: Sendable {
         var item = try item(request)
         let form = try request.form()
         guard let complete = ["true": true, "false": false][form["complete"] ?? ""] else {
-            throw HTTPError.badRequest("Send complete=true or complete=false.")
+            throw HTTPError(.badRequest, "Send complete=true or complete=false.")
         }
         item["complete"] = .bool(complete)
         let table = environment.todos
         let saved = try storeCall { () throws(SyncError) in try table.update(item) }
         let id = saved[SystemColumn.id]?.stringValue ?? ""
-        if request.headers["X-Requested-With"] == "fetch" {
+        if request.headers[.xRequestedWith] == "fetch" {
             let context = environment.context
             let operation = try? context.latestOperations(table: DashboardEnvironment.table, itemIds: [id])[id]
             return JSONAnswer.response(
@@ -82,7 +84,7 @@ struct ItemController: Sendable {
             request, .success,
             "Marked “\(TodoPresenter.label(saved, id: id))” as \(complete ? "done" : "not done") — "
                 + "\(environment.pendingSummary()).")
-        return .redirect(to: Self.listPath(referer: request.headers["Referer"]) + "#todo-\(PercentDecoding.encode(id))")
+        return .redirect(to: Self.listPath(referer: request.headers[.referer]) + "#todo-\(PercentDecoding.encode(id))")
     }
 
     /// The list page a form was sent from (path and query of a same-site `Referer`), else `/`.

@@ -20,14 +20,14 @@ struct OperationsController: Sendable {
     static func position(_ request: Request) throws(HTTPError) -> QueuePosition {
         func id(_ value: String) throws(HTTPError) -> Int64 {
             guard let id = Int64(value), id >= 0 else {
-                throw HTTPError.badRequest("A page position is a change number, as in the Next and Previous links.")
+                throw HTTPError(.badRequest, "A page position is a change number, as in the Next and Previous links.")
             }
             return id
         }
         if let value = request.query("after"), !value.isEmpty { return .after(try id(value)) }
         if let value = request.query("before"), !value.isEmpty { return .before(try id(value)) }
         if let value = request.query("at"), !value.isEmpty {
-            guard value == "last" else { throw HTTPError.badRequest("Use at=last for the last page.") }
+            guard value == "last" else { throw HTTPError(.badRequest, "Use at=last for the last page.") }
             return .last
         }
         return .first
@@ -73,11 +73,11 @@ struct OperationsController: Sendable {
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
         guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(404, "There is no queued change with that number.")
+            throw HTTPError(.notFound, "There is no queued change with that number.")
         }
         let context = environment.context
         guard let operation = try storeCall({ () throws(SyncError) in try context.operation(id) }) else {
-            throw HTTPError(404, "Change #\(id) is no longer queued: it was pushed or discarded already.")
+            throw HTTPError(.notFound, "Change #\(id) is no longer queued: it was pushed or discarded already.")
         }
         return operation
     }
@@ -113,7 +113,7 @@ struct OperationsController: Sendable {
     private func retry(_ request: Request) throws -> Response {
         let operation = try operation(request)
         guard operation.state == .failed else {
-            throw HTTPError(409, "Change #\(operation.id) was not refused: it waits for the next push already.")
+            throw HTTPError(.conflict, "Change #\(operation.id) was not refused: it waits for the next push already.")
         }
         let context = environment.context
         try storeCall { () throws(SyncError) in try context.cancel(operation.id) }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Views
 
 /// Renders dashboard pages: a page's typed content inside a ``PageView`` with what the layout
@@ -14,7 +15,8 @@ struct PageRenderer: Sendable {
     let header: @Sendable () -> HeaderView
 
     func page<Content: Encodable & Sendable>(
-        _ template: String, _ request: Request, section: Navigation.Section, status: Int = 200, _ content: Content
+        _ template: String, _ request: Request, section: Navigation.Section, status: HTTPResponse.Status = .ok,
+        _ content: Content
     ) -> Response {
         let view = PageView(
             csrf: csrfToken, header: header(), nav: Navigation(section), back: request.path, device: deviceName,
@@ -27,7 +29,7 @@ struct PageRenderer: Sendable {
     func error(_ request: Request, _ error: any HTTPResponseError) -> Response {
         page(
             "error", request, section: .none, status: error.status,
-            ErrorPage(status: error.status, reason: HTTPStatus.reason(error.status), message: error.message))
+            ErrorPage(status: error.status.code, reason: error.status.reasonPhrase, message: error.message))
     }
 }
 

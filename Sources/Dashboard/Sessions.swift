@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Synchronization
 
 /// A message shown once on the next page a browser sees ("Saved locally — 3 changes pending").
@@ -30,7 +31,8 @@ final class Sessions: Middleware, Sendable {
 
     func finish(_ request: Request, _ response: inout Response) {
         if request.attributes["newSession"] != nil, let id = request.attributes[Self.attribute] {
-            response.headers.add("Set-Cookie", "\(Self.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax")
+            response.headers.append(
+                HTTPField(name: .setCookie, value: "\(Self.cookieName)=\(id); Path=/; HttpOnly; SameSite=Lax"))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncClient
 
 /// `/settings`: remote address, application key, sign-in token, pull page size, push window and
@@ -39,7 +40,7 @@ struct SettingsController: Sendable {
     }
 
     private func show(
-        _ request: Request, form: Form, status: Int = 200, switchQuestion: RemoteSwitchQuestion? = nil
+        _ request: Request, form: Form, status: HTTPResponse.Status = .ok, switchQuestion: RemoteSwitchQuestion? = nil
     ) -> Response {
         environment.renderer.page(
             "settings", request, section: .settings, status: status,
@@ -64,7 +65,7 @@ struct SettingsController: Sendable {
         var onSwitch: RemoteSwitchChoice?
         if let choice = fields["onSwitch"], !choice.isEmpty {
             guard let parsed = RemoteSwitchChoice(rawValue: choice) else {
-                throw HTTPError(400, "onSwitch must be “push” or “discard”.")
+                throw HTTPError(.badRequest, "onSwitch must be “push” or “discard”.")
             }
             onSwitch = parsed
         }
@@ -98,7 +99,7 @@ struct SettingsController: Sendable {
         if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil || form.pushWindowError != nil
             || form.tokenError != nil
         {
-            return show(request, form: form, status: 422)
+            return show(request, form: form, status: .unprocessableContent)
         }
         let change: RemoteChange
         do {
@@ -108,7 +109,7 @@ struct SettingsController: Sendable {
         } catch SyncError.remoteSwitchRefused(let refusal) {
             // Nothing is saved until the user has chosen.
             return show(
-                request, form: form, status: 409, switchQuestion: RemoteSwitchQuestion(refusal, signOut: signOut))
+                request, form: form, status: .conflict, switchQuestion: RemoteSwitchQuestion(refusal, signOut: signOut))
         }
         var settings = environment.settings.settings
         settings.pageSize = pageSize!

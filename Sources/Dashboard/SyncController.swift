@@ -23,8 +23,8 @@ struct SyncController: Sendable {
 
     private func start(_ kind: BackgroundSync.Kind, _ request: Request) throws -> Response {
         let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
-        if request.headers["X-Requested-With"] == "fetch" {
-            return try .json(["started": started, "running": true], status: 202)
+        if request.headers[.xRequestedWith] == "fetch" {
+            return try .json(["started": started, "running": true], status: .accepted)
         }
         if !started {
             environment.sessions.flash(request, .info, "A sync is already running; its result will show here.")

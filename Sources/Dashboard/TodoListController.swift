@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncClient
 import SyncProtocol
 
@@ -36,7 +37,7 @@ struct TodoListController: Sendable {
         init(_ request: Request) throws(HTTPError) {
             if let value = request.query("show"), !value.isEmpty {
                 guard let show = Show(rawValue: value) else {
-                    throw HTTPError.badRequest("Unknown filter '\(value)': use all, active or completed.")
+                    throw HTTPError(.badRequest, "Unknown filter '\(value)': use all, active or completed.")
                 }
                 self.show = show
             }
@@ -46,14 +47,14 @@ struct TodoListController: Sendable {
             } else if let value = request.query("newer"), !value.isEmpty {
                 position = .newerThan(try Self.key(value))
             } else if let value = request.query("at"), !value.isEmpty {
-                guard value == "last" else { throw HTTPError.badRequest("Use at=last for the last page.") }
+                guard value == "last" else { throw HTTPError(.badRequest, "Use at=last for the last page.") }
                 position = .last
             }
         }
 
         private static func key(_ value: String) throws(HTTPError) -> Int64 {
             guard let key = Int64(value), key >= 0 else {
-                throw HTTPError.badRequest("A page position is a whole number, as in the Next and Previous links.")
+                throw HTTPError(.badRequest, "A page position is a whole number, as in the Next and Previous links.")
             }
             return key
         }
@@ -99,7 +100,8 @@ struct TodoListController: Sendable {
         }
     }
 
-    func list(_ request: Request, form: TodoInput.Invalid? = nil, status: Int = 200) throws -> Response {
+    func list(_ request: Request, form: TodoInput.Invalid? = nil, status: HTTPResponse.Status = .ok) throws -> Response
+    {
         let query = try ListQuery(request)
         let page = try page(query)
         let rows = rows(page)
@@ -143,7 +145,7 @@ struct TodoListController: Sendable {
         let form = try request.form()
         switch TodoInput.parse(text: form["text"], complete: nil) {
         case .failure(let invalid):
-            return try list(request, form: invalid, status: 422)
+            return try list(request, form: invalid, status: .unprocessableContent)
         case .success(let input):
             let table = environment.todos
             _ = try storeCall { () throws(SyncError) in

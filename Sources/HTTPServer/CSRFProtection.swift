@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Requires a secret token on every state-changing request (anything but GET, HEAD, OPTIONS).
 ///
@@ -9,7 +10,7 @@ public struct CSRFProtection: Middleware {
     /// The form field that carries the token.
     public static let fieldName = "_csrf"
     /// The header that carries the token.
-    public static let headerName = "X-CSRF-Token"
+    public static let headerName = HTTPField.Name("X-CSRF-Token")!
 
     public let token: String
     private let exemptPrefixes: [String]
@@ -36,13 +37,13 @@ public struct CSRFProtection: Middleware {
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {
-        guard ![HTTPMethod.get, .head, .options].contains(request.method),
+        guard ![HTTPRequest.Method.get, .head, .options].contains(request.method),
             !exemptPrefixes.contains(where: { request.path.hasPrefix($0) })
         else { return nil }
         let sent = request.headers[Self.headerName] ?? (try? request.form())?[Self.fieldName] ?? ""
         guard Self.constantTimeEquals(sent, token) else {
             throw HTTPError(
-                403, "This form has expired or did not come from this dashboard. Reload the page and try again.")
+                .forbidden, "This form has expired or did not come from this dashboard. Reload the page and try again.")
         }
         return nil
     }

@@ -3,7 +3,7 @@ public enum ErrorRenderer {
     /// JSON `{"error": "..."}` when the client asks for JSON, otherwise a small HTML page.
     public static func standard(_ request: Request, _ error: any HTTPResponseError) -> Response {
         if request.prefersJSON { return .jsonError(error.message, status: error.status) }
-        let title = "\(error.status) \(HTTPStatus.reason(error.status))"
+        let title = "\(error.status.code) \(error.status.reasonPhrase)"
         return .html(
             """
             <!doctype html>

@@ -1,6 +1,7 @@
 internal import CMicroHTTPD
 internal import CMicroHTTPDShim
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd: an internal epoll thread pool, keep-alive, bodies read in
@@ -239,9 +240,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         request = try makeRequest(connection, url: url, method: method, body: state.body, receivedAt: state.receivedAt)
     } catch {
         // Keep the header fields, so the error is rendered as the client asked (JSON for API clients).
-        var headers = HTTPHeaders()
-        forEachValue(connection, .HEADER_KIND) { headers.add($0, $1) }
-        let bare = Request(method: .get, path: "/", headers: headers, receivedAt: state.receivedAt)
+        let bare = Request(
+            method: .get, path: "/", headers: headerFields(connection), receivedAt: state.receivedAt)
         return queue(server.responder.complete(bare, error), on: connection)
     }
     switch server.responder.resolve(request) {
@@ -304,7 +304,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestCo
 }
 
 private func tooLarge(_ limit: Int) -> Response {
-    .jsonError("The request body is larger than the limit of \(limit) bytes.", status: 413)
+    .jsonError("The request body is larger than the limit of \(limit) bytes.", status: .contentTooLarge)
 }
 
 private func makeRequest(
@@ -315,7 +315,7 @@ private func makeRequest(
     var segments: [String] = []
     for raw in rawPath.split(separator: UInt8(ascii: "/")) {
         guard let segment = PercentDecoding.decode(raw, plusIsSpace: false) else {
-            throw HTTPError.badRequest("The request path is not valid UTF-8 percent-encoding.")
+            throw HTTPError(.badRequest, "The request path is not valid UTF-8 percent-encoding.")
         }
         segments.append(segment)
     }
@@ -327,13 +327,26 @@ private func makeRequest(
         else { return queryValid = false }
         query.append((name, value))
     }
-    guard queryValid else { throw HTTPError.badRequest("The query string is not valid UTF-8 percent-encoding.") }
-    var headers = HTTPHeaders()
-    forEachValue(connection, .HEADER_KIND) { headers.add($0, $1) }
+    guard queryValid else { throw HTTPError(.badRequest, "The query string is not valid UTF-8 percent-encoding.") }
+    // Methods are compared in upper case, as they always were here (`get` is GET).
+    let methodName = method.map { String(cString: $0).uppercased() } ?? "GET"
+    guard let requestMethod = HTTPRequest.Method(methodName) else {
+        throw HTTPError(.badRequest, "The request method '\(methodName)' is not a valid HTTP method name.")
+    }
     return Request(
-        method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
-        path: "/" + segments.joined(separator: "/"), pathSegments: segments, queryItems: query,
-        headers: headers, body: body, receivedAt: receivedAt)
+        method: requestMethod, path: "/" + segments.joined(separator: "/"), pathSegments: segments,
+        queryItems: query, headers: headerFields(connection), body: body, receivedAt: receivedAt)
+}
+
+/// The request's header fields in arrival order. A field whose name is not a valid token is left
+/// out; values are legalised by `HTTPField` (control characters become spaces).
+private func headerFields(_ connection: OpaquePointer) -> HTTPFields {
+    var fields = HTTPFields()
+    forEachValue(connection, .HEADER_KIND) { name, value in
+        guard let name = HTTPField.Name(name) else { return }
+        fields.append(HTTPField(name: name, value: value))
+    }
+    return fields
 }
 
 /// Calls `visit` with each (name, value) of one kind; a missing value is "".
@@ -366,16 +379,12 @@ private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Re
     }
     guard let created else { return .NO }
     defer { MHD_destroy_response(created) }
-    for (name, value) in response.headers where isSendable(name, value) {
-        _ = MHD_add_response_header(created, name, value)
+    for field in response.headers where !managedFields.contains(field.name) {
+        _ = MHD_add_response_header(created, field.name.rawName, field.value)
     }
-    return MHD_queue_response(connection, UInt32(response.status), created)
+    return MHD_queue_response(connection, UInt32(response.status.code), created)
 }
 
-/// Header fields libmicrohttpd writes itself, and values that would split the header block.
-private func isSendable(_ name: String, _ value: String) -> Bool {
-    let managed = ["content-length", "transfer-encoding", "connection", "date"]
-    return !managed.contains(where: name.caseInsensitiveEquals)
-        && !value.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 })
-        && !name.utf8.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ":") })
-}
+/// Header fields libmicrohttpd writes itself. `HTTPField` already guarantees the rest cannot split
+/// the header block: names are tokens, and CR, LF and NUL in values become spaces.
+private let managedFields: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .connection, .date]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Refuses requests whose `Host` names another machine than the one the server was started for,
 /// so that a web page on another site cannot reach a loopback server through DNS rebinding.
@@ -34,12 +35,12 @@ public struct HostAllowList: Middleware {
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {
-        let header = request.headers["Host"] ?? ""
+        let header = request.authority ?? ""
         let host = Self.name(of: header)
         guard allowed.contains(host) || Self.isIPLiteral(host) else {
             let port = Self.port(of: header).map { ":\($0)" } ?? ""
             throw HTTPError(
-                421,
+                .misdirectedRequest,
                 "This server does not answer for the host name '\(host)'. Open it by its address, such as "
                     + "http://\(suggested)\(port)/, or start it with --allowed-host \(host.isEmpty ? "NAME" : host)."
             )

@@ -76,7 +76,7 @@ public struct URLEncodedForm: Sendable {
             guard let name = PercentDecoding.decode(pieces[0], plusIsSpace: true),
                 let value = pieces.count > 1 ? PercentDecoding.decode(pieces[1], plusIsSpace: true) : ""
             else {
-                throw HTTPError.badRequest("The form data is not valid UTF-8 percent-encoding.")
+                throw HTTPError(.badRequest, "The form data is not valid UTF-8 percent-encoding.")
             }
             pairs.append((name, value))
         }

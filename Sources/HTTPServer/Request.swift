@@ -1,15 +1,16 @@
 import Foundation
+import HTTPTypes
 
 /// One HTTP request, fully received (body included) before a handler sees it.
 public struct Request: Sendable {
-    public let method: HTTPMethod
+    public let method: HTTPRequest.Method
     /// The percent-decoded path, such as `/items/a b`.
     public let path: String
     /// The path's segments, each percent-decoded on its own (so `%2F` stays inside a segment).
     public let pathSegments: [String]
     /// Query arguments in order, percent-decoded (`+` is a space).
     public let queryItems: [(name: String, value: String)]
-    public let headers: HTTPHeaders
+    public let headers: HTTPFields
     public let body: Data
     /// Parameters captured by the matched route pattern (`:id` → `parameters["id"]`).
     public internal(set) var parameters: [String: String] = [:]
@@ -19,8 +20,8 @@ public struct Request: Sendable {
     public let receivedAt: ContinuousClock.Instant
 
     public init(
-        method: HTTPMethod, path: String, pathSegments: [String]? = nil,
-        queryItems: [(name: String, value: String)] = [], headers: HTTPHeaders = [:], body: Data = Data(),
+        method: HTTPRequest.Method, path: String, pathSegments: [String]? = nil,
+        queryItems: [(name: String, value: String)] = [], headers: HTTPFields = [:], body: Data = Data(),
         receivedAt: ContinuousClock.Instant = .now
     ) {
         self.method = method
@@ -40,8 +41,8 @@ public struct Request: Sendable {
     /// Cookies sent in the `Cookie` header.
     public var cookies: [String: String] {
         var cookies: [String: String] = [:]
-        for field in headers where field.name.caseInsensitiveEquals("Cookie") {
-            for pair in field.value.split(separator: ";") {
+        for value in headers[values: .cookie] {
+            for pair in value.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2 else { continue }
                 let name = parts[0].trimmingCharacters(in: .whitespaces)
@@ -51,9 +52,15 @@ public struct Request: Sendable {
         return cookies
     }
 
+    /// The `Host` field, such as `127.0.0.1:8080`: the authority the request was sent to. (swift-http-types
+    /// keeps it out of the fields, as `HTTPRequest.authority`; HTTP/1.1 sends it as one.)
+    public var authority: String? { headers[Self.hostField] }
+
+    private static let hostField = HTTPField.Name("Host")!
+
     /// Whether the client prefers JSON over HTML (`Accept` names JSON and not HTML).
     public var prefersJSON: Bool {
-        guard let accept = headers["Accept"]?.lowercased() else { return false }
+        guard let accept = headers[.accept]?.lowercased() else { return false }
         return accept.contains("json") && !accept.contains("text/html")
     }
 
@@ -67,7 +74,7 @@ public struct Request: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: body)
         } catch {
-            throw HTTPError.badRequest("The request body is not the JSON expected: \(Self.describe(error)).")
+            throw HTTPError(.badRequest, "The request body is not the JSON expected: \(Self.describe(error)).")
         }
     }
 

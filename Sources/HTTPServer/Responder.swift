@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// A frozen router: finds the handler for a request and turns errors into responses.
 public final class Responder: Sendable {
     /// What the server should do with a request.
@@ -65,18 +67,19 @@ public final class Responder: Sendable {
     func complete(_ request: Request, _ error: any Error) -> Response {
         let httpError =
             error as? any HTTPResponseError
-            ?? HTTPError(500, "The server failed to answer this request. It has been logged; please try again.")
+            ?? HTTPError(
+                .internalServerError, "The server failed to answer this request. It has been logged; please try again.")
         if !(error is any HTTPResponseError) { ServerLog.logger.error("unhandled error: \(error)") }
         var response = errorRenderer(request, httpError)
         if let refused = error as? MethodNotAllowed {
-            response.headers["Allow"] = refused.allowed.map(\.rawValue).joined(separator: ", ")
+            response.headers[.allow] = refused.allowed.map(\.rawValue).joined(separator: ", ")
         }
         return complete(request, response)
     }
 
     private func route(_ request: inout Request) throws -> Handler {
-        var allowed: [HTTPMethod] = []
-        let method = request.method == .head ? HTTPMethod.get : request.method
+        var allowed: [HTTPRequest.Method] = []
+        let method = request.method == .head ? HTTPRequest.Method.get : request.method
         for route in routes {
             guard let parameters = route.pattern.match(request.pathSegments) else { continue }
             if route.method == method {
@@ -93,8 +96,8 @@ public final class Responder: Sendable {
 
 /// 405, carrying the methods that the path does accept (sent as `Allow`).
 struct MethodNotAllowed: HTTPResponseError {
-    let allowed: [HTTPMethod]
-    var status: Int { 405 }
+    let allowed: [HTTPRequest.Method]
+    var status: HTTPResponse.Status { .methodNotAllowed }
     var message: String {
         "This address does not accept that method. It accepts: \(allowed.map(\.rawValue).joined(separator: ", "))."
     }

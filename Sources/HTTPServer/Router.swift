@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Collects routes and middleware, then freezes into a ``Responder`` for ``HTTPServer``.
 ///
 /// ```swift
@@ -8,7 +10,7 @@
 /// ```
 public struct Router: Sendable {
     struct Route: Sendable {
-        let method: HTTPMethod
+        let method: HTTPRequest.Method
         let pattern: RoutePattern
         let handler: Handler
     }
@@ -21,7 +23,7 @@ public struct Router: Sendable {
     public init() {}
 
     /// Adds a route answered by `handler` for `method` on paths matching `pattern`.
-    public mutating func on(_ method: HTTPMethod, _ pattern: String, _ handler: Handler) {
+    public mutating func on(_ method: HTTPRequest.Method, _ pattern: String, _ handler: Handler) {
         routes.append(Route(method: method, pattern: RoutePattern(pattern), handler: handler))
     }
 

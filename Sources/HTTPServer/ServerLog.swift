@@ -17,6 +17,7 @@ public struct RequestLogger: Middleware {
     public func finish(_ request: Request, _ response: inout Response) {
         let elapsed = ContinuousClock.now - request.receivedAt
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        logger.info("\(request.method) \(request.path) \(response.status) \(String(format: "%.1f", milliseconds))ms")
+        logger.info(
+            "\(request.method) \(request.path) \(response.status.code) \(String(format: "%.1f", milliseconds))ms")
     }
 }

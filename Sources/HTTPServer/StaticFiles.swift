@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// Serves the files of one folder (the project's `Public/`), for a route ending in `*`.
@@ -32,18 +33,18 @@ public final class StaticFiles: Sendable {
     public func respond(_ request: Request) throws(HTTPError) -> Response {
         guard let relative = request.parameters["*"] else { throw .notFound() }
         let file = try load(relative)
-        var headers: HTTPHeaders = [
-            "Content-Type": file.contentType,
-            "ETag": file.etag,
-            "Cache-Control": cacheControl,
+        var headers: HTTPFields = [
+            .contentType: file.contentType,
+            .eTag: file.etag,
+            .cacheControl: cacheControl,
         ]
-        if let tags = request.headers["If-None-Match"],
+        if let tags = request.headers[.ifNoneMatch],
             tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == file.etag })
         {
-            headers["Content-Type"] = nil
-            return Response(status: 304, headers: headers)
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
         }
-        return Response(status: 200, headers: headers, body: file.contents)
+        return Response(status: .ok, headers: headers, body: file.contents)
     }
 
     /// The real path of a file inside the folder, or nil when the request tries to leave it.

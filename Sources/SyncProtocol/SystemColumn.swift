@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// The columns every table of the protocol has, which only the server writes (except `id`).
 public enum SystemColumn {
     public static let id = "id"
@@ -19,10 +21,11 @@ public enum SystemColumn {
 
 /// HTTP header names of the protocol.
 public enum ProtocolHeader {
-    public static let apiVersion = "ZUMO-API-VERSION"
-    public static let applicationKey = "X-ZUMO-APPLICATION"
+    /// The protocol version a client speaks; also accepted as a query argument of the same name.
+    public static let apiVersion = HTTPField.Name("ZUMO-API-VERSION")!
+    public static let applicationKey = HTTPField.Name("X-ZUMO-APPLICATION")!
     /// A signed-in user's token (a JWT), as Mobile Apps clients send it.
-    public static let authToken = "X-ZUMO-AUTH"
+    public static let authToken = HTTPField.Name("X-ZUMO-AUTH")!
     /// The protocol version this project speaks.
     public static let currentVersion = "2.0.0"
 }

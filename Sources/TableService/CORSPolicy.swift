@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 
 /// Which web pages may call the service, and cross-origin access for them as the official server
 /// answers it: preflights from an allowed origin are answered 200 with the allowed methods and
@@ -18,33 +19,33 @@ struct CORSPolicy: Sendable {
     /// to, as its `Host` says) or one of ``allowedOrigins``. Same host on another port is another site.
     func allows(_ origin: String, on request: Request) -> Bool {
         guard let origin = WebOrigin(origin) else { return false }
-        if let host = request.headers["Host"], origin == WebOrigin(scheme: "http", authority: host) { return true }
+        if let host = request.authority, origin == WebOrigin(scheme: "http", authority: host) { return true }
         return allowedOrigins.contains(origin)
     }
 
     /// The answer to `OPTIONS`: 200 with `Allow` (and the CORS headers for an allowed origin).
     func preflight(_ request: Request) -> Response {
         var response = Response.text(Self.allow)
-        response.headers["Allow"] = Self.allow
-        if let origin = request.headers["Origin"], allows(origin, on: request) {
-            response.headers["Access-Control-Allow-Origin"] = origin
-            response.headers["Access-Control-Allow-Methods"] = Self.methods
-            if let asked = request.headers["Access-Control-Request-Headers"], isPlainHeaderList(asked) {
-                response.headers["Access-Control-Allow-Headers"] = asked
+        response.headers[.allow] = Self.allow
+        if let origin = request.headers[.origin], allows(origin, on: request) {
+            response.headers[.accessControlAllowOrigin] = origin
+            response.headers[.accessControlAllowMethods] = Self.methods
+            if let asked = request.headers[.accessControlRequestHeaders], isPlainHeaderList(asked) {
+                response.headers[.accessControlAllowHeaders] = asked
             }
-            response.headers["Access-Control-Max-Age"] = "300"
-            response.headers["Access-Control-Expose-Headers"] = "Link,Etag"
-            response.headers["Vary"] = "Origin"
+            response.headers[.accessControlMaxAge] = "300"
+            response.headers[.accessControlExposeHeaders] = "Link,Etag"
+            response.headers[.vary] = "Origin"
         }
         return response
     }
 
     /// Adds `Access-Control-Allow-Origin` to a response for an allowed origin.
     func decorate(_ request: Request, _ response: inout Response) {
-        guard let origin = request.headers["Origin"], allows(origin, on: request) else { return }
-        response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Access-Control-Expose-Headers"] = "Link,Etag"
-        response.headers["Vary"] = "Origin"
+        guard let origin = request.headers[.origin], allows(origin, on: request) else { return }
+        response.headers[.accessControlAllowOrigin] = origin
+        response.headers[.accessControlExposeHeaders] = "Link,Etag"
+        response.headers[.vary] = "Origin"
     }
 
     private func isPlainHeaderList(_ value: String) -> Bool {

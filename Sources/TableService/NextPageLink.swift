@@ -54,7 +54,7 @@ enum NextPageLink {
         let origin: String
         if let publicURL {
             origin = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
-        } else if let host = request.headers["Host"], isPlausibleHost(host) {
+        } else if let host = request.authority, isPlausibleHost(host) {
             origin = "http://" + host
         } else {
             return nil

@@ -13,7 +13,7 @@ enum ProtocolStyle: Equatable, Sendable {
     /// The style of `request`; a `ZUMO-API-VERSION` other than 2.0.x is a 400.
     init(_ request: Request) throws(TableError) {
         let header = request.headers[ProtocolHeader.apiVersion]
-        let query = request.queryItems.first { $0.name.equalsIgnoringCase(ProtocolHeader.apiVersion) }?.value
+        let query = request.queryItems.first { $0.name.equalsIgnoringCase(ProtocolHeader.apiVersion.rawName) }?.value
         if let version = header ?? query {
             let trimmed = version.trimmingWhitespace()
             guard trimmed == "2.0" || trimmed.hasPrefix("2.0.") else { throw .unsupportedAPIVersion }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncProtocol
 import Views
 
@@ -27,8 +28,8 @@ struct ServicePage: Sendable {
     func addRoutes(to router: inout Router) {
         router.get(base) { request in await self.guarded(request) { try await self.index() } }
         router.get(base + "/style.css") { _ in
-            var response = Response(status: 200, body: Data(self.templates.render("service/style.css", [:]).utf8))
-            response.headers["Content-Type"] = "text/css; charset=utf-8"
+            var response = Response(status: .ok, body: Data(self.templates.render("service/style.css", [:]).utf8))
+            response.headers[.contentType] = "text/css; charset=utf-8"
             return response
         }
         router.post(base + "/key") { request in try self.unlock(request) }
@@ -91,7 +92,8 @@ struct ServicePage: Sendable {
     }
 
     private func row(
-        table: String, id: String, flash: [String: String]? = nil, conflict: [String: Any]? = nil, status: Int = 200
+        table: String, id: String, flash: [String: String]? = nil, conflict: [String: Any]? = nil,
+        status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         guard let schema = try await store.reloadSchema(of: table),
             let item = try await store.anyItem(in: table, id: id, scope: .all)
@@ -152,12 +154,12 @@ struct ServicePage: Sendable {
         case .failure(.preconditionFailed(let current)):
             return try await row(
                 table: table, id: id,
-                conflict: ["yourVersion": version, "currentVersion": current.version, "sent": sent], status: 409)
+                conflict: ["yourVersion": version, "currentVersion": current.version, "sent": sent], status: .conflict)
         case .failure(.itemNotFound):
             return try await row(
                 table: table, id: id,
                 flash: ["kind": "error", "message": "Not saved: the row is soft-deleted. Undelete it first."],
-                status: 409)
+                status: .conflict)
         case .failure(let error):
             throw error
         }
@@ -179,7 +181,7 @@ struct ServicePage: Sendable {
             return try await row(
                 table: table, id: id,
                 conflict: ["yourVersion": version, "currentVersion": current.version, "sent": [[String: String]]()],
-                status: 409)
+                status: .conflict)
         case .failure(let error):
             throw error
         }
@@ -220,19 +222,20 @@ struct ServicePage: Sendable {
                 let sent = (try? request.form())?[CSRFProtection.fieldName] ?? ""
                 guard CSRFProtection.constantTimeEquals(sent, csrfToken) else {
                     return errorPage(
-                        403, "This form has expired or did not come from this page. Reload the page and try again.")
+                        .forbidden,
+                        "This form has expired or did not come from this page. Reload the page and try again.")
                 }
             }
             if applicationKey != nil,
                 !CSRFProtection.constantTimeEquals(request.cookies[Self.sessionCookie] ?? "", sessionToken)
             {
-                return page("service/key", ["title": "Application key"], status: 401)
+                return page("service/key", ["title": "Application key"], status: .unauthorized)
             }
             return try await body()
         } catch let error as any HTTPResponseError {
             return errorPage(error.status, error.message)
         } catch {
-            return errorPage(500, "The page could not be made. Please try again.")
+            return errorPage(.internalServerError, "The page could not be made. Please try again.")
         }
     }
 
@@ -240,34 +243,35 @@ struct ServicePage: Sendable {
         let form = try request.form()
         guard CSRFProtection.constantTimeEquals(form[CSRFProtection.fieldName] ?? "", csrfToken) else {
             return errorPage(
-                403, "This form has expired or did not come from this page. Reload the page and try again.")
+                .forbidden, "This form has expired or did not come from this page. Reload the page and try again.")
         }
         guard let applicationKey, ApplicationKey.matches(form["key"] ?? "", applicationKey) else {
             var response = page(
                 "service/key",
-                ["title": "Application key", "flash": ["kind": "error", "message": "That is not the key."]], status: 401
+                ["title": "Application key", "flash": ["kind": "error", "message": "That is not the key."]],
+                status: .unauthorized
             )
-            response.headers["Cache-Control"] = "no-store"
+            response.headers[.cacheControl] = "no-store"
             return response
         }
         var response = Response.redirect(to: base)
-        response.headers["Set-Cookie"] =
+        response.headers[.setCookie] =
             "\(Self.sessionCookie)=\(sessionToken); Path=\(base); HttpOnly; SameSite=Strict"
         return response
     }
 
-    private func page(_ template: String, _ context: [String: Any], status: Int = 200) -> Response {
+    private func page(_ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         var full = context
         full["base"] = base
         full["csrf"] = csrfToken
         var response = templates.page(template, full, status: status)
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers[.cacheControl] = "no-store"
+        response.headers[.xFrameOptions] = "DENY"
+        response.headers[.xContentTypeOptions] = "nosniff"
         return response
     }
 
-    private func errorPage(_ status: Int, _ message: String) -> Response {
+    private func errorPage(_ status: HTTPResponse.Status, _ message: String) -> Response {
         page(
             "service/index",
             [

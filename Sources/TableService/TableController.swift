@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Logging
 import SyncProtocol
 
@@ -47,8 +48,8 @@ struct TableController: Sendable {
                 }
                 var response = Response.jsonError(
                     "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.",
-                    status: 405)
-                response.headers["Allow"] =
+                    status: .methodNotAllowed)
+                response.headers[.allow] =
                     pattern.hasSuffix(":id") ? "GET, PATCH, DELETE, POST, OPTIONS" : "GET, POST, OPTIONS"
                 self.cors.decorate(request, &response)
                 return response
@@ -57,7 +58,8 @@ struct TableController: Sendable {
     }
 
     /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
-    private func route(_ method: HTTPMethod, _ pattern: String, _ router: inout Router, _ body: @escaping Body) {
+    private func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body)
+    {
         guard let verifier else {
             router.on(method, pattern, .async { request in await self.handle(request, user: nil, body) })
             return
@@ -89,7 +91,7 @@ struct TableController: Sendable {
         let page = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
         var response = Response.json(data: page.body)
         if options.top > 0, page.rows == options.top {
-            response.headers["Link"] = NextPageLink.header(
+            response.headers[.link] = NextPageLink.header(
                 for: request, queryItems: queryItems, skip: options.skip + options.top,
                 publicURL: configuration.publicURL)
         }
@@ -100,7 +102,7 @@ struct TableController: Sendable {
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
         let item = try await store.item(in: try tableName(request), id: try itemID(request), scope: scope)
-        return itemResponse(item, style, status: 200, request: request)
+        return itemResponse(item, style, status: .ok, request: request)
     }
 
     private func insert(
@@ -109,7 +111,7 @@ struct TableController: Sendable {
         let table = try tableName(request)
         let changes = try ItemChanges(body: request.body, style: style)
         let item = try await store.insert(into: table, changes, scope: scope)
-        return itemResponse(item, style, status: 201, request: request)
+        return itemResponse(item, style, status: .created, request: request)
     }
 
     private func update(
@@ -127,7 +129,7 @@ struct TableController: Sendable {
         let check = VersionCheck(
             ifMatch: ifMatch(request), bodyVersion: changes.version, bodyVersionStatus: style.isLegacy ? 412 : 409)
         let item = try await store.update(in: table, id: id, changes, check: check, scope: scope)
-        return itemResponse(item, style, status: 200, request: request)
+        return itemResponse(item, style, status: .ok, request: request)
     }
 
     private func delete(
@@ -135,7 +137,7 @@ struct TableController: Sendable {
     ) async throws(TableError) -> Response {
         let item = try await store.setDeleted(
             true, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
-        return itemResponse(item, style, status: 200, request: request)
+        return itemResponse(item, style, status: .ok, request: request)
     }
 
     private func undelete(
@@ -143,7 +145,7 @@ struct TableController: Sendable {
     ) async throws(TableError) -> Response {
         let item = try await store.setDeleted(
             false, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
-        return itemResponse(item, style, status: 201, request: request)
+        return itemResponse(item, style, status: .created, request: request)
     }
 
     // MARK: Helpers
@@ -186,7 +188,7 @@ struct TableController: Sendable {
 
     private func finish(_ request: Request, _ response: Response) -> Response {
         var response = response
-        response.headers["Cache-Control"] = "no-cache"
+        response.headers[.cacheControl] = "no-cache"
         cors.decorate(request, &response)
         return response
     }
@@ -204,12 +206,13 @@ struct TableController: Sendable {
     }
 
     private func itemResponse(
-        _ item: StoredItem, _ style: ProtocolStyle, status: Int, request: Request, forceVersion: Bool = false
+        _ item: StoredItem, _ style: ProtocolStyle, status: HTTPResponse.Status, request: Request,
+        forceVersion: Bool = false
     ) -> Response {
         var encoder = ItemJSONEncoder(style: style)
         encoder.forceVersion = forceVersion
         var response = Response.json(data: encoder.data(item), status: status)
-        response.headers["ETag"] = EntityTag.header(for: item.version)
+        response.headers[.eTag] = EntityTag.header(for: item.version)
         return response
     }
 
@@ -220,7 +223,7 @@ struct TableController: Sendable {
     }
 
     private func ifMatch(_ request: Request) -> String? {
-        request.headers["If-Match"].flatMap(EntityTag.version(from:))
+        request.headers[.ifMatch].flatMap(EntityTag.version(from:))
     }
 
     private func tableName(_ request: Request) throws(TableError) -> String {

@@ -1,4 +1,5 @@
 import HTTPServer
+import HTTPTypes
 import SyncProtocol
 
 /// What can go wrong in a table request; each case knows its HTTP status and a message that says
@@ -38,16 +39,16 @@ enum TableError: Error, HTTPResponseError, Equatable {
         "The $filter is too complex for the database (too deeply nested or too many conditions); "
         + "simplify it or split the query."
 
-    var status: Int {
+    var status: HTTPResponse.Status {
         switch self {
-        case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: 400
-        case .missingApplicationKey, .signInRequired, .signInRefused: 401
-        case .foreignOrigin: 403
-        case .itemNotFound, .tableNotFound: 404
-        case .conflict, .alreadyExists: 409
-        case .preconditionFailed: 412
-        case .unsupportedMediaType: 415
-        case .storage: 500
+        case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: .badRequest
+        case .missingApplicationKey, .signInRequired, .signInRefused: .unauthorized
+        case .foreignOrigin: .forbidden
+        case .itemNotFound, .tableNotFound: .notFound
+        case .conflict, .alreadyExists: .conflict
+        case .preconditionFailed: .preconditionFailed
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .storage: .internalServerError
         }
     }
 

@@ -1,4 +1,5 @@
 import HTTPServer
+import HTTPTypes
 
 /// Refuses the table writes a web page on another site could send.
 ///
@@ -13,15 +14,15 @@ struct WriteGuard: Sendable {
     let cors: CORSPolicy
 
     /// The methods that change state; PUT is not in the protocol but is refused the same way first.
-    static let writes: Set<HTTPMethod> = [.post, .patch, .put, .delete]
+    static let writes: Set<HTTPRequest.Method> = [.post, .patch, .put, .delete]
 
     /// Throws the refusal for a write that is not proven to come from a real client.
     func check(_ request: Request) throws(TableError) {
         guard Self.writes.contains(request.method) else { return }
-        if let origin = request.headers["Origin"], !cors.allows(origin, on: request) {
+        if let origin = request.headers[.origin], !cors.allows(origin, on: request) {
             throw .foreignOrigin(origin)
         }
-        let contentType = request.headers["Content-Type"]
+        let contentType = request.headers[.contentType]
         if let contentType, !Self.isJSON(contentType) {
             throw .unsupportedMediaType(contentType)
         }

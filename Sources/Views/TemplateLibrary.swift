@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import Mustache
 
 /// The HTML templates of one folder (`Templates/`), parsed once at start-up.
@@ -55,7 +56,7 @@ public struct TemplateLibrary: Sendable {
     }
 
     /// An HTML response rendered from `template`.
-    public func page(_ template: String, _ context: Any, status: Int = 200) -> Response {
+    public func page(_ template: String, _ context: Any, status: HTTPResponse.Status = .ok) -> Response {
         precondition(names.contains(template), "template '\(template)' was not loaded")
         return .html(render(template, context), status: status)
     }

@@ -1,5 +1,6 @@
 import Dashboard
 import Foundation
+import HTTPServer
 import TestSupport
 import Testing
 
@@ -24,7 +25,9 @@ struct CancelSyncTests {
     private func runningAPISync(_ harness: DashboardHarness) async throws -> (MisbehavingService, String) {
         let silent = try await silentRemote(harness)
         let token = try await harness.csrfToken()
-        #expect(try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token]).status == 202)
+        #expect(
+            try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token]).status == 202
+        )
         try await waitUntilWaiting(on: silent)
         return (silent, token)
     }
@@ -33,19 +36,19 @@ struct CancelSyncTests {
         let harness = try await DashboardHarness()
         let silent = try await silentRemote(harness)
         defer { silent.stop() }
-        let idlePage = try await harness.client.send("GET", "/")
+        let idlePage = try await harness.client.send(.get, "/")
         #expect(idlePage.text.contains(#"action="/cancel" class="inline" data-cancel-form hidden"#))
 
         #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
         try await waitUntilWaiting(on: silent)
-        let runningPage = try await harness.client.send("GET", "/")
+        let runningPage = try await harness.client.send(.get, "/")
         #expect(runningPage.text.contains(#"action="/cancel" class="inline" data-cancel-form>"#))
 
         let cancelled = try await harness.submit("/cancel", ["back": "/"])
         #expect(cancelled.status == 303)
         #expect(cancelled.headers["location"] == "/")
         await harness.dashboard.waitUntilIdle()
-        let page = try await harness.client.send("GET", "/")
+        let page = try await harness.client.send(.get, "/")
         #expect(page.text.contains("Cancelled."))
         await harness.stop()
     }
@@ -54,14 +57,14 @@ struct CancelSyncTests {
         let harness = try await DashboardHarness()
         let (silent, token) = try await runningAPISync(harness)
         defer { silent.stop() }
-        #expect(try await harness.client.send("POST", "/api/cancel").status == 403)
+        #expect(try await harness.client.send(.post, "/api/cancel").status == 403)
         #expect(await harness.dashboard.context.isSyncing)
-        let answer = try await harness.client.send("POST", "/api/cancel", headers: ["X-CSRF-Token": token])
+        let answer = try await harness.client.send(.post, "/api/cancel", headers: [CSRFProtection.headerName: token])
         #expect(answer.status == 200)
         #expect(answer.text.contains(#""cancelled":true"#))
         await harness.dashboard.waitUntilIdle()
         #expect(harness.dashboard.context.lastSync?.stopReason == .cancelled)
-        let again = try await harness.client.send("POST", "/api/cancel", headers: ["X-CSRF-Token": token])
+        let again = try await harness.client.send(.post, "/api/cancel", headers: [CSRFProtection.headerName: token])
         #expect(again.text.contains(#""cancelled":false"#))
         await harness.stop()
     }
@@ -71,7 +74,7 @@ struct CancelSyncTests {
         let (silent, token) = try await runningAPISync(harness)
         defer { silent.stop() }
         let saved = try await harness.client.send(
-            "POST", "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: ["X-CSRF-Token": token])
+            .post, "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: [CSRFProtection.headerName: token])
         #expect(saved.status == 200)
         await harness.dashboard.waitUntilIdle()
         #expect(harness.dashboard.context.lastSync?.stopReason == .cancelled)

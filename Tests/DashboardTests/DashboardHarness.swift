@@ -1,6 +1,7 @@
 import Dashboard
 import Foundation
 import HTTPServer
+import HTTPTypes
 import TableService
 import TestSupport
 import Views
@@ -46,7 +47,7 @@ final class DashboardHarness: Sendable {
 
     /// The CSRF token, as a script reads it.
     func csrfToken() async throws -> String {
-        let status = try await client.send("GET", "/api/status")
+        let status = try await client.send(.get, "/api/status")
         let object = try JSONSerialization.jsonObject(with: status.body) as? [String: Any]
         return object?["csrfToken"] as? String ?? ""
     }
@@ -55,7 +56,7 @@ final class DashboardHarness: Sendable {
     func submit(_ path: String, _ fields: [String: String]) async throws -> Client.Answer {
         var fields = fields
         fields["_csrf"] = try await csrfToken()
-        return try await client.send("POST", path, form: fields)
+        return try await client.send(.post, path, form: fields)
     }
 }
 
@@ -76,22 +77,22 @@ final class Client: Sendable {
     }
 
     func send(
-        _ method: String, _ path: String, form: [String: String]? = nil, json: Data? = nil,
-        headers: [String: String] = [:]
+        _ method: HTTPRequest.Method, _ path: String, form: [String: String]? = nil, json: Data? = nil,
+        headers: HTTPFields = [:]
     ) async throws -> Answer {
-        var fields: [String: String] = [:]
+        var fields = HTTPFields()
         var body: Data?
         if let form {
-            fields["Content-Type"] = "application/x-www-form-urlencoded"
+            fields[.contentType] = "application/x-www-form-urlencoded"
             body = Data(
                 form.map { "\(PercentDecoding.encode($0.key))=\(PercentDecoding.encode($0.value))" }
                     .joined(separator: "&").utf8)
         }
         if let json {
-            fields["Content-Type"] = "application/json"
+            fields[.contentType] = "application/json"
             body = json
         }
-        fields.merge(headers) { $1 }
+        fields.append(contentsOf: headers)
         let answer = try await http.send(method, base + path, headers: fields, body: body)
         return Answer(status: answer.status, headers: answer.headers, body: answer.body)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
     @Test func everyPageAnswersWithTheSecurityHeaders() async throws {
         let harness = try await DashboardHarness()
         for path in ["/", "/operations", "/conflicts", "/settings", "/?show=active", "/?q=milk&older=5", "/?at=last"] {
-            let page = try await harness.client.send("GET", path)
+            let page = try await harness.client.send(.get, path)
             #expect(page.status == 200, "\(path)")
             #expect(page.headers["content-security-policy"]?.contains("script-src 'self'") == true)
             #expect(page.headers["x-frame-options"] == "DENY")
@@ -20,11 +21,11 @@ import Testing
 
     @Test func postWithoutOrWithWrongCSRFTokenIsRefusedAndStoresNothing() async throws {
         let harness = try await DashboardHarness()
-        let missing = try await harness.client.send("POST", "/items", form: ["text": "forged"])
+        let missing = try await harness.client.send(.post, "/items", form: ["text": "forged"])
         #expect(missing.status == 403)
-        let wrong = try await harness.client.send("POST", "/items", form: ["text": "forged", "_csrf": "0123"])
+        let wrong = try await harness.client.send(.post, "/items", form: ["text": "forged", "_csrf": "0123"])
         #expect(wrong.status == 403)
-        let api = try await harness.client.send("POST", "/api/items", json: Data(#"{"text":"forged"}"#.utf8))
+        let api = try await harness.client.send(.post, "/api/items", json: Data(#"{"text":"forged"}"#.utf8))
         #expect(api.status == 403)
         #expect(try harness.dashboard.context.table("todoitem").count() == 0)
         await harness.stop()
@@ -52,7 +53,7 @@ import Testing
         let added = try await harness.submit("/items", ["text": hostile])
         #expect(added.status == 303)
         #expect(added.headers["location"] == "/")
-        let list = try await harness.client.send("GET", "/")
+        let list = try await harness.client.send(.get, "/")
         #expect(list.text.contains("&lt;img src=x onerror=alert(1)&gt;"))
         #expect(!list.text.contains(hostile))
         #expect(list.text.contains("pending insert"))
@@ -76,10 +77,10 @@ import Testing
 
     @Test func unknownItemIsA404PageWithAdvice() async throws {
         let harness = try await DashboardHarness()
-        let page = try await harness.client.send("GET", "/items/no-such-id")
+        let page = try await harness.client.send(.get, "/items/no-such-id")
         #expect(page.status == 404)
         #expect(page.text.contains("no todo with the id “no-such-id”"))
-        let json = try await harness.client.send("GET", "/api/items/no-such-id")
+        let json = try await harness.client.send(.get, "/api/items/no-such-id")
         #expect(json.status == 404)
         #expect(json.headers["content-type"]?.hasPrefix("application/json") == true)
         await harness.stop()
@@ -112,12 +113,13 @@ import Testing
         let harness = try await DashboardHarness()
         _ = try harness.dashboard.context.table("todoitem").insert(["text": "to the service", "complete": false])
         let token = try await harness.csrfToken()
-        let started = try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
+        let started = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
         #expect(started.status == 202)
         await harness.dashboard.waitUntilIdle()
-        let service = try await harness.client.send("GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0"])
+        let service = try await harness.client.send(
+            .get, "/tables/todoitem", headers: [ProtocolHeader.apiVersion: "2.0.0"])
         #expect(service.text.contains("to the service"))
-        let page = try await harness.client.send("GET", "/")
+        let page = try await harness.client.send(.get, "/")
         #expect(page.text.contains("Pushed 1 change"))
         #expect(try harness.dashboard.context.status().pending == 0)
         await harness.stop()
@@ -135,15 +137,15 @@ import Testing
         try await harness.dashboard.context.setRemote(url: URL(string: slow.url), applicationKey: nil)
         let other = Client(base: harness.dashboard.url)
         let token = try await harness.csrfToken()
-        let first = try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
-        let second = try await other.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
+        let first = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
+        let second = try await other.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
         #expect(first.text.contains(#""started":true"#))
         #expect(second.text.contains(#""started":false"#))
-        let status = try await other.send("GET", "/api/status")
+        let status = try await other.send(.get, "/api/status")
         #expect(status.text.contains(#""running":true"#))
         await harness.dashboard.waitUntilIdle()
-        #expect(try await harness.client.send("GET", "/").text.contains("Pulled 0 rows"))
-        #expect(try await other.send("GET", "/").text.contains("Pulled 0 rows"))
+        #expect(try await harness.client.send(.get, "/").text.contains("Pulled 0 rows"))
+        #expect(try await other.send(.get, "/").text.contains("Pulled 0 rows"))
         await slow.stop()
         await harness.stop()
     }

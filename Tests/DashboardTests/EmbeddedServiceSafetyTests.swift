@@ -1,5 +1,6 @@
 import Foundation
 import SyncClient
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -23,7 +24,7 @@ import Testing
                 + "Content-Length: 16\r\nConnection: close\r\n\r\n{\"text\":\"plain\"}")
         #expect(plain.hasPrefix("HTTP/1.1 415"), "\(plain)")
         let list = try await harness.client.send(
-            "GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0"])
+            .get, "/tables/todoitem", headers: [ProtocolHeader.apiVersion: "2.0.0"])
         #expect(list.text == "[]")
         await harness.stop()
     }
@@ -45,7 +46,7 @@ import Testing
         let own = try post(from: "http://127.0.0.1:\(port)", "from the dashboard's own page")
         #expect(own.hasPrefix("HTTP/1.1 201"), "\(own)")
         let list = try await harness.client.send(
-            "GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0"])
+            .get, "/tables/todoitem", headers: [ProtocolHeader.apiVersion: "2.0.0"])
         #expect(list.text.contains("from the dashboard's own page"))
         #expect(!list.text.contains("from another local app"))
         await harness.stop()
@@ -57,7 +58,7 @@ import Testing
         let saved = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "authToken": token])
         #expect(saved.status == 303)
         #expect(harness.dashboard.context.authTokenHint == AuthTokenHint(token))
-        let page = try await harness.client.send("GET", "/settings")
+        let page = try await harness.client.send(.get, "/settings")
         #expect(page.text.contains("…" + token.suffix(4)))
         #expect(!page.text.contains(token))
         #expect(!page.text.contains("c2lnbmF0dXJl"))

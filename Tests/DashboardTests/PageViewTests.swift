@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct PageViewTests {
     /// The JSON of a page, as a script asks for it.
     func json(_ harness: DashboardHarness, _ path: String) async throws -> [String: Any] {
-        let answer = try await harness.client.send("GET", path, headers: ["Accept": "application/json"])
+        let answer = try await harness.client.send(.get, path, headers: [.accept: "application/json"])
         #expect(answer.status == 200, "\(path)")
         #expect(answer.headers["content-type"]?.hasPrefix("application/json") == true, "\(path)")
         return try JSONSerialization.jsonObject(with: answer.body) as? [String: Any] ?? [:]
@@ -21,7 +21,7 @@ import Testing
         let rows = page?["rows"] as? [[String: Any]]
         #expect(rows?.first?["text"] as? String == "buy <milk>")
         #expect((rows?.first?["badge"] as? [String: Any])?["label"] as? String == "pending insert")
-        let html = try await harness.client.send("GET", "/").text
+        let html = try await harness.client.send(.get, "/").text
         #expect(html.contains("buy &lt;milk&gt;"))
         for path in ["/operations", "/conflicts", "/settings"] {
             let view = try await json(harness, path)
@@ -36,7 +36,7 @@ import Testing
         _ = try await harness.submit("/items", ["text": "one"])
         let page = try await json(harness, "/")
         var header = page["header"] as? [String: Any] ?? [:]
-        let status = try await harness.client.send("GET", "/api/status")
+        let status = try await harness.client.send(.get, "/api/status")
         var api = try JSONSerialization.jsonObject(with: status.body) as? [String: Any] ?? [:]
         #expect(api.removeValue(forKey: "csrfToken") != nil)
         // The page's header names its embedded service page; the API answers for scripts without it.

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPServer
+import SyncProtocol
 import TableService
 import TestSupport
 import Testing
@@ -13,12 +15,12 @@ struct PostgresDashboardTests {
         let added = try await harness.submit("/items", ["text": "into postgres"])
         #expect(added.status == 303)
         let inserted = try await harness.client.send(
-            "POST", "/tables/todoitem", json: Data(#"{"id":"from-elsewhere","text":"written by another client"}"#.utf8),
-            headers: ["ZUMO-API-VERSION": "2.0.0"])
+            .post, "/tables/todoitem", json: Data(#"{"id":"from-elsewhere","text":"written by another client"}"#.utf8),
+            headers: [ProtocolHeader.apiVersion: "2.0.0"])
         #expect(inserted.status == 201, "\(inserted.text)")
 
         let token = try await harness.csrfToken()
-        let started = try await harness.client.send("POST", "/api/sync", headers: ["X-CSRF-Token": token])
+        let started = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
         #expect(started.status == 202)
         await harness.dashboard.waitUntilIdle()
 
@@ -26,7 +28,7 @@ struct PostgresDashboardTests {
             "SELECT \"id\", \"text\" FROM \"todoitem\" ORDER BY \"text\"", url: url)
         #expect(rows.map { $0[1] } == ["into postgres", "written by another client"])
         #expect(try harness.dashboard.context.status().pending == 0)
-        let page = try await harness.client.send("GET", "/")
+        let page = try await harness.client.send(.get, "/")
         #expect(page.text.contains("into postgres"))
         #expect(page.text.contains("written by another client"))
         await harness.stop()

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPServer
 import SyncClient
+import SyncProtocol
 import TableService
 import Testing
 
@@ -25,8 +27,8 @@ struct RemoteSwitchPageTests {
             let rest = Client(base: other.url)
             for id in ["b1", "b2"] {
                 let created = try await rest.send(
-                    "POST", "/tables/todoitem", json: Data(#"{"id": "\#(id)", "text": "other \#(id)"}"#.utf8),
-                    headers: ["ZUMO-API-VERSION": "2.0.0"])
+                    .post, "/tables/todoitem", json: Data(#"{"id": "\#(id)", "text": "other \#(id)"}"#.utf8),
+                    headers: [ProtocolHeader.apiVersion: "2.0.0"])
                 #expect(created.status == 201)
             }
             let table = harness.dashboard.context.table("todoitem")
@@ -65,7 +67,7 @@ struct RemoteSwitchPageTests {
             "/settings",
             ["remote": setup.otherURL, "key": "", "pageSize": "50", "offline": "false", "onSwitch": "push"])
         #expect(pushed.status == 303)
-        let page = try await setup.harness.client.send("GET", "/settings")
+        let page = try await setup.harness.client.send(.get, "/settings")
         #expect(page.text.contains("1 row of the old service removed"))
         #expect(page.text.contains("1 change will be pushed to the new service"))
         #expect(try setup.ids() == ["pending"])
@@ -82,8 +84,8 @@ struct RemoteSwitchPageTests {
         let setup = try await Setup()
         let token = try await setup.harness.csrfToken()
         let refused = try await setup.harness.client.send(
-            "POST", "/api/settings", json: Data(#"{"remote": "\#(setup.otherURL)"}"#.utf8),
-            headers: ["X-CSRF-Token": token])
+            .post, "/api/settings", json: Data(#"{"remote": "\#(setup.otherURL)"}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
         #expect(refused.status == 409)
         let answer = try JSONSerialization.jsonObject(with: refused.body) as? [String: Any]
         #expect(answer?["pending"] as? Int == 1)
@@ -92,13 +94,13 @@ struct RemoteSwitchPageTests {
         #expect(try setup.ids() == ["pending", "synced"])
 
         let bad = try await setup.harness.client.send(
-            "POST", "/api/settings", json: Data(#"{"remote": "\#(setup.otherURL)", "onSwitch": "maybe"}"#.utf8),
-            headers: ["X-CSRF-Token": token])
+            .post, "/api/settings", json: Data(#"{"remote": "\#(setup.otherURL)", "onSwitch": "maybe"}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
         #expect(bad.status == 422)
 
         let discarded = try await setup.harness.client.send(
-            "POST", "/api/settings", json: Data(#"{"remote": "\#(setup.otherURL)", "onSwitch": "discard"}"#.utf8),
-            headers: ["X-CSRF-Token": token])
+            .post, "/api/settings", json: Data(#"{"remote": "\#(setup.otherURL)", "onSwitch": "discard"}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
         #expect(discarded.status == 200)
         #expect(try setup.ids().isEmpty)
         #expect(try setup.context.operations().isEmpty)
@@ -115,8 +117,8 @@ struct RemoteSwitchPageTests {
         #expect(try setup.ids() == ["pending", "synced"])
         let token = try await setup.harness.csrfToken()
         let api = try await setup.harness.client.send(
-            "POST", "/api/settings", json: Data(#"{"remote": "", "offline": false}"#.utf8),
-            headers: ["X-CSRF-Token": token])
+            .post, "/api/settings", json: Data(#"{"remote": "", "offline": false}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
         #expect(api.status == 200)
         #expect(try setup.ids() == ["pending", "synced"])
         #expect(try setup.context.operations().count == 1)

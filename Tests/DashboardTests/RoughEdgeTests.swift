@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
+import SyncProtocol
 import Synchronization
 import TestSupport
 import Testing
@@ -17,21 +19,21 @@ import Testing
         let harness = try await DashboardHarness()
         let table = harness.dashboard.context.table("todoitem")
         let id = try table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
-        let list = try await harness.client.send("GET", "/?show=active")
+        let list = try await harness.client.send(.get, "/?show=active")
         #expect(list.text.contains(#"action="/items/\#(id)/complete""#))
         #expect(list.text.contains(#"aria-checked="false""#))
         let token = try await harness.csrfToken()
         // Without a script: a form post, back to the same list at the same row.
         let form = try await harness.client.send(
-            "POST", "/items/\(id)/complete", form: ["_csrf": token, "complete": "true"],
-            headers: ["Referer": harness.client.base + "/?show=active"])
+            .post, "/items/\(id)/complete", form: ["_csrf": token, "complete": "true"],
+            headers: [.referer: harness.client.base + "/?show=active"])
         #expect(form.status == 303)
         #expect(form.headers["location"] == "/?show=active#todo-\(id)")
         #expect(try table.item(id: id)?["complete"] == .bool(true))
         // With a script: the row's new state as JSON, no page to load.
         let script = try await harness.client.send(
-            "POST", "/items/\(id)/complete", form: ["_csrf": token, "complete": "false"],
-            headers: ["X-Requested-With": "fetch"])
+            .post, "/items/\(id)/complete", form: ["_csrf": token, "complete": "false"],
+            headers: [.xRequestedWith: "fetch"])
         #expect(script.status == 200)
         let row = try JSONSerialization.jsonObject(with: script.body) as? [String: Any]
         #expect(row?["complete"] as? Bool == false)
@@ -39,7 +41,7 @@ import Testing
         #expect(row?["csrf"] == nil)
         #expect(try table.item(id: id)?["complete"] == .bool(false))
         let bad = try await harness.client.send(
-            "POST", "/items/\(id)/complete", form: ["_csrf": token, "complete": "maybe"])
+            .post, "/items/\(id)/complete", form: ["_csrf": token, "complete": "maybe"])
         #expect(bad.status == 400)
         await harness.stop()
     }
@@ -57,7 +59,7 @@ import Testing
             <body><h1>400 Bad Request</h1><p>The gateway refused the &quot;todoitem&quot; change.</p></body></html>
             """
         router.post("/tables/todoitem") { request async throws in
-            if misconfigured.isOn { return .html(page, status: 400) }
+            if misconfigured.isOn { return .html(page, status: .badRequest) }
             return try await Self.forward(request, to: service)
         }
         router.get("/tables/todoitem") { request async throws in try await Self.forward(request, to: service) }
@@ -67,7 +69,7 @@ import Testing
         _ = try await harness.submit("/push", [:])
         await harness.dashboard.waitUntilIdle()
 
-        let queue = try await harness.client.send("GET", "/operations")
+        let queue = try await harness.client.send(.get, "/operations")
         #expect(queue.text.contains(#"<span data-field="refused">1</span> refused"#))
         #expect(queue.text.contains("400 Bad Request The gateway refused the &quot;todoitem&quot; change."))
         #expect(!queue.text.contains("&lt;h1&gt;"))
@@ -81,7 +83,7 @@ import Testing
         #expect(retried.status == 303)
         await harness.dashboard.waitUntilIdle()
         #expect(try context.operations().isEmpty)
-        let after = try await harness.client.send("GET", "/operations")
+        let after = try await harness.client.send(.get, "/operations")
         #expect(after.text.contains(#"<span data-field="refused">0</span> refused"#))
         #expect(after.text.contains("Nothing to push"))
         // Retry is for refused changes only.
@@ -98,18 +100,17 @@ import Testing
         if !request.queryItems.isEmpty {
             target.queryItems = request.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
         }
-        var fields: [String: String] = [:]
-        for field in request.headers where ["zumo-api-version", "content-type"].contains(field.name.lowercased()) {
-            fields[field.name] = field.value
+        var fields = HTTPFields()
+        for field in request.headers where [ProtocolHeader.apiVersion, .contentType].contains(field.name) {
+            fields.append(field)
         }
         let answer = try await TestHTTPClient().send(
-            request.method.rawValue, target.url!.absoluteString, headers: fields,
-            body: request.body.isEmpty ? nil : request.body)
-        var headers = HTTPHeaders()
-        for name in ["ETag", "Content-Type"] {
-            if let value = answer.headers[name.lowercased()] { headers.add(name, value) }
+            request.method, target.url!.absoluteString, headers: fields, body: request.body.isEmpty ? nil : request.body)
+        var headers = HTTPFields()
+        for name in [HTTPField.Name.eTag, .contentType] {
+            if let value = answer.headers[name.rawName.lowercased()] { headers[name] = value }
         }
-        return Response(status: answer.status, headers: headers, body: answer.body)
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: answer.body)
     }
 
     @Test func theHeaderSaysWhatIsKnownAboutTheRemote() async throws {
@@ -147,15 +148,15 @@ import Testing
         let harness = try await DashboardHarness()
         let todos = harness.dashboard.context.table("todoitem")
         for index in 0..<150 { try todos.insert(["text": .string("queued \(index)"), "complete": .bool(false)]) }
-        let first = try await harness.client.send("GET", "/operations")
+        let first = try await harness.client.send(.get, "/operations")
         #expect(first.text.components(separatedBy: "/discard\"").count - 1 == 100)
         #expect(first.text.contains("100 shown of 150 queued changes"))
         let ids = try harness.dashboard.context.operations().map(\.id)
         #expect(first.text.contains("href=\"/operations?after=\(ids[99])\""))
-        let second = try await harness.client.send("GET", "/operations?after=\(ids[99])")
+        let second = try await harness.client.send(.get, "/operations?after=\(ids[99])")
         #expect(second.text.components(separatedBy: "/discard\"").count - 1 == 50)
         #expect(second.text.contains("href=\"/operations?before=\(ids[100])\""))
-        #expect(try await harness.client.send("GET", "/operations?after=x").status == 400)
+        #expect(try await harness.client.send(.get, "/operations?after=x").status == 400)
         await harness.stop()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 import TestSupport
 import Testing
@@ -12,7 +13,7 @@ import Testing
 @Suite struct HTTPServerTests {
     /// Echoes method, body size and a digest of the body.
     static func echo(_ router: inout Router) {
-        for method in [HTTPMethod.get, .post, .patch, .delete, .put] {
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete, .put] {
             router.on(
                 method, "/echo",
                 .sync { request in
@@ -36,10 +37,10 @@ import Testing
 
     @Test func bodyOverTheLimitIsAnswered413WithAMessage() async throws {
         let server = try TestServer(Self.echo, maxBodySize: 1000)
-        let answer = try await server.send("POST", "/echo", body: Data(count: 1001))
+        let answer = try await server.send(.post, "/echo", body: Data(count: 1001))
         #expect(answer.status == 413)
         #expect(String(decoding: answer.body, as: UTF8.self).contains("limit of 1000 bytes"))
-        let fits = try await server.send("POST", "/echo", body: Data(count: 1000))
+        let fits = try await server.send(.post, "/echo", body: Data(count: 1000))
         #expect(fits.status == 200)
         // Far over the limit: answered at once, before the body is read.
         let huge = try RawHTTP.exchange(
@@ -52,18 +53,18 @@ import Testing
             router.get("/items/:id") { request in .text(request.parameters["id"] ?? "") }
             router.post("/items/:id") { _ in .text("posted") }
         }
-        let missing = try await server.send("GET", "/nothing/here")
+        let missing = try await server.send(.get, "/nothing/here")
         #expect(missing.status == 404)
-        let wrong = try await server.send("DELETE", "/items/7")
+        let wrong = try await server.send(.delete, "/items/7")
         #expect(wrong.status == 405)
         #expect(wrong.headers["allow"] == "GET, POST, HEAD")
-        let found = try await server.send("GET", "/items/a%20b")
+        let found = try await server.send(.get, "/items/a%20b")
         #expect(String(decoding: found.body, as: UTF8.self) == "a b")
     }
 
     @Test func headIsAnsweredLikeGetWithoutBody() async throws {
         let server = try TestServer { router in router.get("/page") { _ in .html("<p>hello</p>") } }
-        let answer = try await server.send("HEAD", "/page")
+        let answer = try await server.send(.head, "/page")
         #expect(answer.status == 200)
         #expect(answer.body.isEmpty)
         #expect(answer.headers["content-length"] == "12")
@@ -78,15 +79,15 @@ import Testing
                 .text(try request.form().pairs.map { "\($0.name)=\($0.value)" }.joined(separator: "|"))
             }
         }
-        let query = try await server.send("GET", "/q?text=caf%C3%A9+au+lait&sign=%2B1&empty=&%24top=5")
+        let query = try await server.send(.get, "/q?text=caf%C3%A9+au+lait&sign=%2B1&empty=&%24top=5")
         #expect(String(decoding: query.body, as: UTF8.self) == "text=café au lait|sign=+1|empty=|$top=5")
         let form = try await server.send(
-            "POST", "/form", body: Data("text=na%C3%AFve+%26+%3D&x=%E2%9C%93".utf8),
-            headers: ["Content-Type": "application/x-www-form-urlencoded"])
+            .post, "/form", body: Data("text=na%C3%AFve+%26+%3D&x=%E2%9C%93".utf8),
+            headers: [.contentType: "application/x-www-form-urlencoded"])
         #expect(String(decoding: form.body, as: UTF8.self) == "text=naïve & =|x=✓")
-        let broken = try await server.send("POST", "/form", body: Data("text=%FF%FE".utf8))
+        let broken = try await server.send(.post, "/form", body: Data("text=%FF%FE".utf8))
         #expect(broken.status == 400)
-        let brokenQuery = try await server.send("GET", "/q?x=%C3")
+        let brokenQuery = try await server.send(.get, "/q?x=%C3")
         #expect(brokenQuery.status == 400)
     }
 
@@ -97,7 +98,7 @@ import Testing
         let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<200 {
                 group.addTask {
-                    let answer = try await server.send("GET", "/n/\(n)")
+                    let answer = try await server.send(.get, "/n/\(n)")
                     return answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == "\(n)"
                 }
             }
@@ -114,13 +115,13 @@ import Testing
             router.get("/boom") { _ in throw Broken() }
             router.get("/fine") { _ in .text("fine") }
         }
-        let boom = try await server.send("GET", "/boom")
+        let boom = try await server.send(.get, "/boom")
         #expect(boom.status == 500)
         #expect(boom.headers["content-type"]?.hasPrefix("text/html") == true)
-        let json = try await server.send("GET", "/boom", headers: ["Accept": "application/json"])
+        let json = try await server.send(.get, "/boom", headers: [.accept: "application/json"])
         #expect(json.status == 500)
         #expect(try JSONSerialization.jsonObject(with: json.body) is [String: Any])
-        let fine = try await server.send("GET", "/fine")
+        let fine = try await server.send(.get, "/fine")
         #expect(fine.status == 200)
     }
 
@@ -131,20 +132,22 @@ import Testing
                 return .text("slow")
             }
             router.get("/fast") { _ in .text("fast") }
-            router.get("/fails") { _ async throws -> Response in throw HTTPError(409, "taken") }
+            router.get("/fails") { _ async throws -> Response in throw HTTPError(.conflict, "taken") }
         }
-        async let slow = server.send("GET", "/slow")
+        async let slow = server.send(.get, "/slow")
         try await Task.sleep(for: .milliseconds(50))
-        let fast = try await server.send("GET", "/fast")
+        let fast = try await server.send(.get, "/fast")
         #expect(fast.status == 200)
         #expect(try await String(decoding: slow.body, as: UTF8.self) == "slow")
-        let fails = try await server.send("GET", "/fails")
+        let fails = try await server.send(.get, "/fails")
         #expect(fails.status == 409)
     }
 
     @Test func responseHeadersAreWrittenWithASpaceAfterTheColon() async throws {
         let server = try TestServer { router in
-            router.get("/h") { _ in Response(status: 200, headers: ["X-Custom": "value"], body: Data("ok".utf8)) }
+            router.get("/h") { _ in
+                Response(status: .ok, headers: [HTTPField.Name("X-Custom")!: "value"], body: Data("ok".utf8))
+            }
         }
         let raw = try RawHTTP.exchange(
             port: server.server.port, "GET /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -160,7 +163,7 @@ import Testing
         ] {
             _ = try? RawHTTP.exchange(port: server.server.port, junk, timeoutSeconds: 1)
         }
-        let ok = try await server.send("GET", "/ok")
+        let ok = try await server.send(.get, "/ok")
         #expect(ok.status == 200)
     }
 
@@ -187,7 +190,7 @@ import Testing
                 return .text("done")
             }
         }
-        async let answer = server.send("GET", "/slow")
+        async let answer = server.send(.get, "/slow")
         while !started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(5)) }
         await Task.detached { server.server.stop() }.value
         #expect(try await String(decoding: answer.body, as: UTF8.self) == "done")
@@ -213,7 +216,7 @@ import Testing
         let answers = Task { [servers] in
             try await withThrowingTaskGroup(of: String.self) { group in
                 for server in servers {
-                    group.addTask { String(decoding: try await server.send("GET", "/slow").body, as: UTF8.self) }
+                    group.addTask { String(decoding: try await server.send(.get, "/slow").body, as: UTF8.self) }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }

@@ -29,7 +29,7 @@ import Testing
 
     @Test func fileIsServedWithTypeETagAndThen304() async throws {
         let server = try Self.server(try Self.makeFolder())
-        let first = try await server.send("GET", "/public/css/style.css")
+        let first = try await server.send(.get, "/public/css/style.css")
         #expect(first.status == 200)
         #expect(first.headers["content-type"] == "text/css; charset=utf-8")
         #expect(first.headers["cache-control"]?.contains("max-age") == true)
@@ -45,9 +45,9 @@ import Testing
     @Test func changedFileGetsANewETag() async throws {
         let root = try Self.makeFolder()
         let server = try Self.server(root)
-        let first = try await server.send("GET", "/public/css/style.css")
+        let first = try await server.send(.get, "/public/css/style.css")
         try Data("body { color: blue; }".utf8).write(to: root.appendingPathComponent("css/style.css"))
-        let second = try await server.send("GET", "/public/css/style.css")
+        let second = try await server.send(.get, "/public/css/style.css")
         #expect(first.headers["etag"] != second.headers["etag"])
         #expect(String(decoding: second.body, as: UTF8.self) == "body { color: blue; }")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import TestSupport
 
 @testable import HTTPServer
@@ -24,7 +25,7 @@ struct TestServer {
 
     /// Sends a request; returns status, headers and body.
     func send(
-        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]
+        _ method: HTTPRequest.Method, _ path: String, body: Data? = nil, headers: HTTPFields = [:]
     ) async throws -> (status: Int, headers: [String: String], body: Data) {
         let answer = try await http.send(method, server.url + path, headers: headers, body: body)
         return (answer.status, answer.headers, answer.body)

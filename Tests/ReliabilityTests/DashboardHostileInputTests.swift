@@ -1,6 +1,7 @@
 import Dashboard
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncClient
 import TableService
 import TestSupport
@@ -41,19 +42,19 @@ import Views
         }
 
         func send(
-            _ method: String, _ path: String, body: Data? = nil, contentType: String? = nil,
-            headers: [String: String] = [:]
+            _ method: HTTPRequest.Method, _ path: String, body: Data? = nil, contentType: String? = nil,
+            headers: HTTPFields = [:]
         )
             async throws -> (status: Int, type: String, text: String)
         {
             var fields = headers
-            if let contentType { fields["Content-Type"] = contentType }
+            if let contentType { fields[.contentType] = contentType }
             let answer = try await http.send(method, dashboard.url + path, headers: fields, body: body)
             return (answer.status, answer.headers["content-type"] ?? "", answer.text)
         }
 
         func token() async throws -> String {
-            let status = try await send("GET", "/api/status")
+            let status = try await send(.get, "/api/status")
             let object = try JSONSerialization.jsonObject(with: Data(status.text.utf8)) as? [String: Any]
             return object?["csrfToken"] as? String ?? ""
         }
@@ -62,7 +63,7 @@ import Views
         func submit(_ path: String, rawForm: Data) async throws -> (status: Int, type: String, text: String) {
             let prefix = Data("_csrf=\(try await token())&".utf8)
             return try await send(
-                "POST", path, body: prefix + rawForm, contentType: "application/x-www-form-urlencoded")
+                .post, path, body: prefix + rawForm, contentType: "application/x-www-form-urlencoded")
         }
 
         /// Rows and queue, to check that a refused request stored nothing.
@@ -158,7 +159,8 @@ import Views
         ]
         for (label, body) in bodies {
             let answer = try await harness.send(
-                "POST", "/api/items", body: body, contentType: "application/json", headers: ["X-CSRF-Token": token])
+                .post, "/api/items", body: body, contentType: "application/json",
+                headers: [CSRFProtection.headerName: token])
             #expect([400, 413, 422].contains(answer.status), "\(label): HTTP \(answer.status)")
             let message =
                 (try? JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])?["error"] as? String
@@ -180,13 +182,13 @@ import Views
         ]
         for path in paths {
             let missing = try await harness.send(
-                "POST", path, body: Data("text=forged&remote=http%3A%2F%2Fevil.example&pageSize=5".utf8),
+                .post, path, body: Data("text=forged&remote=http%3A%2F%2Fevil.example&pageSize=5".utf8),
                 contentType: "application/x-www-form-urlencoded")
             #expect(missing.status == 403, "\(path) without a token: HTTP \(missing.status)")
             let wrong = try await harness.send(
-                "POST", path, body: Data("_csrf=forged&text=forged".utf8),
+                .post, path, body: Data("_csrf=forged&text=forged".utf8),
                 contentType: "application/x-www-form-urlencoded",
-                headers: ["X-CSRF-Token": "forged"])
+                headers: [CSRFProtection.headerName: "forged"])
             #expect(wrong.status == 403, "\(path) with a wrong token: HTTP \(wrong.status)")
         }
         #expect(try harness.snapshot() == before)

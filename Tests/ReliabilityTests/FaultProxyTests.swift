@@ -12,7 +12,7 @@ import Testing
         let harness = try ReliabilityHarness()
         defer { harness.stop() }
         let created = try await harness.send(
-            "POST", "/tables/todoitem", body: Data(#"{"id":"a","text":"hello"}"#.utf8), base: harness.proxy.url)
+            .post, "/tables/todoitem", body: Data(#"{"id":"a","text":"hello"}"#.utf8), base: harness.proxy.url)
         #expect(created.status == 201)
         let read = try await harness.get("/tables/todoitem/a", base: harness.proxy.url)
         #expect(read.status == 200)
@@ -24,7 +24,7 @@ import Testing
         let harness = try ReliabilityHarness(plan: .always(.status(503)))
         defer { harness.stop() }
         let reply = try await harness.send(
-            "POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+            .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         #expect(reply.status == 503)
         #expect(try await harness.get("/tables/todoitem/a").status == 404)
     }
@@ -34,7 +34,7 @@ import Testing
         defer { harness.stop() }
         await #expect(throws: (any Error).self) {
             _ = try await harness.send(
-                "POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+                .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         }
         #expect(try await harness.get("/tables/todoitem/a").status == 200)
     }
@@ -53,7 +53,7 @@ import Testing
         for fault in [Fault.truncateBody, .corruptBody] {
             let harness = try ReliabilityHarness()
             defer { harness.stop() }
-            _ = try await harness.send("POST", "/tables/todoitem", body: Data(#"{"id":"a","text":"some text"}"#.utf8))
+            _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"a","text":"some text"}"#.utf8))
             harness.proxy.setPlan(.always(fault))
             let reply = try await harness.get("/tables/todoitem/a", base: harness.proxy.url)
             #expect(reply.status == 200)
@@ -65,7 +65,7 @@ import Testing
         let harness = try ReliabilityHarness(plan: .always(.duplicate))
         defer { harness.stop() }
         let reply = try await harness.send(
-            "POST", "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+            .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         #expect(reply.status == 409)
         #expect(harness.proxy.events.first?.upstreamStatus == 201)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import SyncProtocol
 import Testing
 
@@ -15,9 +16,9 @@ import Testing
         let harness = try ReliabilityHarness()
         for index in 0..<6 {
             let body = #"{"id":"r\#(index)","text":"row \#(index)","complete":\#(index % 2 == 0)}"#
-            #expect(try await harness.send("POST", "/tables/todoitem", body: Data(body.utf8)).status == 201)
+            #expect(try await harness.send(.post, "/tables/todoitem", body: Data(body.utf8)).status == 201)
         }
-        #expect(try await harness.send("DELETE", "/tables/todoitem/r5").status == 200)
+        #expect(try await harness.send(.delete, "/tables/todoitem/r5").status == 200)
         return harness
     }
 
@@ -155,10 +156,11 @@ import Testing
         let before = try await harness.serviceRows()
         for hostile in Self.hostileRequests {
             // A path that is not valid UTF-8 once decoded cannot go through an HTTP client's URL: raw bytes.
+            let method = try #require(HTTPRequest.Method(hostile.method))
             let reply =
                 hostile.path.contains("%FF")
-                ? try await harness.sendRaw(hostile.method, hostile.path)
-                : try await harness.send(hostile.method, hostile.path, body: hostile.body)
+                ? try await harness.sendRaw(method, hostile.path)
+                : try await harness.send(method, hostile.path, body: hostile.body)
             #expect(
                 hostile.allowed.contains(reply.status),
                 "\(hostile): HTTP \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")

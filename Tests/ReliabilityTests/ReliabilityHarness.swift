@@ -1,5 +1,6 @@
 import FaultProxy
 import Foundation
+import HTTPTypes
 import SyncClient
 import SyncProtocol
 import TableService
@@ -55,27 +56,28 @@ final class ReliabilityHarness: Sendable {
 
     /// A GET straight to the service (or another base address).
     func get(_ target: String, base: String? = nil) async throws -> (status: Int, body: Data) {
-        try await send("GET", target, base: base)
+        try await send(.get, target, base: base)
     }
 
     func send(
-        _ method: String, _ target: String, body: Data? = nil, headers: [String: String] = [:], base: String? = nil
+        _ method: HTTPRequest.Method, _ target: String, body: Data? = nil, headers: HTTPFields = [:],
+        base: String? = nil
     ) async throws -> (status: Int, body: Data) {
         // `Accept` as every protocol client sends it.
-        var fields = ["ZUMO-API-VERSION": "2.0.0", "Accept": "application/json"]
-        if body != nil { fields["Content-Type"] = "application/json" }
-        fields.merge(headers) { $1 }
+        var fields: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0", .accept: "application/json"]
+        if body != nil, headers[.contentType] == nil { fields[.contentType] = "application/json" }
+        fields.append(contentsOf: headers)
         let answer = try await http.send(
             method, (base ?? service.url) + target, headers: fields, body: body, timeout: .seconds(20))
         return (answer.status, answer.body)
     }
 
     /// A request without a body written byte for byte on a socket of its own, to the service.
-    func sendRaw(_ method: String, _ target: String) async throws -> (status: Int, body: Data) {
+    func sendRaw(_ method: HTTPRequest.Method, _ target: String) async throws -> (status: Int, body: Data) {
         let port = URL(string: service.url)!.port!
         let answer = try await RawHTTP.send(
             port: port,
-            "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 2.0.0\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+            "\(method.rawValue) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 2.0.0\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
         )
         let status = answer.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
         let body = answer.range(of: "\r\n\r\n").map { answer[$0.upperBound...] } ?? ""

@@ -17,7 +17,7 @@ import Testing
         let harness = try ReliabilityHarness()
         defer { harness.stop() }
         for index in 0..<3 {
-            _ = try await harness.send("POST", "/tables/todoitem", body: Data(#"{"id":"r\#(index)","text":"t"}"#.utf8))
+            _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r\#(index)","text":"t"}"#.utf8))
         }
         let filter = (0..<300).map { "id eq 'r\($0)'" }.joined(separator: " or ")
         let encoded = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -29,7 +29,7 @@ import Testing
     @Test func filterTooComplexForSQLiteIsA400WithAMessage() async throws {
         let harness = try ReliabilityHarness()
         defer { harness.stop() }
-        _ = try await harness.send("POST", "/tables/todoitem", body: Data(#"{"id":"r0","text":"t"}"#.utf8))
+        _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r0","text":"t"}"#.utf8))
         let filters = [
             Array(repeating: "complete", count: 1100).joined(separator: " and "),
             String(repeating: "not ", count: 60) + "(text eq 'a')",

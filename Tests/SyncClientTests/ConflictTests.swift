@@ -84,7 +84,7 @@ struct ConflictTests {
         let proxy = try FaultProxy(target: service.running.url) { request, forward in
             let response = try forward()
             guard request.method == .post, response.status == 409 else { return response }
-            return .json(data: request.body, status: 409)
+            return .json(data: request.body, status: .conflict)
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         try await service.rest.insert(["id": "a", "text": "theirs"])

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HTTPServer
+import HTTPTypes
 import SyncProtocol
 import TableService
 import TestSupport
@@ -90,17 +91,19 @@ struct RESTClient: Sendable {
         }
     }
 
-    func send(_ method: String, _ path: String, body: Item? = nil, ifMatch: String? = nil) async throws -> Reply {
-        var headers = ["ZUMO-API-VERSION": "2.0.0"]
-        if let ifMatch { headers["If-Match"] = "\"\(ifMatch)\"" }
-        if body != nil { headers["Content-Type"] = "application/json" }
+    func send(
+        _ method: HTTPRequest.Method, _ path: String, body: Item? = nil, ifMatch: String? = nil
+    ) async throws -> Reply {
+        var headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"]
+        if let ifMatch { headers[.ifMatch] = "\"\(ifMatch)\"" }
+        if body != nil { headers[.contentType] = "application/json" }
         let answer = try await http.send(
             method, base + path, headers: headers, body: try body.map { try JSONEncoder().encode($0) })
         return Reply(status: answer.status, body: answer.body)
     }
 
     func get(_ table: String = "todoitem", _ id: String) async throws -> Item? {
-        let reply = try await send("GET", "/tables/\(table)/\(id)")
+        let reply = try await send(.get, "/tables/\(table)/\(id)")
         return reply.status == 200 ? reply.item : nil
     }
 
@@ -109,7 +112,7 @@ struct RESTClient: Sendable {
         var rows: [Item] = []
         while true {
             let page = try await send(
-                "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)"
+                .get, "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(rows.count)"
             ).items
             rows += page
             if page.count < 1000 { return rows }
@@ -118,7 +121,7 @@ struct RESTClient: Sendable {
 
     @discardableResult
     func insert(_ item: Item, table: String = "todoitem") async throws -> Item {
-        let reply = try await send("POST", "/tables/\(table)", body: item)
+        let reply = try await send(.post, "/tables/\(table)", body: item)
         #expect(reply.status == 201)
         return reply.item ?? [:]
     }
@@ -126,13 +129,13 @@ struct RESTClient: Sendable {
     /// Changes an item as another device would (no If-Match).
     @discardableResult
     func patch(_ id: String, _ changes: Item, table: String = "todoitem") async throws -> Item {
-        let reply = try await send("PATCH", "/tables/\(table)/\(id)", body: changes)
+        let reply = try await send(.patch, "/tables/\(table)/\(id)", body: changes)
         #expect(reply.status == 200)
         return reply.item ?? [:]
     }
 
     func delete(_ id: String, table: String = "todoitem") async throws {
-        let reply = try await send("DELETE", "/tables/\(table)/\(id)")
+        let reply = try await send(.delete, "/tables/\(table)/\(id)")
         #expect(reply.status == 200)
     }
 
@@ -144,7 +147,7 @@ struct RESTClient: Sendable {
                     for index in stride(from: worker, to: count, by: 8) {
                         let id = String(format: "\(prefix)-%06d", index)
                         _ = try await send(
-                            "POST", "/tables/\(table)",
+                            .post, "/tables/\(table)",
                             body: [
                                 "id": .string(id), "text": .string("text \(index)"), "complete": .bool(index % 3 == 0),
                             ])
@@ -171,7 +174,7 @@ final class FaultProxy: Sendable {
     init(target: String, rule: @escaping @Sendable (Request, Forward) throws -> Response) throws {
         var router = Router()
         let log = self.log
-        for method in [HTTPMethod.get, .post, .patch, .delete] {
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
             router.on(
                 method, "/tables/*",
                 .sync { request in
@@ -201,17 +204,17 @@ final class FaultProxy: Sendable {
         var outgoing = URLRequest(url: URL(string: text)!)
         outgoing.httpMethod = request.method.rawValue
         for field in request.headers
-        where ["zumo-api-version", "if-match", "content-type", "x-zumo-application"].contains(field.name.lowercased()) {
-            outgoing.setValue(field.value, forHTTPHeaderField: field.name)
+        where [ProtocolHeader.apiVersion, .ifMatch, .contentType, ProtocolHeader.applicationKey].contains(field.name) {
+            outgoing.setValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
         if !request.body.isEmpty { outgoing.httpBody = request.body }
         let (data, http) = try blockingSend(outgoing)
-        var headers = HTTPHeaders()
+        var headers = HTTPFields()
         for (name, value) in http.allHeaderFields {
-            let name = "\(name)"
-            if ["etag", "content-type", "link"].contains(name.lowercased()) { headers.add(name, "\(value)") }
+            guard let name = HTTPField.Name("\(name)"), [.eTag, .contentType, .link].contains(name) else { continue }
+            headers.append(HTTPField(name: name, value: "\(value)"))
         }
-        return Response(status: http.statusCode, headers: headers, body: data)
+        return Response(status: HTTPResponse.Status(code: http.statusCode), headers: headers, body: data)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import SyncProtocol
 import TestSupport
 import Testing
@@ -168,7 +169,10 @@ struct MisbehavingServiceTests {
         }
         let sent = method == "POST" ? "new" : "mine"
         let error = await failure { _ = try await context.push() }
-        #expect(error == .serviceFault(.answerAboutAnotherItem(status: status, sent: sent, received: "victim")))
+        #expect(
+            error
+                == .serviceFault(
+                    .answerAboutAnotherItem(status: HTTPResponse.Status(code: status), sent: sent, received: "victim")))
         #expect(error?.description.contains("'victim'") == true)
         #expect(try queueShape(context) == ["\(method == "POST" ? "insert" : "update") \(sent) attempted"])
         #expect(try context.table("todoitem").item(id: "victim")?.text == "synced")

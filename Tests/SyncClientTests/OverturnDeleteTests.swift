@@ -116,7 +116,7 @@ struct OverturnDeleteTests {
         try context.useServer(1)
         let accepted = try newestEntry(context)
         // Another device brings the todo back and changes it.
-        #expect(try await service.rest.send("POST", "/tables/todoitem/a").status == 201)
+        #expect(try await service.rest.send(.post, "/tables/todoitem/a").status == 201)
         _ = try await service.rest.patch("a", ["text": "back again"])
 
         #expect(try await context.overturn(accepted.id) == .conflict)

@@ -142,7 +142,7 @@ struct PullTests {
             let page = pages.withLock { value -> Int in
                 value += 1; return value
             }
-            if page == 4 { return .jsonError("The server is restarting.", status: 503) }
+            if page == 4 { return .jsonError("The server is restarting.", status: .serviceUnavailable) }
             return try forward()
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)

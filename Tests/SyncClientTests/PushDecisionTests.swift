@@ -1,3 +1,4 @@
+import HTTPTypes
 import SyncProtocol
 import Testing
 
@@ -32,28 +33,30 @@ private let editedAfterLostAnswer = PushAttempt(
     operationId: 1, table: "todoitem", itemId: "a", kind: .insert, body: ["id": "a", "text": "edited"],
     earlierBodies: [body])
 
-private func write(_ status: Int, _ item: Item? = nil, _ message: String = "") -> PushReply {
+private func write(_ status: HTTPResponse.Status, _ item: Item? = nil, _ message: String = "") -> PushReply {
     PushReply(request: .write, status: status, item: item, message: message)
 }
 
-private func fetch(after status: Int, _ answer: Int, _ item: Item? = nil, _ message: String = "") -> PushReply {
+private func fetch(
+    after status: HTTPResponse.Status, _ answer: HTTPResponse.Status, _ item: Item? = nil, _ message: String = ""
+) -> PushReply {
     PushReply(request: .fetch(afterStatus: status), status: answer, item: item, message: message)
 }
 
-private func undelete(_ status: Int, _ item: Item?, _ message: String = "") -> PushReply {
+private func undelete(_ status: HTTPResponse.Status, _ item: Item?, _ message: String = "") -> PushReply {
     PushReply(request: .undelete, status: status, item: item, message: message)
 }
 
-private func anotherItem(_ status: Int) -> PushDecision {
+private func anotherItem(_ status: HTTPResponse.Status) -> PushDecision {
     .stop(.serviceFault(.answerAboutAnotherItem(status: status, sent: "a", received: "victim")))
 }
 
 /// An answer about another item than the one sent stops the push, whatever was sent and whatever the status.
 private let answersAboutAnotherItem: [PushDecisionCase] = [
     (insert, 201), (update, 200), (delete, 200), (insert, 409), (update, 412),
-].map { attempt, status in
+].map { (attempt: PushAttempt, status: HTTPResponse.Status) in
     PushDecisionCase(
-        name: "\(attempt.kind.rawValue) \(status) about another item stops", attempt: attempt,
+        name: "\(attempt.kind.rawValue) \(status.code) about another item stops", attempt: attempt,
         reply: write(status, victim), expected: anotherItem(status))
 }
 

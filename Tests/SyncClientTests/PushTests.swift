@@ -441,7 +441,7 @@ struct WindowedPushTests {
                     value += 1; return value
                 }) > 10
             {
-                return .jsonError("Down for maintenance.", status: 503)
+                return .jsonError("Down for maintenance.", status: .serviceUnavailable)
             }
             return try forward()
         }

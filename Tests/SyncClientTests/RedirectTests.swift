@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncProtocol
 import Testing
 
@@ -16,12 +17,12 @@ import Testing
         init() throws {
             var router = Router()
             let received = self.received
-            for method in [HTTPMethod.get, .post, .patch, .delete] {
+            for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
                 router.on(
                     method, "/*",
                     .sync { request in
                         received.withLock { $0.append(request) }
-                        return .json(data: Data(#"{"id":"a","version":"AA==","text":"stolen"}"#.utf8), status: 201)
+                        return .json(data: Data(#"{"id":"a","version":"AA==","text":"stolen"}"#.utf8), status: .created)
                     })
             }
             server = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
@@ -34,17 +35,17 @@ import Testing
     /// A server that answers every table request with `status` and a `Location` made by `location`,
     /// except under `/moved/`, which it forwards to `target`.
     static func redirector(
-        status: Int, target: String, location: @escaping @Sendable (Request) -> String
+        status: HTTPResponse.Status, target: String, location: @escaping @Sendable (Request) -> String
     ) throws
         -> HTTPServer
     {
         var router = Router()
-        for method in [HTTPMethod.get, .post, .patch, .delete] {
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
             router.on(
                 method, "/tables/*",
                 .sync { request in
                     var response = Response(status: status)
-                    response.headers["Location"] = location(request)
+                    response.headers[.location] = location(request)
                     return response
                 })
             router.on(
@@ -64,7 +65,7 @@ import Testing
         let folder = try TemporaryFolder()
         let recorder = try Recorder()
         let elsewhere = recorder.server.url
-        let redirector = try Self.redirector(status: 307, target: elsewhere) { request in
+        let redirector = try Self.redirector(status: .temporaryRedirect, target: elsewhere) { request in
             elsewhere + request.path
         }
         defer { redirector.stop() }
@@ -89,8 +90,8 @@ import Testing
     @Test func sameOriginRedirectIsFollowedForReadsOnly() async throws {
         let folder = try TemporaryFolder()
         let service = try LiveService(folder: folder)
-        _ = try await service.rest.send("POST", "/tables/todoitem", body: ["id": "s", "text": "on the server"])
-        let redirector = try Self.redirector(status: 307, target: service.running.url) { request in
+        _ = try await service.rest.send(.post, "/tables/todoitem", body: ["id": "s", "text": "on the server"])
+        let redirector = try Self.redirector(status: .temporaryRedirect, target: service.running.url) { request in
             let query = request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
             return "/moved" + request.path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         }
@@ -111,22 +112,22 @@ import Testing
         let service = URL(string: "http://127.0.0.1:8080")!
         let current = URL(string: "http://127.0.0.1:8080/tables/todoitem")!
         #expect(
-            RedirectPolicy.decide(method: "GET", current: current, location: "/other", service: service)
+            RedirectPolicy.decide(method: .get, current: current, location: "/other", service: service)
                 == .follow(URL(string: "http://127.0.0.1:8080/other")!))
         #expect(
-            RedirectPolicy.decide(method: "PATCH", current: current, location: "/other", service: service)
+            RedirectPolicy.decide(method: .patch, current: current, location: "/other", service: service)
                 == .refuse("http://127.0.0.1:8080/other"))
         for elsewhere in ["http://127.0.0.1:8081/x", "https://127.0.0.1:8080/x", "http://localhost:8080/x"] {
             #expect(
-                RedirectPolicy.decide(method: "GET", current: current, location: elsewhere, service: service)
+                RedirectPolicy.decide(method: .get, current: current, location: elsewhere, service: service)
                     == .refuse(elsewhere))
         }
         #expect(
             RedirectPolicy.decide(
-                method: "GET", current: URL(string: "http://example.org/t")!, location: "http://example.org:80/u",
+                method: .get, current: URL(string: "http://example.org/t")!, location: "http://example.org:80/u",
                 service: URL(string: "http://example.org")!) == .follow(URL(string: "http://example.org:80/u")!))
         #expect(
-            RedirectPolicy.decide(method: "GET", current: current, location: nil, service: service)
+            RedirectPolicy.decide(method: .get, current: current, location: nil, service: service)
                 == .refuse("(no Location header)"))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 import TableService
 import Testing
 
@@ -7,17 +8,18 @@ import Testing
     @Test(arguments: Backend.all) func requestsWithoutTheRightKeyAreRefused(_ backend: Backend) async throws {
         let server = try await TestServer(backend, applicationKey: "s3cret", tables: ["todoitem"])
         defer { server.stop() }
-        let missing = try await server.send("GET", "/tables/todoitem")
+        let missing = try await server.send(.get, "/tables/todoitem")
         #expect(missing.status == 401)
         #expect((missing.object?["error"] as? String)?.contains("X-ZUMO-APPLICATION") == true)
         for wrong in ["s3cre", "s3cret!", "S3CRET", ""] {
             let reply = try await server.send(
-                "POST", "/tables/todoitem", json: ["text": "x"],
-                headers: ["ZUMO-API-VERSION": "2.0.0", "X-ZUMO-APPLICATION": wrong])
+                .post, "/tables/todoitem", json: ["text": "x"],
+                headers: [ProtocolHeader.apiVersion: "2.0.0", ProtocolHeader.applicationKey: wrong])
             #expect(reply.status == 401)
         }
         let right = try await server.send(
-            "GET", "/tables/todoitem", headers: ["ZUMO-API-VERSION": "2.0.0", "X-ZUMO-APPLICATION": "s3cret"])
+            .get, "/tables/todoitem",
+            headers: [ProtocolHeader.apiVersion: "2.0.0", ProtocolHeader.applicationKey: "s3cret"])
         #expect(right.status == 200)
         #expect(right.text == "[]")
     }
@@ -27,17 +29,17 @@ import Testing
         let server = try await TestServer(backend, applicationKey: "s3cret") { $0.allowedOrigins = [allowed] }
         defer { server.stop() }
         let reply = try await server.send(
-            "OPTIONS", "/tables/todoitem",
-            headers: ["Origin": "http://localhost:3000", "Access-Control-Request-Method": "PATCH"])
+            .options, "/tables/todoitem",
+            headers: [.origin: "http://localhost:3000", .accessControlRequestMethod: "PATCH"])
         #expect(reply.status == 200)
         #expect(reply.header("Access-Control-Allow-Origin") == "http://localhost:3000")
         let foreign = try await server.send(
-            "OPTIONS", "/tables/todoitem",
-            headers: ["Origin": "http://evil.example", "Access-Control-Request-Method": "PATCH"])
+            .options, "/tables/todoitem",
+            headers: [.origin: "http://evil.example", .accessControlRequestMethod: "PATCH"])
         #expect(foreign.header("Access-Control-Allow-Origin") == nil)
         let nextPort = try await server.send(
-            "OPTIONS", "/tables/todoitem",
-            headers: ["Origin": "http://localhost:3001", "Access-Control-Request-Method": "PATCH"])
+            .options, "/tables/todoitem",
+            headers: [.origin: "http://localhost:3001", .accessControlRequestMethod: "PATCH"])
         #expect(nextPort.header("Access-Control-Allow-Origin") == nil)
     }
 }

@@ -55,16 +55,16 @@ import Testing
             body: #"{"text":"forged"}"#)
         #expect(opaque.hasPrefix("HTTP/1.1 403"))
 
-        let list = try await server.send("GET", "/tables/todoitem")
+        let list = try await server.send(.get, "/tables/todoitem")
         #expect(list.array?.isEmpty == true)
-        let column = try await server.send("GET", "/tables/todoitem?$select=injected")
+        let column = try await server.send(.get, "/tables/todoitem?$select=injected")
         #expect(column.status == 400, "the schema grew: \(column.text)")
     }
 
     @Test(arguments: Backend.all) func crossOriginUpdatesAndDeletesAreRefused(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
         defer { server.stop() }
-        #expect(try await server.send("POST", "/tables/todoitem", json: ["id": "a", "text": "mine"]).status == 201)
+        #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "mine"]).status == 201)
         for method in ["PATCH", "DELETE", "PUT", "POST"] {
             let target = "/tables/todoitem/a"
             let reply = try await Self.raw(
@@ -72,7 +72,7 @@ import Testing
                 body: method == "DELETE" ? "" : #"{"text":"forged"}"#)
             #expect(reply.hasPrefix("HTTP/1.1 403"), "\(method): \(reply)")
         }
-        let item = try await server.send("GET", "/tables/todoitem/a")
+        let item = try await server.send(.get, "/tables/todoitem/a")
         #expect(item.object?["text"] as? String == "mine")
         #expect(item.object?["deleted"] as? Bool == false)
     }
@@ -93,9 +93,9 @@ import Testing
             #expect(reply.hasPrefix("HTTP/1.1 403"), "\(origin): \(reply)")
             #expect(!reply.contains("Access-Control-Allow-Origin"), "\(origin): \(reply)")
         }
-        let list = try await server.send("GET", "/tables/todoitem")
+        let list = try await server.send(.get, "/tables/todoitem")
         #expect(list.array?.isEmpty == true)
-        let column = try await server.send("GET", "/tables/todoitem?$select=injected")
+        let column = try await server.send(.get, "/tables/todoitem?$select=injected")
         #expect(column.status == 400, "the schema grew: \(column.text)")
     }
 
@@ -126,7 +126,7 @@ import Testing
             "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3001",
             contentType: "application/json", body: #"{"id":"no","text":"from the next port"}"#)
         #expect(otherPort.hasPrefix("HTTP/1.1 403"), "\(otherPort)")
-        let item = try await server.send("GET", "/tables/todoitem/no")
+        let item = try await server.send(.get, "/tables/todoitem/no")
         #expect(item.status == 404)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Replays the official JavaScript client's offline-sync session (`jsclient-offline-sync-session.txt`,
@@ -57,7 +58,8 @@ import Testing
             server.clock.now = replay.clock(for: exchange)
             let request = replay.translate(exchange)
             let reply = try await server.send(
-                exchange.method, request.target, headers: request.headers, body: request.body)
+                try #require(HTTPRequest.Method(exchange.method)), request.target, headers: request.headers,
+                body: request.body)
             let problems = replay.check(exchange, reply)
             #expect(
                 problems.isEmpty,

@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 import Testing
 
 /// The `If-Match` check and the write are one transaction, and `updatedAt` never repeats.
@@ -8,15 +9,15 @@ import Testing
     ) async throws {
         let server = try await TestServer(backend)
         defer { server.stop() }
-        let created = try await server.send("POST", "/tables/todoitem", json: ["id": "race", "text": "start"])
+        let created = try await server.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
         let etag = try #require(created.header("ETag"))
 
         let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
             for index in 0..<20 {
                 group.addTask {
                     let reply = try await server.send(
-                        "PATCH", "/tables/todoitem/race", json: ["text": "writer \(index)"],
-                        headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": etag])
+                        .patch, "/tables/todoitem/race", json: ["text": "writer \(index)"],
+                        headers: [ProtocolHeader.apiVersion: "2.0.0", .ifMatch: etag])
                     return (index, reply)
                 }
             }
@@ -27,7 +28,7 @@ import Testing
         #expect(winners.count == 1)
         #expect(replies.filter { $0.1.status == 412 }.count == 19)
         let winner = try #require(winners.first)
-        let stored = try await server.send("GET", "/tables/todoitem/race")
+        let stored = try await server.send(.get, "/tables/todoitem/race")
         #expect(stored.object?["text"] as? String == "writer \(winner.0)")
         #expect(stored.header("ETag") == winner.1.header("ETag"))
         for loser in replies where loser.1.status == 412 {
@@ -45,7 +46,7 @@ import Testing
                 group.addTask {
                     for index in 0..<50 {
                         let reply = try await server.send(
-                            "POST", "/tables/burst", json: ["id": "w\(worker)-\(index)", "n": index])
+                            .post, "/tables/burst", json: ["id": "w\(worker)-\(index)", "n": index])
                         #expect(reply.status == 201)
                     }
                 }
@@ -53,7 +54,7 @@ import Testing
             try await group.waitForAll()
         }
         // Without $orderby rows come in insertion (commit) order: updatedAt must rise strictly along it.
-        let page = try await server.send("GET", "/tables/burst?$top=1000")
+        let page = try await server.send(.get, "/tables/burst?$top=1000")
         let stamps = try #require(page.array).compactMap { $0["updatedAt"] as? String }
         #expect(stamps.count == 300)
         #expect(Set(stamps).count == 300)
@@ -68,10 +69,10 @@ import Testing
         server.clock.now = 1_800_000_000_000
         var stamps: [String] = []
         for index in 0..<5 {
-            let reply = try await server.send("POST", "/tables/todoitem", json: ["id": "same-\(index)"])
+            let reply = try await server.send(.post, "/tables/todoitem", json: ["id": "same-\(index)"])
             stamps.append(try #require(reply.object?["updatedAt"] as? String))
         }
-        let deleted = try await server.send("DELETE", "/tables/todoitem/same-0")
+        let deleted = try await server.send(.delete, "/tables/todoitem/same-0")
         stamps.append(try #require(deleted.object?["updatedAt"] as? String))
         #expect(
             stamps == [

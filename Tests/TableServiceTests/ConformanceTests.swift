@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import SyncProtocol
 import Testing
 
@@ -53,7 +54,8 @@ import Testing
             server.clock.now = replay.clock(for: exchange)
             let request = replay.translate(exchange)
             let reply = try await server.send(
-                exchange.method, request.target, headers: request.headers, body: request.body)
+                try #require(HTTPRequest.Method(exchange.method)), request.target, headers: request.headers,
+                body: request.body)
             let problems = replay.check(exchange, reply)
             replayed += 1
             #expect(problems.isEmpty, "\(exchange.name): \(problems.joined(separator: "; "))\n ours: \(reply.text)")
@@ -83,21 +85,21 @@ struct Replay {
     }
 
     /// The request with the reference's ids and versions replaced by ours.
-    mutating func translate(_ exchange: ReferenceExchange) -> (target: String, headers: [String: String], body: Data?) {
+    mutating func translate(_ exchange: ReferenceExchange) -> (target: String, headers: HTTPFields, body: Data?) {
         var target = exchange.target
         for (reference, ours) in ids { target = target.replacingOccurrences(of: reference, with: ours) }
         let pathID = Self.pathID(exchange.target)
-        var headers: [String: String] = [:]
-        for (name, value) in exchange.request.headers
-        where !["host", "content-length", "user-agent", "connection"].contains(name.lowercased()) {
-            headers[name] = value
+        var headers = HTTPFields()
+        for (name, value) in exchange.request.headers {
+            guard let name = HTTPField.Name(name), name.canonicalName != "host",
+                ![.contentLength, .userAgent, .connection].contains(name)
+            else { continue }
+            headers.append(HTTPField(name: name, value: value))
         }
-        if let name = headers.keys.first(where: { $0.lowercased() == "if-match" }), let ifMatch = headers[name],
-            let id = pathID
-        {
+        if let ifMatch = headers[.ifMatch], let id = pathID {
             let quoted = ifMatch.hasPrefix("\"")
             let bare = quoted ? String(ifMatch.dropFirst().dropLast()) : ifMatch
-            if let mapped = versions["\(id)|\(bare)"] { headers[name] = quoted ? "\"\(mapped)\"" : mapped }
+            if let mapped = versions["\(id)|\(bare)"] { headers[.ifMatch] = quoted ? "\"\(mapped)\"" : mapped }
         }
         var body: Data? = exchange.request.body.isEmpty ? nil : Data(exchange.request.body.utf8)
         if case .object(var object)? = Self.decode(exchange.request.body) {

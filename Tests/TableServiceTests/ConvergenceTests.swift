@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import HTTPTypes
+import SyncProtocol
 import Synchronization
 import TestSupport
 import Testing
@@ -77,17 +79,17 @@ import Testing
             let roll = Int.random(in: 0..<10, using: &generator)
             if known.isEmpty || roll < 5 {
                 let id = "w\(writer)-\(count)"
-                let reply = try await server.send("POST", "/tables/conv", json: ["id": id, "n": count])
+                let reply = try await server.send(.post, "/tables/conv", json: ["id": id, "n": count])
                 #expect(reply.status == 201, "\(reply.text)")
                 if let version = reply.object?["version"] as? String { known[id] = version }
                 continue
             }
             let id = known.keys.randomElement(using: &generator)!
-            let headers = ["ZUMO-API-VERSION": "2.0.0", "If-Match": "\"\(known[id]!)\""]
+            let headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0", .ifMatch: "\"\(known[id]!)\""]
             let reply =
                 roll < 9
-                ? try await server.send("PATCH", "/tables/conv/\(id)", json: ["n": count], headers: headers)
-                : try await server.send("DELETE", "/tables/conv/\(id)", headers: headers)
+                ? try await server.send(.patch, "/tables/conv/\(id)", json: ["n": count], headers: headers)
+                : try await server.send(.delete, "/tables/conv/\(id)", headers: headers)
             switch reply.status {
             case 200, 412: known[id] = reply.object?["version"] as? String
             case 404: known[id] = nil
@@ -137,7 +139,7 @@ struct Puller {
                 + "(updatedAt eq datetimeoffset'\(cursor.updatedAt)' and id gt '\(cursor.id)')"
             query += "&$filter=" + filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         }
-        let reply = try await server.send("GET", "/tables/conv?" + query)
+        let reply = try await server.send(.get, "/tables/conv?" + query)
         let rows = try #require(reply.array, "\(reply.status) \(reply.text)")
         for row in rows {
             let id = try #require(row["id"] as? String)

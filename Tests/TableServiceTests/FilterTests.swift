@@ -17,7 +17,7 @@ import Testing
     static func makeServer(_ backend: Backend) async throws -> TestServer {
         let server = try await TestServer(backend)
         for row in rows {
-            let reply = try await server.send("POST", "/tables/todoitem", json: row)
+            let reply = try await server.send(.post, "/tables/todoitem", json: row)
             #expect(reply.status == 201)
         }
         return server
@@ -26,7 +26,7 @@ import Testing
     static func ids(_ server: TestServer, _ filter: String, extra: String = "") async throws -> (Int, [String], String)
     {
         let encoded = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let reply = try await server.send("GET", "/tables/todoitem?$filter=\(encoded)&$orderby=id\(extra)")
+        let reply = try await server.send(.get, "/tables/todoitem?$filter=\(encoded)&$orderby=id\(extra)")
         return (reply.status, (reply.array ?? []).compactMap { $0["id"] as? String }, reply.text)
     }
 
@@ -121,19 +121,19 @@ import Testing
             #expect(status == 400)
             #expect(ids.isEmpty)
         }
-        let orderInjection = try await server.send("GET", "/tables/todoitem?$orderby=id;DROP%20TABLE%20todoitem")
+        let orderInjection = try await server.send(.get, "/tables/todoitem?$orderby=id;DROP%20TABLE%20todoitem")
         #expect(orderInjection.status == 400)
-        let all = try await server.send("GET", "/tables/todoitem")
+        let all = try await server.send(.get, "/tables/todoitem")
         #expect(all.array?.count == 5)
     }
 
     @Test(arguments: Backend.all) func unknownColumnsInOrderbyAndSelectAreABadRequest(_ backend: Backend) async throws {
         let server = try await Self.makeServer(backend)
         defer { server.stop() }
-        #expect(try await server.send("GET", "/tables/todoitem?$orderby=nosuch").status == 400)
-        #expect(try await server.send("GET", "/tables/todoitem?$orderby=text%20sideways").status == 400)
-        #expect(try await server.send("GET", "/tables/todoitem?$select=id,nosuch").status == 400)
-        let selected = try await server.send("GET", "/tables/todoitem?$select=id,text&$orderby=priority%20desc")
+        #expect(try await server.send(.get, "/tables/todoitem?$orderby=nosuch").status == 400)
+        #expect(try await server.send(.get, "/tables/todoitem?$orderby=text%20sideways").status == 400)
+        #expect(try await server.send(.get, "/tables/todoitem?$select=id,nosuch").status == 400)
+        let selected = try await server.send(.get, "/tables/todoitem?$select=id,text&$orderby=priority%20desc")
         #expect(selected.array?.first?.keys.sorted() == ["id", "text"])
         #expect(selected.array?.first?["id"] as? String == "e")
     }

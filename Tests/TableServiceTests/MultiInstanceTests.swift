@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -11,7 +12,7 @@ struct MultiInstanceTests {
         defer { first.stop() }
         let second = try await TestServer(.postgres, sharing: first)
         defer { second.stop() }
-        let created = try await first.send("POST", "/tables/todoitem", json: ["id": "race", "text": "start"])
+        let created = try await first.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
         let etag = try #require(created.header("ETag"))
 
         let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
@@ -19,8 +20,8 @@ struct MultiInstanceTests {
                 let instance = index.isMultiple(of: 2) ? first : second
                 group.addTask {
                     let reply = try await instance.send(
-                        "PATCH", "/tables/todoitem/race", json: ["text": "writer \(index)"],
-                        headers: ["ZUMO-API-VERSION": "2.0.0", "If-Match": etag])
+                        .patch, "/tables/todoitem/race", json: ["text": "writer \(index)"],
+                        headers: [ProtocolHeader.apiVersion: "2.0.0", .ifMatch: etag])
                     return (index, reply)
                 }
             }
@@ -34,7 +35,7 @@ struct MultiInstanceTests {
         let winner = try #require(winners.first)
         let winningETag = try #require(winner.1.header("ETag"))
         for instance in [first, second] {
-            let stored = try await instance.send("GET", "/tables/todoitem/race")
+            let stored = try await instance.send(.get, "/tables/todoitem/race")
             #expect(stored.object?["text"] as? String == "writer \(winner.0)")
             #expect(stored.header("ETag") == winningETag)
         }
@@ -57,7 +58,7 @@ struct MultiInstanceTests {
                     group.addTask {
                         for copy in 0..<3 {
                             let reply = try await instance.send(
-                                "POST", "/tables/todoitem",
+                                .post, "/tables/todoitem",
                                 json: ["id": "r\(round)-s\(side)-\(copy)", "column\(round)": round * 10 + side])
                             #expect(reply.status == 201, "\(reply.text)")
                         }
@@ -68,7 +69,7 @@ struct MultiInstanceTests {
         }
         // Each instance reads every row with every column, including those the other one added.
         for instance in [first, second] {
-            let page = try await instance.send("GET", "/tables/todoitem?$top=100&$orderby=id")
+            let page = try await instance.send(.get, "/tables/todoitem?$top=100&$orderby=id")
             let rows = try #require(page.array)
             #expect(rows.count == 60)
             for row in rows {
@@ -78,7 +79,7 @@ struct MultiInstanceTests {
                 #expect(row["column\(round)"] as? Int == round * 10 + side, "\(id)")
                 #expect(row.keys.filter { $0.hasPrefix("column") }.count == 10)
             }
-            let filtered = try await instance.send("GET", "/tables/todoitem?$filter=column9%20eq%2091")
+            let filtered = try await instance.send(.get, "/tables/todoitem?$filter=column9%20eq%2091")
             #expect(filtered.array?.count == 3)
         }
     }

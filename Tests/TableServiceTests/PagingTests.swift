@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Pages and their `Link` headers.
@@ -9,7 +10,7 @@ import Testing
                 group.addTask {
                     for index in stride(from: worker, to: count, by: 4) {
                         let reply = try await server.send(
-                            "POST", "/tables/\(table)",
+                            .post, "/tables/\(table)",
                             json: ["id": String(format: "row-%05d", index), "n": index, "even": index % 2 == 0])
                         #expect(reply.status == 201)
                     }
@@ -30,7 +31,7 @@ import Testing
         var seen: [String] = []
         var pages = 0
         while let target = next {
-            let page = try await server.send("GET", target)
+            let page = try await server.send(.get, target)
             #expect(page.status == 200)
             seen += try #require(page.array).compactMap { $0["id"] as? String }
             pages += 1
@@ -58,14 +59,14 @@ import Testing
         try await Self.insert(40, into: "shifting", on: server)
         let orderBy = order.isEmpty ? "" : "&$orderby=\(order)"
         func ids(_ target: String) async throws -> [String] {
-            try #require(try await server.send("GET", target).array).compactMap { $0["id"] as? String }
+            try #require(try await server.send(.get, target).array).compactMap { $0["id"] as? String }
         }
-        let writes: [(String, String, [String: Any]?)] = [
-            ("POST", "/tables/shifting", ["n": 1000]),
-            ("PATCH", "/tables/shifting/row-00003", ["n": 3003]),
-            ("DELETE", "/tables/shifting/row-00005", nil),
-            ("POST", "/tables/shifting/row-00005", nil),
-            ("DELETE", "/tables/shifting/row-00030", nil),
+        let writes: [(HTTPRequest.Method, String, [String: Any]?)] = [
+            (.post, "/tables/shifting", ["n": 1000]),
+            (.patch, "/tables/shifting/row-00003", ["n": 3003]),
+            (.delete, "/tables/shifting/row-00005", nil),
+            (.post, "/tables/shifting/row-00005", nil),
+            (.delete, "/tables/shifting/row-00030", nil),
         ]
         for (index, (method, path, body)) in writes.enumerated() {
             let skip = index.isMultiple(of: 2) ? 10 : 20
@@ -99,7 +100,7 @@ import Testing
                     .addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             }
             let page = try await server.send(
-                "GET", "/tables/keyset?$orderby=updatedAt,id&$top=250&__includeDeleted=true" + filter)
+                .get, "/tables/keyset?$orderby=updatedAt,id&$top=250&__includeDeleted=true" + filter)
             let rows = try #require(page.array)
             guard let last = rows.last else { break }
             seen += rows.compactMap { $0["id"] as? String }
@@ -114,7 +115,7 @@ import Testing
         defer { server.stop() }
         try await Self.insert(30, into: "counted", on: server)
         let page = try await server.send(
-            "GET", "/tables/counted?$top=10&$skip=5&$inlinecount=allpages&$filter=even%20eq%20true")
+            .get, "/tables/counted?$top=10&$skip=5&$inlinecount=allpages&$filter=even%20eq%20true")
         let body = try #require(page.object)
         #expect((body["results"] as? [Any])?.count == 10)
         #expect(body["count"] as? Int == 15)
@@ -125,11 +126,11 @@ import Testing
         defer { server.stop() }
         try await Self.insert(5, into: "linked", on: server)
         let page = try await server.send(
-            "GET", "/tables/linked?$filter=n%20ge%201&$top=2&$skip=1&ZUMO-API-VERSION=2.0.0")
+            .get, "/tables/linked?$filter=n%20ge%201&$top=2&$skip=1&ZUMO-API-VERSION=2.0.0")
         let link = try #require(page.header("Link"))
         #expect(
             link == "<\(server.url)/tables/linked?$filter=n%20ge%201&$top=2&ZUMO-API-VERSION=2.0.0&$skip=3>; rel=next")
-        let last = try await server.send("GET", "/tables/linked?$top=10")
+        let last = try await server.send(.get, "/tables/linked?$top=10")
         #expect(last.header("Link") == nil)
     }
 
@@ -138,7 +139,7 @@ import Testing
     ) async throws {
         let server = try await TestServer(backend)
         defer { server.stop() }
-        let reply = try await server.send("GET", "/tables/todoitem?$top=1001")
+        let reply = try await server.send(.get, "/tables/todoitem?$top=1001")
         #expect(reply.status == 400)
         #expect(reply.object?["error"] as? String == "You cannot request more than 1000 records")
     }
@@ -149,23 +150,23 @@ import Testing
         let server = try await TestServer(backend)
         defer { server.stop() }
         try await Self.insert(6, into: "todoitem", on: server)
-        let first = try await server.send("GET", "/tables/todoitem?$top=2&$orderby=id&$filter=n%20ge%201")
+        let first = try await server.send(.get, "/tables/todoitem?$top=2&$orderby=id&$filter=n%20ge%201")
         #expect(first.array?.compactMap { $0["id"] as? String } == ["row-00001", "row-00002"])
         let link = try #require(first.header("Link")?.split(separator: ";").first).trimmingCharacters(in: .whitespaces)
         #expect(link.hasPrefix("<") && link.hasSuffix(">"))
         // As the official JavaScript client sends it: the Link's URL, brackets and all, as the query.
         let bracketed = "%3C" + link.dropFirst().dropLast() + "%3E"
-        let second = try await server.send("GET", "/tables/todoitem?" + bracketed)
+        let second = try await server.send(.get, "/tables/todoitem?" + bracketed)
         #expect(second.status == 200, "\(second.text)")
         #expect(second.array?.compactMap { $0["id"] as? String } == ["row-00003", "row-00004"])
         let next = try #require(second.header("Link")?.split(separator: ";").first).dropFirst().dropLast()
-        let third = try await server.send("GET", "/tables/todoitem?%3C" + next + "%3E")
+        let third = try await server.send(.get, "/tables/todoitem?%3C" + next + "%3E")
         #expect(third.status == 200, "\(third.text)")
         #expect(third.array?.compactMap { $0["id"] as? String } == ["row-00005"], "\(next) \(third.text)")
 
-        let unclosed = try await server.send("GET", "/tables/todoitem?%3C\(server.url)/tables/todoitem?$skip=2")
+        let unclosed = try await server.send(.get, "/tables/todoitem?%3C\(server.url)/tables/todoitem?$skip=2")
         #expect(unclosed.status == 400)
-        let otherTable = try await server.send("GET", "/tables/todoitem?%3C\(server.url)/tables/other?$skip=2%3E")
+        let otherTable = try await server.send(.get, "/tables/todoitem?%3C\(server.url)/tables/other?$skip=2%3E")
         #expect(otherTable.status == 400)
         #expect((otherTable.object?["error"] as? String)?.contains("another address") == true)
     }

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPTypes
 import JWTKit
+import SyncProtocol
 import Testing
 
 @testable import TableService
@@ -18,9 +20,9 @@ import Testing
         try await TokenIssuer.token(for: user, signIn: signIn, lifetime: lifetime, now: now)
     }
 
-    static func headers(_ token: String?) -> [String: String] {
-        var headers = ["ZUMO-API-VERSION": "2.0.0"]
-        headers["X-ZUMO-AUTH"] = token
+    static func headers(_ token: String?) -> HTTPFields {
+        var headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"]
+        headers[ProtocolHeader.authToken] = token
         return headers
     }
 
@@ -36,11 +38,11 @@ import Testing
         required.required = true
         let server = try await TestServer(backend, tables: ["todoitem"]) { $0.signIn = required }
         defer { server.stop() }
-        let anonymous = try await server.send("GET", "/tables/todoitem")
+        let anonymous = try await server.send(.get, "/tables/todoitem")
         #expect(anonymous.status == 401)
         #expect((anonymous.object?["error"] as? String)?.contains("X-ZUMO-AUTH") == true)
         let valid = try await Self.token("alice", required)
-        #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(valid)).status == 200)
+        #expect(try await server.send(.get, "/tables/todoitem", headers: Self.headers(valid)).status == 200)
 
         let expired = try await Self.token("alice", required, lifetime: .seconds(3600), at: Date() - 7200)
         let wrongSignature = try await Self.token("alice", SignIn(secret: "another-secret-of-32-characters!!"))
@@ -57,7 +59,7 @@ import Testing
             ("garbage", "not.a.token", "readable"),
         ]
         for (name, token, reason) in refused {
-            let reply = try await server.send("GET", "/tables/todoitem", headers: Self.headers(token))
+            let reply = try await server.send(.get, "/tables/todoitem", headers: Self.headers(token))
             #expect(reply.status == 401, "\(name)")
             let message = reply.object?["error"] as? String ?? ""
             #expect(message.contains(reason), "\(name): \(message)")
@@ -65,7 +67,7 @@ import Testing
         }
         // A little clock skew is tolerated.
         let justExpired = try await Self.token("alice", required, lifetime: .seconds(60), at: Date() - 90)
-        #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(justExpired)).status == 200)
+        #expect(try await server.send(.get, "/tables/todoitem", headers: Self.headers(justExpired)).status == 200)
     }
 
     @Test(arguments: Backend.all) func usersOfAPerUserTableSeeOnlyTheirOwnRows(_ backend: Backend) async throws {
@@ -75,58 +77,58 @@ import Testing
         let bob = Self.headers(try await Self.token("bob"))
         for id in ["a1", "a2"] {
             #expect(
-                try await server.send("POST", "/tables/todoitem", json: ["id": id, "text": "alice's"], headers: alice)
+                try await server.send(.post, "/tables/todoitem", json: ["id": id, "text": "alice's"], headers: alice)
                     .status == 201)
         }
         let created = try await server.send(
-            "POST", "/tables/todoitem", json: ["id": "b1", "text": "bob's"], headers: bob)
+            .post, "/tables/todoitem", json: ["id": "b1", "text": "bob's"], headers: bob)
         #expect(created.status == 201)
         #expect(created.object?["__owner"] == nil)
 
-        let aliceList = try await server.send("GET", "/tables/todoitem", headers: alice)
+        let aliceList = try await server.send(.get, "/tables/todoitem", headers: alice)
         #expect(aliceList.array?.compactMap { $0["id"] as? String }.sorted() == ["a1", "a2"])
-        let filtered = try await server.send("GET", "/tables/todoitem?$filter=text%20ne%20null", headers: bob)
+        let filtered = try await server.send(.get, "/tables/todoitem?$filter=text%20ne%20null", headers: bob)
         #expect(filtered.array?.compactMap { $0["id"] as? String } == ["b1"])
         let counted = try await server.send(
-            "GET", "/tables/todoitem?$inlinecount=allpages&$top=1", headers: alice)
+            .get, "/tables/todoitem?$inlinecount=allpages&$top=1", headers: alice)
         #expect(counted.object?["count"] as? Int == 2)
         let pull = try await server.send(
-            "GET",
+            .get,
             "/tables/todoitem?$filter=(updatedAt%20ge%20datetimeoffset'1970-01-01T00:00:00.000Z')&$orderby=updatedAt"
                 + "&__includeDeleted=true&$top=50",
             headers: bob)
         #expect(pull.array?.compactMap { $0["id"] as? String } == ["b1"])
 
         // Bob cannot tell Alice's rows from missing ones.
-        let version = try await server.send("GET", "/tables/todoitem/a1", headers: alice).object?["version"] as? String
-        #expect(try await server.send("GET", "/tables/todoitem/a1", headers: bob).status == 404)
+        let version = try await server.send(.get, "/tables/todoitem/a1", headers: alice).object?["version"] as? String
+        #expect(try await server.send(.get, "/tables/todoitem/a1", headers: bob).status == 404)
         var staleMatch = bob
-        staleMatch["If-Match"] = "\"stale\""
+        staleMatch[.ifMatch] = "\"stale\""
         for headers in [bob, staleMatch] {
             let patch = try await server.send(
-                "PATCH", "/tables/todoitem/a1", json: ["text": "bob was here"], headers: headers)
+                .patch, "/tables/todoitem/a1", json: ["text": "bob was here"], headers: headers)
             #expect(patch.status == 404)
-            #expect(try await server.send("DELETE", "/tables/todoitem/a1", headers: headers).status == 404)
+            #expect(try await server.send(.delete, "/tables/todoitem/a1", headers: headers).status == 404)
         }
         let stolenVersion = try await server.send(
-            "PATCH", "/tables/todoitem/a1", json: ["text": "x", "version": "stale"], headers: bob)
+            .patch, "/tables/todoitem/a1", json: ["text": "x", "version": "stale"], headers: bob)
         #expect(stolenVersion.status == 404)
         let duplicate = try await server.send(
-            "POST", "/tables/todoitem", json: ["id": "a1", "text": "mine?"], headers: bob)
+            .post, "/tables/todoitem", json: ["id": "a1", "text": "mine?"], headers: bob)
         #expect(duplicate.status == 409)
         #expect(duplicate.object?["text"] == nil, "the 409 carries Alice's item: \(duplicate.text)")
         #expect((duplicate.object?["error"] as? String)?.contains("already exists on the service") == true)
-        let own = try await server.send("GET", "/tables/todoitem/a1", headers: alice)
+        let own = try await server.send(.get, "/tables/todoitem/a1", headers: alice)
         #expect(own.object?["text"] as? String == "alice's")
         #expect(own.object?["version"] as? String == version)
 
         // Alice's own conflicts still carry her item.
         var aliceStale = alice
-        aliceStale["If-Match"] = "\"stale\""
-        let conflict = try await server.send("PATCH", "/tables/todoitem/a1", json: ["text": "y"], headers: aliceStale)
+        aliceStale[.ifMatch] = "\"stale\""
+        let conflict = try await server.send(.patch, "/tables/todoitem/a1", json: ["text": "y"], headers: aliceStale)
         #expect(conflict.status == 412)
         #expect(conflict.object?["text"] as? String == "alice's")
-        let ownDuplicate = try await server.send("POST", "/tables/todoitem", json: ["id": "a1"], headers: alice)
+        let ownDuplicate = try await server.send(.post, "/tables/todoitem", json: ["id": "a1"], headers: alice)
         #expect(ownDuplicate.status == 409)
         #expect(ownDuplicate.object?["id"] as? String == "a1")
     }
@@ -136,12 +138,12 @@ import Testing
         defer { server.stop() }
         let bob = Self.headers(try await Self.token("bob"))
         let forged = try await server.send(
-            "POST", "/tables/todoitem", json: ["id": "f", "__owner": "alice"], headers: bob)
+            .post, "/tables/todoitem", json: ["id": "f", "__owner": "alice"], headers: bob)
         #expect(forged.status == 400)
         #expect(
-            try await server.send("GET", "/tables/todoitem?$filter=__owner%20eq%20'alice'", headers: bob).status == 400)
-        #expect(try await server.send("GET", "/tables/todoitem?$select=__owner", headers: bob).status == 400)
-        let anonymous = try await server.send("GET", "/tables/todoitem")
+            try await server.send(.get, "/tables/todoitem?$filter=__owner%20eq%20'alice'", headers: bob).status == 400)
+        #expect(try await server.send(.get, "/tables/todoitem?$select=__owner", headers: bob).status == 400)
+        let anonymous = try await server.send(.get, "/tables/todoitem")
         #expect(anonymous.status == 401)
         #expect((anonymous.object?["error"] as? String)?.contains("'todoitem'") == true)
     }
@@ -162,14 +164,14 @@ import Testing
             aud: AudienceClaim(value: [SignIn.mobileAppsIdentity]), exp: ExpirationClaim(value: Date() + 600),
             nbf: nil, iat: nil)
         let token = try await keys.sign(claims, kid: "provider-1")
-        #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(token)).status == 200)
+        #expect(try await server.send(.get, "/tables/todoitem", headers: Self.headers(token)).status == 200)
         // An HS256 token is not accepted by a service that only knows the provider's keys.
         let hmac = try await Self.token("carol", SignIn(secret: Self.secret))
-        #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(hmac)).status == 401)
+        #expect(try await server.send(.get, "/tables/todoitem", headers: Self.headers(hmac)).status == 401)
         let otherKey = JWTKeyCollection()
         await otherKey.add(ecdsa: ES256PrivateKey(), kid: "provider-1")
         let forged = try await otherKey.sign(claims, kid: "provider-1")
-        #expect(try await server.send("GET", "/tables/todoitem", headers: Self.headers(forged)).status == 401)
+        #expect(try await server.send(.get, "/tables/todoitem", headers: Self.headers(forged)).status == 401)
     }
 
     @Test(arguments: Backend.all) func theServicePageWhichShowsEveryRowNeedsTheKeyWhenUsersSignIn(
@@ -177,11 +179,11 @@ import Testing
     ) async throws {
         let open = try await TestServer(backend, page: true) { $0.signIn = Self.signIn }
         defer { open.stop() }
-        #expect(try await open.send("GET", "/service", headers: [:]).status == 404)
+        #expect(try await open.send(.get, "/service", headers: [:]).status == 404)
         let keyed = try await TestServer(backend, applicationKey: "operator-key", page: true) {
             $0.signIn = Self.signIn
         }
         defer { keyed.stop() }
-        #expect(try await keyed.send("GET", "/service", headers: [:]).status == 401)
+        #expect(try await keyed.send(.get, "/service", headers: [:]).status == 401)
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
+import SyncProtocol
 import Synchronization
 @_spi(Testing) import TableService
 import TestSupport
@@ -93,13 +95,13 @@ final class TestServer: Sendable {
 
     /// Sends a request; `target` is a path with its (already encoded) query. v2 unless told otherwise.
     func send(
-        _ method: String, _ target: String, headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"],
+        _ method: HTTPRequest.Method, _ target: String, headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"],
         body: Data? = nil
     ) async throws -> Reply {
         let address = target.hasPrefix("http") ? target : url + target
         var fields = headers
-        if body != nil, headers.keys.allSatisfy({ $0.lowercased() != "content-type" }) {
-            fields["Content-Type"] = "application/json"
+        if body != nil, !headers.contains(.contentType) {
+            fields[.contentType] = "application/json"
         }
         let answer = try await http.send(method, address, headers: fields, body: body)
         return Reply(status: answer.status, headers: answer.headers, body: answer.body)
@@ -107,8 +109,8 @@ final class TestServer: Sendable {
 
     /// Sends a JSON body.
     func send(
-        _ method: String, _ target: String, json: [String: Any],
-        headers: [String: String] = ["ZUMO-API-VERSION": "2.0.0"]
+        _ method: HTTPRequest.Method, _ target: String, json: [String: Any],
+        headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"]
     ) async throws -> Reply {
         try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
     }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -41,13 +42,14 @@ public final class TestHTTPClient: Sendable {
 
     /// Sends one request to `url` and reads the whole answer (up to 64 MiB).
     public func send(
-        _ method: String, _ url: String, headers: [String: String] = [:], body: Data? = nil,
+        _ method: HTTPRequest.Method, _ url: String, headers: HTTPFields = [:], body: Data? = nil,
         timeout: Duration = .seconds(30)
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
-        request.method = HTTPMethod(rawValue: method)
-        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
-        if keepsCookies, !headers.keys.contains(where: { $0.lowercased() == "cookie" }) {
+        // async-http-client takes NIO's spelling of methods and fields.
+        request.method = HTTPMethod(rawValue: method.rawValue)
+        for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+        if keepsCookies, !headers.contains(.cookie) {
             let line = cookies.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
             if !line.isEmpty { request.headers.replaceOrAdd(name: "Cookie", value: line.joined(separator: "; ")) }
         }

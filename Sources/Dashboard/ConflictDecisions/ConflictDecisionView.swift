@@ -103,7 +103,7 @@ extension ConflictDecisionView {
         var picks: [String: ConflictSide] = [:]
         for (name, value) in fields where name.hasPrefix("pick.") {
             guard let side = ConflictSide(rawValue: value) else {
-                throw HTTPError.badRequest("Choose client, server or base for \(name.dropFirst(5)), not “\(value)”.")
+                throw HTTPError(.badRequest, "Choose client, server or base for \(name.dropFirst(5)), not “\(value)”.")
             }
             picks[String(name.dropFirst(5))] = side
         }

@@ -23,7 +23,7 @@ struct ConflictDecisionsController: Sendable {
 
     private func operationId(_ request: Request) throws(HTTPError) -> Int64 {
         guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(404, "There is no conflict with that number.")
+            throw HTTPError(.notFound, "There is no conflict with that number.")
         }
         return id
     }
@@ -67,7 +67,7 @@ struct ConflictDecisionsController: Sendable {
             let outcome = try await environment.context.resolve(id, picking: picks)
             return APIController.json(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
-            throw HTTPError(422, error.description)
+            throw HTTPError(.unprocessableContent, error.description)
         } catch let error as SyncError {
             throw error.httpError
         }
@@ -86,12 +86,12 @@ struct ConflictDecisionsController: Sendable {
         var ids: [Int64] = []
         for pair in pairs where pair.name == "ids" {
             guard let id = Int64(pair.value) else {
-                throw HTTPError.badRequest("“\(pair.value)” is not a change number.")
+                throw HTTPError(.badRequest, "“\(pair.value)” is not a change number.")
             }
             ids.append(id)
         }
         guard !ids.isEmpty else {
-            throw HTTPError.badRequest("Select at least one conflict, or all matching the filter.")
+            throw HTTPError(.badRequest, "Select at least one conflict, or all matching the filter.")
         }
         return ids
     }
@@ -100,7 +100,7 @@ struct ConflictDecisionsController: Sendable {
         switch pairs.first(where: { $0.name == "choice" })?.value {
         case "use-client": .useClient
         case "use-server": .useServer
-        default: throw HTTPError.badRequest("Choose Use Client or Use Server for the selected conflicts.")
+        default: throw HTTPError(.badRequest, "Choose Use Client or Use Server for the selected conflicts.")
         }
     }
 
@@ -146,14 +146,15 @@ struct ConflictDecisionsController: Sendable {
         var changes: [(String, ConflictPolicy)] = []
         for (name, value) in form.pairs where name.hasPrefix("policy.") {
             guard let policy = ConflictPolicy(rawValue: value) else {
-                throw HTTPError.badRequest("“\(value)” is not a policy; choose ask, merge, serverWins or clientWins.")
+                throw HTTPError(.badRequest, "“\(value)” is not a policy; choose ask, merge, serverWins or clientWins.")
             }
             changes.append((String(name.dropFirst(7)), policy))
         }
         var retention: Int?
         if let text = form["retention"], !text.isEmpty {
             guard let count = Int(text), (1...10_000_000).contains(count) else {
-                throw HTTPError(422, "Journal entries kept must be a whole number from 1 to 10,000,000.")
+                throw HTTPError(
+                    .unprocessableContent, "Journal entries kept must be a whole number from 1 to 10,000,000.")
             }
             retention = count
         }
@@ -175,7 +176,7 @@ struct ConflictDecisionsController: Sendable {
     private func setPolicy(_ request: Request) throws -> Response {
         let payload = try request.decodeJSON(PolicyPayload.self)
         guard let policy = ConflictPolicy(rawValue: payload.policy) else {
-            throw HTTPError(422, "policy must be ask, merge, serverWins or clientWins.")
+            throw HTTPError(.unprocessableContent, "policy must be ask, merge, serverWins or clientWins.")
         }
         let context = environment.context
         let table = payload.table ?? DashboardEnvironment.table
@@ -200,8 +201,8 @@ struct ConflictDecisionsController: Sendable {
             let outcome = try await environment.context.overturn(id)
             return APIController.json(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
-            if case .entryNotFound = error { throw HTTPError(404, error.description) }
-            throw HTTPError(409, error.description)
+            if case .entryNotFound = error { throw HTTPError(.notFound, error.description) }
+            throw HTTPError(.conflict, error.description)
         } catch let error as SyncError {
             throw error.httpError
         }

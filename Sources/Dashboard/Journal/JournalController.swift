@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
 import SyncClient
 import SyncProtocol
 
@@ -21,19 +22,19 @@ struct JournalController: Sendable {
         if let value = request.query("decision"), !value.isEmpty {
             guard let parsed = JournalEntry.Decision(rawValue: value) else {
                 let known = JournalEntry.Decision.allCases.map(\.rawValue).joined(separator: ", ")
-                throw HTTPError.badRequest("There is no decision '\(value)'; use one of \(known).")
+                throw HTTPError(.badRequest, "There is no decision '\(value)'; use one of \(known).")
             }
             decision = parsed
         }
         var before: Int64?
         if let value = request.query("before"), !value.isEmpty {
-            guard let parsed = Int64(value) else { throw HTTPError.badRequest("'before' must be an entry number.") }
+            guard let parsed = Int64(value) else { throw HTTPError(.badRequest, "'before' must be an entry number.") }
             before = parsed
         }
         var limit = 25
         if let value = request.query("limit"), !value.isEmpty {
             guard let parsed = Int(value), (1...100).contains(parsed) else {
-                throw HTTPError.badRequest("'limit' must be a whole number from 1 to 100.")
+                throw HTTPError(.badRequest, "'limit' must be a whole number from 1 to 100.")
             }
             limit = parsed
         }
@@ -111,10 +112,11 @@ struct JournalController: Sendable {
             guard let next = page.next else { break }
             query.before = next
         }
-        var headers = HTTPHeaders()
-        headers["Content-Type"] = "application/jsonl; charset=utf-8"
-        headers["Content-Disposition"] = "attachment; filename=\"journal.jsonl\""
-        return Response(status: 200, headers: headers, body: body)
+        let headers: HTTPFields = [
+            .contentType: "application/jsonl; charset=utf-8",
+            .contentDisposition: "attachment; filename=\"journal.jsonl\"",
+        ]
+        return Response(status: .ok, headers: headers, body: body)
     }
 
     private func overturn(_ request: Request) async throws -> Response {

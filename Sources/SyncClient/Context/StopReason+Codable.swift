@@ -1,3 +1,5 @@
+import HTTPTypes
+
 extension StopReason {
     private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds }
 
@@ -20,7 +22,8 @@ extension StopReason {
     /// Decodes what ``encode(to:)`` wrote.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let status = try container.decodeIfPresent(Int.self, forKey: .status) ?? 0
+        let code = try container.decodeIfPresent(Int.self, forKey: .status) ?? 0
+        let status = HTTPResponse.Status(code: (0...999).contains(code) ? code : 0)
         let detail = try container.decodeIfPresent(String.self, forKey: .detail) ?? ""
         switch try container.decode(String.self, forKey: .kind) {
         case "offline": self = .offline
@@ -42,7 +45,7 @@ extension StopReason {
         switch self {
         case .unreachable(let detail), .redirectRefused(let detail): try container.encode(detail, forKey: .detail)
         case .serverError(let status, let detail), .notAuthorized(let status, let detail):
-            try container.encode(status, forKey: .status)
+            try container.encode(status.code, forKey: .status)
             try container.encode(detail, forKey: .detail)
         case .stalled(let seconds), .tooSlow(let seconds):
             try container.encode(seconds, forKey: .seconds)

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Why a sync call failed. Every message says what happened and what the user can do.
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The table was not described when the context was opened.
@@ -85,9 +87,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The exchange took longer than `seconds` (the total deadline per request).
     case tooSlow(seconds: Double)
     /// The server failed (5xx) or is overloaded.
-    case serverError(status: Int, message: String)
+    case serverError(status: HTTPResponse.Status, message: String)
     /// The server refused our credentials (401/403).
-    case notAuthorized(status: Int, message: String)
+    case notAuthorized(status: HTTPResponse.Status, message: String)
     /// The call was cancelled.
     case cancelled
     /// The server redirected to another origin (or a write anywhere): not followed, so neither the
@@ -108,12 +110,12 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .tooSlow(let seconds):
             "The server's answer took longer than \(Self.seconds(seconds)), so it was abandoned; your changes are kept. Try again later, or allow more time."
         case .serverError(let status, let message):
-            "The server failed (HTTP \(status)\(message.isEmpty ? "" : ": " + message)); your changes are kept. Try again later."
-        case .notAuthorized(401, let message):
+            "The server failed (HTTP \(status.code)\(message.isEmpty ? "" : ": " + message)); your changes are kept. Try again later."
+        case .notAuthorized(.unauthorized, let message):
             "The server refused access: sign-in expired or invalid (HTTP 401\(message.isEmpty ? "" : ": " + message)). "
                 + "Your changes are kept; set a new auth token (or check the application key) and sync again."
         case .notAuthorized(let status, let message):
-            "The server refused access (HTTP \(status)\(message.isEmpty ? "" : ": " + message)). Check the application key."
+            "The server refused access (HTTP \(status.code)\(message.isEmpty ? "" : ": " + message)). Check the application key."
         case .cancelled:
             "Cancelled. Your changes are kept and go out with the next sync."
         case .redirectRefused(let target):

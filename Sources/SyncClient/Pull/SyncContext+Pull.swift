@@ -132,7 +132,7 @@ extension SyncContext {
             // The first page asks how many rows will come, for the progress shown meanwhile.
             if first { parameters.append(("$inlinecount", "allpages")) }
 
-            let reply = try await transport.send("GET", path, query: parameters)
+            let reply = try await transport.send(.get, path, query: parameters)
             try Self.checkPage(reply)
             let (rows, count) = try layout.decode(reply.body)
             if let count { monitor.update { $0.total = count } }
@@ -203,11 +203,11 @@ extension SyncContext {
     }
 
     private static func checkPage(_ reply: HTTPReply) throws(SyncError) {
-        guard !(200..<300).contains(reply.status) else { return }
+        guard reply.status.kind != .successful else { return }
         if let reason = PushDecision.stopReason(status: reply.status, message: reply.message) {
             throw .stopped(reason)
         }
-        throw .badResponse("HTTP \(reply.status): \(reply.message)")
+        throw .badResponse("HTTP \(reply.status.code): \(reply.message)")
     }
 
     /// Writes one page in the caller's transaction, with prepared statements; rows of the `pending`

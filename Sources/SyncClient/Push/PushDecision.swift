@@ -1,3 +1,4 @@
+import HTTPTypes
 import SyncProtocol
 
 /// What one push attempt sends for an operation, fixed when the operation goes on the wire.
@@ -45,7 +46,7 @@ struct PushReply: Sendable, Hashable {
         /// The operation's own request (POST, PATCH or DELETE).
         case write
         /// The `GET` of the item, asked after an answer (`status`) that did not carry it.
-        case fetch(afterStatus: Int)
+        case fetch(afterStatus: HTTPResponse.Status)
         /// The `POST /tables/{table}/{id}` that undeletes the item (Use Client over a delete).
         case undelete
     }
@@ -53,7 +54,7 @@ struct PushReply: Sendable, Hashable {
     /// Which request it answers.
     var request: Request
     /// The HTTP status.
-    var status: Int
+    var status: HTTPResponse.Status
     /// The body when it is a JSON object with a string `id`; nil otherwise.
     var item: Item?
     /// The service's message (`{"error": ...}` or the body's text).
@@ -76,16 +77,16 @@ enum PushDecision: Sendable, Equatable {
     /// The service already holds exactly what was sent: an earlier answer was lost.
     case alreadyApplied(serverItem: Item)
     /// The service holds another version of the item (409 or 412).
-    case conflict(serverItem: Item, status: Int)
+    case conflict(serverItem: Item, status: HTTPResponse.Status)
     /// The item is gone from the service.
-    case deletedOnServer(status: Int)
+    case deletedOnServer(status: HTTPResponse.Status)
     /// The service refused the change (400 or another 4xx); push goes on with the other operations.
-    case failed(status: Int, message: String)
+    case failed(status: HTTPResponse.Status, message: String)
     /// Push stops until the user acts: access refused, or the service broke the protocol.
     case stop(SyncError)
     /// The service cannot settle it now (timeout, overload, 5xx, an unreadable answer): push stops and
     /// the operation is retried by the next push.
-    case retryLater(StopReason, status: Int)
+    case retryLater(StopReason, status: HTTPResponse.Status)
     /// The answer did not carry the item: `GET` it and decide on that answer.
     case fetchServerItem
     /// An earlier attempt of ours reached the service (its answer was lost) and the local values changed
@@ -112,7 +113,7 @@ enum PushDecision: Sendable, Equatable {
 
     /// The answer to the operation's own request.
     private static func answered(_ attempt: PushAttempt, _ reply: PushReply) -> PushDecision {
-        switch reply.status {
+        switch reply.status.code {
         case 200..<300:
             if attempt.kind == .delete { return .done(serverItem: nil) }
             // Applied, but an answer without the stored item leaves the row without the new version: ask.
@@ -121,8 +122,8 @@ enum PushDecision: Sendable, Equatable {
         case 404:
             switch attempt.kind {
             case .delete: return .done(serverItem: nil)
-            case .update: return .deletedOnServer(status: 404)
-            case .insert: return .failed(status: 404, message: reply.message)
+            case .update: return .deletedOnServer(status: .notFound)
+            case .insert: return .failed(status: .notFound, message: reply.message)
             }
         case 409, 412:
             guard let stored = reply.storedItem else { return .fetchServerItem }
@@ -138,8 +139,8 @@ enum PushDecision: Sendable, Equatable {
 
     /// Why an answer with `status` stops a sync, push or pull alike (nil: it does not): access
     /// refused (401, 403), a timeout (408), overload or a failure of the service (429, 5xx).
-    static func stopReason(status: Int, message: String) -> StopReason? {
-        switch status {
+    static func stopReason(status: HTTPResponse.Status, message: String) -> StopReason? {
+        switch status.code {
         case 401, 403: .notAuthorized(status: status, message: message)
         case 408: .timedOut
         case 429, 500...: .serverError(status: status, message: message)
@@ -148,14 +149,16 @@ enum PushDecision: Sendable, Equatable {
     }
 
     /// The answer to the `GET` of the item, asked after `status`.
-    private static func fetched(_ attempt: PushAttempt, _ reply: PushReply, after status: Int) -> PushDecision {
-        let applied = (200..<300).contains(status)
-        switch reply.status {
+    private static func fetched(
+        _ attempt: PushAttempt, _ reply: PushReply, after status: HTTPResponse.Status
+    ) -> PushDecision {
+        let applied = status.kind == .successful
+        switch reply.status.code {
         case 200:
             guard let stored = reply.storedItem else {
                 // Not "deleted on the server": the answer was unreadable. A retry asks again.
                 return .retryLater(
-                    .serverError(status: 200, message: "its answer to GET was not the stored item"), status: 200)
+                    .serverError(status: .ok, message: "its answer to GET was not the stored item"), status: .ok)
             }
             return applied ? .done(serverItem: stored) : settle(attempt, serverItem: stored, status: status)
         case 404, 410:
@@ -180,14 +183,14 @@ enum PushDecision: Sendable, Equatable {
 
     /// The answer to the undelete: the undeleted item, or a refusal.
     private static func undeleted(_ reply: PushReply) -> PushDecision {
-        guard (200..<300).contains(reply.status), let item = reply.storedItem else {
+        guard reply.status.kind == .successful, let item = reply.storedItem else {
             return .failed(status: reply.status, message: reply.message)
         }
         return .updateUndeleted(item)
     }
 
     /// A 409/412 with the service's copy of the item.
-    private static func settle(_ attempt: PushAttempt, serverItem: Item, status: Int) -> PushDecision {
+    private static func settle(_ attempt: PushAttempt, serverItem: Item, status: HTTPResponse.Status) -> PushDecision {
         if serverItem[SystemColumn.deleted] == .bool(true) {
             // The service's copy is soft-deleted: for us the item is gone.
             return gone(attempt, status: status)
@@ -209,7 +212,7 @@ enum PushDecision: Sendable, Equatable {
     }
 
     /// The service no longer has the item.
-    private static func gone(_ attempt: PushAttempt, status: Int) -> PushDecision {
+    private static func gone(_ attempt: PushAttempt, status: HTTPResponse.Status) -> PushDecision {
         switch attempt.kind {
         case .delete: .done(serverItem: nil)
         case .insert where attempt.recreate: .recreate

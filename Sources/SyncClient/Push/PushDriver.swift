@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HTTPTypes
 import SyncProtocol
 
 /// Sends one begun attempt and applies the ``PushDecision``s of the service's answers until the
@@ -60,7 +61,7 @@ struct PushDriver: Sendable {
                 throw .stopped(reason)
             case .fetchServerItem:
                 reply = try await exchange(
-                    id, "GET", transport.path(table: attempt.table, id: attempt.itemId),
+                    id, .get, transport.path(table: attempt.table, id: attempt.itemId),
                     as: .fetch(afterStatus: reply.status))
             case .resend(let serverItem):
                 resends += 1
@@ -76,7 +77,7 @@ struct PushDriver: Sendable {
                 reply = try await write(attempt)
             case .recreate:
                 reply = try await exchange(
-                    id, "POST", transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8),
+                    id, .post, transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8),
                     as: .undelete)
             case .updateUndeleted(let item):
                 attempt.kind = .update
@@ -90,7 +91,7 @@ struct PushDriver: Sendable {
 
     /// Records a conflict, settled by its table's policy in the same transaction when asked.
     private func recordConflict(
-        _ id: Int64, serverItem: Item?, status: Int, _ attempt: PushAttempt, _ applyingPolicy: Bool
+        _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, _ attempt: PushAttempt, _ applyingPolicy: Bool
     ) throws(SyncError) -> PushRun.Answer {
         let policy = conflictPolicy
         return try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem) { db in
@@ -114,11 +115,11 @@ struct PushDriver: Sendable {
 
     /// The operation's own request: POST, PATCH or DELETE.
     private func write(_ attempt: PushAttempt) async throws(SyncError) -> PushReply {
-        let method =
+        let method: HTTPRequest.Method =
             switch attempt.kind {
-            case .insert: "POST"
-            case .update: "PATCH"
-            case .delete: "DELETE"
+            case .insert: .post
+            case .update: .patch
+            case .delete: .delete
             }
         return try await exchange(
             attempt.operationId, method,
@@ -128,7 +129,7 @@ struct PushDriver: Sendable {
 
     /// One request; a failed exchange leaves the operation attempted and stops the push.
     private func exchange(
-        _ id: Int64, _ method: String, _ path: String, body: Data? = nil, ifMatch: String? = nil,
+        _ id: Int64, _ method: HTTPRequest.Method, _ path: String, body: Data? = nil, ifMatch: String? = nil,
         as request: PushReply.Request
     ) async throws(SyncError) -> PushReply {
         let reply: HTTPReply
@@ -138,7 +139,7 @@ struct PushDriver: Sendable {
             try queue.markAttempted([id], message: error.description, status: nil)
             throw error
         }
-        let applied = (200..<300).contains(reply.status)
+        let applied = reply.status.kind == .successful
         return PushReply(
             request: request, status: reply.status, item: ItemCoding.item(from: reply.body, requireVersion: false),
             message: applied ? "" : reply.message)

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HTTPTypes
 import Storage
 import SyncProtocol
 
@@ -223,11 +224,11 @@ extension SyncOperationQueue {
     /// `then` runs in the same transaction once it is recorded (a conflict policy), and its result
     /// is returned.
     func recordConflict<T>(
-        _ id: Int64, serverItem: Item?, status: Int, sent: Item?, then: (Database) throws -> T
+        _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?, then: (Database) throws -> T
     ) throws(SyncError) -> T {
         let message =
             serverItem == nil
-            ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status))."
+            ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status.code))."
         return try store.write { db in
             try record(
                 db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
@@ -237,7 +238,7 @@ extension SyncOperationQueue {
     }
 
     /// The service refused the operation: it waits, failed, with the service's message.
-    func recordFailure(_ id: Int64, status: Int, message: String, sent: Item?) throws(SyncError) {
+    func recordFailure(_ id: Int64, status: HTTPResponse.Status, message: String, sent: Item?) throws(SyncError) {
         try store.write { db in
             try record(
                 db, id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
@@ -245,17 +246,17 @@ extension SyncOperationQueue {
     }
 
     private func record(
-        _ db: Database, _ id: Int64, state: OperationState, kind: OperationErrorKind, status: Int, message: String,
-        serverItem: Item?, sent: Item?
+        _ db: Database, _ id: Int64, state: OperationState, kind: OperationErrorKind, status: HTTPResponse.Status,
+        message: String, serverItem: Item?, sent: Item?
     ) throws {
         guard var operation = try operation(db, id: id) else { return }
         var message = message
-        if state == .conflict, operation.kind == .insert, status == 409 {
+        if state == .conflict, operation.kind == .insert, status == .conflict {
             // The id is taken (by an item we may not even see), which is not a change on the server.
             message = "An item with this id already exists on the service (HTTP 409)."
         }
         operation.state = state
-        operation.lastStatus = status
+        operation.lastStatus = status.code
         operation.message = message
         try update(db, operation)
         // A decision that met a new conflict or a refusal did not happen.
@@ -263,14 +264,14 @@ extension SyncOperationQueue {
         try saveError(
             db,
             OperationError(
-                operationId: id, kind: kind, status: status, message: message, serverItem: serverItem,
+                operationId: id, kind: kind, status: status.code, message: message, serverItem: serverItem,
                 clientItem: sent, recordedAt: Date()))
     }
 
     /// The outcome is unknown (no answer, the push stopped or was cancelled) or the push stopped
     /// before sending them: the operations in flight are attempted, and the next push recognises each
     /// one the service applied.
-    func markAttempted(_ ids: [Int64], message: String, status: Int?) throws(SyncError) {
+    func markAttempted(_ ids: [Int64], message: String, status: HTTPResponse.Status?) throws(SyncError) {
         guard !ids.isEmpty else { return }
         try store.write { db in
             let statement = try db.cachedStatement(
@@ -278,7 +279,7 @@ extension SyncOperationQueue {
             for id in ids {
                 try statement.execute(
                     arguments: [
-                        OperationState.attempted.rawValue, status, message, id, OperationState.inFlight.rawValue,
+                        OperationState.attempted.rawValue, status?.code, message, id, OperationState.inFlight.rawValue,
                     ])
             }
         }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import SyncProtocol
@@ -7,8 +8,8 @@ import Synchronization
 
 /// One answer from the table service.
 struct HTTPReply: Sendable {
-    var status: Int
-    var headers: [String: String]
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
     var body: Data
 
     /// The server's message: `{"error": "..."}`, or the body's text.
@@ -19,10 +20,6 @@ struct HTTPReply: Sendable {
             return error
         }
         return String(decoding: body.prefix(300), as: UTF8.self)
-    }
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
@@ -109,7 +106,7 @@ final class HTTPTransport: Sendable {
     ///   cancelled, a redirect refused: ``StopReason/redirectRefused(to:)``), ``SyncError/serviceFault(_:)``
     ///   for an answer larger than ``maximumBody``.
     func send(
-        _ method: String, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        _ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         ifMatch version: String? = nil
     ) async throws(SyncError) -> HTTPReply {
         var text = base + path
@@ -122,7 +119,7 @@ final class HTTPTransport: Sendable {
                 return reply
             }
             switch RedirectPolicy.decide(
-                method: method, current: current, location: reply.header("Location"), service: baseURL)
+                method: method, current: current, location: reply.headers[.location], service: baseURL)
             {
             case .follow(let target): text = target.absoluteString
             case .refuse(let target): throw .stopped(.redirectRefused(to: target))
@@ -137,20 +134,22 @@ final class HTTPTransport: Sendable {
     /// exchange, body included, and fires on an event loop (a busy cooperative pool cannot delay
     /// it): no task or timer of our own per request. Its async API's deadline covers only the head.
     private func exchange(
-        _ method: String, _ text: String, body: Data?, ifMatch version: String?
+        _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?
     ) async throws(SyncError) -> HTTPReply {
-        var headers = HTTPHeaders()
-        headers.add(name: ProtocolHeader.apiVersion, value: ProtocolHeader.currentVersion)
-        headers.add(name: "Accept", value: "application/json")
-        if let applicationKey, !applicationKey.isEmpty {
-            headers.add(name: ProtocolHeader.applicationKey, value: applicationKey)
-        }
-        if let authToken { headers.add(name: ProtocolHeader.authToken, value: authToken) }
-        if let version { headers.add(name: "If-Match", value: EntityTag.header(for: version)) }
-        if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+        var fields: HTTPFields = [
+            ProtocolHeader.apiVersion: ProtocolHeader.currentVersion,
+            .accept: "application/json",
+        ]
+        if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }
+        if let authToken { fields[ProtocolHeader.authToken] = authToken }
+        if let version { fields[.ifMatch] = EntityTag.header(for: version) }
+        if body != nil { fields[.contentType] = "application/json" }
         do {
+            // async-http-client 1.x takes NIOHTTP1's method and headers: spelled here, and only here.
             let request = try HTTPClient.Request(
-                url: text, method: HTTPMethod(rawValue: method), headers: headers, body: body.map { .bytes($0) })
+                url: text, method: NIOHTTP1.HTTPMethod(rawValue: method.rawValue),
+                headers: NIOHTTP1.HTTPHeaders(fields.map { ($0.name.rawName, $0.value) }), body: body.map { .bytes($0) }
+            )
             let task = client.execute(
                 request: request, delegate: ResponseAccumulator(request: request, maxBodySize: Self.maximumBody),
                 deadline: .now() + .milliseconds(Int64(requestTimeout * 1000)))
@@ -159,10 +158,15 @@ final class HTTPTransport: Sendable {
             } onCancel: {
                 task.cancel()
             }
-            var headers: [String: String] = [:]
-            for (name, value) in response.headers { headers[name] = value }
+            var headers = HTTPFields()
+            for (name, value) in response.headers {
+                guard let name = HTTPField.Name(name) else { continue }
+                headers.append(HTTPField(name: name, value: value))
+            }
             return HTTPReply(
-                status: Int(response.status.code), headers: headers,
+                status: HTTPResponse.Status(
+                    code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
+                headers: headers,
                 body: response.body.map { Data($0.readableBytesView) } ?? Data())
         } catch {
             throw describe(error, url: text)

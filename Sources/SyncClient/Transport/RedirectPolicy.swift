@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// What the transport does with a redirect answer: follow it, or refuse it without sending
 /// anything to its target.
@@ -8,7 +9,9 @@ import Foundation
 /// followed for reads (GET) only, since a write's body must not be replayed by surprise.
 enum RedirectPolicy {
     /// The statuses that carry a `Location` to go to.
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    static let redirectStatuses: Set<HTTPResponse.Status> = [
+        .movedPermanently, .found, .seeOther, .temporaryRedirect, .permanentRedirect,
+    ]
     /// Redirects followed for one request before giving up.
     static let maximumHops = 5
 
@@ -20,11 +23,11 @@ enum RedirectPolicy {
 
     /// The decision for a `status` answer to `method` on `current`, whose `Location` is `location`,
     /// for a service whose origin is `service`.
-    static func decide(method: String, current: URL, location: String?, service: URL) -> Decision {
+    static func decide(method: HTTPRequest.Method, current: URL, location: String?, service: URL) -> Decision {
         guard let location, let target = URL(string: location, relativeTo: current)?.absoluteURL else {
             return .refuse(location ?? "(no Location header)")
         }
-        guard sameOrigin(target, service), method.uppercased() == "GET" else {
+        guard sameOrigin(target, service), method == .get else {
             return .refuse(target.absoluteString)
         }
         return .follow(target)

@@ -1,10 +1,12 @@
+import HTTPTypes
+
 /// What a misbehaving table service did, named so the user can tell its operator.
 ///
 /// Push and pull check every answer against what they asked; an answer that breaks the protocol ends
 /// the push or pull with ``SyncError/serviceFault(_:)`` and nothing from that answer is written.
 public enum ServiceFault: Error, Sendable, Hashable, CustomStringConvertible {
     /// A push answer (`status`) carried another item than the one sent.
-    case answerAboutAnotherItem(status: Int, sent: String, received: String)
+    case answerAboutAnotherItem(status: HTTPResponse.Status, sent: String, received: String)
     /// A pulled page held a row before the cursor the pull asked for: the service ignored `$filter`.
     case ignoredFilter(table: String, rowId: String)
     /// A pulled page was not in `(updatedAt, id)` order: `updatedAt` went from `from` back to `to`.
@@ -20,7 +22,7 @@ public enum ServiceFault: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .answerAboutAnotherItem(let status, let sent, let received):
-            "The service answered the push of '\(sent)' (HTTP \(status)) with another item, '\(received)'. "
+            "The service answered the push of '\(sent)' (HTTP \(status.code)) with another item, '\(received)'. "
                 + "Nothing was written; the change stays queued. The service is not a compatible table service."
         case .ignoredFilter(let table, let rowId):
             "Pull of '\(table)' stopped: the service sent row '\(rowId)', which is before the point the pull asked "
