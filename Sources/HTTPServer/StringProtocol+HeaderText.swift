@@ -14,4 +14,19 @@ extension StringProtocol {
         else { return "" }
         return String(text[first...last])
     }
+
+    /// Whether both are the same apart from letter case (as `lowercased()` compares them). ASCII text
+    /// (every header value that matters in practice) is compared byte by byte, without lowercasing a
+    /// copy of each.
+    public func caseInsensitiveEquals(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        guard utf8.allSatisfy({ $0 < 0x80 }), other.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return lowercased() == other.lowercased()
+        }
+        return zip(utf8, other.utf8).allSatisfy { Self.asciiLowercase($0) == Self.asciiLowercase($1) }
+    }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+    }
 }

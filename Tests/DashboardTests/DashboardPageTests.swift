@@ -1,5 +1,7 @@
 import Foundation
 import HTTPServer
+import HTTPTypes
+import SyncClient
 import SyncProtocol
 import TestSupport
 import Testing
@@ -173,6 +175,22 @@ import Testing
         let key = try await harness.submit("/settings", ["remote": "", "key": "line\nbreak", "pageSize": "50"])
         #expect(key.status == 422)
         #expect(key.text.contains("must be one line"))
+        await harness.stop()
+    }
+
+    @Test func thePushWindowIsSavedAndTakesEffectAndABadOneIsRefused() async throws {
+        let harness = try await DashboardHarness()
+        #expect(await harness.dashboard.context.pushWindow == SyncConfiguration.defaultPushWindow)
+        let refused = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "pushWindow": "0"])
+        #expect(refused.status == 422)
+        #expect(refused.text.contains("from 1 to 64"))
+        #expect(await harness.dashboard.context.pushWindow == SyncConfiguration.defaultPushWindow)
+        let saved = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "pushWindow": "4"])
+        #expect(saved.status == 303)
+        #expect(await harness.dashboard.context.pushWindow == 4)
+        #expect(
+            try await harness.client.send(.get, "/settings").text.contains(
+                #"name="pushWindow" min="1" max="64" value="4""#))
         await harness.stop()
     }
 }

@@ -105,7 +105,8 @@ import Testing
             fields.append(field)
         }
         let answer = try await TestHTTPClient().send(
-            request.method, target.url!.absoluteString, headers: fields, body: request.body.isEmpty ? nil : request.body)
+            request.method, target.url!.absoluteString, headers: fields, body: request.body.isEmpty ? nil : request.body
+        )
         var headers = HTTPFields()
         for name in [HTTPField.Name.eTag, .contentType] {
             if let value = answer.headers[name.rawName.lowercased()] { headers[name] = value }
