@@ -47,11 +47,11 @@ struct PushDriver: Sendable {
             case .alreadyApplied(let serverItem):
                 return .applied(AppliedAnswer(operationId: id, serverItem: serverItem))
             case .conflict(let serverItem, let status):
-                return try recordConflict(id, serverItem: serverItem, status: status, attempt, applyingPolicy)
+                return try await recordConflict(id, serverItem: serverItem, status: status, attempt, applyingPolicy)
             case .deletedOnServer(let status):
-                return try recordConflict(id, serverItem: nil, status: status, attempt, applyingPolicy)
+                return try await recordConflict(id, serverItem: nil, status: status, attempt, applyingPolicy)
             case .failed(let status, let message):
-                try queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
+                try await queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
                 return .settled(.failed)
             case .stop(let error):
                 try queue.markAttempted([id], message: error.description, status: reply.status)
@@ -92,9 +92,10 @@ struct PushDriver: Sendable {
     /// Records a conflict, settled by its table's policy in the same transaction when asked.
     private func recordConflict(
         _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, _ attempt: PushAttempt, _ applyingPolicy: Bool
-    ) throws(SyncError) -> PushRun.Answer {
+    ) async throws(SyncError) -> PushRun.Answer {
         let policy = conflictPolicy
-        return try queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem) { db in
+        return try await queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem) {
+            db in
             applyingPolicy ? try policy(db, id) : .settled(.conflict)
         }
     }

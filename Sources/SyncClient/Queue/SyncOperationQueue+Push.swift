@@ -223,13 +223,14 @@ extension SyncOperationQueue {
     /// The service holds another version (`serverItem`), or none: the operation waits in conflict.
     /// `then` runs in the same transaction once it is recorded (a conflict policy), and its result
     /// is returned.
-    func recordConflict<T>(
-        _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?, then: (Database) throws -> T
-    ) throws(SyncError) -> T {
+    func recordConflict<T: Sendable>(
+        _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?,
+        then: @escaping @Sendable (Database) throws -> T
+    ) async throws(SyncError) -> T {
         let message =
             serverItem == nil
             ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status.code))."
-        return try store.write { db in
+        return try await store.asyncWrite { db in
             try record(
                 db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
                 message: message, serverItem: serverItem, sent: sent)
@@ -238,8 +239,10 @@ extension SyncOperationQueue {
     }
 
     /// The service refused the operation: it waits, failed, with the service's message.
-    func recordFailure(_ id: Int64, status: HTTPResponse.Status, message: String, sent: Item?) throws(SyncError) {
-        try store.write { db in
+    func recordFailure(
+        _ id: Int64, status: HTTPResponse.Status, message: String, sent: Item?
+    ) async throws(SyncError) {
+        try await store.asyncWrite { db in
             try record(
                 db, id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
         }
