@@ -451,7 +451,10 @@ struct WindowedPushTests {
         await #expect(throws: SyncError.self) { try await context.push() }
         let onServer = try await service.rest.all().count
         #expect(onServer >= 10)
-        #expect(try context.operations().count == 40 - onServer)
+        // A request on the wire when the 503 stopped the push may have been applied, its answer lost
+        // to the cancel: still queued (attempted), recognised by the next push.
+        let left = try context.operations().count
+        #expect(left >= 40 - onServer && left <= 40 - onServer + 4)
         maintenance.withLock { $0 = false }
         _ = try await context.push()
         #expect(try await service.rest.all().count == 40)
