@@ -27,8 +27,10 @@ final class ReliabilityHarness: Sendable {
         proxy = try FaultProxy(upstream: service.url, plan: plan)
     }
 
-    /// A sync context on a new store in the folder, talking to the service through the proxy.
-    func client(_ name: String = "client", direct: Bool = false, timeout: TimeInterval = 5) throws -> SyncContext {
+    /// A sync context on a new store in the folder, talking to the service through the proxy. No
+    /// fault of the proxy stalls a request, so the deadline is long: on a loaded machine a short one
+    /// would end healthy requests too.
+    func client(_ name: String = "client", direct: Bool = false, timeout: TimeInterval = 60) throws -> SyncContext {
         try SyncContext(
             path: folder + "/\(name).sqlite",
             configuration: SyncConfiguration(

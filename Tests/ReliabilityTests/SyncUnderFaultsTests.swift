@@ -40,7 +40,7 @@ import Testing
         try await withTimeLimit(300) {
             let harness = try ReliabilityHarness()
             defer { harness.stop() }
-            let context = try harness.client(timeout: 2)
+            let context = try harness.client()
             let table = context.table("todoitem")
             try table.insert(["id": "a", "text": "one"])
             _ = try await context.push()
@@ -69,7 +69,7 @@ import Testing
     static func exercise(_ plan: FaultPlan) async throws {
         let harness = try ReliabilityHarness()
         defer { harness.stop() }
-        let context = try harness.client(timeout: 2)
+        let context = try harness.client()
         let table = context.table("todoitem")
         var expected: [String: String?] = [:]  // id → text, nil when deleted
 

@@ -8,9 +8,10 @@ import Testing
 /// Every push and pull can be cancelled: it stops within moments with "Cancelled", each operation
 /// left as after a lost answer, and the next sync converges.
 struct CancelTests {
-    /// A cancelled job stops well within 2 s on an idle machine (under 0.3 s here); the suite runs
-    /// many tests at once on two cores, so the bound it checks is looser.
-    private static let stopBound: TimeInterval = 5
+    /// A cancelled job stops well within 2 s on an idle machine (under 0.3 s here). The suite runs
+    /// many tests at once on two shared cores, so this bound only tells a stop from a hang: that the
+    /// job stopped early shows in what it left undone.
+    private static let stopBound: TimeInterval = 30
 
     /// Cancels the context's running job after `delay` seconds, and returns when it did.
     private func cancel(_ context: SyncContext, after delay: Double) -> Task<Date, Never> {

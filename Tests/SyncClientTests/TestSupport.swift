@@ -29,7 +29,7 @@ extension SyncContext {
         try SyncContext(
             path: folder.file(name), tables: tables,
             configuration: SyncConfiguration(
-                remoteURL: remote, requestTimeout: 10, conflictPolicy: policy, pushWindow: pushWindow))
+                remoteURL: remote, conflictPolicy: policy, pushWindow: pushWindow))
     }
 }
 
