@@ -306,7 +306,7 @@ struct PushTests {
             try context.listPage("todoitem", ListRequest(search: "service's")).items.map { $0["id"] } == ["changed"])
     }
 
-    @Test func anAttemptBegunButNotSentIsPutBackExactlyAsItWas() throws {
+    @Test func anAttemptBegunButNotSentIsPutBackExactlyAsItWas() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         let id = try #require(try context.operations().first?.id)
@@ -320,17 +320,17 @@ struct PushTests {
             }
         }
         // An earlier push sent it twice without an answer: attempted, with the bodies it sent.
-        _ = try queue.beginAttempt(id)
-        try queue.markAttempted([id], message: "no answer", status: nil)
-        try context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'two'") }
-        _ = try queue.beginAttempt(id)
-        try queue.markAttempted([id], message: "no answer", status: nil)
-        try context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'three'") }
+        _ = try await queue.complete([], thenBegin: [id])
+        try await queue.markAttempted([id], message: "no answer", status: nil)
+        try await context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'two'") }
+        _ = try await queue.complete([], thenBegin: [id])
+        try await queue.markAttempted([id], message: "no answer", status: nil)
+        try await context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'three'") }
         let before = try row()
 
-        let unsent = try #require(try queue.beginAttempt(id))
+        let unsent = try #require(try await queue.complete([], thenBegin: [id])[0])
         #expect(try row() != before)
-        try queue.release([unsent])
+        try await queue.release([unsent])
         #expect(try row() == before)
         #expect(try queueShape(context) == ["insert a attempted"])
     }

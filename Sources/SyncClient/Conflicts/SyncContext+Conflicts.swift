@@ -73,16 +73,16 @@ extension SyncContext {
     }
 
     private func pushDecisionNow(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
-        let driver = pushDriver(try readyTransport(.push, table: nil))
+        let driver = pushDriver(try await readyTransport(.push, table: nil))
         var result = PushResult()
         do {
             try holdDecision(operationId, decision)
             let outcome = try await pushOne(operationId, driver: driver)
             result.add(outcome, operationId)
-            recordLastSync(SyncSummary(push: result, error: nil))
+            await recordLastSync(SyncSummary(push: result, error: nil))
             return outcome
         } catch {
-            recordLastSync(SyncSummary(push: result, error: Self.syncError(error)))
+            await recordLastSync(SyncSummary(push: result, error: Self.syncError(error)))
             throw error
         }
     }

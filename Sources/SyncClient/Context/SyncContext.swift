@@ -217,12 +217,11 @@ public actor SyncContext {
     /// Where the last sync's summary is kept in `__config`.
     static let lastSyncKey = "lastSync"
 
-    func recordLastSync(_ summary: SyncSummary) {
+    func recordLastSync(_ summary: SyncSummary) async {
         monitor.setLastSync(summary)
         if let data = try? Self.encoder.encode(summary) {
-            try? store.pool.write { [store] db in
-                try store.setConfig(db, Self.lastSyncKey, String(decoding: data, as: UTF8.self))
-            }
+            let text = String(decoding: data, as: UTF8.self)
+            _ = try? await store.asyncWrite { [store] db in try store.setConfig(db, Self.lastSyncKey, text) }
         }
     }
 

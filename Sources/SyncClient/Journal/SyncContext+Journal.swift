@@ -59,7 +59,7 @@ extension SyncContext {
 
     private func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
         guard let entry = try journalEntry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
-        let driver = pushDriver(try readyTransport(.push, table: nil))
+        let driver = pushDriver(try await readyTransport(.push, table: nil))
         let operationId = try queueOverturn(entry, batch: batch)
         return try await pushOne(operationId, driver: driver)
     }

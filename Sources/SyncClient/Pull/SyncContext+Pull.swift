@@ -51,11 +51,11 @@ extension SyncContext {
         -> PullResult
     {
         let description = try store.description(of: table)
-        _ = try readyTransport(.pull, table: table)
+        _ = try await readyTransport(.pull, table: table)
         var result = PullResult()
-        let waiting = try read { [queue] db in try queue.sendableCount(db, table: table) }
+        let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
         if waiting > 0 { result.pushed = try await runPush() }
-        let transport = try readyTransport(.pull, table: table)
+        let transport = try await readyTransport(.pull, table: table)
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
         defer {
             monitor.update { $0 = .idle }
@@ -70,14 +70,14 @@ extension SyncContext {
             let error = Self.syncError(error)
             var reason: StopReason?
             if case .stopped(let stopped) = error { reason = stopped }
-            recordLastSync(
+            await recordLastSync(
                 SyncSummary(
                     kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
                     conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
                     error: reason == nil ? error.description : nil))
             throw error
         }
-        recordLastSync(
+        await recordLastSync(
             SyncSummary(
                 kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
                 conflicts: result.pushed?.conflicts.count ?? 0, failed: result.pushed?.failed.count ?? 0,
@@ -91,7 +91,7 @@ extension SyncContext {
     ) async throws {
         let tokenKey = queryId.map { LocalStore.deltaTokenKey(table: table.name, queryId: $0) }
         var token = DeltaToken()
-        if let tokenKey, let saved = try read({ [store] db in try store.config(db, tokenKey) }),
+        if let tokenKey, let saved = try await store.asyncRead({ [store] db in try store.config(db, tokenKey) }),
             let decoded = try? JSONDecoder().decode(DeltaToken.self, from: Data(saved.utf8))
         {
             token = decoded

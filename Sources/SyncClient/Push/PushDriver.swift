@@ -31,7 +31,7 @@ struct PushDriver: Sendable {
         var serverItem: Item?
     }
 
-    /// Sends a begun attempt (``SyncOperationQueue/beginAttempt(_:)``) and applies the decisions on the
+    /// Sends a begun attempt (``SyncOperationQueue/complete(_:thenBegin:)``) and applies the decisions on the
     /// service's answers until the operation is settled. Every outcome but the service applying it is
     /// recorded here; an applied answer is returned, to be stored with ``store(_:thenBegin:)``.
     /// `applyingPolicy`: a conflict goes to its table's policy (else it waits for a person).
@@ -54,10 +54,10 @@ struct PushDriver: Sendable {
                 try await queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
                 return .settled(.failed)
             case .stop(let error):
-                try queue.markAttempted([id], message: error.description, status: reply.status)
+                try await queue.markAttempted([id], message: error.description, status: reply.status)
                 throw error
             case .retryLater(let reason, let status):
-                try queue.markAttempted([id], message: reason.description, status: status)
+                try await queue.markAttempted([id], message: reason.description, status: status)
                 throw .stopped(reason)
             case .fetchServerItem:
                 reply = try await exchange(
@@ -68,11 +68,10 @@ struct PushDriver: Sendable {
                 guard resends <= Self.maximumResends else {
                     let reason = StopReason.serverError(
                         status: reply.status, message: "it kept answering with versions it had already sent")
-                    try queue.markAttempted([id], message: reason.description, status: reply.status)
+                    try await queue.markAttempted([id], message: reason.description, status: reply.status)
                     throw .stopped(reason)
                 }
-                try queue.rebase(id, over: serverItem)
-                guard let again = try queue.beginAttempt(id) else { return .settled(.skipped) }
+                guard let again = try await queue.rebaseAndBegin(id, over: serverItem) else { return .settled(.skipped) }
                 attempt = again
                 reply = try await write(attempt)
             case .recreate:
@@ -109,7 +108,7 @@ struct PushDriver: Sendable {
         do {
             return try await queue.complete(answers.map { ($0.operationId, $0.serverItem) }, thenBegin: next)
         } catch {
-            try? queue.markAttempted(answers.map(\.operationId), message: error.description, status: nil)
+            try? await queue.markAttempted(answers.map(\.operationId), message: error.description, status: nil)
             throw error
         }
     }
@@ -137,7 +136,7 @@ struct PushDriver: Sendable {
         do {
             reply = try await transport.send(method, path, body: body, ifMatch: ifMatch)
         } catch {
-            try queue.markAttempted([id], message: error.description, status: nil)
+            try await queue.markAttempted([id], message: error.description, status: nil)
             throw error
         }
         let applied = reply.status.kind == .successful

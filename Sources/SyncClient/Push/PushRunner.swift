@@ -43,11 +43,8 @@ struct PushRunner: Sendable {
         let (answers, unsent, error) = ending
         var result = run.result
         if !answers.isEmpty || !unsent.isEmpty {
-            let driver = self.driver
-            let stored = await Task {
-                defer { try? driver.queue.release(unsent) }
-                return (try? await driver.store(answers)) != nil
-            }.value
+            let stored = (try? await driver.store(answers)) != nil
+            try? await driver.queue.release(unsent)
             if stored {
                 for answer in answers { result.add(.pushed, answer.operationId) }
             }
@@ -65,13 +62,12 @@ struct PushRunner: Sendable {
         }
     }
 
-    /// One transaction, in a task of its own so that cancelling the push does not interrupt it.
+    /// One transaction (cancelling the push does not interrupt it: see ``LocalStore/asyncWrite(_:)``).
     private func commit(_ answers: [PushDriver.AppliedAnswer], thenBegin ids: [Int64]) async -> PushRun.Event {
-        let driver = self.driver
-        let outcome = await Task { try await driver.store(answers, thenBegin: ids) }.result
-        switch outcome {
-        case .success(let begun): return .committed(begun: begun)
-        case .failure(let error): return .commitFailed(SyncContext.syncError(error))
+        do {
+            return .committed(begun: try await driver.store(answers, thenBegin: ids))
+        } catch {
+            return .commitFailed(error)
         }
     }
 }

@@ -15,8 +15,8 @@ extension SyncContext {
     }
 
     func runPush() async throws -> PushResult {
-        let driver = pushDriver(try readyTransport(.push, table: nil))
-        let queued = try read { [queue] db in try queue.sendable(db) }
+        let driver = pushDriver(try await readyTransport(.push, table: nil))
+        let queued = try await store.asyncRead { [queue] db in try queue.sendable(db) }
         monitor.update {
             $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
         }
@@ -24,7 +24,7 @@ extension SyncContext {
         let run = PushRun(
             queued.map { PushRun.Queued(id: $0.id, table: $0.table, itemId: $0.itemId) }, window: pushWindow)
         let (result, error) = await runner(driver).run(run)
-        recordLastSync(SyncSummary(push: result, error: error))
+        await recordLastSync(SyncSummary(push: result, error: error))
         if let error { throw error }
         return result
     }
@@ -49,11 +49,11 @@ extension SyncContext {
     }
 
     /// The transport, or the reason there is none (offline mode, no address).
-    func readyTransport(_ kind: SyncSummary.Kind, table: String?) throws(SyncError) -> HTTPTransport {
+    func readyTransport(_ kind: SyncSummary.Kind, table: String?) async throws(SyncError) -> HTTPTransport {
         var failure: SyncError?
         if monitor.offline { failure = .stopped(.offline) } else if transport == nil { failure = .noRemote }
         if let failure {
-            recordLastSync(
+            await recordLastSync(
                 SyncSummary(
                     kind: kind, table: table, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0, pulled: 0,
                     stopReason: failure == .stopped(.offline) ? .offline : nil,

@@ -10,17 +10,13 @@ extension SyncOperationQueue {
     /// At most this many distinct bodies of earlier attempts are kept per operation.
     static let rememberedBodies = 8
 
-    /// Puts a pending or attempted operation in flight and fixes what is sent; nil when it should not
-    /// be sent now (no longer queued, an earlier change of the item waits, or its row was purged).
+    /// Puts each pending or attempted operation of `ids` in flight and fixes what is sent, in the
+    /// caller's transaction; the attempts in the order of `ids`, nil where one should not be sent now
+    /// (no longer queued, an earlier change of the item waits, or its row was purged). The operations
+    /// are read in one statement, and their rows in one per table.
     ///
     /// The body sent is remembered (with up to seven earlier distinct ones) so that a later attempt
     /// recognises an attempt whose answer was lost.
-    func beginAttempt(_ id: Int64) throws(SyncError) -> PushAttempt? {
-        try store.write { db in try beginAttempts(db, ids: [id])[0] }
-    }
-
-    /// ``beginAttempt(_:)`` for each of `ids`, in the caller's transaction; the attempts in the order
-    /// of `ids`. The operations are read in one statement, and their rows in one per table.
     private func beginAttempts(_ db: Database, ids: [Int64]) throws -> [PushAttempt?] {
         guard !ids.isEmpty else { return [] }
         // Each operation, its queue row as it is now (``OperationMark``) and whether it is its item's first.
@@ -109,9 +105,9 @@ extension SyncOperationQueue {
 
     /// Puts back attempts that began but were not sent (the push stopped first): each operation is
     /// as it was before, pending or attempted, with its earlier bodies.
-    func release(_ attempts: [PushAttempt]) throws(SyncError) {
+    func release(_ attempts: [PushAttempt]) async throws(SyncError) {
         guard !attempts.isEmpty else { return }
-        try store.write { db in
+        try await store.asyncWrite { db in
             let statement = try db.cachedStatement(
                 sql: """
                     UPDATE __operations SET state = ?, attempts = attempts - 1, lastAttemptAt = ?, item = ?,
@@ -139,7 +135,7 @@ extension SyncOperationQueue {
     /// The service applied these operations: each one's item goes into its row and the operation
     /// leaves the queue. A decision held with an operation (Use Client, a merge, a pick, an overturn)
     /// is journaled in the same transaction, so an outcome and its entry are stored together or not
-    /// at all. Then the attempts of the operations `next` begin (``beginAttempt(_:)``), still in that
+    /// at all. Then the attempts of the operations `next` begin (``beginAttempts(_:ids:)``), still in that
     /// one transaction; they are returned in the order of `next`. Each list names an operation once.
     ///
     /// When a newer local change of an item is queued (an edit made while its change was in flight),
@@ -274,40 +270,47 @@ extension SyncOperationQueue {
     /// The outcome is unknown (no answer, the push stopped or was cancelled) or the push stopped
     /// before sending them: the operations in flight are attempted, and the next push recognises each
     /// one the service applied.
-    func markAttempted(_ ids: [Int64], message: String, status: HTTPResponse.Status?) throws(SyncError) {
+    func markAttempted(_ ids: [Int64], message: String, status: HTTPResponse.Status?) async throws(SyncError) {
         guard !ids.isEmpty else { return }
-        try store.write { db in
+        let code = status?.code
+        try await store.asyncWrite { db in
             let statement = try db.cachedStatement(
                 sql: "UPDATE __operations SET state = ?, lastStatus = ?, message = ? WHERE id = ? AND state = ?")
             for id in ids {
                 try statement.execute(
                     arguments: [
-                        OperationState.attempted.rawValue, status?.code, message, id, OperationState.inFlight.rawValue,
+                        OperationState.attempted.rawValue, code, message, id, OperationState.inFlight.rawValue,
                     ])
             }
         }
     }
 
     /// An earlier attempt reached the service (its answer was lost) and the values changed since: the
-    /// operation becomes a change of `serverItem`'s version, pending again.
-    func rebase(_ id: Int64, over serverItem: Item) throws(SyncError) {
-        try store.write { db in
-            guard var operation = try operation(db, id: id) else { return }
-            switch operation.kind {
-            case .insert, .update:
-                let table = try store.description(of: operation.table)
-                if var row = try store.readItem(db, table: table, id: operation.itemId) {
-                    Self.adoptSystemColumns(of: serverItem, into: &row)
-                    try store.writeItem(db, table: table, item: row)
-                }
-                operation.kind = .update
-            case .delete:
-                operation.item?[SystemColumn.version] = serverItem[SystemColumn.version]
-            }
-            operation.state = .pending
-            operation.base = serverItem
-            try update(db, operation)
+    /// operation becomes a change of `serverItem`'s version and begins again at once, in one
+    /// transaction; nil when it is no longer to be sent.
+    func rebaseAndBegin(_ id: Int64, over serverItem: Item) async throws(SyncError) -> PushAttempt? {
+        try await store.asyncWrite { db in
+            try rebase(db, id, over: serverItem)
+            return try beginAttempts(db, ids: [id])[0]
         }
+    }
+
+    private func rebase(_ db: Database, _ id: Int64, over serverItem: Item) throws {
+        guard var operation = try operation(db, id: id) else { return }
+        switch operation.kind {
+        case .insert, .update:
+            let table = try store.description(of: operation.table)
+            if var row = try store.readItem(db, table: table, id: operation.itemId) {
+                Self.adoptSystemColumns(of: serverItem, into: &row)
+                try store.writeItem(db, table: table, item: row)
+            }
+            operation.kind = .update
+        case .delete:
+            operation.item?[SystemColumn.version] = serverItem[SystemColumn.version]
+        }
+        operation.state = .pending
+        operation.base = serverItem
+        try update(db, operation)
     }
 
     /// Copies the service's `version`, `createdAt` and `updatedAt` into a local row.

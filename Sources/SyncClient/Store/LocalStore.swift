@@ -122,11 +122,26 @@ struct LocalStore: Sendable {
         }
     }
 
+    /// Runs `body` in a read transaction on one of GRDB's reader queues while the calling task is
+    /// suspended. Failures become ``SyncError/storage(_:)``.
+    func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        do { return try await pool.read(body) } catch let error as SyncError { throw error } catch {
+            throw .storage(StoreFailure(error))
+        }
+    }
+
     /// Runs `body` in a write transaction on GRDB's writer queue while the calling task is suspended:
     /// no cooperative thread waits for SQLite. Failures become ``SyncError/storage(_:)``.
+    ///
+    /// The transaction runs to its end even when the calling task is cancelled (GRDB would not start
+    /// it, or would interrupt it): what a sync has received or decided is stored, and callers check
+    /// for cancellation between transactions.
     func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
-        do { return try await pool.write(body) } catch let error as SyncError { throw error } catch {
-            throw .storage(StoreFailure(error))
+        let pool = self.pool
+        switch await Task(operation: { try await pool.write(body) }).result {
+        case .success(let value): return value
+        case .failure(let error as SyncError): throw error
+        case .failure(let error): throw .storage(StoreFailure(error))
         }
     }
 

@@ -144,33 +144,44 @@ final class HTTPTransport: Sendable {
         if let authToken { fields[ProtocolHeader.authToken] = authToken }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
+        let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
         do {
             // async-http-client 1.x takes NIOHTTP1's method and headers: spelled here, and only here.
             let request = try HTTPClient.Request(
                 url: text, method: NIOHTTP1.HTTPMethod(rawValue: method.rawValue),
                 headers: NIOHTTP1.HTTPHeaders(fields.map { ($0.name.rawName, $0.value) }), body: body.map { .bytes($0) }
             )
-            let task = client.execute(
-                request: request, delegate: ResponseAccumulator(request: request, maxBodySize: Self.maximumBody),
-                deadline: .now() + .milliseconds(Int64(requestTimeout * 1000)))
-            let response = try await withTaskCancellationHandler {
-                try await task.get()
-            } onCancel: {
-                task.cancel()
+            do {
+                return try await perform(request, deadline: deadline)
+            } catch ChannelError.ioOnClosedChannel {
+                // The pool handed out a keep-alive connection the service had closed (it restarted,
+                // or closed idle connections) before its close was seen: nothing went out on it, so
+                // the request goes once more, on a new connection.
+                return try await perform(request, deadline: deadline)
             }
-            var headers = HTTPFields()
-            for (name, value) in response.headers {
-                guard let name = HTTPField.Name(name) else { continue }
-                headers.append(HTTPField(name: name, value: value))
-            }
-            return HTTPReply(
-                status: HTTPResponse.Status(
-                    code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-                headers: headers,
-                body: response.body.map { Data($0.readableBytesView) } ?? Data())
         } catch {
             throw describe(error, url: text)
         }
+    }
+
+    private func perform(_ request: HTTPClient.Request, deadline: NIODeadline) async throws -> HTTPReply {
+        let task = client.execute(
+            request: request, delegate: ResponseAccumulator(request: request, maxBodySize: Self.maximumBody),
+            deadline: deadline)
+        let response = try await withTaskCancellationHandler {
+            try await task.get()
+        } onCancel: {
+            task.cancel()
+        }
+        var headers = HTTPFields()
+        for (name, value) in response.headers {
+            guard let name = HTTPField.Name(name) else { continue }
+            headers.append(HTTPField(name: name, value: value))
+        }
+        return HTTPReply(
+            status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
+            headers: headers,
+            body: response.body.map { Data($0.readableBytesView) } ?? Data())
     }
 
     /// The readable, typed error for a failed exchange.
