@@ -71,7 +71,9 @@ struct PushDriver: Sendable {
                     try await queue.markAttempted([id], message: reason.description, status: reply.status)
                     throw .stopped(reason)
                 }
-                guard let again = try await queue.rebaseAndBegin(id, over: serverItem) else { return .settled(.skipped) }
+                guard let again = try await queue.rebaseAndBegin(id, over: serverItem) else {
+                    return .settled(.skipped)
+                }
                 attempt = again
                 reply = try await write(attempt)
             case .recreate:
