@@ -13,10 +13,15 @@ struct CancelTests {
     /// job stopped early shows in what it left undone.
     private static let stopBound: TimeInterval = 30
 
-    /// Cancels the context's running job after `delay` seconds, and returns when it did.
-    private func cancel(_ context: SyncContext, after delay: Double) -> Task<Date, Never> {
+    /// Cancels the context's running job once `activity` has `done` rows or operations, and returns when it did.
+    private func cancel(
+        _ context: SyncContext, during activity: SyncProgress.Activity, after done: Int
+    ) -> Task<Date, Never> {
         Task {
-            try? await Task.sleep(for: .seconds(delay))
+            for await progress in context.progressUpdates() where progress.activity == activity && progress.done >= done
+            {
+                break
+            }
             await context.cancelSync()
             return Date()
         }
@@ -33,13 +38,7 @@ struct CancelTests {
         let context = try SyncContext.temporary(in: folder, remote: proxy.url)
         for index in 0..<40 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
         // Cancelled once two answers came back, however loaded the machine is.
-        let cancelled = Task {
-            for await progress in context.progressUpdates() where progress.activity == .pushing && progress.done >= 2 {
-                break
-            }
-            await context.cancelSync()
-            return Date()
-        }
+        let cancelled = cancel(context, during: .pushing, after: 2)
         await #expect(throws: SyncError.stopped(.cancelled)) { try await context.push() }
         let stopped = Date()
         #expect(stopped.timeIntervalSince(await cancelled.value) < Self.stopBound)
@@ -74,7 +73,7 @@ struct CancelTests {
         }
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         let todo = context.table("todoitem")
-        let cancelled = cancel(context, after: 0.5)
+        let cancelled = cancel(context, during: .pulling, after: 1000)
         await #expect(throws: SyncError.stopped(.cancelled)) {
             try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 1000))
         }

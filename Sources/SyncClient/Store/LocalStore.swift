@@ -123,9 +123,13 @@ struct LocalStore: Sendable {
     }
 
     /// Runs `body` in a read transaction on one of GRDB's reader queues while the calling task is
-    /// suspended. Failures become ``SyncError/storage(_:)``.
+    /// suspended. Failures become ``SyncError/storage(_:)``; in a cancelled task GRDB does not read,
+    /// and that is ``StopReason/cancelled``.
     func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
-        do { return try await pool.read(body) } catch let error as SyncError { throw error } catch {
+        do { return try await pool.read(body) } catch let error as SyncError { throw error } catch is CancellationError
+        {
+            throw .stopped(.cancelled)
+        } catch {
             throw .storage(StoreFailure(error))
         }
     }
