@@ -1,3 +1,4 @@
+import HTTPTypes
 import Testing
 
 @testable import SyncClient
@@ -12,6 +13,12 @@ private func attempt(_ id: Int64, _ item: String = "") -> PushAttempt {
 
 private func applied(_ id: Int64) -> PushDriver.AppliedAnswer { .init(operationId: id, serverItem: nil) }
 
+private func conflict(_ id: Int64) -> PushDriver.ConflictAnswer {
+    .init(
+        operationId: id, serverItem: ["id": .string("item\(id)")], status: .preconditionFailed, sent: nil,
+        applyingPolicy: true)
+}
+
 /// The ids of the sends among `actions`.
 private func sends(_ actions: [PushRun.Action]) -> [Int64] {
     actions.compactMap {
@@ -20,18 +27,22 @@ private func sends(_ actions: [PushRun.Action]) -> [Int64] {
     }
 }
 
-/// The commit among `actions`, as (stored ids, begun ids).
-private func commit(_ actions: [PushRun.Action]) -> (stored: [Int64], begin: [Int64])? {
+/// The commit among `actions`, as (stored ids, recorded ids, begun ids).
+private func commit(_ actions: [PushRun.Action]) -> (stored: [Int64], recorded: [Int64], begin: [Int64])? {
     for action in actions {
-        if case .commit(let store, let begin) = action { return (store.map(\.operationId), begin) }
+        if case .commit(let store, let record, let begin) = action {
+            return (store.map(\.operationId), record.map(\.operationId), begin)
+        }
     }
     return nil
 }
 
-private func finish(_ actions: [PushRun.Action]) -> (stored: [Int64], released: [Int64], error: SyncError?)? {
+private func finish(
+    _ actions: [PushRun.Action]
+) -> (stored: [Int64], recorded: [Int64], released: [Int64], error: SyncError?)? {
     for action in actions {
-        if case .finish(let store, let release, let error) = action {
-            return (store.map(\.operationId), release.map(\.operationId), error)
+        if case .finish(let store, let record, let release, let error) = action {
+            return (store.map(\.operationId), record.map(\.operationId), release.map(\.operationId), error)
         }
     }
     return nil
@@ -59,7 +70,7 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func attemptsBegunAreSentUpToTheWindowAndTheNextBatchBegins() {
         var run = PushRun(distinctItems(40), window: 4)
         _ = run.start()
-        let actions = run.committed(begun: (1...16).map { attempt($0) })
+        let actions = run.committed(.init(begun: (1...16).map { attempt($0) }))
         #expect(sends(actions) == [1, 2, 3, 4])
         // Twelve are ready, at or above the low water mark (half a batch): nothing more to begin yet.
         #expect(commit(actions) == nil)
@@ -68,7 +79,7 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func aWindowOfOneSendsOneOperationAtATimeInQueueOrder() {
         var run = PushRun(distinctItems(3), window: 1)
         _ = run.start()
-        #expect(sends(run.committed(begun: (1...3).map { attempt($0) })) == [1])
+        #expect(sends(run.committed(.init(begun: (1...3).map { attempt($0) }))) == [1])
         #expect(sends(run.answered(1, .applied(applied(1)))) == [2])
         #expect(sends(run.answered(2, .settled(.failed))) == [3])
     }
@@ -76,7 +87,7 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func anAnswerFreesItsSlotForTheNextReadyAttempt() {
         var run = PushRun(distinctItems(16), window: 2)
         _ = run.start()
-        #expect(sends(run.committed(begun: (1...16).map { attempt($0) })) == [1, 2])
+        #expect(sends(run.committed(.init(begun: (1...16).map { attempt($0) }))) == [1, 2])
         let actions = run.answered(2, .applied(applied(2)))
         #expect(sends(actions) == [3])
         // One answer waits; requests are still out: it is stored later, with others.
@@ -86,12 +97,12 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func answersAreStoredABatchAtATime() {
         var run = PushRun(distinctItems(16), window: 16)
         _ = run.start()
-        #expect(sends(run.committed(begun: (1...16).map { attempt($0) })).count == 16)
+        #expect(sends(run.committed(.init(begun: (1...16).map { attempt($0) }))).count == 16)
         for id in Int64(1)...15 {
             #expect(commit(run.answered(id, .applied(applied(id)))) == nil)
         }
         #expect(commit(run.answered(16, .applied(applied(16))))?.stored == Array(1...16))
-        let end = run.committed(begun: [])
+        let end = run.committed(.init(begun: []))
         #expect(finish(end)?.error == nil)
         #expect(run.result.pushed == Array(1...16))
     }
@@ -99,16 +110,16 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func theLastAnswersAreStoredWhenNothingElseIsOut() {
         var run = PushRun(distinctItems(2), window: 16)
         _ = run.start()
-        _ = run.committed(begun: [attempt(1), attempt(2)])
+        _ = run.committed(.init(begun: [attempt(1), attempt(2)]))
         #expect(commit(run.answered(1, .applied(applied(1)))) == nil)
         #expect(commit(run.answered(2, .applied(applied(2))))?.stored == [1, 2])
-        #expect(finish(run.committed(begun: []))?.error == nil)
+        #expect(finish(run.committed(.init(begun: [])))?.error == nil)
     }
 
     @Test func anItemsSecondOperationBeginsOnlyAfterTheFirstIsStored() {
         var run = PushRun([queued(1, "a"), queued(2, "b"), queued(3, "a")], window: 16)
         #expect(commit(run.start())?.begin == [1, 2])
-        _ = run.committed(begun: [attempt(1, "a"), attempt(2, "b")])
+        _ = run.committed(.init(begun: [attempt(1, "a"), attempt(2, "b")]))
         _ = run.answered(2, .applied(applied(2)))
         // The answer of 1 arrives: nothing else is out, so both are stored and 3 begins with them.
         let actions = run.answered(1, .applied(applied(1)))
@@ -129,7 +140,7 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func answersWaitingForTheirStoreAreStoredWhenOperationsWaitOnlyForThem() {
         var run = PushRun([queued(1, "a"), queued(2, "b"), queued(3, "a")], window: 16)
         _ = run.start()
-        _ = run.committed(begun: [attempt(1, "a"), attempt(2, "b")])
+        _ = run.committed(.init(begun: [attempt(1, "a"), attempt(2, "b")]))
         // 2 is still out, but 3 waits only for 1's answer to be stored: store it now.
         let actions = run.answered(1, .applied(applied(1)))
         #expect(commit(actions)?.stored == [1])
@@ -139,7 +150,7 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func anOperationNotToBeSentIsSkipped() {
         var run = PushRun(distinctItems(2), window: 16)
         _ = run.start()
-        let actions = run.committed(begun: [nil, attempt(2)])
+        let actions = run.committed(.init(begun: [nil, attempt(2)]))
         #expect(sends(actions) == [2])
         #expect(run.result.skipped == [1])
         #expect(run.answered == 1)
@@ -148,11 +159,15 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func aConflictSettledByItsPolicyIsBegunAgainAndSentFirst() {
         var run = PushRun(distinctItems(3), window: 1)
         _ = run.start()
-        _ = run.committed(begun: (1...3).map { attempt($0) })
-        let actions = run.answered(1, .sendAgain)
+        _ = run.committed(.init(begun: (1...3).map { attempt($0) }))
+        // Nothing overtakes the conflict while its policy decides, in the next transaction.
+        let recording = run.answered(1, .conflicted(conflict(1)))
+        #expect(sends(recording) == [])
+        #expect(commit(recording)?.recorded == [1])
+        let actions = run.committed(.init(decided: [.sendAgain]))
         #expect(sends(actions) == [])
         #expect(commit(actions)?.begin == [1])
-        let again = run.committed(begun: [attempt(1)])
+        let again = run.committed(.init(begun: [attempt(1)]))
         guard case .send(let resent, let applyingPolicy)? = again.first else {
             Issue.record("expected the operation to be sent again first, got \(again)")
             return
@@ -165,13 +180,13 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
     @Test func aOneOperationRunNeverAppliesThePolicy() {
         var run = PushRun([queued(7, "a")], window: 1, applyingPolicy: false)
         _ = run.start()
-        #expect(run.committed(begun: [attempt(7)]) == [.send(attempt(7), applyingPolicy: false)])
+        #expect(run.committed(.init(begun: [attempt(7)])) == [.send(attempt(7), applyingPolicy: false)])
     }
 
     @Test func aFailedRequestCancelsTheOthersAndFinishesOnceTheyAreBack() {
         var run = PushRun(distinctItems(20), window: 3)
         _ = run.start()
-        _ = run.committed(begun: (1...16).map { attempt($0) })
+        _ = run.committed(.init(begun: (1...16).map { attempt($0) }))
         let stop = run.requestFailed(2, .stopped(.timedOut))
         #expect(stop == [.cancelRequests])
         #expect(run.answered(1, .applied(applied(1))) == [])
@@ -186,11 +201,11 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         var run = PushRun(distinctItems(40), window: 16)
         _ = run.start()
         // All sixteen are sent, and the next sixteen are being begun meanwhile.
-        #expect(commit(run.committed(begun: (1...16).map { attempt($0) }))?.begin == Array(17...32))
+        #expect(commit(run.committed(.init(begun: (1...16).map { attempt($0) })))?.begin == Array(17...32))
         for id in Int64(1)...16 { #expect(run.answered(id, .applied(applied(id))) == []) }
         // Cancelled while that transaction runs: the run waits for it.
         #expect(run.cancelled() == [])
-        let end = finish(run.committed(begun: (17...32).map { attempt($0) }))
+        let end = finish(run.committed(.init(begun: (17...32).map { attempt($0) })))
         #expect(end?.error == .stopped(.cancelled))
         #expect(end?.stored == Array(1...16))
         #expect(end?.released == Array(17...32))
@@ -205,18 +220,49 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
 
     @Test func aCancelBeforeTheStartFinishesWithoutWork() {
         var run = PushRun(distinctItems(4), window: 16)
-        #expect(run.cancelled() == [.finish(store: [], release: [], error: .stopped(.cancelled))])
+        #expect(run.cancelled() == [.finish(store: [], record: [], release: [], error: .stopped(.cancelled))])
         #expect(run.start() == [])
     }
 
-    @Test func aPolicyDecisionAnsweredWhileStoppingStaysHeldForTheNextPush() {
+    @Test func aConflictAnsweredWhileStoppingIsRecordedAtTheEnd() {
         var run = PushRun(distinctItems(2), window: 2)
         _ = run.start()
-        _ = run.committed(begun: [attempt(1), attempt(2)])
+        _ = run.committed(.init(begun: [attempt(1), attempt(2)]))
         _ = run.requestFailed(2, .stopped(.timedOut))
-        let end = finish(run.answered(1, .sendAgain))
+        let end = finish(run.answered(1, .conflicted(conflict(1))))
         #expect(end?.error == .stopped(.timedOut))
+        #expect(end?.recorded == [1])
         #expect(end?.released == [])
+    }
+
+    @Test func aPolicyDecisionMadeWhileStoppingStaysHeldForTheNextPush() {
+        var run = PushRun(distinctItems(2), window: 1)
+        _ = run.start()
+        _ = run.committed(.init(begun: [attempt(1), attempt(2)]))
+        #expect(commit(run.answered(1, .conflicted(conflict(1))))?.recorded == [1])
+        // Cancelled while that transaction runs; its policy then sends 1 again: not in this run.
+        #expect(run.cancelled() == [])
+        let end = finish(run.committed(.init(decided: [.sendAgain])))
+        #expect(end?.error == .stopped(.cancelled))
+        #expect(end?.recorded == [] && end?.released == [2])
+    }
+
+    @Test func conflictsAreRecordedWithTheBatchAndTheirItemWaitsForTheDecision() {
+        // 1 and 3 change item a, 2 changes item b.
+        var run = PushRun([queued(1, "a"), queued(2, "b"), queued(3, "a")], window: 16)
+        #expect(commit(run.start())?.begin == [1, 2])
+        _ = run.committed(.init(begun: [attempt(1, "a"), attempt(2, "b")]))
+        #expect(run.answered(1, .conflicted(conflict(1))) == [])
+        // One transaction stores 2's answer and records 1's conflict; 3 waits for 1's decision.
+        let recording = commit(run.answered(2, .applied(applied(2))))
+        #expect(recording?.stored == [2] && recording?.recorded == [1] && recording?.begin == [])
+        // The policy sends 1 again: the next transaction begins it, and 3 still waits.
+        #expect(commit(run.committed(.init(decided: [.sendAgain])))?.begin == [1])
+        #expect(run.committed(.init(begun: [attempt(1, "a")])) == [.send(attempt(1, "a"), applyingPolicy: false)])
+        // Its answer is stored by the transaction that begins 3.
+        let last = commit(run.answered(1, .applied(applied(1))))
+        #expect(last?.stored == [1] && last?.begin == [3])
+        #expect(run.result.pushed == [2])
     }
 
     @Test func eventsAfterTheEndChangeNothing() {
@@ -224,6 +270,6 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         _ = run.start()
         #expect(run.answered(1, .applied(applied(1))) == [])
         #expect(run.requestFailed(1, .stopped(.timedOut)) == [])
-        #expect(run.committed(begun: []) == [])
+        #expect(run.committed(.init(begun: [])) == [])
     }
 }

@@ -172,12 +172,13 @@ struct PushTests {
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["insert a attempted"])
 
-        let result = try await context.push()
+        let retrying = try await reopened(context, in: folder, remote: proxy.url)
+        let result = try await retrying.push()
         #expect(result.pushed.count == 1)
         #expect(result.conflicts.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.all().count == 1)
-        #expect(try context.table("todoitem").item(id: "a")?.version != nil)
+        #expect(try retrying.table("todoitem").item(id: "a")?.version != nil)
     }
 
     @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
@@ -197,9 +198,10 @@ struct PushTests {
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         try context.table("todoitem").update(["id": "a", "text": "two"])
 
-        let result = try await context.push()
+        let retrying = try await reopened(context, in: folder, remote: proxy.url)
+        let result = try await retrying.push()
         #expect(result.pushed == [1])
-        #expect(try context.operations().isEmpty)
+        #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "two")
     }
 
@@ -247,19 +249,22 @@ struct PushTests {
             Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
             return response
         }
+        try await service.rest.insert(["id": "a", "text": "one"])
+        let setup = try SyncContext.temporary(in: folder, remote: proxy.url)
+        _ = try await setup.table("todoitem").pull()
+        try setup.table("todoitem").update(["id": "a", "text": "two"])
+        try await setup.close()
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
-        try await service.rest.insert(["id": "a", "text": "one"])
-        _ = try await context.table("todoitem").pull()
-        try context.table("todoitem").update(["id": "a", "text": "two"])
         contextBox.withLock { $0 = context }
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["update a attempted", "update a pending"])
 
         // The second operation begins only once the first one's answer is stored.
-        let result = try await context.push()
+        let retrying = try await reopened(context, in: folder, remote: proxy.url)
+        let result = try await retrying.push()
         #expect(result.pushed.count == 2 && result.skipped.isEmpty && result.conflicts.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 
@@ -271,7 +276,8 @@ struct PushTests {
         }
         try await context.store.pool.write { db in try db.execute(sql: "DELETE FROM todoitem WHERE id = 'purged'") }
         let queue = context.queue
-        let begun = try await queue.complete([], thenBegin: try context.operations().map(\.id))
+        let ids = try context.operations().map(\.id)
+        let begun = try await context.store.asyncWrite { db in try queue.beginAttempts(db, ids: ids) }
         #expect(begun.map { $0?.itemId } == ["same", "edited", "changed", nil])
         try todos.update(["id": "edited", "text": "second"])
         #expect(
@@ -286,11 +292,12 @@ struct PushTests {
             ]
         }
         let attempts = begun.compactMap { $0 }
-        _ = try await queue.complete([
+        let answers = [
             (attempts[0].operationId, answer("same", "as sent", "v1")),
             (attempts[1].operationId, answer("edited", "first", "v2")),
             (attempts[2].operationId, answer("changed", "the service's", "v3")),
-        ])
+        ]
+        try await context.store.asyncWrite { db in try queue.complete(db, answers) }
 
         #expect(try todos.item(id: "same")?["version"] == "v1")
         #expect(try todos.item(id: "same")?["text"] == "as sent")
@@ -319,16 +326,19 @@ struct PushTests {
                 return (0..<5).map { "\(row[$0] as DatabaseValue)" }
             }
         }
+        func begin() async throws -> PushAttempt? {
+            try await context.store.asyncWrite { db in try queue.beginAttempts(db, ids: [id])[0] }
+        }
         // An earlier push sent it twice without an answer: attempted, with the bodies it sent.
-        _ = try await queue.complete([], thenBegin: [id])
+        _ = try await begin()
         try await queue.markAttempted([id], message: "no answer", status: nil)
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'two'") }
-        _ = try await queue.complete([], thenBegin: [id])
+        _ = try await begin()
         try await queue.markAttempted([id], message: "no answer", status: nil)
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE todoitem SET text = 'three'") }
         let before = try row()
 
-        let unsent = try #require(try await queue.complete([], thenBegin: [id])[0])
+        let unsent = try #require(try await begin())
         #expect(try row() != before)
         try await queue.release([unsent])
         #expect(try row() == before)

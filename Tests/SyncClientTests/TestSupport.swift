@@ -33,6 +33,14 @@ extension SyncContext {
     }
 }
 
+/// The store of `context` (`folder/store.sqlite`) reopened with the default deadlines, as after a
+/// restart of the app: after a test's deliberately short deadline, a retry on a loaded machine
+/// must not meet it too.
+func reopened(_ context: SyncContext, in folder: TemporaryFolder, remote: URL) async throws -> SyncContext {
+    try await context.close()
+    return try SyncContext.temporary(in: folder, remote: remote)
+}
+
 extension Item {
     var text: String? { self["text"]?.stringValue }
     var version: String? { self["version"]?.stringValue }

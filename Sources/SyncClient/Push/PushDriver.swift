@@ -7,10 +7,11 @@ import SyncProtocol
 /// operation is settled or the push must stop; stores applied answers.
 ///
 /// The one place where answers change the queue. Every push is a ``PushRun`` whose requests go out
-/// through ``settle(_:applyingPolicy:)`` and whose answers are stored by ``store(_:thenBegin:)``: a
-/// push of the whole queue, and the one-operation runs of Use Client, a per-field pick and an
-/// overturn. A conflict is recorded, and settled by its table's policy in the same transaction
-/// when the run asks for that; the run decides what comes next.
+/// through ``settle(_:applyingPolicy:)`` and whose answers are stored by
+/// ``store(_:recording:thenBegin:)``: a push of the whole queue, and the one-operation runs of Use
+/// Client, a per-field pick and an overturn. A conflict is recorded by the run's next transaction
+/// with the answers it stores, and settled by its table's policy in that transaction when the run
+/// asks for that; the run decides what comes next.
 struct PushDriver: Sendable {
     /// The queue whose operations are sent.
     let queue: SyncOperationQueue
@@ -31,10 +32,33 @@ struct PushDriver: Sendable {
         var serverItem: Item?
     }
 
-    /// Sends a begun attempt (``SyncOperationQueue/complete(_:thenBegin:)``) and applies the decisions on the
-    /// service's answers until the operation is settled. Every outcome but the service applying it is
-    /// recorded here; an applied answer is returned, to be stored with ``store(_:thenBegin:)``.
-    /// `applyingPolicy`: a conflict goes to its table's policy (else it waits for a person).
+    /// An answer saying that the service holds another version of the item (`serverItem`), or none.
+    struct ConflictAnswer: Sendable, Hashable {
+        /// The operation in conflict.
+        var operationId: Int64
+        /// The service's copy; nil when it deleted the item.
+        var serverItem: Item?
+        /// The status of the answer (412, 409, 404…).
+        var status: HTTPResponse.Status
+        /// The values the attempt sent.
+        var sent: Item?
+        /// Whether the conflict goes to its table's policy (else it waits for a person).
+        var applyingPolicy: Bool
+    }
+
+    /// What one transaction of the run did.
+    struct Stored: Sendable, Equatable {
+        /// The attempts begun, in the order asked (nil for one not to be sent now).
+        var begun: [PushAttempt?] = []
+        /// What became of each conflict recorded, in the order given: in conflict, settled by the
+        /// server's version, or (a policy's Use Client or merge) to be begun and sent again.
+        var decided: [PushRun.Answer] = []
+    }
+
+    /// Sends a begun attempt and applies the decisions on the service's answers until the operation
+    /// is settled. A refusal is recorded here; an applied answer or a conflict is returned, to be
+    /// stored with ``store(_:recording:thenBegin:)``. `applyingPolicy`: a conflict goes to its
+    /// table's policy (else it waits for a person).
     func settle(_ begun: PushAttempt, applyingPolicy: Bool) async throws(SyncError) -> PushRun.Answer {
         let id = begun.operationId
         var attempt = begun
@@ -47,9 +71,15 @@ struct PushDriver: Sendable {
             case .alreadyApplied(let serverItem):
                 return .applied(AppliedAnswer(operationId: id, serverItem: serverItem))
             case .conflict(let serverItem, let status):
-                return try await recordConflict(id, serverItem: serverItem, status: status, attempt, applyingPolicy)
+                return .conflicted(
+                    ConflictAnswer(
+                        operationId: id, serverItem: serverItem, status: status, sent: attempt.clientItem,
+                        applyingPolicy: applyingPolicy))
             case .deletedOnServer(let status):
-                return try await recordConflict(id, serverItem: nil, status: status, attempt, applyingPolicy)
+                return .conflicted(
+                    ConflictAnswer(
+                        operationId: id, serverItem: nil, status: status, sent: attempt.clientItem,
+                        applyingPolicy: applyingPolicy))
             case .failed(let status, let message):
                 try await queue.recordFailure(id, status: status, message: message, sent: attempt.clientItem)
                 return .settled(.failed)
@@ -90,27 +120,30 @@ struct PushDriver: Sendable {
         }
     }
 
-    /// Records a conflict, settled by its table's policy in the same transaction when asked.
-    private func recordConflict(
-        _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, _ attempt: PushAttempt, _ applyingPolicy: Bool
-    ) async throws(SyncError) -> PushRun.Answer {
-        let policy = conflictPolicy
-        return try await queue.recordConflict(id, serverItem: serverItem, status: status, sent: attempt.clientItem) {
-            db in
-            applyingPolicy ? try policy(db, id) : .settled(.conflict)
-        }
-    }
-
-    /// Stores applied answers in one transaction: each item goes into its row (and a decision held
-    /// with the operation is journaled); then the attempts of the operations `next` begin in the same
-    /// transaction, and are returned in their order (nil where one is not to be sent now). When that
-    /// transaction fails, nothing of it is stored: the operations are left attempted, and the next
-    /// push recognises their changes on the service and completes them then.
-    func store(_ answers: [AppliedAnswer], thenBegin next: [Int64] = []) async throws(SyncError) -> [PushAttempt?] {
+    /// One transaction: stores applied answers, each item in its row (and a decision held with the
+    /// operation is journaled); records the conflicts, each settled by its table's policy when it asks
+    /// for that; then begins the attempts of the operations `next`. When that transaction fails,
+    /// nothing of it is stored: the operations are left attempted, and the next push recognises their
+    /// changes on the service (or meets the conflicts again) and completes them then.
+    func store(
+        _ answers: [AppliedAnswer], recording conflicts: [ConflictAnswer] = [], thenBegin next: [Int64] = []
+    ) async throws(SyncError) -> Stored {
+        guard !answers.isEmpty || !conflicts.isEmpty || !next.isEmpty else { return Stored() }
+        let (queue, policy) = (self.queue, conflictPolicy)
         do {
-            return try await queue.complete(answers.map { ($0.operationId, $0.serverItem) }, thenBegin: next)
+            return try await queue.store.asyncWrite { db in
+                try queue.complete(db, answers.map { ($0.operationId, $0.serverItem) })
+                let decided = try conflicts.map { conflict -> PushRun.Answer in
+                    try queue.recordConflict(
+                        db, conflict.operationId, serverItem: conflict.serverItem, status: conflict.status,
+                        sent: conflict.sent)
+                    return conflict.applyingPolicy ? try policy(db, conflict.operationId) : .settled(.conflict)
+                }
+                return Stored(begun: try queue.beginAttempts(db, ids: next), decided: decided)
+            }
         } catch {
-            try? await queue.markAttempted(answers.map(\.operationId), message: error.description, status: nil)
+            let unstored = answers.map(\.operationId) + conflicts.map(\.operationId)
+            try? await queue.markAttempted(unstored, message: error.description, status: nil)
             throw error
         }
     }

@@ -6,19 +6,20 @@
 ///   queue order. Operations of one item never overlap: an item is busy from the transaction that
 ///   begins its operation until the one that stores its answer (or until it is otherwise settled),
 ///   since the next operation's body and `If-Match` come from that answer.
-/// - Attempts are begun, and answers stored, in batches: one transaction both stores the answers
-///   received so far and begins the next attempts, while other requests are on the wire. At most one
-///   such transaction runs at a time.
+/// - Attempts are begun, and answers stored, in batches: one transaction stores the answers
+///   received so far, records the conflicts met (each settled by its table's policy in it) and begins
+///   the next attempts, while other requests are on the wire. At most one such transaction runs at a
+///   time.
 /// - The first failure (a request that must stop the push, a failed transaction, a cancel) drains
 ///   the run: the other requests are cancelled, and once they and the transaction have come back,
 ///   the run finishes by storing the answers received and putting back the attempts not sent.
 ///
 /// ```swift
 /// var run = PushRun([.init(id: 1, item: "todoitem\u{0}a")], window: 16)
-/// var actions = run.start()   // [.commit(store: [], begin: [1])]
-/// actions = run.committed(begun: [attempt])   // [.send(attempt, applyingPolicy: true)]
-/// actions = run.answered(1, .applied(answer))   // [.commit(store: [answer], begin: [])]
-/// actions = run.committed(begun: [])   // [.finish(store: [], release: [], error: nil)]
+/// var actions = run.start()   // [.commit(store: [], record: [], begin: [1])]
+/// actions = run.committed(.init(begun: [attempt]))   // [.send(attempt, applyingPolicy: true)]
+/// actions = run.answered(1, .applied(answer))   // [.commit(store: [answer], record: [], begin: [])]
+/// actions = run.committed(.init())   // [.finish(store: [], record: [], release: [], error: nil)]
 /// ```
 struct PushRun: Sendable {
     /// An operation to push, with the item it changes (table and id, as one key).
@@ -36,10 +37,13 @@ struct PushRun: Sendable {
         }
     }
 
-    /// What became of a request (with its conflict policy, when one applied).
-    enum Answer: Sendable {
+    /// What became of a request, or of a conflict a transaction recorded.
+    enum Answer: Sendable, Equatable {
         /// The service applied the operation; its answer waits to be stored.
         case applied(PushDriver.AppliedAnswer)
+        /// The service holds another version, or none; the conflict waits to be recorded (and given
+        /// to its table's policy).
+        case conflicted(PushDriver.ConflictAnswer)
         /// The outcome is in the queue already (in conflict, refused, settled by the server's version,
         /// or no longer to be sent).
         case settled(OperationOutcome)
@@ -51,13 +55,16 @@ struct PushRun: Sendable {
     enum Action: Sendable, Equatable {
         /// Send a begun attempt; `applyingPolicy`: a conflict goes to its table's conflict policy.
         case send(PushAttempt, applyingPolicy: Bool)
-        /// One transaction: store these answers, then begin the attempts of these operations.
-        case commit(store: [PushDriver.AppliedAnswer], begin: [Int64])
+        /// One transaction: store these answers, record these conflicts, then begin the attempts of
+        /// these operations.
+        case commit(store: [PushDriver.AppliedAnswer], record: [PushDriver.ConflictAnswer], begin: [Int64])
         /// Cancel every request on the wire: the run is stopping.
         case cancelRequests
-        /// The run is over: store the answers left, put back the attempts not sent, and end with `error`
-        /// (nil: every operation was settled).
-        case finish(store: [PushDriver.AppliedAnswer], release: [PushAttempt], error: SyncError?)
+        /// The run is over: store the answers and record the conflicts left, put back the attempts not
+        /// sent, and end with `error` (nil: every operation was settled).
+        case finish(
+            store: [PushDriver.AppliedAnswer], record: [PushDriver.ConflictAnswer], release: [PushAttempt],
+            error: SyncError?)
     }
 
     /// Where the run is.
@@ -90,8 +97,11 @@ struct PushRun: Sendable {
         var inFlight: Set<Int64> = []
         /// Applied by the service, not stored yet.
         var received: [PushDriver.AppliedAnswer] = []
-        /// The transaction running now: the answers it stores and the operations it begins.
-        var committing: (stored: [Int64], begun: [Int64])?
+        /// In conflict with the service, not recorded yet (their items stay busy until then).
+        var conflicts: [PushDriver.ConflictAnswer] = []
+        /// The transaction running now: the answers it stores, the conflicts it records and the
+        /// operations it begins.
+        var committing: (stored: [Int64], recorded: [Int64], begun: [Int64])?
         /// The item of each operation between its begin and its settling.
         var items: [Int64: String] = [:]
         /// Busy items, each with the operation that holds it (from its begin until it is settled, or
@@ -103,11 +113,15 @@ struct PushRun: Sendable {
         /// Nothing left anywhere.
         var isEmpty: Bool {
             !hasWaiting && again.isEmpty && ready.isEmpty && inFlight.isEmpty && received.isEmpty
-                && committing == nil
+                && conflicts.isEmpty && committing == nil
         }
 
         /// Whether operations wait to begin.
         var hasWaiting: Bool { next < waiting.count || !passed.isEmpty }
+
+        /// Whether a conflict is not decided yet: with a window of 1, nothing overtakes it, since its
+        /// policy may send it again.
+        var deciding: Bool { !conflicts.isEmpty || committing?.recorded.isEmpty == false }
 
         /// The operation is settled: its item may take its next operation.
         mutating func settle(_ id: Int64) {
@@ -143,9 +157,10 @@ struct PushRun: Sendable {
 
     /// What came of an action the runner performed.
     enum Event: Sendable {
-        /// A ``Action/commit(store:begin:)`` transaction committed, with the attempts it began.
-        case committed(begun: [PushAttempt?])
-        /// A ``Action/commit(store:begin:)`` transaction failed.
+        /// A ``Action/commit(store:record:begin:)`` transaction committed: the attempts it began and
+        /// what became of the conflicts it recorded.
+        case committed(PushDriver.Stored)
+        /// A ``Action/commit(store:record:begin:)`` transaction failed.
         case commitFailed(SyncError)
         /// A ``Action/send(_:applyingPolicy:)`` came back.
         case answered(Int64, Answer)
@@ -156,7 +171,7 @@ struct PushRun: Sendable {
     /// Feeds `event` to its handler.
     mutating func receive(_ event: Event) -> [Action] {
         switch event {
-        case .committed(let begun): committed(begun: begun)
+        case .committed(let stored): committed(stored)
         case .commitFailed(let error): commitFailed(error)
         case .answered(let id, let answer): answered(id, answer)
         case .requestFailed(let id, let error): requestFailed(id, error)
@@ -169,15 +184,16 @@ struct PushRun: Sendable {
         return advance(pipeline)
     }
 
-    /// The transaction committed: its answers are stored, and `begun` holds the attempts it began, in
+    /// The transaction committed: its answers are stored, its conflicts recorded and decided
+    /// (`stored.decided`, in the order recorded), and `stored.begun` holds the attempts it began, in
     /// the order asked (nil for an operation not to be sent now: no longer queued, or its row purged).
-    mutating func committed(begun: [PushAttempt?]) -> [Action] {
+    mutating func committed(_ stored: PushDriver.Stored) -> [Action] {
         switch state {
         case .running(var pipeline):
-            absorbCommit(begun, into: &pipeline)
+            absorbCommit(stored, into: &pipeline, sendingAgain: true)
             return advance(pipeline)
         case .draining(var pipeline, let error):
-            absorbCommit(begun, into: &pipeline)
+            absorbCommit(stored, into: &pipeline, sendingAgain: false)
             return drain(pipeline, error)
         case .idle, .finished:
             return []
@@ -235,7 +251,7 @@ struct PushRun: Sendable {
         switch state {
         case .idle:
             state = .finished
-            return [.finish(store: [], release: [], error: .stopped(.cancelled))]
+            return [.finish(store: [], record: [], release: [], error: .stopped(.cancelled))]
         case .running(let pipeline):
             return stop(pipeline, .stopped(.cancelled))
         case .draining, .finished:
@@ -245,14 +261,19 @@ struct PushRun: Sendable {
 
     // MARK: Decisions
 
-    private mutating func absorbCommit(_ begun: [PushAttempt?], into pipeline: inout Pipeline) {
-        guard let (stored, asked) = pipeline.committing.take() else { return }
+    private mutating func absorbCommit(
+        _ outcome: PushDriver.Stored, into pipeline: inout Pipeline, sendingAgain: Bool
+    ) {
+        guard let (stored, recorded, asked) = pipeline.committing.take() else { return }
         for id in stored {
             result.add(.pushed, id)
             pipeline.settle(id)
         }
+        for (id, decision) in zip(recorded, outcome.decided) {
+            decide(id, decision, in: &pipeline, sendingAgain: sendingAgain)
+        }
         var resent: [PushAttempt] = []
-        for (id, attempt) in zip(asked, begun) {
+        for (id, attempt) in zip(asked, outcome.begun) {
             if let attempt {
                 if pipeline.resending.contains(id) { resent.append(attempt) } else { pipeline.ready.append(attempt) }
             } else {
@@ -266,8 +287,9 @@ struct PushRun: Sendable {
     }
 
     private mutating func dropCommit(from pipeline: inout Pipeline) {
-        guard let (stored, asked) = pipeline.committing.take() else { return }
-        for id in stored + asked { pipeline.settle(id) }
+        guard let (stored, recorded, asked) = pipeline.committing.take() else { return }
+        answered += recorded.count
+        for id in stored + recorded + asked { pipeline.settle(id) }
         pipeline.resending = []
     }
 
@@ -277,6 +299,21 @@ struct PushRun: Sendable {
         case .applied(let applied):
             pipeline.received.append(applied)
             answered += 1
+        case .conflicted(let conflict):
+            pipeline.conflicts.append(conflict)
+        case .settled, .sendAgain:
+            decide(id, answer, in: &pipeline, sendingAgain: sendingAgain)
+        }
+    }
+
+    /// A settled outcome, or a policy's decision to send the operation again (while stopping, that
+    /// decision stays held with the queued operation for the next push).
+    private mutating func decide(_ id: Int64, _ answer: Answer, in pipeline: inout Pipeline, sendingAgain: Bool) {
+        switch answer {
+        case .applied, .conflicted:
+            assertionFailure("a transaction decides a conflict as settled or sent again")
+            answered += 1
+            pipeline.settle(id)
         case .settled(let outcome):
             result.add(outcome, id)
             answered += 1
@@ -298,8 +335,8 @@ struct PushRun: Sendable {
     private mutating func advance(_ pipeline: Pipeline) -> [Action] {
         var pipeline = pipeline
         var actions: [Action] = []
-        // With a window of 1, nothing overtakes an operation that is to be sent again.
-        let holding = window == 1 && !(pipeline.again.isEmpty && pipeline.resending.isEmpty)
+        // With a window of 1, nothing overtakes an operation that is to be sent again, or may be.
+        let holding = window == 1 && (!pipeline.again.isEmpty || !pipeline.resending.isEmpty || pipeline.deciding)
         while !holding, pipeline.inFlight.count < window, !pipeline.ready.isEmpty {
             let attempt = pipeline.ready.removeFirst()
             pipeline.inFlight.insert(attempt.operationId)
@@ -311,7 +348,7 @@ struct PushRun: Sendable {
         }
         if pipeline.isEmpty {
             state = .finished
-            actions.append(.finish(store: [], release: [], error: nil))
+            actions.append(.finish(store: [], record: [], release: [], error: nil))
         } else {
             state = .running(pipeline)
         }
@@ -319,9 +356,11 @@ struct PushRun: Sendable {
     }
 
     /// The transaction to run next, if one is due: when attempts run low (fewer ready than the window,
-    /// or than half a batch) and operations can begin; when a batch of answers waits; or when answers
-    /// wait and nothing else is on its way. A transaction stores every answer received, and since it
-    /// stores before it begins, the items of those answers may take their next operation in it.
+    /// or than half a batch) and operations can begin; when a batch of answers waits; when answers
+    /// wait and nothing else is on its way; or, with a window of 1, when a conflict waits (nothing is
+    /// sent before its policy decides). A transaction stores every answer received and records every
+    /// conflict, and since it stores before it begins, the items of stored answers may take their
+    /// next operation in it.
     private func nextCommit(_ pipeline: inout Pipeline) -> Action? {
         var next = pipeline
         for answer in next.received {
@@ -333,15 +372,17 @@ struct PushRun: Sendable {
             begin = next.again + take(batchSize - next.again.count, from: &next)
             next.again = []
         }
+        let answers = next.received.count + next.conflicts.count
         let storing =
-            !next.received.isEmpty
-            && (!begin.isEmpty || next.received.count >= batchSize || (next.inFlight.isEmpty && next.ready.isEmpty))
+            answers > 0
+            && (!begin.isEmpty || answers >= batchSize || (next.inFlight.isEmpty && next.ready.isEmpty)
+                || (window == 1 && !next.conflicts.isEmpty))
         guard storing || !begin.isEmpty else { return nil }
-        let store = storing ? next.received : []
-        if storing { next.received = [] }
-        next.committing = (store.map(\.operationId), begin)
+        let (store, record) = storing ? (next.received, next.conflicts) : ([], [])
+        if storing { (next.received, next.conflicts) = ([], []) }
+        next.committing = (store.map(\.operationId), record.map(\.operationId), begin)
         pipeline = next
-        return .commit(store: store, begin: begin)
+        return .commit(store: store, record: record, begin: begin)
     }
 
     /// Takes up to `count` waiting operations in queue order, passing over those whose item is busy
@@ -384,6 +425,6 @@ struct PushRun: Sendable {
             return []
         }
         state = .finished
-        return [.finish(store: pipeline.received, release: pipeline.ready, error: error)]
+        return [.finish(store: pipeline.received, record: pipeline.conflicts, release: pipeline.ready, error: error)]
     }
 }

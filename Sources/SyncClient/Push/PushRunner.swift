@@ -21,12 +21,12 @@ struct PushRunner: Sendable {
                     switch action {
                     case .send(let attempt, let applyingPolicy):
                         group.addTask { await send(attempt, applyingPolicy: applyingPolicy) }
-                    case .commit(let answers, let begin):
-                        group.addTask { await commit(answers, thenBegin: begin) }
+                    case .commit(let answers, let conflicts, let begin):
+                        group.addTask { await commit(answers, recording: conflicts, thenBegin: begin) }
                     case .cancelRequests:
                         group.cancelAll()
-                    case .finish(let answers, let unsent, let error):
-                        return (answers, unsent, error)
+                    case .finish(let answers, let conflicts, let unsent, let error):
+                        return (answers, conflicts, unsent, error)
                     }
                 }
                 if !cancelSeen, Task.isCancelled {
@@ -35,20 +35,21 @@ struct PushRunner: Sendable {
                     continue
                 }
                 // The run always has a child out until it finishes.
-                guard let event = await group.next() else { return ([], [], SyncError.stopped(.cancelled)) }
+                guard let event = await group.next() else { return ([], [], [], SyncError.stopped(.cancelled)) }
                 actions = run.receive(event)
                 progress(run.answered)
             }
         }
-        let (answers, unsent, error) = ending
+        let (answers, conflicts, unsent, error) = ending
         var result = run.result
-        if !answers.isEmpty || !unsent.isEmpty {
-            let stored = (try? await driver.store(answers)) != nil
-            try? await driver.queue.release(unsent)
-            if stored {
-                for answer in answers { result.add(.pushed, answer.operationId) }
+        if let stored = try? await driver.store(answers, recording: conflicts) {
+            for answer in answers { result.add(.pushed, answer.operationId) }
+            for (conflict, decision) in zip(conflicts, stored.decided) {
+                // A policy's decision to send it again stays held with the operation for the next push.
+                if case .settled(let outcome) = decision { result.add(outcome, conflict.operationId) }
             }
         }
+        try? await driver.queue.release(unsent)
         result.sortInQueueOrder()
         return (result, error)
     }
@@ -63,9 +64,11 @@ struct PushRunner: Sendable {
     }
 
     /// One transaction (cancelling the push does not interrupt it: see ``LocalStore/asyncWrite(_:)``).
-    private func commit(_ answers: [PushDriver.AppliedAnswer], thenBegin ids: [Int64]) async -> PushRun.Event {
+    private func commit(
+        _ answers: [PushDriver.AppliedAnswer], recording conflicts: [PushDriver.ConflictAnswer], thenBegin ids: [Int64]
+    ) async -> PushRun.Event {
         do {
-            return .committed(begun: try await driver.store(answers, thenBegin: ids))
+            return .committed(try await driver.store(answers, recording: conflicts, thenBegin: ids))
         } catch {
             return .commitFailed(error)
         }

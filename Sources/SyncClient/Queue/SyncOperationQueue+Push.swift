@@ -17,7 +17,7 @@ extension SyncOperationQueue {
     ///
     /// The body sent is remembered (with up to seven earlier distinct ones) so that a later attempt
     /// recognises an attempt whose answer was lost.
-    private func beginAttempts(_ db: Database, ids: [Int64]) throws -> [PushAttempt?] {
+    func beginAttempts(_ db: Database, ids: [Int64]) throws -> [PushAttempt?] {
         guard !ids.isEmpty else { return [] }
         // Each operation, its queue row as it is now (``OperationMark``) and whether it is its item's first.
         let rows = try Row.fetchAll(
@@ -132,30 +132,16 @@ extension SyncOperationQueue {
         return values.compactMap(\.objectValue)
     }
 
-    /// The service applied these operations: each one's item goes into its row and the operation
-    /// leaves the queue. A decision held with an operation (Use Client, a merge, a pick, an overturn)
-    /// is journaled in the same transaction, so an outcome and its entry are stored together or not
-    /// at all. Then the attempts of the operations `next` begin (``beginAttempts(_:ids:)``), still in that
-    /// one transaction; they are returned in the order of `next`. Each list names an operation once.
+    /// The service applied these operations, in the caller's transaction: each one's item goes into
+    /// its row and the operation leaves the queue. A decision held with an operation (Use Client, a
+    /// merge, a pick, an overturn) is journaled in the same transaction, so an outcome and its entry
+    /// are stored together or not at all. The operations are read in one statement and removed in one
+    /// (their errors and held decisions go with them).
     ///
     /// When a newer local change of an item is queued (an edit made while its change was in flight),
     /// the row keeps the newer values and only adopts the service's version, which the newer change
     /// then sends as `If-Match`.
-    func complete(
-        _ applied: [(id: Int64, serverItem: Item?)], thenBegin next: [Int64] = []
-    ) async throws(SyncError)
-        -> [PushAttempt?]
-    {
-        guard !applied.isEmpty || !next.isEmpty else { return [] }
-        return try await store.asyncWrite { db in
-            try complete(db, applied)
-            return try beginAttempts(db, ids: next)
-        }
-    }
-
-    /// ``complete(_:thenBegin:)`` without beginning, in the caller's transaction: the operations are
-    /// read in one statement and removed in one (their errors and held decisions go with them).
-    private func complete(_ db: Database, _ applied: [(id: Int64, serverItem: Item?)]) throws {
+    func complete(_ db: Database, _ applied: [(id: Int64, serverItem: Item?)]) throws {
         guard !applied.isEmpty else { return }
         let ids = applied.map(\.id)
         let rows = try Row.fetchAll(
@@ -216,22 +202,17 @@ extension SyncOperationQueue {
         }
     }
 
-    /// The service holds another version (`serverItem`), or none: the operation waits in conflict.
-    /// `then` runs in the same transaction once it is recorded (a conflict policy), and its result
-    /// is returned.
-    func recordConflict<T: Sendable>(
-        _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?,
-        then: @escaping @Sendable (Database) throws -> T
-    ) async throws(SyncError) -> T {
+    /// The service holds another version (`serverItem`), or none: the operation waits in conflict,
+    /// recorded in the caller's transaction.
+    func recordConflict(
+        _ db: Database, _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?
+    ) throws {
         let message =
             serverItem == nil
             ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status.code))."
-        return try await store.asyncWrite { db in
-            try record(
-                db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
-                message: message, serverItem: serverItem, sent: sent)
-            return try then(db)
-        }
+        try record(
+            db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
+            message: message, serverItem: serverItem, sent: sent)
     }
 
     /// The service refused the operation: it waits, failed, with the service's message.
