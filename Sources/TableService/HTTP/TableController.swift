@@ -197,8 +197,8 @@ struct TableController: Sendable {
         switch error {
         case .conflict(let item), .preconditionFailed(let item), .alreadyExists(let item?):
             return itemResponse(item, style, status: error.status, request: request, forceVersion: true)
-        case .storage(let detail):
-            logger.error("table service storage error on \(request.method) \(request.path): \(detail)")
+        case .storage(let failure) where failure.isLogged:
+            logger.error("table service storage error on \(request.method) \(request.path): \(failure)")
             return .jsonError(error.message, status: error.status)
         default:
             return .jsonError(error.message, status: error.status)

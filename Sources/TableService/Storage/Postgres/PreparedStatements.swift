@@ -48,9 +48,6 @@ final class PreparedStatements: Sendable {
         state.withLock { _ = $0.names.removeValue(forKey: key) }
     }
 
-    /// The SQLSTATE of "cached plan must not change result type".
-    static let resultTypeChanged = "0A000"
-
     /// Runs `statement` prepared (or unprepared past ``capacity``) and returns its rows. A
     /// statement whose table changed shape since it was prepared is prepared again; if the table
     /// changes shape again before that runs (other instances adding columns), it runs unprepared,
@@ -70,7 +67,7 @@ final class PreparedStatements: Sendable {
                     for try await row in try await client.execute(prepared, logger: logger) { rows.append(row) }
                     return rows
                 }
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.resultTypeChanged {
+            } catch let error as PSQLError where PostgresTableStore.isStalePreparedPlan(error) {
                 forget(statement)
             }
         }
