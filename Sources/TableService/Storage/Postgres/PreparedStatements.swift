@@ -27,8 +27,11 @@ final class PreparedStatements: Sendable {
 
     private let state = Mutex(State())
 
-    /// The name `statement` is prepared under, `nil` when no more statements are prepared.
+    /// The name `statement` is prepared under, `nil` when no more statements are prepared or it
+    /// has more values than the protocol carries: postgres-nio's prepared path does not check
+    /// that (its encoder traps), while its unprepared one refuses it as `tooManyParameters`.
     func name(for statement: PostgresStatement) -> String? {
+        guard statement.values.count <= Int(UInt16.max) else { return nil }
         let key = Key(sql: statement.sql, types: statement.values.map(\.kind))
         return state.withLock { state in
             if let name = state.names[key] { return name }
