@@ -125,3 +125,25 @@ import Testing
         #expect(unlocked.status == 200)
     }
 }
+
+extension ServicePageTests {
+    @Test(arguments: Backend.all) func savingASoftDeletedRowSaysToUndeleteItFirst(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, page: true)
+        defer { server.stop() }
+        let created = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
+        let version = try #require(created.object?["version"] as? String)
+        let token = try Self.csrf(in: try await server.send(.get, "/service/tables/todoitem/a", headers: [:]).text)
+        #expect(try await server.send(.delete, "/tables/todoitem/a").status == 200)
+
+        let saved = try await server.send(
+            .post, "/service/tables/todoitem/a", headers: Self.formHeaders,
+            body: Self.form(["_csrf": token, "version": version, "f.text": "two"]))
+        #expect(saved.status == 409)
+        #expect(saved.text.contains("Not saved: the row is soft-deleted. Undelete it first."))
+        // Deleting it again is not a conflict but a row that is not there (the error page).
+        let deletedAgain = try await server.send(
+            .post, "/service/tables/todoitem/a/delete", headers: Self.formHeaders,
+            body: Self.form(["_csrf": token, "version": version]))
+        #expect(deletedAgain.status == 404)
+    }
+}

@@ -32,10 +32,10 @@ struct TableController: Sendable {
             try await self.update(request, style, scope)
         }
         route(.delete, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            try await self.delete(request, style, scope)
+            try await self.setDeleted(true, request, style, scope)
         }
         route(.post, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            try await self.undelete(request, style, scope)
+            try await self.setDeleted(false, request, style, scope)
         }
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in self.cors.preflight(request) }
@@ -132,20 +132,13 @@ struct TableController: Sendable {
         return itemResponse(item, style, status: .ok, request: request)
     }
 
-    private func delete(
-        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
+    /// DELETE soft-deletes the item (200); POST to the item brings it back (201).
+    private func setDeleted(
+        _ deleted: Bool, _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
         let item = try await store.setDeleted(
-            true, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
-        return itemResponse(item, style, status: .ok, request: request)
-    }
-
-    private func undelete(
-        _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
-    ) async throws(TableError) -> Response {
-        let item = try await store.setDeleted(
-            false, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
-        return itemResponse(item, style, status: .created, request: request)
+            deleted, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
+        return itemResponse(item, style, status: deleted ? .ok : .created, request: request)
     }
 
     // MARK: Helpers
@@ -197,8 +190,8 @@ struct TableController: Sendable {
         switch error {
         case .conflict(let item), .preconditionFailed(let item), .alreadyExists(let item?):
             return itemResponse(item, style, status: error.status, request: request, forceVersion: true)
-        case .storage(let detail):
-            logger.error("table service storage error on \(request.method) \(request.path): \(detail)")
+        case .storage(let failure) where failure.isLogged:
+            logger.error("table service storage error on \(request.method) \(request.path): \(failure)")
             return .jsonError(error.message, status: error.status)
         default:
             return .jsonError(error.message, status: error.status)

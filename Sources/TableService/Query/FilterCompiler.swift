@@ -234,33 +234,27 @@ struct FilterCompiler {
         case .toupper: return Fragment(sql: "upper(\(a.sql))", arguments: a.arguments, kind: .string)
         case .trim: return Fragment(sql: "trim(\(a.sql))", arguments: a.arguments, kind: .string)
         case .length: return Fragment(sql: "length(\(a.sql))", arguments: a.arguments, kind: .number)
-        case .startswith:
-            let b = compiled[1]
-            return Fragment(
-                sql: "(\(dialect.position(of: b.sql, in: a.sql)) = 1)", arguments: a.arguments + b.arguments,
-                kind: .condition)
+        case .startswith: return positionComparison(of: compiled[1], in: a, "= 1", kind: .condition)
         case .endswith:
             let b = compiled[1]
             return Fragment(
                 sql: "(length(\(b.sql)) = 0 OR \(dialect.suffix(of: a.sql, length: "length(\(b.sql))")) = \(b.sql))",
                 arguments: b.arguments + a.arguments + b.arguments + b.arguments, kind: .condition)
-        case .contains:
-            let b = compiled[1]
-            return Fragment(
-                sql: "(\(dialect.position(of: b.sql, in: a.sql)) > 0)", arguments: a.arguments + b.arguments,
-                kind: .condition)
-        case .substringof:
-            // substringof(needle, haystack): the OData v3 order.
-            let b = compiled[1]
-            return Fragment(
-                sql: "(\(dialect.position(of: a.sql, in: b.sql)) > 0)", arguments: b.arguments + a.arguments,
-                kind: .condition)
-        case .indexof:
-            let b = compiled[1]
-            return Fragment(
-                sql: "(\(dialect.position(of: b.sql, in: a.sql)) - 1)", arguments: a.arguments + b.arguments,
-                kind: .number)
+        case .contains: return positionComparison(of: compiled[1], in: a, "> 0", kind: .condition)
+        // substringof(needle, haystack): the OData v3 order.
+        case .substringof: return positionComparison(of: a, in: compiled[1], "> 0", kind: .condition)
+        case .indexof: return positionComparison(of: compiled[1], in: a, "- 1", kind: .number)
         }
+    }
+
+    /// The 1-based position of `needle` in `haystack` (0 when absent) followed by `comparison`
+    /// (`= 1` for a prefix, `> 0` for containment, `- 1` for OData's 0-based index).
+    private func positionComparison(
+        of needle: Fragment, in haystack: Fragment, _ comparison: String, kind: Fragment.Kind
+    ) -> Fragment {
+        Fragment(
+            sql: "(\(dialect.position(of: needle.sql, in: haystack.sql)) \(comparison))",
+            arguments: haystack.arguments + needle.arguments, kind: kind)
     }
 
     /// A column that has held only nulls, used where a value of `kind` is expected. SQLite

@@ -31,13 +31,8 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case preconditionFailed(StoredItem)
     /// 415: a write whose body is not declared as JSON (the content type sent, if any).
     case unsupportedMediaType(String?)
-    /// 500: SQLite failed; the detail is logged, not sent.
-    case storage(String)
-
-    /// The message of a filter the database refuses for its size.
-    static let filterTooComplex =
-        "The $filter is too complex for the database (too deeply nested or too many conditions); "
-        + "simplify it or split the query."
+    /// The database failed; its status and message are the failure's (see `TableStorageFailure+HTTP.swift`).
+    case storage(TableStorageFailure)
 
     var status: HTTPResponse.Status {
         switch self {
@@ -48,7 +43,7 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .conflict, .alreadyExists: .conflict
         case .preconditionFailed: .preconditionFailed
         case .unsupportedMediaType: .unsupportedMediaType
-        case .storage: .internalServerError
+        case .storage(let failure): failure.status
         }
     }
 
@@ -82,8 +77,7 @@ enum TableError: Error, HTTPResponseError, Equatable {
             "An item with this id already exists on the service; choose another id (or update that item)."
         case .preconditionFailed:
             "The item has changed on the server since the version given in If-Match; the body holds the server's item."
-        case .storage:
-            "The table service could not read or write its database. The error has been logged; please try again."
+        case .storage(let failure): failure.message
         }
     }
 }

@@ -119,7 +119,7 @@ final class PostgresTableStore: TableStorage {
         do throws(TableError) {
             guard let stored = try await run(statement).first else { throw TableError.itemNotFound }
             return stored
-        } catch .storage(let detail) where detail.hasPrefix(Self.uniqueViolation) {
+        } catch .storage(.duplicateID) {
             if let existing = try await anyItem(in: schema.name, id: id, scope: scope) {
                 throw .alreadyExists(existing)
             }
@@ -170,7 +170,7 @@ final class PostgresTableStore: TableStorage {
             }
             if let failure = check.failure(for: current) { throw failure }
         }
-        throw .storage("The item '\(id)' kept changing while it was being updated.")
+        throw .storage(.keptChanging(id: id))
     }
 
     func setDeleted(
@@ -199,7 +199,7 @@ final class PostgresTableStore: TableStorage {
             if let ifMatch, ifMatch != current.version { throw .preconditionFailed(current) }
             if current.deleted == deleted { return current }
         }
-        throw .storage("The item '\(id)' kept changing while it was being deleted or brought back.")
+        throw .storage(.keptChanging(id: id))
     }
 
     // MARK: Queries
@@ -364,33 +364,11 @@ final class PostgresTableStore: TableStorage {
         isOpen.store(true, ordering: .releasing)
     }
 
-    /// Like ``opened()``, failing as a storage error (the request is answered 500 and logged).
+    /// Like ``opened()``, failing as ``TableStorageFailure/unavailable(_:)`` (the request is answered
+    /// 500 and logged).
     func openedForRequest() async throws(TableError) {
-        do { try await opened() } catch { throw .storage("PostgreSQL is not available: \(Self.describe(error))") }
-    }
-
-    /// The SQLSTATE prefix of a storage error caused by a duplicate key.
-    static let uniqueViolation = "23505"
-
-    /// A database error as a table error: the filter's fault when PostgreSQL finds it too big,
-    /// else a storage error whose detail starts with the SQLSTATE.
-    static func tableError(_ error: any Error) -> TableError {
-        if let error = error as? TableError { return error }
-        if let error = error as? PSQLError {
-            if error.code == .tooManyParameters { return .invalidQuery(TableError.filterTooComplex) }
-            if let state = error.serverInfo?[.sqlState] {
-                if ["54000", "54001"].contains(state) { return .invalidQuery(TableError.filterTooComplex) }
-                return .storage("\(state) \(error.serverInfo?[.message] ?? ""): \(error.query?.sql ?? "")")
-            }
+        do { try await opened() } catch {
+            throw .storage(.unavailable("PostgreSQL is not available: \(Self.describe(error))"))
         }
-        return .storage(describe(error))
-    }
-
-    /// A readable sentence for a PostgreSQL or connection error.
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
-        if let message = error.serverInfo?[.message] { return message }
-        if let underlying = error.underlying { return "\(underlying)" }
-        return "\(error.code)"
     }
 }

@@ -27,8 +27,11 @@ final class PreparedStatements: Sendable {
 
     private let state = Mutex(State())
 
-    /// The name `statement` is prepared under, `nil` when no more statements are prepared.
+    /// The name `statement` is prepared under, `nil` when no more statements are prepared or it
+    /// has more values than the protocol carries: postgres-nio's prepared path does not check
+    /// that (its encoder traps), while its unprepared one refuses it as `tooManyParameters`.
     func name(for statement: PostgresStatement) -> String? {
+        guard statement.values.count <= Int(UInt16.max) else { return nil }
         let key = Key(sql: statement.sql, types: statement.values.map(\.kind))
         return state.withLock { state in
             if let name = state.names[key] { return name }
@@ -47,9 +50,6 @@ final class PreparedStatements: Sendable {
         let key = Key(sql: statement.sql, types: statement.values.map(\.kind))
         state.withLock { _ = $0.names.removeValue(forKey: key) }
     }
-
-    /// The SQLSTATE of "cached plan must not change result type".
-    static let resultTypeChanged = "0A000"
 
     /// Runs `statement` prepared (or unprepared past ``capacity``) and returns its rows. A
     /// statement whose table changed shape since it was prepared is prepared again; if the table
@@ -70,7 +70,7 @@ final class PreparedStatements: Sendable {
                     for try await row in try await client.execute(prepared, logger: logger) { rows.append(row) }
                     return rows
                 }
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.resultTypeChanged {
+            } catch let error as PSQLError where PostgresTableStore.isStalePreparedPlan(error) {
                 forget(statement)
             }
         }

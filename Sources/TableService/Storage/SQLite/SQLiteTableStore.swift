@@ -131,7 +131,7 @@ final class SQLiteTableStore: TableStorage {
             )
             do {
                 try statement.execute(arguments: StatementArguments(positional: values))
-            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            } catch let error as DatabaseError where Self.failure(error) == .duplicateID {
                 try self.refuseExisting(db, stored, id: id, scope: scope)
                 throw error
             }
@@ -198,17 +198,8 @@ final class SQLiteTableStore: TableStorage {
     // MARK: Queries
 
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
-        do {
-            return try await read { db in try Self.runPage(db, query, encoder: encoder) }
-        } catch .storage(let detail) where Self.tooComplex(detail) {
-            // SQLite's own limits (parser stack, expression depth, variables): the filter's fault, not ours.
-            throw .invalidQuery(TableError.filterTooComplex)
-        }
-    }
-
-    private static func tooComplex(_ detail: String) -> Bool {
-        ["parser stack overflow", "Expression tree is too large", "too many SQL variables", "too many terms"]
-            .contains { detail.contains($0) }
+        // A filter past SQLite's own limits fails as `.queryTooComplex`: the filter's fault, a 400.
+        try await read { db in try Self.runPage(db, query, encoder: encoder) }
     }
 
     /// Rows are encoded as they are read, inside one read transaction (so the count and the page agree).
@@ -266,10 +257,8 @@ final class SQLiteTableStore: TableStorage {
     private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(TableError) -> T {
         do {
             return try await database.read(body)
-        } catch let error as TableError {
-            throw error
         } catch {
-            throw .storage("\(error)")
+            throw Self.tableError(error)
         }
     }
 
@@ -280,10 +269,8 @@ final class SQLiteTableStore: TableStorage {
     private func writeNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         do {
             return try database.writeWithoutTransaction { db in try db.inCachedTransaction { try body(db) } }
-        } catch let error as TableError {
-            throw error
         } catch {
-            throw .storage("\(error)")
+            throw Self.tableError(error)
         }
     }
 
@@ -292,10 +279,8 @@ final class SQLiteTableStore: TableStorage {
     private func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         do {
             return try database.read(body)
-        } catch let error as TableError {
-            throw error
         } catch {
-            throw .storage("\(error)")
+            throw Self.tableError(error)
         }
     }
 

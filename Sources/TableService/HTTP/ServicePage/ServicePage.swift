@@ -28,7 +28,8 @@ struct ServicePage: Sendable {
     func addRoutes(to router: inout Router) {
         router.get(base) { request in await self.guarded(request) { try await self.index() } }
         router.get(base + "/style.css") { _ in
-            var response = Response(status: .ok, body: Data(self.templates.render("service/style.css", [:]).utf8))
+            let css = self.templates.render("service/style.css", NoServiceContent())
+            var response = Response(status: .ok, body: Data(css.utf8))
             response.headers[.contentType] = "text/css; charset=utf-8"
             return response
         }
@@ -56,43 +57,18 @@ struct ServicePage: Sendable {
     // MARK: Pages
 
     private func index() async throws -> Response {
-        let tables = try await store.tableSummaries().map { summary -> [String: Any] in
-            [
-                "name": summary.schema.name, "href": "\(base)/tables/\(summary.schema.name)", "live": summary.live,
-                "deleted": summary.deleted, "columns": summary.schema.userColumns.map(\.name).joined(separator: ", "),
-            ]
-        }
-        return page("service/index", ["title": "Tables", "tables": tables, "hasTables": !tables.isEmpty])
+        page("service/index", title: "Tables", ServiceTablesPage(try await store.tableSummaries(), base: base))
     }
 
     private func table(_ request: Request) async throws -> Response {
-        let name = request.parameters["table"] ?? ""
-        let (schema, items) = try await store.rows(of: name, limit: Self.rowLimit)
-        let rows = items.map { item -> [String: Any] in
-            var cells: [[String: Any]] = [
-                ["text": item.id, "mono": true],
-                ["text": ProtocolDate.format(milliseconds: item.updatedAt), "mono": true],
-                ["text": item.version, "mono": true], ["text": item.deleted ? "true" : "false"],
-            ]
-            for field in item.fields {
-                cells.append([
-                    "text": field.value.isNull ? "null" : field.value.description, "isNull": field.value.isNull,
-                ])
-            }
-            return ["cells": cells, "deleted": item.deleted, "href": rowHref(schema.name, item.id)]
-        }
-        let summary =
-            items.count == Self.rowLimit ? "The \(Self.rowLimit) most recently changed rows." : "\(items.count) rows."
+        let (schema, items) = try await store.rows(of: request.parameters["table"] ?? "", limit: Self.rowLimit)
         return page(
-            "service/table",
-            [
-                "title": schema.name, "table": schema.name, "rows": rows, "hasRows": !rows.isEmpty, "summary": summary,
-                "columns": ["id", "updatedAt", "version", "deleted"] + schema.userColumns.map(\.name),
-            ])
+            "service/table", title: schema.name,
+            ServiceTablePage(schema, items: items, limit: Self.rowLimit) { rowHref(schema.name, $0) })
     }
 
     private func row(
-        table: String, id: String, flash: [String: String]? = nil, conflict: [String: Any]? = nil,
+        table: String, id: String, flash: ServiceFlash? = nil, conflict: ServiceRowPage.Conflict? = nil,
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         guard let schema = try await store.reloadSchema(of: table),
@@ -100,27 +76,10 @@ struct ServicePage: Sendable {
         else {
             throw TableError.itemNotFound
         }
-        let fields = item.fields.map { field -> [String: Any] in
-            let column = schema.column(named: field.name) ?? Column(name: field.name, type: .unknown, isSystem: false)
-            return [
-                "name": column.name, "type": column.type.rawValue, "isBoolean": column.type == .boolean,
-                "value": field.value.isNull ? "" : field.value.description, "isNull": field.value.isNull,
-                "isTrue": field.value == .bool(true), "isFalse": field.value == .bool(false),
-            ]
-        }
-        var context: [String: Any] = [
-            "title": "\(item.id) · \(schema.name)", "table": schema.name, "tableHref": "\(base)/tables/\(schema.name)",
-            "rowHref": rowHref(schema.name, item.id),
-            "fields": fields,
-            "item": [
-                "id": item.id, "version": item.version, "deleted": item.deleted,
-                "createdAt": ProtocolDate.format(milliseconds: item.createdAt),
-                "updatedAt": ProtocolDate.format(milliseconds: item.updatedAt),
-            ] as [String: Any],
-        ]
-        if let flash { context["flash"] = flash }
-        if let conflict { context["conflict"] = conflict }
-        return page("service/row", context, status: status)
+        let content = ServiceRowPage(
+            schema, item: item, tableHref: "\(base)/tables/\(schema.name)", rowHref: rowHref(schema.name, item.id),
+            conflict: conflict)
+        return page("service/row", title: "\(item.id) · \(schema.name)", flash: flash, status: status, content)
     }
 
     // MARK: Writes
@@ -131,61 +90,51 @@ struct ServicePage: Sendable {
         guard let schema = try await store.reloadSchema(of: table) else { throw TableError.itemNotFound }
         let version = form["version"] ?? ""
         var fields: [StoredItem.Field] = []
-        var sent: [[String: String]] = []
+        var sent: [ServiceRowPage.SentValue] = []
         for column in schema.userColumns {
             guard let text = form["f.\(column.name)"] else { continue }
-            sent.append(["name": column.name, "value": text.isEmpty ? "(empty)" : text])
+            sent.append(ServiceRowPage.SentValue(name: column.name, value: text.isEmpty ? "(empty)" : text))
             switch try Self.value(text, for: column) {
             case .some(let value): fields.append(StoredItem.Field(name: column.name, value: value))
             case .none: continue
             }
         }
-        let outcome: Result<StoredItem, TableError>
-        do {
-            outcome = .success(
-                try await store.update(
-                    in: table, id: id, ItemChanges(id: nil, version: nil, fields: fields),
-                    check: VersionCheck(ifMatch: version), scope: .all))
-        } catch {
-            outcome = .failure(error)
+        return try await versionedWrite(
+            table: table, id: id, version: version, sent: sent, done: "saved",
+            whenNotFound: .error("Not saved: the row is soft-deleted. Undelete it first.")
+        ) { () async throws(TableError) in
+            try await store.update(
+                in: table, id: id, ItemChanges(id: nil, version: nil, fields: fields),
+                check: VersionCheck(ifMatch: version), scope: .all)
         }
-        switch outcome {
-        case .success: break
-        case .failure(.preconditionFailed(let current)):
-            return try await row(
-                table: table, id: id,
-                conflict: ["yourVersion": version, "currentVersion": current.version, "sent": sent], status: .conflict)
-        case .failure(.itemNotFound):
-            return try await row(
-                table: table, id: id,
-                flash: ["kind": "error", "message": "Not saved: the row is soft-deleted. Undelete it first."],
-                status: .conflict)
-        case .failure(let error):
-            throw error
-        }
-        return .redirect(to: rowHref(table, id) + "?done=saved")
     }
 
     private func setDeleted(_ request: Request, _ deleted: Bool) async throws -> Response {
         let (table, id) = try address(request)
         let version = try request.form()["version"] ?? ""
-        let outcome: Result<StoredItem, TableError>
-        do {
-            outcome = .success(try await store.setDeleted(deleted, in: table, id: id, ifMatch: version, scope: .all))
-        } catch {
-            outcome = .failure(error)
+        return try await versionedWrite(
+            table: table, id: id, version: version, sent: [], done: deleted ? "deleted" : "undeleted"
+        ) { () async throws(TableError) in
+            try await store.setDeleted(deleted, in: table, id: id, ifMatch: version, scope: .all)
         }
-        switch outcome {
-        case .success: break
-        case .failure(.preconditionFailed(let current)):
-            return try await row(
-                table: table, id: id,
-                conflict: ["yourVersion": version, "currentVersion": current.version, "sent": [[String: String]]()],
-                status: .conflict)
-        case .failure(let error):
-            throw error
+    }
+
+    /// Runs a form's write of the row `id` expecting `version`, then redirects to the row's page
+    /// saying it is `done`. A stale version is answered with the row page naming both versions and
+    /// what was `sent` (409), as is a row that is not live when `whenNotFound` says why.
+    private func versionedWrite(
+        table: String, id: String, version: String, sent: [ServiceRowPage.SentValue], done: String,
+        whenNotFound: ServiceFlash? = nil, _ write: () async throws(TableError) -> StoredItem
+    ) async throws -> Response {
+        do throws(TableError) {
+            _ = try await write()
+            return .redirect(to: rowHref(table, id) + "?done=" + done)
+        } catch .preconditionFailed(let current) {
+            let conflict = ServiceRowPage.Conflict(yourVersion: version, currentVersion: current.version, sent: sent)
+            return try await row(table: table, id: id, conflict: conflict, status: .conflict)
+        } catch .itemNotFound where whenNotFound != nil {
+            return try await row(table: table, id: id, flash: whenNotFound, status: .conflict)
         }
-        return .redirect(to: rowHref(table, id) + (deleted ? "?done=deleted" : "?done=undeleted"))
     }
 
     /// The JSON value a form field stands for, by column type; `nil` leaves the column unchanged.
@@ -229,7 +178,7 @@ struct ServicePage: Sendable {
             if applicationKey != nil,
                 !CSRFProtection.constantTimeEquals(request.cookies[Self.sessionCookie] ?? "", sessionToken)
             {
-                return page("service/key", ["title": "Application key"], status: .unauthorized)
+                return page("service/key", title: "Application key", status: .unauthorized, NoServiceContent())
             }
             return try await body()
         } catch let error as any HTTPResponseError {
@@ -247,10 +196,8 @@ struct ServicePage: Sendable {
         }
         guard let applicationKey, ApplicationKey.matches(form["key"] ?? "", applicationKey) else {
             var response = page(
-                "service/key",
-                ["title": "Application key", "flash": ["kind": "error", "message": "That is not the key."]],
-                status: .unauthorized
-            )
+                "service/key", title: "Application key", flash: .error("That is not the key."), status: .unauthorized,
+                NoServiceContent())
             response.headers[.cacheControl] = "no-store"
             return response
         }
@@ -260,24 +207,21 @@ struct ServicePage: Sendable {
         return response
     }
 
-    private func page(_ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        var full = context
-        full["base"] = base
-        full["csrf"] = csrfToken
-        var response = templates.page(template, full, status: status)
+    private func page<Content: Encodable & Sendable>(
+        _ template: String, title: String, flash: ServiceFlash? = nil, status: HTTPResponse.Status = .ok,
+        _ content: Content
+    ) -> Response {
+        let view = ServicePageView(base: base, csrf: csrfToken, title: title, flash: flash, page: content)
+        var response = templates.page(template, view, status: status)
         response.headers[.cacheControl] = "no-store"
         response.headers[.xFrameOptions] = "DENY"
         response.headers[.xContentTypeOptions] = "nosniff"
         return response
     }
 
+    /// The list of tables' page, empty, saying what went wrong.
     private func errorPage(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        page(
-            "service/index",
-            [
-                "title": "Error", "flash": ["kind": "error", "message": message], "tables": [[String: Any]](),
-                "hasTables": false,
-            ], status: status)
+        page("service/index", title: "Error", flash: .error(message), status: status, ServiceTablesPage([], base: base))
     }
 
     private func address(_ request: Request) throws(TableError) -> (String, String) {
@@ -288,11 +232,11 @@ struct ServicePage: Sendable {
         "\(base)/tables/\(table)/\(NextPageLink.encode(id))"
     }
 
-    private static func flash(_ request: Request) -> [String: String]? {
+    private static func flash(_ request: Request) -> ServiceFlash? {
         switch request.query("done") {
-        case "saved": ["kind": "ok", "message": "Saved: the row has a new version."]
-        case "deleted": ["kind": "ok", "message": "Soft-deleted: clients that pull will remove it."]
-        case "undeleted": ["kind": "ok", "message": "Undeleted."]
+        case "saved": ServiceFlash(kind: .ok, message: "Saved: the row has a new version.")
+        case "deleted": ServiceFlash(kind: .ok, message: "Soft-deleted: clients that pull will remove it.")
+        case "undeleted": ServiceFlash(kind: .ok, message: "Undeleted.")
         default: nil
         }
     }
