@@ -164,10 +164,8 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         let recording = run.answered(1, .conflicted(conflict(1)))
         #expect(sends(recording) == [])
         #expect(commit(recording)?.recorded == [1])
-        let actions = run.committed(.init(decided: [.sendAgain]))
-        #expect(sends(actions) == [])
-        #expect(commit(actions)?.begin == [1])
-        let again = run.committed(.init(begun: [attempt(1)]))
+        // Its policy sends it again: the same transaction began it, and it goes first.
+        let again = run.committed(.init(decided: [.resend(attempt(1))]))
         guard case .send(let resent, let applyingPolicy)? = again.first else {
             Issue.record("expected the operation to be sent again first, got \(again)")
             return
@@ -242,9 +240,9 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         #expect(commit(run.answered(1, .conflicted(conflict(1))))?.recorded == [1])
         // Cancelled while that transaction runs; its policy then sends 1 again: not in this run.
         #expect(run.cancelled() == [])
-        let end = finish(run.committed(.init(decided: [.sendAgain])))
+        let end = finish(run.committed(.init(decided: [.resend(attempt(1))])))
         #expect(end?.error == .stopped(.cancelled))
-        #expect(end?.recorded == [] && end?.released == [2])
+        #expect(end?.recorded == [] && end?.released == [1, 2])
     }
 
     @Test func conflictsAreRecordedWithTheBatchAndTheirItemWaitsForTheDecision() {
@@ -256,9 +254,9 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         // One transaction stores 2's answer and records 1's conflict; 3 waits for 1's decision.
         let recording = commit(run.answered(2, .applied(applied(2))))
         #expect(recording?.stored == [2] && recording?.recorded == [1] && recording?.begin == [])
-        // The policy sends 1 again: the next transaction begins it, and 3 still waits.
-        #expect(commit(run.committed(.init(decided: [.sendAgain])))?.begin == [1])
-        #expect(run.committed(.init(begun: [attempt(1, "a")])) == [.send(attempt(1, "a"), applyingPolicy: false)])
+        // The policy sends 1 again, begun by that same transaction; 3 still waits.
+        let resent = run.committed(.init(decided: [.resend(attempt(1, "a"))]))
+        #expect(resent == [.send(attempt(1, "a"), applyingPolicy: false)])
         // Its answer is stored by the transaction that begins 3.
         let last = commit(run.answered(1, .applied(applied(1))))
         #expect(last?.stored == [1] && last?.begin == [3])

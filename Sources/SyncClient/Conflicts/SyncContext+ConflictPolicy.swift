@@ -45,11 +45,12 @@ extension SyncContext {
     /// Settles a conflict that push just recorded as its table's policy says, in the transaction that
     /// recorded it: leaves it for a person (ask, or a true collision under merge), takes the server's
     /// version, or adopts the server's version under the local or merged values, to be sent again by
-    /// the same push run. Every outcome is journaled (a sent one when the service applies it).
-    nonisolated func settleByPolicy(_ db: Database, _ id: Int64) throws -> PushRun.Answer {
+    /// the same push run (then it returns nil). Every outcome is journaled (a sent one when the
+    /// service applies it).
+    nonisolated func settleByPolicy(_ db: Database, _ id: Int64) throws -> OperationOutcome? {
         guard let operation = try queue.operation(db, id: id), operation.state == .conflict,
             let conflict = try conflict(db, operation)
-        else { return .settled(.conflict) }
+        else { return .conflict }
         let policy = try conflictPolicy(db, for: operation.table)
         let decider: JournalEntry.Decider =
             switch policy {
@@ -59,17 +60,17 @@ extension SyncContext {
             }
         switch policy.action(for: merge(of: conflict)) {
         case .ask:
-            return .settled(.conflict)
+            return .conflict
         case .useServer:
             try useServer(db, id, decidedBy: decider, decision: policy == .merge ? .merge : .useServer, batch: nil)
-            return .settled(.resolvedByServer)
+            return .resolvedByServer
         case .useClient:
             let decision: JournalEntry.Decision = policy == .merge ? .merge : .useClient
             try holdDecision(db, id, PendingDecision(decision: decision, decidedBy: decider))
-            return .sendAgain
+            return nil
         case .pushMerged(let item):
             try holdDecision(db, id, PendingDecision(decision: .merge, decidedBy: decider, values: item))
-            return .sendAgain
+            return nil
         }
     }
 

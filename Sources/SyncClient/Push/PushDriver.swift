@@ -19,7 +19,7 @@ struct PushDriver: Sendable {
     let transport: HTTPTransport
     /// Settles a conflict just recorded, in the transaction that records it, as its table's conflict
     /// policy says (see ``SyncContext/settleByPolicy(_:_:)``).
-    let conflictPolicy: @Sendable (Database, Int64) throws -> PushRun.Answer
+    let conflictPolicy: @Sendable (Database, Int64) throws -> OperationOutcome?
 
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.
     static let maximumResends = 3
@@ -50,9 +50,8 @@ struct PushDriver: Sendable {
     struct Stored: Sendable, Equatable {
         /// The attempts begun, in the order asked (nil for one not to be sent now).
         var begun: [PushAttempt?] = []
-        /// What became of each conflict recorded, in the order given: in conflict, settled by the
-        /// server's version, or (a policy's Use Client or merge) to be begun and sent again.
-        var decided: [PushRun.Answer] = []
+        /// What became of each conflict recorded, in the order given.
+        var decided: [PushRun.Decision] = []
     }
 
     /// Sends a begun attempt and applies the decisions on the service's answers until the operation
@@ -122,7 +121,8 @@ struct PushDriver: Sendable {
 
     /// One transaction: stores applied answers, each item in its row (and a decision held with the
     /// operation is journaled); records the conflicts, each settled by its table's policy when it asks
-    /// for that; then begins the attempts of the operations `next`. When that transaction fails,
+    /// for that (an operation its policy sends again is begun again at once); then begins the attempts
+    /// of the operations `next`. When that transaction fails,
     /// nothing of it is stored: the operations are left attempted, and the next push recognises their
     /// changes on the service (or meets the conflicts again) and completes them then.
     func store(
@@ -133,11 +133,14 @@ struct PushDriver: Sendable {
         do {
             return try await queue.store.asyncWrite { db in
                 try queue.complete(db, answers.map { ($0.operationId, $0.serverItem) })
-                let decided = try conflicts.map { conflict -> PushRun.Answer in
+                let decided = try conflicts.map { conflict -> PushRun.Decision in
+                    let id = conflict.operationId
                     try queue.recordConflict(
-                        db, conflict.operationId, serverItem: conflict.serverItem, status: conflict.status,
-                        sent: conflict.sent)
-                    return conflict.applyingPolicy ? try policy(db, conflict.operationId) : .settled(.conflict)
+                        db, id, serverItem: conflict.serverItem, status: conflict.status, sent: conflict.sent)
+                    guard conflict.applyingPolicy else { return .settled(.conflict) }
+                    if let outcome = try policy(db, id) { return .settled(outcome) }
+                    guard let again = try queue.beginAttempts(db, ids: [id])[0] else { return .settled(.skipped) }
+                    return .resend(again)
                 }
                 return Stored(begun: try queue.beginAttempts(db, ids: next), decided: decided)
             }

@@ -37,18 +37,24 @@ struct PushRun: Sendable {
         }
     }
 
-    /// What became of a request, or of a conflict a transaction recorded.
+    /// What became of a request.
     enum Answer: Sendable, Equatable {
         /// The service applied the operation; its answer waits to be stored.
         case applied(PushDriver.AppliedAnswer)
         /// The service holds another version, or none; the conflict waits to be recorded (and given
         /// to its table's policy).
         case conflicted(PushDriver.ConflictAnswer)
-        /// The outcome is in the queue already (in conflict, refused, settled by the server's version,
-        /// or no longer to be sent).
+        /// The outcome is in the queue already (refused, or no longer to be sent).
         case settled(OperationOutcome)
-        /// The conflict policy adopted the server's version: the operation is begun and sent again.
-        case sendAgain
+    }
+
+    /// What a transaction made of a conflict it recorded.
+    enum Decision: Sendable, Equatable {
+        /// In conflict (waiting for a person), or settled by the server's version.
+        case settled(OperationOutcome)
+        /// Its policy adopted the server's version under the local or merged values (Use Client, a
+        /// merge): the same transaction began the operation again, and this attempt goes out first.
+        case resend(PushAttempt)
     }
 
     /// What the runner is asked to do.
@@ -87,10 +93,6 @@ struct PushRun: Sendable {
         var next = 0
         /// Passed over because their item was busy, in queue order: considered first.
         var passed: [Queued] = []
-        /// To begin again first (a conflict policy adopted the server's version).
-        var again: [Int64] = []
-        /// Of those, the ones the running transaction begins again: their attempts go first.
-        var resending: [Int64] = []
         /// Begun, not sent yet, in the order to send them.
         var ready: [PushAttempt] = []
         /// On the wire.
@@ -112,7 +114,7 @@ struct PushRun: Sendable {
 
         /// Nothing left anywhere.
         var isEmpty: Bool {
-            !hasWaiting && again.isEmpty && ready.isEmpty && inFlight.isEmpty && received.isEmpty
+            !hasWaiting && ready.isEmpty && inFlight.isEmpty && received.isEmpty
                 && conflicts.isEmpty && committing == nil
         }
 
@@ -190,10 +192,10 @@ struct PushRun: Sendable {
     mutating func committed(_ stored: PushDriver.Stored) -> [Action] {
         switch state {
         case .running(var pipeline):
-            absorbCommit(stored, into: &pipeline, sendingAgain: true)
+            absorbCommit(stored, into: &pipeline, running: true)
             return advance(pipeline)
         case .draining(var pipeline, let error):
-            absorbCommit(stored, into: &pipeline, sendingAgain: false)
+            absorbCommit(stored, into: &pipeline, running: false)
             return drain(pipeline, error)
         case .idle, .finished:
             return []
@@ -219,10 +221,10 @@ struct PushRun: Sendable {
     mutating func answered(_ id: Int64, _ answer: Answer) -> [Action] {
         switch state {
         case .running(var pipeline):
-            absorb(id, answer, into: &pipeline, sendingAgain: true)
+            absorb(id, answer, into: &pipeline)
             return advance(pipeline)
         case .draining(var pipeline, let error):
-            absorb(id, answer, into: &pipeline, sendingAgain: false)
+            absorb(id, answer, into: &pipeline)
             return drain(pipeline, error)
         case .idle, .finished:
             return []
@@ -262,38 +264,38 @@ struct PushRun: Sendable {
     // MARK: Decisions
 
     private mutating func absorbCommit(
-        _ outcome: PushDriver.Stored, into pipeline: inout Pipeline, sendingAgain: Bool
+        _ outcome: PushDriver.Stored, into pipeline: inout Pipeline, running: Bool
     ) {
         guard let (stored, recorded, asked) = pipeline.committing.take() else { return }
         for id in stored {
             result.add(.pushed, id)
             pipeline.settle(id)
         }
-        for (id, decision) in zip(recorded, outcome.decided) {
-            decide(id, decision, in: &pipeline, sendingAgain: sendingAgain)
-        }
         var resent: [PushAttempt] = []
-        for (id, attempt) in zip(asked, outcome.begun) {
-            if let attempt {
-                if pipeline.resending.contains(id) { resent.append(attempt) } else { pipeline.ready.append(attempt) }
-            } else {
-                result.add(.skipped, id)
-                answered += 1
-                pipeline.settle(id)
+        for (id, decision) in zip(recorded, outcome.decided) {
+            switch decision {
+            case .settled(let outcome):
+                settle(id, outcome, in: &pipeline)
+            case .resend(let attempt):
+                pipeline.policyApplied.insert(id)
+                resent.append(attempt)
+                // Stopping: put back with the attempts not sent, its decision held for the next push.
+                if !running { answered += 1 }
             }
         }
+        for (id, attempt) in zip(asked, outcome.begun) {
+            if let attempt { pipeline.ready.append(attempt) } else { settle(id, .skipped, in: &pipeline) }
+        }
         pipeline.ready.insert(contentsOf: resent, at: 0)
-        pipeline.resending = []
     }
 
     private mutating func dropCommit(from pipeline: inout Pipeline) {
         guard let (stored, recorded, asked) = pipeline.committing.take() else { return }
         answered += recorded.count
         for id in stored + recorded + asked { pipeline.settle(id) }
-        pipeline.resending = []
     }
 
-    private mutating func absorb(_ id: Int64, _ answer: Answer, into pipeline: inout Pipeline, sendingAgain: Bool) {
+    private mutating func absorb(_ id: Int64, _ answer: Answer, into pipeline: inout Pipeline) {
         pipeline.inFlight.remove(id)
         switch answer {
         case .applied(let applied):
@@ -301,33 +303,15 @@ struct PushRun: Sendable {
             answered += 1
         case .conflicted(let conflict):
             pipeline.conflicts.append(conflict)
-        case .settled, .sendAgain:
-            decide(id, answer, in: &pipeline, sendingAgain: sendingAgain)
+        case .settled(let outcome):
+            settle(id, outcome, in: &pipeline)
         }
     }
 
-    /// A settled outcome, or a policy's decision to send the operation again (while stopping, that
-    /// decision stays held with the queued operation for the next push).
-    private mutating func decide(_ id: Int64, _ answer: Answer, in pipeline: inout Pipeline, sendingAgain: Bool) {
-        switch answer {
-        case .applied, .conflicted:
-            assertionFailure("a transaction decides a conflict as settled or sent again")
-            answered += 1
-            pipeline.settle(id)
-        case .settled(let outcome):
-            result.add(outcome, id)
-            answered += 1
-            pipeline.settle(id)
-        case .sendAgain:
-            pipeline.policyApplied.insert(id)
-            if sendingAgain {
-                pipeline.again.append(id)
-            } else {
-                // Stopping: the decision stays held with the queued operation for the next push.
-                answered += 1
-                pipeline.settle(id)
-            }
-        }
+    private mutating func settle(_ id: Int64, _ outcome: OperationOutcome, in pipeline: inout Pipeline) {
+        result.add(outcome, id)
+        answered += 1
+        pipeline.settle(id)
     }
 
     /// The next actions of a running pipeline: sends up to the window, then a transaction when there
@@ -335,8 +319,8 @@ struct PushRun: Sendable {
     private mutating func advance(_ pipeline: Pipeline) -> [Action] {
         var pipeline = pipeline
         var actions: [Action] = []
-        // With a window of 1, nothing overtakes an operation that is to be sent again, or may be.
-        let holding = window == 1 && (!pipeline.again.isEmpty || !pipeline.resending.isEmpty || pipeline.deciding)
+        // With a window of 1, nothing overtakes an operation whose policy may send it again.
+        let holding = window == 1 && pipeline.deciding
         while !holding, pipeline.inFlight.count < window, !pipeline.ready.isEmpty {
             let attempt = pipeline.ready.removeFirst()
             pipeline.inFlight.insert(attempt.operationId)
@@ -367,10 +351,8 @@ struct PushRun: Sendable {
             if let item = next.items[answer.operationId] { next.free(item, heldBy: answer.operationId) }
         }
         var begin: [Int64] = []
-        if !next.again.isEmpty || (next.hasWaiting && next.ready.count < max(window, batchSize / 2)) {
-            next.resending = next.again
-            begin = next.again + take(batchSize - next.again.count, from: &next)
-            next.again = []
+        if next.hasWaiting && next.ready.count < max(window, batchSize / 2) {
+            begin = take(batchSize, from: &next)
         }
         let answers = next.received.count + next.conflicts.count
         let storing =

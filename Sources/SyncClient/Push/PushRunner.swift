@@ -40,13 +40,16 @@ struct PushRunner: Sendable {
                 progress(run.answered)
             }
         }
-        let (answers, conflicts, unsent, error) = ending
+        var (answers, conflicts, unsent, error) = ending
         var result = run.result
         if let stored = try? await driver.store(answers, recording: conflicts) {
             for answer in answers { result.add(.pushed, answer.operationId) }
             for (conflict, decision) in zip(conflicts, stored.decided) {
-                // A policy's decision to send it again stays held with the operation for the next push.
-                if case .settled(let outcome) = decision { result.add(outcome, conflict.operationId) }
+                switch decision {
+                case .settled(let outcome): result.add(outcome, conflict.operationId)
+                // Not sent in this run: its policy's decision stays held with it for the next push.
+                case .resend(let attempt): unsent.append(attempt)
+                }
             }
         }
         try? await driver.queue.release(unsent)
