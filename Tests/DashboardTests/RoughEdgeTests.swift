@@ -16,7 +16,7 @@ import Testing
 /// What a new user met first: quick complete, delete confirmation, refused changes, header truth.
 @Suite(.timeLimit(.minutes(2))) struct RoughEdgeTests {
     @Test func quickCompleteWorksAsAFormAndAsAScriptCall() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let table = harness.dashboard.context.table("todoitem")
         let id = try table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
         let list = try await harness.client.send(.get, "/?show=active")
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func aRefusedChangeIsCountedReadableAndRetriedOnceTheServiceIsFixed() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         // A gateway in front of the service that refuses every change with an HTML error page, as a
         // misconfigured proxy does, until it is fixed.
         let context = harness.dashboard.context
@@ -146,7 +146,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct QueuePagingTests {
     @Test func theQueuePageShowsAtMostAHundredChangesWithLinksToTheRest() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let todos = harness.dashboard.context.table("todoitem")
         for index in 0..<150 { try todos.insert(["text": .string("queued \(index)"), "complete": .bool(false)]) }
         let first = try await harness.client.send(.get, "/operations")

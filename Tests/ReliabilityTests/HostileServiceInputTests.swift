@@ -13,7 +13,7 @@ import Testing
 @Suite struct HostileServiceInputTests {
     /// A service with a few rows (one soft-deleted), and a snapshot of everything it holds.
     private func seeded() async throws -> ReliabilityHarness {
-        let harness = try ReliabilityHarness()
+        let harness = try await ReliabilityHarness()
         for index in 0..<6 {
             let body = #"{"id":"r\#(index)","text":"row \#(index)","complete":\#(index % 2 == 0)}"#
             #expect(try await harness.send(.post, "/tables/todoitem", body: Data(body.utf8)).status == 201)

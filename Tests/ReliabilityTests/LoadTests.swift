@@ -2,6 +2,7 @@ import Foundation
 import SyncClient
 import SyncProtocol
 import Synchronization
+import TestSupport
 import Testing
 
 /// Many clients pushing to one service at once: every change is applied or reported as a
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func fiftyClientsPushingAtOnceLoseNothingAndTheServiceKeepsAnswering() async throws {
-        let harness = try ReliabilityHarness()
+        let harness = try await ReliabilityHarness()
         defer { harness.stop() }
         let seeder = try harness.client("seeder", direct: true)
         for index in 0..<Self.sharedItems {
@@ -36,7 +37,7 @@ import Testing
 
         let contexts = try (0..<Self.clients).map { index in
             try SyncContext(
-                path: harness.folder + "/load-\(index).sqlite",
+                path: harness.folder.file("load-\(index).sqlite"),
                 configuration: SyncConfiguration(
                     remoteURL: URL(string: harness.service.url)!, requestTimeout: 30, conflictPolicy: .serverWins))
         }

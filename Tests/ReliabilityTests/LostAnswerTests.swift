@@ -8,7 +8,7 @@ import Testing
 /// recognise its own change instead of dropping the version or conflicting with itself.
 /// A harness whose client has pushed `s0` ("seed") cleanly.
 private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
-    let harness = try ReliabilityHarness()
+    let harness = try await ReliabilityHarness()
     let context = try harness.client()
     try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
     _ = try await context.push()
@@ -33,7 +33,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     }
 
     @Test func insertWhoseAnswersAreAllGarbledStopsInsteadOfCallingItDeleted() async throws {
-        let harness = try ReliabilityHarness(plan: .always(.corruptBody))
+        let harness = try await ReliabilityHarness(plan: .always(.corruptBody))
         defer { harness.stop() }
         let context = try harness.client()
         try context.table("todoitem").insert(["id": "n0", "text": "new"])
@@ -86,7 +86,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     }
 
     @Test func insertEditedAfterTwoLostAnswersIsPushedWithoutConflict() async throws {
-        let harness = try ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
+        let harness = try await ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
         defer { harness.stop() }
         let context = try harness.client()
         let table = context.table("todoitem")

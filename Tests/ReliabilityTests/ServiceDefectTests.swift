@@ -5,7 +5,7 @@ import Testing
 /// Defects the hostile-input fuzzing found in the service, one test each.
 @Suite struct ServiceDefectTests {
     @Test func queryThatIsNotUTF8IsAnsweredInJSONToAJSONClient() async throws {
-        let harness = try ReliabilityHarness()
+        let harness = try await ReliabilityHarness()
         defer { harness.stop() }
         let reply = try await harness.get("/tables/todoitem?$filter=%FF%FE")
         #expect(reply.status == 400)
@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func longOrChainOfIdsIsAnsweredNotFailed() async throws {
-        let harness = try ReliabilityHarness()
+        let harness = try await ReliabilityHarness()
         defer { harness.stop() }
         for index in 0..<3 {
             _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r\#(index)","text":"t"}"#.utf8))
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func filterTooComplexForSQLiteIsA400WithAMessage() async throws {
-        let harness = try ReliabilityHarness()
+        let harness = try await ReliabilityHarness()
         defer { harness.stop() }
         _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r0","text":"t"}"#.utf8))
         let filters = [

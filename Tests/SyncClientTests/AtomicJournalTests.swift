@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -13,9 +14,9 @@ struct AtomicJournalTests {
     let folder: TemporaryFolder
     let service: LiveService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await LiveService(folder: folder)
     }
 
     /// Operations 1...count in conflict (see ``LiveService/changeOnBothSides(_:pulledBy:)``).
@@ -102,12 +103,12 @@ struct AtomicJournalTests {
 
     @Test func aDecisionCutOffBeforeItsAnswerIsJournaledByThePushAfterARestart() async throws {
         let context = try await conflicts(1)
-        service.stop()
+        await service.stop()
         await #expect(throws: SyncError.self) { try await context.useClient(1) }
         #expect(try heldDecisions(context) == 1 && context.journalCount() == 0)
         try await context.close()
 
-        let restarted = try LiveService(restarting: service)
+        let restarted = try await LiveService(restarting: service)
         let reopened = try SyncContext.temporary(in: folder, remote: restarted.url)
         #expect(try await reopened.push().pushed == [1])
         let entry = try #require(try reopened.journal().entries.first)

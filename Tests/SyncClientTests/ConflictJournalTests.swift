@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -11,9 +12,9 @@ struct ConflictJournalTests {
     let folder: TemporaryFolder
     let service: LiveService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await LiveService(folder: folder)
     }
 
     /// `count` items pulled by the client, each then edited on both sides ("server i" / "client i"):

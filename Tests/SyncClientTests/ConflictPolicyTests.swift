@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -10,9 +11,9 @@ struct ConflictPolicyTests {
     let folder: TemporaryFolder
     let service: LiveService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await LiveService(folder: folder)
     }
 
     /// A client holding `a` ("milk", not complete) from the server; then `client` is applied locally

@@ -1,6 +1,6 @@
+import FaultProxy
 import Foundation
 import GRDB
-import HTTPServer
 import HTTPTypes
 import SyncProtocol
 import TableService
@@ -9,56 +9,40 @@ import Testing
 
 @testable import SyncClient
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
-/// The real table service on 127.0.0.1, an ephemeral port and a temporary SQLite file.
+/// The real table service (TestSupport's ``TestService``, on a temporary SQLite file) with the
+/// tables these tests sync, and a REST client that writes to it as another device would.
 final class LiveService: Sendable {
-    let databasePath: String
-    let running: RunningTableService
+    let service: TestService
     /// Plain protocol requests to the service, on a connection pool of this service's own.
     let rest: RESTClient
 
     init(
         folder: TemporaryFolder, tables: [String] = ["todoitem", "tag"], applicationKey: String? = nil,
         signIn: SignIn? = nil
-    ) throws {
-        databasePath = folder.file("service.sqlite")
-        running = try TableService.start(
-            TableService.Configuration(
-                database: .sqlite(path: databasePath), applicationKey: applicationKey, tables: tables, signIn: signIn),
-            port: 0, quiet: true)
-        rest = RESTClient(base: running.url)
+    ) async throws {
+        service = try await TestService.sqlite(in: folder, tables: tables) { configuration in
+            configuration.applicationKey = applicationKey
+            configuration.signIn = signIn
+        }
+        rest = RESTClient(base: service.url)
     }
 
     /// The same database served again (after ``stop()``) at the same address: the same service, so a
-    /// store bound to it keeps its rows and queue. Retries for a moment while the port is released.
-    init(restarting previous: LiveService, tables: [String] = ["todoitem", "tag"]) throws {
-        databasePath = previous.databasePath
-        running = try Self.start(databasePath, tables: tables, port: previous.running.port)
-        rest = RESTClient(base: running.url)
+    /// store bound to it keeps its rows and queue.
+    init(restarting previous: LiveService) async throws {
+        service = try await previous.service.restarted()
+        rest = RESTClient(base: service.url)
     }
 
-    private static func start(_ path: String, tables: [String], port: Int) throws -> RunningTableService {
-        var attempt = 0
-        while true {
-            do {
-                return try TableService.start(
-                    TableService.Configuration(database: .sqlite(path: path), tables: tables), port: port, quiet: true)
-            } catch {
-                attempt += 1
-                guard attempt < 50 else { throw error }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-        }
+    var url: URL { URL(string: service.url)! }
+    var databasePath: String { service.sqlitePath ?? "" }
+
+    /// A fault proxy in front of the service, passing everything until told otherwise.
+    func proxy(plan: FaultPlan = .passThrough) async throws -> FaultProxy {
+        try await service.proxy(plan: plan)
     }
 
-    var url: URL { URL(string: running.url)! }
-
-    func stop() { running.stop() }
-
-    deinit { running.stop() }
+    func stop() async { await service.stop() }
 }
 
 extension LiveService {
@@ -156,93 +140,6 @@ struct RESTClient: Sendable {
             }
             try await group.waitForAll()
         }
-    }
-}
-
-/// A test-only HTTP server that forwards to the real service and lets a test alter one exchange:
-/// for faults the real service cannot produce (a lost answer, the official server's 409 echo).
-///
-/// Everything here is synchronous on the server's own threads (URLSession with a completion handler
-/// and a semaphore): a handler that waited for Swift concurrency could deadlock with a test whose
-/// task stops the server on one of the two cooperative threads.
-final class FaultProxy: Sendable {
-    typealias Forward = @Sendable () throws -> Response
-    let server: HTTPServer
-    private let log = Locked<[String]>([])
-
-    /// `rule` gets each request and a way to forward it; it returns what the client receives.
-    init(target: String, rule: @escaping @Sendable (Request, Forward) throws -> Response) throws {
-        var router = Router()
-        let log = self.log
-        for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
-            router.on(
-                method, "/tables/*",
-                .sync { request in
-                    log.withLock { $0.append("\(request.method.rawValue) \(request.path)") }
-                    return try rule(request, { try FaultProxy.forward(request, to: target) })
-                })
-        }
-        server = try HTTPServer(
-            configuration: .init(host: "127.0.0.1", port: 0, threadPoolSize: 4), responder: router.buildResponder())
-    }
-
-    var url: URL { URL(string: server.url)! }
-    /// `METHOD /path` of every request received, in order.
-    var requests: [String] { log.withLock { $0 } }
-
-    deinit { server.stop() }
-
-    static func forward(_ request: Request, to target: String) throws -> Response {
-        let path = request.pathSegments.map { HTTPTransport.encode($0) }.joined(separator: "/")
-        var text = target + "/" + path
-        if !request.queryItems.isEmpty {
-            text +=
-                "?"
-                + request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
-                .joined(separator: "&")
-        }
-        var outgoing = URLRequest(url: URL(string: text)!)
-        outgoing.httpMethod = request.method.rawValue
-        for field in request.headers
-        where [ProtocolHeader.apiVersion, .ifMatch, .contentType, ProtocolHeader.applicationKey].contains(field.name) {
-            outgoing.setValue(field.value, forHTTPHeaderField: field.name.rawName)
-        }
-        if !request.body.isEmpty { outgoing.httpBody = request.body }
-        let (data, http) = try blockingSend(outgoing)
-        var headers = HTTPFields()
-        for (name, value) in http.allHeaderFields {
-            guard let name = HTTPField.Name("\(name)"), [.eTag, .contentType, .link].contains(name) else { continue }
-            headers.append(HTTPField(name: name, value: "\(value)"))
-        }
-        return Response(status: HTTPResponse.Status(code: http.statusCode), headers: headers, body: data)
-    }
-}
-
-/// Sends a request and blocks the calling (non-cooperative) thread until the answer.
-func blockingSend(_ request: URLRequest) throws -> (Data, HTTPURLResponse) {
-    let outcome = Locked<Result<(Data, HTTPURLResponse), any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    URLSession.shared.dataTask(with: request) { data, response, error in
-        if let data, let http = response as? HTTPURLResponse {
-            outcome.withLock { $0 = .success((data, http)) }
-        } else {
-            outcome.withLock { $0 = .failure(error ?? URLError(.badServerResponse)) }
-        }
-        done.signal()
-    }.resume()
-    done.wait()
-    return try outcome.withLock { $0! }.get()
-}
-
-extension RESTClient {
-    /// A PATCH from a server thread (no Swift concurrency), for proxy rules.
-    func blockingPatch(_ id: String, _ changes: Item, table: String = "todoitem") throws {
-        var request = URLRequest(url: URL(string: base + "/tables/\(table)/\(id)")!)
-        request.httpMethod = "PATCH"
-        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONEncoder().encode(changes)
-        _ = try blockingSend(request)
     }
 }
 

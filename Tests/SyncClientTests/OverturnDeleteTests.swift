@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -12,9 +13,9 @@ struct OverturnDeleteTests {
     let folder: TemporaryFolder
     let service: LiveService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await LiveService(folder: folder)
     }
 
     /// "milk" pulled by the client; then the service deletes it while the client edits it to "oat milk".

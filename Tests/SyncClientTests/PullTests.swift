@@ -1,7 +1,9 @@
+import FaultProxy
 import Foundation
 import GRDB
 import HTTPServer
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -38,7 +40,7 @@ struct PullTests {
 
     @Test func incrementalPullOf10kRowsThenOnlyTheChanges() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(10_000)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         let todo = context.table("todoitem")
@@ -62,13 +64,13 @@ struct PullTests {
 
     @Test func rowsSharingOneUpdatedAtAllArriveOnce() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
             try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem)")
         }
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let proxy = try await service.proxy()
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
         #expect(result.received == 250)
         #expect(result.pages == 6)
@@ -79,27 +81,25 @@ struct PullTests {
         // A server whose filter cannot compare ids (the cursor makes no progress): the client must
         // fall back to `updatedAt ge` with $skip, and still get every row once.
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
             try db.execute(
                 sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem) WHERE id < 'row-000120'")
         }
-        let target = service.running.url
-        let proxy = try FaultProxy(target: target) { request, _ in
-            var items = request.queryItems
-            if let index = items.firstIndex(where: { $0.name == "$filter" }), items[index].value.contains(" or ") {
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
+            var rewritten = request
+            if let index = rewritten.queryItems.firstIndex(where: { $0.name == "$filter" }),
+                let value = rewritten.queryItems[index].value, value.contains(" or ")
+            {
                 // Keep only the `updatedAt` part of the cursor: `(updatedAt ge T)`.
-                let value = items[index].value
                 let time = value.components(separatedBy: "datetimeoffset'")[1].components(separatedBy: "'")[0]
-                items[index].value = "(updatedAt ge datetimeoffset'\(time)')"
+                rewritten.queryItems[index].value = "(updatedAt ge datetimeoffset'\(time)')"
             }
-            let rewritten = Request(
-                method: request.method, path: request.path, queryItems: items, headers: request.headers,
-                body: request.body)
-            return try FaultProxy.forward(rewritten, to: target)
+            return .answer(try await upstream.forward(rewritten))
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
         #expect(try context.table("todoitem").count() == 250)
         #expect(result.received >= 250)
@@ -110,18 +110,16 @@ struct PullTests {
 
     @Test func pullAgainstAServerThatIgnoresPagingTerminates() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(30)
-        let target = service.running.url
-        let proxy = try FaultProxy(target: target) { request, _ in
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
             // Ignores $filter and $skip: always the same first page.
-            let plain = Request(
-                method: request.method, path: request.path,
-                queryItems: request.queryItems.filter { $0.name == "$top" || $0.name == "__includeDeleted" },
-                headers: request.headers, body: request.body)
-            return try FaultProxy.forward(plain, to: target)
+            var plain = request
+            plain.queryItems = request.queryItems.filter { $0.name == "$top" || $0.name == "__includeDeleted" }
+            return .answer(try await upstream.forward(plain))
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         // Its second page holds the first page's rows again, from before the cursor asked for.
         let error = await #expect(throws: SyncError.self) {
             try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
@@ -135,17 +133,17 @@ struct PullTests {
 
     @Test func interruptedPullResumesWithoutLoss() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(500)
         let pages = Locked(0)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+        let proxy = try await service.proxy()
+        proxy.intercept { _, _ in
             let page = pages.withLock { value -> Int in
                 value += 1; return value
             }
-            if page == 4 { return .jsonError("The server is restarting.", status: .serviceUnavailable) }
-            return try forward()
+            return page == 4 ? .answer(.json(503, #"{"error":"The server is restarting."}"#)) : nil
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let todo = context.table("todoitem")
         await #expect(throws: SyncError.stopped(.serverError(status: 503, message: "The server is restarting."))) {
             try await todo.pull(queryId: "q", settings: PullSettings(pageSize: 100))
@@ -158,7 +156,7 @@ struct PullTests {
 
     @Test func softDeletesRemoveLocalRows() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.insert(["id": "a", "text": "one"])
         try await service.rest.insert(["id": "b", "text": "two"])
         let context = try SyncContext.temporary(in: folder, remote: service.url)
@@ -171,7 +169,7 @@ struct PullTests {
 
     @Test func pullWithoutQueryIdFetchesEverythingMatching() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(120)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         let done = TableQuery(where: .equal("complete", true))
@@ -183,7 +181,7 @@ struct PullTests {
 
     @Test func pullPushesPendingChangesFirst() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.table("todoitem").pull(queryId: "q")
@@ -195,7 +193,7 @@ struct PullTests {
 
     @Test func purgeThenPullFetchesEverythingAgain() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.seed(20)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         let todo = context.table("todoitem")
@@ -210,7 +208,7 @@ struct PullTests {
 
     @Test func closeAndReopenMidQueueKeepsTheSameQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let first = try SyncContext.temporary(in: folder, remote: service.url)
         try await service.rest.insert(["id": "s", "text": "server"])
         _ = try await first.table("todoitem").pull()

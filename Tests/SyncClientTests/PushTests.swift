@@ -1,8 +1,10 @@
+import FaultProxy
 import Foundation
 import GRDB
 import HTTPServer
 import SyncProtocol
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -11,10 +13,10 @@ import Testing
 struct PushTests {
     @Test func aWindowOfOneSendsEveryKindInQueueOrderAcrossTables() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
+        let service = try await LiveService(folder: folder)
+        let proxy = try await service.proxy()
         let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url, tables: [tags], pushWindow: 1)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint, tables: [tags], pushWindow: 1)
         try await service.rest.insert(["id": "old", "text": "server row"])
         try await service.rest.insert(["id": "gone", "text": "to delete"])
         _ = try await context.table("todoitem").pull()
@@ -51,18 +53,19 @@ struct PushTests {
 
     @Test func aPushCommitsOncePerBatchAndMarksEachOperationInFlightBeforeSendingIt() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let seen = Mutex<[String]>([])
         let path = folder.file("store.sqlite")
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+        let proxy = try await service.proxy()
+        proxy.intercept { _, _ in
             // What the store says while the request is on its way.
             let states = try DatabaseQueue(path: path).read { db in
                 try String.fetchAll(db, sql: "SELECT itemId || ' ' || state FROM __operations ORDER BY id")
             }
             seen.withLock { $0.append(states.joined(separator: ", ")) }
-            return try forward()
+            return nil
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         for index in 0..<3 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
         // The catch-up the opening started commits too: only the push's commits are counted.
         await context.listIndexesCaughtUp()
@@ -79,7 +82,7 @@ struct PushTests {
 
     @Test func pushWritesTheServersItemBack() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         _ = try await context.push()
@@ -96,7 +99,7 @@ struct PushTests {
 
     @Test func deleteOfAnItemAlreadyGoneOnTheServerCountsAsDone() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
@@ -110,7 +113,7 @@ struct PushTests {
 
     @Test func aPushedRowTakesTheServicesVersionAndStaysFoundBySearch() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         try context.table("todoitem").insert(["id": "a", "text": "water the plants", "complete": true])
         _ = try await context.push()
@@ -127,12 +130,12 @@ struct PushTests {
 
     @Test func serverStoppedMidPushKeepsTheQueueAndRetrySucceedsAfterRestart() async throws {
         let folder = try TemporaryFolder()
-        var service = try LiveService(folder: folder)
+        var service = try await LiveService(folder: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         for index in 0..<300 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         let stopper = Task { [service] in
             for await progress in context.progressUpdates() where progress.activity == .pushing && progress.done >= 5 {
-                service.stop()
+                await service.stop()
                 return
             }
         }
@@ -147,7 +150,7 @@ struct PushTests {
         #expect(left > 0 && left < 300)
         #expect(try context.status().lastSync?.stopReason != nil)
 
-        service = try LiveService(restarting: service)
+        service = try await LiveService(restarting: service)
         try await context.setRemote(url: service.url, applicationKey: nil)
         let result = try await context.push()
         #expect(result.conflicts.isEmpty && result.failed.isEmpty)
@@ -157,17 +160,11 @@ struct PushTests {
 
     @Test func lostAnswerToACommittedInsertIsRecognisedOnRetry() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let dropped = Trigger(armed: true)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try forward()
-            if request.method == .post, dropped.take() {
-                Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
-            }
-            return response
-        }
+        let service = try await LiveService(folder: folder)
+        let proxy = try await service.proxy()
+        proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["insert a attempted"])
@@ -182,17 +179,11 @@ struct PushTests {
 
     @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let dropped = Trigger(armed: true)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try forward()
-            if request.method == .post, dropped.take() {
-                Thread.sleep(forTimeInterval: 2)
-            }
-            return response
-        }
+        let service = try await LiveService(folder: folder)
+        let proxy = try await service.proxy()
+        proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         try context.table("todoitem").update(["id": "a", "text": "two"])
@@ -203,18 +194,30 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "two")
     }
 
+    /// Forwards the first request with `method` (the service applies it), then withholds the
+    /// answer: the client waits for it until its deadline gives up, as after a lost answer.
+    static func losingTheFirstAnswer(to method: String) -> Interceptor {
+        let armed = Trigger(armed: true)
+        return { request, upstream in
+            guard request.method == method, armed.take() else { return nil }
+            _ = try await upstream.forward(request)
+            return .withhold
+        }
+    }
+
     @Test func editDuringAnInFlightPushIsKept() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let contextBox = Locked<SyncContext?>(nil)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            if request.method == .patch, let context = contextBox.withLock({ $0 }) {
+        let proxy = try await service.proxy()
+        proxy.intercept { request, _ in
+            if request.method == "PATCH", let context = contextBox.withLock({ $0 }) {
                 // The user edits the item while its update is on the wire.
                 _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
             }
-            return try forward()
+            return nil
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         contextBox.withLock { $0 = context }
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
@@ -235,20 +238,19 @@ struct PushTests {
 
     @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let contextBox = Locked<SyncContext?>(nil)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            guard request.method == .patch, let context = contextBox.withLock({ $0.take() }) else {
-                return try forward()
-            }
-            // The user edits the item while its update is on the wire, then the answer is lost.
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
+            guard request.method == "PATCH", let context = contextBox.withLock({ $0.take() }) else { return nil }
+            // The user edits the item while its update is on the wire, then the answer is lost: the
+            // client waits for it until its 1 s deadline gives up.
             _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
-            let response = try forward()
-            Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
-            return response
+            _ = try await upstream.forward(request)
+            return .withhold
         }
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
         try context.table("todoitem").update(["id": "a", "text": "two"])
@@ -337,9 +339,9 @@ struct PushTests {
 
     @Test func secondPushCallerSharesTheRunningPush() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let service = try await LiveService(folder: folder)
+        let proxy = try await service.proxy()
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         for index in 0..<20 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         async let first = context.push()
         async let second = context.push()
@@ -351,18 +353,19 @@ struct PushTests {
 
     @Test func progressCountsOperationsWhilePushing() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         for index in 0..<10 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        // Watching before the push starts: no update of it is missed.
+        let updates = context.progressUpdates()
         let seen = Task {
             var seen: [String] = []
-            for await progress in context.progressUpdates() {
+            for await progress in updates {
                 seen.append(progress.summary)
                 if progress.activity == .pushing, progress.done == progress.total { break }
             }
             return seen
         }
-        try await Task.sleep(for: .milliseconds(50))
         _ = try await context.push()
         let summaries = await seen.value
         #expect(summaries.contains("pushing 10/10"))
@@ -374,7 +377,7 @@ struct PushTests {
 
     @Test func refusedChangeIsFailedWithTheServersMessageAndPushGoesOn() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         // The service stores no arrays: a JSON column holding one is answered 400.
         let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("meta", .json)])
         let context = try SyncContext.temporary(in: folder, remote: service.url, tables: [tags])
@@ -397,7 +400,7 @@ struct PushTests {
 
     @Test func unauthorisedPushStopsWithAReasonUntilTheKeyIsSet() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder, applicationKey: "secret")
+        let service = try await LiveService(folder: folder, applicationKey: "secret")
         let context = try SyncContext.temporary(in: folder, remote: service.url)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         let error = await #expect(throws: SyncError.self) { try await context.push() }
@@ -416,7 +419,7 @@ struct PushTests {
 struct WindowedPushTests {
     @Test func concurrentPushSendsEverythingAndReportsInQueueOrder() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         try await service.rest.insert(["id": "taken", "text": "theirs"])
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, pushWindow: 4))
@@ -432,21 +435,22 @@ struct WindowedPushTests {
 
     @Test func concurrentPushStoppedByTheServerKeepsTheQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let count = Locked(0)
         let maintenance = Locked(true)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in
+        let proxy = try await service.proxy()
+        proxy.intercept { _, _ in
             if maintenance.withLock({ $0 }),
                 count.withLock({ value -> Int in
                     value += 1; return value
                 }) > 10
             {
-                return .jsonError("Down for maintenance.", status: .serviceUnavailable)
+                return .answer(.json(503, #"{"error":"Down for maintenance."}"#))
             }
-            return try forward()
+            return nil
         }
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, pushWindow: 4))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, pushWindow: 4))
         for index in 0..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         await #expect(throws: SyncError.self) { try await context.push() }
         let onServer = try await service.rest.all().count

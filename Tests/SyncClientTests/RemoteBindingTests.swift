@@ -1,6 +1,9 @@
+import FaultProxy
 import Foundation
 import GRDB
 import SyncProtocol
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -17,8 +20,8 @@ struct RemoteBindingTests {
         folder = try TemporaryFolder()
         let folderA = try TemporaryFolder()
         let folderB = try TemporaryFolder()
-        b = try LiveService(folder: folderB)
-        a = try LiveService(folder: folderA)
+        b = try await LiveService(folder: folderB)
+        a = try await LiveService(folder: folderA)
         try await b.rest.seed(300, prefix: "b")
         try await a.rest.seed(500, prefix: "a")
     }
@@ -250,18 +253,26 @@ struct RemoteBindingTests {
     }
 
     @Test func switchingCancelsARunningPullSoNothingOfTheOldServiceLands() async throws {
-        // A reached through a proxy that takes its time over every page.
-        let slowA = try FaultProxy(target: a.running.url) { _, forward in
-            Thread.sleep(forTimeInterval: 0.05)
-            return try forward()
+        // A reached through a proxy that passes two pages, then holds the third one's answer until
+        // the client gives up on it.
+        let slowA = try await a.proxy()
+        let thirdPage = TestEvent()
+        let pages = Mutex(0)
+        slowA.intercept { _, _ in
+            guard
+                pages.withLock({ count in
+                    count += 1
+                    return count
+                }) > 2
+            else { return nil }
+            thirdPage.signal()
+            return .withhold
         }
-        let context = try SyncContext.temporary(in: folder, remote: slowA.url)
+        let context = try SyncContext.temporary(in: folder, remote: slowA.endpoint)
         let pull = Task {
             try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 5))
         }
-        for await progress in context.progressUpdates() where progress.activity == .pulling && progress.done >= 10 {
-            break
-        }
+        await thirdPage.wait()
         try await context.setRemote(url: b.url, applicationKey: nil)
         await #expect(throws: SyncError.stopped(.cancelled)) { try await pull.value }
         #expect(try context.table("todoitem").count() == 0)
@@ -340,8 +351,8 @@ struct ClientRemoteSwitchTests {
 
     @Test func anotherRemoteWithQueuedChangesIsRefusedNamingTheFlagThenEachChoiceWorks() async throws {
         let folder = try TemporaryFolder()
-        let a = try LiveService(folder: try TemporaryFolder())
-        let b = try LiveService(folder: try TemporaryFolder())
+        let a = try await LiveService(folder: try TemporaryFolder())
+        let b = try await LiveService(folder: try TemporaryFolder())
         try await b.rest.seed(30, prefix: "b")
         try await a.rest.seed(50, prefix: "a")
         let store = folder.file("store.sqlite")

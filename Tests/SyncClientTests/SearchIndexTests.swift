@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -90,7 +91,7 @@ struct SearchIndexTests {
 
     @Test func theIndexerCatchesUpAfterAPullInChunks() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         let count = ListIndexer.chunk + 321
         try await service.rest.seed(count, prefix: "r")
         let context = try SyncContext.temporary(in: folder, remote: service.url)

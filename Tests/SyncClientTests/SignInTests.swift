@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import TableService
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -12,7 +13,7 @@ import Testing
 
     @Test func twoSignedInDevicesSyncOnlyTheirOwnRows() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder, signIn: Self.signIn)
+        let service = try await LiveService(folder: folder, signIn: Self.signIn)
         let alice = try SyncContext(
             path: folder.file("alice.sqlite"),
             configuration: .init(
@@ -35,7 +36,7 @@ import Testing
 
     @Test func refusedTokenStopsTheSyncAndKeepsTheQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder, signIn: Self.signIn)
+        let service = try await LiveService(folder: folder, signIn: Self.signIn)
         let expired = try await TokenIssuer.token(
             for: "alice", signIn: Self.signIn, lifetime: .seconds(60), now: Date() - 3600)
         let context = try SyncContext(

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -16,7 +17,7 @@ struct StoreUpgradeTests {
     @Test func storeOfTheFirstSchemaUpgradesAndItsLostAnswerIsRecognised() async throws {
         let folder = try TemporaryFolder()
         try FileManager.default.copyItem(atPath: Self.firstSchemaStore, toPath: folder.file("store.sqlite"))
-        let service = try LiveService(folder: folder)
+        let service = try await LiveService(folder: folder)
         // The first attempt had reached the service; only its answer was lost.
         try await service.rest.insert(["id": "a", "text": "first", "complete": false])
 

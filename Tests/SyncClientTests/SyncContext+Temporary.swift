@@ -1,20 +1,9 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
-
-/// A fresh folder under the system's temporary directory, one per test.
-struct TemporaryFolder {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "todosync-client-tests/" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-}
 
 /// A remote address where nothing listens (port 1 on loopback refuses at once).
 let unreachableURL = URL(string: "http://127.0.0.1:1")!
