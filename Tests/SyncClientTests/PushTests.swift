@@ -169,12 +169,13 @@ struct PushTests {
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["insert a attempted"])
 
-        let result = try await context.push()
+        let retrying = try await context.reopened(at: folder.file("store.sqlite"), remote: proxy.endpoint)
+        let result = try await retrying.push()
         #expect(result.pushed.count == 1)
         #expect(result.conflicts.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.all().count == 1)
-        #expect(try context.table("todoitem").item(id: "a")?.version != nil)
+        #expect(try retrying.table("todoitem").item(id: "a")?.version != nil)
     }
 
     @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
@@ -188,9 +189,10 @@ struct PushTests {
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         try context.table("todoitem").update(["id": "a", "text": "two"])
 
-        let result = try await context.push()
+        let retrying = try await context.reopened(at: folder.file("store.sqlite"), remote: proxy.endpoint)
+        let result = try await retrying.push()
         #expect(result.pushed == [1])
-        #expect(try context.operations().isEmpty)
+        #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "two")
     }
 
@@ -249,19 +251,23 @@ struct PushTests {
             _ = try await upstream.forward(request)
             return .withhold
         }
-        let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
+        let path = folder.file("store.sqlite")
+        let puller = try SyncContext(path: path, configuration: .init(remoteURL: proxy.endpoint))
         try await service.rest.insert(["id": "a", "text": "one"])
-        _ = try await context.table("todoitem").pull()
+        _ = try await puller.table("todoitem").pull()
+        try await puller.close()
+        // The push whose answer is lost, with a deadline of 1 s.
+        let context = try SyncContext(path: path, configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
         try context.table("todoitem").update(["id": "a", "text": "two"])
         contextBox.withLock { $0 = context }
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["update a attempted", "update a pending"])
 
         // The second operation begins only once the first one's answer is stored.
-        let result = try await context.push()
+        let retrying = try await context.reopened(at: path, remote: proxy.endpoint)
+        let result = try await retrying.push()
         #expect(result.pushed.count == 2 && result.skipped.isEmpty && result.conflicts.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 

@@ -22,6 +22,15 @@ extension SyncContext {
     }
 }
 
+extension SyncContext {
+    /// Closes the context and opens its store at `path` again, syncing with `remote` under the
+    /// usual deadlines: what follows a test of a short deadline must not depend on the machine's speed.
+    func reopened(at path: String, remote: URL) async throws -> SyncContext {
+        try close()
+        return try SyncContext(path: path, configuration: SyncConfiguration(remoteURL: remote))
+    }
+}
+
 extension Item {
     var text: String? { self["text"]?.stringValue }
     var version: String? { self["version"]?.stringValue }
