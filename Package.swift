@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
-                "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
+                "FaultProxy", "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             exclude: ["Fixtures"]
@@ -167,7 +167,8 @@ let package = Package(
         .testTarget(
             name: "DashboardTests",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "HTTPServer", "SyncProtocol", "Views", "TestSupport",
+                "Dashboard", "FaultProxy", "TableService", "SyncClient", "HTTPServer", "SyncProtocol", "Views",
+                "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
     ],

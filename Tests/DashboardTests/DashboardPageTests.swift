@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -129,14 +130,15 @@ import Testing
 
     @Test func secondSyncWhileOneRunsJoinsItAndBothBrowsersSeeTheResult() async throws {
         let harness = try await TestDashboard()
-        // A remote that takes a while to answer, so the first sync is still running.
-        var router = Router()
-        router.get("/tables/todoitem") { _ async throws in
-            try await Task.sleep(for: .milliseconds(600))
-            return .json(data: Data("[]".utf8))
+        // A remote that holds its answers until the test lets them go, so the first sync is still
+        // running: the embedded service behind a proxy.
+        let released = TestEvent()
+        let slow = try await FaultProxy(upstream: harness.url)
+        slow.intercept { _, _ in
+            await released.wait()
+            return nil
         }
-        let slow = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
-        try await harness.dashboard.context.setRemote(url: URL(string: slow.url), applicationKey: nil)
+        try await harness.dashboard.context.setRemote(url: slow.endpoint, applicationKey: nil)
         let other = BrowserClient(base: harness.dashboard.url)
         let token = try await harness.csrfToken()
         let first = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
@@ -145,6 +147,7 @@ import Testing
         #expect(second.text.contains(#""started":false"#))
         let status = try await other.send(.get, "/api/status")
         #expect(status.text.contains(#""running":true"#))
+        released.signal()
         await harness.dashboard.waitUntilIdle()
         #expect(try await harness.client.send(.get, "/").text.contains("Pulled 0 rows"))
         #expect(try await other.send(.get, "/").text.contains("Pulled 0 rows"))
