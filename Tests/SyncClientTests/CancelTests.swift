@@ -30,7 +30,7 @@ struct CancelTests {
 
     @Test func cancelledPushStopsAndTheNextPushConvergesWithoutDuplicates() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         // Every insert takes 100 ms on the way to the service (a slow link: the proxy's delay).
         let proxy = try await service.proxy(plan: FaultPlan([FaultRule(.delay(milliseconds: 100), method: "POST")]))
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
@@ -58,7 +58,7 @@ struct CancelTests {
 
     @Test func cancelledPullOf100kRowsStopsAndTheNextPullBringsTheRest() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.insert(["id": "first", "text": "x", "complete": false])
         try withServiceDatabase(service) { db in
             try db.execute(
@@ -69,7 +69,7 @@ struct CancelTests {
                     FROM n
                     """)
         }
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
         let cancelled = cancel(context, once: .pulling, did: 1000)
         await #expect(throws: SyncError.stopped(.cancelled)) {
@@ -88,7 +88,7 @@ struct CancelTests {
 
     @Test func turningOfflineModeOnCancelsARunningPull() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(200)
         // The first page comes back; the second one's answer is held until the client gives up.
         let proxy = try await service.proxy()

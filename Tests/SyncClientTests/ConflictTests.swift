@@ -11,16 +11,16 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ConflictTests {
     let folder: TemporaryFolder
-    let service: LiveService
+    let service: TestService
 
     init() async throws {
         folder = try TemporaryFolder()
-        service = try await LiveService(folder: folder)
+        service = try await TestService.forSync(in: folder)
     }
 
     /// A client holding item `a` ("original", version from the server), plus a server change to "server".
     func conflictedUpdate(remote: URL? = nil, policy: ConflictPolicy = .ask) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, policy: policy)
+        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.endpoint, policy: policy)
         try await service.rest.insert(["id": "a", "text": "original", "complete": false])
         _ = try await context.table("todoitem").pull()
         try await service.rest.patch("a", ["text": "server"])
@@ -30,7 +30,7 @@ struct ConflictTests {
 
     /// A local edit of `a` pushed after the server deleted `a`: operation 1 is in conflict.
     func updateOfAnItemDeletedOnTheServer() async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -57,7 +57,7 @@ struct ConflictTests {
     }
 
     @Test func deleteAnswered412IsAConflict() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.patch("a", ["text": "server"])
@@ -71,7 +71,7 @@ struct ConflictTests {
     }
 
     @Test func insertOfAnExistingIdIsAConflictWithTheServersItem() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.push()
@@ -99,7 +99,7 @@ struct ConflictTests {
     }
 
     @Test func updateOfAnItemDeletedOnTheServerIsAConflict() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -172,7 +172,7 @@ struct ConflictTests {
     }
 
     @Test func useClientForADuplicateInsertBecomesAnUpdate() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         _ = try await context.push()

@@ -40,9 +40,9 @@ struct PullTests {
 
     @Test func incrementalPullOf10kRowsThenOnlyTheChanges() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(10_000)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
         let first = try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 500))
         #expect(first.received == 10_000)
@@ -64,7 +64,7 @@ struct PullTests {
 
     @Test func rowsSharingOneUpdatedAtAllArriveOnce() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
             try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem)")
@@ -81,7 +81,7 @@ struct PullTests {
         // A server whose filter cannot compare ids (the cursor makes no progress): the client must
         // fall back to `updatedAt ge` with $skip, and still get every row once.
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
             try db.execute(
@@ -110,7 +110,7 @@ struct PullTests {
 
     @Test func pullAgainstAServerThatIgnoresPagingTerminates() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(30)
         let proxy = try await service.proxy()
         proxy.intercept { request, upstream in
@@ -133,7 +133,7 @@ struct PullTests {
 
     @Test func interruptedPullResumesWithoutLoss() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(500)
         let pages = Locked(0)
         let proxy = try await service.proxy()
@@ -156,10 +156,10 @@ struct PullTests {
 
     @Test func softDeletesRemoveLocalRows() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.insert(["id": "a", "text": "one"])
         try await service.rest.insert(["id": "b", "text": "two"])
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         _ = try await context.table("todoitem").pull(queryId: "q")
         try await service.rest.delete("a")
         let result = try await context.table("todoitem").pull(queryId: "q")
@@ -169,9 +169,9 @@ struct PullTests {
 
     @Test func pullWithoutQueryIdFetchesEverythingMatching() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(120)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let done = TableQuery(where: .equal("complete", true))
         let result = try await context.table("todoitem").pull(query: done, settings: PullSettings(pageSize: 25))
         #expect(result.received == 40)
@@ -181,8 +181,8 @@ struct PullTests {
 
     @Test func pullPushesPendingChangesFirst() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.table("todoitem").pull(queryId: "q")
         #expect(result.pushed?.pushed == [1])
@@ -193,9 +193,9 @@ struct PullTests {
 
     @Test func purgeThenPullFetchesEverythingAgain() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(20)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
         _ = try await todo.pull(queryId: "q")
         try todo.update(["id": "row-000001", "text": "local"])
@@ -208,8 +208,8 @@ struct PullTests {
 
     @Test func closeAndReopenMidQueueKeepsTheSameQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
-        let first = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let first = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "s", "text": "server"])
         _ = try await first.table("todoitem").pull()
         try first.table("todoitem").insert(["id": "a", "text": "one"])
@@ -221,7 +221,7 @@ struct PullTests {
 
         let second = try SyncContext.temporary(in: folder, remote: nil)
         #expect(try second.operations() == before)
-        #expect(second.remoteURL == service.url.absoluteString)
+        #expect(second.remoteURL == service.endpoint.absoluteString)
         let result = try await second.push()
         #expect(result.pushed.count == 2)
         #expect(try await service.rest.get("todoitem", "s")?.text == "edited")

@@ -13,7 +13,7 @@ import Testing
 struct PushTests {
     @Test func aWindowOfOneSendsEveryKindInQueueOrderAcrossTables() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
         let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint, tables: [tags], pushWindow: 1)
@@ -53,7 +53,7 @@ struct PushTests {
 
     @Test func aPushCommitsOncePerBatchAndMarksEachOperationInFlightBeforeSendingIt() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let seen = Mutex<[String]>([])
         let path = folder.file("store.sqlite")
         let proxy = try await service.proxy()
@@ -82,8 +82,8 @@ struct PushTests {
 
     @Test func pushWritesTheServersItemBack() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         _ = try await context.push()
         let row = try #require(try context.table("todoitem").item(id: "a"))
@@ -99,8 +99,8 @@ struct PushTests {
 
     @Test func deleteOfAnItemAlreadyGoneOnTheServerCountsAsDone() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -113,8 +113,8 @@ struct PushTests {
 
     @Test func aPushedRowTakesTheServicesVersionAndStaysFoundBySearch() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "water the plants", "complete": true])
         _ = try await context.push()
         let stored = try #require(try await service.rest.get("todoitem", "a"))
@@ -130,8 +130,8 @@ struct PushTests {
 
     @Test func serverStoppedMidPushKeepsTheQueueAndRetrySucceedsAfterRestart() async throws {
         let folder = try TemporaryFolder()
-        var service = try await LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        var service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         for index in 0..<300 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         let stopper = Task { [service] in
             for await progress in context.progressUpdates() where progress.activity == .pushing && progress.done >= 5 {
@@ -150,8 +150,8 @@ struct PushTests {
         #expect(left > 0 && left < 300)
         #expect(try context.status().lastSync?.stopReason != nil)
 
-        service = try await LiveService(restarting: service)
-        try await context.setRemote(url: service.url, applicationKey: nil)
+        service = try await service.restarted()
+        try await context.setRemote(url: service.endpoint, applicationKey: nil)
         let result = try await context.push()
         #expect(result.conflicts.isEmpty && result.failed.isEmpty)
         #expect(try context.operations().isEmpty)
@@ -160,7 +160,7 @@ struct PushTests {
 
     @Test func lostAnswerToACommittedInsertIsRecognisedOnRetry() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
         proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
         let context = try SyncContext(
@@ -180,7 +180,7 @@ struct PushTests {
 
     @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
         proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
         let context = try SyncContext(
@@ -209,7 +209,7 @@ struct PushTests {
 
     @Test func editDuringAnInFlightPushIsKept() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let contextBox = Locked<SyncContext?>(nil)
         let proxy = try await service.proxy()
         proxy.intercept { request, _ in
@@ -240,7 +240,7 @@ struct PushTests {
 
     @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let contextBox = Locked<SyncContext?>(nil)
         let proxy = try await service.proxy()
         proxy.intercept { request, upstream in
@@ -345,7 +345,7 @@ struct PushTests {
 
     @Test func secondPushCallerSharesTheRunningPush() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         for index in 0..<20 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
@@ -359,8 +359,8 @@ struct PushTests {
 
     @Test func progressCountsOperationsWhilePushing() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         for index in 0..<10 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         // Watching before the push starts: no update of it is missed.
         let updates = context.progressUpdates()
@@ -383,10 +383,10 @@ struct PushTests {
 
     @Test func refusedChangeIsFailedWithTheServersMessageAndPushGoesOn() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         // The service stores no arrays: a JSON column holding one is answered 400.
         let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("meta", .json)])
-        let context = try SyncContext.temporary(in: folder, remote: service.url, tables: [tags])
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, tables: [tags])
         try context.table("tag").insert(["id": "a", "label": "bad", "meta": ["x", "y"]])
         try context.table("tag").insert(["id": "b", "label": "good"])
         let result = try await context.push()
@@ -406,8 +406,8 @@ struct PushTests {
 
     @Test func unauthorisedPushStopsWithAReasonUntilTheKeyIsSet() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder, applicationKey: "secret")
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder, applicationKey: "secret")
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         let error = await #expect(throws: SyncError.self) { try await context.push() }
         guard case .stopped(.notAuthorized(let status, _))? = error else {
@@ -416,7 +416,7 @@ struct PushTests {
         }
         #expect(status == 401)
         #expect(try queueShape(context) == ["insert a attempted"])
-        try await context.setRemote(url: service.url, applicationKey: "secret")
+        try await context.setRemote(url: service.endpoint, applicationKey: "secret")
         #expect(try await context.push().pushed == [1])
     }
 }
@@ -425,10 +425,10 @@ struct PushTests {
 struct WindowedPushTests {
     @Test func concurrentPushSendsEverythingAndReportsInQueueOrder() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.insert(["id": "taken", "text": "theirs"])
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, pushWindow: 4))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.endpoint, pushWindow: 4))
         for index in 0..<30 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         try context.table("todoitem").insert(["id": "taken", "text": "mine"])
         for index in 30..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "y"]) }
@@ -441,7 +441,7 @@ struct WindowedPushTests {
 
     @Test func concurrentPushStoppedByTheServerKeepsTheQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let count = Locked(0)
         let maintenance = Locked(true)
         let proxy = try await service.proxy()

@@ -78,9 +78,9 @@ import Testing
 
     @Test func sameOriginRedirectIsFollowedForReadsOnly() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         _ = try await service.rest.send(.post, "/tables/todoitem", body: ["id": "s", "text": "on the server"])
-        let redirector = try await Self.redirector(status: 307, target: service.service.url) { request in
+        let redirector = try await Self.redirector(status: 307, target: service.url) { request in
             "/moved" + request.target
         }
         let context = try SyncContext(

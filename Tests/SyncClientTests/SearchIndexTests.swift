@@ -91,10 +91,10 @@ struct SearchIndexTests {
 
     @Test func theIndexerCatchesUpAfterAPullInChunks() async throws {
         let folder = try TemporaryFolder()
-        let service = try await LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let count = ListIndexer.chunk + 321
         try await service.rest.seed(count, prefix: "r")
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         #expect(try await context.table("todoitem").pull(queryId: "all").received == count)
         await context.listIndexesCaughtUp()
         let index = try #require(context.store.listIndexes["todoitem"])

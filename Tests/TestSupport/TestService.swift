@@ -19,6 +19,8 @@ public final class TestService: Sendable {
     public let configuration: TableService.Configuration
     /// The extra host names it answers (see ``TableService/start(_:host:port:quiet:allowedHosts:logger:)``).
     public let allowedHosts: [String]
+    /// Plain protocol requests to the service, as another device would send them.
+    public let rest: TableClient
 
     /// Starts a service with `configuration` on `port` (0 picks a free one) and waits until its
     /// database is ready.
@@ -28,6 +30,7 @@ public final class TestService: Sendable {
         self.configuration = configuration
         self.allowedHosts = allowedHosts
         running = try TableService.start(configuration, port: port, quiet: true, allowedHosts: allowedHosts)
+        rest = TableClient(base: running.url)
         do {
             try await running.service.ready()
         } catch {
@@ -72,6 +75,8 @@ public final class TestService: Sendable {
 
     /// `http://127.0.0.1:PORT`.
     public var url: String { running.url }
+    /// ``url`` as a `URL`, as a sync context takes its remote.
+    public var endpoint: URL { URL(string: running.url)! }
     /// The bound port.
     public var port: Int { running.port }
     /// Where the tables are.
