@@ -42,13 +42,16 @@ extension FaultProxy {
             }
         let forwarder = self.forwarder
         return waited.flatMap { forwarder.send(request, on: eventLoop) }
-            .flatMap { first in
-                guard fault == .duplicate else { return eventLoop.makeSucceededFuture((first, first)) }
-                return forwarder.send(request, on: eventLoop).map { second in (first, second) }
-            }
-            .map { (first, delivered) in
-                self.finish(sequence, fault: fault, upstreamStatus: first.status, failure: nil)
-                return ClientAction.delivering(delivered, under: fault, keepAlive: keepAlive, sequence: sequence)
+            .flatMap { first -> EventLoopFuture<ClientAction> in
+                let deliver: @Sendable (ProxiedResponse) -> ClientAction = { response in
+                    self.finish(sequence, fault: fault, upstreamStatus: first.status, failure: nil)
+                    return .delivering(response, under: fault, keepAlive: keepAlive, sequence: sequence)
+                }
+                guard fault == .duplicate else { return eventLoop.makeSucceededFuture(deliver(first)) }
+                return forwarder.send(request, on: eventLoop).map(deliver).recover { error in
+                    self.finish(sequence, fault: fault, upstreamStatus: first.status, failure: "\(error)")
+                    return .badGateway("\(error)", keepAlive: keepAlive)
+                }
             }
             .recover { error in
                 self.finish(sequence, fault: fault, upstreamStatus: nil, failure: "\(error)")

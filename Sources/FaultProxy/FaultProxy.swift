@@ -58,6 +58,9 @@ public final class FaultProxy: Sendable {
     /// `http://127.0.0.1:PORT`.
     public var url: String { "http://127.0.0.1:\(port)" }
 
+    /// How long a client's connection may stay idle between requests before the proxy closes it.
+    public static let idleTimeout = TimeAmount.seconds(120)
+
     /// Replaces the rules (counters and the random sequence restart from the new plan's seed).
     public func setPlan(_ plan: FaultPlan) {
         state.withLock { $0.chooser = FaultChooser(plan) }
@@ -189,6 +192,7 @@ public final class FaultProxy: Sendable {
         channel.closeFuture.whenComplete { [weak self] _ in
             _ = self?.state.withLock { $0.connections.removeValue(forKey: id) }
         }
+        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: Self.idleTimeout))
         try channel.pipeline.syncOperations.addHandler(
             ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
         try channel.pipeline.syncOperations.addHandler(

@@ -45,6 +45,15 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    /// A connection idle for ``FaultProxy/idleTimeout`` between requests is closed; one whose
+    /// answer is delayed or withheld stays open until its client gives up.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        if !busy, reading == nil { context.close(promise: nil) }
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Malformed HTTP, or the client went away: nothing to answer.
         context.close(promise: nil)

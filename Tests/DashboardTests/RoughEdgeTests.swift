@@ -10,10 +10,6 @@ import Testing
 @testable import Dashboard
 @testable import SyncClient
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// What a new user met first: quick complete, delete confirmation, refused changes, header truth.
 @Suite(.timeLimit(.minutes(2))) struct RoughEdgeTests {
     @Test func quickCompleteWorksAsAFormAndAsAScriptCall() async throws {

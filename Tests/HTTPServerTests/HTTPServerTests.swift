@@ -6,10 +6,6 @@ import Testing
 
 @testable import HTTPServer
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 @Suite struct HTTPServerTests {
     /// Echoes method, body size and a digest of the body.
     static func echo(_ router: inout Router) {
@@ -28,7 +24,7 @@ import Testing
         let server = try TestHTTPServer(Self.echo)
         let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let sum = body.reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) }
-        // A raw socket, because URLSession refuses to send a GET with a body.
+        // Raw bytes, because async-http-client refuses to send a GET with a body.
         let head = "\(method) /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(size)\r\n\r\n"
         let answer = try await RawHTTP.send(port: server.server.port, Data(head.utf8) + body)
         #expect(answer.hasPrefix("HTTP/1.1 200"))

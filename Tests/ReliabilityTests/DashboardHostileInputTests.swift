@@ -8,10 +8,6 @@ import TestSupport
 import Testing
 import Views
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The dashboard under hostile input: forms and JSON with broken, huge or wrongly typed values
 /// show the form again (or a JSON error) and store nothing; every POST without the right CSRF
 /// token is a 403; a foreign `Host` is a 421.

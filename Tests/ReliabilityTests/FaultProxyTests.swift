@@ -4,10 +4,6 @@ import SyncProtocol
 import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The proxy itself: each fault does what it says, rules pick requests, seeds replay.
 @Suite struct FaultProxyTests {
     @Test func passThroughForwardsRequestsAndBodies() async throws {

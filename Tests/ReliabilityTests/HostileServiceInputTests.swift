@@ -3,10 +3,6 @@ import HTTPTypes
 import SyncProtocol
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The table service under hostile input: generated and mutated `$filter`s, broken bodies,
 /// unknown tables and columns. Only 2xx/4xx answers with a message, never a 5xx or a crash,
 /// and nothing stored by reads or by refused writes.
@@ -54,8 +50,7 @@ import Testing
                             target += "&$skip=" + ["-1", "99999999999999999999", "x", "3"][index % 4]
                         }
                         if index % 17 == 0 { target += "&$filter=%FF%FE" }  // invalid UTF-8
-                        // A thrown error must not cancel the other workers: cancelling URLSession
-                        // tasks can deadlock FoundationNetworking. Record it and go on.
+                        // A thrown error must not cancel the other workers: record it and go on.
                         let reply: (status: Int, body: Data)
                         do { reply = try await harness.get(target) } catch {
                             // Over its memory limit libmicrohttpd may answer 414/431 and close before

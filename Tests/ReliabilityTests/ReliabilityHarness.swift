@@ -7,10 +7,6 @@ import TableService
 import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A table service on a temporary SQLite file, a fault proxy in front of it, and helpers to read
 /// the service's rows directly (never through the proxy).
 final class ReliabilityHarness: Sendable {

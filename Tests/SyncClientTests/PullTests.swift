@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import HTTPServer
 import SyncProtocol
+import Synchronization
 import TestSupport
 import Testing
 
@@ -135,7 +136,7 @@ struct PullTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(500)
-        let pages = Locked(0)
+        let pages = Mutex(0)
         let proxy = try await service.proxy()
         proxy.intercept { _, _ in
             let page = pages.withLock { value -> Int in

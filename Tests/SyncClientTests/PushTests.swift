@@ -210,7 +210,7 @@ struct PushTests {
     @Test func editDuringAnInFlightPushIsKept() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
-        let contextBox = Locked<SyncContext?>(nil)
+        let contextBox = Mutex<SyncContext?>(nil)
         let proxy = try await service.proxy()
         proxy.intercept { request, _ in
             if request.method == "PATCH", let context = contextBox.withLock({ $0 }) {
@@ -241,7 +241,7 @@ struct PushTests {
     @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
-        let contextBox = Locked<SyncContext?>(nil)
+        let contextBox = Mutex<SyncContext?>(nil)
         let proxy = try await service.proxy()
         proxy.intercept { request, upstream in
             guard request.method == "PATCH", let context = contextBox.withLock({ $0.take() }) else { return nil }
@@ -442,8 +442,8 @@ struct WindowedPushTests {
     @Test func concurrentPushStoppedByTheServerKeepsTheQueue() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
-        let count = Locked(0)
-        let maintenance = Locked(true)
+        let count = Mutex(0)
+        let maintenance = Mutex(true)
         let proxy = try await service.proxy()
         proxy.intercept { _, _ in
             if maintenance.withLock({ $0 }),

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import HTTPTypes
 import SyncProtocol
+import Synchronization
 import TestSupport
 import Testing
 
@@ -11,28 +12,6 @@ import Testing
 /// The client never sends its key, token or data to another origin: redirects there are refused
 /// with an error naming the target; same-origin redirects are followed for reads only.
 @Suite struct RedirectTests {
-    /// A second loopback server that records every request it receives and answers 201.
-    final class Recorder: Sendable {
-        let server: HTTPServer
-        private let received = Locked<[Request]>([])
-
-        init() throws {
-            var router = Router()
-            let received = self.received
-            for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
-                router.on(
-                    method, "/*",
-                    .sync { request in
-                        received.withLock { $0.append(request) }
-                        return .json(data: Data(#"{"id":"a","version":"AA==","text":"stolen"}"#.utf8), status: .created)
-                    })
-            }
-            server = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
-        }
-
-        var requests: [Request] { received.withLock { $0 } }
-    }
-
     /// A proxy in front of `target` that answers every table request with `status` and a
     /// `Location` made by `location`, and forwards what is under `/moved/` to `target`.
     static func redirector(
@@ -52,8 +31,9 @@ import Testing
 
     @Test func redirectToAnotherPortSendsNeitherKeyNorTokenNorBody() async throws {
         let folder = try TemporaryFolder()
-        let recorder = try Recorder()
-        let elsewhere = recorder.server.url
+        // Another loopback service, which records every request it receives and answers 201.
+        let recorder = try await MisbehavingService { _ in .json(201, #"{"id":"a","version":"AA==","text":"stolen"}"#) }
+        let elsewhere = "http://127.0.0.1:\(recorder.port)"
         let redirector = try await Self.redirector(status: 307, target: elsewhere) { request in
             elsewhere + request.path
         }

@@ -7,10 +7,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The databases the table-service suite runs against.
 enum Backend: String, Sendable, CustomTestStringConvertible {
     case sqlite, postgres
