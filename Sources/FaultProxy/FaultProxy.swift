@@ -51,8 +51,8 @@ public final class FaultProxy: Sendable {
         state = Mutex(State(chooser: FaultChooser(plan)))
         let listener = try await Self.listen(on: port, group: group, proxy: nil)
         self.port = listener.channel.localAddress?.port ?? port
-        listener.attach(self)
         state.withLock { $0.listener = listener.channel }
+        listener.attach(self)
     }
 
     /// `http://127.0.0.1:PORT`.
