@@ -67,7 +67,8 @@ public final class MisbehavingService: Sendable {
                     log.adopt(channel)
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    try channel.pipeline.syncOperations.addHandler(MisbehavingConnectionHandler(log: log, behaviour: behaviour))
+                    try channel.pipeline.syncOperations.addHandler(
+                        MisbehavingConnectionHandler(log: log, behaviour: behaviour))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
