@@ -8,7 +8,7 @@ import Testing
 @Suite struct FaultProxyTests {
     @Test func passThroughForwardsRequestsAndBodies() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let created = try await harness.send(
             .post, "/tables/todoitem", body: Data(#"{"id":"a","text":"hello"}"#.utf8), base: harness.proxy.url)
         #expect(created.status == 201)
@@ -20,7 +20,7 @@ import Testing
 
     @Test func statusFaultAnswersWithoutReachingTheService() async throws {
         let harness = try await ReliabilityHarness(plan: .always(.status(503)))
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let reply = try await harness.send(
             .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         #expect(reply.status == 503)
@@ -29,7 +29,7 @@ import Testing
 
     @Test func dropResponseAppliesTheRequestButTheClientSeesNoAnswer() async throws {
         let harness = try await ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         await #expect(throws: (any Error).self) {
             _ = try await harness.send(
                 .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
@@ -40,7 +40,7 @@ import Testing
     @Test func resetAndRefuseAreNetworkErrors() async throws {
         for fault in [Fault.resetMidResponse, .refuse] {
             let harness = try await ReliabilityHarness(plan: .always(fault))
-            defer { harness.stop() }
+            defer { harness.stopInBackground() }
             await #expect(throws: (any Error).self, "\(fault)") {
                 _ = try await harness.get("/tables/todoitem", base: harness.proxy.url)
             }
@@ -50,7 +50,7 @@ import Testing
     @Test func truncateAndCorruptDeliverBodiesThatAreNotJSON() async throws {
         for fault in [Fault.truncateBody, .corruptBody] {
             let harness = try await ReliabilityHarness()
-            defer { harness.stop() }
+            defer { harness.stopInBackground() }
             _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"a","text":"some text"}"#.utf8))
             harness.proxy.setPlan(.always(fault))
             let reply = try await harness.get("/tables/todoitem/a", base: harness.proxy.url)
@@ -61,7 +61,7 @@ import Testing
 
     @Test func duplicateSendsTheRequestTwiceAndAnswersWithTheSecond() async throws {
         let harness = try await ReliabilityHarness(plan: .always(.duplicate))
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let reply = try await harness.send(
             .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         #expect(reply.status == 409)
@@ -79,7 +79,7 @@ import Testing
     @Test func theSameSeedReplaysTheSameFaults() async throws {
         func run(seed: UInt64) async throws -> [Fault] {
             let harness = try await ReliabilityHarness(plan: .always(.status(500), probability: 0.5, seed: seed))
-            defer { harness.stop() }
+            defer { harness.stopInBackground() }
             for _ in 0..<16 { _ = try await harness.get("/tables/todoitem", base: harness.proxy.url) }
             return harness.proxy.events.map(\.fault)
         }
@@ -90,7 +90,7 @@ import Testing
 
     @Test func refusingConnectionsClosesThePortUntilTurnedOff() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
         try await harness.proxy.refuseConnections(true)
         await #expect(throws: (any Error).self) {
@@ -109,7 +109,7 @@ import Testing
     @Test func aDelayHoldsUpNoOtherConnection() async throws {
         let harness = try await ReliabilityHarness(
             plan: FaultPlan([FaultRule(.delay(milliseconds: 60_000), path: "/slow")]))
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let slow = Task { try? await harness.get("/slow", base: harness.proxy.url) }
         // Each of these is answered while the slow one still waits for its minute.
         for _ in 0..<8 {
@@ -121,7 +121,7 @@ import Testing
 
     @Test func anInterceptorCanRewriteForwardAndWithholdAnswers() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let deleted = TestEvent()
         harness.proxy.intercept { request, upstream in
             switch request.method {

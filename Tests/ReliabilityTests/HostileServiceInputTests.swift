@@ -26,7 +26,7 @@ import Testing
 
     @Test func tenThousandGeneratedAndMutatedFiltersAnswer200Or400AndChangeNothing() async throws {
         let harness = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let before = try await harness.serviceRows()
         let count = Int(ProcessInfo.processInfo.environment["FILTER_FUZZ_COUNT"] ?? "") ?? 10_000
         let seed = UInt64(ProcessInfo.processInfo.environment["FILTER_FUZZ_SEED"] ?? "") ?? 20261122
@@ -147,7 +147,7 @@ import Testing
 
     @Test func brokenBodiesUnknownTablesAndColumnsAre4xxWithAMessageAndStoreNothing() async throws {
         let harness = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let before = try await harness.serviceRows()
         for hostile in Self.hostileRequests {
             // A path that is not valid UTF-8 once decoded cannot go through an HTTP client's URL: raw bytes.

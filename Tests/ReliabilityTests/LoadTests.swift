@@ -27,7 +27,7 @@ import Testing
 
     @Test func fiftyClientsPushingAtOnceLoseNothingAndTheServiceKeepsAnswering() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let seeder = try harness.client("seeder", direct: true)
         for index in 0..<Self.sharedItems {
             try seeder.table("todoitem").insert(["id": .string("shared-\(index)"), "text": "shared", "complete": false])

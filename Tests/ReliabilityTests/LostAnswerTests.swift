@@ -18,7 +18,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 @Suite struct LostAnswerTests {
     @Test func updateWhoseAnswerIsGarbledStillAdoptsTheServersVersion() async throws {
         let (harness, context) = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "edited"])
         harness.proxy.setPlan(FaultPlan([FaultRule(.corruptBody, method: "PATCH", nth: 1)]))
@@ -34,7 +34,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 
     @Test func insertWhoseAnswersAreAllGarbledStopsInsteadOfCallingItDeleted() async throws {
         let harness = try await ReliabilityHarness(plan: .always(.corruptBody))
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let context = try harness.client()
         try context.table("todoitem").insert(["id": "n0", "text": "new"])
         for _ in 0..<2 {
@@ -53,7 +53,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 @Suite struct LostUpdateAnswerTests {
     @Test func editAfterLostUpdateAnswersIsPushedWithoutConflict() async throws {
         let (harness, context) = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
         // The first PATCH lands but its answer is lost; so is the answer of the retry (a 412).
@@ -71,7 +71,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 
     @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
         let (harness, context) = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
         harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
@@ -87,7 +87,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 
     @Test func insertEditedAfterTwoLostAnswersIsPushedWithoutConflict() async throws {
         let harness = try await ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let context = try harness.client()
         let table = context.table("todoitem")
         try table.insert(["id": "n0", "text": "first"])

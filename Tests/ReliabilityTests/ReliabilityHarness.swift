@@ -81,7 +81,7 @@ final class ReliabilityHarness: Sendable {
 
     /// Starts stopping the proxy and the service, then deletes the folder; returns at once (for a
     /// test's `defer`, which cannot wait).
-    func stop() {
+    func stopInBackground() {
         let (proxy, service, folder) = (proxy, service, folder)
         Task {
             await proxy.stop()

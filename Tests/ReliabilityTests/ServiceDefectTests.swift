@@ -6,7 +6,7 @@ import Testing
 @Suite struct ServiceDefectTests {
     @Test func queryThatIsNotUTF8IsAnsweredInJSONToAJSONClient() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let reply = try await harness.get("/tables/todoitem?$filter=%FF%FE")
         #expect(reply.status == 400)
         let object = try JSONDecoder().decode([String: JSONValue].self, from: reply.body)
@@ -15,7 +15,7 @@ import Testing
 
     @Test func longOrChainOfIdsIsAnsweredNotFailed() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         for index in 0..<3 {
             _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r\#(index)","text":"t"}"#.utf8))
         }
@@ -28,7 +28,7 @@ import Testing
 
     @Test func filterTooComplexForSQLiteIsA400WithAMessage() async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r0","text":"t"}"#.utf8))
         let filters = [
             Array(repeating: "complete", count: 1100).joined(separator: " and "),

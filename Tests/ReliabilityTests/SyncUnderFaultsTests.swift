@@ -40,7 +40,7 @@ import Testing
     @Test func pushAndPullWhileTheServiceRefusesConnectionsStopWithATypedErrorAndConvergeLater() async throws {
         try await withTimeLimit(300) {
             let harness = try await ReliabilityHarness()
-            defer { harness.stop() }
+            defer { harness.stopInBackground() }
             let context = try harness.client()
             let table = context.table("todoitem")
             try table.insert(["id": "a", "text": "one"])
@@ -69,7 +69,7 @@ import Testing
     /// rounds), then syncs cleanly and checks the result against the expected values.
     static func exercise(_ plan: FaultPlan) async throws {
         let harness = try await ReliabilityHarness()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let context = try harness.client()
         let table = context.table("todoitem")
         var expected: [String: String?] = [:]  // id → text, nil when deleted

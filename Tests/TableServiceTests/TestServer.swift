@@ -104,7 +104,7 @@ final class TestServer: Sendable {
 
     /// Starts stopping the server (its asynchronous stop, which holds no thread) and returns at
     /// once: the tests call this from `defer`, which cannot wait.
-    func stop() {
+    func stopInBackground() {
         let (started, folder) = (started, folder)
         Task {
             await started.stop()
