@@ -20,12 +20,8 @@ struct RemoteSwitchPageTests {
         init() async throws {
             harness = try await TestDashboard()
             other = try await TestService.sqlite(in: try TemporaryFolder())
-            let rest = BrowserClient(base: other.url)
             for id in ["b1", "b2"] {
-                let created = try await rest.send(
-                    .post, "/tables/todoitem", json: Data(#"{"id": "\#(id)", "text": "other \#(id)"}"#.utf8),
-                    headers: [ProtocolHeader.apiVersion: "2.0.0"])
-                #expect(created.status == 201)
+                try await other.rest.insert(["id": .string(id), "text": .string("other \(id)")])
             }
             let table = harness.dashboard.context.table("todoitem")
             try table.insert(["id": "synced", "text": "synced with the embedded service"])
