@@ -5,6 +5,9 @@ import NIOPosix
 /// Sends raw bytes to a loopback port and reads until the server closes the connection or the
 /// deadline passes: for requests AsyncHTTPClient refuses to make (a body on GET, a foreign `Host`,
 /// malformed bytes). On swift-nio, so a wait holds no thread.
+///
+/// Send `Connection: close` to read one answer: the server closes after it. The deadline only
+/// guards against a server that never does, so by default it is as long as a loaded machine needs.
 public enum RawHTTP {
     /// The connection could not be made.
     public struct Failure: Error, CustomStringConvertible {
@@ -13,13 +16,13 @@ public enum RawHTTP {
 
     /// Sends `text` and returns everything the server wrote back (as UTF-8) before it closed the
     /// connection or `deadline` passed.
-    public static func send(port: Int, _ text: String, deadline: Duration = .seconds(5)) async throws -> String {
+    public static func send(port: Int, _ text: String, deadline: Duration = .seconds(60)) async throws -> String {
         try await send(port: port, Data(text.utf8), deadline: deadline)
     }
 
     /// Sends `bytes` and returns everything the server wrote back (as UTF-8) before it closed the
     /// connection or `deadline` passed.
-    public static func send(port: Int, _ bytes: Data, deadline: Duration = .seconds(5)) async throws -> String {
+    public static func send(port: Int, _ bytes: Data, deadline: Duration = .seconds(60)) async throws -> String {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let received = loop.makePromise(of: [UInt8].self)
         let channel: any Channel
