@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
 
         // Layers, lowest first. Arrows point one way: Dashboard → SyncClient → SyncProtocol,
-        // TableService → SyncProtocol, both → HTTPServer, Storage, Views.
+        // TableService → SyncProtocol, both → HTTPServer, Storage, Views; Dashboard → TableService
+        // (the embedded service of its composition root, `Dashboard.launch`).
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -73,14 +74,19 @@ let package = Package(
         .target(
             name: "Dashboard",
             dependencies: [
-                "HTTPServer", "SyncClient", "SyncProtocol", "Views",
+                "HTTPServer", "SyncClient", "SyncProtocol", "TableService", "Views",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // A fault-injecting HTTP proxy for reliability tests and `todosync proxy` (raw sockets).
-        .target(name: "FaultProxy"),
+        // A fault-injecting HTTP proxy for reliability tests and `todosync proxy` (on swift-nio).
+        .target(
+            name: "FaultProxy",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "todosync",
             dependencies: [
@@ -123,9 +129,11 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Dashboard", "FaultProxy", "HTTPServer", "SyncClient", "SyncProtocol", "TableService", "Views",
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Tests/TestSupport"),
@@ -145,7 +153,7 @@ let package = Package(
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
-                "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
+                "FaultProxy", "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             exclude: ["Fixtures"]
@@ -159,7 +167,8 @@ let package = Package(
         .testTarget(
             name: "DashboardTests",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "HTTPServer", "SyncProtocol", "Views", "TestSupport",
+                "Dashboard", "FaultProxy", "TableService", "SyncClient", "HTTPServer", "SyncProtocol", "Views",
+                "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
     ],

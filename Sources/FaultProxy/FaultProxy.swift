@@ -1,88 +1,68 @@
 import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 /// An HTTP proxy on 127.0.0.1 that forwards to a service on loopback and injects faults into
 /// chosen exchanges: delays, refused and reset connections, 5xx answers, lost acknowledgements,
-/// truncated or corrupted bodies, duplicated requests.
+/// truncated or corrupted bodies, duplicated requests. Tests may also take over single exchanges
+/// with an ``Interceptor``.
 ///
-/// It listens on a raw socket (not libmicrohttpd) because a reset mid-response needs control of
-/// the client's TCP connection; each connection has its own thread, so blocking I/O never ties up
-/// Swift's cooperative pool. Each request is forwarded on a fresh upstream connection.
+/// It runs on swift-nio's event loops: many keep-alive connections at once, none of them held up
+/// by another's delay (a scheduled task) or by an interceptor (a task of its own). Each request is
+/// forwarded on a fresh connection to the service.
 ///
 /// ```swift
-/// let proxy = try FaultProxy(upstream: service.url, plan: .always(.dropResponse, probability: 0.3, seed: 7))
+/// let proxy = try await FaultProxy(upstream: service.url, plan: .always(.dropResponse, probability: 0.3, seed: 7))
 /// // point the client at proxy.url ...
 /// proxy.setPlan(.passThrough)
-/// proxy.stop()
+/// await proxy.stop()
 /// ```
 public final class FaultProxy: Sendable {
     /// The port the proxy listens on (the real one when started on port 0).
     public let port: Int
     /// The service's address, such as `http://127.0.0.1:8090`.
     public let upstream: String
-    private let upstreamHost: String
-    private let upstreamPort: Int
-    /// nil while connections are refused (see ``refuseConnections(_:)``).
-    private let listener: Mutex<ListeningSocket?>
+    let forwarder: UpstreamForwarder
+    private let group: any EventLoopGroup
     private let state: Mutex<State>
-    private let connections = Mutex<[Int32: Bool]>([:])
 
     private struct State {
         var chooser: FaultChooser
-        var sequence = 0
         var events: [ProxyEvent] = []
+        var interceptor: Interceptor?
+        var onEvent: (@Sendable (ProxyEvent) -> Void)?
+        /// nil while connections are refused (see ``refuseConnections(_:)``) or after ``stop()``.
+        var listener: (any Channel)?
+        var connections: [ObjectIdentifier: any Channel] = [:]
         var stopped = false
     }
 
-    /// Starts listening on `127.0.0.1:port` (0 picks a free port) and forwarding to `upstream`.
-    public init(upstream: String, port: Int = 0, plan: FaultPlan = .passThrough) throws(FaultProxyError) {
+    /// Starts listening on `127.0.0.1:port` and forwarding to `upstream`. Port 0 picks a free port
+    /// below the system's range for outgoing connections, so that ``refuseConnections(_:)`` can
+    /// always listen on it again.
+    public init(upstream: String, port: Int = 0, plan: FaultPlan = .passThrough) async throws(FaultProxyError) {
         guard let url = URL(string: upstream), url.scheme == "http", let host = url.host,
             ["127.0.0.1", "localhost"].contains(host.lowercased())
         else { throw .upstreamNotLoopback(upstream) }
         guard (0...65535).contains(port) else { throw .cannotListen("port \(port) is out of range") }
-        upstreamHost = "127.0.0.1"
-        upstreamPort = url.port ?? 80
-        self.upstream = "http://127.0.0.1:\(upstreamPort)"
-        let socket: ListeningSocket
-        do { socket = try ListeningSocket(host: "127.0.0.1", port: port) } catch {
-            throw .cannotListen(error.description)
-        }
-        self.port = socket.port
-        listener = Mutex(socket)
+        group = MultiThreadedEventLoopGroup.singleton
+        forwarder = UpstreamForwarder(host: "127.0.0.1", port: url.port ?? 80, group: group)
+        self.upstream = "http://127.0.0.1:\(forwarder.port)"
         state = Mutex(State(chooser: FaultChooser(plan)))
-        let proxy = self
-        Thread.detachNewThread { proxy.acceptLoop(socket) }
-    }
-
-    /// Stops listening (new connections are refused by the system: `ECONNREFUSED`) and drops the
-    /// open ones; `false` listens again on the same port.
-    public func refuseConnections(_ refusing: Bool) throws(FaultProxyError) {
-        if refusing {
-            listener.withLock { socket in
-                socket?.shutdown()
-                socket = nil
-            }
-            for descriptor in connections.withLock({ Array($0.keys) }) { _ = shutdownDescriptor(descriptor) }
-            return
-        }
-        let opened: ListeningSocket?
-        do {
-            opened = try listener.withLock {
-                (current: inout ListeningSocket?) throws(SocketError) -> ListeningSocket? in
-                guard current == nil else { return nil }
-                current = try ListeningSocket(host: "127.0.0.1", port: port)
-                return current
-            }
-        } catch {
-            throw .cannotListen(error.description)
-        }
-        guard let socket = opened else { return }
-        let proxy = self
-        Thread.detachNewThread { proxy.acceptLoop(socket) }
+        let listener =
+            try await port == 0 ? Self.listenOnFreePort(group: group) : Self.listen(on: port, group: group, proxy: nil)
+        self.port = listener.channel.localAddress?.port ?? port
+        state.withLock { $0.listener = listener.channel }
+        listener.attach(self)
     }
 
     /// `http://127.0.0.1:PORT`.
     public var url: String { "http://127.0.0.1:\(port)" }
+
+    /// How long a client's connection may stay idle between requests before the proxy closes it.
+    public static let idleTimeout = TimeAmount.seconds(120)
 
     /// Replaces the rules (counters and the random sequence restart from the new plan's seed).
     public func setPlan(_ plan: FaultPlan) {
@@ -92,167 +72,169 @@ public final class FaultProxy: Sendable {
     /// The plan in use.
     public var plan: FaultPlan { state.withLock { $0.chooser.plan } }
 
-    /// Every request so far, in the order the proxy read them.
+    /// Every request so far, in the order the proxy read them (an exchange still under way shows
+    /// without its outcome).
     public var events: [ProxyEvent] { state.withLock { $0.events } }
 
-    /// Called with each event as it happens (for the command's log); nil for silence.
+    /// Called with each event once its exchange is decided (for the command's log); nil for silence.
     public func onEvent(_ handler: (@Sendable (ProxyEvent) -> Void)?) {
-        eventHandler.withLock { $0 = handler }
+        state.withLock { $0.onEvent = handler }
     }
-    private let eventHandler = Mutex<(@Sendable (ProxyEvent) -> Void)?>(nil)
+
+    /// Hands every request to `interceptor` before the plan (see ``Interceptor``); nil removes it.
+    public func intercept(_ interceptor: Interceptor?) {
+        state.withLock { $0.interceptor = interceptor }
+    }
+
+    /// Stops listening (new connections are refused by the system: `ECONNREFUSED`) and drops the
+    /// open ones; `false` listens again on the same port.
+    public func refuseConnections(_ refusing: Bool) async throws(FaultProxyError) {
+        if refusing {
+            let channels = state.withLock { state in
+                defer { state.listener = nil }
+                return [state.listener].compactMap { $0 } + state.connections.values
+            }
+            for channel in channels { try? await channel.close() }
+            return
+        }
+        guard state.withLock({ $0.listener == nil && !$0.stopped }) else { return }
+        let listener = try await Self.listen(on: port, group: group, proxy: self)
+        let kept = state.withLock { state -> Bool in
+            guard state.listener == nil, !state.stopped else { return false }
+            state.listener = listener.channel
+            return true
+        }
+        if !kept { try? await listener.channel.close() }
+    }
 
     /// Stops accepting and closes open client connections. Safe to call more than once.
-    public func stop() {
-        let first = state.withLock { state -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
+    public func stop() async {
+        let channels = state.withLock { state in
+            defer {
+                state.stopped = true
+                state.listener = nil
+            }
+            return [state.listener].compactMap { $0 } + state.connections.values
         }
-        guard first else { return }
-        listener.withLock { $0?.shutdown() }
-        let open = connections.withLock { Array($0.keys) }
-        for descriptor in open { _ = shutdownDescriptor(descriptor) }
+        for channel in channels { try? await channel.close() }
     }
 
-    deinit { stop() }
+    deinit {
+        let channels = state.withLock { [$0.listener].compactMap { $0 } + $0.connections.values }
+        for channel in channels { channel.close(promise: nil) }
+    }
 
-    // MARK: Serving
+    // MARK: Events
 
-    private func acceptLoop(_ listener: ListeningSocket) {
-        while let descriptor = listener.accept() {
-            if state.withLock({ $0.stopped }) {
-                Socket(descriptor: descriptor).close()
-                break
-            }
-            connections.withLock { $0[descriptor] = true }
-            let proxy = self
-            Thread.detachNewThread {
-                proxy.serve(Socket(descriptor: descriptor))
-                proxy.connections.withLock { $0[descriptor] = nil }
-            }
+    /// Numbers a request, chooses its fault and records it; returns the interceptor to ask.
+    func record(_ request: ProxiedRequest) -> (sequence: Int, fault: Fault, interceptor: Interceptor?) {
+        state.withLock { state in
+            let sequence = state.events.count + 1
+            let fault = state.chooser.choose(method: request.method, path: request.path)
+            state.events.append(
+                ProxyEvent(
+                    sequence: sequence, method: request.method, path: request.path, fault: fault,
+                    upstreamStatus: nil, failure: nil))
+            return (sequence, fault, state.interceptor)
         }
     }
 
-    /// Serves one client connection: requests one after another (keep-alive) until it closes.
-    private func serve(_ client: Socket) {
-        client.setTimeout(seconds: 120)
-        let reader = MessageReader(socket: client)
-        while true {
-            let request: HTTPMessage
+    /// Records how an exchange ended, and tells the event handler.
+    func finish(_ sequence: Int, fault: Fault, upstreamStatus: Int?, failure: String?) {
+        let (event, handler) = state.withLock { state -> (ProxyEvent, (@Sendable (ProxyEvent) -> Void)?) in
+            state.events[sequence - 1].fault = fault
+            state.events[sequence - 1].upstreamStatus = upstreamStatus
+            state.events[sequence - 1].failure = failure
+            return (state.events[sequence - 1], state.onEvent)
+        }
+        handler?(event)
+    }
+
+    // MARK: Listening
+
+    /// A bound listener whose connections are served by the proxy once it is attached (the first
+    /// listener is bound before the proxy is fully initialised).
+    private struct Listener {
+        let channel: any Channel
+        let owner: ProxyReference
+
+        func attach(_ proxy: FaultProxy) { owner.set(proxy) }
+    }
+
+    /// Listens on a free port below the system's range of ephemeral ports. A port from that range
+    /// (what binding port 0 gives) may be taken as the local port of any outgoing connection while
+    /// ``refuseConnections(_:)`` has it closed, and the proxy could not listen on it again; ports
+    /// below the range are only ever taken by a program that asks for them by number.
+    private static func listenOnFreePort(group: any EventLoopGroup) async throws(FaultProxyError) -> Listener {
+        let ephemeral =
+            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+        let candidates = 1024..<max(ephemeral, 2048)
+        var lastFailure = FaultProxyError.cannotListen("no free port below \(candidates.upperBound)")
+        for _ in 0..<64 {
             do {
-                guard let next = try reader.readRequest() else { return client.close() }
-                request = next
+                return try await listen(on: Int.random(in: candidates), group: group, proxy: nil)
             } catch {
-                return client.close()
+                lastFailure = error
             }
-            let keepAlive = request.header("Connection")?.lowercased() != "close"
-            let path = String(request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
-            let (sequence, fault) = state.withLock { state -> (Int, Fault) in
-                state.sequence += 1
-                return (state.sequence, state.chooser.choose(method: request.method, path: path))
-            }
-            var event = ProxyEvent(
-                sequence: sequence, method: request.method, path: path, fault: fault, upstreamStatus: nil, failure: nil)
-            let open = handle(request, fault: fault, client: client, keepAlive: keepAlive, event: &event)
-            state.withLock { $0.events.append(event) }
-            eventHandler.withLock { $0 }?(event)
-            guard open, keepAlive else { return client.close() }
         }
+        throw lastFailure
     }
 
-    /// Applies `fault` to one exchange; false when the client connection is finished.
-    private func handle(
-        _ request: HTTPMessage, fault: Fault, client: Socket, keepAlive: Bool, event: inout ProxyEvent
-    ) -> Bool {
-        switch fault {
-        case .refuse:
-            client.reset()
-            return false
-        case .status(let code):
-            let body = Array(
-                #"{"error":"Injected fault: the proxy answered \#(code) without asking the service."}"#.utf8)
-            let response = HTTPMessage(
-                startLine: "HTTP/1.1 \(code) Injected Fault", headers: [("Content-Type", "application/json")],
-                body: body)
-            return send(response.framed(keepAlive: keepAlive), to: client)
-        case .delay(let milliseconds):
-            Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)
-        default:
-            break
-        }
-
-        let response: HTTPMessage
+    private static func listen(
+        on port: Int, group: any EventLoopGroup, proxy: FaultProxy?
+    ) async throws(FaultProxyError) -> Listener {
+        let owner = ProxyReference(proxy)
         do {
-            var first = try forward(request)
-            event.upstreamStatus = first.status
-            if fault == .duplicate { first = try forward(request) }
-            response = first
+            let channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        guard let proxy = owner.proxy else { throw ChannelError.ioOnClosedChannel }
+                        try proxy.adopt(channel)
+                    }
+                }
+                .bind(host: "127.0.0.1", port: port).get()
+            return Listener(channel: channel, owner: owner)
         } catch {
-            event.failure = error.description
-            let body = Array(#"{"error":"The proxy could not reach the service: \#(error.description)"}"#.utf8)
-            let failure = HTTPMessage(
-                startLine: "HTTP/1.1 502 Bad Gateway", headers: [("Content-Type", "application/json")], body: body)
-            return send(failure.framed(keepAlive: keepAlive), to: client)
-        }
-
-        switch fault {
-        case .dropResponse:
-            client.close()
-            return false
-        case .resetMidResponse:
-            let framed = response.framed(keepAlive: keepAlive)
-            let bytes = framed.head + framed.body
-            let cut = framed.body.isEmpty ? framed.head.count / 2 : framed.head.count + framed.body.count / 2
-            try? client.write(bytes.prefix(cut))
-            client.reset()
-            return false
-        case .truncateBody:
-            var cut = response
-            cut.body = Array(response.body.prefix(response.body.count / 2))
-            return send(cut.framed(keepAlive: keepAlive), to: client)
-        case .corruptBody:
-            var garbled = response
-            garbled.body = Self.corrupt(response.body, seed: UInt64(event.sequence))
-            return send(garbled.framed(keepAlive: keepAlive), to: client)
-        default:
-            return send(response.framed(keepAlive: keepAlive), to: client)
+            throw .cannotListen("127.0.0.1:\(port): \(error)")
         }
     }
 
-    /// Sends `request` to the service on a new connection and reads its whole answer.
-    private func forward(_ request: HTTPMessage) throws(ProxyFailure) -> HTTPMessage {
-        let socket: Socket
-        do { socket = try Socket.connect(host: upstreamHost, port: upstreamPort) } catch {
-            throw .upstream(error.description)
-        }
-        defer { socket.close() }
-        var outgoing = request.framed(keepAlive: false)
-        outgoing.setHeader("Host", "\(upstreamHost):\(upstreamPort)")
-        if request.body.isEmpty, !["POST", "PUT", "PATCH"].contains(request.method) {
-            outgoing.setHeader("Content-Length", nil)
-        }
-        do { try socket.write(outgoing.head + outgoing.body) } catch { throw .upstream(error.description) }
-        return try MessageReader(socket: socket).readResponse(to: request.method)
-    }
-
-    private func send(_ message: HTTPMessage, to client: Socket) -> Bool {
-        do {
-            try client.write(message.head + message.body)
+    /// Sets up a new client connection's pipeline and keeps track of it until it closes.
+    private func adopt(_ channel: any Channel) throws {
+        let id = ObjectIdentifier(channel)
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopped, state.listener != nil else { return false }
+            state.connections[id] = channel
             return true
-        } catch {
-            client.close()
-            return false
         }
+        guard accepted else { throw ChannelError.ioOnClosedChannel }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            _ = self?.state.withLock { $0.connections.removeValue(forKey: id) }
+        }
+        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: Self.idleTimeout))
+        try channel.pipeline.syncOperations.addHandler(
+            ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        try channel.pipeline.syncOperations.addHandler(
+            ProxyConnectionHandler { [weak self] request, eventLoop in
+                guard let self else { return eventLoop.makeSucceededFuture(.close) }
+                return self.exchange(request, on: eventLoop)
+            })
     }
+}
 
-    /// The body with about one byte in eight replaced, and its first byte made invalid JSON.
-    static func corrupt(_ body: [UInt8], seed: UInt64) -> [UInt8] {
-        guard !body.isEmpty else { return Array("\u{1}".utf8) }
-        var random = SplitMix64(seed: seed)
-        var bytes = body
-        bytes[0] = UInt8(ascii: "#")
-        for index in bytes.indices.dropFirst() where random.next() % 8 == 0 {
-            bytes[index] = UInt8(truncatingIfNeeded: random.next() | 0x80)
-        }
-        return bytes
+/// The proxy a listener serves, set once the proxy exists; weak, so that a proxy dropped without
+/// ``FaultProxy/stop()`` is freed (and closes its channels).
+private final class ProxyReference: Sendable {
+    private struct Weak: Sendable {
+        weak var proxy: FaultProxy?
     }
+    private let reference: Mutex<Weak>
+
+    init(_ proxy: FaultProxy?) { reference = Mutex(Weak(proxy: proxy)) }
+    func set(_ proxy: FaultProxy) { reference.withLock { $0.proxy = proxy } }
+    var proxy: FaultProxy? { reference.withLock { $0.proxy } }
 }

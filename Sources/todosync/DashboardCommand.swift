@@ -3,7 +3,6 @@ import Dashboard
 import Foundation
 import HTTPServer
 import SyncClient
-import TableService
 import Views
 
 /// `todosync [dashboard]`: the web dashboard on 127.0.0.1:8080, with an embedded table service
@@ -73,7 +72,8 @@ enum RemoteOption {
     }
 }
 
-/// Starts one dashboard, embedding a table service when no remote is given (shared with `demo`).
+/// The command line's side of ``Dashboard/launch(_:embeddedDatabase:)`` (shared with `demo`): the
+/// options as a configuration, and failures as the command line words them.
 struct DashboardLauncher {
     var listen: ListenOptions
     var resources: ResourceFolders
@@ -89,22 +89,13 @@ struct DashboardLauncher {
     var pushWindow: Int?
 
     func start() async throws -> Dashboard {
-        let folder = URL(fileURLWithPath: dataDir)
         let configuration = DashboardConfiguration(
-            host: listen.host, port: listen.port, dataDirectory: folder, resources: resources,
+            host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir), resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
             servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
             onRemoteSwitch: onSwitch, pushWindow: pushWindow)
         do {
-            guard remote == nil else { return try await Dashboard.start(configuration) }
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let service = try TableService(
-                configuration: .init(
-                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"],
-                    pagePath: "/service", templatesFolder: resources.templatesFolder))
-            return try await Dashboard.start(configuration, servicePagePath: "/service") { router in
-                service.addRoutes(to: &router)
-            }
+            return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {
             throw ValidationError("\(error) (see --port and --host)")
         } catch let error as SyncError where RemoteSwitchOption.isRefusal(error) {

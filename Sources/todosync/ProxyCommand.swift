@@ -45,7 +45,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let plan = FaultPlan(try fault.map { text in try FaultRule(parsing: text) }, seed: seed)
         let proxy: FaultProxy
         do {
-            proxy = try FaultProxy(upstream: to, port: listen, plan: plan)
+            proxy = try await FaultProxy(upstream: to, port: listen, plan: plan)
         } catch {
             throw ValidationError(error.description)
         }
@@ -63,6 +63,6 @@ private struct ProxyService: Service {
 
     func run() async {
         try? await gracefulShutdown()
-        proxy.stop()
+        await proxy.stop()
     }
 }

@@ -7,40 +7,38 @@ import Testing
 /// The dashboard's Cancel button, `/api/cancel` and Offline mode stop a running sync.
 struct CancelSyncTests {
     /// A remote that reads each request and never answers: a sync against it runs until stopped.
-    private func silentRemote(_ harness: DashboardHarness) async throws -> MisbehavingService {
-        let silent = try MisbehavingService { _ in .silence }
+    private func silentRemote(_ harness: TestDashboard) async throws -> MisbehavingService {
+        let silent = try await MisbehavingService { _ in .silence }
         try await harness.dashboard.context.setRemote(url: silent.url, applicationKey: nil)
         return silent
     }
 
     /// Waits until the sync's request has reached the silent remote.
-    private func waitUntilWaiting(on remote: MisbehavingService) async throws {
-        for _ in 0..<250 where remote.requests.isEmpty {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+    private func waitUntilWaiting(on remote: MisbehavingService) async {
+        await remote.requestsArrived()
     }
 
     /// Starts a sync through `/api/sync` against a silent remote and waits until its request is
     /// there; returns the remote (stop it) and the CSRF token scripts send.
-    private func runningAPISync(_ harness: DashboardHarness) async throws -> (MisbehavingService, String) {
+    private func runningAPISync(_ harness: TestDashboard) async throws -> (MisbehavingService, String) {
         let silent = try await silentRemote(harness)
         let token = try await harness.csrfToken()
         #expect(
             try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token]).status == 202
         )
-        try await waitUntilWaiting(on: silent)
+        await waitUntilWaiting(on: silent)
         return (silent, token)
     }
 
     @Test func cancelButtonShowsWhileASyncRunsAndStopsIt() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let silent = try await silentRemote(harness)
-        defer { silent.stop() }
+        defer { silent.stopInBackground() }
         let idlePage = try await harness.client.send(.get, "/")
         #expect(idlePage.text.contains(#"action="/cancel" class="inline" data-cancel-form hidden"#))
 
         #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
-        try await waitUntilWaiting(on: silent)
+        await waitUntilWaiting(on: silent)
         let runningPage = try await harness.client.send(.get, "/")
         #expect(runningPage.text.contains(#"action="/cancel" class="inline" data-cancel-form>"#))
 
@@ -54,9 +52,9 @@ struct CancelSyncTests {
     }
 
     @Test func apiCancelNeedsTheCSRFHeaderAndStopsTheSync() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let (silent, token) = try await runningAPISync(harness)
-        defer { silent.stop() }
+        defer { silent.stopInBackground() }
         #expect(try await harness.client.send(.post, "/api/cancel").status == 403)
         #expect(await harness.dashboard.context.isSyncing)
         let answer = try await harness.client.send(.post, "/api/cancel", headers: [CSRFProtection.headerName: token])
@@ -70,9 +68,9 @@ struct CancelSyncTests {
     }
 
     @Test func turningOfflineModeOnStopsARunningSync() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let (silent, token) = try await runningAPISync(harness)
-        defer { silent.stop() }
+        defer { silent.stopInBackground() }
         let saved = try await harness.client.send(
             .post, "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: [CSRFProtection.headerName: token])
         #expect(saved.status == 200)
@@ -82,11 +80,11 @@ struct CancelSyncTests {
     }
 
     @Test func stoppingTheDashboardCancelsItsSync() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let silent = try await silentRemote(harness)
-        defer { silent.stop() }
+        defer { silent.stopInBackground() }
         #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
-        try await waitUntilWaiting(on: silent)
+        await waitUntilWaiting(on: silent)
         let started = Date()
         await harness.stop()
         #expect(Date().timeIntervalSince(started) < 10)

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import SyncClient
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import Dashboard
@@ -11,7 +12,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct ConflictDecisionPageTests {
     /// `count` todos ("todo i") synced, then changed on the service ("server i") and here
     /// ("client i", complete): operations count+1...2·count are in conflict (1...count were the inserts).
-    func conflicts(_ harness: DashboardHarness, _ count: Int) async throws -> SyncContext {
+    func conflicts(_ harness: TestDashboard, _ count: Int) async throws -> SyncContext {
         let context = harness.dashboard.context
         for index in 0..<count {
             try context.table("todoitem").insert(["id": .string("t\(index)"), "text": .string("todo \(index)")])
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func theConflictsListShowsEachTodosTextAndResolvingLandsOnTheNextConflict() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         _ = try await conflicts(harness, 3)
         let list = try await harness.client.send(.get, "/conflicts")
         #expect(list.text.contains("client 0") && list.text.contains("client 2"))
@@ -47,7 +48,7 @@ import Testing
     }
 
     @Test func thePerFieldPickPreviewsThenPushesTheChosenFields() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let context = try await conflicts(harness, 1)
         let page = try await harness.client.send(.get, "/conflicts/2")
         #expect(page.text.contains("Or pick each field"))
@@ -67,7 +68,7 @@ import Testing
     }
 
     @Test func theJournalPageShowsFourValuesFiltersPagesAndExports() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let context = try await conflicts(harness, 4)
         for id in Int64(5)...7 { try context.useServer(id) }
         #expect(try await context.useClient(8) == .pushed)
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func theOverturnButtonPushesTheLosingValues() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let context = try await conflicts(harness, 1)
         try context.useServer(2)
         let entry = try #require(try context.journal().entries.first)
@@ -107,7 +108,7 @@ import Testing
     }
 
     @Test func anOutcomeThatDeletedTheTodoCanBeOverturnedFromTheJournal() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let context = try await conflicts(harness, 1)
         // The service deletes the todo; the person accepts the delete.
         let deleted = try await harness.client.send(
@@ -130,7 +131,7 @@ import Testing
     }
 
     @Test func aBulkDecisionIsPreviewedAppliedAndUndoneInOneStep() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let context = try await conflicts(harness, 3)
         let preview = try await harness.client.send(.get, "/conflicts/bulk?ids=4&ids=6&choice=use-server")
         #expect(preview.text.contains("Use Server for 2 conflicts"))
@@ -151,7 +152,7 @@ import Testing
     }
 
     @Test func aDeleteAgainstAnEditSaysWhatEachButtonDoesAndNeverMakesTheDeletePrimary() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let context = harness.dashboard.context
         try context.table("todoitem").insert(["id": "d", "text": "doomed"])
         _ = try await context.push()
@@ -168,7 +169,7 @@ import Testing
     }
 
     @Test func policiesAreSetInSettingsAndTheJSONAPI() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let settings = try await harness.client.send(.get, "/settings")
         #expect(settings.text.contains("Merge — fields changed on one side merge"))
         let saved = try await harness.submit("/settings/policies", ["policy.todoitem": "ask", "retention": "500"])

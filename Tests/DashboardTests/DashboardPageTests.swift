@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -10,7 +11,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct DashboardPageTests {
     @Test func everyPageAnswersWithTheSecurityHeaders() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         for path in ["/", "/operations", "/conflicts", "/settings", "/?show=active", "/?q=milk&older=5", "/?at=last"] {
             let page = try await harness.client.send(.get, path)
             #expect(page.status == 200, "\(path)")
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func postWithoutOrWithWrongCSRFTokenIsRefusedAndStoresNothing() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let missing = try await harness.client.send(.post, "/items", form: ["text": "forged"])
         #expect(missing.status == 403)
         let wrong = try await harness.client.send(.post, "/items", form: ["text": "forged", "_csrf": "0123"])
@@ -34,23 +35,23 @@ import Testing
     }
 
     @Test func foreignHostIsRefused() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let port = harness.dashboard.server.port
-        let raw = try RawHTTP.exchange(
+        let raw = try await RawHTTP.send(
             port: port, "GET / HTTP/1.1\r\nHost: attacker.example:\(port)\r\nConnection: close\r\n\r\n")
         #expect(raw.hasPrefix("HTTP/1.1 421"))
-        let local = try RawHTTP.exchange(
+        let local = try await RawHTTP.send(
             port: port, "GET / HTTP/1.1\r\nHost: localhost:\(port)\r\nConnection: close\r\n\r\n")
         #expect(local.hasPrefix("HTTP/1.1 200"))
         // An address cannot be rebound: a server listening on every interface answers by address.
-        let address = try RawHTTP.exchange(
+        let address = try await RawHTTP.send(
             port: port, "GET / HTTP/1.1\r\nHost: 192.168.1.5:\(port)\r\nConnection: close\r\n\r\n")
         #expect(address.hasPrefix("HTTP/1.1 200"))
         await harness.stop()
     }
 
     @Test func addingATodoRedirectsAndShowsItEscapedWithAPendingBadge() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let hostile = "<img src=x onerror=alert(1)>"
         let added = try await harness.submit("/items", ["text": hostile])
         #expect(added.status == 303)
@@ -65,7 +66,7 @@ import Testing
 
     @Test(arguments: ["", "   ", String(repeating: "x", count: 1001)])
     func invalidTextShowsTheFormAgainAndStoresNothing(text: String) async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let answer = try await harness.submit("/items", ["text": text])
         #expect(answer.status == 422)
         #expect(answer.text.contains("field-error"))
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func unknownItemIsA404PageWithAdvice() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let page = try await harness.client.send(.get, "/items/no-such-id")
         #expect(page.status == 404)
         #expect(page.text.contains("no todo with the id “no-such-id”"))
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func editingAndDeletingChangeOnlyTheLocalStoreAndQueue() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let table = harness.dashboard.context.table("todoitem")
         let item = try table.insert(["text": "first", "complete": false])
         let id = item["id"]?.stringValue ?? ""
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func syncRunsInTheBackgroundAndReportsItsResult() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         _ = try harness.dashboard.context.table("todoitem").insert(["text": "to the service", "complete": false])
         let token = try await harness.csrfToken()
         let started = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
@@ -128,16 +129,17 @@ import Testing
     }
 
     @Test func secondSyncWhileOneRunsJoinsItAndBothBrowsersSeeTheResult() async throws {
-        let harness = try await DashboardHarness()
-        // A remote that takes a while to answer, so the first sync is still running.
-        var router = Router()
-        router.get("/tables/todoitem") { _ async throws in
-            try await Task.sleep(for: .milliseconds(600))
-            return .json(data: Data("[]".utf8))
+        let harness = try await TestDashboard()
+        // A remote that holds its answers until the test lets them go, so the first sync is still
+        // running: the embedded service behind a proxy.
+        let released = TestEvent()
+        let slow = try await FaultProxy(upstream: harness.url)
+        slow.intercept { _, _ in
+            await released.wait()
+            return nil
         }
-        let slow = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
-        try await harness.dashboard.context.setRemote(url: URL(string: slow.url), applicationKey: nil)
-        let other = Client(base: harness.dashboard.url)
+        try await harness.dashboard.context.setRemote(url: slow.endpoint, applicationKey: nil)
+        let other = BrowserClient(base: harness.dashboard.url)
         let token = try await harness.csrfToken()
         let first = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
         let second = try await other.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
@@ -145,6 +147,7 @@ import Testing
         #expect(second.text.contains(#""started":false"#))
         let status = try await other.send(.get, "/api/status")
         #expect(status.text.contains(#""running":true"#))
+        released.signal()
         await harness.dashboard.waitUntilIdle()
         #expect(try await harness.client.send(.get, "/").text.contains("Pulled 0 rows"))
         #expect(try await other.send(.get, "/").text.contains("Pulled 0 rows"))
@@ -153,7 +156,7 @@ import Testing
     }
 
     @Test func formSyncRedirectsBackOnlyToLocalPaths() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let local = try await harness.submit("/sync", ["back": "/operations"])
         #expect(local.status == 303)
         #expect(local.headers["location"] == "/operations")
@@ -164,7 +167,7 @@ import Testing
     }
 
     @Test func settingsRejectABadAddressAndKeepTheOldOne() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let before = harness.dashboard.context.remoteURL
         let answer = try await harness.submit(
             "/settings", ["remote": "not a url", "pageSize": "5000", "offline": "false"])
@@ -179,7 +182,7 @@ import Testing
     }
 
     @Test func thePushWindowIsSavedAndTakesEffectAndABadOneIsRefused() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         #expect(await harness.dashboard.context.pushWindow == SyncConfiguration.defaultPushWindow)
         let refused = try await harness.submit("/settings", ["remote": "", "pageSize": "50", "pushWindow": "0"])
         #expect(refused.status == 422)

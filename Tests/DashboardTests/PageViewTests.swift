@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Dashboard
@@ -6,7 +7,7 @@ import Testing
 /// Each page's context is one typed value: the HTML and the JSON of a page come from it.
 @Suite(.timeLimit(.minutes(2))) struct PageViewTests {
     /// The JSON of a page, as a script asks for it.
-    func json(_ harness: DashboardHarness, _ path: String) async throws -> [String: Any] {
+    func json(_ harness: TestDashboard, _ path: String) async throws -> [String: Any] {
         let answer = try await harness.client.send(.get, path, headers: [.accept: "application/json"])
         #expect(answer.status == 200, "\(path)")
         #expect(answer.headers["content-type"]?.hasPrefix("application/json") == true, "\(path)")
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func everyPageIsTheSameValueAsHTMLAndAsJSON() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         _ = try await harness.submit("/items", ["text": "buy <milk>"])
         let list = try await json(harness, "/")
         let page = list["page"] as? [String: Any]
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func theHeaderOfAPageAndOfTheStatusAPIAreOneType() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         _ = try await harness.submit("/items", ["text": "one"])
         let page = try await json(harness, "/")
         var header = page["header"] as? [String: Any] ?? [:]

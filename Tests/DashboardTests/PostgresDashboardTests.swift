@@ -10,8 +10,8 @@ import Testing
 @Suite(.enabled(if: TestPostgres.isRequired, "needs the PostgreSQL cluster of the test command"))
 struct PostgresDashboardTests {
     @Test func addedTodoIsPushedIntoPostgreSQLAndAnotherClientsRowIsPulled() async throws {
-        let url = try await TestPostgres.freshDatabase()
-        let harness = try await DashboardHarness(database: .postgres(try PostgresLocation(url: url, poolSize: 4)))
+        let url = try await TestPostgres.freshDatabaseURL()
+        let harness = try await TestDashboard(database: .postgres(try PostgresLocation(url: url, poolSize: 4)))
         let added = try await harness.submit("/items", ["text": "into postgres"])
         #expect(added.status == 303)
         let inserted = try await harness.client.send(

@@ -3,6 +3,7 @@ import HTTPServer
 import SyncClient
 import SyncProtocol
 import TableService
+import TestSupport
 import Testing
 
 /// The Settings page and `/api/settings` move the dashboard's store to another service: asked
@@ -12,24 +13,15 @@ struct RemoteSwitchPageTests {
     /// A dashboard (on its embedded service) holding one synced todo and one pending todo, and
     /// another real table service holding two todos of its own.
     struct Setup {
-        let harness: DashboardHarness
-        let other: RunningTableService
+        let harness: TestDashboard
+        let other: TestService
         var otherURL: String { other.url }
 
         init() async throws {
-            harness = try await DashboardHarness()
-            let folder = harness.folder.appendingPathComponent("other")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            other = try TableService.start(
-                TableService.Configuration(
-                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"]
-                ), port: 0, quiet: true)
-            let rest = Client(base: other.url)
+            harness = try await TestDashboard()
+            other = try await TestService.sqlite(in: try TemporaryFolder())
             for id in ["b1", "b2"] {
-                let created = try await rest.send(
-                    .post, "/tables/todoitem", json: Data(#"{"id": "\#(id)", "text": "other \#(id)"}"#.utf8),
-                    headers: [ProtocolHeader.apiVersion: "2.0.0"])
-                #expect(created.status == 201)
+                try await other.rest.insert(["id": .string(id), "text": .string("other \(id)")])
             }
             let table = harness.dashboard.context.table("todoitem")
             try table.insert(["id": "synced", "text": "synced with the embedded service"])

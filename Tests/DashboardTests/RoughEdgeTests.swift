@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -9,14 +10,10 @@ import Testing
 @testable import Dashboard
 @testable import SyncClient
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// What a new user met first: quick complete, delete confirmation, refused changes, header truth.
 @Suite(.timeLimit(.minutes(2))) struct RoughEdgeTests {
     @Test func quickCompleteWorksAsAFormAndAsAScriptCall() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let table = harness.dashboard.context.table("todoitem")
         let id = try table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
         let list = try await harness.client.send(.get, "/?show=active")
@@ -47,24 +44,24 @@ import Testing
     }
 
     @Test func aRefusedChangeIsCountedReadableAndRetriedOnceTheServiceIsFixed() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         // A gateway in front of the service that refuses every change with an HTML error page, as a
         // misconfigured proxy does, until it is fixed.
         let context = harness.dashboard.context
         let service = try #require(context.remoteURL)
         let misconfigured = Flag(true)
-        var router = Router()
         let page = """
             <!DOCTYPE html><html><head><title>400</title><style>body { color: red }</style></head>
             <body><h1>400 Bad Request</h1><p>The gateway refused the &quot;todoitem&quot; change.</p></body></html>
             """
-        router.post("/tables/todoitem") { request async throws in
-            if misconfigured.isOn { return .html(page, status: .badRequest) }
-            return try await Self.forward(request, to: service)
+        let gateway = try await FaultProxy(upstream: service)
+        gateway.intercept { request, _ in
+            guard request.method == "POST", misconfigured.isOn else { return nil }
+            return .answer(
+                ProxiedResponse(
+                    status: 400, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(page.utf8)))
         }
-        router.get("/tables/todoitem") { request async throws in try await Self.forward(request, to: service) }
-        let gateway = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
-        try await context.setRemote(url: URL(string: gateway.url), applicationKey: nil)
+        try await context.setRemote(url: gateway.endpoint, applicationKey: nil)
         _ = try context.table("todoitem").insert(["text": "refused at first", "complete": false])
         _ = try await harness.submit("/push", [:])
         await harness.dashboard.waitUntilIdle()
@@ -92,26 +89,6 @@ import Testing
         #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
         await gateway.stop()
         await harness.stop()
-    }
-
-    /// The gateway's way through to the service: the request as it came, the answer as it went.
-    private static func forward(_ request: Request, to service: String) async throws -> Response {
-        var target = URLComponents(string: service + request.path)!
-        if !request.queryItems.isEmpty {
-            target.queryItems = request.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
-        }
-        var fields = HTTPFields()
-        for field in request.headers where [ProtocolHeader.apiVersion, .contentType].contains(field.name) {
-            fields.append(field)
-        }
-        let answer = try await TestHTTPClient().send(
-            request.method, target.url!.absoluteString, headers: fields, body: request.body.isEmpty ? nil : request.body
-        )
-        var headers = HTTPFields()
-        for name in [HTTPField.Name.eTag, .contentType] {
-            if let value = answer.headers[name.rawName.lowercased()] { headers[name] = value }
-        }
-        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: answer.body)
     }
 
     @Test func theHeaderSaysWhatIsKnownAboutTheRemote() async throws {
@@ -146,7 +123,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct QueuePagingTests {
     @Test func theQueuePageShowsAtMostAHundredChangesWithLinksToTheRest() async throws {
-        let harness = try await DashboardHarness()
+        let harness = try await TestDashboard()
         let todos = harness.dashboard.context.table("todoitem")
         for index in 0..<150 { try todos.insert(["text": .string("queued \(index)"), "complete": .bool(false)]) }
         let first = try await harness.client.send(.get, "/operations")

@@ -6,10 +6,6 @@ import Testing
 
 @testable import HTTPServer
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 @Suite struct HTTPServerTests {
     /// Echoes method, body size and a digest of the body.
     static func echo(_ router: inout Router) {
@@ -25,31 +21,31 @@ import Testing
 
     @Test(arguments: ["GET", "POST", "PATCH", "DELETE"], [0, 1, 1 << 20])
     func bodiesOfEverySizeUpToTheLimitArrive(method: String, size: Int) async throws {
-        let server = try TestServer(Self.echo)
+        let server = try TestHTTPServer(Self.echo)
         let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let sum = body.reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) }
-        // A raw socket, because URLSession refuses to send a GET with a body.
+        // Raw bytes, because async-http-client refuses to send a GET with a body.
         let head = "\(method) /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(size)\r\n\r\n"
-        let answer = try RawHTTP.exchange(port: server.server.port, Data(head.utf8) + body)
+        let answer = try await RawHTTP.send(port: server.server.port, Data(head.utf8) + body)
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.hasSuffix("\r\n\r\n\(method) \(size) \(sum)"))
     }
 
     @Test func bodyOverTheLimitIsAnswered413WithAMessage() async throws {
-        let server = try TestServer(Self.echo, maxBodySize: 1000)
+        let server = try TestHTTPServer(Self.echo, maxBodySize: 1000)
         let answer = try await server.send(.post, "/echo", body: Data(count: 1001))
         #expect(answer.status == 413)
         #expect(String(decoding: answer.body, as: UTF8.self).contains("limit of 1000 bytes"))
         let fits = try await server.send(.post, "/echo", body: Data(count: 1000))
         #expect(fits.status == 200)
         // Far over the limit: answered at once, before the body is read.
-        let huge = try RawHTTP.exchange(
+        let huge = try await RawHTTP.send(
             port: server.server.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
         #expect(huge.hasPrefix("HTTP/1.1 413"))
     }
 
     @Test func unknownPathIs404AndWrongMethodIs405WithAllow() async throws {
-        let server = try TestServer { router in
+        let server = try TestHTTPServer { router in
             router.get("/items/:id") { request in .text(request.parameters["id"] ?? "") }
             router.post("/items/:id") { _ in .text("posted") }
         }
@@ -63,7 +59,7 @@ import Testing
     }
 
     @Test func headIsAnsweredLikeGetWithoutBody() async throws {
-        let server = try TestServer { router in router.get("/page") { _ in .html("<p>hello</p>") } }
+        let server = try TestHTTPServer { router in router.get("/page") { _ in .html("<p>hello</p>") } }
         let answer = try await server.send(.head, "/page")
         #expect(answer.status == 200)
         #expect(answer.body.isEmpty)
@@ -71,7 +67,7 @@ import Testing
     }
 
     @Test func queryAndFormDecodeUTF8PlusAndPercentEscapes() async throws {
-        let server = try TestServer { router in
+        let server = try TestHTTPServer { router in
             router.get("/q") { request in
                 .text(request.queryItems.map { "\($0.name)=\($0.value)" }.joined(separator: "|"))
             }
@@ -92,7 +88,7 @@ import Testing
     }
 
     @Test func twoHundredConcurrentKeepAliveRequestsAreAllAnswered() async throws {
-        let server = try TestServer { router in
+        let server = try TestHTTPServer { router in
             router.get("/n/:n") { request in .text(request.parameters["n"]!) }
         }
         let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -111,7 +107,7 @@ import Testing
     struct Broken: Error {}
 
     @Test func throwingHandlerGives500PageAndTheNextRequestStillWorks() async throws {
-        let server = try TestServer { router in
+        let server = try TestHTTPServer { router in
             router.get("/boom") { _ in throw Broken() }
             router.get("/fine") { _ in .text("fine") }
         }
@@ -126,73 +122,75 @@ import Testing
     }
 
     @Test func asyncHandlersAnswerWithoutBlockingOthers() async throws {
-        let server = try TestServer { router in
+        let arrived = TestEvent()
+        let released = TestEvent()
+        let server = try TestHTTPServer { router in
             router.get("/slow") { _ async throws in
-                try await Task.sleep(for: .milliseconds(300))
+                arrived.signal()
+                await released.wait()
                 return .text("slow")
             }
             router.get("/fast") { _ in .text("fast") }
             router.get("/fails") { _ async throws -> Response in throw HTTPError(.conflict, "taken") }
         }
         async let slow = server.send(.get, "/slow")
-        try await Task.sleep(for: .milliseconds(50))
+        await arrived.wait()
+        // Answered while the slow handler still waits.
         let fast = try await server.send(.get, "/fast")
         #expect(fast.status == 200)
+        released.signal()
         #expect(try await String(decoding: slow.body, as: UTF8.self) == "slow")
         let fails = try await server.send(.get, "/fails")
         #expect(fails.status == 409)
     }
 
     @Test func responseHeadersAreWrittenWithASpaceAfterTheColon() async throws {
-        let server = try TestServer { router in
+        let server = try TestHTTPServer { router in
             router.get("/h") { _ in
                 Response(status: .ok, headers: [HTTPField.Name("X-Custom")!: "value"], body: Data("ok".utf8))
             }
         }
-        let raw = try RawHTTP.exchange(
+        let raw = try await RawHTTP.send(
             port: server.server.port, "GET /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(raw.contains("X-Custom: value\r\n"))
         #expect(!raw.contains("X-Custom:value"))
     }
 
     @Test func malformedRequestsNeitherCrashNorStallTheServer() async throws {
-        let server = try TestServer { router in router.get("/ok") { _ in .text("ok") } }
+        let server = try TestHTTPServer { router in router.get("/ok") { _ in .text("ok") } }
         for junk in [
             "GARBAGE\r\n\r\n", "GET /ok HTTP/9.9\r\n\r\n", "GET /%ZZ HTTP/1.1\r\nHost: x\r\n\r\n",
             "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "\u{0}\u{1}\u{2}\r\n\r\n",
         ] {
-            _ = try? RawHTTP.exchange(port: server.server.port, junk, timeoutSeconds: 1)
+            _ = try? await RawHTTP.send(port: server.server.port, junk, deadline: .seconds(1))
         }
         let ok = try await server.send(.get, "/ok")
         #expect(ok.status == 200)
     }
 
     @Test func stopIsCleanAndPortIsReadBack() async throws {
-        let server = try TestServer { router in router.get("/ok") { _ in .text("ok") } }
+        let server = try TestHTTPServer { router in router.get("/ok") { _ in .text("ok") } }
         #expect(server.server.port > 0)
-        let clock = ContinuousClock()
-        let took = clock.measure {
-            server.server.stop()
-            server.server.stop()
-        }
-        #expect(took < .seconds(5))
-        #expect(throws: RawHTTP.Failure.self) {
-            try RawHTTP.exchange(port: server.server.port, "GET /ok HTTP/1.1\r\n\r\n")
+        await server.server.stop()
+        await server.server.stop()
+        await #expect(throws: RawHTTP.Failure.self) {
+            try await RawHTTP.send(port: server.server.port, "GET /ok HTTP/1.1\r\n\r\n")
         }
     }
 
     @Test func stopWaitsForARunningAsyncHandlerAndItsAnswer() async throws {
-        let started = Atomic<Bool>(false)
-        let server = try TestServer { router in
+        let started = TestEvent()
+        let server = try TestHTTPServer { router in
             router.get("/slow") { _ async throws in
-                started.store(true, ordering: .releasing)
+                started.signal()
+                // The handler's work, which the stop must let finish.
                 try await Task.sleep(for: .milliseconds(300))
                 return .text("done")
             }
         }
         async let answer = server.send(.get, "/slow")
-        while !started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(5)) }
-        await Task.detached { server.server.stop() }.value
+        await started.wait()
+        await server.server.stop()
         #expect(try await String(decoding: answer.body, as: UTF8.self) == "done")
     }
 
@@ -202,12 +200,14 @@ import Testing
     @Test func asyncStopsWaitForParkedHandlersWithoutHoldingThreads() async throws {
         let count = ProcessInfo.processInfo.activeProcessorCount + 2
         let started = Atomic<Int>(0)
-        var servers: [TestServer] = []
+        let allStarted = TestEvent()
+        var servers: [TestHTTPServer] = []
         for _ in 0..<count {
             servers.append(
-                try TestServer { router in
+                try TestHTTPServer { router in
                     router.get("/slow") { _ async throws in
-                        started.add(1, ordering: .releasing)
+                        if started.add(1, ordering: .relaxed).newValue == count { allStarted.signal() }
+                        // The handler's work, which the stops must let finish.
                         try await Task.sleep(for: .milliseconds(300))
                         return .text("done")
                     }
@@ -221,7 +221,7 @@ import Testing
                 return try await group.reduce(into: []) { $0.append($1) }
             }
         }
-        while started.load(ordering: .acquiring) < count { try await Task.sleep(for: .milliseconds(5)) }
+        await allStarted.wait()
         await withTaskGroup(of: Void.self) { group in
             for server in servers { group.addTask { await server.server.stop(grace: .seconds(10)) } }
         }

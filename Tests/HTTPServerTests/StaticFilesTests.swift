@@ -22,9 +22,9 @@ import Testing
         return root
     }
 
-    static func server(_ root: URL) throws -> TestServer {
+    static func server(_ root: URL) throws -> TestHTTPServer {
         let files = StaticFiles(folder: root)
-        return try TestServer { router in router.get("/public/*") { try files.respond($0) } }
+        return try TestHTTPServer { router in router.get("/public/*") { try files.respond($0) } }
     }
 
     @Test func fileIsServedWithTypeETagAndThen304() async throws {
@@ -35,7 +35,7 @@ import Testing
         #expect(first.headers["cache-control"]?.contains("max-age") == true)
         #expect(String(decoding: first.body, as: UTF8.self) == "body { color: red }")
         let etag = try #require(first.headers["etag"])
-        let raw = try RawHTTP.exchange(
+        let raw = try await RawHTTP.send(
             port: server.server.port,
             "GET /public/css/style.css HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(etag)\r\nConnection: close\r\n\r\n")
         #expect(raw.hasPrefix("HTTP/1.1 304"))
@@ -61,7 +61,7 @@ import Testing
         ]
         for path in attempts {
             // Raw, so that no client normalises the dots away before sending.
-            let raw = try RawHTTP.exchange(
+            let raw = try await RawHTTP.send(
                 port: server.server.port, "GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(raw.hasPrefix("HTTP/1.1 404"), "\(path) was not refused")
             #expect(!raw.contains("secret\r") && !raw.hasSuffix("secret"), "\(path) leaked the file")

@@ -8,37 +8,18 @@ import TestSupport
 import Testing
 import Views
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The dashboard under hostile input: forms and JSON with broken, huge or wrongly typed values
 /// show the form again (or a JSON error) and store nothing; every POST without the right CSRF
 /// token is a 403; a foreign `Host` is a 421.
 @Suite struct DashboardHostileInputTests {
     /// A dashboard with its embedded service in a temporary folder, and a cookie-keeping client.
     final class Harness: Sendable {
-        let dashboard: Dashboard
-        let folder: URL
+        let started: TestDashboard
         let http = TestHTTPClient(keepsCookies: true)
-
-        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        var dashboard: Dashboard { started.dashboard }
 
         init() async throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "dashboard-hostile-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let resources = ResourceFolders(
-                publicFolder: Self.root.appendingPathComponent("Public"),
-                templatesFolder: Self.root.appendingPathComponent("Templates"))
-            let service = try TableService(
-                configuration: .init(
-                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"])
-            )
-            dashboard = try await Dashboard.start(
-                DashboardConfiguration(port: 0, dataDirectory: folder, resources: resources)
-            ) { router in service.addRoutes(to: &router) }
+            started = try await TestDashboard()
         }
 
         func send(
@@ -76,8 +57,7 @@ import Views
         }
 
         func stop() async {
-            await dashboard.stop()
-            try? FileManager.default.removeItem(at: folder)
+            await started.stop()
         }
     }
 
@@ -201,13 +181,13 @@ import Views
         for host in [
             "attacker.example", "127.0.0.1.attacker.example:\(port)", "localhost.attacker.example", "evil:\(port)", "",
         ] {
-            let answer = try RawHTTP.exchange(
+            let answer = try await RawHTTP.send(
                 port: port, "GET / HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
             #expect(
                 answer.hasPrefix("HTTP/1.1 421") || (host.isEmpty && answer.hasPrefix("HTTP/1.1 400")),
                 "Host '\(host)': \(answer.prefix(40))")
         }
-        let post = try RawHTTP.exchange(
+        let post = try await RawHTTP.send(
             port: port,
             "POST /items HTTP/1.1\r\nHost: attacker.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10\r\nConnection: close\r\n\r\ntext=forge"
         )

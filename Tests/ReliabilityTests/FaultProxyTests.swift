@@ -1,16 +1,14 @@
 import FaultProxy
 import Foundation
+import SyncProtocol
+import TestSupport
 import Testing
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// The proxy itself: each fault does what it says, rules pick requests, seeds replay.
 @Suite struct FaultProxyTests {
     @Test func passThroughForwardsRequestsAndBodies() async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         let created = try await harness.send(
             .post, "/tables/todoitem", body: Data(#"{"id":"a","text":"hello"}"#.utf8), base: harness.proxy.url)
         #expect(created.status == 201)
@@ -21,8 +19,8 @@ import Testing
     }
 
     @Test func statusFaultAnswersWithoutReachingTheService() async throws {
-        let harness = try ReliabilityHarness(plan: .always(.status(503)))
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness(plan: .always(.status(503)))
+        defer { harness.stopInBackground() }
         let reply = try await harness.send(
             .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         #expect(reply.status == 503)
@@ -30,8 +28,8 @@ import Testing
     }
 
     @Test func dropResponseAppliesTheRequestButTheClientSeesNoAnswer() async throws {
-        let harness = try ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
+        defer { harness.stopInBackground() }
         await #expect(throws: (any Error).self) {
             _ = try await harness.send(
                 .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
@@ -41,8 +39,8 @@ import Testing
 
     @Test func resetAndRefuseAreNetworkErrors() async throws {
         for fault in [Fault.resetMidResponse, .refuse] {
-            let harness = try ReliabilityHarness(plan: .always(fault))
-            defer { harness.stop() }
+            let harness = try await ReliabilityHarness(plan: .always(fault))
+            defer { harness.stopInBackground() }
             await #expect(throws: (any Error).self, "\(fault)") {
                 _ = try await harness.get("/tables/todoitem", base: harness.proxy.url)
             }
@@ -51,8 +49,8 @@ import Testing
 
     @Test func truncateAndCorruptDeliverBodiesThatAreNotJSON() async throws {
         for fault in [Fault.truncateBody, .corruptBody] {
-            let harness = try ReliabilityHarness()
-            defer { harness.stop() }
+            let harness = try await ReliabilityHarness()
+            defer { harness.stopInBackground() }
             _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"a","text":"some text"}"#.utf8))
             harness.proxy.setPlan(.always(fault))
             let reply = try await harness.get("/tables/todoitem/a", base: harness.proxy.url)
@@ -62,8 +60,8 @@ import Testing
     }
 
     @Test func duplicateSendsTheRequestTwiceAndAnswersWithTheSecond() async throws {
-        let harness = try ReliabilityHarness(plan: .always(.duplicate))
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness(plan: .always(.duplicate))
+        defer { harness.stopInBackground() }
         let reply = try await harness.send(
             .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
         #expect(reply.status == 409)
@@ -80,8 +78,8 @@ import Testing
 
     @Test func theSameSeedReplaysTheSameFaults() async throws {
         func run(seed: UInt64) async throws -> [Fault] {
-            let harness = try ReliabilityHarness(plan: .always(.status(500), probability: 0.5, seed: seed))
-            defer { harness.stop() }
+            let harness = try await ReliabilityHarness(plan: .always(.status(500), probability: 0.5, seed: seed))
+            defer { harness.stopInBackground() }
             for _ in 0..<16 { _ = try await harness.get("/tables/todoitem", base: harness.proxy.url) }
             return harness.proxy.events.map(\.fault)
         }
@@ -91,20 +89,66 @@ import Testing
     }
 
     @Test func refusingConnectionsClosesThePortUntilTurnedOff() async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
-        try harness.proxy.refuseConnections(true)
+        try await harness.proxy.refuseConnections(true)
         await #expect(throws: (any Error).self) {
             _ = try await harness.get("/tables/todoitem", base: harness.proxy.url)
         }
-        try harness.proxy.refuseConnections(false)
+        try await harness.proxy.refuseConnections(false)
         #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
     }
 
-    @Test func refusesAnUpstreamOffLoopback() {
-        #expect(throws: FaultProxyError.upstreamNotLoopback("http://example.org:80")) {
-            _ = try FaultProxy(upstream: "http://example.org:80")
+    @Test func refusesAnUpstreamOffLoopback() async {
+        await #expect(throws: FaultProxyError.upstreamNotLoopback("http://example.org:80")) {
+            _ = try await FaultProxy(upstream: "http://example.org:80")
         }
+    }
+
+    @Test func aDelayHoldsUpNoOtherConnection() async throws {
+        let harness = try await ReliabilityHarness(
+            plan: FaultPlan([FaultRule(.delay(milliseconds: 60_000), path: "/slow")]))
+        defer { harness.stopInBackground() }
+        let slow = Task { try? await harness.get("/slow", base: harness.proxy.url) }
+        // Each of these is answered while the slow one still waits for its minute.
+        for _ in 0..<8 {
+            #expect(try await harness.get("/tables/todoitem", base: harness.proxy.url).status == 200)
+        }
+        #expect(harness.proxy.events.first { $0.path == "/slow" }?.upstreamStatus == nil)
+        slow.cancel()
+    }
+
+    @Test func anInterceptorCanRewriteForwardAndWithholdAnswers() async throws {
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
+        let deleted = TestEvent()
+        harness.proxy.intercept { request, upstream in
+            switch request.method {
+            case "POST":
+                var renamed = request
+                renamed.body = Array(#"{"id":"renamed"}"#.utf8)
+                return .answer(try await upstream.forward(renamed))
+            case "DELETE":
+                _ = try await upstream.forward(request)
+                deleted.signal()
+                return .withhold
+            default:
+                return nil
+            }
+        }
+        let created = try await harness.send(
+            .post, "/tables/todoitem", body: Data(#"{"id":"a"}"#.utf8), base: harness.proxy.url)
+        #expect(created.status == 201)
+        #expect(try await harness.get("/tables/todoitem/renamed").status == 200)
+        let deletion = Task {
+            try await harness.http.send(
+                .delete, harness.proxy.url + "/tables/todoitem/renamed", headers: [ProtocolHeader.apiVersion: "2.0.0"])
+        }
+        // The service applied the delete; the client waits for an answer until it gives up.
+        await deleted.wait()
+        deletion.cancel()
+        await #expect(throws: (any Error).self) { try await deletion.value }
+        #expect(try await harness.get("/tables/todoitem/renamed").status == 404)
     }
 }

@@ -3,17 +3,13 @@ import HTTPTypes
 import SyncProtocol
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The table service under hostile input: generated and mutated `$filter`s, broken bodies,
 /// unknown tables and columns. Only 2xx/4xx answers with a message, never a 5xx or a crash,
 /// and nothing stored by reads or by refused writes.
 @Suite struct HostileServiceInputTests {
     /// A service with a few rows (one soft-deleted), and a snapshot of everything it holds.
     private func seeded() async throws -> ReliabilityHarness {
-        let harness = try ReliabilityHarness()
+        let harness = try await ReliabilityHarness()
         for index in 0..<6 {
             let body = #"{"id":"r\#(index)","text":"row \#(index)","complete":\#(index % 2 == 0)}"#
             #expect(try await harness.send(.post, "/tables/todoitem", body: Data(body.utf8)).status == 201)
@@ -30,7 +26,7 @@ import Testing
 
     @Test func tenThousandGeneratedAndMutatedFiltersAnswer200Or400AndChangeNothing() async throws {
         let harness = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let before = try await harness.serviceRows()
         let count = Int(ProcessInfo.processInfo.environment["FILTER_FUZZ_COUNT"] ?? "") ?? 10_000
         let seed = UInt64(ProcessInfo.processInfo.environment["FILTER_FUZZ_SEED"] ?? "") ?? 20261122
@@ -54,8 +50,7 @@ import Testing
                             target += "&$skip=" + ["-1", "99999999999999999999", "x", "3"][index % 4]
                         }
                         if index % 17 == 0 { target += "&$filter=%FF%FE" }  // invalid UTF-8
-                        // A thrown error must not cancel the other workers: cancelling URLSession
-                        // tasks can deadlock FoundationNetworking. Record it and go on.
+                        // A thrown error must not cancel the other workers: record it and go on.
                         let reply: (status: Int, body: Data)
                         do { reply = try await harness.get(target) } catch {
                             // Over its memory limit libmicrohttpd may answer 414/431 and close before
@@ -152,7 +147,7 @@ import Testing
 
     @Test func brokenBodiesUnknownTablesAndColumnsAre4xxWithAMessageAndStoreNothing() async throws {
         let harness = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let before = try await harness.serviceRows()
         for hostile in Self.hostileRequests {
             // A path that is not valid UTF-8 once decoded cannot go through an HTTP client's URL: raw bytes.

@@ -2,6 +2,7 @@ import Foundation
 import SyncClient
 import SyncProtocol
 import Synchronization
+import TestSupport
 import Testing
 
 /// Many clients pushing to one service at once: every change is applied or reported as a
@@ -25,8 +26,8 @@ import Testing
     }
 
     @Test func fiftyClientsPushingAtOnceLoseNothingAndTheServiceKeepsAnswering() async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         let seeder = try harness.client("seeder", direct: true)
         for index in 0..<Self.sharedItems {
             try seeder.table("todoitem").insert(["id": .string("shared-\(index)"), "text": "shared", "complete": false])
@@ -36,7 +37,7 @@ import Testing
 
         let contexts = try (0..<Self.clients).map { index in
             try SyncContext(
-                path: harness.folder + "/load-\(index).sqlite",
+                path: harness.folder.file("load-\(index).sqlite"),
                 configuration: SyncConfiguration(
                     remoteURL: URL(string: harness.service.url)!, requestTimeout: 30, conflictPolicy: .serverWins))
         }

@@ -8,7 +8,7 @@ import Testing
 /// recognise its own change instead of dropping the version or conflicting with itself.
 /// A harness whose client has pushed `s0` ("seed") cleanly.
 private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
-    let harness = try ReliabilityHarness()
+    let harness = try await ReliabilityHarness()
     let context = try harness.client()
     try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
     _ = try await context.push()
@@ -18,7 +18,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 @Suite struct LostAnswerTests {
     @Test func updateWhoseAnswerIsGarbledStillAdoptsTheServersVersion() async throws {
         let (harness, context) = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "edited"])
         harness.proxy.setPlan(FaultPlan([FaultRule(.corruptBody, method: "PATCH", nth: 1)]))
@@ -33,8 +33,8 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     }
 
     @Test func insertWhoseAnswersAreAllGarbledStopsInsteadOfCallingItDeleted() async throws {
-        let harness = try ReliabilityHarness(plan: .always(.corruptBody))
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness(plan: .always(.corruptBody))
+        defer { harness.stopInBackground() }
         let context = try harness.client()
         try context.table("todoitem").insert(["id": "n0", "text": "new"])
         for _ in 0..<2 {
@@ -53,7 +53,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 @Suite struct LostUpdateAnswerTests {
     @Test func editAfterLostUpdateAnswersIsPushedWithoutConflict() async throws {
         let (harness, context) = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
         // The first PATCH lands but its answer is lost; so is the answer of the retry (a 412).
@@ -71,7 +71,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 
     @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
         let (harness, context) = try await seeded()
-        defer { harness.stop() }
+        defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
         harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
@@ -86,8 +86,8 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     }
 
     @Test func insertEditedAfterTwoLostAnswersIsPushedWithoutConflict() async throws {
-        let harness = try ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
+        defer { harness.stopInBackground() }
         let context = try harness.client()
         let table = context.table("todoitem")
         try table.insert(["id": "n0", "text": "first"])

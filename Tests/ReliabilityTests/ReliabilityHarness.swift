@@ -7,24 +7,18 @@ import TableService
 import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A table service on a temporary SQLite file, a fault proxy in front of it, and helpers to read
 /// the service's rows directly (never through the proxy).
 final class ReliabilityHarness: Sendable {
-    let folder: String
-    let service: RunningTableService
+    let folder: TemporaryFolder
+    let service: TestService
     let proxy: FaultProxy
     let http = TestHTTPClient()
 
-    init(plan: FaultPlan = .passThrough) throws {
-        folder = NSTemporaryDirectory() + "todosync-reliability/" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        service = try TableService.start(
-            .init(database: .sqlite(path: folder + "/service.sqlite"), tables: ["todoitem"]), quiet: true)
-        proxy = try FaultProxy(upstream: service.url, plan: plan)
+    init(plan: FaultPlan = .passThrough) async throws {
+        folder = try TemporaryFolder()
+        service = try await TestService.sqlite(in: folder)
+        proxy = try await service.proxy(plan: plan)
     }
 
     /// A sync context on a new store in the folder, talking to the service through the proxy. No
@@ -32,7 +26,7 @@ final class ReliabilityHarness: Sendable {
     /// would end healthy requests too.
     func client(_ name: String = "client", direct: Bool = false, timeout: TimeInterval = 60) throws -> SyncContext {
         try SyncContext(
-            path: folder + "/\(name).sqlite",
+            path: folder.file("\(name).sqlite"),
             configuration: SyncConfiguration(
                 remoteURL: URL(string: direct ? service.url : proxy.url)!, requestTimeout: timeout))
     }
@@ -76,9 +70,8 @@ final class ReliabilityHarness: Sendable {
 
     /// A request without a body written byte for byte on a socket of its own, to the service.
     func sendRaw(_ method: HTTPRequest.Method, _ target: String) async throws -> (status: Int, body: Data) {
-        let port = URL(string: service.url)!.port!
         let answer = try await RawHTTP.send(
-            port: port,
+            port: service.port,
             "\(method.rawValue) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 2.0.0\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
         )
         let status = answer.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
@@ -86,10 +79,15 @@ final class ReliabilityHarness: Sendable {
         return (status, Data(body.utf8))
     }
 
-    func stop() {
-        proxy.stop()
-        service.stop()
-        try? FileManager.default.removeItem(atPath: folder)
+    /// Starts stopping the proxy and the service, then deletes the folder; returns at once (for a
+    /// test's `defer`, which cannot wait).
+    func stopInBackground() {
+        let (proxy, service, folder) = (proxy, service, folder)
+        Task {
+            await proxy.stop()
+            await service.stop()
+            folder.remove()
+        }
     }
 }
 
@@ -137,27 +135,4 @@ func expectConverged(
     for (id, row) in server where row["deleted"]?.boolValue != true && !seen.contains(id) {
         Issue.record("service row \(id) is missing locally", sourceLocation: sourceLocation)
     }
-}
-
-/// Runs `body` with a time limit; a test that spawns work must never hang the suite. The limit
-/// guards against a hang only: generous, since a loaded CI machine may run these many times slower.
-func withTimeLimit<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        guard let first = try await group.next(), let value = first else {
-            group.cancelAll()
-            throw TimeLimitExceeded(seconds: seconds)
-        }
-        group.cancelAll()
-        return value
-    }
-}
-
-struct TimeLimitExceeded: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "the test did not finish within \(seconds) s" }
 }

@@ -5,8 +5,8 @@ import Testing
 /// Defects the hostile-input fuzzing found in the service, one test each.
 @Suite struct ServiceDefectTests {
     @Test func queryThatIsNotUTF8IsAnsweredInJSONToAJSONClient() async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         let reply = try await harness.get("/tables/todoitem?$filter=%FF%FE")
         #expect(reply.status == 400)
         let object = try JSONDecoder().decode([String: JSONValue].self, from: reply.body)
@@ -14,8 +14,8 @@ import Testing
     }
 
     @Test func longOrChainOfIdsIsAnsweredNotFailed() async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         for index in 0..<3 {
             _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r\#(index)","text":"t"}"#.utf8))
         }
@@ -27,8 +27,8 @@ import Testing
     }
 
     @Test func filterTooComplexForSQLiteIsA400WithAMessage() async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         _ = try await harness.send(.post, "/tables/todoitem", body: Data(#"{"id":"r0","text":"t"}"#.utf8))
         let filters = [
             Array(repeating: "complete", count: 1100).joined(separator: " and "),

@@ -2,6 +2,7 @@ import FaultProxy
 import Foundation
 import SyncClient
 import SyncProtocol
+import TestSupport
 import Testing
 
 /// Push and pull through the fault proxy: every fault ends in success or a typed error, the queue
@@ -38,15 +39,15 @@ import Testing
 
     @Test func pushAndPullWhileTheServiceRefusesConnectionsStopWithATypedErrorAndConvergeLater() async throws {
         try await withTimeLimit(300) {
-            let harness = try ReliabilityHarness()
-            defer { harness.stop() }
+            let harness = try await ReliabilityHarness()
+            defer { harness.stopInBackground() }
             let context = try harness.client()
             let table = context.table("todoitem")
             try table.insert(["id": "a", "text": "one"])
             _ = try await context.push()
             try table.update(["id": "a", "text": "two"])
             try table.insert(["id": "b", "text": "new"])
-            try harness.proxy.refuseConnections(true)
+            try await harness.proxy.refuseConnections(true)
             for _ in 0..<2 {
                 do {
                     _ = try await context.push()
@@ -57,7 +58,7 @@ import Testing
                 await #expect(throws: SyncError.self) { try await table.pull(queryId: "all") }
                 #expect(try context.operations().count == 2)
             }
-            try harness.proxy.refuseConnections(false)
+            try await harness.proxy.refuseConnections(false)
             _ = try await context.push()
             try await table.pull(queryId: "all")
             try await expectConverged(context, harness)
@@ -67,8 +68,8 @@ import Testing
     /// Seeds the service, makes local changes, syncs in rounds under `plan` (editing between
     /// rounds), then syncs cleanly and checks the result against the expected values.
     static func exercise(_ plan: FaultPlan) async throws {
-        let harness = try ReliabilityHarness()
-        defer { harness.stop() }
+        let harness = try await ReliabilityHarness()
+        defer { harness.stopInBackground() }
         let context = try harness.client()
         let table = context.table("todoitem")
         var expected: [String: String?] = [:]  // id → text, nil when deleted

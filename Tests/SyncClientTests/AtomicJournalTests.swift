@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -11,16 +12,16 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct AtomicJournalTests {
     let folder: TemporaryFolder
-    let service: LiveService
+    let service: TestService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await TestService.forSync(in: folder)
     }
 
-    /// Operations 1...count in conflict (see ``LiveService/changeOnBothSides(_:pulledBy:)``).
+    /// Operations 1...count in conflict (see ``TestService/changeOnBothSides(_:pulledBy:)``).
     func conflicts(_ count: Int) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .ask)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .ask)
         try await service.changeOnBothSides(count, pulledBy: context)
         #expect(try await context.push().conflicts.count == count)
         return context
@@ -70,7 +71,7 @@ struct AtomicJournalTests {
     }
 
     @Test func aMergeByPolicyIsStoredWithItsEntry() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["complete": true])
@@ -102,13 +103,13 @@ struct AtomicJournalTests {
 
     @Test func aDecisionCutOffBeforeItsAnswerIsJournaledByThePushAfterARestart() async throws {
         let context = try await conflicts(1)
-        service.stop()
+        await service.stop()
         await #expect(throws: SyncError.self) { try await context.useClient(1) }
         #expect(try heldDecisions(context) == 1 && context.journalCount() == 0)
         try await context.close()
 
-        let restarted = try LiveService(restarting: service)
-        let reopened = try SyncContext.temporary(in: folder, remote: restarted.url)
+        let restarted = try await service.restarted()
+        let reopened = try SyncContext.temporary(in: folder, remote: restarted.endpoint)
         #expect(try await reopened.push().pushed == [1])
         let entry = try #require(try reopened.journal().entries.first)
         #expect(entry.decision == .useClient && entry.result?.text == "client 0")

@@ -1,6 +1,9 @@
+import FaultProxy
 import Foundation
 import GRDB
 import SyncProtocol
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -13,15 +16,13 @@ struct CancelTests {
     /// job stopped early shows in what it left undone.
     private static let stopBound: TimeInterval = 30
 
-    /// Cancels the context's running job once `activity` has `done` rows or operations, and returns when it did.
+    /// Cancels the context's running job once `done` items of it are through, and returns when it did.
     private func cancel(
-        _ context: SyncContext, during activity: SyncProgress.Activity, after done: Int
+        _ context: SyncContext, once activity: SyncProgress.Activity, did done: Int
     ) -> Task<Date, Never> {
-        Task {
-            for await progress in context.progressUpdates() where progress.activity == activity && progress.done >= done
-            {
-                break
-            }
+        let updates = context.progressUpdates()
+        return Task {
+            for await progress in updates where progress.activity == activity && progress.done >= done { break }
             await context.cancelSync()
             return Date()
         }
@@ -29,16 +30,13 @@ struct CancelTests {
 
     @Test func cancelledPushStopsAndTheNextPushConvergesWithoutDuplicates() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        // Every insert takes 100 ms on the way to the service.
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            if request.method == .post { Thread.sleep(forTimeInterval: 0.1) }
-            return try forward()
-        }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let service = try await TestService.forSync(in: folder)
+        // Every insert takes 100 ms on the way to the service (a slow link: the proxy's delay).
+        let proxy = try await service.proxy(plan: FaultPlan([FaultRule(.delay(milliseconds: 100), method: "POST")]))
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         for index in 0..<40 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
         // Cancelled once two answers came back, however loaded the machine is.
-        let cancelled = cancel(context, during: .pushing, after: 2)
+        let cancelled = cancel(context, once: .pushing, did: 2)
         await #expect(throws: SyncError.stopped(.cancelled)) { try await context.push() }
         let stopped = Date()
         #expect(stopped.timeIntervalSince(await cancelled.value) < Self.stopBound)
@@ -60,7 +58,7 @@ struct CancelTests {
 
     @Test func cancelledPullOf100kRowsStopsAndTheNextPullBringsTheRest() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.insert(["id": "first", "text": "x", "complete": false])
         try withServiceDatabase(service) { db in
             try db.execute(
@@ -71,9 +69,9 @@ struct CancelTests {
                     FROM n
                     """)
         }
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
-        let cancelled = cancel(context, during: .pulling, after: 1000)
+        let cancelled = cancel(context, once: .pulling, did: 1000)
         await #expect(throws: SyncError.stopped(.cancelled)) {
             try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 1000))
         }
@@ -90,23 +88,32 @@ struct CancelTests {
 
     @Test func turningOfflineModeOnCancelsARunningPull() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(200)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in
-            Thread.sleep(forTimeInterval: 0.2)
-            return try forward()
+        // The first page comes back; the second one's answer is held until the client gives up.
+        let proxy = try await service.proxy()
+        let secondPage = TestEvent()
+        let pages = Mutex(0)
+        proxy.intercept { _, _ in
+            guard
+                pages.withLock({ count in
+                    count += 1
+                    return count
+                }) > 1
+            else { return nil }
+            secondPage.signal()
+            return .withhold
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
-        let offline = Task {
-            try? await Task.sleep(for: .milliseconds(500))
-            try context.setOffline(true)
-            return Date()
-        }
-        await #expect(throws: SyncError.stopped(.cancelled)) {
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
+        let pull = Task {
             try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
         }
-        #expect(Date().timeIntervalSince(try await offline.value) < Self.stopBound)
-        #expect(try context.table("todoitem").count() < 200)
+        await secondPage.wait()
+        try context.setOffline(true)
+        let offline = Date()
+        await #expect(throws: SyncError.stopped(.cancelled)) { try await pull.value }
+        #expect(Date().timeIntervalSince(offline) < Self.stopBound)
+        #expect(try context.table("todoitem").count() == 10)
     }
 
     @Test func cancellingWithNothingRunningDoesNothing() async throws {

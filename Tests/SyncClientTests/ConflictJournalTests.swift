@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -9,11 +10,11 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ConflictJournalTests {
     let folder: TemporaryFolder
-    let service: LiveService
+    let service: TestService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await TestService.forSync(in: folder)
     }
 
     /// `count` items pulled by the client, each then edited on both sides ("server i" / "client i"):
@@ -21,7 +22,8 @@ struct ConflictJournalTests {
     func conflicts(
         _ count: Int, path: String = "store.sqlite", remote: URL? = nil
     ) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, name: path, policy: .ask)
+        let context = try SyncContext.temporary(
+            in: folder, remote: remote ?? service.endpoint, name: path, policy: .ask)
         try await service.changeOnBothSides(count, pulledBy: context)
         #expect(try await context.push().conflicts.count == count)
         return context
@@ -32,7 +34,7 @@ struct ConflictJournalTests {
         try context.useServer(1)
         let id = try #require(try context.journal().entries.first?.id)
         try await context.close()
-        let reopened = try SyncContext.temporary(in: folder, remote: service.url)
+        let reopened = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let entry = try #require(try reopened.journalEntry(id))
         #expect(entry.client?.text == "client 0" && entry.server?.text == "server 0")
         #expect(entry.decision == .useServer)
@@ -77,7 +79,7 @@ struct ConflictJournalTests {
     }
 
     @Test func overturningAPolicysMergeRestoresTheServersValues() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["complete": true])
@@ -162,7 +164,7 @@ struct OtherServiceConflictTests {
     @Test func mergeAndOverturnAgainstTheOtherService() async throws {
         let base = try #require(ProcessInfo.processInfo.environment["TODOSYNC_OTHER_SERVICE_URL"])
         let folder = try TemporaryFolder()
-        let rest = RESTClient(base: base)
+        let rest = TableClient(base: base)
         let id = "todosync-\(UUID().uuidString.lowercased())"
         let context = try SyncContext.temporary(in: folder, remote: URL(string: base)!, policy: .merge)
         _ = try await rest.insert(["id": .string(id), "text": "milk", "complete": false])

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -8,17 +9,17 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ConflictPolicyTests {
     let folder: TemporaryFolder
-    let service: LiveService
+    let service: TestService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await TestService.forSync(in: folder)
     }
 
     /// A client holding `a` ("milk", not complete) from the server; then `client` is applied locally
     /// and `server` on the service.
     func conflict(policy: ConflictPolicy, client: Item, server: Item, remote: URL? = nil) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, policy: policy)
+        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.endpoint, policy: policy)
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", server)
@@ -135,7 +136,7 @@ struct ConflictPolicyTests {
     }
 
     @Test func anInsertMeetingAnExistingIdIsATwoWayConflict() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
         try await service.rest.insert(["id": "b", "text": "theirs", "complete": false])
         try context.table("todoitem").insert(["id": "b", "text": "mine", "complete": false])
         #expect(try await context.push().conflicts == [1])
@@ -148,7 +149,7 @@ struct ConflictPolicyTests {
     }
 
     @Test func serverDeletedWhatWasEditedWaitsForAPersonUnderMerge() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
         try await service.rest.insert(["id": "a", "text": "milk"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -158,7 +159,7 @@ struct ConflictPolicyTests {
     }
 
     @Test func deletedHereWhatTheServerEditedWaitsForAPersonUnderMerge() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url, policy: .merge)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
         try await service.rest.insert(["id": "a", "text": "milk"])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["text": "soy"])

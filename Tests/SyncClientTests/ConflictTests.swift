@@ -1,6 +1,8 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -9,16 +11,16 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ConflictTests {
     let folder: TemporaryFolder
-    let service: LiveService
+    let service: TestService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await TestService.forSync(in: folder)
     }
 
     /// A client holding item `a` ("original", version from the server), plus a server change to "server".
     func conflictedUpdate(remote: URL? = nil, policy: ConflictPolicy = .ask) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.url, policy: policy)
+        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.endpoint, policy: policy)
         try await service.rest.insert(["id": "a", "text": "original", "complete": false])
         _ = try await context.table("todoitem").pull()
         try await service.rest.patch("a", ["text": "server"])
@@ -28,7 +30,7 @@ struct ConflictTests {
 
     /// A local edit of `a` pushed after the server deleted `a`: operation 1 is in conflict.
     func updateOfAnItemDeletedOnTheServer() async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -55,7 +57,7 @@ struct ConflictTests {
     }
 
     @Test func deleteAnswered412IsAConflict() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.patch("a", ["text": "server"])
@@ -69,7 +71,7 @@ struct ConflictTests {
     }
 
     @Test func insertOfAnExistingIdIsAConflictWithTheServersItem() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.push()
@@ -81,12 +83,13 @@ struct ConflictTests {
 
     @Test func officialServersEchoed409IsAnsweredByFetchingTheItem() async throws {
         // The official Node server answers a duplicate insert with the client's own item, no version.
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try forward()
-            guard request.method == .post, response.status == 409 else { return response }
-            return .json(data: request.body, status: .conflict)
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
+            let response = try await upstream.forward(request)
+            guard request.method == "POST", response.status == 409 else { return .answer(response) }
+            return .answer(.json(409, bytes: request.body))
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.push()
@@ -96,7 +99,7 @@ struct ConflictTests {
     }
 
     @Test func updateOfAnItemDeletedOnTheServerIsAConflict() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -123,14 +126,15 @@ struct ConflictTests {
     @Test func useClientMeetingASecondServerChangeIsANewConflict() async throws {
         let armed = Trigger()
         let service = self.service
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            if request.method == .patch, armed.take() {
+        let proxy = try await service.proxy()
+        proxy.intercept { request, _ in
+            if request.method == "PATCH", armed.take() {
                 // Another device saves again just before our Use Client arrives.
-                try service.rest.blockingPatch("a", ["text": "server again"])
+                try await service.rest.patch("a", ["text": "server again"])
             }
-            return try forward()
+            return nil
         }
-        let context = try await conflictedUpdate(remote: proxy.url)
+        let context = try await conflictedUpdate(remote: proxy.endpoint)
         _ = try await context.push()
         armed.arm()
         #expect(try await context.useClient(1) == .conflict)
@@ -168,7 +172,7 @@ struct ConflictTests {
     }
 
     @Test func useClientForADuplicateInsertBecomesAnUpdate() async throws {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         _ = try await context.push()

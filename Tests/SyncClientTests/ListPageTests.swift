@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient

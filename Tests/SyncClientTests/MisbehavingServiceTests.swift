@@ -11,9 +11,10 @@ import Testing
 /// the deadline that ended the exchange (without it each would last five minutes or more), so no
 /// test measures the clock; the time limit only turns a hang into a failure.
 @Suite(.timeLimit(.minutes(2))) struct MisbehavingServiceTests {
-    /// A context with short deadlines (by default 1 s without a byte, 2 s per request).
+    /// A context with the given deadlines; by default ones no loaded machine reaches, for the
+    /// tests whose deadline is not under test.
     private func context(
-        _ folder: TemporaryFolder, _ service: MisbehavingService, idle: Double = 1, total: Double = 2
+        _ folder: TemporaryFolder, _ service: MisbehavingService, idle: Double = 60, total: Double = 120
     ) throws -> SyncContext {
         try SyncContext(
             path: folder.file("store.sqlite"),
@@ -42,8 +43,8 @@ import Testing
 
     @Test func answerTricklingUnderTheIdleDeadlineEndsAtTheTotalDeadline() async throws {
         let folder = try TemporaryFolder()
-        let service = try MisbehavingService { _ in .trickle(length: 3000, interval: 0.1) }
-        defer { service.stop() }
+        let service = try await MisbehavingService { _ in .trickle(length: 3000, interval: 0.1) }
+        defer { service.stopInBackground() }
         let context = try context(folder, service, idle: 4, total: 2)
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let error = await failure { _ = try await context.push() }
@@ -54,8 +55,8 @@ import Testing
 
     @Test func answerThatStopsComingEndsAtTheIdleDeadline() async throws {
         let folder = try TemporaryFolder()
-        let service = try MisbehavingService { _ in .trickle(length: 1000, interval: 60) }
-        defer { service.stop() }
+        let service = try await MisbehavingService { _ in .trickle(length: 1000, interval: 60) }
+        defer { service.stopInBackground() }
         let context = try context(folder, service, idle: 1, total: 50)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         #expect(error == .stopped(.stalled(seconds: 1)))
@@ -63,8 +64,8 @@ import Testing
 
     @Test func neverEndingBodyEndsWithAReadableError() async throws {
         let folder = try TemporaryFolder()
-        let service = try MisbehavingService { _ in .endless }
-        defer { service.stop() }
+        let service = try await MisbehavingService { _ in .endless }
+        defer { service.stopInBackground() }
         let context = try context(folder, service, idle: 10, total: 2)
         let error = await failure { _ = try await context.table("todoitem").pull() }
         #expect(
@@ -78,10 +79,10 @@ import Testing
     @Test func pagesIgnoringTheFilterWithFreshIdsAreCaughtWithinAFewPages() async throws {
         let folder = try TemporaryFolder()
         let instant = "2026-01-01T00:00:00.000Z"
-        let service = try MisbehavingService { _ in
+        let service = try await MisbehavingService { _ in
             self.page((0..<50).map { _ in self.row(UUID().uuidString.lowercased(), instant) })
         }
-        defer { service.stop() }
+        defer { service.stopInBackground() }
         let context = try context(folder, service)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         guard case .serviceFault(.ignoredFilter(table: "todoitem", _))? = error else {
@@ -96,8 +97,8 @@ import Testing
         let folder = try TemporaryFolder()
         let instant = "2026-01-01T00:00:00.000Z"
         let rows = (0..<10).map { row("r\($0)", instant) }
-        let service = try MisbehavingService { _ in self.page(rows) }
-        defer { service.stop() }
+        let service = try await MisbehavingService { _ in self.page(rows) }
+        defer { service.stopInBackground() }
         let context = try context(folder, service)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         #expect(error == .serviceFault(.repeatedPages(table: "todoitem")))
@@ -107,10 +108,10 @@ import Testing
 
     @Test func updatedAtGoingBackwardsIsCaught() async throws {
         let folder = try TemporaryFolder()
-        let service = try MisbehavingService { _ in
+        let service = try await MisbehavingService { _ in
             self.page([self.row("a", "2026-01-01T00:00:02.000Z"), self.row("b", "2026-01-01T00:00:01.000Z")])
         }
-        defer { service.stop() }
+        defer { service.stopInBackground() }
         let context = try context(folder, service)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         #expect(
@@ -123,13 +124,13 @@ import Testing
 
     @Test func rowOutsideTheQueryIsCaughtAndItsPageNotWritten() async throws {
         let folder = try TemporaryFolder()
-        let service = try MisbehavingService { _ in
+        let service = try await MisbehavingService { _ in
             self.page([
                 self.row("open", "2026-01-01T00:00:01.000Z"),
                 self.row("done", "2026-01-01T00:00:02.000Z", complete: true),
             ])
         }
-        defer { service.stop() }
+        defer { service.stopInBackground() }
         let context = try context(folder, service)
         let error = await failure {
             _ = try await context.table("todoitem").pull(
@@ -145,8 +146,8 @@ import Testing
     func pushAnswerAboutAnotherItemWritesNothingAndKeepsTheOperation(method: String, status: Int) async throws {
         let folder = try TemporaryFolder()
         let victim = #"{"id":"victim","text":"the service's text","complete":true,"version":"v9"}"#
-        let service = try MisbehavingService { _ in .json(status, victim) }
-        defer { service.stop() }
+        let service = try await MisbehavingService { _ in .json(status, victim) }
+        defer { service.stopInBackground() }
         let context = try context(folder, service)
         try context.write { db in
             try context.store.writeItem(

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -10,16 +11,16 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct OverturnDeleteTests {
     let folder: TemporaryFolder
-    let service: LiveService
+    let service: TestService
 
-    init() throws {
+    init() async throws {
         folder = try TemporaryFolder()
-        service = try LiveService(folder: folder)
+        service = try await TestService.forSync(in: folder)
     }
 
     /// "milk" pulled by the client; then the service deletes it while the client edits it to "oat milk".
     func serverDeletedWhatWasEdited() async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -31,7 +32,7 @@ struct OverturnDeleteTests {
 
     /// "milk" pulled by the client; then the client deletes it while the service edits it to "soy milk".
     func clientDeletedWhatTheServerEdited() async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["text": "soy milk"])

@@ -13,14 +13,10 @@ import Testing
     .enabled(if: TestPostgres.isRequired, "needs the PostgreSQL cluster of the test command"), .timeLimit(.minutes(2)))
 struct PostgresServiceTests {
     @Test func twoDevicesSyncThroughTwoInstancesAndResolveAConflict() async throws {
-        let location = try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 4)
-        let configuration = TableService.Configuration(database: .postgres(location), tables: ["todoitem"])
-        let first = try TableService.start(configuration, quiet: true)
-        defer { first.stop() }
-        let second = try TableService.start(configuration, quiet: true)
-        defer { second.stop() }
-        try await first.service.ready()
-        try await second.service.ready()
+        let first = try await TestService.postgres(poolSize: 4)
+        defer { first.stopInBackground() }
+        let second = try await first.anotherInstance()
+        defer { second.stopInBackground() }
 
         let folder = try TemporaryFolder()
         let phone = try SyncContext.temporary(in: folder, remote: URL(string: first.url)!, name: "phone.sqlite")

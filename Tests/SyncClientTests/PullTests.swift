@@ -1,7 +1,10 @@
+import FaultProxy
 import Foundation
 import GRDB
 import HTTPServer
 import SyncProtocol
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -38,9 +41,9 @@ struct PullTests {
 
     @Test func incrementalPullOf10kRowsThenOnlyTheChanges() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(10_000)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
         let first = try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 500))
         #expect(first.received == 10_000)
@@ -62,13 +65,13 @@ struct PullTests {
 
     @Test func rowsSharingOneUpdatedAtAllArriveOnce() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
             try db.execute(sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem)")
         }
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let proxy = try await service.proxy()
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
         #expect(result.received == 250)
         #expect(result.pages == 6)
@@ -79,27 +82,25 @@ struct PullTests {
         // A server whose filter cannot compare ids (the cursor makes no progress): the client must
         // fall back to `updatedAt ge` with $skip, and still get every row once.
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(250)
         try withServiceDatabase(service) { db in
             try db.execute(
                 sql: "UPDATE todoitem SET updatedAt = (SELECT min(updatedAt) FROM todoitem) WHERE id < 'row-000120'")
         }
-        let target = service.running.url
-        let proxy = try FaultProxy(target: target) { request, _ in
-            var items = request.queryItems
-            if let index = items.firstIndex(where: { $0.name == "$filter" }), items[index].value.contains(" or ") {
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
+            var rewritten = request
+            if let index = rewritten.queryItems.firstIndex(where: { $0.name == "$filter" }),
+                let value = rewritten.queryItems[index].value, value.contains(" or ")
+            {
                 // Keep only the `updatedAt` part of the cursor: `(updatedAt ge T)`.
-                let value = items[index].value
                 let time = value.components(separatedBy: "datetimeoffset'")[1].components(separatedBy: "'")[0]
-                items[index].value = "(updatedAt ge datetimeoffset'\(time)')"
+                rewritten.queryItems[index].value = "(updatedAt ge datetimeoffset'\(time)')"
             }
-            let rewritten = Request(
-                method: request.method, path: request.path, queryItems: items, headers: request.headers,
-                body: request.body)
-            return try FaultProxy.forward(rewritten, to: target)
+            return .answer(try await upstream.forward(rewritten))
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let result = try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 50))
         #expect(try context.table("todoitem").count() == 250)
         #expect(result.received >= 250)
@@ -110,18 +111,16 @@ struct PullTests {
 
     @Test func pullAgainstAServerThatIgnoresPagingTerminates() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(30)
-        let target = service.running.url
-        let proxy = try FaultProxy(target: target) { request, _ in
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
             // Ignores $filter and $skip: always the same first page.
-            let plain = Request(
-                method: request.method, path: request.path,
-                queryItems: request.queryItems.filter { $0.name == "$top" || $0.name == "__includeDeleted" },
-                headers: request.headers, body: request.body)
-            return try FaultProxy.forward(plain, to: target)
+            var plain = request
+            plain.queryItems = request.queryItems.filter { $0.name == "$top" || $0.name == "__includeDeleted" }
+            return .answer(try await upstream.forward(plain))
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         // Its second page holds the first page's rows again, from before the cursor asked for.
         let error = await #expect(throws: SyncError.self) {
             try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
@@ -135,17 +134,17 @@ struct PullTests {
 
     @Test func interruptedPullResumesWithoutLoss() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(500)
-        let pages = Locked(0)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+        let pages = Mutex(0)
+        let proxy = try await service.proxy()
+        proxy.intercept { _, _ in
             let page = pages.withLock { value -> Int in
                 value += 1; return value
             }
-            if page == 4 { return .jsonError("The server is restarting.", status: .serviceUnavailable) }
-            return try forward()
+            return page == 4 ? .answer(.json(503, #"{"error":"The server is restarting."}"#)) : nil
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let todo = context.table("todoitem")
         await #expect(throws: SyncError.stopped(.serverError(status: 503, message: "The server is restarting."))) {
             try await todo.pull(queryId: "q", settings: PullSettings(pageSize: 100))
@@ -158,10 +157,10 @@ struct PullTests {
 
     @Test func softDeletesRemoveLocalRows() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.insert(["id": "a", "text": "one"])
         try await service.rest.insert(["id": "b", "text": "two"])
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         _ = try await context.table("todoitem").pull(queryId: "q")
         try await service.rest.delete("a")
         let result = try await context.table("todoitem").pull(queryId: "q")
@@ -171,9 +170,9 @@ struct PullTests {
 
     @Test func pullWithoutQueryIdFetchesEverythingMatching() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(120)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let done = TableQuery(where: .equal("complete", true))
         let result = try await context.table("todoitem").pull(query: done, settings: PullSettings(pageSize: 25))
         #expect(result.received == 40)
@@ -183,8 +182,8 @@ struct PullTests {
 
     @Test func pullPushesPendingChangesFirst() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.table("todoitem").pull(queryId: "q")
         #expect(result.pushed?.pushed == [1])
@@ -195,9 +194,9 @@ struct PullTests {
 
     @Test func purgeThenPullFetchesEverythingAgain() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.seed(20)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
         _ = try await todo.pull(queryId: "q")
         try todo.update(["id": "row-000001", "text": "local"])
@@ -210,8 +209,8 @@ struct PullTests {
 
     @Test func closeAndReopenMidQueueKeepsTheSameQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let first = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let first = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "s", "text": "server"])
         _ = try await first.table("todoitem").pull()
         try first.table("todoitem").insert(["id": "a", "text": "one"])
@@ -223,7 +222,7 @@ struct PullTests {
 
         let second = try SyncContext.temporary(in: folder, remote: nil)
         #expect(try second.operations() == before)
-        #expect(second.remoteURL == service.url.absoluteString)
+        #expect(second.remoteURL == service.endpoint.absoluteString)
         let result = try await second.push()
         #expect(result.pushed.count == 2)
         #expect(try await service.rest.get("todoitem", "s")?.text == "edited")

@@ -1,8 +1,10 @@
+import FaultProxy
 import Foundation
 import GRDB
 import HTTPServer
 import SyncProtocol
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -11,10 +13,10 @@ import Testing
 struct PushTests {
     @Test func aWindowOfOneSendsEveryKindInQueueOrderAcrossTables() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
+        let service = try await TestService.forSync(in: folder)
+        let proxy = try await service.proxy()
         let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url, tables: [tags], pushWindow: 1)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint, tables: [tags], pushWindow: 1)
         try await service.rest.insert(["id": "old", "text": "server row"])
         try await service.rest.insert(["id": "gone", "text": "to delete"])
         _ = try await context.table("todoitem").pull()
@@ -51,18 +53,19 @@ struct PushTests {
 
     @Test func aPushCommitsOncePerBatchAndMarksEachOperationInFlightBeforeSendingIt() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let seen = Mutex<[String]>([])
         let path = folder.file("store.sqlite")
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
+        let proxy = try await service.proxy()
+        proxy.intercept { _, _ in
             // What the store says while the request is on its way.
             let states = try DatabaseQueue(path: path).read { db in
                 try String.fetchAll(db, sql: "SELECT itemId || ' ' || state FROM __operations ORDER BY id")
             }
             seen.withLock { $0.append(states.joined(separator: ", ")) }
-            return try forward()
+            return nil
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         for index in 0..<3 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
         // The catch-up the opening started commits too: only the push's commits are counted.
         await context.listIndexesCaughtUp()
@@ -79,8 +82,8 @@ struct PushTests {
 
     @Test func pushWritesTheServersItemBack() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         _ = try await context.push()
         let row = try #require(try context.table("todoitem").item(id: "a"))
@@ -96,8 +99,8 @@ struct PushTests {
 
     @Test func deleteOfAnItemAlreadyGoneOnTheServerCountsAsDone() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
@@ -110,8 +113,8 @@ struct PushTests {
 
     @Test func aPushedRowTakesTheServicesVersionAndStaysFoundBySearch() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "water the plants", "complete": true])
         _ = try await context.push()
         let stored = try #require(try await service.rest.get("todoitem", "a"))
@@ -127,12 +130,12 @@ struct PushTests {
 
     @Test func serverStoppedMidPushKeepsTheQueueAndRetrySucceedsAfterRestart() async throws {
         let folder = try TemporaryFolder()
-        var service = try LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        var service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         for index in 0..<300 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         let stopper = Task { [service] in
             for await progress in context.progressUpdates() where progress.activity == .pushing && progress.done >= 5 {
-                service.stop()
+                await service.stop()
                 return
             }
         }
@@ -147,8 +150,8 @@ struct PushTests {
         #expect(left > 0 && left < 300)
         #expect(try context.status().lastSync?.stopReason != nil)
 
-        service = try LiveService(restarting: service)
-        try await context.setRemote(url: service.url, applicationKey: nil)
+        service = try await service.restarted()
+        try await context.setRemote(url: service.endpoint, applicationKey: nil)
         let result = try await context.push()
         #expect(result.conflicts.isEmpty && result.failed.isEmpty)
         #expect(try context.operations().isEmpty)
@@ -157,22 +160,16 @@ struct PushTests {
 
     @Test func lostAnswerToACommittedInsertIsRecognisedOnRetry() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let dropped = Trigger(armed: true)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try forward()
-            if request.method == .post, dropped.take() {
-                Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
-            }
-            return response
-        }
+        let service = try await TestService.forSync(in: folder)
+        let proxy = try await service.proxy()
+        proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["insert a attempted"])
 
-        let retrying = try await reopened(context, in: folder, remote: proxy.url)
+        let retrying = try await context.reopened(at: folder.file("store.sqlite"), remote: proxy.endpoint)
         let result = try await retrying.push()
         #expect(result.pushed.count == 1)
         #expect(result.conflicts.isEmpty)
@@ -183,40 +180,46 @@ struct PushTests {
 
     @Test func lostAnswerThenLocalEditBecomesAnUpdateOfTheServersCopy() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let dropped = Trigger(armed: true)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            let response = try forward()
-            if request.method == .post, dropped.take() {
-                Thread.sleep(forTimeInterval: 2)
-            }
-            return response
-        }
+        let service = try await TestService.forSync(in: folder)
+        let proxy = try await service.proxy()
+        proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         try context.table("todoitem").update(["id": "a", "text": "two"])
 
-        let retrying = try await reopened(context, in: folder, remote: proxy.url)
+        let retrying = try await context.reopened(at: folder.file("store.sqlite"), remote: proxy.endpoint)
         let result = try await retrying.push()
         #expect(result.pushed == [1])
         #expect(try retrying.operations().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "two")
     }
 
+    /// Forwards the first request with `method` (the service applies it), then withholds the
+    /// answer: the client waits for it until its deadline gives up, as after a lost answer.
+    static func losingTheFirstAnswer(to method: String) -> Interceptor {
+        let armed = Trigger(armed: true)
+        return { request, upstream in
+            guard request.method == method, armed.take() else { return nil }
+            _ = try await upstream.forward(request)
+            return .withhold
+        }
+    }
+
     @Test func editDuringAnInFlightPushIsKept() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let contextBox = Locked<SyncContext?>(nil)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            if request.method == .patch, let context = contextBox.withLock({ $0 }) {
+        let service = try await TestService.forSync(in: folder)
+        let contextBox = Mutex<SyncContext?>(nil)
+        let proxy = try await service.proxy()
+        proxy.intercept { request, _ in
+            if request.method == "PATCH", let context = contextBox.withLock({ $0 }) {
                 // The user edits the item while its update is on the wire.
                 _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
             }
-            return try forward()
+            return nil
         }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         contextBox.withLock { $0 = context }
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
@@ -237,31 +240,31 @@ struct PushTests {
 
     @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let contextBox = Locked<SyncContext?>(nil)
-        let proxy = try FaultProxy(target: service.running.url) { request, forward in
-            guard request.method == .patch, let context = contextBox.withLock({ $0.take() }) else {
-                return try forward()
-            }
-            // The user edits the item while its update is on the wire, then the answer is lost.
+        let service = try await TestService.forSync(in: folder)
+        let contextBox = Mutex<SyncContext?>(nil)
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
+            guard request.method == "PATCH", let context = contextBox.withLock({ $0.take() }) else { return nil }
+            // The user edits the item while its update is on the wire, then the answer is lost: the
+            // client waits for it until its 1 s deadline gives up.
             _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
-            let response = try forward()
-            Thread.sleep(forTimeInterval: 2)  // the client gives up after 1 s
-            return response
+            _ = try await upstream.forward(request)
+            return .withhold
         }
+        let path = folder.file("store.sqlite")
+        let puller = try SyncContext(path: path, configuration: .init(remoteURL: proxy.endpoint))
         try await service.rest.insert(["id": "a", "text": "one"])
-        let setup = try SyncContext.temporary(in: folder, remote: proxy.url)
-        _ = try await setup.table("todoitem").pull()
-        try setup.table("todoitem").update(["id": "a", "text": "two"])
-        try await setup.close()
-        let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, requestTimeout: 1))
+        _ = try await puller.table("todoitem").pull()
+        try await puller.close()
+        // The push whose answer is lost, with a deadline of 1 s.
+        let context = try SyncContext(path: path, configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1))
+        try context.table("todoitem").update(["id": "a", "text": "two"])
         contextBox.withLock { $0 = context }
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
         #expect(try queueShape(context) == ["update a attempted", "update a pending"])
 
         // The second operation begins only once the first one's answer is stored.
-        let retrying = try await reopened(context, in: folder, remote: proxy.url)
+        let retrying = try await context.reopened(at: path, remote: proxy.endpoint)
         let result = try await retrying.push()
         #expect(result.pushed.count == 2 && result.skipped.isEmpty && result.conflicts.isEmpty)
         #expect(try retrying.operations().isEmpty)
@@ -347,9 +350,9 @@ struct PushTests {
 
     @Test func secondPushCallerSharesTheRunningPush() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in try forward() }
-        let context = try SyncContext.temporary(in: folder, remote: proxy.url)
+        let service = try await TestService.forSync(in: folder)
+        let proxy = try await service.proxy()
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         for index in 0..<20 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         async let first = context.push()
         async let second = context.push()
@@ -361,18 +364,19 @@ struct PushTests {
 
     @Test func progressCountsOperationsWhilePushing() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         for index in 0..<10 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        // Watching before the push starts: no update of it is missed.
+        let updates = context.progressUpdates()
         let seen = Task {
             var seen: [String] = []
-            for await progress in context.progressUpdates() {
+            for await progress in updates {
                 seen.append(progress.summary)
                 if progress.activity == .pushing, progress.done == progress.total { break }
             }
             return seen
         }
-        try await Task.sleep(for: .milliseconds(50))
         _ = try await context.push()
         let summaries = await seen.value
         #expect(summaries.contains("pushing 10/10"))
@@ -384,10 +388,10 @@ struct PushTests {
 
     @Test func refusedChangeIsFailedWithTheServersMessageAndPushGoesOn() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         // The service stores no arrays: a JSON column holding one is answered 400.
         let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("meta", .json)])
-        let context = try SyncContext.temporary(in: folder, remote: service.url, tables: [tags])
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, tables: [tags])
         try context.table("tag").insert(["id": "a", "label": "bad", "meta": ["x", "y"]])
         try context.table("tag").insert(["id": "b", "label": "good"])
         let result = try await context.push()
@@ -407,8 +411,8 @@ struct PushTests {
 
     @Test func unauthorisedPushStopsWithAReasonUntilTheKeyIsSet() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder, applicationKey: "secret")
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let service = try await TestService.forSync(in: folder, applicationKey: "secret")
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         let error = await #expect(throws: SyncError.self) { try await context.push() }
         guard case .stopped(.notAuthorized(let status, _))? = error else {
@@ -417,7 +421,7 @@ struct PushTests {
         }
         #expect(status == 401)
         #expect(try queueShape(context) == ["insert a attempted"])
-        try await context.setRemote(url: service.url, applicationKey: "secret")
+        try await context.setRemote(url: service.endpoint, applicationKey: "secret")
         #expect(try await context.push().pushed == [1])
     }
 }
@@ -426,10 +430,10 @@ struct PushTests {
 struct WindowedPushTests {
     @Test func concurrentPushSendsEverythingAndReportsInQueueOrder() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         try await service.rest.insert(["id": "taken", "text": "theirs"])
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, pushWindow: 4))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.endpoint, pushWindow: 4))
         for index in 0..<30 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         try context.table("todoitem").insert(["id": "taken", "text": "mine"])
         for index in 30..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "y"]) }
@@ -442,21 +446,22 @@ struct WindowedPushTests {
 
     @Test func concurrentPushStoppedByTheServerKeepsTheQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
-        let count = Locked(0)
-        let maintenance = Locked(true)
-        let proxy = try FaultProxy(target: service.running.url) { _, forward in
+        let service = try await TestService.forSync(in: folder)
+        let count = Mutex(0)
+        let maintenance = Mutex(true)
+        let proxy = try await service.proxy()
+        proxy.intercept { _, _ in
             if maintenance.withLock({ $0 }),
                 count.withLock({ value -> Int in
                     value += 1; return value
                 }) > 10
             {
-                return .jsonError("Down for maintenance.", status: .serviceUnavailable)
+                return .answer(.json(503, #"{"error":"Down for maintenance."}"#))
             }
-            return try forward()
+            return nil
         }
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.url, pushWindow: 4))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, pushWindow: 4))
         for index in 0..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         await #expect(throws: SyncError.self) { try await context.push() }
         let onServer = try await service.rest.all().count

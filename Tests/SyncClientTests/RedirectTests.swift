@@ -1,7 +1,10 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import HTTPTypes
 import SyncProtocol
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -9,66 +12,31 @@ import Testing
 /// The client never sends its key, token or data to another origin: redirects there are refused
 /// with an error naming the target; same-origin redirects are followed for reads only.
 @Suite struct RedirectTests {
-    /// A second loopback server that records every request it receives and answers 201.
-    final class Recorder: Sendable {
-        let server: HTTPServer
-        private let received = Locked<[Request]>([])
-
-        init() throws {
-            var router = Router()
-            let received = self.received
-            for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
-                router.on(
-                    method, "/*",
-                    .sync { request in
-                        received.withLock { $0.append(request) }
-                        return .json(data: Data(#"{"id":"a","version":"AA==","text":"stolen"}"#.utf8), status: .created)
-                    })
-            }
-            server = try HTTPServer(configuration: .init(port: 0), responder: router.buildResponder())
-        }
-
-        var requests: [Request] { received.withLock { $0 } }
-        deinit { server.stop() }
-    }
-
-    /// A server that answers every table request with `status` and a `Location` made by `location`,
-    /// except under `/moved/`, which it forwards to `target`.
+    /// A proxy in front of `target` that answers every table request with `status` and a
+    /// `Location` made by `location`, and forwards what is under `/moved/` to `target`.
     static func redirector(
-        status: HTTPResponse.Status, target: String, location: @escaping @Sendable (Request) -> String
-    ) throws
-        -> HTTPServer
-    {
-        var router = Router()
-        for method in [HTTPRequest.Method.get, .post, .patch, .delete] {
-            router.on(
-                method, "/tables/*",
-                .sync { request in
-                    var response = Response(status: status)
-                    response.headers[.location] = location(request)
-                    return response
-                })
-            router.on(
-                method, "/moved/*",
-                .sync { request in
-                    let inner = Request(
-                        method: request.method, path: request.path,
-                        pathSegments: Array(request.pathSegments.dropFirst()),
-                        queryItems: request.queryItems, headers: request.headers, body: request.body)
-                    return try FaultProxy.forward(inner, to: target)
-                })
+        status: Int, target: String, location: @escaping @Sendable (ProxiedRequest) -> String
+    ) async throws -> FaultProxy {
+        let proxy = try await FaultProxy(upstream: target)
+        proxy.intercept { request, upstream in
+            guard request.path.hasPrefix("/moved/") else {
+                return .answer(ProxiedResponse(status: status, headers: ["Location": location(request)]))
+            }
+            var inner = request
+            inner.target = String(request.target.dropFirst("/moved".count))
+            return .answer(try await upstream.forward(inner))
         }
-        return try HTTPServer(configuration: .init(port: 0, threadPoolSize: 4), responder: router.buildResponder())
+        return proxy
     }
 
     @Test func redirectToAnotherPortSendsNeitherKeyNorTokenNorBody() async throws {
         let folder = try TemporaryFolder()
-        let recorder = try Recorder()
-        let elsewhere = recorder.server.url
-        let redirector = try Self.redirector(status: .temporaryRedirect, target: elsewhere) { request in
+        // Another loopback service, which records every request it receives and answers 201.
+        let recorder = try await MisbehavingService { _ in .json(201, #"{"id":"a","version":"AA==","text":"stolen"}"#) }
+        let elsewhere = "http://127.0.0.1:\(recorder.port)"
+        let redirector = try await Self.redirector(status: 307, target: elsewhere) { request in
             elsewhere + request.path
         }
-        defer { redirector.stop() }
         let context = try SyncContext(
             path: folder.file("store.sqlite"),
             configuration: .init(
@@ -85,17 +53,16 @@ import Testing
         #expect(try context.status().pending == 1)
         let message = SyncError.stopped(.redirectRefused(to: elsewhere + "/tables/todoitem")).description
         #expect(message.contains(elsewhere))
+        await redirector.stop()
     }
 
     @Test func sameOriginRedirectIsFollowedForReadsOnly() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         _ = try await service.rest.send(.post, "/tables/todoitem", body: ["id": "s", "text": "on the server"])
-        let redirector = try Self.redirector(status: .temporaryRedirect, target: service.running.url) { request in
-            let query = request.queryItems.map { HTTPTransport.encode($0.name) + "=" + HTTPTransport.encode($0.value) }
-            return "/moved" + request.path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let redirector = try await Self.redirector(status: 307, target: service.url) { request in
+            "/moved" + request.target
         }
-        defer { redirector.stop() }
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: URL(string: redirector.url)!))
         let pulled = try await context.table("todoitem").pull(queryId: nil)
@@ -106,6 +73,7 @@ import Testing
             try await context.push()
         }
         #expect(try await service.rest.get("todoitem", "b") == nil)
+        await redirector.stop()
     }
 
     @Test func policyDecidesByOriginAndMethod() throws {

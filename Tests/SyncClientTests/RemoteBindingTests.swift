@@ -1,6 +1,9 @@
+import FaultProxy
 import Foundation
 import GRDB
 import SyncProtocol
+import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -10,22 +13,22 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct RemoteBindingTests {
     let folder: TemporaryFolder
-    let a: LiveService
-    let b: LiveService
+    let a: TestService
+    let b: TestService
 
     init() async throws {
         folder = try TemporaryFolder()
         let folderA = try TemporaryFolder()
         let folderB = try TemporaryFolder()
-        b = try LiveService(folder: folderB)
-        a = try LiveService(folder: folderA)
+        b = try await TestService.forSync(in: folderB)
+        a = try await TestService.forSync(in: folderA)
         try await b.rest.seed(300, prefix: "b")
         try await a.rest.seed(500, prefix: "a")
     }
 
     /// A store that has pulled A's 500 rows incrementally (so it holds A's delta token).
     func storeSyncedWithA(policy: ConflictPolicy = .ask) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: a.url, policy: policy)
+        let context = try SyncContext.temporary(in: folder, remote: a.endpoint, policy: policy)
         try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
         #expect(try context.table("todoitem").count() == 500)
         return context
@@ -35,19 +38,19 @@ struct RemoteBindingTests {
         try context.table("todoitem").query().compactMap { $0["id"]?.stringValue }.sorted()
     }
 
-    func serviceIds(_ service: LiveService) async throws -> [String] {
+    func serviceIds(_ service: TestService) async throws -> [String] {
         try await service.rest.all().filter { $0["deleted"] != .bool(true) }.compactMap { $0["id"]?.stringValue }
             .sorted()
     }
 
     @Test func afterSwitchingToAnotherServiceAndSyncingTheStoreHoldsExactlyItsRows() async throws {
         let context = try await storeSyncedWithA()
-        let report = try #require(try await context.setRemote(url: b.url, applicationKey: nil).switchReport)
+        let report = try #require(try await context.setRemote(url: b.endpoint, applicationKey: nil).switchReport)
         #expect(report.removedRows == 500)
-        #expect(report.from == ServiceIdentity(url: a.url) && report.to == ServiceIdentity(url: b.url))
+        #expect(report.from == ServiceIdentity(url: a.endpoint) && report.to == ServiceIdentity(url: b.endpoint))
         #expect(try context.table("todoitem").count() == 0)
         #expect(context.lastSync == nil)
-        #expect(try context.boundService() == ServiceIdentity(url: b.url))
+        #expect(try context.boundService() == ServiceIdentity(url: b.endpoint))
 
         let pulled = try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
         #expect(pulled.received == 300)
@@ -58,22 +61,22 @@ struct RemoteBindingTests {
     @Test func aSwitchAlsoRemovesTheOldServicesRowsOfTablesNotOpenedNow() async throws {
         let tags = TableDescription(name: "tag", columns: [.init("label", .text)])
         try await a.rest.insert(["id": "t1", "label": "from A"], table: "tag")
-        let withTags = try SyncContext.temporary(in: folder, remote: a.url, tables: [tags])
+        let withTags = try SyncContext.temporary(in: folder, remote: a.endpoint, tables: [tags])
         try await withTags.table("tag").pull(queryId: "all")
         #expect(try withTags.table("tag").count() == 1)
         try await withTags.close()
 
         let context = try await storeSyncedWithA()
-        let report = try #require(try await context.setRemote(url: b.url, applicationKey: nil).switchReport)
+        let report = try #require(try await context.setRemote(url: b.endpoint, applicationKey: nil).switchReport)
         #expect(report.removedRows == 501)
         try await context.close()
-        let reopened = try SyncContext.temporary(in: folder, remote: b.url, tables: [tags])
+        let reopened = try SyncContext.temporary(in: folder, remote: b.endpoint, tables: [tags])
         #expect(try reopened.table("tag").count() == 0)
     }
 
     @Test func theSameServiceWrittenAnotherWayKeepsRowsAndToken() async throws {
         let context = try await storeSyncedWithA()
-        var components = URLComponents(url: a.url, resolvingAgainstBaseURL: false)!
+        var components = URLComponents(url: a.endpoint, resolvingAgainstBaseURL: false)!
         components.host = "127.0.0.1"
         components.path = "/"
         components.scheme = "HTTP"
@@ -102,7 +105,7 @@ struct RemoteBindingTests {
     @Test func aSwitchWithQueuedChangesIsRefusedAndSaysHowMany() async throws {
         let context = try await storeWithChangesForA()
         let error = await #expect(throws: SyncError.self) {
-            try await context.setRemote(url: b.url, applicationKey: nil)
+            try await context.setRemote(url: b.endpoint, applicationKey: nil)
         }
         guard case .remoteSwitchRefused(let refusal)? = error else {
             Issue.record("expected a refusal, got \(String(describing: error))")
@@ -114,8 +117,8 @@ struct RemoteBindingTests {
         #expect(message.contains("push them to the new service or to discard them"))
         #expect(!message.contains("Optional"))
         // Nothing moved: still A's store, address, rows, queue and token.
-        #expect(context.remoteURL == a.url.absoluteString)
-        #expect(try context.boundService() == ServiceIdentity(url: a.url))
+        #expect(context.remoteURL == a.endpoint.absoluteString)
+        #expect(try context.boundService() == ServiceIdentity(url: a.endpoint))
         #expect(try context.table("todoitem").count() == 500)
         #expect(try context.operations().count == 4)
         try await a.rest.insert(["id": "late", "text": "new on A"])
@@ -127,7 +130,7 @@ struct RemoteBindingTests {
     @Test func discardingQueuedChangesSwitchesToExactlyTheNewServicesRows() async throws {
         let context = try await storeWithChangesForA()
         let report = try #require(
-            try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .discard).switchReport)
+            try await context.setRemote(url: b.endpoint, applicationKey: nil, onSwitch: .discard).switchReport)
         #expect(report.discardedOperations == 4 && report.carriedOperations == 0)
         #expect(try context.operations().isEmpty)
         #expect(try context.table("todoitem").count() == 0)
@@ -140,7 +143,7 @@ struct RemoteBindingTests {
     @Test func pushingQueuedChangesSendsThemToTheNewService() async throws {
         let context = try await storeWithChangesForA()
         let report = try #require(
-            try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .push).switchReport)
+            try await context.setRemote(url: b.endpoint, applicationKey: nil, onSwitch: .push).switchReport)
         #expect(report.carriedOperations == 4 && report.discardedOperations == 0)
         // The rows of A without a change are gone; those with one stay until pushed.
         #expect(try localIds(context) == ["a-000001", "a-000003", "mine"])
@@ -174,7 +177,7 @@ struct RemoteBindingTests {
         let context = try await storeSyncedWithA()
         try context.table("todoitem").update(["id": "a-000001", "text": "edited here"])
         try await b.rest.insert(["id": "a-000001", "text": "B's own"])
-        try await context.setRemote(url: b.url, applicationKey: nil, onSwitch: .push)
+        try await context.setRemote(url: b.endpoint, applicationKey: nil, onSwitch: .push)
         let pushed = try await context.push()
         #expect(pushed.conflicts.count == 1)
         let conflict = try #require(try context.conflicts().first)
@@ -193,16 +196,16 @@ struct RemoteBindingTests {
         try await context.close()
         let path = folder.file("store.sqlite")
         #expect(throws: SyncError.self) {
-            try SyncContext(path: path, configuration: SyncConfiguration(remoteURL: b.url))
+            try SyncContext(path: path, configuration: SyncConfiguration(remoteURL: b.endpoint))
         }
         let reopened = try SyncContext(path: path)
-        #expect(reopened.remoteURL == a.url.absoluteString)
+        #expect(reopened.remoteURL == a.endpoint.absoluteString)
         #expect(try reopened.table("todoitem").count() == 501)
         try await reopened.close()
 
         let moved = try SyncContext(
-            path: path, configuration: SyncConfiguration(remoteURL: b.url, onRemoteSwitch: .push))
-        #expect(try moved.boundService() == ServiceIdentity(url: b.url))
+            path: path, configuration: SyncConfiguration(remoteURL: b.endpoint, onRemoteSwitch: .push))
+        #expect(try moved.boundService() == ServiceIdentity(url: b.endpoint))
         _ = try await moved.push()
         try await moved.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
         #expect(try localIds(moved) == (try await serviceIds(b)))
@@ -213,13 +216,13 @@ struct RemoteBindingTests {
         let context = try SyncContext.temporary(in: folder, remote: nil)
         try context.table("todoitem").insert(["id": "mine", "text": "made before any service"])
         #expect(try context.boundService() == nil)
-        let change = try await context.setRemote(url: a.url, applicationKey: nil)
-        #expect(change == .bound(ServiceIdentity(url: a.url)!))
+        let change = try await context.setRemote(url: a.endpoint, applicationKey: nil)
+        #expect(change == .bound(ServiceIdentity(url: a.endpoint)!))
         #expect(try context.table("todoitem").count() == 1)
         #expect(try context.operations().count == 1)
         // No address keeps the binding and the rows.
         #expect(try await context.setRemote(url: nil, applicationKey: nil) == .cleared)
-        #expect(try context.boundService() == ServiceIdentity(url: a.url))
+        #expect(try context.boundService() == ServiceIdentity(url: a.endpoint))
         #expect(try context.table("todoitem").count() == 1)
     }
 
@@ -236,33 +239,41 @@ struct RemoteBindingTests {
         // Opened without an address: bound to the one it saved.
         try await forgetBinding()
         let reopened = try SyncContext(path: path)
-        #expect(try reopened.boundService() == ServiceIdentity(url: a.url))
+        #expect(try reopened.boundService() == ServiceIdentity(url: a.endpoint))
         #expect(try reopened.table("todoitem").count() == 500)
         try await reopened.close()
         // Opened with an address: bound to that one, still without removing anything.
         try await forgetBinding()
-        let pointed = try SyncContext(path: path, configuration: SyncConfiguration(remoteURL: b.url))
-        #expect(try pointed.boundService() == ServiceIdentity(url: b.url))
+        let pointed = try SyncContext(path: path, configuration: SyncConfiguration(remoteURL: b.endpoint))
+        #expect(try pointed.boundService() == ServiceIdentity(url: b.endpoint))
         #expect(try pointed.table("todoitem").count() == 500)
         // From then on it is bound: going back to A is a switch.
-        try await pointed.setRemote(url: a.url, applicationKey: nil)
+        try await pointed.setRemote(url: a.endpoint, applicationKey: nil)
         #expect(try pointed.table("todoitem").count() == 0)
     }
 
     @Test func switchingCancelsARunningPullSoNothingOfTheOldServiceLands() async throws {
-        // A reached through a proxy that takes its time over every page.
-        let slowA = try FaultProxy(target: a.running.url) { _, forward in
-            Thread.sleep(forTimeInterval: 0.05)
-            return try forward()
+        // A reached through a proxy that passes two pages, then holds the third one's answer until
+        // the client gives up on it.
+        let slowA = try await a.proxy()
+        let thirdPage = TestEvent()
+        let pages = Mutex(0)
+        slowA.intercept { _, _ in
+            guard
+                pages.withLock({ count in
+                    count += 1
+                    return count
+                }) > 2
+            else { return nil }
+            thirdPage.signal()
+            return .withhold
         }
-        let context = try SyncContext.temporary(in: folder, remote: slowA.url)
+        let context = try SyncContext.temporary(in: folder, remote: slowA.endpoint)
         let pull = Task {
             try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 5))
         }
-        for await progress in context.progressUpdates() where progress.activity == .pulling && progress.done >= 10 {
-            break
-        }
-        try await context.setRemote(url: b.url, applicationKey: nil)
+        await thirdPage.wait()
+        try await context.setRemote(url: b.endpoint, applicationKey: nil)
         await #expect(throws: SyncError.stopped(.cancelled)) { try await pull.value }
         #expect(try context.table("todoitem").count() == 0)
         try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
@@ -340,30 +351,30 @@ struct ClientRemoteSwitchTests {
 
     @Test func anotherRemoteWithQueuedChangesIsRefusedNamingTheFlagThenEachChoiceWorks() async throws {
         let folder = try TemporaryFolder()
-        let a = try LiveService(folder: try TemporaryFolder())
-        let b = try LiveService(folder: try TemporaryFolder())
+        let a = try await TestService.forSync(in: try TemporaryFolder())
+        let b = try await TestService.forSync(in: try TemporaryFolder())
         try await b.rest.seed(30, prefix: "b")
         try await a.rest.seed(50, prefix: "a")
         let store = folder.file("store.sqlite")
         let other = folder.file("other.sqlite")
         for path in [store, other] {
-            let pulled = try await client(path, ["--remote", a.url.absoluteString, "pull", "--query-id", "all"])
+            let pulled = try await client(path, ["--remote", a.endpoint.absoluteString, "pull", "--query-id", "all"])
             #expect(pulled.status == 0, "\(pulled.errors)")
             let added = try await client(path, ["add", "made here"])
             #expect(added.status == 0, "\(added.errors)")
         }
 
-        let refused = try await client(store, ["--remote", b.url.absoluteString, "pull", "--query-id", "all"])
+        let refused = try await client(store, ["--remote", b.endpoint.absoluteString, "pull", "--query-id", "all"])
         #expect(refused.status == 1)
         #expect(refused.errors.contains("still holds 1 change not yet pushed"))
         #expect(refused.errors.contains("--on-switch push"))
         #expect(refused.errors.contains("--on-switch discard"))
         #expect(!refused.errors.contains("Optional"))
         let unchanged = try await client(store, ["status"])
-        #expect(unchanged.output.contains("remote: \(a.url.absoluteString)"))
+        #expect(unchanged.output.contains("remote: \(a.endpoint.absoluteString)"))
 
         let pushed = try await client(
-            store, ["--remote", b.url.absoluteString, "--on-switch", "push", "pull", "--query-id", "all"])
+            store, ["--remote", b.endpoint.absoluteString, "--on-switch", "push", "pull", "--query-id", "all"])
         #expect(pushed.status == 0, "\(pushed.errors)")
         #expect(pushed.errors.contains("Now syncing with"))
         #expect(pushed.errors.contains("50 rows of the old service removed"))
@@ -375,7 +386,7 @@ struct ClientRemoteSwitchTests {
         try await afterPush.close()
 
         let discarded = try await client(
-            other, ["--remote", b.url.absoluteString, "--on-switch", "discard", "pull", "--query-id", "all"])
+            other, ["--remote", b.endpoint.absoluteString, "--on-switch", "discard", "pull", "--query-id", "all"])
         #expect(discarded.status == 0, "\(discarded.errors)")
         let afterDiscard = try SyncContext(path: other)
         #expect(try afterDiscard.table("todoitem").count() == 31)  // B's 30 and the one pushed from `store`

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -90,10 +91,20 @@ struct SearchIndexTests {
 
     @Test func theIndexerCatchesUpAfterAPullInChunks() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         let count = ListIndexer.chunk + 321
-        try await service.rest.seed(count, prefix: "r")
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        // One row through the protocol (it creates the table), the others straight into its database.
+        try await service.rest.insert(["id": "r-000000", "text": "text 0", "complete": false])
+        try withServiceDatabase(service) { db in
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+                    INSERT INTO todoitem (id, createdAt, updatedAt, version, deleted, text, complete)
+                    SELECT printf('r-%06d', i), 1700000000000 + i, 1700000000000 + i, 'v' || i, 0, 'text ' || i, 0
+                    FROM n
+                    """, arguments: [count - 1])
+        }
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         #expect(try await context.table("todoitem").pull(queryId: "all").received == count)
         await context.listIndexesCaughtUp()
         let index = try #require(context.store.listIndexes["todoitem"])

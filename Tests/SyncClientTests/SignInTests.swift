@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import TableService
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -12,15 +13,15 @@ import Testing
 
     @Test func twoSignedInDevicesSyncOnlyTheirOwnRows() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder, signIn: Self.signIn)
+        let service = try await TestService.forSync(in: folder, signIn: Self.signIn)
         let alice = try SyncContext(
             path: folder.file("alice.sqlite"),
             configuration: .init(
-                remoteURL: service.url, authToken: try await TokenIssuer.token(for: "alice", signIn: Self.signIn)))
+                remoteURL: service.endpoint, authToken: try await TokenIssuer.token(for: "alice", signIn: Self.signIn)))
         let bob = try SyncContext(
             path: folder.file("bob.sqlite"),
             configuration: .init(
-                remoteURL: service.url, authToken: try await TokenIssuer.token(for: "bob", signIn: Self.signIn)))
+                remoteURL: service.endpoint, authToken: try await TokenIssuer.token(for: "bob", signIn: Self.signIn)))
         try alice.table("todoitem").insert(["id": "a", "text": "alice's"])
         try bob.table("todoitem").insert(["id": "b", "text": "bob's"])
         #expect(try await alice.push().pushed.count == 1)
@@ -35,11 +36,11 @@ import Testing
 
     @Test func refusedTokenStopsTheSyncAndKeepsTheQueue() async throws {
         let folder = try TemporaryFolder()
-        let service = try LiveService(folder: folder, signIn: Self.signIn)
+        let service = try await TestService.forSync(in: folder, signIn: Self.signIn)
         let expired = try await TokenIssuer.token(
             for: "alice", signIn: Self.signIn, lifetime: .seconds(60), now: Date() - 3600)
         let context = try SyncContext(
-            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.url, authToken: expired))
+            path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.endpoint, authToken: expired))
         try context.table("todoitem").insert(["id": "a", "text": "kept"])
         do {
             _ = try await context.push()

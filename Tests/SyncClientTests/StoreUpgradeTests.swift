@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -16,11 +17,11 @@ struct StoreUpgradeTests {
     @Test func storeOfTheFirstSchemaUpgradesAndItsLostAnswerIsRecognised() async throws {
         let folder = try TemporaryFolder()
         try FileManager.default.copyItem(atPath: Self.firstSchemaStore, toPath: folder.file("store.sqlite"))
-        let service = try LiveService(folder: folder)
+        let service = try await TestService.forSync(in: folder)
         // The first attempt had reached the service; only its answer was lost.
         try await service.rest.insert(["id": "a", "text": "first", "complete": false])
 
-        let context = try SyncContext.temporary(in: folder, remote: service.url)
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         #expect(try queueShape(context) == ["insert a attempted", "insert b pending"])
         let stored = try context.read { db in
             try Row.fetchAll(db, sql: "SELECT item, earlierBodies FROM __operations ORDER BY id")

@@ -7,7 +7,7 @@ import Testing
 @Suite struct ApplicationKeyTests {
     @Test(arguments: Backend.all) func requestsWithoutTheRightKeyAreRefused(_ backend: Backend) async throws {
         let server = try await TestServer(backend, applicationKey: "s3cret", tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let missing = try await server.send(.get, "/tables/todoitem")
         #expect(missing.status == 401)
         #expect((missing.object?["error"] as? String)?.contains("X-ZUMO-APPLICATION") == true)
@@ -27,7 +27,7 @@ import Testing
     @Test(arguments: Backend.all) func preflightNeedsNoKey(_ backend: Backend) async throws {
         let allowed = try #require(WebOrigin("http://localhost:3000"))
         let server = try await TestServer(backend, applicationKey: "s3cret") { $0.allowedOrigins = [allowed] }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let reply = try await server.send(
             .options, "/tables/todoitem",
             headers: [.origin: "http://localhost:3000", .accessControlRequestMethod: "PATCH"])

@@ -29,7 +29,7 @@ import Testing
     @Test(arguments: Backend.all) func crossOriginSimpleWritesAreRefusedAndStoreNothing(_ backend: Backend) async throws
     {
         let server = try await TestServer(backend, tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         for (type, body) in Self.simpleBodies {
             let refused = try await Self.raw(
                 "POST", "/tables/todoitem", port: server.running.port, origin: "http://evil.example",
@@ -63,7 +63,7 @@ import Testing
 
     @Test(arguments: Backend.all) func crossOriginUpdatesAndDeletesAreRefused(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "mine"]).status == 201)
         for method in ["PATCH", "DELETE", "PUT", "POST"] {
             let target = "/tables/todoitem/a"
@@ -81,7 +81,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.running.port
         let other = port == 65535 ? port - 1 : port + 1
         for origin in [
@@ -101,7 +101,7 @@ import Testing
 
     @Test(arguments: Backend.all) func aPageOfTheServiceItselfWrites(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.running.port
         let created = try await Self.raw(
             "POST", "/tables/todoitem", port: port, origin: "http://127.0.0.1:\(port)",
@@ -116,7 +116,7 @@ import Testing
     @Test(arguments: Backend.all) func anExplicitlyAllowedOriginWritesWithJSON(_ backend: Backend) async throws {
         let allowed = try #require(WebOrigin("http://localhost:3000"))
         let server = try await TestServer(backend) { $0.allowedOrigins = [allowed] }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let reply = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: "http://localhost:3000",
             contentType: "application/json; charset=utf-8", body: #"{"id":"ok","text":"from an allowed page"}"#)
@@ -134,7 +134,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await Self.raw(
             "POST", "/tables/todoitem", port: server.running.port, origin: nil, contentType: "application/json",
             body: #"{"id":"p","text":"curl"}"#)
@@ -149,7 +149,7 @@ import Testing
 
     @Test(arguments: Backend.all) func foreignHostIsAnswered421(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.running.port
         let foreign = try await RawHTTP.send(
             port: port, "GET /tables/todoitem HTTP/1.1\r\nHost: evil.example:\(port)\r\nConnection: close\r\n\r\n")
@@ -165,7 +165,7 @@ import Testing
 
     @Test(arguments: Backend.all) func allowedHostNamesAreAnswered(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"], allowedHosts: ["todo.example.org"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let port = server.running.port
         let named = try await RawHTTP.send(
             port: port,

@@ -52,7 +52,7 @@ import Testing
         let exchanges = try Self.exchanges()
         #expect(exchanges.count == 16)
         let server = try await TestServer(backend, controlledClock: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var replay = Replay()
         for exchange in exchanges {
             server.clock.now = replay.clock(for: exchange)

@@ -8,7 +8,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
         let etag = try #require(created.header("ETag"))
 
@@ -40,7 +40,7 @@ import Testing
 
     @Test(arguments: Backend.all) func writesInOneBurstGetDistinctIncreasingUpdatedAt(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<6 {
                 group.addTask {
@@ -65,7 +65,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend, controlledClock: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         server.clock.now = 1_800_000_000_000
         var stamps: [String] = []
         for index in 0..<5 {

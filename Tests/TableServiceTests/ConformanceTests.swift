@@ -45,7 +45,7 @@ import Testing
         // The reference ran with its default CORS setting, which lets pages on localhost call it.
         let localhost = try #require(WebOrigin("http://localhost"))
         let server = try await TestServer(backend, controlledClock: true) { $0.allowedOrigins = [localhost] }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var replay = Replay()
         var replayed = 0
         for exchange in try Self.exchangesInCaptureOrder() {

@@ -17,9 +17,9 @@ import Testing
     @Test(.timeLimit(.minutes(3)), arguments: Backend.all)
     func incrementalPullersConvergeToTheDatabaseUnderConcurrentWriters(_ backend: Backend) async throws {
         let first = try await TestServer(backend, tables: ["conv"])
-        defer { first.stop() }
+        defer { first.stopInBackground() }
         let second = backend == .postgres ? try await TestServer(.postgres, sharing: first) : first
-        defer { if backend == .postgres { second.stop() } }
+        defer { if backend == .postgres { second.stopInBackground() } }
         let instances = [first, second]
         let writing = WritersRunning()
 

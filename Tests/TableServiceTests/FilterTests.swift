@@ -67,7 +67,7 @@ import Testing
 
     @Test(arguments: Backend.all) func validFiltersSelectTheExpectedRows(_ backend: Backend) async throws {
         let server = try await Self.makeServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         for (filter, expected) in Self.valid {
             let (status, ids, body) = try await Self.ids(server, filter)
             #expect(status == 200, "\(filter): \(body)")
@@ -87,7 +87,7 @@ import Testing
 
     @Test(arguments: Backend.all) func invalidFiltersAreABadRequestSayingWhere(_ backend: Backend) async throws {
         let server = try await Self.makeServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(Self.invalid.count >= 30)
         for filter in Self.invalid where !filter.isEmpty {
             let (status, _, body) = try await Self.ids(server, filter)
@@ -107,7 +107,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await Self.makeServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let attempts = [
             "text eq ''; DROP TABLE todoitem; --'", "text eq '') or 1=1 --'", "text eq 'x'' or ''1''=''1'",
             "id eq 'a\" OR \"1\"=\"1'", "text eq 'Buy milk'' --'",
@@ -129,7 +129,7 @@ import Testing
 
     @Test(arguments: Backend.all) func unknownColumnsInOrderbyAndSelectAreABadRequest(_ backend: Backend) async throws {
         let server = try await Self.makeServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await server.send(.get, "/tables/todoitem?$orderby=nosuch").status == 400)
         #expect(try await server.send(.get, "/tables/todoitem?$orderby=text%20sideways").status == 400)
         #expect(try await server.send(.get, "/tables/todoitem?$select=id,nosuch").status == 400)

@@ -8,7 +8,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let first = try await server.send(.post, "/tables/todoitem", json: ["id": "dup", "text": "server"])
         let duplicate = try await server.send(.post, "/tables/todoitem", json: ["id": "dup", "text": "client"])
         #expect(duplicate.status == 409)
@@ -23,7 +23,7 @@ import Testing
 
     @Test(arguments: Backend.all) func stalePatchAnswers412WithServerItem(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(.post, "/tables/todoitem", json: ["id": "x", "text": "one"])
         let oldTag = try #require(created.header("ETag"))
         let changed = try await server.send(
@@ -45,7 +45,7 @@ import Testing
 
     @Test(arguments: Backend.all) func staleVersionInTheBodyAnswers409WithServerItem(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         _ = try await server.send(.post, "/tables/todoitem", json: ["id": "x", "text": "one"])
         let reply = try await server.send(.patch, "/tables/todoitem/x", json: ["text": "two", "version": "old"])
         #expect(reply.status == 409)
@@ -55,7 +55,7 @@ import Testing
 
     @Test(arguments: Backend.all) func softDeleteHidesTheItemAndUndeleteBringsItBack(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(.post, "/tables/todoitem", json: ["text": "server id"])
         let id = try #require(created.object?["id"] as? String)
         #expect(UUID(uuidString: id) != nil)
@@ -77,7 +77,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         for name in ["createdAt", "updatedAt", "deleted"] {
             let reply = try await server.send(
                 .post, "/tables/todoitem", json: ["text": "x", name: "2000-01-01T00:00:00.000Z"])
@@ -89,7 +89,7 @@ import Testing
     @Test(arguments: Backend.all) func columnsAreCreatedOnFirstWriteWithTheirJSONTypes(_ backend: Backend) async throws
     {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         _ = try await server.send(
             .post, "/tables/Notes_2", json: ["id": "n1", "title": "a", "stars": 3, "pinned": true])
         _ = try await server.send(.post, "/tables/Notes_2", json: ["id": "n2", "ratio": 0.25, "later": NSNull()])
@@ -111,7 +111,7 @@ import Testing
 
     @Test(arguments: Backend.all) func unknownTableIs404AndConfiguredTablesStartEmpty(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let unknown = try await server.send(.get, "/tables/nosuchtable")
         #expect(unknown.status == 404)
         #expect(unknown.object?["error"] != nil)
@@ -122,7 +122,7 @@ import Testing
 extension ItemLifecycleTests {
     @Test(arguments: Backend.all) func putIsAJSON405NamingTheMethodsToUse(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let reply = try await server.send(.put, "/tables/todoitem/x", json: ["text": "x"])
         #expect(reply.status == 405)
         #expect((reply.object?["error"] as? String)?.contains("PATCH") == true)

@@ -7,7 +7,7 @@ import Testing
 @Suite struct LegacyProtocolTests {
     @Test(arguments: Backend.all) func tutorialsLiteralPatchWorks(_ backend: Backend) async throws {
         let server = try await TestServer(backend, applicationKey: "tutorial-key")
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(
             .post, "/tables/todoitem", json: ["id": "D1C6D5D6-7DB7-4AB0-9E6F-1DA29E2A3D5A", "text": "learn Azure"],
             headers: [ProtocolHeader.apiVersion: "2.0.0", ProtocolHeader.applicationKey: "tutorial-key"])
@@ -28,7 +28,7 @@ import Testing
     @Test(arguments: Backend.all) func systemPropertiesParameterChoosesTheLegacyColumns(_ backend: Backend) async throws
     {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         _ = try await server.send(.post, "/tables/todoitem", json: ["id": "x", "text": "t"])
         let none = try await server.send(.get, "/tables/todoitem", headers: [:])
         #expect(none.array?.first.map { Set($0.keys) } == ["id", "text"])
@@ -53,7 +53,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         _ = try await server.send(.post, "/tables/todoitem", json: ["id": "x", "text": "t"])
         let reply = try await server.send(
             .patch, "/tables/todoitem/x", json: ["text": "u", "__version": "stale"], headers: [:])
@@ -74,7 +74,7 @@ import Testing
         #expect(exchanges.count == 3)
         for exchange in exchanges {
             let server = try await TestServer(backend)
-            defer { server.stop() }
+            defer { server.stopInBackground() }
             _ = try await server.send(
                 .post, "/tables/todoitem", json: ["id": "item-1", "text": "first", "complete": false])
             var headers = HTTPFields()
@@ -102,7 +102,7 @@ import Testing
     @Test(arguments: Backend.all) func otherAPIVersionsAreRefusedWithTheOfficialMessage(_ backend: Backend) async throws
     {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         for version in ["1.0.0", "3.0.0", "banana"] {
             let reply = try await server.send(.get, "/tables/todoitem", headers: [ProtocolHeader.apiVersion: version])
             #expect(reply.status == 400)

@@ -9,9 +9,9 @@ import Testing
 struct MultiInstanceTests {
     @Test func ifMatchRaceOverTwoInstancesHasExactlyOneWinnerAndTheLosersGetItsItem() async throws {
         let first = try await TestServer(.postgres)
-        defer { first.stop() }
+        defer { first.stopInBackground() }
         let second = try await TestServer(.postgres, sharing: first)
-        defer { second.stop() }
+        defer { second.stopInBackground() }
         let created = try await first.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
         let etag = try #require(created.header("ETag"))
 
@@ -48,9 +48,9 @@ struct MultiInstanceTests {
 
     @Test func twoInstancesAddingTheSameColumnsAtOnceBothSucceed() async throws {
         let first = try await TestServer(.postgres, tables: ["todoitem"])
-        defer { first.stop() }
+        defer { first.stopInBackground() }
         let second = try await TestServer(.postgres, sharing: first)
-        defer { second.stop() }
+        defer { second.stopInBackground() }
         // Ten rounds; in each, both instances insert rows that bring the same new column at once.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for round in 0..<10 {

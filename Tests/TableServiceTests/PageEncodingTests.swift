@@ -13,7 +13,7 @@ import Testing
         case .sqlite:
             return try SQLiteTableStore(path: nil, clock: TableService.systemClock, tables: [])
         case .postgres:
-            let location = try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 2)
+            let location = try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 2)
             let store = PostgresTableStore(
                 location: location, clock: TableService.systemClock, tables: [],
                 logger: .init(label: "todosync.tests.encoding"))

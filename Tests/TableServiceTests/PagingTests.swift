@@ -24,7 +24,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.insert(2500, into: "paged", on: server)
 
         var next: String? = "/tables/paged?$top=1000&$orderby=updatedAt,id"
@@ -53,9 +53,9 @@ import Testing
     @Test(arguments: Backend.all, ["updatedAt,id", "createdAt", ""])
     func skipPageIsTheSameAfterWritesBetweenPages(_ backend: Backend, order: String) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let other = backend == .postgres ? try await TestServer(.postgres, sharing: server) : server
-        defer { if backend == .postgres { other.stop() } }
+        defer { if backend == .postgres { other.stopInBackground() } }
         try await Self.insert(40, into: "shifting", on: server)
         let orderBy = order.isEmpty ? "" : "&$orderby=\(order)"
         func ids(_ target: String) async throws -> [String] {
@@ -87,7 +87,7 @@ import Testing
 
     @Test(arguments: Backend.all) func keysetCursorPagesReturnEachRowOnce(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.insert(700, into: "keyset", on: server)
         var cursor: (updatedAt: String, id: String)?
         var seen: [String] = []
@@ -112,7 +112,7 @@ import Testing
 
     @Test(arguments: Backend.all) func inlineCountGivesResultsAndTheTotal(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.insert(30, into: "counted", on: server)
         let page = try await server.send(
             .get, "/tables/counted?$top=10&$skip=5&$inlinecount=allpages&$filter=even%20eq%20true")
@@ -123,7 +123,7 @@ import Testing
 
     @Test(arguments: Backend.all) func linkKeepsTheQueryAndAdvancesSkip(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.insert(5, into: "linked", on: server)
         let page = try await server.send(
             .get, "/tables/linked?$filter=n%20ge%201&$top=2&$skip=1&ZUMO-API-VERSION=2.0.0")
@@ -138,7 +138,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let reply = try await server.send(.get, "/tables/todoitem?$top=1001")
         #expect(reply.status == 400)
         #expect(reply.object?["error"] as? String == "You cannot request more than 1000 records")
@@ -148,7 +148,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.insert(6, into: "todoitem", on: server)
         let first = try await server.send(.get, "/tables/todoitem?$top=2&$orderby=id&$filter=n%20ge%201")
         #expect(first.array?.compactMap { $0["id"] as? String } == ["row-00001", "row-00002"])

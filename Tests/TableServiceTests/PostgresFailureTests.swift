@@ -50,7 +50,7 @@ import Testing
 
     @Test(arguments: cases) func postgresErrorBecomesItsStorageFailure(_ failing: Case) async throws {
         let server = try await TestServer(.postgres, tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let store = try #require(server.running.service.store as? PostgresTableStore)
         let error = await #expect(throws: TableError.self) {
             _ = try await store.values(failing.statement) { _ in () }
@@ -60,7 +60,7 @@ import Testing
 
     @Test func storeAnswersAnExistingIDWithTheStoredItem() async throws {
         let server = try await TestServer(.postgres, tables: ["todoitem"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let store = try #require(server.running.service.store as? PostgresTableStore)
         let changes = ItemChanges(id: "a", version: nil, fields: [.init(name: "text", value: .string("one"))])
         let stored = try await store.insert(into: "todoitem", changes, scope: .all)

@@ -22,7 +22,7 @@ import Testing
     @Test(arguments: Backend.all) func pagesListTablesAndRowsWithSoftDeletedOnesEscaped(_ backend: Backend) async throws
     {
         let server = try await TestServer(backend, page: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "<script>alert(1)</script>"])
         _ = try await server.send(.post, "/tables/todoitem", json: ["id": "b", "text": "gone"])
         _ = try await server.send(.delete, "/tables/todoitem/b")
@@ -41,7 +41,7 @@ import Testing
     @Test(arguments: Backend.all) func editWithTheShownVersionWritesAndAStaleOneSaysSo(_ backend: Backend) async throws
     {
         let server = try await TestServer(backend, page: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(
             .post, "/tables/todoitem", json: ["id": "a", "text": "one", "complete": false])
         let shownVersion = try #require(created.object?["version"] as? String)
@@ -70,7 +70,7 @@ import Testing
 
     @Test(arguments: Backend.all) func deleteAndUndeleteArePostsWithTheVersion(_ backend: Backend) async throws {
         let server = try await TestServer(backend, page: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
         let version = try #require(created.object?["version"] as? String)
         let token = try Self.csrf(in: try await server.send(.get, "/service/tables/todoitem/a", headers: [:]).text)
@@ -94,7 +94,7 @@ import Testing
 
     @Test(arguments: Backend.all) func formsWithoutTheCSRFTokenAreRefused(_ backend: Backend) async throws {
         let server = try await TestServer(backend, page: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
         let version = try #require(created.object?["version"] as? String)
         for token in ["", "forged"] {
@@ -108,7 +108,7 @@ import Testing
 
     @Test(arguments: Backend.all) func withAnApplicationKeyThePageAsksForItOnce(_ backend: Backend) async throws {
         let server = try await TestServer(backend, applicationKey: "s3cret", page: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let locked = try await server.send(.get, "/service", headers: [:])
         #expect(locked.status == 401)
         let token = try Self.csrf(in: locked.text)
@@ -129,7 +129,7 @@ import Testing
 extension ServicePageTests {
     @Test(arguments: Backend.all) func savingASoftDeletedRowSaysToUndeleteItFirst(_ backend: Backend) async throws {
         let server = try await TestServer(backend, page: true)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let created = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
         let version = try #require(created.object?["version"] as? String)
         let token = try Self.csrf(in: try await server.send(.get, "/service/tables/todoitem/a", headers: [:]).text)

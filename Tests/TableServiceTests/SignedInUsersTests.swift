@@ -37,7 +37,7 @@ import Testing
         var required = SignIn(secret: Self.secret)
         required.required = true
         let server = try await TestServer(backend, tables: ["todoitem"]) { $0.signIn = required }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let anonymous = try await server.send(.get, "/tables/todoitem")
         #expect(anonymous.status == 401)
         #expect((anonymous.object?["error"] as? String)?.contains("X-ZUMO-AUTH") == true)
@@ -72,7 +72,7 @@ import Testing
 
     @Test(arguments: Backend.all) func usersOfAPerUserTableSeeOnlyTheirOwnRows(_ backend: Backend) async throws {
         let server = try await TestServer(backend) { $0.signIn = Self.signIn }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let alice = Self.headers(try await Self.token("alice"))
         let bob = Self.headers(try await Self.token("bob"))
         for id in ["a1", "a2"] {
@@ -135,7 +135,7 @@ import Testing
 
     @Test(arguments: Backend.all) func theOwnerCannotBeSentFilteredOrSkipped(_ backend: Backend) async throws {
         let server = try await TestServer(backend) { $0.signIn = Self.signIn }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let bob = Self.headers(try await Self.token("bob"))
         let forged = try await server.send(
             .post, "/tables/todoitem", json: ["id": "f", "__owner": "alice"], headers: bob)
@@ -156,7 +156,7 @@ import Testing
         let server = try await TestServer(backend, tables: ["todoitem"]) {
             $0.signIn = SignIn(jwks: jwks, required: true)
         }
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: "provider-1")
         let claims = UserClaims(
@@ -178,12 +178,12 @@ import Testing
         _ backend: Backend
     ) async throws {
         let open = try await TestServer(backend, page: true) { $0.signIn = Self.signIn }
-        defer { open.stop() }
+        defer { open.stopInBackground() }
         #expect(try await open.send(.get, "/service", headers: [:]).status == 404)
         let keyed = try await TestServer(backend, applicationKey: "operator-key", page: true) {
             $0.signIn = Self.signIn
         }
-        defer { keyed.stop() }
+        defer { keyed.stopInBackground() }
         #expect(try await keyed.send(.get, "/service", headers: [:]).status == 401)
     }
 }

@@ -41,7 +41,7 @@ import Testing
 
     @Test(arguments: Backend.all) func existingIDIsAConflictWithItsMessage(_ backend: Backend) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a"]).status == 201)
         let again = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
         #expect(again.status == 409)
@@ -50,7 +50,7 @@ import Testing
 
     @Test func filterPastSQLiteLimitsIsABadRequestWithItsMessage() async throws {
         let server = try await TestServer(.sqlite)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "complete": false])
         let filter = Array(repeating: "complete", count: 1100).joined(separator: " and ")
         let reply = try await server.send(
@@ -63,7 +63,7 @@ import Testing
         _ backend: Backend
     ) async throws {
         let server = try await TestServer(backend)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"]).status == 201)
         switch server.database {
         case .sqlite(let path):

@@ -7,10 +7,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The databases the table-service suite runs against.
 enum Backend: String, Sendable, CustomTestStringConvertible {
     case sqlite, postgres
@@ -22,21 +18,19 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// A table service on 127.0.0.1, port 0, over a temporary SQLite file or a fresh PostgreSQL
-/// database, with an HTTP client to talk to it.
+/// A table service (TestSupport's ``TestService``) over a temporary SQLite file or a fresh
+/// PostgreSQL database, with the settings these tests vary and an HTTP client to talk to it.
 final class TestServer: Sendable {
-    let running: RunningTableService
+    let started: TestService
     let backend: Backend
-    /// Where the tables are (another instance on the same database shares it).
-    let database: TableService.Database
-    let folder: URL
+    let folder: TemporaryFolder
     let http = TestHTTPClient()
     /// When set, the service's clock (milliseconds since 1970).
     let clock = ManualClock()
 
-    /// The project's `Templates/` folder.
-    static let templatesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Templates")
+    var running: RunningTableService { started.running }
+    /// Where the tables are (another instance on the same database shares it).
+    var database: TableService.Database { started.database }
 
     /// A service on a new database of `backend`, or, with `sharing`, a second instance on the
     /// database of another server (PostgreSQL only).
@@ -45,21 +39,20 @@ final class TestServer: Sendable {
         pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, page: Bool = false,
         allowedHosts: [String] = [], configure: (inout TableService.Configuration) -> Void = { _ in }
     ) async throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("tableservice-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = try TemporaryFolder()
         self.backend = backend
+        let database: TableService.Database
         if let other {
             database = other.database
         } else {
             switch backend {
-            case .sqlite: database = .sqlite(path: folder.appendingPathComponent("tables.sqlite").path)
-            case .postgres:
-                database = .postgres(try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 8))
+            case .sqlite: database = .sqlite(path: folder.file("tables.sqlite"))
+            case .postgres: database = try await TestPostgres.freshDatabase(poolSize: 8)
             }
         }
         var configuration = TableService.Configuration(
             database: database, applicationKey: applicationKey,
-            pageSize: pageSize, tables: tables, templatesFolder: page ? Self.templatesFolder : nil)
+            pageSize: pageSize, tables: tables, templatesFolder: page ? ProjectResources.templatesFolder : nil)
         if controlledClock {
             let clock = self.clock
             configuration.clock = {
@@ -67,16 +60,10 @@ final class TestServer: Sendable {
             }
         }
         configure(&configuration)
-        running = try TableService.start(configuration, quiet: true, allowedHosts: allowedHosts)
-        do {
-            try await running.service.ready()
-        } catch {
-            await running.stop()
-            throw error
-        }
+        started = try await TestService(configuration, allowedHosts: allowedHosts)
     }
 
-    var url: String { running.url }
+    var url: String { started.url }
 
     /// A response as the tests read it.
     struct Reply: Sendable {
@@ -115,15 +102,14 @@ final class TestServer: Sendable {
         try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
     }
 
-    /// Stops the server on a thread of its own: the tests call this from `defer` on Swift's
-    /// cooperative threads, which the server's asynchronous handlers still in progress need.
-    func stop() {
-        let running = running
-        let folder = folder
-        Thread {
-            running.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }.start()
+    /// Starts stopping the server (its asynchronous stop, which holds no thread) and returns at
+    /// once: the tests call this from `defer`, which cannot wait.
+    func stopInBackground() {
+        let (started, folder) = (started, folder)
+        Task {
+            await started.stop()
+            folder.remove()
+        }
     }
 }
 

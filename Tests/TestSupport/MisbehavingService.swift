@@ -1,15 +1,20 @@
 import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import Synchronization
 
-/// A table service that misbehaves on purpose, on 127.0.0.1 and an ephemeral port, over raw
-/// sockets (one thread per connection): for faults a real service cannot be made to commit, such as
-/// a body that trickles, a body that never ends, or an answer about another item.
+/// A table service that misbehaves on purpose, on 127.0.0.1 and an ephemeral port, on swift-nio:
+/// for faults a real service cannot be made to commit, such as a body that trickles, a body that
+/// never ends, or an answer about another item. Its slowness is scheduled on the event loop, so it
+/// holds no thread while it trickles.
 ///
 /// ```swift
-/// let service = try MisbehavingService { request in
+/// let service = try await MisbehavingService { request in
 ///     request.method == "POST" ? .json(201, #"{"id":"victim","version":"1"}"#) : .json(404, "{}")
 /// }
-/// defer { service.stop() }
+/// ...
+/// await service.stop()
 /// ```
 public final class MisbehavingService: Sendable {
     /// One request as it arrived.
@@ -38,140 +43,95 @@ public final class MisbehavingService: Sendable {
 
     /// The port it listens on.
     public let port: Int
-    private let listener: Int32
-    private let stopped = Atomic<Bool>(false)
-    private let received = Mutex<[Request]>([])
+    private let listener: any Channel
+    private let log: RequestLog
 
     /// `http://127.0.0.1:PORT`.
     public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Every request so far, in arrival order.
-    public var requests: [Request] { received.withLock { $0 } }
+    public var requests: [Request] { log.requests }
 
-    /// Starts listening; `behaviour` decides each answer (it runs on the connection's thread).
-    public init(_ behaviour: @escaping @Sendable (Request) -> Behaviour) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RawHTTP.Failure() }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw RawHTTP.Failure()
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in
-            while !stopped.load(ordering: .relaxed) {
-                let connection = accept(fd, nil, nil)
-                guard connection >= 0 else { break }
-                Thread.detachNewThread { [self] in serve(connection, behaviour) }
-            }
-        }
+    /// Returns once `count` requests have arrived (at once if they already did).
+    public func requestsArrived(_ count: Int = 1) async {
+        await log.arrived(count)
     }
 
-    /// Stops accepting; open connections end at their next write.
-    public func stop() {
-        guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-    }
-
-    deinit { stop() }
-
-    private func serve(_ fd: Int32, _ behaviour: @Sendable (Request) -> Behaviour) {
-        defer { close(fd) }
-        var buffer: [UInt8] = []
-        while !stopped.load(ordering: .relaxed) {
-            guard let request = readRequest(fd, &buffer) else { return }
-            received.withLock { $0.append(request) }
-            switch behaviour(request) {
-            case .json(let status, let body):
-                let bytes = Array(body.utf8)
-                let head =
-                    "HTTP/1.1 \(status) Answer\r\nContent-Type: application/json\r\nContent-Length: \(bytes.count)\r\n\r\n"
-                guard write(fd, Array(head.utf8) + bytes) else { return }
-            case .trickle(let length, let interval):
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
-                guard write(fd, Array(head.utf8)) else { return }
-                for _ in 0..<length {
-                    Thread.sleep(forTimeInterval: interval)
-                    guard !stopped.load(ordering: .relaxed), write(fd, Array("[".utf8)) else { return }
+    /// Starts listening; `behaviour` decides each answer (it runs on an event loop: keep it quick).
+    public init(_ behaviour: @escaping @Sendable (Request) -> Behaviour) async throws {
+        let log = RequestLog()
+        listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    log.adopt(channel)
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try channel.pipeline.syncOperations.addHandler(
+                        MisbehavingConnectionHandler(log: log, behaviour: behaviour))
                 }
-            case .endless:
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                guard write(fd, Array(head.utf8)) else { return }
-                let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: UInt8(ascii: " "), count: 0x4000) + [13, 10]
-                while !stopped.load(ordering: .relaxed), write(fd, chunk) {}
-                return
-            case .silence:
-                var scratch = [UInt8](repeating: 0, count: 1024)
-                while !stopped.load(ordering: .relaxed) {
-                    if scratch.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) <= 0 { return }
-                }
-                return
             }
+            .bind(host: "127.0.0.1", port: 0).get()
+        port = listener.localAddress?.port ?? 0
+        self.log = log
+    }
+
+    /// Stops accepting and closes the open connections.
+    public func stop() async {
+        try? await listener.close()
+        for channel in log.connections { try? await channel.close() }
+    }
+
+    /// Starts ``stop()`` and returns at once: for a test's `defer`, which cannot wait.
+    public func stopInBackground() {
+        listener.close(promise: nil)
+        for channel in log.connections { channel.close(promise: nil) }
+    }
+
+    deinit {
+        listener.close(promise: nil)
+        for channel in log.connections { channel.close(promise: nil) }
+    }
+}
+
+/// The requests a ``MisbehavingService`` received and its open connections.
+final class RequestLog: Sendable {
+    private struct State {
+        var requests: [MisbehavingService.Request] = []
+        var connections: [ObjectIdentifier: any Channel] = [:]
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = Mutex(State())
+
+    var requests: [MisbehavingService.Request] { state.withLock { $0.requests } }
+    var connections: [any Channel] { state.withLock { Array($0.connections.values) } }
+
+    func append(_ request: MisbehavingService.Request) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.requests.append(request)
+            let count = state.requests.count
+            defer { state.waiters.removeAll { $0.count <= count } }
+            return state.waiters.filter { $0.count <= count }.map(\.continuation)
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    func arrived(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.requests.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
         }
     }
 
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { return false }
-            sent += count
+    func adopt(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { $0.connections[id] = channel }
+        channel.closeFuture.whenComplete { [weak self] _ in
+            _ = self?.state.withLock { $0.connections.removeValue(forKey: id) }
         }
-        return true
-    }
-
-    /// One request from the connection (head, then a body of `Content-Length` bytes); nil at its end.
-    private func readRequest(_ fd: Int32, _ buffer: inout [UInt8]) -> Request? {
-        var scratch = [UInt8](repeating: 0, count: 65536)
-        func fill() -> Bool {
-            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return false }
-            buffer += scratch[0..<count]
-            return true
-        }
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headEnd: Int?
-        while headEnd == nil {
-            if buffer.count >= 4 {
-                headEnd = (0...(buffer.count - 4)).first { Array(buffer[$0..<$0 + 4]) == separator }
-            }
-            if headEnd == nil, !fill() { return nil }
-        }
-        let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
-        let lines = head.components(separatedBy: "\r\n")
-        let requestLine = lines[0].split(separator: " ")
-        guard requestLine.count >= 2 else { return nil }
-        var contentLength = 0
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "content-length" {
-                contentLength = Int(parts[1].trimmingCharacters(in: .whitespaces)) ?? 0
-            }
-        }
-        let bodyStart = headEnd! + 4
-        while buffer.count < bodyStart + contentLength {
-            if !fill() { return nil }
-        }
-        let body = Data(buffer[bodyStart..<bodyStart + contentLength])
-        buffer.removeFirst(bodyStart + contentLength)
-        let target = String(requestLine[1])
-        let components = URLComponents(string: target)
-        var query: [String: String] = [:]
-        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
-        return Request(
-            method: String(requestLine[0]), path: components?.path ?? target, query: query, body: body)
     }
 }

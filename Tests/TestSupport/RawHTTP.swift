@@ -1,56 +1,76 @@
 import Foundation
+import NIOCore
+import NIOPosix
 
-/// Sends raw bytes to a loopback port and reads until the server closes or a timeout passes:
-/// for requests URLSession refuses to make (a body on GET, a foreign `Host`, malformed bytes).
+/// Sends raw bytes to a loopback port and reads until the server closes the connection or the
+/// deadline passes: for requests AsyncHTTPClient refuses to make (a body on GET, a foreign `Host`,
+/// malformed bytes). On swift-nio, so a wait holds no thread.
+///
+/// Send `Connection: close` to read one answer: the server closes after it. The deadline only
+/// guards against a server that never does, so by default it is as long as a loaded machine needs.
 public enum RawHTTP {
     /// The connection could not be made.
-    public struct Failure: Error {}
-
-    /// Like ``exchange(port:_:timeoutSeconds:)``, waiting on a thread of its own rather than on
-    /// one of Swift's few cooperative threads, which the server's asynchronous handlers need.
-    public static func send(port: Int, _ text: String, timeoutSeconds: Int = 5) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try exchange(port: port, text, timeoutSeconds: timeoutSeconds) })
-            }.start()
-        }
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    public static func exchange(port: Int, _ text: String, timeoutSeconds: Int = 5) throws -> String {
-        try exchange(port: port, Data(text.utf8), timeoutSeconds: timeoutSeconds)
+    /// Sends `text` and returns everything the server wrote back (as UTF-8) before it closed the
+    /// connection or `deadline` passed.
+    public static func send(port: Int, _ text: String, deadline: Duration = .seconds(60)) async throws -> String {
+        try await send(port: port, Data(text.utf8), deadline: deadline)
     }
 
-    public static func exchange(port: Int, _ bytes: Data, timeoutSeconds: Int = 5) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure() }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+    /// Sends `bytes` and returns everything the server wrote back (as UTF-8) before it closed the
+    /// connection or `deadline` passed.
+    public static func send(port: Int, _ bytes: Data, deadline: Duration = .seconds(60)) async throws -> String {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let received = loop.makePromise(of: [UInt8].self)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(.seconds(10))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(Collector(received: received))
+                    }
+                }
+                .connect(host: "127.0.0.1", port: port).get()
+        } catch {
+            received.fail(error)
+            throw Failure(description: "cannot connect to 127.0.0.1:\(port): \(error)")
         }
-        guard connected == 0 else { throw Failure() }
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes.withUnsafeBytes {
-                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            guard count > 0 else { break }
-            sent += count
+        let timer = loop.scheduleTask(in: .nanoseconds(Int64(deadline.components.seconds) * 1_000_000_000)) {
+            channel.close(promise: nil)
         }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
+        // A server may close before it read everything: what it answered still counts.
+        try? await channel.writeAndFlush(ByteBuffer(bytes: bytes))
+        let bytes = try await received.futureResult.get()
+        timer.cancel()
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Keeps every byte read until the connection closes.
+private final class Collector: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let received: EventLoopPromise<[UInt8]>
+    private var bytes: [UInt8] = []
+
+    init(received: EventLoopPromise<[UInt8]>) { self.received = received }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        bytes += buffer.readBytes(length: buffer.readableBytes) ?? []
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        received.succeed(bytes)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset after the answer: keep what arrived.
+        context.close(promise: nil)
     }
 }

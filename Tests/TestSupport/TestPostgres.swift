@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import TableService
 
 /// PostgreSQL for tests: the throwaway cluster that the test command starts
 /// (`scripts/postgres-cluster.sh`) and passes in `TODOSYNC_TEST_POSTGRES_URL`, and a fresh,
@@ -31,8 +32,13 @@ public enum TestPostgres {
         }
     }
 
+    /// A table service's location of a new, empty database in the cluster.
+    public static func freshDatabase(poolSize: Int) async throws -> TableService.Database {
+        .postgres(try PostgresLocation(url: try await freshDatabaseURL(), poolSize: poolSize))
+    }
+
     /// Creates an empty database in the cluster and returns its URL (same server and user).
-    public static func freshDatabase() async throws -> String {
+    public static func freshDatabaseURL() async throws -> String {
         guard let clusterURL, var components = URLComponents(string: clusterURL), let host = components.host,
             let user = components.user
         else { throw Missing() }

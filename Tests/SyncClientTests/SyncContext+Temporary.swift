@@ -1,20 +1,9 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 import Testing
 
 @testable import SyncClient
-
-/// A fresh folder under the system's temporary directory, one per test.
-struct TemporaryFolder {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "todosync-client-tests/" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-}
 
 /// A remote address where nothing listens (port 1 on loopback refuses at once).
 let unreachableURL = URL(string: "http://127.0.0.1:1")!
@@ -33,12 +22,13 @@ extension SyncContext {
     }
 }
 
-/// The store of `context` (`folder/store.sqlite`) reopened with the default deadlines, as after a
-/// restart of the app: after a test's deliberately short deadline, a retry on a loaded machine
-/// must not meet it too.
-func reopened(_ context: SyncContext, in folder: TemporaryFolder, remote: URL) async throws -> SyncContext {
-    try await context.close()
-    return try SyncContext.temporary(in: folder, remote: remote)
+extension SyncContext {
+    /// Closes the context and opens its store at `path` again, syncing with `remote` under the
+    /// usual deadlines: what follows a test of a short deadline must not depend on the machine's speed.
+    func reopened(at path: String, remote: URL) async throws -> SyncContext {
+        try close()
+        return try SyncContext(path: path, configuration: SyncConfiguration(remoteURL: remote))
+    }
 }
 
 extension Item {

@@ -1,0 +1,128 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Sends requests to the service behind the proxy, each on a fresh connection that closes after
+/// the answer (so no request ever meets a connection the service is closing).
+struct UpstreamForwarder: Sendable {
+    let host: String
+    let port: Int
+    let group: any EventLoopGroup
+    /// How long the service may take to answer before the proxy gives up on it.
+    static let answerDeadline = TimeAmount.seconds(60)
+
+    /// Sends `request` on `eventLoop` (one of the group's when nil) and reads the whole answer.
+    func send(_ request: ProxiedRequest, on eventLoop: (any EventLoop)? = nil) -> EventLoopFuture<ProxiedResponse> {
+        let loop = eventLoop ?? group.next()
+        let promise = loop.makePromise(of: ProxiedResponse.self)
+        let head = outgoingHead(request)
+        let body = request.body
+        ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(
+                        UpstreamExchangeHandler(head: head, body: body, promise: promise))
+                }
+            }
+            .connect(host: host, port: port)
+            .whenComplete { result in
+                switch result {
+                case .failure(let error):
+                    promise.fail(ProxyFailure.upstream("cannot connect to \(host):\(port): \(error)"))
+                case .success(let channel):
+                    let deadline = channel.eventLoop.scheduleTask(in: Self.answerDeadline) {
+                        channel.close(promise: nil)
+                    }
+                    promise.futureResult.whenComplete { _ in
+                        deadline.cancel()
+                        channel.close(promise: nil)
+                    }
+                }
+            }
+        return promise.futureResult
+    }
+
+    /// The client's head for the service: its own `Host`, framing for this hop, and a close after.
+    private func outgoingHead(_ request: ProxiedRequest) -> HTTPRequestHead {
+        var headers = request.headers
+        for name in ProxiedResponse.hopByHop + ["Host"] { headers.remove(name: name) }
+        headers.add(name: "Host", value: "\(host):\(port)")
+        if !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method) {
+            headers.add(name: "Content-Length", value: String(request.body.count))
+        }
+        headers.add(name: "Connection", value: "close")
+        return HTTPRequestHead(
+            version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: request.target, headers: headers)
+    }
+}
+
+/// Writes one request when the connection to the service is up and collects its answer.
+private final class UpstreamExchangeHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let head: HTTPRequestHead
+    private let body: [UInt8]
+    private let promise: EventLoopPromise<ProxiedResponse>
+    private var response: ProxiedResponse?
+    private var done = false
+
+    init(head: HTTPRequestHead, body: [UInt8], promise: EventLoopPromise<ProxiedResponse>) {
+        self.head = head
+        self.body = body
+        self.promise = promise
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            var headers = HTTPHeaders()
+            for (name, value) in head.headers { headers.add(name: name, value: value) }
+            response = ProxiedResponse(status: Int(head.status.code), headers: headers)
+        case .body(var buffer):
+            response?.body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard !done, let response else { return }
+            done = true
+            promise.succeed(response)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(ProxyFailure.upstream("the service closed the connection without a whole answer"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        finish(ProxyFailure.upstream("\(error)"))
+        context.close(promise: nil)
+    }
+
+    private func finish(_ failure: ProxyFailure) {
+        guard !done else { return }
+        done = true
+        promise.fail(failure)
+    }
+}
+
+/// Why the proxy could not pass one exchange on.
+enum ProxyFailure: Error, CustomStringConvertible {
+    case upstream(String)
+
+    var description: String {
+        switch self {
+        case .upstream(let detail): "upstream: \(detail)"
+        }
+    }
+}

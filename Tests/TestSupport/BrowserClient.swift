@@ -1,0 +1,36 @@
+import Foundation
+import HTTPServer
+import HTTPTypes
+
+/// A browser-like client for the dashboard's pages: keeps cookies (the session and CSRF ones),
+/// never follows redirects, and sends forms and JSON.
+public final class BrowserClient: Sendable {
+    /// The address paths are relative to, such as `http://127.0.0.1:8080`.
+    public let base: String
+    private let http = TestHTTPClient(keepsCookies: true)
+
+    public init(base: String) {
+        self.base = base
+    }
+
+    /// Sends a request to `base + path`, with `form` URL-encoded or `json` as the body.
+    public func send(
+        _ method: HTTPRequest.Method, _ path: String, form: [String: String]? = nil, json: Data? = nil,
+        headers: HTTPFields = [:]
+    ) async throws -> TestHTTPClient.Answer {
+        var fields = HTTPFields()
+        var body: Data?
+        if let form {
+            fields[.contentType] = "application/x-www-form-urlencoded"
+            body = Data(
+                form.map { "\(PercentDecoding.encode($0.key))=\(PercentDecoding.encode($0.value))" }
+                    .joined(separator: "&").utf8)
+        }
+        if let json {
+            fields[.contentType] = "application/json"
+            body = json
+        }
+        fields.append(contentsOf: headers)
+        return try await http.send(method, base + path, headers: fields, body: body)
+    }
+}

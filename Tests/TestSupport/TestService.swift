@@ -1,0 +1,104 @@
+import FaultProxy
+import Foundation
+import TableService
+
+/// The table service as `todosync serve` runs it, in this process: on 127.0.0.1 and an ephemeral
+/// port, over a temporary SQLite file or a fresh PostgreSQL database.
+///
+/// ```swift
+/// let service = try await TestService.sqlite(in: folder)
+/// let proxy = try await service.proxy(plan: .always(.dropResponse, probability: 0.3))
+/// ...
+/// await proxy.stop()
+/// await service.stop()
+/// ```
+public final class TestService: Sendable {
+    /// The service and its HTTP server.
+    public let running: RunningTableService
+    /// What it was started with (another instance on the same database takes the same).
+    public let configuration: TableService.Configuration
+    /// The extra host names it answers (see ``TableService/start(_:host:port:quiet:allowedHosts:logger:)``).
+    public let allowedHosts: [String]
+    /// Plain protocol requests to the service, as another device would send them.
+    public let rest: TableClient
+
+    /// Starts a service with `configuration` on `port` (0 picks a free one) and waits until its
+    /// database is ready.
+    public init(
+        _ configuration: TableService.Configuration, port: Int = 0, allowedHosts: [String] = []
+    ) async throws {
+        self.configuration = configuration
+        self.allowedHosts = allowedHosts
+        running = try TableService.start(configuration, port: port, quiet: true, allowedHosts: allowedHosts)
+        rest = TableClient(base: running.url)
+        do {
+            try await running.service.ready()
+        } catch {
+            await running.stop()
+            throw error
+        }
+    }
+
+    /// A service keeping `tables` in `folder/service.sqlite`; `configure` changes other settings.
+    public static func sqlite(
+        in folder: TemporaryFolder, tables: [String] = ["todoitem"], allowedHosts: [String] = [],
+        configure: (inout TableService.Configuration) -> Void = { _ in }
+    ) async throws -> TestService {
+        var configuration = TableService.Configuration(
+            database: .sqlite(path: folder.file("service.sqlite")), tables: tables)
+        configure(&configuration)
+        return try await TestService(configuration, allowedHosts: allowedHosts)
+    }
+
+    /// A service keeping `tables` in a new, empty database of the test cluster (see ``TestPostgres``).
+    public static func postgres(
+        tables: [String] = ["todoitem"], poolSize: Int = 8, allowedHosts: [String] = [],
+        configure: (inout TableService.Configuration) -> Void = { _ in }
+    ) async throws -> TestService {
+        var configuration = TableService.Configuration(
+            database: try await TestPostgres.freshDatabase(poolSize: poolSize), tables: tables)
+        configure(&configuration)
+        return try await TestService(configuration, allowedHosts: allowedHosts)
+    }
+
+    /// A second instance on the same database (a PostgreSQL one: several instances serve it), on
+    /// another port.
+    public func anotherInstance() async throws -> TestService {
+        try await TestService(configuration, allowedHosts: allowedHosts)
+    }
+
+    /// The same database served again at the same address, after ``stop()``: the same service, so
+    /// a store bound to it keeps its rows and queue.
+    public func restarted() async throws -> TestService {
+        try await TestService(configuration, port: port, allowedHosts: allowedHosts)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var url: String { running.url }
+    /// ``url`` as a `URL`, as a sync context takes its remote.
+    public var endpoint: URL { URL(string: running.url)! }
+    /// The bound port.
+    public var port: Int { running.port }
+    /// Where the tables are.
+    public var database: TableService.Database { configuration.database }
+    /// The SQLite file, when the tables are in one.
+    public var sqlitePath: String? {
+        if case .sqlite(let path) = configuration.database { path } else { nil }
+    }
+
+    /// A ``FaultProxy`` in front of the service, applying `plan`.
+    public func proxy(plan: FaultPlan = .passThrough) async throws -> FaultProxy {
+        try await FaultProxy(upstream: url, plan: plan)
+    }
+
+    /// Stops the server, letting requests in progress finish, and closes the database.
+    public func stop() async {
+        await running.stop()
+    }
+
+    /// Starts ``stop()`` and returns at once: for a test's `defer`, which cannot wait.
+    public func stopInBackground() {
+        let running = running
+        Task { await running.stop() }
+    }
+}
