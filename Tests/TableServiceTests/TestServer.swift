@@ -54,7 +54,10 @@ final class TestServer: Sendable {
             switch backend {
             case .sqlite: database = .sqlite(path: folder.appendingPathComponent("tables.sqlite").path)
             case .postgres:
-                database = .postgres(try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 8))
+                var location = try PostgresLocation(url: try await TestPostgres.freshDatabase(), poolSize: 8)
+                // Many servers at once on one test cluster: connections on demand only.
+                location.keepsConnectionsOpen = false
+                database = .postgres(location)
             }
         }
         var configuration = TableService.Configuration(
