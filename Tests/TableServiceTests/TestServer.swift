@@ -47,7 +47,11 @@ final class TestServer: Sendable {
         } else {
             switch backend {
             case .sqlite: database = .sqlite(path: folder.file("tables.sqlite"))
-            case .postgres: database = try await TestPostgres.freshDatabase(poolSize: 8)
+            case .postgres:
+                var location = try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 8)
+                // Many servers at once on one test cluster: connections on demand only.
+                location.keepsConnectionsOpen = false
+                database = .postgres(location)
             }
         }
         var configuration = TableService.Configuration(

@@ -23,6 +23,15 @@ public struct PostgresLocation: Sendable, Equatable {
     public var tls: TLSMode
     /// The most connections one service instance opens.
     public var poolSize: Int
+    /// Whether the instance opens all ``poolSize`` connections at start and keeps them, with no
+    /// idle timeout and no keep-alive query (the default, for a server: its database must accept
+    /// that many connections per instance anyway, for the instance under load). postgres-nio arms
+    /// an idle and a keep-alive timer each time a connection goes back to its pool and cancels them
+    /// at the next lease: a child task and dispatch timers per statement, about a fifth of the
+    /// service's CPU per insert. A connection the server or the network closes is still replaced.
+    /// `false` opens connections on demand and closes them after a minute idle (postgres-nio's
+    /// defaults): for many short-lived instances on one server, as in the tests.
+    public var keepsConnectionsOpen = true
 
     /// A location from its parts.
     public init(
