@@ -2,7 +2,6 @@ import FaultProxy
 import Foundation
 import GRDB
 import SyncProtocol
-import Synchronization
 import TestSupport
 import Testing
 
@@ -92,18 +91,7 @@ struct CancelTests {
         try await service.rest.seed(200)
         // The first page comes back; the second one's answer is held until the client gives up.
         let proxy = try await service.proxy()
-        let secondPage = TestEvent()
-        let pages = Mutex(0)
-        proxy.intercept { _, _ in
-            guard
-                pages.withLock({ count in
-                    count += 1
-                    return count
-                }) > 1
-            else { return nil }
-            secondPage.signal()
-            return .withhold
-        }
+        let secondPage = proxy.holdAnswers(after: 1)
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let pull = Task {
             try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))

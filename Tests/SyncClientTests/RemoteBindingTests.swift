@@ -2,7 +2,6 @@ import FaultProxy
 import Foundation
 import GRDB
 import SyncProtocol
-import Synchronization
 import TestSupport
 import Testing
 
@@ -256,18 +255,7 @@ struct RemoteBindingTests {
         // A reached through a proxy that passes two pages, then holds the third one's answer until
         // the client gives up on it.
         let slowA = try await a.proxy()
-        let thirdPage = TestEvent()
-        let pages = Mutex(0)
-        slowA.intercept { _, _ in
-            guard
-                pages.withLock({ count in
-                    count += 1
-                    return count
-                }) > 2
-            else { return nil }
-            thirdPage.signal()
-            return .withhold
-        }
+        let thirdPage = slowA.holdAnswers(after: 2)
         let context = try SyncContext.temporary(in: folder, remote: slowA.endpoint)
         let pull = Task {
             try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 5))
