@@ -245,22 +245,22 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         #expect(end?.recorded == [] && end?.released == [1, 2])
     }
 
-    @Test func conflictsAreRecordedWithTheBatchAndTheirItemWaitsForTheDecision() {
+    @Test func aConflictIsRecordedAtOnceAndItsItemWaitsForTheDecision() {
         // 1 and 3 change item a, 2 changes item b.
         var run = PushRun([queued(1, "a"), queued(2, "b"), queued(3, "a")], window: 16)
         #expect(commit(run.start())?.begin == [1, 2])
         _ = run.committed(.init(begun: [attempt(1, "a"), attempt(2, "b")]))
-        #expect(run.answered(1, .conflicted(conflict(1))) == [])
-        // One transaction stores 2's answer and records 1's conflict; 3 waits for 1's decision.
-        let recording = commit(run.answered(2, .applied(applied(2))))
-        #expect(recording?.stored == [2] && recording?.recorded == [1] && recording?.begin == [])
+        // A transaction records 1's conflict at once; 3 waits for 1's decision.
+        let recording = commit(run.answered(1, .conflicted(conflict(1))))
+        #expect(recording?.recorded == [1] && recording?.begin == [])
+        // 2's answer waits while that transaction runs.
+        #expect(run.answered(2, .applied(applied(2))) == [])
         // The policy sends 1 again, begun by that same transaction; 3 still waits.
         let resent = run.committed(.init(decided: [.resend(attempt(1, "a"))]))
         #expect(resent == [.send(attempt(1, "a"), applyingPolicy: false)])
-        // Its answer is stored by the transaction that begins 3.
+        // Both answers are stored by the transaction that begins 3.
         let last = commit(run.answered(1, .applied(applied(1))))
-        #expect(last?.stored == [1] && last?.begin == [3])
-        #expect(run.result.pushed == [2])
+        #expect(last?.stored == [2, 1] && last?.begin == [3])
     }
 
     @Test func eventsAfterTheEndChangeNothing() {

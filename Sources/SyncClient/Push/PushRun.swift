@@ -341,10 +341,10 @@ struct PushRun: Sendable {
 
     /// The transaction to run next, if one is due: when attempts run low (fewer ready than the window,
     /// or than half a batch) and operations can begin; when a batch of answers waits; when answers
-    /// wait and nothing else is on its way; or, with a window of 1, when a conflict waits (nothing is
-    /// sent before its policy decides). A transaction stores every answer received and records every
-    /// conflict, and since it stores before it begins, the items of stored answers may take their
-    /// next operation in it.
+    /// wait and nothing else is on its way; or when a conflict waits (its operation goes nowhere
+    /// until its policy decides; conflicts met while a transaction runs are recorded together by the
+    /// next one). A transaction stores every answer received and records every conflict, and since
+    /// it stores before it begins, the items of stored answers may take their next operation in it.
     private func nextCommit(_ pipeline: inout Pipeline) -> Action? {
         var next = pipeline
         for answer in next.received {
@@ -358,7 +358,7 @@ struct PushRun: Sendable {
         let storing =
             answers > 0
             && (!begin.isEmpty || answers >= batchSize || (next.inFlight.isEmpty && next.ready.isEmpty)
-                || (window == 1 && !next.conflicts.isEmpty))
+                || !next.conflicts.isEmpty)
         guard storing || !begin.isEmpty else { return nil }
         let (store, record) = storing ? (next.received, next.conflicts) : ([], [])
         if storing { (next.received, next.conflicts) = ([], []) }
