@@ -155,6 +155,8 @@ let package = Package(
             dependencies: [
                 "FaultProxy", "SyncClient", "TableService", "HTTPServer", "SyncProtocol", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Fixtures"]
         ),

@@ -153,14 +153,26 @@ final class HTTPTransport: Sendable {
             )
             do {
                 return try await perform(request, deadline: deadline)
-            } catch ChannelError.ioOnClosedChannel {
-                // The pool handed out a keep-alive connection the service had closed (it restarted,
-                // or closed idle connections) before its close was seen: nothing went out on it, so
-                // the request goes once more, on a new connection.
+            } catch let error where Self.sentNothing(error) {
                 return try await perform(request, deadline: deadline)
             }
         } catch {
             throw describe(error, url: text)
+        }
+    }
+
+    /// Whether a failed exchange put nothing on the wire, so that sending it once more is safe
+    /// whatever the request:
+    /// - the pool handed out a keep-alive connection the service had closed (it restarted, or closed
+    ///   idle connections) before its close was seen;
+    /// - a connection was refused. async-http-client hands a refusal to whichever request waits for
+    ///   a connection, so a connection begun while the service was down can fail the first request
+    ///   made after it came back.
+    static func sentNothing(_ error: any Error) -> Bool {
+        switch error {
+        case ChannelError.ioOnClosedChannel: true
+        case let error as IOError: error.errnoCode == ECONNREFUSED
+        default: false
         }
     }
 
