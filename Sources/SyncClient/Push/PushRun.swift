@@ -12,7 +12,8 @@
 ///   time.
 /// - The first failure (a request that must stop the push, a failed transaction, a cancel) drains
 ///   the run: the other requests are cancelled, and once they and the transaction have come back,
-///   the run finishes by storing the answers received and putting back the attempts not sent.
+///   the run finishes by storing the answers received, recording the conflicts met and putting back
+///   the attempts not sent.
 ///
 /// ```swift
 /// var run = PushRun([.init(id: 1, item: "todoitem\u{0}a")], window: 16)
