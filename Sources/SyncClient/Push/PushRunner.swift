@@ -40,7 +40,8 @@ struct PushRunner: Sendable {
                 progress(run.answered)
             }
         }
-        var (answers, conflicts, unsent, error) = ending
+        let (answers, conflicts, begun, error) = ending
+        var unsent = begun
         var result = run.result
         if let stored = try? await driver.store(answers, recording: conflicts) {
             for answer in answers { result.add(.pushed, answer.operationId) }
