@@ -29,7 +29,7 @@ struct AtomicJournalTests {
 
     /// Whether any decision still waits for the service's answer.
     func heldDecisions(_ context: SyncContext) throws -> Int {
-        try context.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM __journal_held") ?? 0 }
+        try context.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM __journal_pending") ?? 0 }
     }
 
     /// Makes every insert into `__journal` fail, as a full disk or a crash at that point would.
@@ -115,6 +115,54 @@ struct AtomicJournalTests {
         #expect(entry.decision == .useClient && entry.result?.text == "client 0")
         #expect(try await restarted.rest.get("todoitem", "i0")?.text == "client 0")
         #expect(try heldDecisions(reopened) == 0)
+    }
+
+    @Test func aDecisionHeldByAStoreOfTheJSONLayoutIsJournaledAfterTheUpgrade() async throws {
+        let context = try await conflicts(1)
+        await service.stop()
+        await #expect(throws: SyncError.self) { try await context.useClient(1) }
+        try await context.close()
+        try storeHeldDecisionsAsJSON(at: context.path)
+
+        let restarted = try await service.restarted()
+        let reopened = try SyncContext.temporary(in: folder, remote: restarted.endpoint)
+        #expect(try heldDecisions(reopened) == 1, "the held decision survives the upgrade")
+        #expect(try await reopened.push().pushed == [1])
+        let entry = try #require(try reopened.journal().entries.first)
+        #expect(entry.decision == .useClient && entry.decidedBy == .person)
+        #expect(entry.client?.text == "client 0" && entry.server?.text == "server 0")
+        #expect(entry.result?.text == "client 0")
+        #expect(try reopened.journal(JournalQuery(text: "server 0")).entries.map(\.id) == [entry.id])
+        #expect(try heldDecisions(reopened) == 0)
+    }
+
+    /// Rewrites the store's held decisions as todosync wrote them before `v4-held-journal-columns`:
+    /// one JSON `JournalEntry` per operation in `__journal_held`.
+    func storeHeldDecisionsAsJSON(at path: String) throws {
+        let database = try DatabaseQueue(path: path)
+        defer { try? database.close() }
+        try database.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE __journal_held (
+                        operationId INTEGER PRIMARY KEY REFERENCES __operations (id) ON DELETE CASCADE,
+                        entry TEXT NOT NULL)
+                    """)
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM __journal_pending") {
+                let entry = JournalEntry(
+                    id: row["id"], sequence: 0, table: row["tableName"], itemId: row["itemId"],
+                    operation: OperationKind(rawValue: row["operation"])!, base: ItemCoding.decode(row["base"]),
+                    client: ItemCoding.decode(row["client"]), server: ItemCoding.decode(row["server"]), result: nil,
+                    decision: JournalEntry.Decision(rawValue: row["decision"])!,
+                    decidedBy: JournalEntry.Decider(rawValue: row["decidedBy"])!, versionBefore: row["versionBefore"],
+                    versionAfter: nil, recordedAt: Date(), batch: row["batch"], overturns: row["overturns"])
+                try db.execute(
+                    sql: "INSERT INTO __journal_held (operationId, entry) VALUES (?, ?)",
+                    arguments: [row["operationId"], String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)])
+            }
+            try db.execute(sql: "DROP TABLE __journal_pending")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v4-held-journal-columns'")
+        }
     }
 
     @Test func aDecisionThatMeetsANewConflictHoldsNoEntry() async throws {

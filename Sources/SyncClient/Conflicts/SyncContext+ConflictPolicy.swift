@@ -47,10 +47,9 @@ extension SyncContext {
     /// version, or adopts the server's version under the local or merged values, to be sent again by
     /// the same push run (then it returns nil). Every outcome is journaled (a sent one when the
     /// service applies it).
-    nonisolated func settleByPolicy(_ db: Database, _ id: Int64) throws -> OperationOutcome? {
-        guard let operation = try queue.operation(db, id: id), operation.state == .conflict,
-            let conflict = try conflict(db, operation)
-        else { return .conflict }
+    nonisolated func settleByPolicy(_ db: Database, _ recorded: RecordedConflict) throws -> OperationOutcome? {
+        guard let conflict = try conflict(db, recorded.operation, recorded.error) else { return .conflict }
+        let (id, operation) = (recorded.operation.id, recorded.operation)
         let policy = try conflictPolicy(db, for: operation.table)
         let decider: JournalEntry.Decider =
             switch policy {
@@ -66,10 +65,10 @@ extension SyncContext {
             return .resolvedByServer
         case .useClient:
             let decision: JournalEntry.Decision = policy == .merge ? .merge : .useClient
-            try holdDecision(db, id, PendingDecision(decision: decision, decidedBy: decider))
+            try holdDecision(db, conflict, PendingDecision(decision: decision, decidedBy: decider))
             return nil
         case .pushMerged(let item):
-            try holdDecision(db, id, PendingDecision(decision: .merge, decidedBy: decider, values: item))
+            try holdDecision(db, conflict, PendingDecision(decision: .merge, decidedBy: decider, values: item))
             return nil
         }
     }
@@ -103,12 +102,17 @@ extension SyncContext {
     /// ``holdDecision(_:_:)`` in the caller's transaction.
     nonisolated func holdDecision(_ db: Database, _ id: Int64, _ decision: PendingDecision) throws {
         guard let operation = try queue.operation(db, id: id), operation.state == .conflict,
-            let before = try conflict(db, operation)
+            let conflict = try conflict(db, operation)
         else { throw SyncError.notInConflict(id) }
+        try holdDecision(db, conflict, decision)
+    }
+
+    /// ``holdDecision(_:_:)`` of `conflict`, read by the caller's transaction.
+    private nonisolated func holdDecision(_ db: Database, _ conflict: SyncConflict, _ decision: PendingDecision) throws {
         let entry = JournalEntry(
-            before, decision: decision.decision, decidedBy: decision.decidedBy, result: nil, versionAfter: nil,
+            conflict, decision: decision.decision, decidedBy: decision.decidedBy, result: nil, versionAfter: nil,
             batch: decision.batch, overturns: decision.overturns)
-        try queue.adoptServerVersion(db, id: id, values: decision.values, decision: entry)
+        try queue.adoptServerVersion(db, conflict: conflict, values: decision.values, decision: entry)
     }
 
     // MARK: Per-field pick

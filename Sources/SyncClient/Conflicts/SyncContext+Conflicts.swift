@@ -31,9 +31,15 @@ extension SyncContext {
     }
 
     nonisolated func conflict(_ db: Database, _ operation: TableOperation) throws -> SyncConflict? {
-        guard let error = try queue.error(db, operationId: operation.id),
-            let table = store.tables[operation.table]
-        else { return nil }
+        guard let error = try queue.error(db, operationId: operation.id) else { return nil }
+        return try conflict(db, operation, error)
+    }
+
+    /// The conflict of `operation` as `error` records it, with the local row read in the caller's transaction.
+    nonisolated func conflict(_ db: Database, _ operation: TableOperation, _ error: OperationError) throws
+        -> SyncConflict?
+    {
+        guard let table = store.tables[operation.table] else { return nil }
         let client = operation.kind == .delete ? nil : try store.readItem(db, table: table, id: operation.itemId)
         return SyncConflict(operation: operation, error: error, clientItem: client)
     }

@@ -10,7 +10,7 @@ import SyncProtocol
 /// store says otherwise, see ``SyncContext/setJournalRetention(_:)``).
 ///
 /// A decision that must reach the service first (Use Client, a merge, a pick, an overturn) is *held*
-/// with its operation (`__journal_held`, written in the transaction that queues the decision) and
+/// with its operation (`__journal_pending`, written in the transaction that queues the decision) and
 /// *settled* into `__journal` by the transaction that applies the service's answer to the row —
 /// whichever push gets that answer, even one after a crash. A new conflict or a refusal releases it:
 /// that decision did not happen.
@@ -58,6 +58,36 @@ struct ConflictJournal: Sendable {
                 """)
     }
 
+    /// Held decisions in the journal's own columns, so settling one is a copy in SQL: the JSON of
+    /// v3 cost a conflict settled by policy a third of its transaction to encode and decode.
+    static let heldColumnsMigration = StoreMigration("v4-held-journal-columns") { db in
+        try db.execute(
+            sql: """
+                CREATE TABLE __journal_pending (
+                    operationId INTEGER PRIMARY KEY REFERENCES __operations (id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    tableName TEXT NOT NULL,
+                    itemId TEXT NOT NULL,
+                    operation TEXT NOT NULL,
+                    decision TEXT NOT NULL,
+                    decidedBy TEXT NOT NULL,
+                    base TEXT,
+                    client TEXT,
+                    server TEXT,
+                    versionBefore TEXT,
+                    batch TEXT,
+                    overturns TEXT,
+                    searchText TEXT NOT NULL
+                )
+                """)
+        let journal = ConflictJournal()
+        for row in try Row.fetchAll(db, sql: "SELECT operationId, entry FROM __journal_held") {
+            let entry = try JSONDecoder().decode(JournalEntry.self, from: Data((row[1] as String).utf8))
+            try journal.hold(db, operationId: row[0], entry)
+        }
+        try db.execute(sql: "DROP TABLE __journal_held")
+    }
+
     private static let columns =
         "sequence, id, tableName, itemId, operation, decision, decidedBy, base, client, server, result, "
         + "versionBefore, versionAfter, recordedAt, batch, overturns"
@@ -76,35 +106,54 @@ struct ConflictJournal: Sendable {
             entry.decidedBy.rawValue, ItemCoding.encode(entry.base), ItemCoding.encode(entry.client),
             ItemCoding.encode(entry.server), ItemCoding.encode(entry.result), entry.versionBefore,
             entry.versionAfter, Timestamp.string(entry.recordedAt), entry.batch, entry.overturns,
-            Self.searchText(entry),
+            Self.searchText(itemId: entry.itemId, [entry.client, entry.server, entry.result, entry.base]),
         ])
         var stored = entry
         stored.sequence = db.lastInsertedRowID
-        try db.cachedStatement(sql: "DELETE FROM __journal WHERE sequence <= ?")
-            .execute(arguments: [stored.sequence - Int64(try retention(db))])
+        try dropBeyondRetention(db, newest: stored.sequence)
         return stored
+    }
+
+    /// Drops the entries older than the newest ``retention(_:)`` ones, `newest` being the last stored.
+    private func dropBeyondRetention(_ db: Database, newest: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM __journal WHERE sequence <= ?")
+            .execute(arguments: [newest - Int64(try retention(db))])
     }
 
     /// Holds `entry` until operation `operationId` is applied by the service (see ``settle(_:operationId:result:)``).
     func hold(_ db: Database, operationId: Int64, _ entry: JournalEntry) throws {
-        let text = String(decoding: try Self.encoder.encode(entry), as: UTF8.self)
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO __journal_held (operationId, entry) VALUES (?, ?)")
-            .execute(arguments: [operationId, text])
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO __journal_pending (operationId, id, tableName, itemId, operation, decision,
+                    decidedBy, base, client, server, versionBefore, batch, overturns, searchText)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            operationId, entry.id, entry.table, entry.itemId, entry.operation.rawValue, entry.decision.rawValue,
+            entry.decidedBy.rawValue, ItemCoding.encode(entry.base), ItemCoding.encode(entry.client),
+            ItemCoding.encode(entry.server), entry.versionBefore, entry.batch, entry.overturns,
+            Self.searchText(itemId: entry.itemId, [entry.client, entry.server, entry.base]),
+        ])
     }
 
     /// The service applied operation `operationId`: its held entry, if any, is recorded with the
     /// item as it now stands (`result`, nil when the outcome is a delete).
     func settle(_ db: Database, operationId: Int64, result: Item?) throws {
-        guard
-            let text = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT entry FROM __journal_held WHERE operationId = ?"),
-                arguments: [operationId])
-        else { return }
-        var entry = try Self.decoder.decode(JournalEntry.self, from: Data(text.utf8))
-        entry.result = result
-        entry.versionAfter = result?[SystemColumn.version]?.stringValue
-        entry.recordedAt = Date()
-        try record(db, entry)
+        let resultText = Self.searchText(itemId: nil, [result])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO __journal (id, tableName, itemId, operation, decision, decidedBy, base, client, server,
+                    result, versionBefore, versionAfter, recordedAt, batch, overturns, searchText)
+                SELECT id, tableName, itemId, operation, decision, decidedBy, base, client, server,
+                    ?, versionBefore, ?, ?, batch, overturns, searchText || ?
+                FROM __journal_pending WHERE operationId = ?
+                """
+        ).execute(arguments: [
+            ItemCoding.encode(result), result?[SystemColumn.version]?.stringValue, Timestamp.string(Date()),
+            resultText.isEmpty ? "" : "\n" + resultText, operationId,
+        ])
+        guard db.changesCount > 0 else { return }
+        try dropBeyondRetention(db, newest: db.lastInsertedRowID)
         try release(db, operationId: operationId)
     }
 
@@ -115,19 +164,16 @@ struct ConflictJournal: Sendable {
             try Int64.fetchAll(
                 db.cachedStatement(
                     sql:
-                        "SELECT operationId FROM __journal_held WHERE operationId IN (\(sqlParameters(operationIds.count)))"
+                        "SELECT operationId FROM __journal_pending WHERE operationId IN (\(sqlParameters(operationIds.count)))"
                 ),
                 arguments: StatementArguments(positional: operationIds)))
     }
 
     /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).
     func release(_ db: Database, operationId: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM __journal_held WHERE operationId = ?").execute(arguments: [operationId]
+        try db.cachedStatement(sql: "DELETE FROM __journal_pending WHERE operationId = ?").execute(arguments: [operationId]
         )
     }
-
-    private static let encoder = JSONEncoder()
-    private static let decoder = JSONDecoder()
 
     /// How many entries are kept.
     func retention(_ db: Database) throws -> Int {
@@ -210,10 +256,10 @@ struct ConflictJournal: Sendable {
             batch: row[14], overturns: row[15])
     }
 
-    /// The user-visible values of an entry, for text search.
-    private static func searchText(_ entry: JournalEntry) -> String {
-        var parts = [entry.itemId]
-        for item in [entry.client, entry.server, entry.result, entry.base] {
+    /// The user-visible text values of `items` (and the item id), one per line, for text search.
+    private static func searchText(itemId: String?, _ items: [Item?]) -> String {
+        var parts = itemId.map { [$0] } ?? []
+        for item in items {
             for (key, value) in (item ?? [:]).sorted(by: { $0.key < $1.key })
             where !SystemColumn.all.contains(key) {
                 if case .string(let text) = value { parts.append(text) }

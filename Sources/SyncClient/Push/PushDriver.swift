@@ -19,7 +19,7 @@ struct PushDriver: Sendable {
     let transport: HTTPTransport
     /// Settles a conflict just recorded, in the transaction that records it, as its table's conflict
     /// policy says (see ``SyncContext/settleByPolicy(_:_:)``).
-    let conflictPolicy: @Sendable (Database, Int64) throws -> OperationOutcome?
+    let conflictPolicy: @Sendable (Database, RecordedConflict) throws -> OperationOutcome?
 
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.
     static let maximumResends = 3
@@ -135,10 +135,12 @@ struct PushDriver: Sendable {
                 try queue.complete(db, answers.map { ($0.operationId, $0.serverItem) })
                 let decided = try conflicts.map { conflict -> PushRun.Decision in
                     let id = conflict.operationId
-                    try queue.recordConflict(
-                        db, id, serverItem: conflict.serverItem, status: conflict.status, sent: conflict.sent)
-                    guard conflict.applyingPolicy else { return .settled(.conflict) }
-                    if let outcome = try policy(db, id) { return .settled(outcome) }
+                    guard
+                        let recorded = try queue.recordConflict(
+                            db, id, serverItem: conflict.serverItem, status: conflict.status, sent: conflict.sent),
+                        conflict.applyingPolicy
+                    else { return .settled(.conflict) }
+                    if let outcome = try policy(db, recorded) { return .settled(outcome) }
                     guard let again = try queue.beginAttempts(db, ids: [id])[0] else { return .settled(.skipped) }
                     return .resend(again)
                 }

@@ -40,7 +40,7 @@ extension SyncContext {
 
     /// The driver of this context's pushes over `transport`: conflicts go to their table's policy.
     nonisolated func pushDriver(_ transport: HTTPTransport) -> PushDriver {
-        PushDriver(queue: queue, transport: transport) { db, id in try self.settleByPolicy(db, id) }
+        PushDriver(queue: queue, transport: transport) { db, conflict in try self.settleByPolicy(db, conflict) }
     }
 
     /// The runner of this context's pushes: progress goes to the monitor.

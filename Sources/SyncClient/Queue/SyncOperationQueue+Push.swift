@@ -203,14 +203,14 @@ extension SyncOperationQueue {
     }
 
     /// The service holds another version (`serverItem`), or none: the operation waits in conflict,
-    /// recorded in the caller's transaction.
+    /// recorded in the caller's transaction (nil when it is no longer queued).
     func recordConflict(
         _ db: Database, _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?
-    ) throws {
+    ) throws -> RecordedConflict? {
         let message =
             serverItem == nil
             ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status.code))."
-        try record(
+        return try record(
             db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
             message: message, serverItem: serverItem, sent: sent)
     }
@@ -220,16 +220,17 @@ extension SyncOperationQueue {
         _ id: Int64, status: HTTPResponse.Status, message: String, sent: Item?
     ) async throws(SyncError) {
         try await store.asyncWrite { db in
-            try record(
+            _ = try record(
                 db, id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
         }
     }
 
+    /// Records the operation's new state and error; nil when it is no longer queued.
     private func record(
         _ db: Database, _ id: Int64, state: OperationState, kind: OperationErrorKind, status: HTTPResponse.Status,
         message: String, serverItem: Item?, sent: Item?
-    ) throws {
-        guard var operation = try operation(db, id: id) else { return }
+    ) throws -> RecordedConflict? {
+        guard var operation = try operation(db, id: id) else { return nil }
         var message = message
         if state == .conflict, operation.kind == .insert, status == .conflict {
             // The id is taken (by an item we may not even see), which is not a change on the server.
@@ -241,11 +242,11 @@ extension SyncOperationQueue {
         try update(db, operation)
         // A decision that met a new conflict or a refusal did not happen.
         try journal.release(db, operationId: id)
-        try saveError(
-            db,
-            OperationError(
-                operationId: id, kind: kind, status: status.code, message: message, serverItem: serverItem,
-                clientItem: sent, recordedAt: Date()))
+        let error = OperationError(
+            operationId: id, kind: kind, status: status.code, message: message, serverItem: serverItem,
+            clientItem: sent, recordedAt: Date())
+        try saveError(db, error)
+        return RecordedConflict(operation: operation, error: error)
     }
 
     /// The outcome is unknown (no answer, the push stopped or was cancelled) or the push stopped
@@ -300,4 +301,11 @@ extension SyncOperationQueue {
             if let value = serverItem[column] { row[column] = value }
         }
     }
+}
+
+/// An operation just recorded as waiting on the service (a conflict) and its error, as the caller's
+/// transaction stored them.
+struct RecordedConflict: Sendable {
+    var operation: TableOperation
+    var error: OperationError
 }

@@ -3,29 +3,26 @@ import GRDB
 import SyncProtocol
 
 /// The user's choices for a conflicted, refused or unwanted operation. Use Client is
-/// ``adoptServerVersion(_:values:)`` followed by the ``PushDriver`` sending the operation.
+/// ``adoptServerVersion(_:conflict:values:decision:)`` followed by the ``PushDriver`` sending the operation.
 extension SyncOperationQueue {
     /// Turns a conflicted operation into one that overwrites the service's current version: pending
     /// again, with the service's version. An insert that met an existing id becomes an update; an
     /// update of an item the service deleted becomes an insert that re-creates it; a delete of an
     /// item the service deleted has nothing left to do and leaves the queue. With `values`, the row's
     /// user columns take them first (a merge or a per-field pick). `decision` is held with the
-    /// operation and journaled when the service applies it (see ``ConflictJournal``).
-    func adoptServerVersion(_ id: Int64, values: Item? = nil, decision: JournalEntry? = nil) throws(SyncError) {
-        try store.write { db in try adoptServerVersion(db, id: id, values: values, decision: decision) }
-    }
-
-    /// ``adoptServerVersion(_:values:decision:)`` in the caller's transaction.
-    func adoptServerVersion(_ db: Database, id: Int64, values: Item? = nil, decision: JournalEntry? = nil) throws {
-        var operation = try existingOperation(db, id: id)
-        guard operation.state == .conflict, let error = try error(db, operationId: id) else {
-            throw SyncError.notInConflict(id)
-        }
+    /// operation and journaled when the service applies it (see ``ConflictJournal``). Runs in the
+    /// caller's transaction, which read `conflict` (its operation, recorded error and local row).
+    func adoptServerVersion(
+        _ db: Database, conflict: SyncConflict, values: Item? = nil, decision: JournalEntry? = nil
+    ) throws {
+        var operation = conflict.operation
+        let id = operation.id, error = conflict.error
+        guard operation.state == .conflict else { throw SyncError.notInConflict(id) }
         let table = try store.description(of: operation.table)
         if let server = error.serverItem, error.kind == .conflict {
             switch operation.kind {
             case .insert, .update:
-                guard var row = try store.readItem(db, table: table, id: operation.itemId) else {
+                guard var row = conflict.clientItem else {
                     throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
                 }
                 for column in table.columns { if let value = values?[column.name] { row[column.name] = value } }
