@@ -108,7 +108,8 @@ extension SyncContext {
     }
 
     /// ``holdDecision(_:_:)`` of `conflict`, read by the caller's transaction.
-    private nonisolated func holdDecision(_ db: Database, _ conflict: SyncConflict, _ decision: PendingDecision) throws {
+    private nonisolated func holdDecision(_ db: Database, _ conflict: SyncConflict, _ decision: PendingDecision) throws
+    {
         let entry = JournalEntry(
             conflict, decision: decision.decision, decidedBy: decision.decidedBy, result: nil, versionAfter: nil,
             batch: decision.batch, overturns: decision.overturns)

@@ -36,7 +36,9 @@ extension SyncContext {
     }
 
     /// The conflict of `operation` as `error` records it, with the local row read in the caller's transaction.
-    nonisolated func conflict(_ db: Database, _ operation: TableOperation, _ error: OperationError) throws
+    nonisolated func conflict(
+        _ db: Database, _ operation: TableOperation, _ error: OperationError
+    ) throws
         -> SyncConflict?
     {
         guard let table = store.tables[operation.table] else { return nil }

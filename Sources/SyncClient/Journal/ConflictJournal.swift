@@ -171,8 +171,8 @@ struct ConflictJournal: Sendable {
 
     /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).
     func release(_ db: Database, operationId: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM __journal_pending WHERE operationId = ?").execute(arguments: [operationId]
-        )
+        try db.cachedStatement(sql: "DELETE FROM __journal_pending WHERE operationId = ?")
+            .execute(arguments: [operationId])
     }
 
     /// How many entries are kept.

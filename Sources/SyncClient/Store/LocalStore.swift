@@ -19,9 +19,8 @@ struct LocalStore: Sendable {
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
     /// `__journal` belongs to ``ConflictJournal``.
     static let migrations: [StoreMigration] =
-        [firstSchema] + SyncOperationQueue.migrations + [ConflictJournal.migration, ConflictJournal.heldMigration,
-            ConflictJournal.heldColumnsMigration,
-        ]
+        [firstSchema] + SyncOperationQueue.migrations
+        + [ConflictJournal.migration, ConflictJournal.heldMigration, ConflictJournal.heldColumnsMigration]
 
     /// The first schema: the queue's tables and `__config`.
     private static let firstSchema =
