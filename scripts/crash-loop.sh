@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Crash consistency of the sync client: CRASH_RUNS times (default 20), make local changes with
-# `todosync client`, start a push or a pull, SIGKILL it at a random moment, then check the store
+# `todosync client`, start a push or a pull (the default push window: several requests on the wire
+# at once), SIGKILL it at a random moment, then check the store
 # (integrity_check, no change lost or queued twice, nothing on the service twice), restart the
 # client, sync to the end and check that store and service agree.
 #
@@ -19,9 +20,10 @@ bin=${TODOSYNC_BIN:-.build/debug/todosync}
 [ -x "$bin" ] || swift build --product todosync >/dev/null || exit 1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/todosync-crash.XXXXXX")
-server_pid=""
+server_pid="" proxy_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
+  [ -n "$proxy_pid" ] && kill -9 "$proxy_pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$work"
 }
@@ -35,15 +37,30 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 [ -n "${url:-}" ] || { echo "todosync serve did not start:"; cat "$work/serve.log"; exit 1; }
-echo "crash loop: $runs runs against $url, seed $seed (replay with CRASH_SEED=$seed)"
+# The client reaches the service over a slow link (CRASH_LINK_DELAY_MS per request, default 25), so
+# that a kill often finds several requests of the push window on the wire.
+"$bin" proxy --listen 0 --to "$url" --fault "delay=${CRASH_LINK_DELAY_MS:-25}" --quiet >"$work/proxy.log" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 100); do
+  link=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/proxy.log" | head -1)
+  [ -n "$link" ] && break
+  sleep 0.05
+done
+[ -n "${link:-}" ] || { echo "todosync proxy did not start:"; cat "$work/proxy.log"; exit 1; }
+echo "crash loop: $runs runs against $url through $link, seed $seed (replay with CRASH_SEED=$seed)"
 
 store="$work/device.sqlite"
 model="$work/model.txt"
 : >"$model"
-client() { "$bin" client --store "$store" --remote "$url" "$@"; }
+client() { "$bin" client --store "$store" --remote "$link" "$@"; }
 mine=()          # ids of our items that still exist
-kills_push=0 kills_pull=0 kills_startup=0 finished=0 failures=0
-typical_ms=150   # refined by every command that finishes before its kill
+kills_push=0 kills_pull=0 kills_startup=0 kills_window=0 finished=0 failures=0
+# The kill lands after most of the start-up (measured once: a command with nothing to send) plus a
+# random part of the time such a command took when it ran to the end (refined as runs finish).
+started_ns=$(date +%s%N)
+client status >/dev/null
+startup_ms=$(( ($(date +%s%N) - started_ns) * 3 / 4 / 1000000 ))
+typical_ms=150
 
 for run in $(seq "$runs"); do
   # Local changes: new items, an edit of a new one, edits and a delete of older ones.
@@ -74,16 +91,19 @@ for run in $(seq "$runs"); do
 
   # The push or pull to kill: every second run a pull (it pushes first), page size 3.
   if [ $((run % 2)) -eq 0 ]; then command=(push); else command=(pull --query-id all --page-size 3); fi
-  # A random moment within the time such a command took when it ran to the end (adapts to the machine).
-  delay_ms=$((1 + RANDOM % typical_ms))
+  delay_ms=$((startup_ms + 1 + RANDOM % typical_ms))
   started_ns=$(date +%s%N)
-  client "${command[@]}" >"$work/killed.log" 2>&1 &
+  # Started directly, not through the `client` function: a function in the background runs in a
+  # subshell, and the kill would hit that shell while todosync went on to the end.
+  "$bin" client --store "$store" --remote "$link" "${command[@]}" >"$work/killed.log" 2>&1 &
   pid=$!
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   if kill -9 "$pid" 2>/dev/null; then
     wait "$pid" 2>/dev/null
     # Where it died: nothing sent yet (start-up), operations left (push), or none left (pull).
-    read -r pending sent < <(python3 -c "import sqlite3,sys; print(*sqlite3.connect(sys.argv[1]).execute(\"SELECT COUNT(*), COUNT(*) FILTER (WHERE attempts > 0) FROM __operations\").fetchone())" "$store")
+    # (inFlight: operations whose request was on the wire, several at once in the default window.)
+    read -r pending sent inflight < <(python3 -c "import sqlite3,sys; print(*sqlite3.connect(sys.argv[1]).execute(\"SELECT COUNT(*), COUNT(*) FILTER (WHERE attempts > 0), COUNT(*) FILTER (WHERE state = 'inFlight') FROM __operations\").fetchone())" "$store")
+    [ "$inflight" -gt 1 ] && kills_window=$((kills_window + 1))
     if [ "$pending" -gt 0 ] && [ "$sent" -eq 0 ]; then
       kills_startup=$((kills_startup + 1))
     elif [ "${command[0]}" = push ] || [ "$pending" -gt 0 ]; then
@@ -95,7 +115,8 @@ for run in $(seq "$runs"); do
     wait "$pid" 2>/dev/null
     finished=$((finished + 1))
     took_ms=$(( ($(date +%s%N) - started_ns) / 1000000 ))
-    typical_ms=$(( (typical_ms + took_ms + 1) / 2 ))
+    typical_ms=$(( (typical_ms + took_ms - startup_ms + 1) / 2 ))
+    [ "$typical_ms" -gt 0 ] || typical_ms=1
   fi
 
   ok=1
@@ -111,5 +132,5 @@ for run in $(seq "$runs"); do
   fi
 done
 
-echo "crash loop: runs $runs, kills during push $kills_push, kills during pull $kills_pull, kills before the first request $kills_startup, finished before the kill $finished, failures $failures (seed $seed)"
+echo "crash loop: runs $runs, kills during push $kills_push, kills during pull $kills_pull, kills before the first request $kills_startup, kills with several requests on the wire $kills_window, finished before the kill $finished, failures $failures (seed $seed)"
 [ "$failures" -eq 0 ]
