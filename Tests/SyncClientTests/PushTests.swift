@@ -76,8 +76,9 @@ struct PushTests {
         // The three attempts begin together, before the first request; their answers are stored together.
         #expect(seen.withLock { $0 } == Array(repeating: "t0 inFlight, t1 inFlight, t2 inFlight", count: 3))
         #expect(try context.operations().isEmpty)
-        // The marks of the batch, its answers, the summary.
-        #expect(counter.commits == 1 + 1 + 1)
+        // The marks of the batch, its answers, the summary, the flight recorder's three exchanges.
+        #expect(counter.commits == 1 + 1 + 1 + 1)
+        #expect(try context.exchanges().exchanges.count == 3)
     }
 
     @Test func pushWritesTheServersItemBack() async throws {

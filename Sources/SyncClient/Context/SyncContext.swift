@@ -19,6 +19,8 @@ public actor SyncContext {
     nonisolated let queue: SyncOperationQueue
     nonisolated let journal = ConflictJournal()
     nonisolated let monitor = SyncMonitor()
+    /// Every exchange with the service, kept in the store (see ``exchanges(_:)``).
+    nonisolated let recorder: FlightRecorder
     /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
     let idleTimeout: TimeInterval
     let requestTimeout: TimeInterval
@@ -50,6 +52,7 @@ public actor SyncContext {
         }
         store = try LocalStore(path: path, tables: described)
         queue = SyncOperationQueue(store: store)
+        recorder = FlightRecorder(store: store)
         idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
         defaultConflictPolicy = configuration.conflictPolicy
@@ -94,7 +97,7 @@ public actor SyncContext {
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: saved.key, authToken: saved.token, idleTimeout: configuration.idleTimeout,
-                requestTimeout: configuration.requestTimeout)
+                requestTimeout: configuration.requestTimeout, recorder: recorder)
         }
     }
 
@@ -157,7 +160,7 @@ public actor SyncContext {
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout)
+                requestTimeout: requestTimeout, recorder: recorder)
         }
         return change
     }
@@ -176,7 +179,7 @@ public actor SyncContext {
         transport = transport.map {
             HTTPTransport(
                 baseURL: $0.baseURL, applicationKey: $0.applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout)
+                requestTimeout: requestTimeout, recorder: recorder)
         }
         monitor.authTokenHint = token.map(AuthTokenHint.init)
     }
@@ -252,7 +255,17 @@ public actor SyncContext {
             if let task = join(current.job) { return try await task.value }
             await current.job.finished()
         }
-        let task = Task { try await body() }
+        // The job's exchanges are in the flight recorder when it ends, however it ends.
+        let task = Task { [recorder] in
+            do {
+                let value = try await body()
+                await recorder.flush()
+                return value
+            } catch {
+                await recorder.flush()
+                throw error
+            }
+        }
         jobSerial += 1
         let serial = jobSerial
         running = (start(task), serial)
@@ -301,6 +314,7 @@ public actor SyncContext {
     public func close() throws(SyncError) {
         monitor.finishAll()
         transport = nil
+        recorder.flushNow()
         store.listIndexer.stop()
         do { try store.pool.close() } catch { throw .storage(StoreFailure(error)) }
     }

@@ -100,8 +100,8 @@ extension SyncContext {
         var pendingWrite: Task<PageCounts, any Error>?
         do {
             try await fetchPages(
-                table, query: query, settings: settings, transport: transport, tokenKey: tokenKey, cursor: &cursor,
-                pendingWrite: &pendingWrite, &result)
+                table, query: query, queryId: queryId, settings: settings, transport: transport, tokenKey: tokenKey,
+                cursor: &cursor, pendingWrite: &pendingWrite, &result)
             try await finishWrite(&pendingWrite, into: &result)
         } catch {
             // Keep what was received: the last page's write (and token) completes before the error
@@ -112,8 +112,9 @@ extension SyncContext {
     }
 
     private func fetchPages(
-        _ table: TableDescription, query: TableQuery?, settings: PullSettings, transport: HTTPTransport,
-        tokenKey: String?, cursor: inout PullCursor, pendingWrite: inout Task<PageCounts, any Error>?,
+        _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
+        transport: HTTPTransport, tokenKey: String?, cursor: inout PullCursor,
+        pendingWrite: inout Task<PageCounts, any Error>?,
         _ result: inout PullResult
     ) async throws {
         let layout = store.layouts[table.name] ?? PageLayout(table)
@@ -132,7 +133,9 @@ extension SyncContext {
             // The first page asks how many rows will come, for the progress shown meanwhile.
             if first { parameters.append(("$inlinecount", "allpages")) }
 
-            let reply = try await transport.send(.get, path, query: parameters)
+            let reply = try await transport.send(
+                .get, path, query: parameters,
+                for: .pull(table: table.name, queryId: queryId, page: result.pages + 1))
             try Self.checkPage(reply)
             let (rows, count) = try layout.decode(reply.body)
             if let count { monitor.update { $0.total = count } }

@@ -90,7 +90,7 @@ struct PushDriver: Sendable {
                 throw .stopped(reason)
             case .fetchServerItem:
                 reply = try await exchange(
-                    id, .get, transport.path(table: attempt.table, id: attempt.itemId),
+                    attempt, .get, transport.path(table: attempt.table, id: attempt.itemId),
                     as: .fetch(afterStatus: reply.status))
             case .resend(let serverItem):
                 resends += 1
@@ -107,7 +107,7 @@ struct PushDriver: Sendable {
                 reply = try await write(attempt)
             case .recreate:
                 reply = try await exchange(
-                    id, .post, transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8),
+                    attempt, .post, transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8),
                     as: .undelete)
             case .updateUndeleted(let item):
                 attempt.kind = .update
@@ -162,21 +162,23 @@ struct PushDriver: Sendable {
             case .delete: .delete
             }
         return try await exchange(
-            attempt.operationId, method,
+            attempt, method,
             transport.path(table: attempt.table, id: attempt.kind == .insert ? nil : attempt.itemId),
             body: attempt.body?.jsonData, ifMatch: attempt.kind == .insert ? nil : attempt.ifMatch, as: .write)
     }
 
     /// One request; a failed exchange leaves the operation attempted and stops the push.
     private func exchange(
-        _ id: Int64, _ method: HTTPRequest.Method, _ path: String, body: Data? = nil, ifMatch: String? = nil,
-        as request: PushReply.Request
+        _ attempt: PushAttempt, _ method: HTTPRequest.Method, _ path: String, body: Data? = nil,
+        ifMatch: String? = nil, as request: PushReply.Request
     ) async throws(SyncError) -> PushReply {
         let reply: HTTPReply
         do {
-            reply = try await transport.send(method, path, body: body, ifMatch: ifMatch)
+            reply = try await transport.send(
+                method, path, body: body, ifMatch: ifMatch,
+                for: .push(operationId: attempt.operationId, table: attempt.table, itemId: attempt.itemId))
         } catch {
-            try await queue.markAttempted([id], message: error.description, status: nil)
+            try await queue.markAttempted([attempt.operationId], message: error.description, status: nil)
             throw error
         }
         let applied = reply.status.kind == .successful

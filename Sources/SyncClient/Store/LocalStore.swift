@@ -21,6 +21,7 @@ struct LocalStore: Sendable {
     static let migrations: [StoreMigration] =
         [firstSchema] + SyncOperationQueue.migrations
         + [ConflictJournal.migration, ConflictJournal.heldMigration, ConflictJournal.heldColumnsMigration]
+        + [FlightRecorder.migration]
 
     /// The first schema: the queue's tables and `__config`.
     private static let firstSchema =

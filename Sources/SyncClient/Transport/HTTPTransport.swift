@@ -46,13 +46,16 @@ final class HTTPTransport: Sendable {
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
     private let client: HTTPClient
+    /// Where every exchange goes when it ends, with its secrets removed by `redaction`.
+    private let recorder: FlightRecorder?
+    private let redaction: Redaction
 
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     static let maximumBody = 64 << 20
 
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, idleTimeout: TimeInterval,
-        requestTimeout: TimeInterval
+        requestTimeout: TimeInterval, recorder: FlightRecorder? = nil
     ) {
         self.baseURL = baseURL
         self.applicationKey = applicationKey
@@ -63,6 +66,8 @@ final class HTTPTransport: Sendable {
         self.idleTimeout = max(0.001, idleTimeout)
         self.requestTimeout = max(0.001, requestTimeout)
         client = Self.client(idleTimeout: self.idleTimeout)
+        self.recorder = recorder
+        redaction = Redaction(secrets: [applicationKey, self.authToken])
     }
 
     /// One pool of keep-alive connections per idle deadline for the process (never shut down, like
@@ -107,14 +112,14 @@ final class HTTPTransport: Sendable {
     ///   for an answer larger than ``maximumBody``.
     func send(
         _ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        ifMatch version: String? = nil
+        ifMatch version: String? = nil, for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var text = base + path
         if !query.isEmpty {
             text += "?" + query.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&")
         }
         for _ in 0...RedirectPolicy.maximumHops {
-            let reply = try await exchange(method, text, body: body, ifMatch: version)
+            let reply = try await exchange(method, text, body: body, ifMatch: version, for: purpose)
             guard RedirectPolicy.redirectStatuses.contains(reply.status), let current = URL(string: text) else {
                 return reply
             }
@@ -134,7 +139,8 @@ final class HTTPTransport: Sendable {
     /// exchange, body included, and fires on an event loop (a busy cooperative pool cannot delay
     /// it): no task or timer of our own per request. Its async API's deadline covers only the head.
     private func exchange(
-        _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?
+        _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?,
+        for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var fields: HTTPFields = [
             ProtocolHeader.apiVersion: ProtocolHeader.currentVersion,
@@ -145,19 +151,42 @@ final class HTTPTransport: Sendable {
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
         let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
+        let started = (date: Date(), instant: ContinuousClock.now)
+        let target = text.hasPrefix(base) ? String(text.dropFirst(base.count)) : text
+        let record = { [recorder, redaction] (reply: HTTPReply?, failure: SyncError?) in
+            guard let recorder else { return }
+            let elapsed = ContinuousClock.now - started.instant
+            recorder.record(
+                RecordedExchange(
+                    id: 0, startedAt: started.date,
+                    milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds)
+                        / 1e15,
+                    method: method.rawValue, target: redaction.text(target),
+                    purpose: purpose, status: reply?.status.code, failure: failure?.description,
+                    bytesSent: body?.count ?? 0, bytesReceived: reply?.body.count ?? 0,
+                    requestHeaders: redaction.headers(fields),
+                    responseHeaders: reply.map { redaction.headers($0.headers) } ?? "",
+                    requestBody: redaction.body(body, limit: RecordedExchange.maximumBody),
+                    responseBody: redaction.body(reply?.body, limit: RecordedExchange.maximumBody)))
+        }
         do {
             // async-http-client 1.x takes NIOHTTP1's method and headers: spelled here, and only here.
             let request = try HTTPClient.Request(
                 url: text, method: NIOHTTP1.HTTPMethod(rawValue: method.rawValue),
                 headers: NIOHTTP1.HTTPHeaders(fields.map { ($0.name.rawName, $0.value) }), body: body.map { .bytes($0) }
             )
+            let reply: HTTPReply
             do {
-                return try await perform(request, deadline: deadline)
+                reply = try await perform(request, deadline: deadline)
             } catch let error where Self.sentNothing(error) {
-                return try await perform(request, deadline: deadline)
+                reply = try await perform(request, deadline: deadline)
             }
+            record(reply, nil)
+            return reply
         } catch {
-            throw describe(error, url: text)
+            let failure = describe(error, url: text)
+            record(nil, failure)
+            throw failure
         }
     }
 
