@@ -18,7 +18,7 @@ public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
         "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
-        "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry",
+        "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies",
     ]
 
@@ -100,6 +100,7 @@ public final class Dashboard: Sendable {
         ConflictDecisionsController(environment: environment).addRoutes(to: &router)
         ConflictsController(environment: environment).addRoutes(to: &router)
         JournalController(environment: environment).addRoutes(to: &router)
+        LogController(environment: environment).addRoutes(to: &router)
         SettingsController(environment: environment).addRoutes(to: &router)
         SyncController(environment: environment).addRoutes(to: &router)
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)

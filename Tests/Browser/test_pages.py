@@ -43,6 +43,7 @@ def pages(demo, a, b):
         "conflict": conflict,
         "settings": demo.b + "/settings",
         "journal": demo.b + "/journal",
+        "log": demo.b + "/log",
         "error": demo.b + "/items/no-such-todo",
     }
 

@@ -25,13 +25,14 @@ struct PageView<Content: Encodable & Sendable>: Encodable, Sendable {
 /// Which section of the navigation bar is current.
 struct Navigation: Encodable, Sendable, Equatable {
     /// Sections of the navigation bar.
-    enum Section: String, Sendable { case todos, operations, conflicts, journal, settings, none }
+    enum Section: String, Sendable { case todos, operations, conflicts, journal, log, settings, none }
 
     var current: String
     var todos: Bool
     var operations: Bool
     var conflicts: Bool
     var journal: Bool
+    var log: Bool
     var settings: Bool
 
     init(_ section: Section) {
@@ -40,6 +41,7 @@ struct Navigation: Encodable, Sendable, Equatable {
         operations = section == .operations
         conflicts = section == .conflicts
         journal = section == .journal
+        log = section == .log
         settings = section == .settings
     }
 }

@@ -97,7 +97,7 @@ public struct ExchangeQuery: Sendable, Hashable {
 }
 
 /// A page of recorded exchanges, newest first.
-public struct ExchangePage: Sendable, Hashable {
+public struct ExchangePage: Sendable, Hashable, Codable {
     /// The exchanges, newest first.
     public var exchanges: [RecordedExchange]
     /// The `before` of the next (older) page; nil on the last page.
