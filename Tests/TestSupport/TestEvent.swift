@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Something that happens once, which a test waits for and another task (a proxy's interceptor, a
@@ -14,7 +15,7 @@ import Synchronization
 public final class TestEvent: Sendable {
     private struct State {
         var happened = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
     private let state = Mutex(State())
 
@@ -25,8 +26,8 @@ public final class TestEvent: Sendable {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.happened else { return [] }
             state.happened = true
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -34,15 +35,21 @@ public final class TestEvent: Sendable {
     /// Whether ``signal()`` was called.
     public var happened: Bool { state.withLock { $0.happened } }
 
-    /// Returns once the event happened (at once when it already did).
+    /// Returns once the event happened (at once when it already did), or when the waiting task is
+    /// cancelled (a test's time limit): a test waiting for an event that never comes fails, not hangs.
     public func wait() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.happened { return true }
-                state.waiters.append(continuation)
-                return false
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if state.happened || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -82,6 +82,9 @@ struct HeaderView: Encodable, Sendable, Equatable {
             } else {
                 "Pulling: \(progress.done.formatted()) rows…"
             }
+        case .verifying:
+            "Verifying \(progress.table ?? ""): \(progress.done.formatted())"
+                + (progress.total.map { " of \($0.formatted())" } ?? "") + " rows…"
         }
     }
 

@@ -11,6 +11,8 @@ enum SyncJob: Sendable {
     case useClient(operationId: Int64, Task<OperationOutcome, any Error>)
     /// ``SyncContext/overturn(_:batch:)`` of one journal entry.
     case overturn(entryId: String, Task<OperationOutcome, any Error>)
+    /// ``SyncContext/verify(_:pageSize:)`` of one table.
+    case verify(table: String, Task<VerifyReport, any Error>)
 
     /// What identifies a pull: a second pull with the same arguments joins the running one.
     struct PullJob: Hashable, Sendable {
@@ -27,6 +29,7 @@ enum SyncJob: Sendable {
         case .pull(_, let task): task.cancel()
         case .useClient(_, let task): task.cancel()
         case .overturn(_, let task): task.cancel()
+        case .verify(_, let task): task.cancel()
         }
     }
 
@@ -37,6 +40,7 @@ enum SyncJob: Sendable {
         case .pull(_, let task): _ = await task.result
         case .useClient(_, let task): _ = await task.result
         case .overturn(_, let task): _ = await task.result
+        case .verify(_, let task): _ = await task.result
         }
     }
 
@@ -58,5 +62,10 @@ enum SyncJob: Sendable {
     /// The task of a running overturn of this journal entry.
     func overturn(_ entryId: String) -> Task<OperationOutcome, any Error>? {
         if case .overturn(entryId, let task) = self { task } else { nil }
+    }
+
+    /// The task of a running verify of this table.
+    func verify(_ table: String) -> Task<VerifyReport, any Error>? {
+        if case .verify(table, let task) = self { task } else { nil }
     }
 }

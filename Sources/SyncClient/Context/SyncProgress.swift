@@ -4,14 +4,14 @@ import Foundation
 public struct SyncProgress: Sendable, Hashable, Codable {
     /// The running job.
     public enum Activity: String, Sendable, Codable {
-        case idle, pushing, pulling
+        case idle, pushing, pulling, verifying
     }
 
     /// Idle, pushing or pulling.
     public var activity: Activity
-    /// The table being pulled (pulls only).
+    /// The table being pulled or verified.
     public var table: String?
-    /// Operations pushed (answered) or rows received so far.
+    /// Operations pushed (answered), rows received or rows compared so far.
     public var done: Int
     /// Operations to push, or rows a pull expects when the service said (`$inlinecount`).
     public var total: Int?
@@ -28,6 +28,7 @@ public struct SyncProgress: Sendable, Hashable, Codable {
         case .pushing: "pushing \(done)/\(total ?? done)"
         case .pulling:
             "pulling \(table ?? "")\(table == nil ? "" : ": ")\(done)\(total.map { " of \($0)" } ?? "") rows"
+        case .verifying: "verifying \(table ?? ""): \(done)\(total.map { " of \($0)" } ?? "") rows"
         }
     }
 }

@@ -205,7 +205,8 @@ extension SyncContext {
         result.skippedPending += counts.skipped
     }
 
-    private static func checkPage(_ reply: HTTPReply) throws(SyncError) {
+    /// A page answer that is not a success, as the error that stops the pull (or verify) reading pages.
+    static func checkPage(_ reply: HTTPReply) throws(SyncError) {
         guard reply.status.kind != .successful else { return }
         if let reason = PushDecision.stopReason(status: reply.status, message: reply.message) {
             throw .stopped(reason)

@@ -93,6 +93,7 @@ final class FlightRecorder: Sendable {
                 switch exchange.purpose {
                 case .push(let operation, _, let item): ("push", item, operation, nil, nil)
                 case .pull(_, let query, let number): ("pull", nil, nil, query, number)
+                case .verify(_, let number): ("verify", nil, nil, nil, number)
                 }
             try statement.execute(arguments: [
                 Timestamp.string(exchange.startedAt), exchange.milliseconds, exchange.method, exchange.target, kind,
@@ -143,8 +144,8 @@ final class FlightRecorder: Sendable {
             arguments.append(table)
         }
         if let itemId = query.itemId {
-            // Its pushes, and the pull pages whose answer holds it.
-            conditions.append(#"(itemId = ? OR (purpose = 'pull' AND instr(responseBody, ?) > 0))"#)
+            // Its pushes, and the pages (pull, verify) whose answer holds it.
+            conditions.append(#"(itemId = ? OR (purpose <> 'push' AND instr(responseBody, ?) > 0))"#)
             arguments += [itemId, #""id":"# + JSONValue.string(itemId).jsonText]
         }
         if let before = query.before {
@@ -168,9 +169,11 @@ final class FlightRecorder: Sendable {
     private static func exchange(_ row: Row) -> RecordedExchange {
         let table: String = row["tableName"]
         let purpose: ExchangePurpose =
-            row["purpose"] == "push"
-            ? .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
-            : .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
+            switch row["purpose"] as String {
+            case "push": .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
+            case "verify": .verify(table: table, page: row["page"] ?? 0)
+            default: .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
+            }
         return RecordedExchange(
             id: row["id"], startedAt: Timestamp.date(row["startedAt"]) ?? Date(timeIntervalSince1970: 0),
             milliseconds: row["milliseconds"], method: row["method"], target: row["target"], purpose: purpose,

@@ -6,11 +6,13 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case push(operationId: Int64, table: String, itemId: String)
     /// Page `page` (1 for the first) of a pull of `table`, for query id `queryId` (nil: not incremental).
     case pull(table: String, queryId: String?, page: Int)
+    /// Page `page` of the service's rows read by a verify of `table`.
+    case verify(table: String, page: Int)
 
     /// The table it concerns.
     public var table: String {
         switch self {
-        case .push(_, let table, _), .pull(let table, _, _): table
+        case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _): table
         }
     }
 
@@ -21,6 +23,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
             "push of operation \(operationId) (\(table) \(itemId))"
         case .pull(let table, let queryId, let page):
             "pull of \(table), page \(page)" + (queryId.map { " (query id \($0))" } ?? "")
+        case .verify(let table, let page): "verify of \(table), page \(page)"
         }
     }
 }

@@ -244,6 +244,14 @@ struct LocalStore: Sendable {
         "deltaToken|\(table)|\(queryId)"
     }
 
+    /// The saved delta tokens of `table`, one per query id (unreadable ones left out).
+    func deltaTokens(_ db: Database, table: String) throws -> [DeltaToken] {
+        let prefix = Self.deltaTokenKey(table: table, queryId: "")
+        return try String.fetchAll(
+            db, sql: "SELECT value FROM __config WHERE substr(key, 1, ?) = ?", arguments: [prefix.count, prefix]
+        ).compactMap { try? JSONDecoder().decode(DeltaToken.self, from: Data($0.utf8)) }
+    }
+
     /// Forgets the delta tokens of `table` (nil: of every table): its next pulls fetch every row.
     func removeDeltaTokens(_ db: Database, table: String? = nil) throws {
         let prefix = table.map { Self.deltaTokenKey(table: $0, queryId: "") } ?? "deltaToken|"

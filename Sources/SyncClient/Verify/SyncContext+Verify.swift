@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import Storage
+import SyncProtocol
+
+extension SyncContext {
+    /// Compares the local table with the service, row by row (by id, version and `updatedAt`, the
+    /// service's deleted rows included), and lists each row that differs with its reason: a queued
+    /// change, a conflict, a change on the service after the last pull — or none, a silent
+    /// divergence. Reads only: the local store is never written.
+    ///
+    /// The service's rows are read in pages of `pageSize` ordered by id; each page is compared with
+    /// the local rows of its ids, and its ids are kept in a scratch file so that local rows the
+    /// service does not have are found by a second pass over the local table: memory stays flat in
+    /// the number of rows. Runs as a job of its own (never beside a push or pull), shows progress
+    /// and stops on ``cancelSync()``.
+    ///
+    /// - Throws: ``SyncError/stopped(_:)`` as a pull does (unreachable, deadlines, offline,
+    ///   cancelled), ``SyncError/serviceFault(_:)`` when the service's paging is broken.
+    public func verify(_ table: String, pageSize: Int = 1000) async throws -> VerifyReport {
+        try await exclusive(join: { $0.verify(table) }, start: { .verify(table: table, $0) }) {
+            try await self.runVerify(table, pageSize: max(1, min(pageSize, 10_000)))
+        }
+    }
+
+    private func runVerify(_ table: String, pageSize: Int) async throws -> VerifyReport {
+        let description = try store.description(of: table)
+        if monitor.offline { throw SyncError.stopped(.offline) }
+        guard let transport else { throw SyncError.noRemote }
+        monitor.update {
+            $0 = SyncProgress(activity: .verifying, table: table, done: 0, total: nil, startedAt: Date())
+        }
+        defer { monitor.update { $0 = .idle } }
+        let pulledUpTo = try await store.asyncRead { [store] db in
+            RowComparison.furthest(try store.deltaTokens(db, table: table))
+        }
+        let scratch = try VerifyScratch()
+        defer { scratch.remove() }
+        var report = VerifyReport(table: table, localRows: 0, serviceRows: 0, differences: [], finishedAt: Date())
+        try await compareServiceRows(
+            description, pageSize: pageSize, transport: transport, pulledUpTo: pulledUpTo, scratch: scratch, &report)
+        try await findRowsOnlyHere(description, pageSize: pageSize, scratch: scratch, &report)
+        report.differences.sort { ($0.reason == .none ? 0 : 1, $0.id) < ($1.reason == .none ? 0 : 1, $1.id) }
+        report.finishedAt = Date()
+        return report
+    }
+
+    /// Pass 1: every row of the service, page by page, against the local rows of the same ids.
+    private func compareServiceRows(
+        _ table: TableDescription, pageSize: Int, transport: HTTPTransport, pulledUpTo: DeltaToken?,
+        scratch: VerifyScratch, _ report: inout VerifyReport
+    ) async throws {
+        var after: String?
+        var previous: Set<String> = []
+        var page = 0
+        while true {
+            try Task.checkCancellation()
+            page += 1
+            var query: [(String, String)] = [
+                ("$orderby", "id"), ("$top", String(pageSize)), ("__includeDeleted", "true"),
+                ("$select", "id,version,updatedAt,deleted"),
+            ]
+            if let after { query.append(("$filter", "id gt \(TableQuery.odataString(after))")) }
+            if page == 1 { query.append(("$inlinecount", "allpages")) }
+            let reply = try await transport.send(
+                .get, transport.path(table: table.name), query: query, for: .verify(table: table.name, page: page))
+            try Self.checkPage(reply)
+            let rows = try Self.serviceCopies(reply.body, table: table.name)
+            if let total = rows.count { monitor.update { $0.total = total } }
+            guard !rows.copies.isEmpty else { return }
+            let ids = rows.copies.map(\.id)
+            // A service that ignores the filter sends the same rows again: it would never end.
+            if ids.contains(where: { previous.contains($0) }) {
+                throw SyncError.serviceFault(.repeatedPages(table: table.name))
+            }
+            let (local, queued) = try await localCopies(table, ids: ids)
+            for (id, service) in rows.copies {
+                if let difference = RowComparison.difference(
+                    id: id, local: local[id], service: service, queued: queued[id], pulledUpTo: pulledUpTo)
+                {
+                    report.differences.append(difference)
+                }
+            }
+            try scratch.remember(ids)
+            report.serviceRows += ids.count
+            monitor.update { $0.done = report.serviceRows }
+            after = ids.last
+            previous = Set(ids)
+        }
+    }
+
+    /// Pass 2: the local rows the service did not send at all.
+    private func findRowsOnlyHere(
+        _ table: TableDescription, pageSize: Int, scratch: VerifyScratch, _ report: inout VerifyReport
+    ) async throws {
+        var after = ""
+        while true {
+            try Task.checkCancellation()
+            let (name, start) = (table.name.quotedDatabaseIdentifier, after)
+            let rows = try await store.asyncRead { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT id, version, updatedAt FROM \(name) WHERE id > ? ORDER BY id LIMIT ?",
+                    arguments: [start, pageSize]
+                ).map { row in (row[0] as String, RowComparison.Copy(version: row[1], updatedAt: row[2])) }
+            }
+            guard let last = rows.last else { return }
+            report.localRows += rows.count
+            let unseen = try scratch.unseen(rows.map(\.0))
+            if !unseen.isEmpty {
+                let queued = try await localCopies(table, ids: Array(unseen)).queued
+                for (id, local) in rows where unseen.contains(id) {
+                    if let difference = RowComparison.difference(
+                        id: id, local: local, service: nil, queued: queued[id], pulledUpTo: nil)
+                    {
+                        report.differences.append(difference)
+                    }
+                }
+            }
+            after = last.0
+        }
+    }
+
+    /// The local copies of `ids` and the state of each one's queued change (a conflict first).
+    private func localCopies(
+        _ table: TableDescription, ids: [String]
+    ) async throws -> (copies: [String: RowComparison.Copy], queued: [String: OperationState]) {
+        try await store.asyncRead { [queue] db in
+            var copies: [String: RowComparison.Copy] = [:]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, version, updatedAt FROM \(table.name.quotedDatabaseIdentifier)
+                    WHERE id IN (\(sqlParameters(ids.count)))
+                    """,
+                arguments: StatementArguments(ids))
+            for row in rows { copies[row[0]] = RowComparison.Copy(version: row[1], updatedAt: row[2]) }
+            var queued: [String: OperationState] = [:]
+            for operation in try queue.summaries(db, table: table.name, itemIds: ids)
+            where queued[operation.itemId] != .conflict {
+                queued[operation.itemId] = operation.state
+            }
+            return (copies, queued)
+        }
+    }
+
+    /// The id, version, `updatedAt` and `deleted` of each row of a page, and the total when given.
+    private static func serviceCopies(
+        _ body: Data, table: String
+    ) throws(SyncError) -> (copies: [(id: String, copy: RowComparison.Copy)], count: Int?) {
+        let page: OrderedJSONParser.Page
+        do {
+            page = try OrderedJSONParser.page(Array(body))
+        } catch {
+            throw .badResponse("The service's page of '\(table)' is not a page of rows: \(error.message)")
+        }
+        var copies: [(id: String, copy: RowComparison.Copy)] = []
+        copies.reserveCapacity(page.items.count)
+        for members in page.items {
+            var id: String?
+            var copy = RowComparison.Copy()
+            for (name, value) in members {
+                switch name {
+                case SystemColumn.id: id = value.stringValue
+                case SystemColumn.version: copy.version = value.stringValue
+                case SystemColumn.updatedAt: copy.updatedAt = value.stringValue
+                case SystemColumn.deleted: copy.deleted = value == .bool(true)
+                default: break
+                }
+            }
+            guard let id else { throw .badResponse("The service sent a row of '\(table)' without an id.") }
+            copies.append((id, copy))
+        }
+        return (copies, page.count)
+    }
+}
