@@ -6,7 +6,7 @@ import Testing
 @testable import TableService
 
 /// The fast page encoders (rows straight to JSON, from SQLite and from PostgreSQL) write exactly
-/// what the item encoder writes, on the first page and on a later one.
+/// what the item encoder writes, on the first page and on a later one, in v2 and in v3.
 @Suite struct PageEncodingTests {
     static func store(_ backend: Backend) async throws -> any TableStorage {
         switch backend {
@@ -50,12 +50,16 @@ import Testing
                     ("__includeDeleted", "true"), ("$inlinecount", "allpages"), ("$orderby", "updatedAt"),
                     ("$skip", "\(skip)"),
                 ], defaultTop: 50, maximumTop: 1000)
-            let query = try await store.compile(options, table: "mixed", style: .v2)
-            let fast = try await store.page(query, encoder: ItemJSONEncoder(style: .v2))
-            let slow = try await store.page(query, encoder: ItemJSONEncoder(style: .v2, selection: everyColumn))
-            #expect(fast.rows == rows)
-            #expect(String(decoding: fast.body, as: UTF8.self) == String(decoding: slow.body, as: UTF8.self))
-            #expect(try JSONSerialization.jsonObject(with: fast.body) is [String: Any])
+            for style in [ProtocolStyle.v2, .v3] {
+                let query = try await store.compile(options, table: "mixed", style: style)
+                let fast = try await store.page(query, encoder: ItemJSONEncoder(style: style))
+                let slow = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: everyColumn))
+                #expect(fast.rows == rows)
+                #expect(fast.count == 4)
+                #expect(String(decoding: fast.items, as: UTF8.self) == String(decoding: slow.items, as: UTF8.self))
+                let items = try #require(try JSONSerialization.jsonObject(with: Data(fast.items)) as? [[String: Any]])
+                #expect(items.allSatisfy { ($0["createdAt"] != nil) == (style == .v2) })
+            }
         }
     }
 }
