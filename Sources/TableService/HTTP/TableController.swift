@@ -244,6 +244,10 @@ struct TableController: Sendable {
         switch error {
         case .conflict(let item), .preconditionFailed(let item), .alreadyExists(let item?):
             return itemResponse(item, style, status: error.status, request: request, forceVersion: true)
+        case .methodNotAllowed(let message):
+            var response = Response.jsonError(message, status: error.status)
+            response.headers[.allow] = "GET, PUT, DELETE, OPTIONS"
+            return response
         case .storage(let failure) where failure.isLogged:
             logger.error("table service storage error on \(request.method) \(request.path): \(failure)")
             return .jsonError(error.message, status: error.status)

@@ -67,21 +67,21 @@ enum DeclaredType: Sendable, Equatable {
     }
 
     /// `value` as it is stored (dates and times in their canonical form), `nil` when it does not
-    /// fit the type. Null fits every type.
+    /// fit the type. Null fits every type. (Beware: a bare `nil` here would be `JSONValue.null`.)
     func stored(_ value: JSONValue) -> JSONValue? {
         if value == .null { return value }
         switch (self, value) {
         case (.string, .string), (.number, .number), (.boolean, .bool): return value
-        case (.integer, .number(let number)):
-            return number.rounded() == number && abs(number) < 9_007_199_254_740_992 ? value : nil
+        case (.integer, .number(let number)) where number.rounded() == number && abs(number) < 9_007_199_254_740_992:
+            return value
         case (.dateTime, .string(let text)):
             return ProtocolDate.parse(text).map { .string(ProtocolDate.format(milliseconds: $0)) }
         case (.dateOnly, .string(let text)):
             return Self.dateOnly(text).map(JSONValue.string)
         case (.timeOfDay, .string(let text)):
             return Self.timeOfDay(text).map(JSONValue.string)
-        case (.enumeration(let values), .string(let text)):
-            return values.contains(text) ? value : nil
+        case (.enumeration(let values), .string(let text)) where values.contains(text):
+            return value
         default:
             return nil
         }

@@ -51,7 +51,7 @@ public struct TableDeclaration: Sendable, Equatable {
             guard let stored = column.type.stored(field.value) else {
                 throw .invalidRequest(
                     "The column '\(column.name)' of table '\(name)' holds \(column.type.expectation) (or null); "
-                        + "this request sends \(field.value). Send a value of that type.")
+                        + "this request sends \(field.value.jsonText). Send a value of that type.")
             }
             fields[index] = StoredItem.Field(name: field.name, value: stored)
         }
