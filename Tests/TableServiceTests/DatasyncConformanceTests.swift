@@ -33,7 +33,9 @@ struct DatasyncConformanceTests {
         #expect(passed == cases.count, "\(passed) of \(cases.count) cases pass on \(backend)")
     }
 
-    private func get(_ queryCase: DatasyncFixtures.QueryCase, _ query: String, _ server: TestServer) async throws
+    private func get(
+        _ queryCase: DatasyncFixtures.QueryCase, _ query: String, _ server: TestServer
+    ) async throws
         -> TestServer.Reply
     {
         let target = "/tables/\(queryCase.table)" + (query.isEmpty ? "" : "?" + DatasyncFixtures.encoded(query))
@@ -44,7 +46,9 @@ struct DatasyncConformanceTests {
         _ queryCase: DatasyncFixtures.QueryCase, _ server: TestServer, movies: [String: [String: Any]]
     ) async throws -> [String] {
         let reply = try await get(queryCase, queryCase.query, server)
-        guard reply.status == queryCase.status else { return ["status \(reply.status), expected \(queryCase.status): \(reply.text)"] }
+        guard reply.status == queryCase.status else {
+            return ["status \(reply.status), expected \(queryCase.status): \(reply.text)"]
+        }
         guard let page = reply.object, let items = page["items"] as? [[String: Any]] else {
             return ["the body is not {items, count, nextLink}: \(reply.text)"]
         }
@@ -54,7 +58,9 @@ struct DatasyncConformanceTests {
         }
         let count = page["count"] as? Int
         if count != queryCase.expectedTotal {
-            failures.append("count \(count.map(String.init) ?? "null"), expected \(queryCase.expectedTotal.map(String.init) ?? "null")")
+            failures.append(
+                "count \(count.map(String.init) ?? "null"), expected \(queryCase.expectedTotal.map(String.init) ?? "null")"
+            )
         }
         failures += nextLinkFailures(page["nextLink"] as? String, queryCase)
         let ids = items.prefix(queryCase.firstItems.count).map { $0["id"] as? String ?? "?" }
@@ -128,8 +134,12 @@ struct DatasyncConformanceTests {
             query = next.removingPercentEncoding ?? next
         }
         var failures: [String] = []
-        if pages != queryCase.expectedPages { failures.append("\(pages) pages, expected \(queryCase.expectedPages ?? 0)") }
-        if ids.count != queryCase.expectedItems { failures.append("\(ids.count) items, expected \(queryCase.expectedItems ?? 0)") }
+        if pages != queryCase.expectedPages {
+            failures.append("\(pages) pages, expected \(queryCase.expectedPages ?? 0)")
+        }
+        if ids.count != queryCase.expectedItems {
+            failures.append("\(ids.count) items, expected \(queryCase.expectedItems ?? 0)")
+        }
         if Set(ids).count != ids.count { failures.append("an id came twice") }
         return failures
     }

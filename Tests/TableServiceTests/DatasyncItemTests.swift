@@ -16,7 +16,8 @@ struct DatasyncItemTests {
         return headers
     }
 
-    @Test("An insert is 201 with Location, ETag and Last-Modified; its id again is 409 with the stored item",
+    @Test(
+        "An insert is 201 with Location, ETag and Last-Modified; its id again is 409 with the stored item",
         arguments: Backend.all)
     func insertIsCreatedAndADuplicateIsAConflictCarryingTheItem(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
@@ -35,19 +36,22 @@ struct DatasyncItemTests {
         let updatedAt = try #require(item["updatedAt"] as? String)
         #expect(updatedAt.range(of: #"\.\d{3}Z$"#, options: .regularExpression) != nil)
 
-        let duplicate = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "x"], headers: Self.v3)
+        let duplicate = try await server.send(
+            .post, "/tables/todoitem", json: ["id": "a", "text": "x"], headers: Self.v3)
         #expect(duplicate.status == 409)
         #expect(duplicate.object?["text"] as? String == "milk")
         #expect(duplicate.header("ETag") == "\"\(version)\"")
         #expect(duplicate.header("Last-Modified") != nil)
     }
 
-    @Test("If-Match: the current version writes; a stale or weak tag is 412 with the current item; * matches",
+    @Test(
+        "If-Match: the current version writes; a stale or weak tag is 412 with the current item; * matches",
         arguments: Backend.all)
     func ifMatchGuardsReplaceAndDelete(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
         defer { server.stopInBackground() }
-        let created = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "v1"], headers: Self.v3)
+        let created = try await server.send(
+            .post, "/tables/todoitem", json: ["id": "a", "text": "v1"], headers: Self.v3)
         let version = try #require(created.object?["version"] as? String)
         for stale in ["\"stale\"", "W/\"\(version)\""] {
             let refused = try await server.send(
@@ -55,7 +59,8 @@ struct DatasyncItemTests {
             #expect(refused.status == 412, "\(stale)")
             #expect(refused.object?["text"] as? String == "v1")
             #expect(refused.header("ETag") == "\"\(version)\"")
-            let notDeleted = try await server.send(.delete, "/tables/todoitem/a", headers: Self.headers([.ifMatch: stale]))
+            let notDeleted = try await server.send(
+                .delete, "/tables/todoitem/a", headers: Self.headers([.ifMatch: stale]))
             #expect(notDeleted.status == 412, "\(stale)")
         }
         let replaced = try await server.send(
@@ -71,7 +76,8 @@ struct DatasyncItemTests {
         let missing = try await server.send(
             .put, "/tables/todoitem/nobody", json: ["text": "x"], headers: Self.headers([.ifMatch: "*"]))
         #expect(missing.status == 404)
-        let mismatch = try await server.send(.put, "/tables/todoitem/a", json: ["id": "b", "text": "x"], headers: Self.v3)
+        let mismatch = try await server.send(
+            .put, "/tables/todoitem/a", json: ["id": "b", "text": "x"], headers: Self.v3)
         #expect(mismatch.status == 400)
     }
 
@@ -79,10 +85,12 @@ struct DatasyncItemTests {
     func ifNoneMatchIsNotModifiedOnReadsAndAFailedPreconditionOnWrites(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
         defer { server.stopInBackground() }
-        let created = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "v1"], headers: Self.v3)
+        let created = try await server.send(
+            .post, "/tables/todoitem", json: ["id": "a", "text": "v1"], headers: Self.v3)
         let tag = try #require(created.header("ETag"))
         for match in [tag, "*"] {
-            let notModified = try await server.send(.get, "/tables/todoitem/a", headers: Self.headers([.ifNoneMatch: match]))
+            let notModified = try await server.send(
+                .get, "/tables/todoitem/a", headers: Self.headers([.ifNoneMatch: match]))
             #expect(notModified.status == 304)
             #expect(notModified.body.isEmpty)
             #expect(notModified.header("ETag") == tag)
@@ -95,7 +103,8 @@ struct DatasyncItemTests {
             .get, "/tables/todoitem/a", headers: Self.headers([.ifNoneMatch: "\"other\""]))
         #expect(changed.status == 200)
         #expect(changed.header("ETag") == tag)
-        let staleRead = try await server.send(.get, "/tables/todoitem/a", headers: Self.headers([.ifMatch: "\"other\""]))
+        let staleRead = try await server.send(
+            .get, "/tables/todoitem/a", headers: Self.headers([.ifMatch: "\"other\""]))
         #expect(staleRead.status == 412)
     }
 
@@ -112,7 +121,8 @@ struct DatasyncItemTests {
         }
     }
 
-    @Test("DELETE is 204; the soft-deleted row is 410 unless __includedeleted=true, and PUT there brings it back",
+    @Test(
+        "DELETE is 204; the soft-deleted row is 410 unless __includedeleted=true, and PUT there brings it back",
         arguments: Backend.all)
     func softDeletedRowsAreGone(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
@@ -149,7 +159,8 @@ struct DatasyncItemTests {
         #expect(replaced.object?["text"] as? String == "v2")
     }
 
-    @Test("A row written through v2 reads the same through v3, and a v3 write reads back through v2",
+    @Test(
+        "A row written through v2 reads the same through v3, and a v3 write reads back through v2",
         arguments: Backend.all)
     func rowsRoundTripBetweenV2AndV3(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])

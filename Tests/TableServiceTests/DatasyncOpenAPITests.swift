@@ -9,7 +9,8 @@ import Testing
 /// describes its own tables at `/openapi.json`.
 @Suite("Datasync v3 OpenAPI shapes")
 struct DatasyncOpenAPITests {
-    @Test("Movies answers match the golden page and entity shapes and the service's own description",
+    @Test(
+        "Movies answers match the golden page and entity shapes and the service's own description",
         arguments: Backend.all)
     func moviesAnswersMatchTheGoldenShapes(_ backend: Backend) async throws {
         let golden = try JSONDecoder().decode(JSONValue.self, from: DatasyncFixtures.data("openapi.json"))
@@ -45,11 +46,13 @@ struct DatasyncOpenAPITests {
 
         for query in ["", "?$count=true&$top=5&$skip=3", "?$select=title,rating&$filter=year%20gt%201990"] {
             let reply = try await server.send(.get, "/tables/movies" + query, headers: v3)
-            let problems = validator.problems(of: try JSONDecoder().decode(JSONValue.self, from: reply.body), against: moviePage)
+            let problems = validator.problems(
+                of: try JSONDecoder().decode(JSONValue.self, from: reply.body), against: moviePage)
             #expect(problems.isEmpty, "GET /tables/movies\(query): \(problems)")
         }
         let single = try await server.send(.get, "/tables/movies/id-001", headers: v3)
-        #expect(validator.problems(of: try JSONDecoder().decode(JSONValue.self, from: single.body), against: movie).isEmpty)
+        #expect(
+            validator.problems(of: try JSONDecoder().decode(JSONValue.self, from: single.body), against: movie).isEmpty)
         let created = try await server.send(
             .post, "/tables/movies",
             json: ["title": "New", "rating": "PG13", "releaseDate": "2026-01-31", "year": 2026], headers: v3)

@@ -20,7 +20,8 @@ struct DeclaredSchemaTests {
         return try await TestServer(backend) { $0.schema = schema }
     }
 
-    @Test("A value that does not fit a declared column is a 400 naming the column, in v2 and v3",
+    @Test(
+        "A value that does not fit a declared column is a 400 naming the column, in v2 and v3",
         arguments: Backend.all)
     func misfitValuesAreRefusedNamingTheColumn(_ backend: Backend) async throws {
         let server = try await Self.server(backend)
@@ -51,7 +52,8 @@ struct DeclaredSchemaTests {
         #expect(item["extra"] as? String == "dynamic", "undeclared columns stay dynamic")
     }
 
-    @Test("Declared tables page by their own size, sort enums by position and delete without soft delete",
+    @Test(
+        "Declared tables page by their own size, sort enums by position and delete without soft delete",
         arguments: Backend.all)
     func declaredTablesPageSortAndDeleteAsDeclared(_ backend: Backend) async throws {
         let server = try await Self.server(backend)
@@ -91,7 +93,8 @@ struct DeclaredSchemaTests {
         }
     }
 
-    @Test("A declaration that does not fit the stored table stops the service, naming table and column",
+    @Test(
+        "A declaration that does not fit the stored table stops the service, naming table and column",
         arguments: Backend.all)
     func declarationThatContradictsTheStoredTableStopsTheService(_ backend: Backend) async throws {
         let first = try await TestServer(backend)

@@ -34,7 +34,9 @@ struct ItemJSONEncoder: Sendable {
         switch style {
         case .v2, .v3:
             let withCreatedAt = style == .v2
-            appendSystem(item, to: &object, legacy: false) { $0 != SystemColumn.createdAt || withCreatedAt ? wanted($0) : false }
+            appendSystem(item, to: &object, legacy: false) {
+                $0 != SystemColumn.createdAt || withCreatedAt ? wanted($0) : false
+            }
             for field in item.fields where wanted(field.name) {
                 object.key(field.name)
                 field.value.write(to: &object.bytes)

@@ -326,7 +326,8 @@ struct FilterCompiler {
         guard let start else {
             throw TableError.invalidQuery(
                 "\(function.rawValue) at position \(position) needs a column declared as a date, time of day or "
-                    + "date-time in the service's schema; \(describe(argument)) is not one that has a \(function.rawValue).")
+                    + "date-time in the service's schema; \(describe(argument)) is not one that has a \(function.rawValue)."
+            )
         }
         let length = function == .year ? 4 : 2
         return Fragment(

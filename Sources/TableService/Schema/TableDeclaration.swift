@@ -154,7 +154,8 @@ public struct ServiceSchema: Sendable, Equatable {
             return type
         case .object(let object) where object.keys.sorted() == ["enum"]:
             guard case .array(let list) = object["enum"]!, !list.isEmpty else {
-                throw ServiceSchemaError("\(place): enum must list its values in order, such as [\"G\", \"PG\", \"R\"].")
+                throw ServiceSchemaError(
+                    "\(place): enum must list its values in order, such as [\"G\", \"PG\", \"R\"].")
             }
             var values: [String] = []
             for entry in list {

@@ -55,7 +55,9 @@ protocol TableStorage: Sendable {
 
     /// Removes the item `id` (for tables declared without soft delete) and returns it as it was;
     /// 404 when missing or out of `scope`, 412 on a stale `ifMatch`.
-    func remove(from table: String, id: String, ifMatch: String?, scope: RowScope) async throws(TableError) -> StoredItem
+    func remove(
+        from table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem
 
     /// The page of rows matching a compiled query as JSON, with the count when the query has a
     /// count statement; the count and the rows agree.

@@ -73,8 +73,10 @@ final class PostgresTableStore: TableStorage {
         self.client = client
         runner = Task { await client.run() }
         opening.withLock {
-            $0 = Task { try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
-            } }
+            $0 = Task {
+                try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
+            }
+        }
     }
 
     private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
@@ -220,8 +222,9 @@ final class PostgresTableStore: TableStorage {
         throw .storage(.keptChanging(id: id))
     }
 
-    func remove(from table: String, id: String, ifMatch: String?, scope: RowScope) async throws(TableError) -> StoredItem
-    {
+    func remove(
+        from table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
         guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
         for _ in 0..<3 {
             var statement = PostgresStatement()

@@ -212,8 +212,9 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
-    func remove(from table: String, id: String, ifMatch: String?, scope: RowScope) async throws(TableError) -> StoredItem
-    {
+    func remove(
+        from table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
         return try writeNow { db in
             let schema = try self.ensureTable(db, table)
