@@ -38,9 +38,18 @@ public struct TableDeclaration: Sendable, Equatable {
         }
     }
 
-    /// The error for declared columns that do not fit the stored ones (`reason` names the column).
-    func mismatch(_ reason: String) -> ServiceSchemaError {
-        ServiceSchemaError("Table '\(name)' of the schema does not fit the table already stored: \(reason)")
+    /// Checks that the declared columns fit the columns `stored` already has (a column that has
+    /// held only nulls fits any type).
+    func checkFits(_ stored: TableSchema) throws(ServiceSchemaError) {
+        for column in columns {
+            guard let existing = stored.column(named: column.name), existing.type != .unknown else { continue }
+            if existing.type != column.type.storage {
+                throw ServiceSchemaError(
+                    "Table '\(name)', column '\(column.name)': the schema declares \(column.type.name), but the table "
+                        + "already holds \(existing.type.plural) in it. Change the schema, or move the data to "
+                        + "another column.")
+            }
+        }
     }
 
     /// Checks the fields of a write against the declared columns, storing dates and times in

@@ -41,11 +41,8 @@ extension PostgresTableStore {
         }
         for declaration in declarations {
             let schema = try await createTable(declaration.name, waitingForOpen: false)
-            do {
-                _ = try await ensureColumns(schema, for: declaration.typeWitnesses, waitingForOpen: false)
-            } catch .invalidRequest(let reason) {
-                throw declaration.mismatch(reason)
-            }
+            try declaration.checkFits(schema)
+            _ = try await ensureColumns(schema, for: declaration.typeWitnesses, waitingForOpen: false)
         }
         let names = try await client.query("SELECT \"name\" FROM \"__tables\"", logger: logger).collect()
         for name in names {

@@ -61,11 +61,8 @@ final class SQLiteTableStore: TableStorage {
             for declaration in declarations {
                 try database.write { db in
                     var schema = try self.ensureTable(db, declaration.name)
-                    do {
-                        try self.ensureColumns(db, &schema, for: declaration.typeWitnesses)
-                    } catch let error as TableError {
-                        throw declaration.mismatch(error.message)
-                    }
+                    try declaration.checkFits(schema)
+                    try self.ensureColumns(db, &schema, for: declaration.typeWitnesses)
                 }
             }
         } catch let error as ServiceSchemaError {
