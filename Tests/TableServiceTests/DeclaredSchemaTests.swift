@@ -73,6 +73,31 @@ struct DeclaredSchemaTests {
         #expect(try await server.send(.get, "/tables/things/b?__includeDeleted=true").status == 404)
     }
 
+    @Test(
+        "Arithmetic divides declared integers as integers and by zero as null, on both backends",
+        arguments: Backend.all)
+    func arithmeticFollowsODataOnBothBackends(_ backend: Backend) async throws {
+        let server = try await Self.server(backend)
+        defer { server.stopInBackground() }
+        let v3: HTTPFields = [ProtocolHeader.apiVersion: "3.0.0"]
+        for (id, count, ratio) in [("a", 7, 1.5), ("b", 4, 2.0)] {
+            _ = try await server.send(
+                .post, "/tables/things", json: ["id": id, "count": count, "ratio": ratio], headers: v3)
+        }
+        let expectations: [(String, [String])] = [
+            ("count div 2 eq 3", ["a"]), ("count div 2.0 eq 3.5", ["a"]), ("count mod 2 eq 1", ["a"]),
+            ("(count sub 1) mul 2 eq 6", ["b"]), ("ratio div 2 eq 0.75", ["a"]), ("count div 0 eq 1", []),
+            ("ceiling(ratio) eq 2 and floor(ratio) eq 1", ["a"]), ("round(count div 3.0) eq 2", ["a"]),
+            ("id in ('b', 'z')", ["b"]),
+        ]
+        for (filter, ids) in expectations {
+            let reply = try await server.send(
+                .get, "/tables/things?$filter=" + filter.replacingOccurrences(of: " ", with: "%20"), headers: v3)
+            let found = (reply.object?["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            #expect(found == ids, "\(filter): \(reply.text)")
+        }
+    }
+
     @Test("A schema file that cannot be used names the table and column")
     func badSchemaFilesNameTheTableAndColumn() throws {
         let bad: [(String, String)] = [

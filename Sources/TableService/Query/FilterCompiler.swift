@@ -19,6 +19,9 @@ struct FilterCompiler {
         var kind: Kind
         /// The declared type of a column, or of a date or time literal (for `year()`, `hour()`…).
         var declared: DeclaredType? = nil
+        /// Whether the value is a whole number by type (a declared integer column, an integer
+        /// literal, or arithmetic on them), so that `div` divides as integers do.
+        var isInteger = false
     }
 
     /// Finds the column a name in the filter refers to.
@@ -97,7 +100,9 @@ struct FilterCompiler {
                 case .date: .date
                 case .unknown: .unknown
                 }
-            return Fragment(sql: SQLDialect.quoted(column.name), arguments: [], kind: kind, declared: column.declared)
+            return Fragment(
+                sql: SQLDialect.quoted(column.name), arguments: [], kind: kind, declared: column.declared,
+                isInteger: column.declared == .integer)
         case .and, .or:
             // A chain `a and b and c` is one flat SQL list, not nested parentheses: SQLite's parser
             // stack holds about 100 levels, and real clients send long `id eq ... or id eq ...` lists.
@@ -142,11 +147,9 @@ struct FilterCompiler {
             operands.append(fragment)
         }
         let (left, right) = (operands[0], operands[1])
-        let sql =
-            op == .mod && dialect == .postgres
-            ? "mod(CAST(\(left.sql) AS numeric), CAST(\(right.sql) AS numeric))"
-            : "(\(left.sql) \(op.sql) \(right.sql))"
-        return Fragment(sql: sql, arguments: left.arguments + right.arguments, kind: .number)
+        let integers = left.isInteger && right.isInteger
+        let sql = dialect.arithmetic(op, left.sql, right.sql, integers: integers)
+        return Fragment(sql: sql, arguments: left.arguments + right.arguments, kind: .number, isInteger: integers)
     }
 
     /// The operands of a chain of `and` (or of `or`) nodes, left to right, without recursion.
@@ -169,7 +172,7 @@ struct FilterCompiler {
         switch literal {
         case .null: Fragment(sql: "NULL", arguments: [], kind: .null)
         case .bool(let value): Fragment(sql: "?", arguments: [.bool(value)], kind: .boolean)
-        case .integer(let value): Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number)
+        case .integer(let value): Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number, isInteger: true)
         case .double(let value): Fragment(sql: "?", arguments: [.double(value)], kind: .number)
         case .string(let value): Fragment(sql: "?", arguments: [.text(value)], kind: .string)
         case .date(let value): Fragment(sql: "?", arguments: [.integer(value)], kind: .date)
