@@ -172,7 +172,8 @@ struct FilterCompiler {
         switch literal {
         case .null: Fragment(sql: "NULL", arguments: [], kind: .null)
         case .bool(let value): Fragment(sql: "?", arguments: [.bool(value)], kind: .boolean)
-        case .integer(let value): Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number, isInteger: true)
+        case .integer(let value):
+            Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number, isInteger: true)
         case .double(let value): Fragment(sql: "?", arguments: [.double(value)], kind: .number)
         case .string(let value): Fragment(sql: "?", arguments: [.text(value)], kind: .string)
         case .date(let value): Fragment(sql: "?", arguments: [.integer(value)], kind: .date)
