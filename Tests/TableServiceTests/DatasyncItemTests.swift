@@ -147,6 +147,37 @@ struct DatasyncItemTests {
         #expect(try await server.send(.delete, "/tables/todoitem/missing", headers: Self.v3).status == 404)
     }
 
+    @Test(
+        "Undeclared tables page by the page size without $top and up to the maximum with it; nextLink follows",
+        arguments: Backend.all)
+    func undeclaredTablesPageBySizeAndMaximum(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, pageSize: 2, tables: ["todoitem"]) { $0.maximumTop = 3 }
+        defer { server.stopInBackground() }
+        for index in 0..<5 {
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "r\(index)"], headers: Self.v3)
+        }
+        func page(_ query: String) async throws -> (ids: [String], count: Int?, next: String?) {
+            let reply = try await server.send(.get, "/tables/todoitem?" + query, headers: Self.v3)
+            let object = try #require(reply.object, "\(reply.status) \(reply.text)")
+            let ids = (object["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            return (ids, object["count"] as? Int, object["nextLink"] as? String)
+        }
+        let first = try await page("$count=true")
+        #expect(first.ids == ["r0", "r1"])
+        #expect(first.count == 5)
+        #expect(first.next.map(DatasyncFixtures.parameters) == ["$count": ["true"], "$skip": ["2"]])
+        let capped = try await page("$top=4&$orderby=id%20desc")
+        #expect(capped.ids == ["r4", "r3", "r2"])
+        let next = try #require(capped.next)
+        #expect(DatasyncFixtures.parameters(next) == ["$orderby": ["id desc"], "$skip": ["3"], "$top": ["1"]])
+        let last = try await page(next)
+        #expect(last.ids == ["r1"])
+        #expect(last.next == nil)
+        #expect(try await server.send(.get, "/tables/todoitem?$top=128001", headers: Self.v3).status == 400)
+        #expect(try await server.send(.get, "/tables/todoitem?$top=128000", headers: Self.v3).status == 200)
+        #expect(try await server.send(.get, "/tables/todoitem?$top=4").status == 400, "v2 keeps its maximum")
+    }
+
     @Test("PUT replaces the whole item: columns the body leaves out become null", arguments: Backend.all)
     func putReplacesTheWholeItem(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])

@@ -121,9 +121,12 @@ struct TableController: Sendable {
         let table = try tableName(request)
         let declaration = configuration.schema.declaration(of: table)
         let queryItems = try NextPageLink.queryItems(of: request, table: table)
+        // A declared page size is both the default and the most a v3 page holds (as Datasync's
+        // PageSize); other tables page by the service's size without $top, and up to its maximum with it.
         var options = try QueryOptions(
             queryItems: queryItems, defaultTop: declaration?.pageSize ?? configuration.pageSize,
-            maximumTop: configuration.maximumTop, rules: style.queryRules)
+            maximumTop: configuration.maximumTop, rules: style.queryRules,
+            pageLimit: declaration?.pageSize ?? configuration.maximumTop)
         // Without soft delete, `deleted` is an ordinary column: nothing is hidden.
         if declaration?.softDelete == false { options.includeDeleted = true }
         let query = try await store.compile(options, table: table, style: style, declaration: declaration, scope: scope)

@@ -19,9 +19,11 @@ struct QueryOptions: Sendable, Equatable {
 
     /// Reads `$filter`, `$orderby`, `$top`, `$skip`, `$select`, the count option and
     /// `__includeDeleted` as `rules` say.
+    ///
+    /// `pageLimit` is the most rows a page holds when `rules` cap `$top` (v3; `nil` is `defaultTop`).
     init(
         queryItems: [(name: String, value: String)], defaultTop: Int, maximumTop: Int,
-        rules: QueryRules = .mobileApps
+        rules: QueryRules = .mobileApps, pageLimit: Int? = nil
     ) throws(TableError) {
         func value(_ name: String) -> String? {
             queryItems.first { $0.name.lowercased() == name.lowercased() }?.value
@@ -35,7 +37,7 @@ struct QueryOptions: Sendable, Equatable {
                 throw .invalidQuery("$top must be a whole number from 0 to \(maximumTop); '\(text)' is not.")
             }
             guard top <= maximumTop else { throw .invalidQuery(ProtocolMessage.tooManyRecords(maximum: maximumTop)) }
-            self.top = rules.pageSizeCapsTop ? min(top, defaultTop) : top
+            self.top = rules.pageSizeCapsTop ? min(top, pageLimit ?? defaultTop) : top
             requestedTop = top
             topWasGiven = true
         } else {
