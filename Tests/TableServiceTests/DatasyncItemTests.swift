@@ -119,6 +119,9 @@ struct DatasyncItemTests {
             #expect((refused.object?["error"] as? String)?.contains("PUT") == true)
             #expect(refused.header("Allow")?.contains("PUT") == true)
         }
+        let collectionPut = try await server.send(.put, "/tables/todoitem", json: ["text": "x"], headers: Self.v3)
+        #expect(collectionPut.status == 405)
+        #expect(collectionPut.header("Allow") == "GET, POST, OPTIONS")
     }
 
     @Test(

@@ -12,12 +12,21 @@ struct DatasyncItemEndpoints: Sendable {
 
     private var store: any TableStorage { controller.store }
 
+    /// The methods of a v3 item.
+    static let itemMethods = "GET, PUT, DELETE, OPTIONS"
+
     /// v3 has no PATCH.
     static let patchRefusal = TableError.methodNotAllowed(
-        "PATCH is not part of Datasync v3: replace the whole item with PUT (or send ZUMO-API-VERSION: 2.0.0 to patch).")
+        "PATCH is not part of Datasync v3: replace the whole item with PUT (or send ZUMO-API-VERSION: 2.0.0 to patch).",
+        allow: itemMethods)
     /// Nor POST to an item (v2's undelete).
     static let undeleteRefusal = TableError.methodNotAllowed(
-        "POST to an item is not part of Datasync v3: insert with POST /tables/{table}, replace with PUT.")
+        "POST to an item is not part of Datasync v3: insert with POST /tables/{table}, replace with PUT.",
+        allow: itemMethods)
+    /// PUT goes to an item.
+    static let collectionPutRefusal = TableError.methodNotAllowed(
+        "PUT replaces one item: send it to /tables/{table}/{id}; insert with POST /tables/{table}.",
+        allow: "GET, POST, OPTIONS")
 
     // MARK: Routes
 

@@ -46,6 +46,9 @@ struct TableController: Sendable {
         let replace = handler { (request, _, scope) async throws(TableError) in
             try await datasync.replace(request, scope)
         }
+        let refuseCollectionPut = handler { (_, _, _) async throws(TableError) in
+            throw DatasyncItemEndpoints.collectionPutRefusal
+        }
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in self.cors.preflight(request) }
@@ -53,8 +56,8 @@ struct TableController: Sendable {
             router.on(
                 .put, pattern,
                 .async { request in
-                    if pattern.hasSuffix(":id"), ProtocolStyle.isV3(request) {
-                        return await replace(request)
+                    if ProtocolStyle.isV3(request) {
+                        return pattern.hasSuffix(":id") ? await replace(request) : await refuseCollectionPut(request)
                     }
                     return self.refusePut(request, pattern: pattern)
                 })
@@ -247,9 +250,9 @@ struct TableController: Sendable {
         switch error {
         case .conflict(let item), .preconditionFailed(let item), .alreadyExists(let item?):
             return itemResponse(item, style, status: error.status, request: request, forceVersion: true)
-        case .methodNotAllowed(let message):
+        case .methodNotAllowed(let message, let allow):
             var response = Response.jsonError(message, status: error.status)
-            response.headers[.allow] = "GET, PUT, DELETE, OPTIONS"
+            response.headers[.allow] = allow
             return response
         case .storage(let failure) where failure.isLogged:
             logger.error("table service storage error on \(request.method) \(request.path): \(failure)")

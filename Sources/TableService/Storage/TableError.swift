@@ -30,8 +30,9 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case alreadyExists(StoredItem?)
     /// 410: the item is soft-deleted (v3; `__includedeleted=true` shows it).
     case gone
-    /// 405: a method the request's protocol does not have; the message says which to use.
-    case methodNotAllowed(String)
+    /// 405: a method the request's protocol does not have there; the message says which to use,
+    /// `allow` lists the methods it has.
+    case methodNotAllowed(String, allow: String)
     /// 412: `If-Match` names another version; carries the server item.
     case preconditionFailed(StoredItem)
     /// 415: a write whose body is not declared as JSON (the content type sent, if any).
@@ -87,7 +88,7 @@ enum TableError: Error, HTTPResponseError, Equatable {
             "An item with this id already exists on the service; choose another id (or update that item)."
         case .gone:
             "The item has been deleted; add __includedeleted=true to the query to read or change it."
-        case .methodNotAllowed(let message): message
+        case .methodNotAllowed(let message, _): message
         case .preconditionFailed:
             "The item has changed on the server since the version given in If-Match; the body holds the server's item."
         case .storage(let failure): failure.message
