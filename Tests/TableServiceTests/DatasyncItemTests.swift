@@ -108,6 +108,31 @@ struct DatasyncItemTests {
         #expect(staleRead.status == 412)
     }
 
+    @Test("If-Modified-Since and If-Unmodified-Since compare whole seconds of updatedAt", arguments: Backend.all)
+    func dateConditionsCompareWholeSeconds(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"], controlledClock: true)
+        defer { server.stopInBackground() }
+        server.clock.now = try #require(ProtocolDate.parse("2026-01-01T00:00:00.500Z"))
+        let created = try await server.send(
+            .post, "/tables/todoitem", json: ["id": "a", "text": "v1"], headers: Self.v3)
+        let lastModified = try #require(created.header("Last-Modified"))
+        #expect(lastModified == "Thu, 01 Jan 2026 00:00:00 GMT")
+        let before = "Wed, 31 Dec 2025 23:59:59 GMT"
+        let unchanged = try await server.send(
+            .get, "/tables/todoitem/a", headers: Self.headers([.ifModifiedSince: lastModified]))
+        #expect(unchanged.status == 304)
+        let changed = try await server.send(
+            .get, "/tables/todoitem/a", headers: Self.headers([.ifModifiedSince: before]))
+        #expect(changed.status == 200)
+        let stale = try await server.send(
+            .put, "/tables/todoitem/a", json: ["text": "v2"], headers: Self.headers([.ifUnmodifiedSince: before]))
+        #expect(stale.status == 412)
+        #expect(stale.object?["text"] as? String == "v1")
+        let current = try await server.send(
+            .put, "/tables/todoitem/a", json: ["text": "v2"], headers: Self.headers([.ifUnmodifiedSince: lastModified]))
+        #expect(current.status == 200)
+    }
+
     @Test("PATCH and POST to an item are 405 with a message in v3", arguments: Backend.all)
     func patchIsNotPartOfV3(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])

@@ -34,13 +34,13 @@ struct DatasyncItemEndpoints: Sendable {
         let table = try controller.tableName(request)
         let current = try await visibleItem(table, try controller.itemID(request), request, scope)
         let preconditions = Preconditions(request)
+        if let failure = preconditions.failure(reading: current) { throw failure }
         if preconditions.isNotModified(current) {
             var response = Response(status: .notModified)
             response.headers[.eTag] = EntityTag.header(for: current.version)
             response.headers[.lastModified] = HTTPDate.format(milliseconds: current.updatedAt)
             return response
         }
-        if let ifMatch = preconditions.ifMatch, !ifMatch.match(current) { throw .preconditionFailed(current) }
         return controller.itemResponse(current, .v3, status: .ok, request: request)
     }
 

@@ -16,4 +16,15 @@ enum HTTPDate {
         let month = months[(Int(text(5..<7)) ?? 1) - 1]
         return "\(weekday), \(text(8..<10)) \(month) \(text(0..<4)) \(text(11..<19)) GMT"
     }
+
+    /// Milliseconds since 1970 of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), `nil` when
+    /// the text is not one (the obsolete formats are not read).
+    static func parse(_ text: String) -> Int64? {
+        let parts = text.trimmingWhitespace().split(separator: " ")
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT", parts[1].count == 2,
+            let month = months.firstIndex(of: String(parts[2])), parts[3].count == 4, parts[4].count == 8
+        else { return nil }
+        let monthText = month < 9 ? "0\(month + 1)" : "\(month + 1)"
+        return ProtocolDate.parse("\(parts[3])-\(monthText)-\(parts[1])T\(parts[4])Z")
+    }
 }
