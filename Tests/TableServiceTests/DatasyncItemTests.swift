@@ -206,6 +206,32 @@ struct DatasyncItemTests {
         #expect(try await server.send(.get, "/tables/todoitem?$top=4").status == 400, "v2 keeps its maximum")
     }
 
+    @Test(
+        "The Datasync client's incremental pull query is answered: updatedAt gt a cast token, deleted rows included",
+        arguments: Backend.all)
+    func datasyncClientPullQueryIsAnswered(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        var stamps: [String] = []
+        for id in ["a", "b", "c"] {
+            let created = try await server.send(.post, "/tables/todoitem", json: ["id": id], headers: Self.v3)
+            stamps.append(try #require(created.object?["updatedAt"] as? String))
+        }
+        _ = try await server.send(.delete, "/tables/todoitem/b", headers: Self.v3)
+        // As PullOperationManager.PrepareQueryDescription writes it.
+        let query =
+            "$filter=(updatedAt gt cast(\(stamps[0]),Edm.DateTimeOffset))&$orderby=updatedAt&$count=true"
+            + "&__includedeleted=true"
+        let reply = try await server.send(
+            .get, "/tables/todoitem?" + DatasyncFixtures.encoded(query), headers: Self.v3)
+        let page = try #require(reply.object, "\(reply.status) \(reply.text)")
+        let items = try #require(page["items"] as? [[String: Any]])
+        #expect(items.map { $0["id"] as? String } == ["c", "b"])
+        #expect(items.map { $0["deleted"] as? Bool } == [false, true])
+        #expect(page["count"] as? Int == 2)
+        #expect(page["nextLink"] is NSNull)
+    }
+
     @Test("PUT replaces the whole item: columns the body leaves out become null", arguments: Backend.all)
     func putReplacesTheWholeItem(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
