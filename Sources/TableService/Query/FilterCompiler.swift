@@ -383,6 +383,9 @@ struct FilterCompiler {
         case .literal(.bool(let value)): "\(value)"
         case .literal(.null): "null"
         case .literal(.date(let milliseconds)): "datetimeoffset'\(ProtocolDate.format(milliseconds: milliseconds))'"
+        case .literal(.dateOnly(let text)): "the date \(text)"
+        case .literal(.timeOfDay(let text)): "the time \(text)"
+        case .arithmetic(let op, _, _): "a '\(op.rawValue)' expression"
         case .call(let function, _, let position): "\(function.rawValue)(…) at position \(position)"
         default: "a condition"
         }
