@@ -32,9 +32,11 @@ public final class TableService: Sendable {
         public var database: Database
         /// When set, every `/tables` request must carry it in `X-ZUMO-APPLICATION` (else 401).
         public var applicationKey: String?
-        /// Rows per page when a query has no `$top`.
+        /// Rows per page when a query has no `$top` (a table's declared `pageSize` wins).
         public var pageSize: Int
-        /// The largest `$top` accepted (more is a 400).
+        /// The largest `$top` accepted in v2 (more is a 400). In v3, which accepts `$top` up to
+        /// 128,000 and pages the rest through `nextLink`, the most rows one page of an undeclared
+        /// table holds.
         public var maximumTop: Int
         /// Tables created at start (so that reading them before the first write gives `[]`, not 404).
         public var tables: [String]
