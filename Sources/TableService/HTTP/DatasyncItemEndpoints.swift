@@ -64,14 +64,17 @@ struct DatasyncItemEndpoints: Sendable {
         }
         changes.id = nil
         var current = try await visibleItem(table, id, request, scope)
-        if let failure = Preconditions(request).failure(writing: current) { throw failure }
-        var expected = Preconditions(request).expectedVersion(of: current)
+        let preconditions = Preconditions(request)
+        if let failure = preconditions.failure(writing: current) { throw failure }
+        var expected = preconditions.expectedVersion(of: current)
         if current.deleted {
-            // Shown by __includedeleted=true: replacing it brings it back.
+            // Shown by __includedeleted=true: replacing it brings it back (two writes, each checked
+            // against the version the previous one left).
             current = try await store.setDeleted(false, in: table, id: id, ifMatch: expected, scope: scope)
             expected = current.version
         }
-        // A replace: every column the body leaves out becomes null.
+        // A replace: every column the body leaves out becomes null (the columns this instance
+        // knows; one another instance has just added keeps its value).
         let sent = Set(changes.fields.map { $0.name.lowercased() })
         for column in store.schema(of: table)?.userColumns ?? [] where !sent.contains(column.name.lowercased()) {
             changes.fields.append(StoredItem.Field(name: column.name, value: .null))
