@@ -7,30 +7,35 @@ import Testing
 /// Every case of the official Datasync v3 query tests (`Fixtures/DatasyncV3/query-cases.json`: 337
 /// of 339, without the two on `kitchensink_countries`) against `todosync serve` seeded with their
 /// data, on each backend: status, item count, total, `nextLink` and first ids, as the README of the
-/// fixtures says CTK asserts them. A failure names its case.
-@Suite("Datasync v3 conformance cases")
+/// fixtures says CTK asserts them. Each case is its own test case, named after it; the services are
+/// seeded once for the suite (``SeededDatasyncServices``).
+@Suite("Datasync v3 conformance cases", .seededDatasyncServices)
 struct DatasyncConformanceTests {
-    @Test("Every query, paging, select and failure case gives the official answer", arguments: Backend.all)
-    func everyCaseGivesTheOfficialAnswer(backend: Backend) async throws {
-        let cases = try DatasyncFixtures.cases()
-        #expect(cases.count == 337)
-        let movies = Dictionary(
-            uniqueKeysWithValues: try DatasyncFixtures.rows("movies.json").map { ($0["id"] as! String, $0) })
-        let server = try await DatasyncFixtures.seededService(backend)
-        defer { server.stopInBackground() }
-        var passed = 0
-        for queryCase in cases {
-            let failures: [String]
-            switch queryCase.kind {
-            case "paging": failures = try await checkPaging(queryCase, server)
-            case "select": failures = try await checkSelect(queryCase, server)
-            case "failure": failures = try await checkFailure(queryCase, server)
-            default: failures = try await checkQuery(queryCase, server, movies: movies)
-            }
-            for failure in failures { Issue.record("\(queryCase.name) (\(queryCase.query)): \(failure)") }
-            if failures.isEmpty { passed += 1 }
+    /// movies.json by id.
+    static func movies() throws -> [String: [String: Any]] {
+        let rows = try DatasyncFixtures.rows("movies.json")
+        return Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["id"] as? String).map { ($0, row) } })
+    }
+
+    @Test("All 337 cases with data here are run (339 less the 2 on kitchensink_countries)")
+    func everyCaseWithDataIsRun() throws {
+        #expect(try DatasyncFixtures.cases().count == 337)
+        #expect(try Self.movies().count == 248)
+    }
+
+    @Test(
+        "Each query, paging, select and failure case gives the official answer",
+        arguments: Backend.all, try DatasyncFixtures.cases())
+    func caseGivesTheOfficialAnswer(backend: Backend, queryCase: DatasyncFixtures.QueryCase) async throws {
+        let server = try #require(SeededDatasyncServices.servers[backend], "the suite seeds a service per backend")
+        let failures: [String]
+        switch queryCase.kind {
+        case "paging": failures = try await checkPaging(queryCase, server)
+        case "select": failures = try await checkSelect(queryCase, server)
+        case "failure": failures = try await checkFailure(queryCase, server)
+        default: failures = try await checkQuery(queryCase, server, movies: try Self.movies())
         }
-        #expect(passed == cases.count, "\(passed) of \(cases.count) cases pass on \(backend)")
+        for failure in failures { Issue.record("\(queryCase.name) (\(queryCase.query)): \(failure)") }
     }
 
     private func get(
@@ -160,4 +165,31 @@ struct DatasyncConformanceTests {
         guard reply.status == 400 else { return ["status \(reply.status), expected 400: \(reply.text)"] }
         return (reply.object?["error"] as? String)?.isEmpty == false ? [] : ["the 400 has no message: \(reply.text)"]
     }
+}
+
+/// Seeds one service per backend with the conformance data before the suite's tests run, hands
+/// them to the tests in a task-local, and stops them when the suite is done.
+struct SeededDatasyncServices: SuiteTrait, TestScoping {
+    @TaskLocal static var servers: [Backend: TestServer] = [:]
+
+    var isRecursive: Bool { false }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        var servers: [Backend: TestServer] = [:]
+        do {
+            for backend in Backend.all { servers[backend] = try await DatasyncFixtures.seededService(backend) }
+            try await Self.$servers.withValue(servers) { try await function() }
+        } catch {
+            for server in servers.values { await server.stop() }
+            throw error
+        }
+        for server in servers.values { await server.stop() }
+    }
+}
+
+extension Trait where Self == SeededDatasyncServices {
+    /// The conformance suite's seeded services (see ``SeededDatasyncServices``).
+    static var seededDatasyncServices: Self { Self() }
 }

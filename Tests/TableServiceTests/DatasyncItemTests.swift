@@ -112,7 +112,8 @@ struct DatasyncItemTests {
     func dateConditionsCompareWholeSeconds(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"], controlledClock: true)
         defer { server.stopInBackground() }
-        server.clock.now = try #require(ProtocolDate.parse("2026-01-01T00:00:00.500Z"))
+        let start = try #require(ProtocolDate.parse("2026-01-01T00:00:00.500Z"))
+        server.clock.now = start
         let created = try await server.send(
             .post, "/tables/todoitem", json: ["id": "a", "text": "v1"], headers: Self.v3)
         let lastModified = try #require(created.header("Last-Modified"))
