@@ -202,6 +202,19 @@ struct DatasyncItemTests {
         let last = try await page(next)
         #expect(last.ids == ["r1"])
         #expect(last.next == nil)
+        // In updatedAt order (PostgreSQL starts each page after the row the last one ended at).
+        var query = "$orderby=updatedAt"
+        var seen: [String] = []
+        var pages = 0
+        while pages < 5 {
+            let next = try await page(query)
+            seen += next.ids
+            pages += 1
+            guard let link = next.next else { break }
+            query = link
+        }
+        #expect(seen == ["r0", "r1", "r2", "r3", "r4"])
+        #expect(pages == 3)
         #expect(try await server.send(.get, "/tables/todoitem?$top=128001", headers: Self.v3).status == 400)
         #expect(try await server.send(.get, "/tables/todoitem?$top=128000", headers: Self.v3).status == 200)
         #expect(try await server.send(.get, "/tables/todoitem?$top=4").status == 400, "v2 keeps its maximum")

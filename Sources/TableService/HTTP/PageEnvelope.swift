@@ -58,7 +58,8 @@ enum PageEnvelope: Sendable {
             guard top - page.rows > 0 else { return nil }
             remainingTop = top - page.rows
         }
-        guard let count = page.count, skip < count, page.rows > 0 else { return nil }
+        let more = page.hasMore ?? page.count.map { skip < $0 } ?? false
+        guard more, page.rows > 0 else { return nil }
         var items = queryItems.filter { !["$skip", "$top"].contains($0.name.lowercased()) }
         items.append(("$skip", String(skip)))
         if let remainingTop { items.append(("$top", String(remainingTop))) }

@@ -11,6 +11,11 @@ struct CompiledQuery: Sendable {
     let countArguments: [SQLValue]
     /// The most rows the page holds (`$top`).
     let top: Int
+    /// Whether the SQL reads one row more than ``top``, which the stores do not answer but report
+    /// as ``TablePage/hasMore``.
+    let probesNextRow: Bool
+    /// The SQL's `LIMIT`: ``top``, and the probed row.
+    var limit: Int { top + (probesNextRow ? 1 : 0) }
     /// The rows to skip (`$skip`).
     let skip: Int
     /// How to start the page after a known row instead of skipping rows, when the order allows it
@@ -103,10 +108,13 @@ enum QueryCompiler {
         }
         return CompiledQuery(
             schema: schema, selectSQL: dialect.numberingPlaceholders(selectSQL),
-            selectArguments: arguments + [.integer(Int64(options.top)), .integer(Int64(options.skip))],
-            countSQL: options.inlineCount || rules.alwaysCounts
+            selectArguments: arguments + [
+                .integer(Int64(options.top + (rules.probesNextRow ? 1 : 0))), .integer(Int64(options.skip)),
+            ],
+            countSQL: options.inlineCount
                 ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
-            countArguments: arguments, top: options.top, skip: options.skip, seek: seek, selection: selection)
+            countArguments: arguments, top: options.top, probesNextRow: rules.probesNextRow, skip: options.skip,
+            seek: seek, selection: selection)
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,

@@ -30,18 +30,19 @@ struct QueryRules: Sendable, Equatable {
     /// Whether a page holds at most the page size even when `$top` asks for more (v3, whose
     /// `nextLink` fetches the rest); in v2 `$top` is the page size.
     var pageSizeCapsTop: Bool
-    /// Whether every list request counts its rows (v3 needs the count for `nextLink`).
-    var alwaysCounts: Bool
+    /// Whether a page reads one row past its end, to learn whether another page follows (v3's
+    /// `nextLink` is null at the end; counting every query would cost more).
+    var probesNextRow: Bool
 
     /// Mobile Apps v2 and the 2015 style.
     static let mobileApps = QueryRules(
         countOption: .inlineCount, strictIncludeDeleted: true, defaultOrder: .insertion, tieBreakFollowsLastKey: true,
-        maximumTop: nil, pageSizeCapsTop: false, alwaysCounts: false)
+        maximumTop: nil, pageSizeCapsTop: false, probesNextRow: false)
 
     /// Datasync v3, as the CommunityToolkit server answers.
     static let datasync = QueryRules(
         countOption: .count, strictIncludeDeleted: false, defaultOrder: .id, tieBreakFollowsLastKey: false,
-        maximumTop: 128_000, pageSizeCapsTop: true, alwaysCounts: true)
+        maximumTop: 128_000, pageSizeCapsTop: true, probesNextRow: true)
 }
 
 extension ProtocolStyle {

@@ -86,6 +86,8 @@ struct TablePage: Sendable {
     let count: Int?
     /// The number of items in it.
     let rows: Int
+    /// Whether rows follow the page, when the query probed for them (``CompiledQuery/probesNextRow``).
+    var hasMore: Bool? = nil
 }
 
 /// The versions a write expects the stored item to have.

@@ -263,7 +263,7 @@ final class PostgresTableStore: TableStorage {
                     return try await pageFollowingCursors(query, seek: seek, select: select, encoder: encoder)
                 }
                 return try await Self.encodePage(
-                    try await client.query(select, logger: logger), count: nil, encoder: encoder
+                    try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder
                 ).page
             }
             let countQuery = PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments))
@@ -280,7 +280,8 @@ final class PostgresTableStore: TableStorage {
                         try await connection.query(countQuery, logger: self.logger).collect().first?.decode(
                             Int.self) ?? 0
                     let page = try await Self.encodePage(
-                        try await connection.query(select, logger: self.logger), count: count, encoder: encoder
+                        try await connection.query(select, logger: self.logger), count: count, query: query,
+                        encoder: encoder
                     ).page
                     try await connection.query("COMMIT", logger: self.logger)
                     return page
@@ -305,11 +306,11 @@ final class PostgresTableStore: TableStorage {
             let values =
                 query.countArguments + [
                     .integer(cursor.stamp), .text(cursor.id), table, .integer(cursor.rewrites),
-                    .integer(Int64(query.top)), .integer(Int64(query.skip - position)),
+                    .integer(Int64(query.limit)), .integer(Int64(query.skip - position)),
                 ]
             let seeking = PostgresQuery(unsafeSQL: seek.sql, binds: PostgresStatement.bindings(values))
             let (page, last) = try await Self.encodePage(
-                try await client.query(seeking, logger: logger), count: nil, encoder: encoder)
+                try await client.query(seeking, logger: logger), count: nil, query: query, encoder: encoder)
             if let last {
                 try remember(last, of: query, seek: seek, rewrites: cursor.rewrites, position: query.skip + page.rows)
                 return page
@@ -320,7 +321,7 @@ final class PostgresTableStore: TableStorage {
         statement.sql = "SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = \(statement.bind(table))"
         let rewrites = try await values(statement) { row in try row.decode(Int64.self) }.first
         let (page, last) = try await Self.encodePage(
-            try await client.query(select, logger: logger), count: nil, encoder: encoder)
+            try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder)
         if let last, let rewrites {
             try remember(last, of: query, seek: seek, rewrites: rewrites, position: query.skip + page.rows)
         }
@@ -337,9 +338,9 @@ final class PostgresTableStore: TableStorage {
         cursors.remember(cursor, before: position, in: query)
     }
 
-    /// The page's rows as a JSON array with the count, and its last row.
+    /// The page's rows as a JSON array with the count, and its last row (not the probed one).
     private static func encodePage(
-        _ rows: PostgresRowSequence, count: Int?, encoder: ItemJSONEncoder
+        _ rows: PostgresRowSequence, count: Int?, query: CompiledQuery, encoder: ItemJSONEncoder
     ) async throws -> (page: TablePage, last: PostgresRow?) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 320 * 64)
@@ -347,7 +348,13 @@ final class PostgresTableStore: TableStorage {
         var written = 0
         var layout: ItemJSONEncoder.PostgresLayout?
         var last: PostgresRow?
+        var hasMore: Bool? = query.probesNextRow ? false : nil
         for try await row in rows {
+            if query.probesNextRow, written == query.top {
+                // The probed row: not answered (and the last one, by its LIMIT).
+                hasMore = true
+                continue
+            }
             last = row
             if written > 0 { bytes.append(UInt8(ascii: ",")) }
             if written == 0, encoder.writesRowsDirectly { layout = ItemJSONEncoder.PostgresLayout(row) }
@@ -359,7 +366,7 @@ final class PostgresTableStore: TableStorage {
             written += 1
         }
         bytes.append(UInt8(ascii: "]"))
-        return (TablePage(items: bytes, count: count, rows: written), last)
+        return (TablePage(items: bytes, count: count, rows: written, hasMore: hasMore), last)
     }
 
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem]) {

@@ -241,13 +241,19 @@ final class SQLiteTableStore: TableStorage {
         let keys = ItemJSONEncoder.ColumnKeys(query.schema)
         var rows = 0
         let cursor = try Row.fetchCursor(db, sql: query.selectSQL, arguments: arguments(query.selectArguments))
+        var hasMore: Bool?
         while let row = try cursor.next() {
+            if query.probesNextRow, rows == query.top {
+                hasMore = true
+                break
+            }
             if rows > 0 { bytes.append(UInt8(ascii: ",")) }
             try encoder.append(row: row, schema: query.schema, keys: keys, to: &bytes)
             rows += 1
         }
         bytes.append(UInt8(ascii: "]"))
-        return TablePage(items: bytes, count: count, rows: rows)
+        if query.probesNextRow, hasMore == nil { hasMore = false }
+        return TablePage(items: bytes, count: count, rows: rows, hasMore: hasMore)
     }
 
     /// SQLite's plan for a compiled query (`EXPLAIN QUERY PLAN`), to check that it uses the indexes.
