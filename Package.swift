@@ -149,7 +149,9 @@ let package = Package(
                 "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]),
+            ],
+            // The Datasync v3 conformance data (with its licence and source in Fixtures/DatasyncV3/README.md).
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "SyncClientTests",
             dependencies: [

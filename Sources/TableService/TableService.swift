@@ -6,7 +6,8 @@ import Views
 
 /// The table service: any number of tables in one SQLite file or one PostgreSQL database, spoken
 /// to with the Mobile Apps table protocol (v2, and the 2015 Mobile Services style for requests
-/// without `ZUMO-API-VERSION`).
+/// without `ZUMO-API-VERSION`) and the CommunityToolkit Datasync protocol (v3, for requests with
+/// `ZUMO-API-VERSION: 3.0.x`) side by side; its tables are described in OpenAPI at `/openapi.json`.
 ///
 /// Embed it in another server with ``addRoutes(to:)``, or run it alone with
 /// ``start(_:host:port:quiet:allowedHosts:logger:)``:
@@ -31,9 +32,11 @@ public final class TableService: Sendable {
         public var database: Database
         /// When set, every `/tables` request must carry it in `X-ZUMO-APPLICATION` (else 401).
         public var applicationKey: String?
-        /// Rows per page when a query has no `$top`.
+        /// Rows per page when a query has no `$top` (a table's declared `pageSize` wins).
         public var pageSize: Int
-        /// The largest `$top` accepted (more is a 400).
+        /// The largest `$top` accepted in v2 (more is a 400). In v3, which accepts `$top` up to
+        /// 128,000 and pages the rest through `nextLink`, the most rows one page of an undeclared
+        /// table holds.
         public var maximumTop: Int
         /// Tables created at start (so that reading them before the first write gives `[]`, not 404).
         public var tables: [String]
@@ -51,6 +54,9 @@ public final class TableService: Sendable {
         public var csrfToken: String?
         /// Signed-in users (`X-ZUMO-AUTH`) and per-user tables; `nil` ignores tokens.
         public var signIn: SignIn?
+        /// Tables declared in a schema file (`todosync serve --schema`): column types, page size
+        /// and soft delete. Other tables and columns stay dynamic.
+        public var schema: ServiceSchema
         /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
@@ -62,8 +68,9 @@ public final class TableService: Sendable {
             maximumTop: Int = 1000,
             tables: [String] = [], allowedOrigins: [WebOrigin] = [],
             publicURL: String? = nil, pagePath: String = "/service", templatesFolder: URL? = nil,
-            csrfToken: String? = nil, signIn: SignIn? = nil
+            csrfToken: String? = nil, signIn: SignIn? = nil, schema: ServiceSchema = ServiceSchema()
         ) {
+            self.schema = schema
             self.database = database
             self.applicationKey = applicationKey
             self.pageSize = pageSize
@@ -111,10 +118,13 @@ public final class TableService: Sendable {
         let store: any TableStorage
         switch configuration.database {
         case .sqlite(let path):
-            store = try SQLiteTableStore(path: path, clock: clock, tables: configuration.tables, ownedTables: owned)
+            store = try SQLiteTableStore(
+                path: path, clock: clock, tables: configuration.tables, ownedTables: owned,
+                declarations: configuration.schema.tables)
         case .postgres(let location):
             store = PostgresTableStore(
-                location: location, clock: clock, tables: configuration.tables, ownedTables: owned, logger: logger)
+                location: location, clock: clock, tables: configuration.tables, ownedTables: owned,
+                declarations: configuration.schema.tables, logger: logger)
         }
         self.store = store
         verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }

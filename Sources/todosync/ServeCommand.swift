@@ -6,7 +6,8 @@ import TableService
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the table service (the Mobile Apps table protocol over SQLite or PostgreSQL).",
+        abstract:
+            "Run the table service (Mobile Apps v2 and Datasync v3 table protocols over SQLite or PostgreSQL).",
         discussion: """
             Clients sync with /tables/{table}; the service's own page is at /service. With a PostgreSQL \
             database, any number of instances can serve the same tables (behind a load balancer such as nginx).
@@ -39,6 +40,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The largest $top a query may ask for.")
     var maxTop = 1000
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file declaring tables: column types, page size and soft delete (see README).",
+            discussion: """
+                {"movies": {"pageSize": 100, "softDelete": false, "columns": {"title": "string", "year": "integer", \
+                "rating": {"enum": ["G", "PG", "R"]}}}}. Types: string, integer, number, boolean, datetime, \
+                date-only, time-of-day, {"enum": [values in order]}. Other tables and columns stay dynamic.
+                """, valueName: "file"))
+    var schema: String?
 
     @Flag(help: "Do not log requests.")
     var quiet = false
@@ -96,12 +107,29 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// The tables `--schema` declares (none without it); a file that cannot be used stops `serve`.
+    func schemaFile() throws -> ServiceSchema {
+        guard let schema else { return ServiceSchema() }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: schema))
+        } catch {
+            throw ValidationError("--schema: cannot read \(schema): \(error.localizedDescription)")
+        }
+        do {
+            return try ServiceSchema(json: data)
+        } catch {
+            throw ValidationError("--schema \(schema): \(error.description)")
+        }
+    }
+
     func run() async throws {
         if let user = issueToken, let configuration = try signIn.signIn() {
             print(try await TokenIssuer.token(for: user, signIn: configuration))
             return
         }
         let store = try location()
+        let declared = try schemaFile()
         let templates = try? resources.locate().templatesFolder
         let running: RunningTableService
         do {
@@ -110,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
                     database: store, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
                     tables: ["todoitem"],
                     allowedOrigins: allowedOrigins,
-                    templatesFolder: templates, signIn: try signIn.signIn()),
+                    templatesFolder: templates, signIn: try signIn.signIn(), schema: declared),
                 host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names)
         } catch {
             throw ValidationError("\(error)")

@@ -63,6 +63,15 @@ import Testing
         ("updatedAt ge '2000-01-01T00:00:00.000Z'", ["a", "b", "c", "d", "e"]),
         ("deleted eq false", ["a", "b", "c", "d", "e"]),
         ("TEXT eq 'Buy milk' AND Priority eq 1", ["a"]),
+        ("priority add 1 eq 2", ["a"]),
+        ("priority mul 2 gt 6", ["d", "e"]),
+        ("priority sub 1 div 2.0 eq 0.5", ["a"]),
+        ("priority sub 1 div 2 eq 1", ["a"]),
+        ("(priority sub 1) div 2 eq 0.5", ["b"]),
+        ("priority div 2 eq 0.5", ["a"]),
+        ("floor(priority) eq 3 and ceiling(priority) eq 4", ["d"]),
+        ("id in ('a', 'c', 'zz')", ["a", "c"]),
+        ("updatedAt gt cast(2000-01-01T00:00:00Z,Edm.DateTimeOffset)", ["a", "b", "c", "d", "e"]),
     ]
 
     @Test(arguments: Backend.all) func validFiltersSelectTheExpectedRows(_ backend: Backend) async throws {
@@ -82,7 +91,8 @@ import Testing
         "updatedAt gt datetimeoffset'yesterday'", "updatedAt gt 'not a date'", "priority gt null", "text",
         "priority", "1", "'a'", "text eq 'a' text eq 'b'", "text eq #", "text ; DROP TABLE todoitem",
         "startswith(priority, 'a')", "text eq binary'AA'", "", String(repeating: "(", count: 100) + "complete",
-        "not", "text eq 1.2.3",
+        "not", "text eq 1.2.3", "text add 1 eq 2", "year(text) eq 1", "priority eq cast(1,Edm.Int32)",
+        "id in 'a'", "priority - 1 eq 0", "hour(updatedAt) eq 1", "floor(text) eq 1",
     ]
 
     @Test(arguments: Backend.all) func invalidFiltersAreABadRequestSayingWhere(_ backend: Backend) async throws {

@@ -103,7 +103,7 @@ import Testing
     {
         let server = try await TestServer(backend)
         defer { server.stopInBackground() }
-        for version in ["1.0.0", "3.0.0", "banana"] {
+        for version in ["1.0.0", "3.1.0", "4.0.0", "banana"] {
             let reply = try await server.send(.get, "/tables/todoitem", headers: [ProtocolHeader.apiVersion: version])
             #expect(reply.status == 400)
             #expect(
@@ -113,5 +113,9 @@ import Testing
         }
         let query = try await server.send(.get, "/tables/todoitem?ZUMO-API-VERSION=2.0.1", headers: [:])
         #expect(query.status == 404)  // accepted as v2; the table does not exist yet
+        for version in ["3.0.0", "3.0"] {
+            let v3 = try await server.send(.get, "/tables/todoitem", headers: [ProtocolHeader.apiVersion: version])
+            #expect(v3.status == 404, "Datasync v3 is spoken: \(v3.text)")
+        }
     }
 }

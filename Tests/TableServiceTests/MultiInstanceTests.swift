@@ -7,6 +7,42 @@ import Testing
 /// spread over both has exactly one winner, and both can add the same new column at once.
 @Suite(.enabled(if: TestPostgres.isRequired, "needs the PostgreSQL cluster of the test command"))
 struct MultiInstanceTests {
+    @Test("Datasync v3 over two instances of a declared table: one If-Match winner, enum order on both")
+    func datasyncOverTwoInstancesActsAsOneService() async throws {
+        let schema = try DatasyncFixtures.schema()
+        let first = try await TestServer(.postgres) { $0.schema = schema }
+        defer { first.stopInBackground() }
+        let second = try await TestServer(.postgres, sharing: first) { $0.schema = schema }
+        defer { second.stopInBackground() }
+        let v3 = DatasyncFixtures.v3
+        for (id, rating) in [("a", "R"), ("b", "G"), ("c", "Unrated")] {
+            let created = try await first.send(
+                .post, "/tables/movies", json: ["id": id, "rating": rating], headers: v3)
+            #expect(created.status == 201)
+        }
+        let etag = try #require(try await second.send(.get, "/tables/movies/a", headers: v3).header("ETag"))
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<10 {
+                let instance = index.isMultiple(of: 2) ? first : second
+                group.addTask {
+                    var headers = v3
+                    headers[.ifMatch] = etag
+                    return try await instance.send(
+                        .put, "/tables/movies/a", json: ["rating": "PG", "title": "writer \(index)"], headers: headers
+                    ).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1)
+        #expect(statuses.filter { $0 == 412 }.count == 9)
+        for instance in [first, second] {
+            let page = try await instance.send(.get, "/tables/movies?$orderby=rating", headers: v3)
+            let ids = (page.object?["items"] as? [[String: Any]])?.map { $0["id"] as? String }
+            #expect(ids == ["c", "b", "a"])
+        }
+    }
+
     @Test func ifMatchRaceOverTwoInstancesHasExactlyOneWinnerAndTheLosersGetItsItem() async throws {
         let first = try await TestServer(.postgres)
         defer { first.stopInBackground() }

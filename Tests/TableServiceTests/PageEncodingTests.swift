@@ -6,7 +6,7 @@ import Testing
 @testable import TableService
 
 /// The fast page encoders (rows straight to JSON, from SQLite and from PostgreSQL) write exactly
-/// what the item encoder writes, on the first page and on a later one.
+/// what the item encoder writes, on the first page and on a later one, in v2 and in v3.
 @Suite struct PageEncodingTests {
     static func store(_ backend: Backend) async throws -> any TableStorage {
         switch backend {
@@ -44,18 +44,24 @@ import Testing
         _ = try await store.setDeleted(true, in: "mixed", id: "row-3", ifMatch: nil, scope: .all)
         let schema = try #require(store.schema(of: "mixed"))
         let everyColumn = Set(schema.columns.map(\.name))
-        for (skip, rows) in [(0, 4), (1, 3)] {
-            let options = try QueryOptions(
-                queryItems: [
-                    ("__includeDeleted", "true"), ("$inlinecount", "allpages"), ("$orderby", "updatedAt"),
-                    ("$skip", "\(skip)"),
-                ], defaultTop: 50, maximumTop: 1000)
-            let query = try await store.compile(options, table: "mixed", style: .v2)
-            let fast = try await store.page(query, encoder: ItemJSONEncoder(style: .v2))
-            let slow = try await store.page(query, encoder: ItemJSONEncoder(style: .v2, selection: everyColumn))
-            #expect(fast.rows == rows)
-            #expect(String(decoding: fast.body, as: UTF8.self) == String(decoding: slow.body, as: UTF8.self))
-            #expect(try JSONSerialization.jsonObject(with: fast.body) is [String: Any])
+        // Pages of every row, of the last rows, and (v3 reading one row past the page) of the first two.
+        for (skip, top, rows) in [(0, 50, 4), (1, 50, 3), (0, 2, 2)] {
+            for style in [ProtocolStyle.v2, .v3] {
+                let options = try QueryOptions(
+                    queryItems: [
+                        ("__includeDeleted", "true"), ("$inlinecount", "allpages"), ("$count", "true"),
+                        ("$orderby", "updatedAt"), ("$skip", "\(skip)"), ("$top", "\(top)"),
+                    ], defaultTop: 50, maximumTop: 1000, rules: style.queryRules)
+                let query = try await store.compile(options, table: "mixed", style: style)
+                let fast = try await store.page(query, encoder: ItemJSONEncoder(style: style))
+                let slow = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: everyColumn))
+                #expect(fast.rows == rows)
+                #expect(fast.count == 4)
+                #expect(fast.hasMore == (style == .v3 ? skip + rows < 4 : nil))
+                #expect(String(decoding: fast.items, as: UTF8.self) == String(decoding: slow.items, as: UTF8.self))
+                let items = try #require(try JSONSerialization.jsonObject(with: Data(fast.items)) as? [[String: Any]])
+                #expect(items.allSatisfy { ($0["createdAt"] != nil) == (style == .v2) })
+            }
         }
     }
 }

@@ -106,6 +106,12 @@ final class TestServer: Sendable {
         try await send(method, target, headers: headers, body: try JSONSerialization.data(withJSONObject: json))
     }
 
+    /// Stops the server and removes its folder.
+    func stop() async {
+        await started.stop()
+        folder.remove()
+    }
+
     /// Starts stopping the server (its asynchronous stop, which holds no thread) and returns at
     /// once: the tests call this from `defer`, which cannot wait.
     func stopInBackground() {

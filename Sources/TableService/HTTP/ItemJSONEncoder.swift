@@ -2,7 +2,8 @@ import Foundation
 import SyncProtocol
 
 /// Writes items as JSON bytes in the protocol's key order (`id`, `createdAt`, `updatedAt`,
-/// `version`, `deleted`, then the fields), or in the legacy style (`id`, fields, `__createdAt`…).
+/// `version`, `deleted`, then the fields; v3 has no `createdAt`), or in the legacy style (`id`,
+/// fields, `__createdAt`…).
 /// Hand-written because it runs for every row of every page.
 struct ItemJSONEncoder: Sendable {
     let style: ProtocolStyle
@@ -31,8 +32,11 @@ struct ItemJSONEncoder: Sendable {
             JSONValue.writeString(item.id, to: &object.bytes)
         }
         switch style {
-        case .v2:
-            appendSystem(item, to: &object, legacy: false, wanted: wanted)
+        case .v2, .v3:
+            let withCreatedAt = style == .v2
+            appendSystem(item, to: &object, legacy: false) {
+                $0 != SystemColumn.createdAt || withCreatedAt ? wanted($0) : false
+            }
             for field in item.fields where wanted(field.name) {
                 object.key(field.name)
                 field.value.write(to: &object.bytes)

@@ -17,65 +17,103 @@ struct TableController: Sendable {
     /// What a request body runs with: its protocol style and the rows its caller may touch.
     typealias Body = @Sendable (Request, ProtocolStyle, RowScope) async throws(TableError) -> Response
 
-    /// Adds the `/tables` routes.
+    /// Adds the `/tables` routes. Each route names what it does in each protocol; the protocol is
+    /// decided once per request (``ProtocolStyle``), before the handler runs.
     func addRoutes(to router: inout Router) {
+        let datasync = DatasyncItemEndpoints(controller: self)
         route(.get, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
             try await self.list(request, style, scope)
         }
         route(.post, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
-            try await self.insert(request, style, scope)
+            style == .v3 ? try await datasync.insert(request, scope) : try await self.insert(request, style, scope)
         }
         route(.get, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            try await self.read(request, style, scope)
+            style == .v3 ? try await datasync.read(request, scope) : try await self.read(request, style, scope)
         }
         route(.patch, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            try await self.update(request, style, scope)
+            guard style != .v3 else { throw DatasyncItemEndpoints.patchRefusal }
+            return try await self.update(request, style, scope)
         }
         route(.delete, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            try await self.setDeleted(true, request, style, scope)
+            style == .v3
+                ? try await datasync.delete(request, scope) : try await self.setDeleted(true, request, style, scope)
         }
         route(.post, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            try await self.setDeleted(false, request, style, scope)
+            guard style != .v3 else { throw DatasyncItemEndpoints.undeleteRefusal }
+            return try await self.setDeleted(false, request, style, scope)
         }
+        // PUT is v3's replace; other protocols get the answer they always had.
+        let replace = handler { (request, _, scope) async throws(TableError) in
+            try await datasync.replace(request, scope)
+        }
+        let refuseCollectionPut = handler { (_, _, _) async throws(TableError) in
+            throw DatasyncItemEndpoints.collectionPutRefusal
+        }
+        router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in self.cors.preflight(request) }
             // Clients of a JSON protocol get JSON for a method the protocol does not have.
-            router.put(pattern) { request in
-                do throws(TableError) { try self.writeGuard.check(request) } catch {
-                    var refused = Response.jsonError(error.message, status: error.status)
-                    self.cors.decorate(request, &refused)
-                    return refused
-                }
-                var response = Response.jsonError(
-                    "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.",
-                    status: .methodNotAllowed)
-                response.headers[.allow] =
-                    pattern.hasSuffix(":id") ? "GET, PATCH, DELETE, POST, OPTIONS" : "GET, POST, OPTIONS"
-                self.cors.decorate(request, &response)
-                return response
-            }
+            router.on(
+                .put, pattern,
+                .async { request in
+                    if ProtocolStyle.isV3(request) {
+                        return pattern.hasSuffix(":id") ? await replace(request) : await refuseCollectionPut(request)
+                    }
+                    return self.refusePut(request, pattern: pattern)
+                })
         }
+    }
+
+    /// The tables in OpenAPI 3.1 (behind the application key, like the tables).
+    private func openAPI(_ request: Request) async -> Response {
+        var response: Response
+        do throws(TableError) {
+            try checkApplicationKey(request)
+            let document = OpenAPIDocument.document(try await store.allSchemas(), declarations: configuration.schema)
+            response = Response.json(data: document.jsonData)
+        } catch {
+            response = errorResponse(error, .v3, request: request)
+        }
+        return finish(request, response)
+    }
+
+    /// v2's answer to PUT, which it does not have.
+    private func refusePut(_ request: Request, pattern: String) -> Response {
+        do throws(TableError) { try self.writeGuard.check(request) } catch {
+            var refused = Response.jsonError(error.message, status: error.status)
+            self.cors.decorate(request, &refused)
+            return refused
+        }
+        var response = Response.jsonError(
+            "PUT is not part of the table protocol: use PATCH to change an item, POST to insert one.",
+            status: .methodNotAllowed)
+        response.headers[.allow] =
+            pattern.hasSuffix(":id") ? "GET, PATCH, DELETE, POST, OPTIONS" : "GET, POST, OPTIONS"
+        self.cors.decorate(request, &response)
+        return response
     }
 
     /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
     private func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body)
     {
+        router.on(method, pattern, .async(handler(body)))
+    }
+
+    /// The handler that runs `body` after the checks (origin, key, sign-in, version).
+    private func handler(_ body: @escaping Body) -> @Sendable (Request) async -> Response {
         guard let verifier else {
-            router.on(method, pattern, .async { request in await self.handle(request, user: nil, body) })
-            return
+            return { request in await self.handle(request, user: nil, body) }
         }
-        router.on(
-            method, pattern,
-            .async { request in
-                let user: String?
-                do throws(TableError) {
-                    try self.admit(request)
-                    user = try await verifier.user(of: request)
-                } catch {
-                    return self.finish(request, self.errorResponse(error, .v2, request: request))
-                }
-                return await self.handle(request, user: user, body)
-            })
+        return { request in
+            let user: String?
+            do throws(TableError) {
+                try self.admit(request)
+                user = try await verifier.user(of: request)
+            } catch {
+                return self.finish(request, self.errorResponse(error, .v2, request: request))
+            }
+            return await self.handle(request, user: user, body)
+        }
     }
 
     // MARK: Requests
@@ -84,18 +122,20 @@ struct TableController: Sendable {
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
         let table = try tableName(request)
+        let declaration = configuration.schema.declaration(of: table)
         let queryItems = try NextPageLink.queryItems(of: request, table: table)
-        let options = try QueryOptions(
-            queryItems: queryItems, defaultTop: configuration.pageSize, maximumTop: configuration.maximumTop)
-        let query = try await store.compile(options, table: table, style: style, scope: scope)
+        // A declared page size is both the default and the most a v3 page holds (as Datasync's
+        // PageSize); other tables page by the service's size without $top, and up to its maximum with it.
+        var options = try QueryOptions(
+            queryItems: queryItems, defaultTop: declaration?.pageSize ?? configuration.pageSize,
+            maximumTop: configuration.maximumTop, rules: style.queryRules,
+            pageLimit: declaration?.pageSize ?? configuration.maximumTop)
+        // Without soft delete, `deleted` is an ordinary column: nothing is hidden.
+        if declaration?.softDelete == false { options.includeDeleted = true }
+        let query = try await store.compile(options, table: table, style: style, declaration: declaration, scope: scope)
         let page = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
-        var response = Response.json(data: page.body)
-        if options.top > 0, page.rows == options.top {
-            response.headers[.link] = NextPageLink.header(
-                for: request, queryItems: queryItems, skip: options.skip + options.top,
-                publicURL: configuration.publicURL)
-        }
-        return response
+        return style.pageEnvelope.response(
+            page, options: options, request: request, queryItems: queryItems, publicURL: configuration.publicURL)
     }
 
     private func read(
@@ -109,7 +149,7 @@ struct TableController: Sendable {
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
         let table = try tableName(request)
-        let changes = try ItemChanges(body: request.body, style: style)
+        let changes = try self.changes(request, style, table: table)
         let item = try await store.insert(into: table, changes, scope: scope)
         return itemResponse(item, style, status: .created, request: request)
     }
@@ -119,7 +159,7 @@ struct TableController: Sendable {
     ) async throws(TableError) -> Response {
         let table = try tableName(request)
         let id = try itemID(request)
-        var changes = try ItemChanges(body: request.body, style: style)
+        var changes = try self.changes(request, style, table: table)
         if let bodyID = changes.id, bodyID != id {
             throw .invalidRequest(
                 "The id in the body ('\(bodyID)') differs from the id in the address ('\(id)'); an item's id cannot change."
@@ -132,18 +172,38 @@ struct TableController: Sendable {
         return itemResponse(item, style, status: .ok, request: request)
     }
 
-    /// DELETE soft-deletes the item (200); POST to the item brings it back (201).
+    /// DELETE soft-deletes the item (200); POST to the item brings it back (201). In a table
+    /// declared without soft delete, DELETE removes the item (200 with it as it was).
     private func setDeleted(
         _ deleted: Bool, _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
-        let item = try await store.setDeleted(
-            deleted, in: try tableName(request), id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
+        let table = try tableName(request)
+        let item: StoredItem
+        if deleted, !softDeletes(table) {
+            item = try await store.remove(from: table, id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
+        } else {
+            item = try await store.setDeleted(
+                deleted, in: table, id: try itemID(request), ifMatch: ifMatch(request), scope: scope)
+        }
         return itemResponse(item, style, status: deleted ? .ok : .created, request: request)
     }
 
     // MARK: Helpers
 
-    private var writeGuard: WriteGuard { WriteGuard(cors: cors) }
+    /// The body of a write read by the protocol's rules, its values checked against the table's
+    /// declared columns.
+    func changes(_ request: Request, _ style: ProtocolStyle, table: String) throws(TableError) -> ItemChanges {
+        var changes = try ItemChanges(body: request.body, style: style)
+        try configuration.schema.declaration(of: table)?.check(&changes.fields)
+        return changes
+    }
+
+    /// Whether DELETE keeps the row marked deleted (every table unless declared otherwise).
+    func softDeletes(_ table: String) -> Bool {
+        configuration.schema.declaration(of: table)?.softDelete ?? true
+    }
+
+    var writeGuard: WriteGuard { WriteGuard(cors: cors) }
 
     /// The checks that need no token: where a write comes from, and the application key.
     private func admit(_ request: Request) throws(TableError) {
@@ -190,6 +250,10 @@ struct TableController: Sendable {
         switch error {
         case .conflict(let item), .preconditionFailed(let item), .alreadyExists(let item?):
             return itemResponse(item, style, status: error.status, request: request, forceVersion: true)
+        case .methodNotAllowed(let message, let allow):
+            var response = Response.jsonError(message, status: error.status)
+            response.headers[.allow] = allow
+            return response
         case .storage(let failure) where failure.isLogged:
             logger.error("table service storage error on \(request.method) \(request.path): \(failure)")
             return .jsonError(error.message, status: error.status)
@@ -198,7 +262,7 @@ struct TableController: Sendable {
         }
     }
 
-    private func itemResponse(
+    func itemResponse(
         _ item: StoredItem, _ style: ProtocolStyle, status: HTTPResponse.Status, request: Request,
         forceVersion: Bool = false
     ) -> Response {
@@ -206,6 +270,7 @@ struct TableController: Sendable {
         encoder.forceVersion = forceVersion
         var response = Response.json(data: encoder.data(item), status: status)
         response.headers[.eTag] = EntityTag.header(for: item.version)
+        if style == .v3 { response.headers[.lastModified] = HTTPDate.format(milliseconds: item.updatedAt) }
         return response
     }
 
@@ -215,11 +280,11 @@ struct TableController: Sendable {
         guard ApplicationKey.matches(given, expected) else { throw .missingApplicationKey }
     }
 
-    private func ifMatch(_ request: Request) -> String? {
+    func ifMatch(_ request: Request) -> String? {
         request.headers[.ifMatch].flatMap(EntityTag.version(from:))
     }
 
-    private func tableName(_ request: Request) throws(TableError) -> String {
+    func tableName(_ request: Request) throws(TableError) -> String {
         let name = request.parameters["table"] ?? ""
         guard TableService.isValidTableName(name) else {
             throw .invalidRequest(
@@ -229,7 +294,7 @@ struct TableController: Sendable {
         return name
     }
 
-    private func itemID(_ request: Request) throws(TableError) -> String {
+    func itemID(_ request: Request) throws(TableError) -> String {
         try ItemChanges.checkedID(request.parameters["id"] ?? "")
     }
 }

@@ -24,7 +24,8 @@ extension TableStorageFailure {
     var message: String {
         switch self {
         case .queryTooComplex: Self.filterTooComplexMessage
-        case .duplicateID: TableError.alreadyExists(nil).message
+        case .duplicateID:
+            "An item with this id already exists on the service; choose another id (or update that item)."
         case .unavailable, .tooLarge, .corrupt, .keptChanging, .other: Self.serverFailureMessage
         }
     }

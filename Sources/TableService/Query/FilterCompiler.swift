@@ -17,6 +17,11 @@ struct FilterCompiler {
         var sql: String
         var arguments: [SQLValue]
         var kind: Kind
+        /// The declared type of a column, or of a date or time literal (for `year()`, `hour()`…).
+        var declared: DeclaredType? = nil
+        /// Whether the value is a whole number by type (a declared integer column, an integer
+        /// literal, or arithmetic on them), so that `div` divides as integers do.
+        var isInteger = false
     }
 
     /// Finds the column a name in the filter refers to.
@@ -95,7 +100,9 @@ struct FilterCompiler {
                 case .date: .date
                 case .unknown: .unknown
                 }
-            return Fragment(sql: SQLDialect.quoted(column.name), arguments: [], kind: kind)
+            return Fragment(
+                sql: SQLDialect.quoted(column.name), arguments: [], kind: kind, declared: column.declared,
+                isInteger: column.declared == .integer)
         case .and, .or:
             // A chain `a and b and c` is one flat SQL list, not nested parentheses: SQLite's parser
             // stack holds about 100 levels, and real clients send long `id eq ... or id eq ...` lists.
@@ -112,7 +119,37 @@ struct FilterCompiler {
             return try comparison(op, left, right)
         case .call(let function, let arguments, let position):
             return try call(function, arguments, position)
+        case .arithmetic(let op, let left, let right):
+            return try arithmetic(op, left, right)
+        case .isIn(let value, let list):
+            var parts: [Fragment] = []
+            for candidate in list { parts.append(try comparison(.eq, value, candidate)) }
+            return Fragment(
+                sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", arguments: parts.flatMap(\.arguments),
+                kind: .condition)
         }
+    }
+
+    private func arithmetic(
+        _ op: ArithmeticOperator, _ leftExpression: FilterExpression, _ rightExpression: FilterExpression
+    ) throws(TableError) -> Fragment {
+        var operands: [Fragment] = []
+        for expression in [leftExpression, rightExpression] {
+            var fragment = try compileExpression(expression)
+            switch fragment.kind {
+            case .number: break
+            case .unknown: fragment.sql = typed(fragment.sql, as: .number)
+            default:
+                throw TableError.invalidQuery(
+                    "The $filter uses \(describe(expression)) (\(name(fragment.kind))) in '\(op.rawValue)', "
+                        + "which takes numbers.")
+            }
+            operands.append(fragment)
+        }
+        let (left, right) = (operands[0], operands[1])
+        let integers = left.isInteger && right.isInteger
+        let sql = dialect.arithmetic(op, left.sql, right.sql, integers: integers)
+        return Fragment(sql: sql, arguments: left.arguments + right.arguments, kind: .number, isInteger: integers)
     }
 
     /// The operands of a chain of `and` (or of `or`) nodes, left to right, without recursion.
@@ -135,10 +172,13 @@ struct FilterCompiler {
         switch literal {
         case .null: Fragment(sql: "NULL", arguments: [], kind: .null)
         case .bool(let value): Fragment(sql: "?", arguments: [.bool(value)], kind: .boolean)
-        case .integer(let value): Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number)
+        case .integer(let value):
+            Fragment(sql: "?", arguments: [.integer(Int64(value))], kind: .number, isInteger: true)
         case .double(let value): Fragment(sql: "?", arguments: [.double(value)], kind: .number)
         case .string(let value): Fragment(sql: "?", arguments: [.text(value)], kind: .string)
         case .date(let value): Fragment(sql: "?", arguments: [.integer(value)], kind: .date)
+        case .dateOnly(let text): Fragment(sql: "?", arguments: [.text(text)], kind: .string, declared: .dateOnly)
+        case .timeOfDay(let text): Fragment(sql: "?", arguments: [.text(text)], kind: .string, declared: .timeOfDay)
         }
     }
 
@@ -214,6 +254,24 @@ struct FilterCompiler {
     ) throws(TableError)
         -> Fragment
     {
+        switch function {
+        case .ceiling, .floor, .round:
+            var a = try compileExpression(arguments[0])
+            switch a.kind {
+            case .number: break
+            case .unknown: a.sql = typed(a.sql, as: .number)
+            default:
+                throw TableError.invalidQuery(
+                    "\(function.rawValue) at position \(position) needs a number, but \(describe(arguments[0])) "
+                        + "holds \(name(a.kind)).")
+            }
+            let sqlName = function == .round ? "round" : function == .floor ? "floor" : "ceiling"
+            return Fragment(sql: "\(sqlName)(\(a.sql))", arguments: a.arguments, kind: .number)
+        case .year, .month, .day, .hour, .minute, .second:
+            return try datePart(function, of: arguments[0], position)
+        default:
+            break
+        }
         var compiled: [Fragment] = []
         for (index, argument) in arguments.enumerated() {
             var fragment = try compileExpression(argument)
@@ -244,7 +302,40 @@ struct FilterCompiler {
         // substringof(needle, haystack): the OData v3 order.
         case .substringof: return positionComparison(of: a, in: compiled[1], "> 0", kind: .condition)
         case .indexof: return positionComparison(of: compiled[1], in: a, "- 1", kind: .number)
+        case .ceiling, .floor, .round, .year, .month, .day, .hour, .minute, .second:
+            preconditionFailure("handled above")
         }
+    }
+
+    /// `year()`… of a declared date, time or date-time column, stored as fixed-width text: the
+    /// digits at the part's place, as a number.
+    private func datePart(
+        _ function: FilterFunction, of argument: FilterExpression, _ position: Int
+    ) throws(TableError) -> Fragment {
+        let a = try compileExpression(argument)
+        // Where each part starts in `yyyy-MM-ddTHH:mm:ss.fffZ` and `HH:mm:ss.fff`.
+        let start: Int?
+        switch (a.declared, function) {
+        case (.dateOnly, .year), (.dateTime, .year): start = 1
+        case (.dateOnly, .month), (.dateTime, .month): start = 6
+        case (.dateOnly, .day), (.dateTime, .day): start = 9
+        case (.dateTime, .hour): start = 12
+        case (.dateTime, .minute): start = 15
+        case (.dateTime, .second): start = 18
+        case (.timeOfDay, .hour): start = 1
+        case (.timeOfDay, .minute): start = 4
+        case (.timeOfDay, .second): start = 7
+        default: start = nil
+        }
+        guard let start else {
+            throw TableError.invalidQuery(
+                "\(function.rawValue) at position \(position) needs a column declared as a date, time of day or "
+                    + "date-time in the service's schema; \(describe(argument)) is not one that has a \(function.rawValue)."
+            )
+        }
+        let length = function == .year ? 4 : 2
+        return Fragment(
+            sql: "CAST(substr(\(a.sql), \(start), \(length)) AS INTEGER)", arguments: a.arguments, kind: .number)
     }
 
     /// The 1-based position of `needle` in `haystack` (0 when absent) followed by `comparison`
@@ -292,6 +383,9 @@ struct FilterCompiler {
         case .literal(.bool(let value)): "\(value)"
         case .literal(.null): "null"
         case .literal(.date(let milliseconds)): "datetimeoffset'\(ProtocolDate.format(milliseconds: milliseconds))'"
+        case .literal(.dateOnly(let text)): "the date \(text)"
+        case .literal(.timeOfDay(let text)): "the time \(text)"
+        case .arithmetic(let op, _, _): "a '\(op.rawValue)' expression"
         case .call(let function, _, let position): "\(function.rawValue)(…) at position \(position)"
         default: "a condition"
         }

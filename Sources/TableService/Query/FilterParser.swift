@@ -1,10 +1,11 @@
 import SyncProtocol
 
-/// Parses an OData v3 `$filter` into a ``FilterExpression``.
+/// Parses an OData `$filter` (v3, and the v4 forms Datasync clients send) into a ``FilterExpression``.
 ///
-/// Grammar (lowest precedence first): `or`, `and`, `not`, comparisons (`eq ne gt ge lt le`), then
-/// primaries: parentheses, literals (`'text'` with `''` for a quote, numbers, `true`, `false`, `null`,
-/// `datetimeoffset'…'`, `datetime'…'`, `guid'…'`), property names and function calls. Errors carry
+/// Grammar (lowest precedence first): `or`, `and`, `not`, comparisons (`eq ne gt ge lt le`) and
+/// `in (…)`, `add sub`, `mul div mod`, then primaries: parentheses, literals (`'text'` with `''` for
+/// a quote, numbers, `true`, `false`, `null`, `datetimeoffset'…'`, `datetime'…'`, `guid'…'`, and
+/// bare dates, times and date-times, also inside `cast(…,Edm.Date)`), property names and function calls. Errors carry
 /// the position (0-based, in characters of the decoded filter) where the text stopped making sense.
 struct FilterParser {
     /// Deepest nesting of parentheses and `not` accepted (a bound so that hostile input cannot
@@ -16,6 +17,8 @@ struct FilterParser {
         case string(String)
         case typed(type: String, value: String)
         case number(String)
+        /// A bare date, time of day or date-time (`2026-01-31`, `14:30:00`, `2026-01-31T12:00:00Z`).
+        case temporal(FilterLiteral)
         case open, close, comma
         case end
     }
@@ -74,10 +77,25 @@ struct FilterParser {
     }
 
     private mutating func parseComparison() throws(TableError) -> FilterExpression {
-        let left = try parsePrimary()
+        let left = try parseAdditive()
         if case .name(let word) = token, let op = ComparisonOperator(rawValue: word.lowercased()) {
             try advance()
-            return .comparison(op, left, try parsePrimary())
+            return .comparison(op, left, try parseAdditive())
+        }
+        if isKeyword("in") {
+            try advance()
+            guard token == .open else { throw failure("expected '(' and a list of values after 'in'") }
+            try enter()
+            try advance()
+            var values = [try parseAdditive()]
+            while token == .comma {
+                try advance()
+                values.append(try parseAdditive())
+            }
+            guard token == .close else { throw failure("expected ',' or ')' in the list after 'in'") }
+            depth -= 1
+            try advance()
+            return .isIn(left, values)
         }
         if case .name(let word) = token, !["and", "or"].contains(word.lowercased()) {
             throw failure(
@@ -87,6 +105,54 @@ struct FilterParser {
             throw failure("expected an operator (eq, ne, gt, ge, lt, le, and, or) or ')'")
         }
         return left
+    }
+
+    private mutating func parseAdditive() throws(TableError) -> FilterExpression {
+        var left = try parseMultiplicative()
+        while let op = arithmeticKeyword(), op == .add || op == .sub {
+            try advance()
+            left = .arithmetic(op, left, try parseMultiplicative())
+        }
+        return left
+    }
+
+    private mutating func parseMultiplicative() throws(TableError) -> FilterExpression {
+        var left = try parsePrimary()
+        while let op = arithmeticKeyword(), op != .add, op != .sub {
+            try advance()
+            left = .arithmetic(op, left, try parsePrimary())
+        }
+        return left
+    }
+
+    private func arithmeticKeyword() -> ArithmeticOperator? {
+        guard case .name(let word) = token else { return nil }
+        return ArithmeticOperator(rawValue: word.lowercased())
+    }
+
+    /// `cast(literal, Edm.Type)`, after its name: the literal, checked to be of that type.
+    private mutating func parseCast(at start: Int) throws(TableError) -> FilterExpression {
+        try enter()
+        try advance()
+        let value = try parseAdditive()
+        guard token == .comma else { throw failure("expected ',' and a type such as Edm.Date in cast") }
+        try advance()
+        guard case .name(let type) = token else { throw failure("expected a type such as Edm.Date in cast") }
+        try advance()
+        guard token == .close else { throw failure("expected ')' to close cast") }
+        depth -= 1
+        try advance()
+        switch (type.lowercased(), value) {
+        case ("edm.date", .literal(.dateOnly)), ("edm.timeofday", .literal(.timeOfDay)),
+            ("edm.datetimeoffset", .literal(.date)):
+            return value
+        case ("edm.datetimeoffset", .literal(.dateOnly(let date))):
+            return .literal(.date(ProtocolDate.parse(date + "T00:00:00Z") ?? 0))
+        default:
+            throw TableError.invalidQuery(
+                "The $filter casts a value to \(type) at position \(start), which this service cannot do; it casts "
+                    + "dates to Edm.Date, times to Edm.TimeOfDay and date-times to Edm.DateTimeOffset.")
+        }
     }
 
     private mutating func parsePrimary() throws(TableError) -> FilterExpression {
@@ -111,6 +177,9 @@ struct FilterParser {
         case .typed(let type, let value):
             try advance()
             return .literal(try typedLiteral(type, value, at: start))
+        case .temporal(let literal):
+            try advance()
+            return .literal(literal)
         case .name(let word):
             try advance()
             switch word {
@@ -118,6 +187,9 @@ struct FilterParser {
             case "true": return .literal(.bool(true))
             case "false": return .literal(.bool(false))
             default: break
+            }
+            if token == .open, word.lowercased() == "cast" {
+                return try parseCast(at: start)
             }
             if token == .open {
                 guard let function = FilterFunction(rawValue: word.lowercased()) else {
@@ -146,7 +218,8 @@ struct FilterParser {
                 return .call(function, arguments, position: start)
             }
             if ComparisonOperator(rawValue: word.lowercased()) != nil
-                || ["and", "or", "not"].contains(word.lowercased())
+                || ArithmeticOperator(rawValue: word.lowercased()) != nil
+                || ["and", "or", "not", "in"].contains(word.lowercased())
             {
                 throw TableError.invalidQuery(
                     "The $filter has the operator '\(word)' at position \(start) where a value or property name was expected."
@@ -234,6 +307,10 @@ struct FilterParser {
             token = .comma
         case "'":
             token = .string(try quoted())
+        case "0"..."9" where temporalLiteral() != nil:
+            let (literal, end) = temporalLiteral()!
+            index = end
+            token = .temporal(literal)
         case "0"..."9", "-", "+", ".":
             var end = index + 1
             while end < text.count {
@@ -254,7 +331,9 @@ struct FilterParser {
             token = .number(digits)
         case _ where character.isLetter || character == "_":
             var end = index + 1
-            while end < text.count, text[end].isLetter || text[end].isNumber || text[end] == "_" || text[end] == "/" {
+            while end < text.count,
+                text[end].isLetter || text[end].isNumber || text[end] == "_" || text[end] == "/" || text[end] == "."
+            {
                 end += 1
             }
             let word = String(text[index..<end])
@@ -269,6 +348,20 @@ struct FilterParser {
                 "The $filter has an unexpected character '\(character)' at position \(index); strings go in single quotes."
             )
         }
+    }
+
+    /// A bare date (`2026-01-31`), time of day (`14:30`, `14:30:00.5`) or date-time
+    /// (`2026-01-31T12:00:00.000Z`) starting at `index`, and where it ends; `nil` when the text
+    /// there is not one (a number, say).
+    private func temporalLiteral() -> (FilterLiteral, Int)? {
+        var end = index
+        while end < text.count, text[end].isASCII, text[end].isNumber || "-:.TZ+".contains(text[end]) { end += 1 }
+        let word = String(text[index..<end])
+        guard word.contains("-") || word.contains(":") else { return nil }
+        if let date = DeclaredType.dateOnly(word) { return (.dateOnly(date), end) }
+        if word.contains("T"), let milliseconds = ProtocolDate.parse(word) { return (.date(milliseconds), end) }
+        if !word.contains("-"), let time = DeclaredType.timeOfDay(word) { return (.timeOfDay(time), end) }
+        return nil
     }
 
     /// Reads a single-quoted string starting at `index` (`''` is one quote).

@@ -11,6 +11,11 @@ struct CompiledQuery: Sendable {
     let countArguments: [SQLValue]
     /// The most rows the page holds (`$top`).
     let top: Int
+    /// Whether the SQL reads one row more than ``top``, which the stores do not answer but report
+    /// as ``TablePage/hasMore``.
+    let probesNextRow: Bool
+    /// The SQL's `LIMIT`: ``top``, and the probed row.
+    var limit: Int { top + (probesNextRow ? 1 : 0) }
     /// The rows to skip (`$skip`).
     let skip: Int
     /// How to start the page after a known row instead of skipping rows, when the order allows it
@@ -37,7 +42,7 @@ enum QueryCompiler {
     /// With an owner's `scope`, every row (and the count) is restricted to that owner's.
     static func compile(
         _ options: QueryOptions, schema: TableSchema, dialect: SQLDialect, scope: RowScope = .all,
-        resolve: @escaping (String) -> Column?
+        rules: QueryRules = .mobileApps, resolve: @escaping (String) -> Column?
     ) throws(TableError) -> CompiledQuery {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
@@ -60,7 +65,8 @@ enum QueryCompiler {
         let table = SQLDialect.quoted(schema.name)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
 
-        let order = try orderClause(options.orderBy, schema: schema, dialect: dialect, resolve: resolve)
+        let order = try orderClause(
+            options.orderBy, schema: schema, dialect: dialect, rules: rules, resolve: resolve)
         let columns = schema.columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
         let selectSQL: String
         switch dialect {
@@ -102,20 +108,30 @@ enum QueryCompiler {
         }
         return CompiledQuery(
             schema: schema, selectSQL: dialect.numberingPlaceholders(selectSQL),
-            selectArguments: arguments + [.integer(Int64(options.top)), .integer(Int64(options.skip))],
+            selectArguments: arguments + [
+                .integer(Int64(options.top + (rules.probesNextRow ? 1 : 0))), .integer(Int64(options.skip)),
+            ],
             countSQL: options.inlineCount
                 ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
-            countArguments: arguments, top: options.top, skip: options.skip, seek: seek, selection: selection)
+            countArguments: arguments, top: options.top, probesNextRow: rules.probesNextRow, skip: options.skip,
+            seek: seek, selection: selection)
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,
-    /// rows come in the order they were first inserted.
+    /// rows come in the order `rules` give (first inserted, or by id). An enum column sorts by the
+    /// position of its values.
     private static func orderClause(
-        _ orderBy: String?, schema: TableSchema, dialect: SQLDialect, resolve: (String) -> Column?
+        _ orderBy: String?, schema: TableSchema, dialect: SQLDialect, rules: QueryRules,
+        resolve: (String) -> Column?
     )
         throws(TableError) -> String
     {
-        guard let orderBy else { return dialect.insertionOrder }
+        guard let orderBy else {
+            switch rules.defaultOrder {
+            case .insertion: return dialect.insertionOrder
+            case .id: return "\"id\""
+            }
+        }
         var keys: [String] = []
         var usesID = false
         var lastDescending = false
@@ -138,14 +154,23 @@ enum QueryCompiler {
             }
             if column.name == SystemColumn.id { usesID = true }
             lastDescending = descending
-            var key = SQLDialect.quoted(column.name) + (descending ? " DESC" : "")
+            var key = sortKey(column) + (descending ? " DESC" : "")
             // SQLite sorts nulls as the smallest values; PostgreSQL as the largest. System columns
             // are never null (and their indexes serve the plain order).
             if dialect == .postgres, !column.isSystem { key += descending ? " NULLS LAST" : " NULLS FIRST" }
             keys.append(key)
         }
-        if !usesID { keys.append("\"id\"" + (lastDescending ? " DESC" : "")) }
+        if !usesID { keys.append("\"id\"" + (lastDescending && rules.tieBreakFollowsLastKey ? " DESC" : "")) }
         return keys.joined(separator: ", ")
+    }
+
+    /// What a column sorts by: its value, or for an enum the position of its value (the values are
+    /// checked to be plain words when the schema is read, so they can be written into the SQL).
+    private static func sortKey(_ column: Column) -> String {
+        let quoted = SQLDialect.quoted(column.name)
+        guard case .enumeration(let values) = column.declared else { return quoted }
+        let cases = values.enumerated().map { "WHEN '\($0.element)' THEN \($0.offset)" }.joined(separator: " ")
+        return "(CASE \(quoted) \(cases) END)"
     }
 
     private static func names(

@@ -1,36 +1,48 @@
 import Foundation
 import SyncProtocol
 
-/// The OData query options of a list request, read from its query string but not yet checked
-/// against a table (see ``QueryCompiler``).
+/// The OData query options of a list request, read from its query string by the protocol's
+/// ``QueryRules`` but not yet checked against a table (see ``QueryCompiler``).
 struct QueryOptions: Sendable, Equatable {
     var filter: String?
     var orderBy: String?
-    /// The page size: `$top`, or the service's default page size.
+    /// The rows of this page: `$top` (capped by the page size in v3), or the page size.
     var top: Int
     var topWasGiven: Bool
+    /// `$top` as asked for, `nil` without one.
+    var requestedTop: Int?
     var skip: Int
     var select: String?
+    /// Whether the answer carries the total count (`$inlinecount=allpages`, or `$count=true` in v3).
     var inlineCount: Bool
     var includeDeleted: Bool
 
-    /// Reads `$filter`, `$orderby`, `$top`, `$skip`, `$select`, `$inlinecount` and `__includeDeleted`.
-    init(queryItems: [(name: String, value: String)], defaultTop: Int, maximumTop: Int) throws(TableError) {
+    /// Reads `$filter`, `$orderby`, `$top`, `$skip`, `$select`, the count option and
+    /// `__includeDeleted` as `rules` say.
+    ///
+    /// `pageLimit` is the most rows a page holds when `rules` cap `$top` (v3; `nil` is `defaultTop`).
+    init(
+        queryItems: [(name: String, value: String)], defaultTop: Int, maximumTop: Int,
+        rules: QueryRules = .mobileApps, pageLimit: Int? = nil
+    ) throws(TableError) {
         func value(_ name: String) -> String? {
             queryItems.first { $0.name.lowercased() == name.lowercased() }?.value
         }
         filter = value("$filter").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         orderBy = value("$orderby").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         select = value("$select").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        let maximumTop = rules.maximumTop ?? maximumTop
         if let text = value("$top") {
             guard let top = Int(text.trimmingCharacters(in: .whitespaces)), top >= 0 else {
                 throw .invalidQuery("$top must be a whole number from 0 to \(maximumTop); '\(text)' is not.")
             }
             guard top <= maximumTop else { throw .invalidQuery(ProtocolMessage.tooManyRecords(maximum: maximumTop)) }
-            self.top = top
+            self.top = rules.pageSizeCapsTop ? min(top, pageLimit ?? defaultTop) : top
+            requestedTop = top
             topWasGiven = true
         } else {
             top = defaultTop
+            requestedTop = nil
             topWasGiven = false
         }
         if let text = value("$skip") {
@@ -41,17 +53,32 @@ struct QueryOptions: Sendable, Equatable {
         } else {
             skip = 0
         }
-        switch value("$inlinecount")?.lowercased() {
-        case nil, "none": inlineCount = false
-        case "allpages": inlineCount = true
-        case let other?:
-            throw .invalidQuery("$inlinecount must be 'allpages' or 'none'; '\(other)' is not.")
+        switch rules.countOption {
+        case .inlineCount:
+            switch value("$inlinecount")?.lowercased() {
+            case nil, "none": inlineCount = false
+            case "allpages": inlineCount = true
+            case let other?:
+                throw .invalidQuery("$inlinecount must be 'allpages' or 'none'; '\(other)' is not.")
+            }
+        case .count:
+            switch value("$count")?.lowercased() {
+            case nil, "false": inlineCount = false
+            case "true": inlineCount = true
+            case let other?:
+                throw .invalidQuery("$count must be 'true' or 'false'; '\(other)' is not.")
+            }
         }
-        switch value("__includeDeleted")?.lowercased() {
-        case nil, "false": includeDeleted = false
-        case "true": includeDeleted = true
-        case let other?:
-            throw .invalidQuery("__includeDeleted must be 'true' or 'false'; '\(other)' is not.")
+        let includeDeleted = value("__includeDeleted")?.lowercased()
+        if rules.strictIncludeDeleted {
+            switch includeDeleted {
+            case nil, "false": self.includeDeleted = false
+            case "true": self.includeDeleted = true
+            case let other?:
+                throw .invalidQuery("__includeDeleted must be 'true' or 'false'; '\(other)' is not.")
+            }
+        } else {
+            self.includeDeleted = includeDeleted == "true"
         }
     }
 }

@@ -72,6 +72,23 @@ enum SQLDialect: Sendable {
         }
     }
 
+    /// OData arithmetic: `div` of two whole numbers truncates, as OData (and C#) divide integers,
+    /// and a division or remainder by zero is null in both databases (PostgreSQL would fail the
+    /// query). PostgreSQL keeps numbers as double precision, so it truncates and takes the
+    /// remainder explicitly.
+    func arithmetic(_ op: ArithmeticOperator, _ left: String, _ right: String, integers: Bool) -> String {
+        switch (self, op) {
+        case (_, .add), (_, .sub), (_, .mul): "(\(left) \(op.sql) \(right))"
+        case (.sqlite, .div) where integers: "(CAST(\(left) AS INTEGER) / CAST(\(right) AS INTEGER))"
+        case (.sqlite, .div): "(CAST(\(left) AS REAL) / \(right))"
+        case (.sqlite, .mod): "(\(left) % \(right))"
+        case (.postgres, .div) where integers: "trunc(\(left) / NULLIF(\(right), 0))"
+        case (.postgres, .div): "(\(left) / NULLIF(\(right), 0))"
+        case (.postgres, .mod):
+            "mod(CAST(\(left) AS numeric), NULLIF(CAST(\(right) AS numeric), 0))"
+        }
+    }
+
     /// The 1-based position of `needle` in `haystack`, 0 when absent.
     func position(of needle: String, in haystack: String) -> String {
         switch self {

@@ -49,6 +49,9 @@ extension ItemChanges {
                 }
                 continue
             }
+            // v3 clients send whole entities; the service sets these itself, and the version to
+            // check comes from If-Match only.
+            if style == .v3, ["updatedat", "createdat", "deleted", "version"].contains(lowered) { continue }
             if lowered == "version" || (style.isLegacy && lowered == "__version") {
                 switch value {
                 case .null: break

@@ -25,8 +25,14 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case tableNotFound(String)
     /// 409: a stale `version` in the body; carries the server item.
     case conflict(StoredItem)
-    /// 409: an insert with an id that exists; carries the item when the caller may see it.
+    /// 409: an insert with an id that exists, carrying the item; 400 when the item is another
+    /// user's (`nil`), which the caller must not learn exists.
     case alreadyExists(StoredItem?)
+    /// 410: the item is soft-deleted (v3; `__includedeleted=true` shows it).
+    case gone
+    /// 405: a method the request's protocol does not have there; the message says which to use,
+    /// `allow` lists the methods it has.
+    case methodNotAllowed(String, allow: String)
     /// 412: `If-Match` names another version; carries the server item.
     case preconditionFailed(StoredItem)
     /// 415: a write whose body is not declared as JSON (the content type sent, if any).
@@ -40,7 +46,10 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .missingApplicationKey, .signInRequired, .signInRefused: .unauthorized
         case .foreignOrigin: .forbidden
         case .itemNotFound, .tableNotFound: .notFound
+        case .alreadyExists(.none): .badRequest
         case .conflict, .alreadyExists: .conflict
+        case .gone: .gone
+        case .methodNotAllowed: .methodNotAllowed
         case .preconditionFailed: .preconditionFailed
         case .unsupportedMediaType: .unsupportedMediaType
         case .storage(let failure): failure.status
@@ -73,8 +82,13 @@ enum TableError: Error, HTTPResponseError, Equatable {
             "The table '\(table)' does not exist; it is created by the first item inserted into it."
         case .conflict:
             "The item has changed on the server; the body holds the server's item."
+        case .alreadyExists(.none):
+            "The item cannot be inserted with this id; choose another id, or leave it out to get a new one."
         case .alreadyExists:
             "An item with this id already exists on the service; choose another id (or update that item)."
+        case .gone:
+            "The item has been deleted; add __includedeleted=true to the query to read or change it."
+        case .methodNotAllowed(let message, _): message
         case .preconditionFailed:
             "The item has changed on the server since the version given in If-Match; the body holds the server's item."
         case .storage(let failure): failure.message

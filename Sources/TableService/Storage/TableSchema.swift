@@ -35,6 +35,8 @@ struct Column: Sendable, Equatable {
     let name: String
     var type: ColumnType
     let isSystem: Bool
+    /// The type a schema file declares (stores never set it; queries learn it from the declaration).
+    var declared: DeclaredType? = nil
 }
 
 /// The columns of one table: the system columns first, then the user columns in creation order.

@@ -27,6 +27,9 @@ protocol TableStorage: Sendable {
     /// Waits until the store is open and prepared (at once for SQLite, which opens in `init`).
     func ready() async throws(TableServiceError)
 
+    /// Every table's schema, sorted by name (read again from the database when others may change it).
+    func allSchemas() async throws(TableError) -> [TableSchema]
+
     /// Every table with its number of live and soft-deleted rows, sorted by name.
     func tableSummaries() async throws(TableError) -> [TableSummary]
 
@@ -50,8 +53,14 @@ protocol TableStorage: Sendable {
         _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem
 
-    /// The page of rows matching a compiled query as JSON (an array, or `{"results": [...],
-    /// "count": N}` when the query asks for the count); the count and the rows agree.
+    /// Removes the item `id` (for tables declared without soft delete) and returns it as it was;
+    /// 404 when missing or out of `scope`, 412 on a stale `ifMatch`.
+    func remove(
+        from table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem
+
+    /// The page of rows matching a compiled query as JSON, with the count when the query has a
+    /// count statement; the count and the rows agree.
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage
 
     /// Up to `limit` rows of `table` (soft-deleted ones included), newest first.
@@ -68,11 +77,17 @@ struct TableSummary: Sendable {
     let deleted: Int
 }
 
-/// A page of a list request, as JSON bytes.
+/// A page of a list request: its items as a JSON array, and the count of all matching rows
+/// when the query asked for it. The protocol's ``PageEnvelope`` makes the body.
 struct TablePage: Sendable {
-    let body: Data
+    /// `[item,item,…]`.
+    let items: [UInt8]
+    /// The rows matching the query, ignoring `$skip` and `$top`; `nil` unless counted.
+    let count: Int?
     /// The number of items in it.
     let rows: Int
+    /// Whether rows follow the page, when the query probed for them (``CompiledQuery/probesNextRow``).
+    var hasMore: Bool? = nil
 }
 
 /// The versions a write expects the stored item to have.
@@ -106,20 +121,23 @@ extension TableStorage {
     /// Compiles a list request for `table`. A name the cached schema does not know is looked up
     /// once more in the database, since another instance may have just added that column.
     func compile(
-        _ options: QueryOptions, table: String, style: ProtocolStyle, scope: RowScope = .all
+        _ options: QueryOptions, table: String, style: ProtocolStyle, declaration: TableDeclaration? = nil,
+        scope: RowScope = .all
     ) async throws(TableError) -> CompiledQuery {
         var schema = schema(of: table)
         if schema == nil { schema = try await reloadSchema(of: table) }
         guard let schema else { throw .tableNotFound(table) }
         do {
             return try QueryCompiler.compile(
-                options, schema: schema, dialect: dialect, scope: scope, resolve: style.resolver(for: schema))
+                options, schema: schema, dialect: dialect, scope: scope, rules: style.queryRules,
+                resolve: style.resolver(for: schema, declaration: declaration))
         } catch .invalidQuery(let message) {
             guard let fresh = try await reloadSchema(of: table), fresh.columns.count != schema.columns.count else {
                 throw .invalidQuery(message)
             }
             return try QueryCompiler.compile(
-                options, schema: fresh, dialect: dialect, scope: scope, resolve: style.resolver(for: fresh))
+                options, schema: fresh, dialect: dialect, scope: scope, rules: style.queryRules,
+                resolve: style.resolver(for: fresh, declaration: declaration))
         }
     }
 }

@@ -106,15 +106,15 @@ extension ItemJSONEncoder {
         }
     }
 
-    /// Whether rows can go through ``append(row:layout:to:)``: the plain v2 style, every column.
-    var writesRowsDirectly: Bool { style == .v2 && selection == nil }
+    /// Whether rows can go through ``append(row:layout:to:)``: v2 or v3, every column.
+    var writesRowsDirectly: Bool { (style == .v2 || style == .v3) && selection == nil }
 
     /// Appends the item in one PostgreSQL row, through ``StoredItem`` (any style and selection).
     func append(row: PostgresRow, to bytes: inout [UInt8]) throws {
         append(try StoredItem(row), to: &bytes)
     }
 
-    /// Appends the item in one row of the result `layout` was made for (v2 style, every column).
+    /// Appends the item in one row of the result `layout` was made for (v2 or v3, every column).
     func append(row: PostgresRow, layout: PostgresLayout, to bytes: inout [UInt8]) throws {
         for cell in row {
             switch layout.roles[cell.columnIndex] {
@@ -122,10 +122,11 @@ extension ItemJSONEncoder {
                 bytes += Self.idKey
                 try Self.appendText(cell, to: &bytes)
             case .createdAt:
+                guard style == .v2 else { continue }
                 bytes += Self.createdAtKey
                 ProtocolDate.append(milliseconds: try cell.decode(Int64.self), to: &bytes)
             case .updatedAt:
-                bytes += Self.updatedAtKey
+                bytes += style == .v2 ? Self.updatedAtKey : Self.firstUpdatedAtKey
                 ProtocolDate.append(milliseconds: try cell.decode(Int64.self), to: &bytes)
             case .version:
                 bytes += Self.versionKey

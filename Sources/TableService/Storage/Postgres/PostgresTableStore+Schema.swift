@@ -13,7 +13,7 @@ import SyncProtocol
 extension PostgresTableStore {
     /// Creates the metadata tables (if missing), `tables` and `ownedTables` (which keep an owner
     /// per row), and loads every schema.
-    func prepare(tables: [String], ownedTables: [String]) async throws {
+    func prepare(tables: [String], ownedTables: [String], declarations: [TableDeclaration] = []) async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
             try await connection.query(
@@ -38,6 +38,11 @@ extension PostgresTableStore {
         }
         for table in ownedTables {
             try await keepOwners(in: table)
+        }
+        for declaration in declarations {
+            let schema = try await createTable(declaration.name, waitingForOpen: false)
+            try declaration.checkFits(schema)
+            _ = try await ensureColumns(schema, for: declaration.typeWitnesses, waitingForOpen: false)
         }
         let names = try await client.query("SELECT \"name\" FROM \"__tables\"", logger: logger).collect()
         for name in names {
@@ -146,7 +151,7 @@ extension PostgresTableStore {
     /// Adds the columns `fields` need and types all-null columns; the schema afterwards. Nothing
     /// is locked when this instance already knows every column and type.
     func ensureColumns(
-        _ schema: TableSchema, for fields: [StoredItem.Field]
+        _ schema: TableSchema, for fields: [StoredItem.Field], waitingForOpen: Bool = true
     ) async throws(TableError)
         -> TableSchema
     {
@@ -156,7 +161,7 @@ extension PostgresTableStore {
                 "The property name '\(field.name)' is longer than PostgreSQL allows for a column "
                     + "(\(Self.maximumIdentifierLength) bytes); use a shorter name.")
         }
-        return try await changingSchema(of: schema.name, waitingForOpen: true) { connection, existing in
+        return try await changingSchema(of: schema.name, waitingForOpen: waitingForOpen) { connection, existing in
             guard var current = existing else { throw TableError.tableNotFound(schema.name) }
             let table = SQLDialect.quoted(current.name)
             for change in try current.changes(for: fields) {

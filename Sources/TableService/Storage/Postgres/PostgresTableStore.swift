@@ -48,7 +48,7 @@ final class PostgresTableStore: TableStorage {
     /// call waits for that (``ready()`` reports its failure).
     init(
         location: PostgresLocation, clock: @escaping @Sendable () -> Int64, tables: [String],
-        ownedTables: [String] = [], logger: Logger
+        ownedTables: [String] = [], declarations: [TableDeclaration] = [], logger: Logger
     ) {
         self.location = location
         self.clock = clock
@@ -72,7 +72,11 @@ final class PostgresTableStore: TableStorage {
         let client = PostgresClient(configuration: configuration, eventLoopGroup: eventLoop, backgroundLogger: logger)
         self.client = client
         runner = Task { await client.run() }
-        opening.withLock { $0 = Task { try await self.prepare(tables: tables, ownedTables: ownedTables) } }
+        opening.withLock {
+            $0 = Task {
+                try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
+            }
+        }
     }
 
     private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
@@ -88,6 +92,8 @@ final class PostgresTableStore: TableStorage {
     func ready() async throws(TableServiceError) {
         do {
             try await opened()
+        } catch let error as ServiceSchemaError {
+            throw .invalidConfiguration(error.description)
         } catch {
             throw .cannotOpenDatabase(
                 "PostgreSQL at \(location.displayURL) cannot be used: \(Self.describe(error)). "
@@ -216,6 +222,29 @@ final class PostgresTableStore: TableStorage {
         throw .storage(.keptChanging(id: id))
     }
 
+    func remove(
+        from table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
+        guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
+        for _ in 0..<3 {
+            var statement = PostgresStatement()
+            // A rewrite: pages after this row move up (see PageCursors).
+            _ = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
+            let target = SQLDialect.quoted(schema.name)
+            var conditions = ["\(target).\"id\" = \(statement.bind(.text(id)))"]
+            if let ifMatch { conditions.append("\(target).\"version\" = \(statement.bind(.text(ifMatch)))") }
+            if let owner = scope.owner {
+                conditions.append(
+                    "\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))")
+            }
+            statement.sql += "DELETE FROM \(target) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
+            if let removed = try await run(statement).first { return removed }
+            guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
+            if let ifMatch, ifMatch != current.version { throw .preconditionFailed(current) }
+        }
+        throw .storage(.keptChanging(id: id))
+    }
+
     // MARK: Queries
 
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
@@ -234,14 +263,14 @@ final class PostgresTableStore: TableStorage {
                     return try await pageFollowingCursors(query, seek: seek, select: select, encoder: encoder)
                 }
                 return try await Self.encodePage(
-                    try await client.query(select, logger: logger), count: nil, encoder: encoder
+                    try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder
                 ).page
             }
             let countQuery = PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments))
             guard query.top > 0 else {
                 // The count alone (`$top=0`): one statement.
                 let count = try await client.query(countQuery, logger: logger).collect().first?.decode(Int.self) ?? 0
-                return TablePage(body: Data(#"{"results":[],"count":\#(count)}"#.utf8), rows: 0)
+                return TablePage(items: Array("[]".utf8), count: count, rows: 0)
             }
             return try await client.withConnection { connection in
                 // The count and the page from one snapshot.
@@ -251,7 +280,8 @@ final class PostgresTableStore: TableStorage {
                         try await connection.query(countQuery, logger: self.logger).collect().first?.decode(
                             Int.self) ?? 0
                     let page = try await Self.encodePage(
-                        try await connection.query(select, logger: self.logger), count: count, encoder: encoder
+                        try await connection.query(select, logger: self.logger), count: count, query: query,
+                        encoder: encoder
                     ).page
                     try await connection.query("COMMIT", logger: self.logger)
                     return page
@@ -276,11 +306,11 @@ final class PostgresTableStore: TableStorage {
             let values =
                 query.countArguments + [
                     .integer(cursor.stamp), .text(cursor.id), table, .integer(cursor.rewrites),
-                    .integer(Int64(query.top)), .integer(Int64(query.skip - position)),
+                    .integer(Int64(query.limit)), .integer(Int64(query.skip - position)),
                 ]
             let seeking = PostgresQuery(unsafeSQL: seek.sql, binds: PostgresStatement.bindings(values))
             let (page, last) = try await Self.encodePage(
-                try await client.query(seeking, logger: logger), count: nil, encoder: encoder)
+                try await client.query(seeking, logger: logger), count: nil, query: query, encoder: encoder)
             if let last {
                 try remember(last, of: query, seek: seek, rewrites: cursor.rewrites, position: query.skip + page.rows)
                 return page
@@ -291,7 +321,7 @@ final class PostgresTableStore: TableStorage {
         statement.sql = "SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = \(statement.bind(table))"
         let rewrites = try await values(statement) { row in try row.decode(Int64.self) }.first
         let (page, last) = try await Self.encodePage(
-            try await client.query(select, logger: logger), count: nil, encoder: encoder)
+            try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder)
         if let last, let rewrites {
             try remember(last, of: query, seek: seek, rewrites: rewrites, position: query.skip + page.rows)
         }
@@ -308,18 +338,23 @@ final class PostgresTableStore: TableStorage {
         cursors.remember(cursor, before: position, in: query)
     }
 
-    /// The page's rows as JSON (wrapped with the count when there is one), and its last row.
+    /// The page's rows as a JSON array with the count, and its last row (not the probed one).
     private static func encodePage(
-        _ rows: PostgresRowSequence, count: Int?, encoder: ItemJSONEncoder
+        _ rows: PostgresRowSequence, count: Int?, query: CompiledQuery, encoder: ItemJSONEncoder
     ) async throws -> (page: TablePage, last: PostgresRow?) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 320 * 64)
-        if count != nil { bytes += Array(#"{"results":"#.utf8) }
         bytes.append(UInt8(ascii: "["))
         var written = 0
         var layout: ItemJSONEncoder.PostgresLayout?
         var last: PostgresRow?
+        var hasMore: Bool? = query.probesNextRow ? false : nil
         for try await row in rows {
+            if query.probesNextRow, written == query.top {
+                // The probed row: not answered (and the last one, by its LIMIT).
+                hasMore = true
+                continue
+            }
             last = row
             if written > 0 { bytes.append(UInt8(ascii: ",")) }
             if written == 0, encoder.writesRowsDirectly { layout = ItemJSONEncoder.PostgresLayout(row) }
@@ -331,8 +366,7 @@ final class PostgresTableStore: TableStorage {
             written += 1
         }
         bytes.append(UInt8(ascii: "]"))
-        if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
-        return (TablePage(body: Data(bytes), rows: written), last)
+        return (TablePage(items: bytes, count: count, rows: written, hasMore: hasMore), last)
     }
 
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem]) {
@@ -342,6 +376,11 @@ final class PostgresTableStore: TableStorage {
             "SELECT * FROM \(SQLDialect.quoted(schema.name)) ORDER BY \"updatedAt\" DESC, \"id\" DESC "
             + "LIMIT \(statement.bind(.integer(Int64(limit))))"
         return (schema, try await run(statement))
+    }
+
+    func allSchemas() async throws(TableError) -> [TableSchema] {
+        try await reloadAllSchemas()
+        return registry.all()
     }
 
     func tableSummaries() async throws(TableError) -> [TableSummary] {

@@ -19,16 +19,21 @@ extension ItemJSONEncoder {
         }
     }
 
-    /// Appends one row selected with the schema's ``TableSchema/selectList``.
+    /// Appends one row selected with the schema's ``TableSchema/selectList``; directly in v2 and v3 with
+    /// every column, through ``StoredItem`` otherwise.
     func append(row: Row, schema: TableSchema, keys: ColumnKeys, to bytes: inout [UInt8]) throws {
-        guard style == .v2, selection == nil else {
+        guard style == .v2 || style == .v3, selection == nil else {
             return append(SQLiteTableStore.item(from: row, schema), to: &bytes)
         }
         bytes += Self.idKey
         try Self.appendText(row, 0, to: &bytes)
-        bytes += Self.createdAtKey
-        ProtocolDate.append(milliseconds: row[1], to: &bytes)
-        bytes += Self.updatedAtKey
+        if style == .v2 {
+            bytes += Self.createdAtKey
+            ProtocolDate.append(milliseconds: row[1], to: &bytes)
+            bytes += Self.updatedAtKey
+        } else {
+            bytes += Self.firstUpdatedAtKey
+        }
         ProtocolDate.append(milliseconds: row[2], to: &bytes)
         bytes += Self.versionKey
         try Self.appendText(row, 3, to: &bytes)
@@ -80,6 +85,8 @@ extension ItemJSONEncoder {
     static let idKey = Array(#"{"id":"#.utf8)
     static let createdAtKey = Array(#","createdAt":""#.utf8)
     static let updatedAtKey = Array(#"","updatedAt":""#.utf8)
+    /// `updatedAt` right after `id`, as v3 writes it (no `createdAt`).
+    static let firstUpdatedAtKey = Array(#","updatedAt":""#.utf8)
     static let versionKey = Array(#"","version":"#.utf8)
     static let deletedTrue = Array(#","deleted":true"#.utf8)
     static let deletedFalse = Array(#","deleted":false"#.utf8)

@@ -33,7 +33,8 @@ final class SQLiteTableStore: TableStorage {
     /// Opens the file at `path` (or a private in-memory database when `nil`), creates `tables` and
     /// `ownedTables` if they do not exist, and makes `ownedTables` keep an owner per row.
     init(
-        path: String?, clock: @escaping @Sendable () -> Int64, tables: [String], ownedTables: [String] = []
+        path: String?, clock: @escaping @Sendable () -> Int64, tables: [String], ownedTables: [String] = [],
+        declarations: [TableDeclaration] = []
     ) throws(TableServiceError) {
         do {
             if let path {
@@ -57,6 +58,15 @@ final class SQLiteTableStore: TableStorage {
             try database.write { db in
                 for table in ownedTables { try self.keepOwners(db, in: table) }
             }
+            for declaration in declarations {
+                try database.write { db in
+                    var schema = try self.ensureTable(db, declaration.name)
+                    try declaration.checkFits(schema)
+                    try self.ensureColumns(db, &schema, for: declaration.typeWitnesses)
+                }
+            }
+        } catch let error as ServiceSchemaError {
+            throw .invalidConfiguration(error.description)
         } catch {
             throw .cannotOpenDatabase("\(error)")
         }
@@ -78,6 +88,10 @@ final class SQLiteTableStore: TableStorage {
     func close() {}
 
     // MARK: Tables
+
+    func allSchemas() async throws(TableError) -> [TableSchema] {
+        registry.all()
+    }
 
     func tableSummaries() async throws(TableError) -> [TableSummary] {
         let schemas = registry.all()
@@ -195,6 +209,20 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
+    func remove(
+        from table: String, id: String, ifMatch: String?, scope: RowScope
+    ) async throws(TableError) -> StoredItem {
+        guard registry.schema(of: table) != nil else { throw .itemNotFound }
+        return try writeNow { db in
+            let schema = try self.ensureTable(db, table)
+            guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
+            if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
+            try db.cachedStatement(sql: "DELETE FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?")
+                .execute(arguments: [id])
+            return current
+        }
+    }
+
     // MARK: Queries
 
     func page(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage {
@@ -209,19 +237,23 @@ final class SQLiteTableStore: TableStorage {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 320 * 64)
-        if count != nil { bytes += Array(#"{"results":"#.utf8) }
         bytes.append(UInt8(ascii: "["))
         let keys = ItemJSONEncoder.ColumnKeys(query.schema)
         var rows = 0
         let cursor = try Row.fetchCursor(db, sql: query.selectSQL, arguments: arguments(query.selectArguments))
+        var hasMore: Bool?
         while let row = try cursor.next() {
+            if query.probesNextRow, rows == query.top {
+                hasMore = true
+                break
+            }
             if rows > 0 { bytes.append(UInt8(ascii: ",")) }
             try encoder.append(row: row, schema: query.schema, keys: keys, to: &bytes)
             rows += 1
         }
         bytes.append(UInt8(ascii: "]"))
-        if let count { bytes += Array(#","count":\#(count)}"#.utf8) }
-        return TablePage(body: Data(bytes), rows: rows)
+        if query.probesNextRow, hasMore == nil { hasMore = false }
+        return TablePage(items: bytes, count: count, rows: rows, hasMore: hasMore)
     }
 
     /// SQLite's plan for a compiled query (`EXPLAIN QUERY PLAN`), to check that it uses the indexes.

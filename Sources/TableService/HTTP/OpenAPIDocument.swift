@@ -1,0 +1,156 @@
+import SyncProtocol
+
+/// The service's tables described in OpenAPI 3.1 (served at `/openapi.json`), with the Datasync
+/// v3 routes and shapes: one schema per table (declared columns with their types, dynamic columns
+/// with the type their values gave them) and its `{items, count, nextLink}` page.
+enum OpenAPIDocument {
+    /// The document for `schemas`, with `declarations` giving declared columns their types.
+    static func document(_ schemas: [TableSchema], declarations: ServiceSchema) -> JSONValue {
+        var paths: [String: JSONValue] = [:]
+        var components: [String: JSONValue] = [:]
+        for schema in schemas {
+            let name = schema.name
+            components[name] = itemSchema(schema, declarations.declaration(of: name))
+            components[name + "Page"] = pageSchema(name)
+            paths["/tables/\(name)"] = collectionPath(name)
+            paths["/tables/\(name)/{id}"] = itemPath(name)
+        }
+        return [
+            "openapi": "3.1.1",
+            "info": [
+                "title": "todosync table service",
+                "version": "3.0.0",
+                "description": .string(
+                    "Tables spoken to with Datasync v3 (ZUMO-API-VERSION: 3.0.0) and Mobile Apps v2 (2.0.0)."),
+            ],
+            "paths": .object(paths),
+            "components": ["schemas": .object(components)],
+        ]
+    }
+
+    private static func itemSchema(_ schema: TableSchema, _ declaration: TableDeclaration?) -> JSONValue {
+        var properties: [String: JSONValue] = [
+            SystemColumn.id: ["type": "string"],
+            SystemColumn.updatedAt: ["type": ["null", "string"], "format": "date-time", "readOnly": true],
+            SystemColumn.version: ["type": "string", "format": "byte", "readOnly": true],
+            SystemColumn.deleted: ["type": "boolean", "readOnly": true],
+        ]
+        for column in schema.userColumns {
+            if let declared = declaration?.column(named: column.name) {
+                properties[column.name] = self.declared(declared.type)
+            } else {
+                properties[column.name] = dynamic(column.type)
+            }
+        }
+        return ["type": "object", "properties": .object(properties)]
+    }
+
+    private static func declared(_ type: DeclaredType) -> JSONValue {
+        switch type {
+        case .string: ["type": ["null", "string"]]
+        case .integer: ["type": ["null", "integer"], "format": "int64"]
+        case .number: ["type": ["null", "number"], "format": "double"]
+        case .boolean: ["type": ["null", "boolean"]]
+        case .dateTime: ["type": ["null", "string"], "format": "date-time"]
+        case .dateOnly: ["type": ["null", "string"], "format": "date"]
+        case .timeOfDay: ["type": ["null", "string"], "format": "time"]
+        case .enumeration(let values):
+            ["type": ["null", "string"], "enum": .array(values.map(JSONValue.string) + [.null])]
+        }
+    }
+
+    private static func dynamic(_ type: ColumnType) -> JSONValue {
+        switch type {
+        case .string: ["type": ["null", "string"]]
+        case .number: ["type": ["null", "number"]]
+        case .boolean: ["type": ["null", "boolean"]]
+        case .date: ["type": ["null", "string"], "format": "date-time"]
+        case .unknown: ["type": ["null", "string", "number", "boolean"]]
+        }
+    }
+
+    private static func pageSchema(_ table: String) -> JSONValue {
+        [
+            "type": "object", "required": ["items"], "additionalProperties": false,
+            "properties": [
+                "items": ["type": "array", "items": reference(table), "readOnly": true],
+                "count": ["type": ["null", "integer"], "format": "int32", "readOnly": true],
+                "nextLink": ["type": ["null", "string"], "readOnly": true],
+            ],
+        ]
+    }
+
+    private static func reference(_ name: String) -> JSONValue {
+        ["$ref": .string("#/components/schemas/\(name)")]
+    }
+
+    private static func json(_ schema: JSONValue) -> JSONValue {
+        ["application/json": ["schema": schema]]
+    }
+
+    private static func parameter(_ name: String, _ description: String, _ schema: JSONValue) -> JSONValue {
+        ["name": .string(name), "in": "query", "description": .string(description), "schema": schema]
+    }
+
+    private static func collectionPath(_ table: String) -> JSONValue {
+        let parameters: [JSONValue] = [
+            parameter("$count", "Whether to include the total count of items matching the query", ["type": "boolean"]),
+            parameter("$filter", "The OData filter to apply to the query", ["type": "string"]),
+            parameter("$orderby", "The comma-separated list of ordering instructions", ["type": "string"]),
+            parameter("$select", "The comma-separated list of fields to return", ["type": "string"]),
+            parameter("$skip", "The number of items to skip", ["type": "integer", "minimum": 0]),
+            parameter("$top", "The number of items to return", ["type": "integer", "minimum": 0, "maximum": 128_000]),
+            parameter("__includedeleted", "Include soft-deleted items ('true' or 'false')", ["type": "boolean"]),
+        ]
+        return [
+            "get": [
+                "tags": [.string(table)], "parameters": .array(parameters),
+                "responses": [
+                    "200": ["description": "OK", "content": json(reference(table + "Page"))],
+                    "400": ["description": "Bad Request"],
+                ],
+            ],
+            "post": [
+                "tags": [.string(table)],
+                "requestBody": ["content": json(reference(table))],
+                "responses": [
+                    "201": ["description": "Created", "content": json(reference(table))],
+                    "400": ["description": "Bad Request"],
+                    "409": ["description": "Conflict", "content": json(reference(table))],
+                    "415": ["description": "Unsupported Media Type"],
+                ],
+            ],
+        ]
+    }
+
+    private static func itemPath(_ table: String) -> JSONValue {
+        let id: JSONValue = ["name": "id", "in": "path", "required": true, "schema": ["type": "string"]]
+        let entity: JSONValue = ["description": "OK", "content": json(reference(table))]
+        let conflict: JSONValue = ["description": "Precondition Failed", "content": json(reference(table))]
+        return [
+            "parameters": [id],
+            "get": [
+                "tags": [.string(table)],
+                "responses": [
+                    "200": entity, "304": ["description": "Not Modified"], "404": ["description": "Not Found"],
+                    "410": ["description": "Gone"],
+                ],
+            ],
+            "put": [
+                "tags": [.string(table)],
+                "requestBody": ["content": json(reference(table))],
+                "responses": [
+                    "200": entity, "400": ["description": "Bad Request"], "404": ["description": "Not Found"],
+                    "410": ["description": "Gone"], "412": conflict,
+                ],
+            ],
+            "delete": [
+                "tags": [.string(table)],
+                "responses": [
+                    "204": ["description": "No Content"], "404": ["description": "Not Found"],
+                    "410": ["description": "Gone"], "412": conflict,
+                ],
+            ],
+        ]
+    }
+}
