@@ -102,11 +102,15 @@ extension SyncContext {
         }
     }
 
-    /// The item's user columns (unknown and server-owned columns dropped).
+    /// The item's user columns (server-owned columns dropped); a member the table has no column for
+    /// is kept, and the write adds its column (as the service's dynamic schema does).
     private nonisolated func userValues(_ item: Item, _ table: TableDescription) throws(SyncError) -> Item {
         var values: Item = [:]
-        for column in table.columns {
-            if let value = item[column.name] { values[column.name] = value }
+        for (name, value) in item where !SystemColumn.all.contains(name) {
+            guard name != TableDescription.mismatchesColumn else {
+                throw .invalidItem("'\(name)' is the store's own column; name the field otherwise")
+            }
+            values[name] = value
         }
         return values
     }

@@ -4,6 +4,8 @@ import HTTPTypes
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The table was not described when the context was opened.
     case unknownTable(String)
+    /// A table name that cannot be a table: not letters, digits and underscores.
+    case invalidTableName(String)
     /// An insert named an id that the local table already has.
     case itemExists(table: String, id: String)
     /// No local row has this id.
@@ -39,7 +41,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownTable(let name):
-            "The table '\(name)' is not described in this store. Register it when opening the sync context."
+            "The table '\(name)' is not described in this store. Name it with --table (the dashboard's Tables "
+                + "setting), or describe it on the sync context."
+        case .invalidTableName(let name):
+            "'\(name)' is not a table name: use 1 to 64 letters, digits and underscores, not starting with a "
+                + "digit or with __."
         case .itemExists(let table, let id):
             "An item with id '\(id)' already exists in '\(table)'. Edit it instead, or choose another id."
         case .itemNotFound(let table, let id):

@@ -34,7 +34,10 @@ struct ListIndex: Sendable {
     }
 
     private var name: String { table.quotedDatabaseIdentifier }
-    private var key: String { table.replacingOccurrences(of: "'", with: "''") }
+    private var key: String { literal(table) }
+
+    /// `text` for inside an SQL string literal.
+    private func literal(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "''") }
 
     // MARK: Reading
 
@@ -165,7 +168,7 @@ struct ListIndex: Sendable {
         let uncount =
             ["UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '' AND \(isCounted);"]
             + flags.map { flag in
-                "UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '\(flag)' "
+                "UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '\(literal(flag))' "
                     + "AND coalesce(old.\(flag.quotedDatabaseIdentifier), 0) = 1 AND \(isCounted);"
             }
         // One trigger, whose statements run in order: the row is uncounted and unindexed against the
@@ -189,7 +192,7 @@ struct ListIndex: Sendable {
                         + "AND coalesce(old.\(column), 0) != coalesce(new.\(column), 0) BEGIN "
                         + "UPDATE __rowCounts SET rows = rows + "
                         + "(CASE WHEN coalesce(new.\(column), 0) = 1 THEN 1 ELSE -1 END) "
-                        + "WHERE tableName = '\(key)' AND columnName = '\(flag)'; END"))
+                        + "WHERE tableName = '\(key)' AND columnName = '\(literal(flag))'; END"))
         }
         if let search {
             triggers.append(

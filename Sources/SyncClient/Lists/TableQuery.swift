@@ -102,7 +102,7 @@ public struct TableQuery: Sendable, Hashable {
             if value == .null {
                 return op == "=" ? "\(quoted) IS NULL" : op == "<>" ? "\(quoted) IS NOT NULL" : "0"
             }
-            arguments.append(ColumnValue.database(value, as: type))
+            arguments.append(ColumnValue.queryArgument(value, as: type))
             return "\(quoted) \(op) ?"
         }
         switch predicate {

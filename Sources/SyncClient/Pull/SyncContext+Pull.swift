@@ -116,7 +116,6 @@ extension SyncContext {
         tokenKey: String?, cursor: inout PullCursor, pendingWrite: inout Task<PageCounts, any Error>?,
         _ result: inout PullResult
     ) async throws {
-        let layout = store.layouts[table.name] ?? PageLayout(table)
         let path = transport.path(table: table.name)
         var first = true
         while true {
@@ -134,6 +133,8 @@ extension SyncContext {
 
             let reply = try await transport.send(.get, path, query: parameters)
             try Self.checkPage(reply)
+            // The layout as the table is now: a column an earlier page brought is decoded in place.
+            let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
             let (rows, count) = try layout.decode(reply.body)
             if let count { monitor.update { $0.total = count } }
             first = false
@@ -152,6 +153,8 @@ extension SyncContext {
             let predicate = query?.predicate
             pendingWrite = Task.detached { [store, queue] in
                 try await store.asyncWrite { db in
+                    // A column this page brings is added by the transaction that stores the page.
+                    let (table, rows) = try store.widen(db, table.name, forPulled: rows)
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
                     }
