@@ -70,7 +70,7 @@ extension SyncContext {
         let description = try store.description(of: table)
         let (filter, arguments) = try query.sqlWhere(description)
         let sql =
-            "SELECT \(description.selectList) FROM \(table.quotedDatabaseIdentifier)\(filter)"
+            "SELECT \(description.selectList) FROM \(table.quotedSQLName)\(filter)"
             + (try query.sqlOrder(description))
             + query.sqlLimit()
         return try read { db in
@@ -86,7 +86,7 @@ extension SyncContext {
         let (filter, arguments) = try query.sqlWhere(description)
         return try read { db in
             try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)\(filter)"),
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.quotedSQLName)\(filter)"),
                 arguments: StatementArguments(arguments)) ?? 0
         }
     }

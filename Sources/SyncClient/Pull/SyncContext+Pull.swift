@@ -175,7 +175,7 @@ extension SyncContext {
         of rows: [PulledRow], outside predicate: TableQuery.Predicate, in table: TableDescription, _ db: Database
     ) throws -> String? {
         let (condition, conditionArguments) = try TableQuery(where: predicate).sqlWhere(table)
-        let columns = table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let columns = table.allColumns.map(\.name.quotedSQLName).joined(separator: ", ")
         let row = "(" + sqlParameters(table.allColumns.count) + ")"
         // In chunks, under SQLite's limit on bound parameters.
         let perChunk = max(1, 30_000 / max(1, table.allColumns.count))
@@ -220,7 +220,7 @@ extension SyncContext {
     static func apply(
         _ rows: [PulledRow], to table: TableDescription, keeping pending: Set<String>, in db: Database
     ) throws -> PageCounts {
-        let delete = try db.cachedStatement(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM \(table.name.quotedSQLName) WHERE id = ?")
         let perStatement = max(1, valuesPerUpsert / table.allColumns.count)
         var counts = PageCounts()
         var waiting: [DatabaseValue] = []
@@ -273,7 +273,7 @@ extension SyncContext {
                 try queue.removeAll(db, table: table)
             }
             try db.execute(
-                sql: "DELETE FROM \(table.quotedDatabaseIdentifier)\(filter)", arguments: StatementArguments(arguments))
+                sql: "DELETE FROM \(table.quotedSQLName)\(filter)", arguments: StatementArguments(arguments))
             let removed = db.changesCount
             try store.removeDeltaTokens(db, table: table)
             return removed

@@ -159,25 +159,25 @@ extension LocalStore {
     /// Creates the local table of `table`, or adds the columns it lacks, and saves its columns'
     /// types; then brings its list index up to its columns.
     private static func create(_ table: TableDescription, in db: Database) throws {
-        let name = table.name.quotedDatabaseIdentifier
+        let name = table.name.quotedSQLName
         if try db.tableExists(table.name) {
             let existing = Set(try db.columns(in: table.name).map(\.name))
             for column in table.allColumns where !existing.contains(column.name) {
                 try db.execute(
-                    sql: "ALTER TABLE \(name) ADD COLUMN \(column.name.quotedDatabaseIdentifier) \(column.type.sqlType)")
+                    sql: "ALTER TABLE \(name) ADD COLUMN \(column.name.quotedSQLName) \(column.type.sqlType)")
             }
         } else {
             let columns = table.allColumns.map { column in
                 column.name == SystemColumn.id
                     ? "\"id\" TEXT PRIMARY KEY NOT NULL"
-                    : "\(column.name.quotedDatabaseIdentifier) \(column.type.sqlType)"
+                    : "\(column.name.quotedSQLName) \(column.type.sqlType)"
             }
             try db.execute(sql: "CREATE TABLE \(name) (\(columns.joined(separator: ", ")))")
             try db.execute(
-                sql: "CREATE INDEX \("\(table.name)_updatedAt".quotedDatabaseIdentifier) ON \(name) (updatedAt, id)")
+                sql: "CREATE INDEX \("\(table.name)_updatedAt".quotedSQLName) ON \(name) (updatedAt, id)")
         }
         // Lists page by rowid now; this index of an older todosync only slowed every write.
-        try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier)")
+        try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)_createdAt".quotedSQLName)")
         try db.execute(sql: "INSERT OR IGNORE INTO __tables (name) VALUES (?)", arguments: [table.name])
         try db.execute(sql: "DELETE FROM __columns WHERE tableName = ?", arguments: [table.name])
         for (position, column) in table.columns.enumerated() {

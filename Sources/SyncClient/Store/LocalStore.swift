@@ -127,7 +127,7 @@ struct LocalStore: Sendable {
     func readItem(_ db: Database, table: TableDescription, id: String) throws -> Item? {
         let table = current(table, in: db)
         let statement = try db.cachedStatement(
-            sql: "SELECT \(table.selectList) FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
+            sql: "SELECT \(table.selectList) FROM \(table.name.quotedSQLName) WHERE id = ?")
         guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
         return Self.item(from: row, table: table)
     }
@@ -138,7 +138,7 @@ struct LocalStore: Sendable {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql:
-                    "SELECT \(table.selectList) FROM \(table.name.quotedDatabaseIdentifier) WHERE id IN (\(sqlParameters(ids.count)))"
+                    "SELECT \(table.selectList) FROM \(table.name.quotedSQLName) WHERE id IN (\(sqlParameters(ids.count)))"
             ),
             arguments: StatementArguments(positional: ids))
         var items: [String: Item] = [:]
@@ -174,7 +174,7 @@ struct LocalStore: Sendable {
         let table = try widen(db, table.name, forItems: [item])
         let values = ColumnValue.row(item, columns: table.allColumns)
         try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(positional: values))
-        try listIndexes[table.name]?.catchUp(db, limit: Self.catchUpPerEdit)
+        try catalog.entry(table.name, for: db)?.listIndex.catchUp(db, limit: Self.catchUpPerEdit)
     }
 
     /// Rows past the list index's mark that one local write takes in (usually just its own row;
@@ -201,7 +201,7 @@ struct LocalStore: Sendable {
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {
-        try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM \(table.quotedSQLName) WHERE id = ?", arguments: [id])
     }
 
     // MARK: Config

@@ -140,17 +140,17 @@ public struct TableDescription: Sendable, Hashable {
                     Column(SystemColumn.createdAt, .text), Column(SystemColumn.updatedAt, .text),
                     Column(SystemColumn.deleted, .boolean), Column(TableDescription.mismatchesColumn, .json),
                 ] + columns
-            let quoted = allColumns.map(\.name.quotedDatabaseIdentifier)
+            let quoted = allColumns.map(\.name.quotedSQLName)
             selectList = quoted.joined(separator: ", ")
-            let updates = quoted.filter { $0 != SystemColumn.id.quotedDatabaseIdentifier }.map {
+            let updates = quoted.filter { $0 != SystemColumn.id.quotedSQLName }.map {
                 "\($0) = excluded.\($0)"
             }
-            upsertHead = "INSERT INTO \(name.quotedDatabaseIdentifier) (\(selectList)) VALUES "
+            upsertHead = "INSERT INTO \(name.quotedSQLName) (\(selectList)) VALUES "
             upsertRow = "(" + sqlParameters(quoted.count) + ")"
             upsertTail = " ON CONFLICT(id) DO UPDATE SET " + updates.joined(separator: ", ")
             systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
             // `answer.columnN` is the Nth value of a row, in the order of `allColumns`.
-            let table = name.quotedDatabaseIdentifier
+            let table = name.quotedSQLName
             let answer = allColumns.enumerated().map { "answer.column\($0.offset + 1)" }
             let userColumns = allColumns.count - columns.count
             let sets = 1..<userColumns
