@@ -231,3 +231,43 @@ struct AnyTableTests {
         #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 1)
     }
 }
+
+/// The official server's answers (`shared/spec/reference-server`), pulled as they were captured.
+@Suite(.timeLimit(.minutes(1)))
+struct ReferenceAnswerColumnTests {
+    /// The body of a captured exchange's response.
+    private static func responseBody(_ name: String, filePath: String = #filePath) throws -> String {
+        var folder = URL(fileURLWithPath: filePath)
+        for _ in 0..<3 { folder.deleteLastPathComponent() }
+        let candidates = [
+            ProcessInfo.processInfo.environment["REFERENCE_SERVER_DIR"].map { URL(fileURLWithPath: $0) },
+            folder.deletingLastPathComponent().appendingPathComponent("shared/spec/reference-server"),
+            folder.deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("shared/spec/reference-server"),
+        ].compactMap { $0 }
+        let file = try #require(
+            candidates.map { $0.appendingPathComponent(name) }.first {
+                FileManager.default.fileExists(atPath: $0.path)
+            })
+        let text = try String(contentsOf: file, encoding: .utf8)
+        let response = try #require(text.range(of: "=== RESPONSE ==="))
+        let body = try #require(text[response.upperBound...].range(of: "\n\n"))
+        return String(text[body.upperBound...]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func theOfficialServersPriorityColumnIsKeptWithTheTodo() async throws {
+        let page = try Self.responseBody("200-get-list.txt")
+        let service = try await MisbehavingService { request in
+            request.query["$skip"] == nil && request.query["$filter"] == nil ? .json(200, page) : .json(200, "[]")
+        }
+        defer { service.stopInBackground() }
+        let context = try SyncContext.temporary(in: TemporaryFolder(), remote: service.url)
+        let todo = context.table("todoitem")
+        let pulled = try await todo.pull()
+        #expect(pulled.written == 2)
+        #expect(try todo.item(id: "2e56ae14-d1b5-42c4-b5ba-50345f38006e")?["priority"] == 2)
+        #expect(try todo.item(id: "item-1")?["priority"] == .null)
+        #expect(try context.description(of: "todoitem").columnNames == ["text", "complete", "priority"])
+        #expect(try context.description(of: "todoitem").columnType("priority") == .integer)
+    }
+}
