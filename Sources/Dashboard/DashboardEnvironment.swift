@@ -45,7 +45,7 @@ extension SyncError {
             HTTPError(.unprocessableContent, description)
         case .stopped, .noRemote:
             HTTPError(.serviceUnavailable, description)
-        case .badResponse, .serviceFault:
+        case .badResponse, .serviceFault, .serviceHasNoTable:
             HTTPError(.badGateway, description)
         case .storage:
             HTTPError(.internalServerError, description)

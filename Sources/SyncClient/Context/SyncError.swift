@@ -4,6 +4,8 @@ import HTTPTypes
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The table was not described when the context was opened.
     case unknownTable(String)
+    /// The service answered 404 for the table's rows: it has no table of that name.
+    case serviceHasNoTable(String)
     /// A table name that cannot be a table: not letters, digits and underscores.
     case invalidTableName(String)
     /// An insert named an id that the local table already has.
@@ -41,8 +43,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownTable(let name):
-            "The table '\(name)' is not described in this store. Name it with --table (the dashboard's Tables "
-                + "setting), or describe it on the sync context."
+            "The table '\(name)' is not in this store. Pull it from the service first (todosync client --table "
+                + "\(name) pull, or the dashboard's Tables setting)."
+        case .serviceHasNoTable(let name):
+            "The service has no table '\(name)' (HTTP 404). Check the table's name (letters, digits and "
+                + "underscores) and the service's address."
         case .invalidTableName(let name):
             "'\(name)' is not a table name: use 1 to 64 letters, digits and underscores, not starting with a "
                 + "digit or with __."

@@ -50,7 +50,14 @@ extension SyncContext {
     ) async throws
         -> PullResult
     {
-        let description = try store.description(of: table)
+        // A table the store does not hold yet is added by the transaction of its first page.
+        let description: TableDescription
+        if let held = store.tables[table] {
+            description = held
+        } else {
+            try LocalStore.checkTableName(table)
+            description = TableDescription(name: table, columns: [])
+        }
         _ = try await readyTransport(.pull, table: table)
         var result = PullResult()
         let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
@@ -76,6 +83,10 @@ extension SyncContext {
                     conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
                     error: reason == nil ? error.description : nil))
             throw error
+        }
+        if store.tables[table] == nil {
+            // The service's table is empty: the store holds it now all the same.
+            try await store.asyncWrite { [store] db in _ = try store.describe(db, description) }
         }
         await recordLastSync(
             SyncSummary(
@@ -132,7 +143,7 @@ extension SyncContext {
             if first { parameters.append(("$inlinecount", "allpages")) }
 
             let reply = try await transport.send(.get, path, query: parameters)
-            try Self.checkPage(reply)
+            try Self.checkPage(reply, table: table.name)
             // The layout as the table is now: a column an earlier page brought is decoded in place.
             let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
             let (rows, count) = try layout.decode(reply.body)
@@ -154,6 +165,7 @@ extension SyncContext {
             pendingWrite = Task.detached { [store, queue] in
                 try await store.asyncWrite { db in
                     // A column this page brings is added by the transaction that stores the page.
+                    if store.catalog.entry(table.name, for: db) == nil { try store.describe(db, table) }
                     let (table, rows) = try store.widen(db, table.name, forPulled: rows)
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
@@ -205,11 +217,12 @@ extension SyncContext {
         result.skippedPending += counts.skipped
     }
 
-    private static func checkPage(_ reply: HTTPReply) throws(SyncError) {
+    private static func checkPage(_ reply: HTTPReply, table: String) throws(SyncError) {
         guard reply.status.kind != .successful else { return }
         if let reason = PushDecision.stopReason(status: reply.status, message: reply.message) {
             throw .stopped(reason)
         }
+        if reply.status == .notFound { throw .serviceHasNoTable(table) }
         throw .badResponse("HTTP \(reply.status.code): \(reply.message)")
     }
 

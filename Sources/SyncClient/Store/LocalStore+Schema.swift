@@ -20,7 +20,7 @@ extension LocalStore {
 
     /// Checks a table name: 1 to 64 ASCII letters, digits and underscores, not starting with a digit
     /// or with `__` (the store's own tables).
-    public static func checkTableName(_ name: String) throws(SyncError) {
+    static func checkTableName(_ name: String) throws(SyncError) {
         let bytes = Array(name.utf8)
         func isWordByte(_ byte: UInt8) -> Bool {
             (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == 95
@@ -97,7 +97,8 @@ extension LocalStore {
         let current = try description(of: table, in: db)
         var seen: [(String, JSONValue)] = []
         for item in items {
-            for (name, value) in item {
+            // By name: columns that come together are added in the same order every time.
+            for (name, value) in item.sorted(by: { $0.key < $1.key }) {
                 guard let type = current.columnType(name) else {
                     if !SystemColumn.all.contains(name) { seen.append((name, value)) }
                     continue

@@ -73,6 +73,12 @@ public struct TableDescription: Sendable, Hashable {
     /// The user column names.
     public var columnNames: [String] { columns.map(\.name) }
 
+    /// Checks that `name` can be a table's name: 1 to 64 ASCII letters, digits and underscores, not
+    /// starting with a digit or with `__`; else ``SyncError/invalidTableName(_:)``.
+    public static func checkName(_ name: String) throws(SyncError) {
+        try LocalStore.checkTableName(name)
+    }
+
     /// The store's own column of every data table: the values kept exactly because they do not fit
     /// their column's type, as a JSON object by column name (NULL when none). A service column of this
     /// name (not a valid name on a todosync service) is not stored.
