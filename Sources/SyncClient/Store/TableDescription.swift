@@ -24,6 +24,10 @@ public struct TableDescription: Sendable, Hashable {
         /// No value but null seen yet: the first other value gives the column its type.
         case null
 
+        /// Whether `value` fits this type as it is (null fits every type); a value that does not is
+        /// kept exactly and flagged (see ``TableDescription/mismatchedColumns(of:)``).
+        public func fits(_ value: JSONValue) -> Bool { ColumnValue.fits(value, self) }
+
         var sqlType: String {
             switch self {
             case .text, .json, .date: "TEXT"
