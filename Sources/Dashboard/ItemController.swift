@@ -29,13 +29,13 @@ struct ItemController: Sendable {
     {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
-        let page = ItemPage(
+        var page = ItemPage(
             item: TodoPresenter.row(item, operation: nil, csrf: environment.renderer.csrfToken),
             form: TodoForm(
                 text: form?.text ?? item["text"]?.stringValue ?? "",
                 complete: form?.complete ?? item["complete"]?.boolValue ?? false, error: form?.message),
-            operation: pendingChange(id), otherColumns: otherColumns(item),
-            dataHref: DataController.href(DashboardEnvironment.table, id))
+            operation: pendingChange(id), dataHref: DataController.href(DashboardEnvironment.table, id))
+        page.otherColumns = otherColumns(item)
         return environment.renderer.page("item", request, section: .todos, status: status, page)
     }
 

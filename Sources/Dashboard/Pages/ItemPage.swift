@@ -6,7 +6,8 @@ struct ItemPage: Encodable, Sendable {
     /// The item's latest queued change, if any.
     var operation: PendingChange?
     /// todoitem's columns beyond text and complete (`priority`, `due`...), with their values.
-    var otherColumns: [OtherColumn] = []
+    var otherColumns: [OtherColumn] = [] { didSet { hasOtherColumns = !otherColumns.isEmpty } }
+    var hasOtherColumns = false
     /// The editor of every column of this todo (`/data/todoitem/{id}`).
     var dataHref = ""
 
