@@ -93,7 +93,9 @@ struct ClientOptions: ParsableArguments {
     /// Opens the store; errors are printed by ``run(_:)``.
     /// A move to another service is said on standard error (the rows it removed, the changes kept).
     func open() throws -> SyncContext {
-        guard let store else { throw ValidationError("Missing expected argument '--store <store>' (the local SQLite file).") }
+        guard let store else {
+            throw ValidationError("Missing expected argument '--store <store>' (the local SQLite file).")
+        }
         let context = try SyncContext(
             path: store,
             configuration: SyncConfiguration(

@@ -49,7 +49,9 @@ struct DashboardCommand: AsyncParsableCommand {
     func validate() throws {
         if let remote { _ = try RemoteOption.parse(remote) }
         for table in tables {
-            do { try TableDescription.checkName(table) } catch { throw ValidationError("--table: \(error.description)") }
+            do { try TableDescription.checkName(table) } catch {
+                throw ValidationError("--table: \(error.description)")
+            }
         }
         if appKey != nil, remote == nil {
             throw ValidationError("--app-key needs --remote: the embedded service has no key.")

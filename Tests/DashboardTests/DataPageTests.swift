@@ -45,7 +45,9 @@ import Testing
         #expect(editor.status == 200)
         #expect(editor.text.contains(#"name="field:paid" value="true""#) && editor.text.contains(#"type="checkbox""#))
         #expect(editor.text.contains(#"type="number" step="any" name="field:total" value="12.5""#))
-        #expect(editor.text.contains(#"type="datetime-local" step="0.001" name="field:due" value="2026-12-01T09:30:00.000""#))
+        #expect(
+            editor.text.contains(
+                #"type="datetime-local" step="0.001" name="field:due" value="2026-12-01T09:30:00.000""#))
         #expect(editor.text.contains(#"type="text" name="field:customer" value="ACME""#))
         let saved = try await harness.submit(
             "/data/orders/o1",
@@ -64,7 +66,9 @@ import Testing
     }
 
     @Test(arguments: [("field:total", "abc", "total"), ("field:due", "2026-13-45T00:00", "due")])
-    func aValueThatDoesNotFitIsShownAgainAsTypedAndNothingIsWritten(field: String, value: String, column: String)
+    func aValueThatDoesNotFitIsShownAgainAsTypedAndNothingIsWritten(
+        field: String, value: String, column: String
+    )
         async throws
     {
         let harness = try await ordersDashboard()

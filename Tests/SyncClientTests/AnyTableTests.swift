@@ -47,7 +47,8 @@ struct AnyTableTests {
         let folder = try TemporaryFolder()
         let service = try await Self.service(in: folder)
         for index in 0..<9 {
-            _ = try await service.rest.insert(["id": .string("o\(index)"), "customer": .string("c\(index)")], table: "orders")
+            _ = try await service.rest.insert(
+                ["id": .string("o\(index)"), "customer": .string("c\(index)")], table: "orders")
         }
         // The last rows bring a column (the service's dynamic schema adds it) on the pull's third page.
         _ = try await service.rest.patch("o7", ["priority": 2], table: "orders")

@@ -99,7 +99,8 @@ struct DataAPIController: Sendable {
         var changes = try values(request, for: table)
         changes[SystemColumn.id] = item[SystemColumn.id]
         let context = environment.context
-        return APIController.json(try storeCall { () throws(SyncError) in try context.table(table.name).update(changes) })
+        return APIController.json(
+            try storeCall { () throws(SyncError) in try context.table(table.name).update(changes) })
     }
 
     private func delete(_ request: Request) throws -> Response {

@@ -40,7 +40,8 @@ struct DataController: Sendable {
         let names = synced + context.tables.map(\.name).filter { !synced.contains($0) }
         let lines = try names.compactMap { name throws(HTTPError) -> DataTablesPage.Table? in
             guard let table = try? context.description(of: name) else { return nil }
-            let total = try storeCall { () throws(SyncError) in try context.listPage(name, ListRequest(limit: 1)).total }
+            let total = try storeCall { () throws(SyncError) in try context.listPage(name, ListRequest(limit: 1)).total
+            }
             let own = operations.filter { $0.table == name }
             return DataTablesPage.Table(
                 name: name, href: Self.href(name), rows: total ?? 0, columns: table.columns.count,
@@ -52,7 +53,9 @@ struct DataController: Sendable {
 
     // MARK: List
 
-    func list(_ request: Request, invalid: RecordForm.Invalid? = nil, status: HTTPResponse.Status = .ok) throws
+    func list(
+        _ request: Request, invalid: RecordForm.Invalid? = nil, status: HTTPResponse.Status = .ok
+    ) throws
         -> Response
     {
         let table = try table(request)
@@ -127,12 +130,15 @@ struct DataController: Sendable {
         let context = environment.context
         guard let item = try storeCall({ () throws(SyncError) in try context.item(id: id, in: table.name) }) else {
             throw HTTPError(
-                .notFound, "There is no row with the id “\(id)” in \(table.name). It may have been deleted, or not pulled yet.")
+                .notFound,
+                "There is no row with the id “\(id)” in \(table.name). It may have been deleted, or not pulled yet.")
         }
         return item
     }
 
-    private func show(_ request: Request, invalid: RecordForm.Invalid? = nil, status: HTTPResponse.Status = .ok)
+    private func show(
+        _ request: Request, invalid: RecordForm.Invalid? = nil, status: HTTPResponse.Status = .ok
+    )
         throws -> Response
     {
         let table = try table(request)

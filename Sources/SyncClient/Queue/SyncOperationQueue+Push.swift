@@ -173,7 +173,8 @@ extension SyncOperationQueue {
             guard let row = queued[id], let serverItem, OperationKind(rawValue: row[3]) != .delete else { continue }
             let (tableName, itemId, hasLater): (String, String, Bool) = (row[1], row[2], row[4])
             if hasLater {
-                try adoptVersion(db, of: serverItem, table: store.description(of: tableName, in: db), itemId: itemId, after: id)
+                try adoptVersion(
+                    db, of: serverItem, table: store.description(of: tableName, in: db), itemId: itemId, after: id)
             } else {
                 adoptions[tableName, default: []].append(serverItem)
             }
@@ -186,7 +187,9 @@ extension SyncOperationQueue {
             guard let row = queued[id] else { continue }
             var result: Item?
             if let serverItem, OperationKind(rawValue: row[3]) != .delete {
-                result = row[4] ? serverItem : try store.readItem(db, table: store.description(of: row[1], in: db), id: row[2])
+                result =
+                    row[4]
+                    ? serverItem : try store.readItem(db, table: store.description(of: row[1], in: db), id: row[2])
             }
             try journal.settle(db, operationId: id, result: result)
         }

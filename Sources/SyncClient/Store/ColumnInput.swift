@@ -16,7 +16,9 @@ import SyncProtocol
 /// `null` (exactly) is null for every type but text, where an empty value is the empty string.
 public enum ColumnInput {
     /// The value of `text` for a column of `type` (nil: a column the table does not have yet).
-    public static func value(_ text: String, as type: TableDescription.ColumnType?) throws(ColumnInputError)
+    public static func value(
+        _ text: String, as type: TableDescription.ColumnType?
+    ) throws(ColumnInputError)
         -> JSONValue
     {
         let refused = ColumnInputError(column: "", type: type ?? .null, text: text)
@@ -46,7 +48,9 @@ public enum ColumnInput {
 
     /// The value of `text` for the column `column` of `table`: ``value(_:as:)`` with the error naming
     /// the column.
-    public static func value(_ text: String, column: String, of table: TableDescription) throws(ColumnInputError)
+    public static func value(
+        _ text: String, column: String, of table: TableDescription
+    ) throws(ColumnInputError)
         -> JSONValue
     {
         do { return try value(text, as: table.columnType(column)) } catch {
