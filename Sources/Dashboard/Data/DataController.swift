@@ -43,10 +43,11 @@ struct DataController: Sendable {
             let total = try storeCall { () throws(SyncError) in try context.listPage(name, ListRequest(limit: 1)).total
             }
             let own = operations.filter { $0.table == name }
+            let conflicts = own.filter { $0.state == .conflict }.count
             return DataTablesPage.Table(
                 name: name, href: Self.href(name), rows: total ?? 0, columns: table.columns.count,
                 pending: own.filter { [.pending, .attempted, .inFlight].contains($0.state) }.count,
-                conflicts: own.filter { $0.state == .conflict }.count, synced: synced.contains(name))
+                conflicts: conflicts, hasConflicts: conflicts > 0, synced: synced.contains(name))
         }
         return environment.renderer.page("data/tables", request, section: .data, DataTablesPage(tables: lines))
     }

@@ -10,6 +10,7 @@ struct DataTablesPage: Encodable, Sendable {
         var columns: Int
         var pending: Int
         var conflicts: Int
+        var hasConflicts: Bool
         /// Whether Sync pulls it (it is in the Tables setting).
         var synced: Bool
     }

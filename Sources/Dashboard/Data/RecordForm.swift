@@ -108,7 +108,10 @@ enum RecordForm {
                 continue
             }
             do {
-                changes[column.name] = try ColumnInput.value(text, column: column.name, of: table)
+                let value = try ColumnInput.value(text, column: column.name, of: table)
+                // The same value written another way (a browser drops a date's zero seconds).
+                if current != nil, value == (stored ?? .null) { continue }
+                changes[column.name] = value
             } catch {
                 errors[column.name] = error.description
             }
