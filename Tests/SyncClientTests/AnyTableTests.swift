@@ -214,6 +214,43 @@ struct AnyTableTests {
         #expect(entries.first?.result?["due"] == "2026-12-24T00:00:00.000Z")
     }
 
+    @Test func bulkDecisionsUndoAndOverturnWorkOnEveryColumnOfAnyTable() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await Self.service(in: folder)
+        for index in 0..<3 {
+            _ = try await service.rest.insert(
+                ["id": .string("o\(index)"), "customer": "c", "total": 1, "due": "2026-12-01T00:00:00.000Z"],
+                table: "orders")
+        }
+        let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
+        try context.describe("orders")
+        let orders = context.table("orders")
+        try await orders.pull(queryId: "all")
+        for index in 0..<3 {
+            _ = try await service.rest.patch(
+                "o\(index)", ["total": 2, "due": "2027-01-01T00:00:00.000Z"], table: "orders")
+            try orders.update(["id": .string("o\(index)"), "total": 3])
+        }
+        #expect(try await context.push().conflicts.count == 3)
+        let ids = try context.conflicts().map(\.operation.id)
+        let decision = try await context.resolve(ids, with: .useServer)
+        #expect(decision.outcomes.values.allSatisfy { $0 == .resolvedByServer || $0 == .pushed })
+        #expect(try orders.item(id: "o1")?["total"] == 2)
+        #expect(try orders.item(id: "o1")?["due"] == "2027-01-01T00:00:00.000Z")
+        // Undo overturns the batch: the losing copy goes to the service, every column of it (as Use
+        // Client would have sent it).
+        _ = try await context.undo(batch: decision.batch)
+        for index in 0..<3 {
+            let server = try #require(try await service.rest.get("orders", "o\(index)"))
+            #expect(server["total"] == 3)
+            #expect(server["due"] == "2026-12-01T00:00:00.000Z")
+            #expect(server["customer"] == "c")
+        }
+        let overturns = try context.journal().entries.filter { $0.decision == .overturn }
+        #expect(overturns.count == 3)
+        #expect(overturns.allSatisfy { $0.table == "orders" && $0.result?["total"] == 3 })
+    }
+
     @Test func eachTableHasItsOwnDeltaTokenPolicyAndCounts() async throws {
         let folder = try TemporaryFolder()
         let service = try await Self.service(in: folder)
