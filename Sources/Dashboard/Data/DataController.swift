@@ -36,18 +36,16 @@ struct DataController: Sendable {
     private func tables(_ request: Request) throws -> Response {
         let context = environment.context
         let synced = (try? context.syncedTables()) ?? []
-        let operations = try storeCall { () throws(SyncError) in try context.operations() }
         let names = synced + context.tables.map(\.name).filter { !synced.contains($0) }
         let lines = try names.compactMap { name throws(HTTPError) -> DataTablesPage.Table? in
             guard let table = try? context.description(of: name) else { return nil }
             let total = try storeCall { () throws(SyncError) in try context.listPage(name, ListRequest(limit: 1)).total
             }
-            let own = operations.filter { $0.table == name }
-            let conflicts = own.filter { $0.state == .conflict }.count
+            let counts = try storeCall { () throws(SyncError) in try context.operationCounts(table: name) }
             return DataTablesPage.Table(
                 name: name, href: Self.href(name), rows: total ?? 0, columns: table.columns.count,
-                pending: own.filter { [.pending, .attempted, .inFlight].contains($0.state) }.count,
-                conflicts: conflicts, hasConflicts: conflicts > 0, synced: synced.contains(name))
+                pending: counts.waiting, conflicts: counts.conflicts, hasConflicts: counts.conflicts > 0,
+                synced: synced.contains(name))
         }
         return environment.renderer.page("data/tables", request, section: .data, DataTablesPage(tables: lines))
     }
