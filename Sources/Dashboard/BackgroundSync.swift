@@ -118,9 +118,17 @@ final class BackgroundSync: Sendable {
                 var kind = Flash.Kind.success
                 var received = 0
                 let tables = (try? context.syncedTables()) ?? [Self.table]
+                var missing: [String] = []
                 for table in tables {
-                    let pull = try await context.pull(
-                        table, queryId: Self.queryId, settings: PullSettings(pageSize: pageSize()))
+                    let pull: PullResult
+                    do {
+                        pull = try await context.pull(
+                            table, queryId: Self.queryId, settings: PullSettings(pageSize: pageSize()))
+                    } catch SyncError.serviceHasNoTable(let name) {
+                        // Not a failure of the others: that service has no such table (yet).
+                        missing.append(name)
+                        continue
+                    }
                     if let pushed = pull.pushed {
                         let push = Self.describe(push: pushed)
                         parts.append(push.message)
@@ -128,8 +136,15 @@ final class BackgroundSync: Sendable {
                     }
                     received += pull.received
                 }
-                let from = tables.count == 1 ? "" : " from \(tables.count) tables"
+                let pulledTables = tables.count - missing.count
+                let from = pulledTables == 1 ? "" : " from \(pulledTables) tables"
                 parts.append("pulled \(received) row\(received == 1 ? "" : "s")\(from)")
+                if !missing.isEmpty {
+                    parts.append(
+                        "the service has no table " + missing.map { "“\($0)”" }.joined(separator: ", ")
+                            + " (check Settings → Tables)")
+                    kind = .warning
+                }
                 let text = parts.joined(separator: "; ")
                 return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
             }

@@ -232,6 +232,17 @@ import Testing
         await harness.stop()
     }
 
+    @Test func aSyncedTableTheServiceLacksIsNamedAndTheOthersStillSync() async throws {
+        let harness = try await TestDashboard { $0.tables = ["todoitem", "missing"] }
+        _ = try await TableClient(base: harness.url).insert(["id": "t", "text": "on the service"])
+        #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
+        await harness.dashboard.waitUntilIdle()
+        #expect(try harness.dashboard.context.table("todoitem").item(id: "t") != nil)
+        let page = try await harness.client.send(.get, "/")
+        #expect(page.text.contains("the service has no table “missing”"))
+        await harness.stop()
+    }
+
     @Test func theTodoEditorShowsTodoitemsOtherColumns() async throws {
         let harness = try await TestDashboard()
         try harness.dashboard.context.table("todoitem").insert(["id": "t", "text": "buy milk", "priority": 2])
