@@ -154,6 +154,17 @@ struct AnyTableTests {
         #expect(try context.listPage("orders", ListRequest(flag: .init("it's", true), limit: 5)).total == 1)
         #expect(try orders.count() == 2)
         #expect(throws: SyncError.self) { try orders.insert(["id": "m", TableDescription.mismatchesColumn: 1]) }
+        // Names SQLite or FTS5 keep for themselves: kept exactly, and lists and search still work.
+        let reserved: Item = [
+            "id": "r", "rowid": "r1", "OID": 5, "rank": "first", "orders__search": "s", "label": "findable",
+        ]
+        try orders.insert(reserved)
+        let kept = try #require(try orders.item(id: "r"))
+        for name in ["rowid", "OID", "rank", "orders__search", "label"] { #expect(kept[name] == reserved[name]) }
+        #expect(try context.listPage("orders", ListRequest(limit: 10)).items.count == 3)
+        #expect(
+            try context.listPage("orders", ListRequest(search: "findable", limit: 10)).items.map { $0["id"] } == ["r"])
+        #expect(try context.description(of: "orders").columnType("rowid") == nil)
     }
 
     @Test func tableNamesAreLettersDigitsAndUnderscores() throws {

@@ -9,9 +9,11 @@ struct SearchIndex: Sendable {
     /// The columns indexed: the table's text columns.
     let columns: [String]
 
-    /// The index of `table`, nil when it has no text column.
+    /// The index of `table`, nil when it has no text column. Text columns FTS5 cannot name (`rank`,
+    /// `rowid`, the index's own name) are left out: searches do not look into them.
     init?(_ table: TableDescription) {
-        let columns = table.columns.filter { $0.type == .text }.map(\.name)
+        let reserved: Set<String> = ["rank", "rowid", (table.name + "__search").lowercased()]
+        let columns = table.columns.filter { $0.type == .text && !reserved.contains($0.name.lowercased()) }.map(\.name)
         guard !columns.isEmpty else { return nil }
         self.table = table.name
         self.columns = columns

@@ -110,7 +110,7 @@ struct ListReader {
                 let fts = index.ftsTable.quotedSQLName
                 main = Source(
                     from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
-                    conditions: ["\(fts) MATCH ?"],
+                    conditions: ["\(fts).\(fts) MATCH ?"],
                     arguments: ["\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\""])
                 sources.append(pastMark)
             } else {

@@ -42,7 +42,12 @@ final class PageLayout: Sendable {
         var extras: [(String, JSONValue)] = []
         for member in members {
             guard let position = positions[member.name] else {
-                if member.name != TableDescription.mismatchesColumn { extras.append((member.name, member.value)) }
+                if TableDescription.canBeColumn(member.name) {
+                    extras.append((member.name, member.value))
+                } else if member.name != TableDescription.mismatchesColumn {
+                    // `rowid` and the like cannot be columns: kept exactly with the mismatches.
+                    mismatches[member.name] = member.value
+                }
                 continue
             }
             let column = columns[position]
@@ -89,7 +94,10 @@ struct PulledRow: Sendable {
             mismatches = kept
         }
         for (name, value) in extras {
-            guard let position = all.firstIndex(where: { $0.name == name }) else { continue }
+            guard let position = all.firstIndex(where: { $0.name == name }) else {
+                mismatches[name] = value
+                continue
+            }
             if let stored = ColumnValue.stored(value, as: all[position].type) {
                 laid[position] = stored
                 mismatches[name] = nil

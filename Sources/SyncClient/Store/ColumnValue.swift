@@ -114,6 +114,11 @@ enum ColumnValue {
             mismatches[column.name] = item[column.name]
             return .null
         }
+        // Members that cannot be columns (`rowid`...) are kept with the mismatches.
+        for (name, value) in item where !TableDescription.canBeColumn(name) && name != TableDescription.mismatchesColumn
+        {
+            mismatches[name] = value
+        }
         if !mismatches.isEmpty {
             values[TableDescription.mismatchesIndex] = JSONValue.object(mismatches).jsonText.databaseValue
         }

@@ -74,7 +74,7 @@ extension LocalStore {
     func widen(_ db: Database, _ table: String, for values: [(String, JSONValue)]) throws -> TableDescription {
         var description = try description(of: table, in: db)
         var changed = false
-        for (name, value) in values where name != TableDescription.mismatchesColumn {
+        for (name, value) in values where TableDescription.canBeColumn(name) {
             guard !SystemColumn.all.contains(name) else { continue }
             if let index = description.columns.firstIndex(where: { $0.name == name }) {
                 if let type = ColumnValue.widened(description.columns[index].type, for: value) {
@@ -100,7 +100,9 @@ extension LocalStore {
             // By name: columns that come together are added in the same order every time.
             for (name, value) in item.sorted(by: { $0.key < $1.key }) {
                 guard let type = current.columnType(name) else {
-                    if !SystemColumn.all.contains(name) { seen.append((name, value)) }
+                    if !SystemColumn.all.contains(name), TableDescription.canBeColumn(name) {
+                        seen.append((name, value))
+                    }
                     continue
                 }
                 if ColumnValue.widened(type, for: value) != nil { seen.append((name, value)) }

@@ -65,7 +65,7 @@ public struct TableDescription: Sendable, Hashable {
         self.name = name
         var seen: Set<String> = []
         self.columns = columns.filter {
-            !SystemColumn.all.contains($0.name) && $0.name != Self.mismatchesColumn && seen.insert($0.name).inserted
+            !SystemColumn.all.contains($0.name) && Self.canBeColumn($0.name) && seen.insert($0.name).inserted
         }
         derived = Derived(name: name, columns: self.columns)
     }
@@ -87,6 +87,13 @@ public struct TableDescription: Sendable, Hashable {
     /// their column's type, as a JSON object by column name (NULL when none). A service column of this
     /// name (not a valid name on a todosync service) is not stored.
     public static let mismatchesColumn = ":mismatches"
+
+    /// Whether a member named `name` can be a column of the local table. `rowid`, `oid` and `_rowid_`
+    /// (any case) would hide SQLite's row id, which lists page by, and ``mismatchesColumn`` is the
+    /// store's own: members of those names are kept exactly in ``mismatchesColumn`` instead.
+    public static func canBeColumn(_ name: String) -> Bool {
+        name != mismatchesColumn && !["rowid", "oid", "_rowid_"].contains(name.lowercased())
+    }
 
     /// Where ``mismatchesColumn`` is in ``allColumns``: after the system columns.
     static let mismatchesIndex = 5
