@@ -229,6 +229,14 @@ import Testing
         #expect(page.status == 200)
         for column in ["customer", "total", "paid", "due"] { #expect(page.text.contains(column), "\(column)") }
         #expect(page.text.contains("2027-01-01"))
+        let list = try await harness.client.send(.get, "/conflicts")
+        #expect(list.status == 200 && list.text.contains("o1"))
+        let resolved = try await harness.submit("/conflicts/\(conflict.operation.id)/resolve", ["choice": "use-client"])
+        #expect(resolved.status == 303)
+        await harness.dashboard.waitUntilIdle()
+        let journal = try await harness.client.send(.get, "/journal")
+        #expect(journal.status == 200)
+        #expect(journal.text.contains("orders") && journal.text.contains("total"))
         await harness.stop()
     }
 
