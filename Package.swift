@@ -120,7 +120,8 @@ let package = Package(
         .executableTarget(
             name: "dashboard-bench",
             dependencies: [
-                "Dashboard", "SyncClient", "TableService", "Views", .product(name: "GRDB", package: "GRDB.swift"),
+                "Dashboard", "SyncClient", "SyncProtocol", "TableService", "Views",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -10,7 +10,7 @@ import TableService
 // `client-bench [ROWS] [PUSHES]`: the sync client's pull and push against the real table service
 // (in-process, loopback), with the floors measured in the same run:
 //   a. pull ROWS rows (default 100k) into an empty store, page size 1000, three times, alternating
-//      with its floors;
+//      with its floors; then the same for ROWS rows of a table with 12 user columns (`WidePull`);
 //   b. push PUSHES queued inserts (default 10k), in ten rounds alternating with their floor;
 //   c. floors: the same pages fetched with plain sequential GETs (bytes only), the same rows inserted
 //      with one prepared statement (one transaction per page), and the same insert bodies POSTed
@@ -174,6 +174,11 @@ for round in 0..<pullRounds {
 }
 let pulledRows = rowCount * pullRounds
 
+// a2. The same pull of a table with 12 user columns of every type, against its own floors.
+line("seeding \(rowCount) rows of a 12-column table…")
+try await WidePull.seed(base, rows: rowCount)
+let wide = try await WidePull.measure(base: base, rows: rowCount, pageSize: pageSize, rounds: pullRounds, work: work)
+
 // b. Push queued inserts with the default window and with a window of 1 (strictly in queue order),
 // and c3. their floor: the same bodies POSTed with plain sequential requests (to another table). In
 // ten rounds that alternate which goes first, so that all share the machine's drift and the
@@ -283,6 +288,15 @@ line(
 line(
     "  then the search index caught up in the background: \(ratio(indexTime)) s more; "
         + "(pull + index) / (fetch + insert) = \(ratio((pullTime + indexTime) / (fetchTime + insertTime)))")
+line(
+    "pull  \(rowCount) rows of a 12-column table, \(pullRounds) times: \(ratio(wide.pull)) s, "
+        + "\(rate(pulledRows, wide.pull)) rows/s")
+line(
+    "  floor fetch  (same pages, plain GETs, \(wide.bytes / 1_000_000) MB each time): \(ratio(wide.fetch)) s;  "
+        + "floor insert (same rows, prepared statement): \(ratio(wide.insert)) s")
+line(
+    "  pull / (fetch + insert) = \(ratio(wide.pull / (wide.fetch + wide.insert)))   [target ≤ 1.2];  "
+        + "then the search index: \(ratio(wide.index)) s more")
 line(
     "queue \(pushCount) local inserts (row + operation, one transaction each): \(ratio(queueTime)) s, \(rate(pushCount, queueTime)) ops/s"
 )

@@ -35,6 +35,8 @@ struct APIController: Sendable {
         var applicationKey: String?
         /// What becomes of queued changes when `remote` is another service: "push" or "discard".
         var onSwitch: String?
+        /// The tables to sync and show (letters, digits and underscores).
+        var tables: [String]?
     }
 
     /// The 409 answer to a switch refused while changes are queued.
@@ -61,6 +63,7 @@ struct APIController: Sendable {
         router.get("/api/conflicts") { _ in try conflicts() }
         router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
         router.post("/api/settings") { request async throws in try await settings(request) }
+        router.get("/api/settings") { _ in try savedSettings() }
         for kind in [BackgroundSync.Kind.sync, .push, .pull] {
             router.post("/api/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
@@ -204,8 +207,31 @@ struct APIController: Sendable {
         }
     }
 
+    /// `GET /api/settings`: what the settings page shows (never the token itself).
+    struct SettingsAnswer: Encodable {
+        var remote: String?
+        var pageSize: Int
+        var pushWindow: Int
+        var offline: Bool
+        var tables: [String]
+    }
+
+    private func savedSettings() throws -> Response {
+        let settings = environment.settings.settings
+        let context = environment.context
+        return Self.json(
+            SettingsAnswer(
+                remote: settings.remoteURL, pageSize: settings.pageSize,
+                pushWindow: settings.pushWindow ?? SyncConfiguration.defaultPushWindow, offline: context.isOffline,
+                tables: try storeCall { () throws(SyncError) in try context.syncedTables() }))
+    }
+
     private func settings(_ request: Request) async throws -> Response {
         let payload = try request.decodeJSON(SettingsPayload.self)
+        if let tables = payload.tables {
+            let context = environment.context
+            try storeCall { () throws(SyncError) in _ = try context.setSyncedTables(tables) }
+        }
         if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
             throw HTTPError(.unprocessableContent, "pageSize must be from 1 to 1000.")
         }

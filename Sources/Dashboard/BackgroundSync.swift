@@ -35,7 +35,8 @@ final class BackgroundSync: Sendable {
     /// What each remote did when last asked, by address.
     private let contacts = Mutex<[String: RemoteState.Contact]>([:])
 
-    /// The table the dashboard pulls, and the query id of its incremental pull.
+    /// The table the dashboard pulls when none are set (see ``SyncContext/syncedTables()``), and the
+    /// query id of each table's incremental pull.
     static let table = "todoitem"
     static let queryId = "dashboard"
 
@@ -111,17 +112,39 @@ final class BackgroundSync: Sendable {
                 let result = try await context.push()
                 return Self.describe(push: result)
             case .pull, .sync:
-                // Pull pushes first when changes are pending, so Sync is one pull.
-                let pull = try await context.pull(
-                    Self.table, queryId: Self.queryId, settings: PullSettings(pageSize: pageSize()))
+                // Pull pushes first when changes are pending, so Sync is one pull per synced table,
+                // each with its own incremental pull (delta token).
                 var parts: [String] = []
                 var kind = Flash.Kind.success
-                if let pushed = pull.pushed {
-                    let push = Self.describe(push: pushed)
-                    parts.append(push.message)
-                    kind = push.kind
+                var received = 0
+                let tables = (try? context.syncedTables()) ?? [Self.table]
+                var missing: [String] = []
+                for table in tables {
+                    let pull: PullResult
+                    do {
+                        pull = try await context.pull(
+                            table, queryId: Self.queryId, settings: PullSettings(pageSize: pageSize()))
+                    } catch SyncError.serviceHasNoTable(let name) {
+                        // Not a failure of the others: that service has no such table (yet).
+                        missing.append(name)
+                        continue
+                    }
+                    if let pushed = pull.pushed {
+                        let push = Self.describe(push: pushed)
+                        parts.append(push.message)
+                        if push.kind != .success { kind = push.kind }
+                    }
+                    received += pull.received
                 }
-                parts.append("pulled \(pull.received) row\(pull.received == 1 ? "" : "s")")
+                let pulledTables = tables.count - missing.count
+                let from = pulledTables == 1 ? "" : " from \(pulledTables) tables"
+                parts.append("pulled \(received) row\(received == 1 ? "" : "s")\(from)")
+                if !missing.isEmpty {
+                    parts.append(
+                        "the service has no table " + missing.map { "“\($0)”" }.joined(separator: ", ")
+                            + " (check Settings → Tables)")
+                    kind = .warning
+                }
                 let text = parts.joined(separator: "; ")
                 return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
             }

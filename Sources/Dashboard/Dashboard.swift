@@ -19,7 +19,8 @@ public final class Dashboard: Sendable {
     public static let requiredTemplates = [
         "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
         "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "log",
-        "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies",
+        "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
+        "data/record", "data/delete",
     ]
 
     public let server: HTTPServer
@@ -58,6 +59,7 @@ public final class Dashboard: Sendable {
             path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path,
             configuration: SyncConfiguration(
                 pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow))
+        if let tables = configuration.tables { try context.setSyncedTables(tables) }
         let sessions = Sessions()
         let sync = BackgroundSync(context: context, sessions: sessions) { settings.settings.pageSize }
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
@@ -95,6 +97,7 @@ public final class Dashboard: Sendable {
         embed?(&router)
         TodoListController(environment: environment).addRoutes(to: &router)
         ItemController(environment: environment).addRoutes(to: &router)
+        DataController(environment: environment).addRoutes(to: &router)
         OperationsController(environment: environment).addRoutes(to: &router)
         // Before ConflictsController: `/conflicts/bulk` must not be taken for a conflict's number.
         ConflictDecisionsController(environment: environment).addRoutes(to: &router)
@@ -104,6 +107,7 @@ public final class Dashboard: Sendable {
         SettingsController(environment: environment).addRoutes(to: &router)
         SyncController(environment: environment).addRoutes(to: &router)
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
+        DataAPIController(environment: environment).addRoutes(to: &router)
 
         let server = try HTTPServer(
             configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder()

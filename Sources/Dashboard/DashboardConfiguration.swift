@@ -36,13 +36,17 @@ public struct DashboardConfiguration: Sendable {
     /// How many operations a push keeps on the wire at once (see ``SyncConfiguration/pushWindow``),
     /// saved in the settings; nil keeps the saved one (16 at first).
     public var pushWindow: Int?
+    /// The tables to sync and show (`--table`), saved in the store; nil keeps the saved ones
+    /// (`todoitem` at first).
+    public var tables: [String]?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
         remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil,
         allowedHosts: [String] = [], authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil,
-        pushWindow: Int? = nil
+        pushWindow: Int? = nil, tables: [String]? = nil
     ) {
+        self.tables = tables
         self.pushWindow = pushWindow
         self.onRemoteSwitch = onRemoteSwitch
         self.host = host

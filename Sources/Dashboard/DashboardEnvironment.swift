@@ -36,16 +36,16 @@ extension SyncError {
     /// The HTTP answer for a sync error met while handling a page or API request.
     var httpError: HTTPError {
         switch self {
-        case .itemNotFound, .operationNotFound:
+        case .itemNotFound, .operationNotFound, .unknownTable:
             HTTPError(.notFound, description)
         case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations,
             .remoteSwitchRefused:
             HTTPError(.conflict, description)
-        case .invalidItem, .unknownTable:
+        case .invalidItem, .invalidTableName:
             HTTPError(.unprocessableContent, description)
         case .stopped, .noRemote:
             HTTPError(.serviceUnavailable, description)
-        case .badResponse, .serviceFault:
+        case .badResponse, .serviceFault, .serviceHasNoTable:
             HTTPError(.badGateway, description)
         case .storage:
             HTTPError(.internalServerError, description)

@@ -29,18 +29,35 @@ struct ItemController: Sendable {
     {
         let item = try item(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
-        let page = ItemPage(
+        var page = ItemPage(
             item: TodoPresenter.row(item, operation: nil, csrf: environment.renderer.csrfToken),
             form: TodoForm(
                 text: form?.text ?? item["text"]?.stringValue ?? "",
                 complete: form?.complete ?? item["complete"]?.boolValue ?? false, error: form?.message),
-            operation: pendingChange(id))
+            operation: pendingChange(id), dataHref: DataController.href(DashboardEnvironment.table, id))
+        page.otherColumns = otherColumns(item)
         return environment.renderer.page("item", request, section: .todos, status: status, page)
     }
 
+    /// The todo's columns beyond text and complete, in the table's order.
+    private func otherColumns(_ item: Item) -> [ItemPage.OtherColumn] {
+        guard let table = try? environment.context.description(of: DashboardEnvironment.table) else { return [] }
+        let mismatched = Set(table.mismatchedColumns(of: item))
+        return table.columns.filter { $0.name != "text" && $0.name != "complete" }.map { column in
+            ItemPage.OtherColumn(
+                name: column.name, type: column.type.rawValue,
+                value: ColumnInput.text(item[column.name], as: column.type),
+                mismatch: mismatched.contains(column.name))
+        }
+    }
+
     private func pendingChange(_ id: String) -> ItemPage.PendingChange? {
-        guard let operation = try? environment.context.operations(table: DashboardEnvironment.table, itemId: id).last
-        else { return nil }
+        Self.pendingChange(environment.context, table: DashboardEnvironment.table, id: id)
+    }
+
+    /// The latest queued change of the row `id` of `table`, as an editor describes it.
+    static func pendingChange(_ context: SyncContext, table: String, id: String) -> ItemPage.PendingChange? {
+        guard let operation = try? context.operations(table: table, itemId: id).last else { return nil }
         return ItemPage.PendingChange(
             kind: operation.kind.rawValue, state: TodoPresenter.stateLabel(operation.state),
             badge: TodoPresenter.stateBadge(operation.state),

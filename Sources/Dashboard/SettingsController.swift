@@ -27,6 +27,32 @@ struct SettingsController: Sendable {
     func addRoutes(to router: inout Router) {
         router.get("/settings") { request in show(request, form: current()) }
         router.post("/settings") { request async throws in try await save(request) }
+        router.post("/settings/tables") { request in try saveTables(request) }
+    }
+
+    /// The names typed into the Tables field (spaces or commas between them).
+    static func tableNames(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map(String.init)
+    }
+
+    private func saveTables(_ request: Request) throws -> Response {
+        let text = try request.form()["tables"] ?? ""
+        let context = environment.context
+        do {
+            let saved = try context.setSyncedTables(Self.tableNames(text))
+            environment.sessions.flash(
+                request, .success, "Tables saved: \(saved.joined(separator: ", ")). Sync to fetch their rows.")
+            return .redirect(to: "/settings#tables")
+        } catch {
+            let message =
+                switch error {
+                case .invalidItem: "Name at least one table, such as todoitem."
+                default: error.description
+                }
+            return show(
+                request, form: current(), status: .unprocessableContent,
+                tables: SettingsPage.TablesForm(value: text, error: message))
+        }
     }
 
     private func current() -> Form {
@@ -40,14 +66,18 @@ struct SettingsController: Sendable {
     }
 
     private func show(
-        _ request: Request, form: Form, status: HTTPResponse.Status = .ok, switchQuestion: RemoteSwitchQuestion? = nil
+        _ request: Request, form: Form, status: HTTPResponse.Status = .ok, switchQuestion: RemoteSwitchQuestion? = nil,
+        tables: SettingsPage.TablesForm? = nil
     ) -> Response {
         environment.renderer.page(
             "settings", request, section: .settings, status: status,
             SettingsPage(
                 form: form, embeddedURL: environment.embeddedURL(),
                 policies: PoliciesView(context: environment.context),
-                switchQuestion: switchQuestion))
+                switchQuestion: switchQuestion,
+                tables: tables
+                    ?? SettingsPage.TablesForm(
+                        value: ((try? environment.context.syncedTables()) ?? []).joined(separator: " "))))
     }
 
     private func save(_ request: Request) async throws -> Response {

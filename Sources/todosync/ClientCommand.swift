@@ -57,8 +57,8 @@ struct ClientSubcommandOptions: ParsableArguments {
 
 /// The options every client command takes.
 struct ClientOptions: ParsableArguments {
-    @Option(help: "The local store (SQLite file, created if needed).")
-    var store: String
+    @Option(help: "The local store (SQLite file, created if needed). Required by every command.")
+    var store: String?
 
     @Option(help: "The table service's address, such as http://127.0.0.1:8080 (saved in the store).")
     var remote: String?
@@ -72,13 +72,18 @@ struct ClientOptions: ParsableArguments {
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
 
-    @Option(help: "The table to work on.")
+    @Option(
+        help: """
+            The table to work on: any table of the service (letters, digits and underscores). \
+            pull brings a table the store does not hold yet.
+            """)
     var table = "todoitem"
 
     @Flag(help: "Print JSON instead of a summary.")
     var json = false
 
     func validate() throws {
+        do { try TableDescription.checkName(table) } catch { throw ValidationError("--table: \(error.description)") }
         if let remote {
             guard let url = URL(string: remote), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ValidationError("--remote '\(remote)' is not an http(s) address such as http://127.0.0.1:8080.")
@@ -89,6 +94,9 @@ struct ClientOptions: ParsableArguments {
     /// Opens the store; errors are printed by ``run(_:)``.
     /// A move to another service is said on standard error (the rows it removed, the changes kept).
     func open() throws -> SyncContext {
+        guard let store else {
+            throw ValidationError("Missing expected argument '--store <store>' (the local SQLite file).")
+        }
         let context = try SyncContext(
             path: store,
             configuration: SyncConfiguration(
@@ -121,6 +129,8 @@ struct ClientOptions: ParsableArguments {
             if RemoteSwitchOption.isRefusal(error) { throw failure(RemoteSwitchOption.explain(error)) }
             throw failure(error.description)
         } catch let error as ConflictDecisionError {
+            throw failure(error.description)
+        } catch let error as FieldAssignmentError {
             throw failure(error.description)
         }
     }
@@ -166,6 +176,18 @@ func describe(_ item: Item) -> String {
     let id = item["id"]?.stringValue ?? "?"
     let text = item["text"].map { $0.isNull ? "" : $0.description } ?? ""
     return "\(id)  \(done) \(text)"
+}
+
+/// One line for an item of any table: `id  name=value name=value ...`, in the table's column order,
+/// values as JSON (a value of another type than its column's marked with `!`).
+func describe(_ item: Item, in table: TableDescription) -> String {
+    let id = item["id"]?.stringValue ?? "?"
+    let mismatched = Set(table.mismatchedColumns(of: item))
+    let fields = table.columns.compactMap { column -> String? in
+        guard let value = item[column.name], value != .null else { return nil }
+        return "\(column.name)=\(value.jsonText)\(mismatched.contains(column.name) ? "!" : "")"
+    }
+    return ([id] + fields).joined(separator: "  ")
 }
 
 /// Cancels a context's running sync on SIGINT or SIGTERM while it watches (the signals are trapped:

@@ -3,18 +3,33 @@ import Foundation
 import SyncClient
 import SyncProtocol
 
-/// `client add TEXT [--id ID]`.
+/// `client add [TEXT] [--id ID] [--field NAME=VALUE ...]`.
 struct ClientAdd: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an item locally.")
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add an item locally.",
+        discussion: """
+            todoitem: add "buy milk". Any table: add --field customer=ACME --field total=12.5 --field paid=false. \
+            Values are read by the column's type; a field the table has no column for adds one.
+            """)
 
     @OptionGroup var options: ClientSubcommandOptions
-    @Argument(help: "The item's text.") var text: String
+    @Argument(help: "The item's text (its `text` column).") var text: String?
     @Option(help: "The item's id (a UUID is made when omitted).") var id: String?
+    @Option(name: .customLong("field"), help: "A column's value, as NAME=VALUE (repeatable).")
+    var fields: [String] = []
+
+    func validate() throws {
+        if text == nil && fields.isEmpty { throw ValidationError("Give the item's text and/or --field NAME=VALUE.") }
+    }
 
     func run() async throws {
         try await options.run { context in
-            var item: Item = ["text": .string(text), "complete": false]
+            try TableDescription.checkName(options.table)
+            var item = try FieldAssignments(given: fields).item(for: try? context.description(of: options.table))
+            if let text { item["text"] = .string(text) }
+            if options.table == TableDescription.todoItem.name, item["complete"] == nil { item["complete"] = false }
             if let id { item["id"] = .string(id) }
+            if (try? context.description(of: options.table)) == nil { try context.describe(options.table) }
             let stored = try context.table(options.table).insert(item)
             options.output(
                 "Added \(stored["id"]?.stringValue ?? "") locally — \(context.pendingSummary())", json: stored)
@@ -22,22 +37,30 @@ struct ClientAdd: AsyncParsableCommand {
     }
 }
 
-/// `client edit ID [--text T] [--complete true|false]`.
+/// `client edit ID [--text T] [--complete true|false] [--field NAME=VALUE ...]`.
 struct ClientEdit: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "edit", abstract: "Change an item locally.")
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change an item locally.",
+        discussion: "Values are read by the column's type; a field the table has no column for adds one.")
 
     @OptionGroup var options: ClientSubcommandOptions
     @Argument(help: "The item's id.") var id: String
     @Option(help: "New text.") var text: String?
     @Option(help: "true or false.") var complete: Bool?
+    @Option(name: .customLong("field"), help: "A column's new value, as NAME=VALUE (repeatable).")
+    var fields: [String] = []
 
     func validate() throws {
-        if text == nil && complete == nil { throw ValidationError("Give --text and/or --complete.") }
+        if text == nil && complete == nil && fields.isEmpty {
+            throw ValidationError("Give --text, --complete and/or --field NAME=VALUE.")
+        }
     }
 
     func run() async throws {
         try await options.run { context in
-            var item: Item = ["id": .string(id)]
+            let description = try context.description(of: options.table)
+            var item = try FieldAssignments(given: fields).item(for: description)
+            item["id"] = .string(id)
             if let text { item["text"] = .string(text) }
             if let complete { item["complete"] = .bool(complete) }
             let table = context.table(options.table)
@@ -57,6 +80,7 @@ struct ClientDelete: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
+            _ = try context.description(of: options.table)
             try context.table(options.table).delete(id: id)
             options.output("Deleted \(id) locally — \(context.pendingSummary())", json: ["deleted": id])
         }
@@ -71,6 +95,7 @@ struct ClientList: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
+            let description = try context.description(of: options.table)
             let items = try context.table(options.table).query(TableQuery(orderBy: [.ascending("updatedAt")]))
             let pending = Dictionary(
                 try context.operations(table: options.table).map { ($0.itemId, $0) }, uniquingKeysWith: { $1 })
@@ -79,7 +104,8 @@ struct ClientList: AsyncParsableCommand {
                 return
             }
             for item in items {
-                var line = describe(item)
+                var line =
+                    options.table == TableDescription.todoItem.name ? describe(item) : describe(item, in: description)
                 if let operation = item["id"]?.stringValue.flatMap({ pending[$0] }) {
                     line += "  (\(operation.kind.rawValue) \(operation.state.rawValue))"
                 }

@@ -3,20 +3,36 @@ import Foundation
 import SyncClient
 import SyncProtocol
 
-extension ConflictPolicy: ExpressibleByArgument {}
+extension ConflictPolicy: ExpressibleByArgument {
+    /// `server-wins`, `client-wins` like every other value of the CLI; the camelCase forms keep working.
+    public init?(argument: String) {
+        let camel = argument.split(separator: "-").enumerated().map { $0 == 0 ? String($1) : $1.capitalized }.joined()
+        self.init(rawValue: camel)
+    }
+
+    /// The kebab-case form: `server-wins`.
+    var argument: String {
+        rawValue.reduce(into: "") { text, character in
+            if character.isUppercase { text += "-" + character.lowercased() } else { text.append(character) }
+        }
+    }
+
+    public static var allValueStrings: [String] { allCases.map(\.argument) }
+}
 extension JournalEntry.Decision: ExpressibleByArgument {}
 
-/// `client policy [ask|merge|serverWins|clientWins]`: shows or sets the table's conflict policy.
+/// `client policy [ask|merge|server-wins|client-wins]`: shows or sets the table's conflict policy.
 struct ClientPolicy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "policy", abstract: "Show or set the conflict policy of the table (--table).",
         discussion: """
             ask: every conflict waits for you. merge (default): fields changed on one side merge by themselves, \
-            only true collisions wait. serverWins / clientWins: one side always wins.
+            only true collisions wait. server-wins / client-wins: one side always wins (serverWins and clientWins \
+            are read too).
             """)
 
     @OptionGroup var options: ClientSubcommandOptions
-    @Argument(help: "ask, merge, serverWins or clientWins; omit it to show the current policy.")
+    @Argument(help: "ask, merge, server-wins or client-wins; omit it to show the current policy.")
     var policy: ConflictPolicy?
 
     func run() async throws {
@@ -24,7 +40,7 @@ struct ClientPolicy: AsyncParsableCommand {
             if let policy { try context.setConflictPolicy(policy, for: options.table) }
             let current = try context.conflictPolicy(for: options.table)
             options.output(
-                "\(options.table): \(current.rawValue)", json: ["table": options.table, "policy": current.rawValue])
+                "\(options.table): \(current.argument)", json: ["table": options.table, "policy": current.argument])
         }
     }
 }

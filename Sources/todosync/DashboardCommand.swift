@@ -36,11 +36,23 @@ struct DashboardCommand: AsyncParsableCommand {
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
 
+    @Option(
+        name: .customLong("table"),
+        help: ArgumentHelp(
+            "A table of the service to sync and show under /data (repeatable; saved, like the Tables setting).",
+            valueName: "name"))
+    var tables: [String] = []
+
     @Flag(help: "Log one line per request.")
     var verbose = false
 
     func validate() throws {
         if let remote { _ = try RemoteOption.parse(remote) }
+        for table in tables {
+            do { try TableDescription.checkName(table) } catch {
+                throw ValidationError("--table: \(error.description)")
+            }
+        }
         if appKey != nil, remote == nil {
             throw ValidationError("--app-key needs --remote: the embedded service has no key.")
         }
@@ -52,7 +64,7 @@ struct DashboardCommand: AsyncParsableCommand {
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
-            pushWindow: push.pushWindow
+            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -87,13 +99,14 @@ struct DashboardLauncher {
     var authToken: String?
     var onSwitch: RemoteSwitchChoice?
     var pushWindow: Int?
+    var tables: [String]?
 
     func start() async throws -> Dashboard {
         let configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir), resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
             servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
-            onRemoteSwitch: onSwitch, pushWindow: pushWindow)
+            onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables)
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dashboard
 import Foundation
 import HTTPServer
+import SyncProtocol
 import TableService
 
 #if canImport(FoundationNetworking)
@@ -43,6 +44,26 @@ struct DemoCommand: AsyncParsableCommand {
     /// The todos a new demo service starts with.
     static let seeds = ["Buy milk", "Call the dentist", "Water the plants", "Book train tickets"]
 
+    /// The second table a new demo service starts with, beside the todos: any table syncs, with
+    /// every column (see `/data` on each device).
+    static let orders: [Item] = [
+        [
+            "id": "order-1", "customer": "ACME", "total": 12.5, "paid": false, "due": "2026-12-01T09:30:00.000Z",
+            "lines": 3,
+        ],
+        [
+            "id": "order-2", "customer": "Bolt & Co", "total": 99.0, "paid": true, "due": "2026-11-20T00:00:00.000Z",
+            "lines": 1,
+        ],
+        [
+            "id": "order-3", "customer": "Corvid Ltd", "total": 7.25, "paid": false, "due": "2027-01-15T12:00:00.000Z",
+            "lines": 2,
+        ],
+    ]
+
+    /// The tables the demo's service and devices sync.
+    static let tables = ["todoitem", "orders"]
+
     func validate() throws {
         guard (1...65533).contains(port) else { throw ValidationError("--port must be between 1 and 65533.") }
     }
@@ -64,13 +85,16 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             service = try TableService.start(
                 .init(
-                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: ["todoitem"],
+                    database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: Self.tables,
                     templatesFolder: folders.templatesFolder, signIn: signIn),
                 host: host, port: port + 2, quiet: true, allowedHosts: allowedHosts.names)
         } catch {
             throw ValidationError("\(error) (the demo uses ports \(port) to \(port + 2); see --port)")
         }
-        try await seed(service.url, token: tokens[0])
+        try await seed(
+            service.url, table: "todoitem", token: tokens[0],
+            Self.seeds.map { ["text": .string($0), "complete": false] })
+        try await seed(service.url, table: "orders", token: tokens[0], Self.orders)
         let remote = URL(string: service.url)!
         var devices: [Dashboard] = []
         for (index, name) in ["Device A", "Device B"].enumerated() {
@@ -79,7 +103,7 @@ struct DemoCommand: AsyncParsableCommand {
                 dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
                 remote: remote, appKey: nil, deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
                 verbose: false, servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
-                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "")
+                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "", tables: Self.tables)
             devices.append(try await launcher.start())
         }
         announce(
@@ -98,21 +122,21 @@ struct DemoCommand: AsyncParsableCommand {
         announce("todosync demo stopped.")
     }
 
-    /// Inserts the seed todos through the protocol when the service has none.
-    private func seed(_ base: String, token: String?) async throws {
-        let list = URL(string: base + "/tables/todoitem?$top=1")!
+    /// Inserts the seed rows of `table` through the protocol when the service has none.
+    private func seed(_ base: String, table: String, token: String?, _ rows: [Item]) async throws {
+        let list = URL(string: base + "/tables/\(table)?$top=1")!
         var request = URLRequest(url: list)
         request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
         request.setValue(token, forHTTPHeaderField: "X-ZUMO-AUTH")
         let (data, _) = try await URLSession.shared.data(for: request)
         guard (try? JSONSerialization.jsonObject(with: data) as? [Any])?.isEmpty ?? false else { return }
-        for text in Self.seeds {
-            var insert = URLRequest(url: URL(string: base + "/tables/todoitem")!)
+        for row in rows {
+            var insert = URLRequest(url: URL(string: base + "/tables/\(table)")!)
             insert.httpMethod = "POST"
             insert.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
             insert.setValue("application/json", forHTTPHeaderField: "Content-Type")
             insert.setValue(token, forHTTPHeaderField: "X-ZUMO-AUTH")
-            insert.httpBody = try JSONSerialization.data(withJSONObject: ["text": text, "complete": false])
+            insert.httpBody = Data(JSONValue.object(row).jsonText.utf8)
             _ = try await URLSession.shared.data(for: insert)
         }
     }

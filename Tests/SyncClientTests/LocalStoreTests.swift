@@ -29,7 +29,7 @@ struct LocalStoreTests {
         let context = try SyncContext.temporary(in: folder, tables: [tags])
         try context.table("tag").insert(["id": "t1", "label": "home", "weight": 1.5])
         let columns = try context.read { db in try db.columns(in: "tag").map(\.name) }
-        #expect(columns == ["id", "version", "createdAt", "updatedAt", "deleted", "label", "weight"])
+        #expect(columns == ["id", "version", "createdAt", "updatedAt", "deleted", ":mismatches", "label", "weight"])
         #expect(try context.table("tag").item(id: "t1")?["weight"] == .number(1.5))
         #expect(throws: SyncError.unknownTable("nope")) { try context.table("nope").insert(["text": "x"]) }
     }

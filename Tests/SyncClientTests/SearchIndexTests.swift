@@ -171,7 +171,7 @@ struct SearchIndexTests {
         try context.table("todoitem").insert(["id": "local", "text": "x", "complete": true])
         try context.write { db in
             var rows = try pulledRows(context, ["p1": "one", "p2": "two", "p3": "three"])
-            rows[0].values[6] = 1.databaseValue
+            rows[0].values[7] = 1.databaseValue
             _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
         }
         // Pulled rows are past the mark, not counted yet: counts add them.

@@ -25,10 +25,11 @@ struct PageView<Content: Encodable & Sendable>: Encodable, Sendable {
 /// Which section of the navigation bar is current.
 struct Navigation: Encodable, Sendable, Equatable {
     /// Sections of the navigation bar.
-    enum Section: String, Sendable { case todos, operations, conflicts, journal, log, settings, none }
+    enum Section: String, Sendable { case todos, data, operations, conflicts, journal, log, settings, none }
 
     var current: String
     var todos: Bool
+    var data: Bool
     var operations: Bool
     var conflicts: Bool
     var journal: Bool
@@ -38,6 +39,7 @@ struct Navigation: Encodable, Sendable, Equatable {
     init(_ section: Section) {
         current = section.rawValue
         todos = section == .todos
+        data = section == .data
         operations = section == .operations
         conflicts = section == .conflicts
         journal = section == .journal

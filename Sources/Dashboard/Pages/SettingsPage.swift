@@ -8,4 +8,12 @@ struct SettingsPage: Encodable, Sendable {
     var policies: PoliciesView
     /// Asked when the address names another service while changes are queued.
     var switchQuestion: RemoteSwitchQuestion?
+    /// The Tables setting: saved, or as typed with what to fix.
+    var tables: TablesForm
+
+    /// The Tables field.
+    struct TablesForm: Encodable, Sendable {
+        var value: String
+        var error: String?
+    }
 }

@@ -70,7 +70,7 @@ extension SyncContext {
         let description = try store.description(of: table)
         let (filter, arguments) = try query.sqlWhere(description)
         let sql =
-            "SELECT \(description.selectList) FROM \(table.quotedDatabaseIdentifier)\(filter)"
+            "SELECT \(description.selectList) FROM \(table.quotedSQLName)\(filter)"
             + (try query.sqlOrder(description))
             + query.sqlLimit()
         return try read { db in
@@ -86,7 +86,7 @@ extension SyncContext {
         let (filter, arguments) = try query.sqlWhere(description)
         return try read { db in
             try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.quotedDatabaseIdentifier)\(filter)"),
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.quotedSQLName)\(filter)"),
                 arguments: StatementArguments(arguments)) ?? 0
         }
     }
@@ -102,11 +102,15 @@ extension SyncContext {
         }
     }
 
-    /// The item's user columns (unknown and server-owned columns dropped).
+    /// The item's user columns (server-owned columns dropped); a member the table has no column for
+    /// is kept, and the write adds its column (as the service's dynamic schema does).
     private nonisolated func userValues(_ item: Item, _ table: TableDescription) throws(SyncError) -> Item {
         var values: Item = [:]
-        for column in table.columns {
-            if let value = item[column.name] { values[column.name] = value }
+        for (name, value) in item where !SystemColumn.all.contains(name) {
+            guard name != TableDescription.mismatchesColumn else {
+                throw .invalidItem("'\(name)' is the store's own column; name the field otherwise")
+            }
+            values[name] = value
         }
         return values
     }

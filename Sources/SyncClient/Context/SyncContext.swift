@@ -36,7 +36,10 @@ public actor SyncContext {
     private var running: (job: SyncJob, serial: Int)?
     private var jobSerial = 0
 
-    /// Opens (creating if needed) the store at `path`, with `todoitem` plus the given tables.
+    /// Opens (creating if needed) the store at `path`, with `todoitem`, the given tables and every
+    /// table the store held already.
+    ///
+    /// - Throws: ``SyncError/invalidTableName(_:)`` for a table whose name cannot be one.
     public init(
         path: String, tables: [TableDescription] = [], configuration: SyncConfiguration = .init()
     )
@@ -101,9 +104,38 @@ public actor SyncContext {
         }
     }
 
-    /// The table named `name`; it must have been described when the context was opened.
+    /// The table named `name`; it must have been described (when the context was opened, by
+    /// ``describe(_:)``, or by an earlier run on the same store).
     public nonisolated func table(_ name: String) -> SyncTable {
         SyncTable(context: self, name: name)
+    }
+
+    /// Adds the table `name` to the store, with no column yet (pulls and edits add them), or returns
+    /// it as the store holds it. Each table has its own delta tokens, policy and counts.
+    ///
+    /// - Throws: ``SyncError/invalidTableName(_:)`` unless the name is 1 to 64 letters, digits and
+    ///   underscores, not starting with a digit or `__`.
+    @discardableResult
+    public nonisolated func describe(_ name: String) throws(SyncError) -> TableDescription {
+        try describe(TableDescription(name: name, columns: []))
+    }
+
+    /// Adds `table` to the store, or adds the columns of `table` it lacks (the columns it has keep
+    /// their types). Returns the table as the store now holds it.
+    @discardableResult
+    public nonisolated func describe(_ table: TableDescription) throws(SyncError) -> TableDescription {
+        try LocalStore.checkTableName(table.name)
+        if let held = store.tables[table.name], table.columns.allSatisfy({ held.columnType($0.name) != nil }) {
+            return held
+        }
+        let described = try write { [store] db in try store.describe(db, table) }
+        if let index = store.listIndexes[table.name] { store.listIndexer.catchUp(index, in: store.pool) }
+        return described
+    }
+
+    /// The table `name` as the store holds it now (its columns grow as pulls and edits bring new ones).
+    public nonisolated func description(of name: String) throws(SyncError) -> TableDescription {
+        try store.description(of: name)
     }
 
     /// The described tables, by name.

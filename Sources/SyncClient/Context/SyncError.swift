@@ -4,6 +4,10 @@ import HTTPTypes
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The table was not described when the context was opened.
     case unknownTable(String)
+    /// The service answered 404 for the table's rows: it has no table of that name.
+    case serviceHasNoTable(String)
+    /// A table name that cannot be a table: not letters, digits and underscores.
+    case invalidTableName(String)
     /// An insert named an id that the local table already has.
     case itemExists(table: String, id: String)
     /// No local row has this id.
@@ -39,7 +43,14 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownTable(let name):
-            "The table '\(name)' is not described in this store. Register it when opening the sync context."
+            "The table '\(name)' is not in this store. Pull it from the service first (todosync client --table "
+                + "\(name) pull, or the dashboard's Tables setting)."
+        case .serviceHasNoTable(let name):
+            "The service has no table '\(name)' (HTTP 404). Check the table's name (letters, digits and "
+                + "underscores) and the service's address."
+        case .invalidTableName(let name):
+            "'\(name)' is not a table name: use 1 to 64 letters, digits and underscores, not starting with a "
+                + "digit or with __."
         case .itemExists(let table, let id):
             "An item with id '\(id)' already exists in '\(table)'. Edit it instead, or choose another id."
         case .itemNotFound(let table, let id):

@@ -73,7 +73,7 @@ extension SyncContext {
                 refusal = .newerLocalChange(entry: entry.id, itemId: entry.itemId)
                 return nil
             }
-            let table = try store.description(of: entry.table)
+            let table = try store.description(of: entry.table, in: db)
             let id: Int64
             let kind: OperationKind
             var resulting = entry.result
@@ -115,6 +115,10 @@ extension SyncContext {
     private static func row(_ row: Item, taking values: Item, of table: TableDescription) -> Item {
         var row = row
         for column in table.columns { row[column.name] = values[column.name] ?? .null }
+        // Fields of columns the table did not have when the description was read (the write adds them).
+        for (name, value) in values where !SystemColumn.all.contains(name) && table.columnType(name) == nil {
+            row[name] = value
+        }
         return row
     }
 

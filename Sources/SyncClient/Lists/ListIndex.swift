@@ -33,8 +33,11 @@ struct ListIndex: Sendable {
         search = SearchIndex(table)
     }
 
-    private var name: String { table.quotedDatabaseIdentifier }
-    private var key: String { table.replacingOccurrences(of: "'", with: "''") }
+    private var name: String { table.quotedSQLName }
+    private var key: String { literal(table) }
+
+    /// `text` for inside an SQL string literal.
+    private func literal(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "''") }
 
     // MARK: Reading
 
@@ -52,7 +55,7 @@ struct ListIndex: Sendable {
             try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT rows FROM __rowCounts WHERE tableName = ? AND columnName = ?"),
                 arguments: [table, flag ?? ""]) ?? 0
-        let condition = flag.map { " AND coalesce(\($0.quotedDatabaseIdentifier), 0) = 1" } ?? ""
+        let condition = flag.map { " AND coalesce(\($0.quotedSQLName), 0) = 1" } ?? ""
         let past =
             try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT count(*) FROM \(name) WHERE rowid > ?\(condition)"),
@@ -67,8 +70,8 @@ struct ListIndex: Sendable {
     @discardableResult
     func catchUp(_ db: Database, limit: Int) throws -> Int {
         let from = try mark(db)
-        let flagSums = flags.map { ", sum(coalesce(\($0.quotedDatabaseIdentifier), 0) = 1)" }.joined()
-        let flagColumns = flags.map { ", \($0.quotedDatabaseIdentifier)" }.joined()
+        let flagSums = flags.map { ", sum(coalesce(\($0.quotedSQLName), 0) = 1)" }.joined()
+        let flagColumns = flags.map { ", \($0.quotedSQLName)" }.joined()
         guard
             let tail = try Row.fetchOne(
                 db.cachedStatement(
@@ -115,8 +118,8 @@ struct ListIndex: Sendable {
         try db.execute(sql: Self.progressTable)
         for flag in flags {
             try db.execute(
-                sql: "CREATE INDEX IF NOT EXISTS \("\(table)__\(flag)".quotedDatabaseIdentifier) ON \(name) "
-                    + "(coalesce(\(flag.quotedDatabaseIdentifier), 0))")
+                sql: "CREATE INDEX IF NOT EXISTS \("\(table)__\(flag)".quotedSQLName) ON \(name) "
+                    + "(coalesce(\(flag.quotedSQLName), 0))")
         }
         let triggers = self.triggers
         let existing = try Row.fetchAll(
@@ -128,7 +131,7 @@ struct ListIndex: Sendable {
             return
         }
         for (trigger, _) in existing {
-            try db.execute(sql: "DROP TRIGGER \(trigger.quotedDatabaseIdentifier)")
+            try db.execute(sql: "DROP TRIGGER \(trigger.quotedSQLName)")
         }
         let last = try Int64.fetchOne(db, sql: "SELECT coalesce(max(rowid), 0) FROM \(name)") ?? 0
         var mark = try Int64.fetchOne(
@@ -144,7 +147,7 @@ struct ListIndex: Sendable {
             arguments: [table, kept])
         try db.execute(sql: "DELETE FROM __rowCounts WHERE tableName = ?", arguments: [table])
         for column in [""] + flags {
-            let condition = column.isEmpty ? "" : " AND coalesce(\(column.quotedDatabaseIdentifier), 0) = 1"
+            let condition = column.isEmpty ? "" : " AND coalesce(\(column.quotedSQLName), 0) = 1"
             try db.execute(
                 sql: "INSERT INTO __rowCounts (tableName, columnName, rows) "
                     + "SELECT ?, ?, count(*) FROM \(name) WHERE rowid <= ?\(condition)",
@@ -159,14 +162,14 @@ struct ListIndex: Sendable {
         let last = "(SELECT coalesce(max(rowid), 0) FROM \(name))"
         func trigger(_ suffix: String, _ body: String) -> (name: String, sql: String) {
             let triggerName = "\(table)__list_\(suffix)"
-            return (triggerName, "CREATE TRIGGER \(triggerName.quotedDatabaseIdentifier) \(body)")
+            return (triggerName, "CREATE TRIGGER \(triggerName.quotedSQLName) \(body)")
         }
         let isCounted = "old.rowid <= \(markValue)"
         let uncount =
             ["UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '' AND \(isCounted);"]
             + flags.map { flag in
-                "UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '\(flag)' "
-                    + "AND coalesce(old.\(flag.quotedDatabaseIdentifier), 0) = 1 AND \(isCounted);"
+                "UPDATE __rowCounts SET rows = rows - 1 WHERE tableName = '\(key)' AND columnName = '\(literal(flag))' "
+                    + "AND coalesce(old.\(flag.quotedSQLName), 0) = 1 AND \(isCounted);"
             }
         // One trigger, whose statements run in order: the row is uncounted and unindexed against the
         // mark as it was, then the mark comes down to the last row if it was above it.
@@ -181,7 +184,7 @@ struct ListIndex: Sendable {
                     .joined(separator: " ") + " END")
         ]
         for flag in flags {
-            let column = flag.quotedDatabaseIdentifier
+            let column = flag.quotedSQLName
             triggers.append(
                 trigger(
                     "flag_\(flag)",
@@ -189,7 +192,7 @@ struct ListIndex: Sendable {
                         + "AND coalesce(old.\(column), 0) != coalesce(new.\(column), 0) BEGIN "
                         + "UPDATE __rowCounts SET rows = rows + "
                         + "(CASE WHEN coalesce(new.\(column), 0) = 1 THEN 1 ELSE -1 END) "
-                        + "WHERE tableName = '\(key)' AND columnName = '\(flag)'; END"))
+                        + "WHERE tableName = '\(key)' AND columnName = '\(literal(flag))'; END"))
         }
         if let search {
             triggers.append(

@@ -9,9 +9,11 @@ struct SearchIndex: Sendable {
     /// The columns indexed: the table's text columns.
     let columns: [String]
 
-    /// The index of `table`, nil when it has no text column.
+    /// The index of `table`, nil when it has no text column. Text columns FTS5 cannot name (`rank`,
+    /// `rowid`, the index's own name) are left out: searches do not look into them.
     init?(_ table: TableDescription) {
-        let columns = table.columns.filter { $0.type == .text }.map(\.name)
+        let reserved: Set<String> = ["rank", "rowid", (table.name + "__search").lowercased()]
+        let columns = table.columns.filter { $0.type == .text && !reserved.contains($0.name.lowercased()) }.map(\.name)
         guard !columns.isEmpty else { return nil }
         self.table = table.name
         self.columns = columns
@@ -21,20 +23,20 @@ struct SearchIndex: Sendable {
     var ftsTable: String { table + "__search" }
 
     /// The indexed columns, quoted, comma-separated.
-    var columnList: String { columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ") }
+    var columnList: String { columns.map(\.quotedSQLName).joined(separator: ", ") }
 
     enum Creation { case created, existed }
 
     /// Creates the FTS5 table, empty, unless it exists with these columns; one with other columns
     /// (a text column was added) is made anew.
     func create(in db: Database) throws -> Creation {
-        let fts = ftsTable.quotedDatabaseIdentifier
+        let fts = ftsTable.quotedSQLName
         if try db.tableExists(ftsTable) {
             if try db.columns(in: ftsTable).map(\.name) == columns { return .existed }
             try db.execute(sql: "DROP TABLE \(fts)")
         }
         try db.execute(
-            sql: "CREATE VIRTUAL TABLE \(fts) USING fts5(\(columnList), content=\(table.quotedDatabaseIdentifier), "
+            sql: "CREATE VIRTUAL TABLE \(fts) USING fts5(\(columnList), content=\(table.quotedSQLName), "
                 + "content_rowid='rowid', tokenize='trigram case_sensitive 0')")
         return .created
     }
@@ -42,21 +44,21 @@ struct SearchIndex: Sendable {
     /// Indexes the rows with rowids in `after + 1 ... through`, in the caller's transaction.
     func index(_ db: Database, after from: Int64, through: Int64) throws {
         try db.cachedStatement(
-            sql: "INSERT INTO \(ftsTable.quotedDatabaseIdentifier) (rowid, \(columnList)) "
-                + "SELECT rowid, \(columnList) FROM \(table.quotedDatabaseIdentifier) WHERE rowid > ? AND rowid <= ?"
+            sql: "INSERT INTO \(ftsTable.quotedSQLName) (rowid, \(columnList)) "
+                + "SELECT rowid, \(columnList) FROM \(table.quotedSQLName) WHERE rowid > ? AND rowid <= ?"
         ).execute(arguments: [from, through])
     }
 
     /// A trigger's statement indexing `new` row.
     var insertStatement: String {
-        let values = columns.map { "new.\($0.quotedDatabaseIdentifier)" }.joined(separator: ", ")
-        return "INSERT INTO \(ftsTable.quotedDatabaseIdentifier) (rowid, \(columnList)) VALUES (new.rowid, \(values));"
+        let values = columns.map { "new.\($0.quotedSQLName)" }.joined(separator: ", ")
+        return "INSERT INTO \(ftsTable.quotedSQLName) (rowid, \(columnList)) VALUES (new.rowid, \(values));"
     }
 
     /// A trigger's statement removing `old` row from the index, when `condition` holds.
     func removeStatement(when condition: String = "1") -> String {
-        let fts = ftsTable.quotedDatabaseIdentifier
-        let values = columns.map { "old.\($0.quotedDatabaseIdentifier)" }.joined(separator: ", ")
+        let fts = ftsTable.quotedSQLName
+        let values = columns.map { "old.\($0.quotedSQLName)" }.joined(separator: ", ")
         return
             "INSERT INTO \(fts) (\(fts), rowid, \(columnList)) SELECT 'delete', old.rowid, \(values) WHERE \(condition);"
     }
@@ -65,9 +67,9 @@ struct SearchIndex: Sendable {
     /// past the mark, and for searches shorter than a trigram. One argument per column, each the
     /// search text.
     var scanCondition: String {
-        let name = table.quotedDatabaseIdentifier
+        let name = table.quotedSQLName
         return "("
-            + columns.map { "instr(lower(\(name).\($0.quotedDatabaseIdentifier)), lower(?)) > 0" }
+            + columns.map { "instr(lower(\(name).\($0.quotedSQLName)), lower(?)) > 0" }
             .joined(separator: " OR ") + ")"
     }
 }

@@ -83,7 +83,7 @@ struct ListReader {
     let table: TableDescription
     let request: ListRequest
 
-    private var name: String { table.name.quotedDatabaseIdentifier }
+    private var name: String { table.name.quotedSQLName }
 
     /// Where matching rows are read: FROM, WHERE conditions with their arguments, and the key.
     private struct Source {
@@ -107,10 +107,10 @@ struct ListReader {
                 let pastMark = Source(
                     from: name, key: "\(name).rowid", conditions: ["\(name).rowid > ?", index.scanCondition],
                     arguments: [try listIndex.mark(db)] + scanArguments)
-                let fts = index.ftsTable.quotedDatabaseIdentifier
+                let fts = index.ftsTable.quotedSQLName
                 main = Source(
                     from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
-                    conditions: ["\(fts) MATCH ?"],
+                    conditions: ["\(fts).\(fts) MATCH ?"],
                     arguments: ["\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\""])
                 sources.append(pastMark)
             } else {
@@ -121,7 +121,7 @@ struct ListReader {
         sources.append(main)
         if let flag = request.flag {
             for index in sources.indices {
-                sources[index].conditions.append("coalesce(\(name).\(flag.column.quotedDatabaseIdentifier), 0) = ?")
+                sources[index].conditions.append("coalesce(\(name).\(flag.column.quotedSQLName), 0) = ?")
                 sources[index].arguments.append(flag.value ? 1 : 0)
             }
         }
@@ -130,7 +130,7 @@ struct ListReader {
 
     func read(_ db: Database) throws -> ListPage {
         let sources = try sources(db)
-        let columns = table.allColumns.map { "\(name).\($0.name.quotedDatabaseIdentifier)" }.joined(separator: ", ")
+        let columns = table.allColumns.map { "\(name).\($0.name.quotedSQLName)" }.joined(separator: ", ")
         func fetch(_ source: Source, _ bound: String?, _ value: Int64?, ascending: Bool, limit: Int) throws -> [Row] {
             let all = source.conditions + (bound.map { ["\(source.key) \($0) ?"] } ?? [])
             let sql =

@@ -74,7 +74,7 @@ public struct TableQuery: Sendable, Hashable {
             guard key.column == "rowid" || table.type(of: key.column) != nil else {
                 throw .invalidItem("no column '\(key.column)' to sort by")
             }
-            keys.append(key.column.quotedDatabaseIdentifier + (key.ascending ? " ASC" : " DESC"))
+            keys.append(key.column.quotedSQLName + (key.ascending ? " ASC" : " DESC"))
         }
         return keys.isEmpty ? " ORDER BY rowid" : " ORDER BY " + keys.joined(separator: ", ")
     }
@@ -91,7 +91,7 @@ public struct TableQuery: Sendable, Hashable {
     {
         func column(_ name: String) throws(SyncError) -> (String, TableDescription.ColumnType) {
             guard let type = table.type(of: name) else { throw .invalidItem("no column '\(name)' in '\(table.name)'") }
-            return (name.quotedDatabaseIdentifier, type)
+            return (name.quotedSQLName, type)
         }
         func compare(
             _ name: String, _ op: String, _ value: JSONValue, _ arguments: inout [DatabaseValue]
@@ -102,7 +102,7 @@ public struct TableQuery: Sendable, Hashable {
             if value == .null {
                 return op == "=" ? "\(quoted) IS NULL" : op == "<>" ? "\(quoted) IS NOT NULL" : "0"
             }
-            arguments.append(ColumnValue.database(value, as: type))
+            arguments.append(ColumnValue.queryArgument(value, as: type))
             return "\(quoted) \(op) ?"
         }
         switch predicate {

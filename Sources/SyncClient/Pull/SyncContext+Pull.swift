@@ -50,7 +50,14 @@ extension SyncContext {
     ) async throws
         -> PullResult
     {
-        let description = try store.description(of: table)
+        // A table the store does not hold yet is added by the transaction of its first page.
+        let description: TableDescription
+        if let held = store.tables[table] {
+            description = held
+        } else {
+            try LocalStore.checkTableName(table)
+            description = TableDescription(name: table, columns: [])
+        }
         _ = try await readyTransport(.pull, table: table)
         var result = PullResult()
         let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
@@ -76,6 +83,10 @@ extension SyncContext {
                     conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
                     error: reason == nil ? error.description : nil))
             throw error
+        }
+        if store.tables[table] == nil {
+            // The service's table is empty: the store holds it now all the same.
+            try await store.asyncWrite { [store] db in _ = try store.describe(db, description) }
         }
         await recordLastSync(
             SyncSummary(
@@ -117,7 +128,6 @@ extension SyncContext {
         pendingWrite: inout Task<PageCounts, any Error>?,
         _ result: inout PullResult
     ) async throws {
-        let layout = store.layouts[table.name] ?? PageLayout(table)
         let path = transport.path(table: table.name)
         var first = true
         while true {
@@ -136,7 +146,9 @@ extension SyncContext {
             let reply = try await transport.send(
                 .get, path, query: parameters,
                 for: .pull(table: table.name, queryId: queryId, page: result.pages + 1))
-            try Self.checkPage(reply)
+            try Self.checkPage(reply, table: table.name)
+            // The layout as the table is now: a column an earlier page brought is decoded in place.
+            let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
             let (rows, count) = try layout.decode(reply.body)
             if let count { monitor.update { $0.total = count } }
             first = false
@@ -155,6 +167,9 @@ extension SyncContext {
             let predicate = query?.predicate
             pendingWrite = Task.detached { [store, queue] in
                 try await store.asyncWrite { db in
+                    // A column this page brings is added by the transaction that stores the page.
+                    if store.catalog.entry(table.name, for: db) == nil { try store.describe(db, table) }
+                    let (table, rows) = try store.widen(db, table.name, forPulled: rows)
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
                     }
@@ -175,7 +190,7 @@ extension SyncContext {
         of rows: [PulledRow], outside predicate: TableQuery.Predicate, in table: TableDescription, _ db: Database
     ) throws -> String? {
         let (condition, conditionArguments) = try TableQuery(where: predicate).sqlWhere(table)
-        let columns = table.allColumns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let columns = table.allColumns.map(\.name.quotedSQLName).joined(separator: ", ")
         let row = "(" + sqlParameters(table.allColumns.count) + ")"
         // In chunks, under SQLite's limit on bound parameters.
         let perChunk = max(1, 30_000 / max(1, table.allColumns.count))
@@ -206,11 +221,12 @@ extension SyncContext {
     }
 
     /// A page answer that is not a success, as the error that stops the pull (or verify) reading pages.
-    static func checkPage(_ reply: HTTPReply) throws(SyncError) {
+    static func checkPage(_ reply: HTTPReply, table: String) throws(SyncError) {
         guard reply.status.kind != .successful else { return }
         if let reason = PushDecision.stopReason(status: reply.status, message: reply.message) {
             throw .stopped(reason)
         }
+        if reply.status == .notFound { throw .serviceHasNoTable(table) }
         throw .badResponse("HTTP \(reply.status.code): \(reply.message)")
     }
 
@@ -221,7 +237,7 @@ extension SyncContext {
     static func apply(
         _ rows: [PulledRow], to table: TableDescription, keeping pending: Set<String>, in db: Database
     ) throws -> PageCounts {
-        let delete = try db.cachedStatement(sql: "DELETE FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM \(table.name.quotedSQLName) WHERE id = ?")
         let perStatement = max(1, valuesPerUpsert / table.allColumns.count)
         var counts = PageCounts()
         var waiting: [DatabaseValue] = []
@@ -274,7 +290,7 @@ extension SyncContext {
                 try queue.removeAll(db, table: table)
             }
             try db.execute(
-                sql: "DELETE FROM \(table.quotedDatabaseIdentifier)\(filter)", arguments: StatementArguments(arguments))
+                sql: "DELETE FROM \(table.quotedSQLName)\(filter)", arguments: StatementArguments(arguments))
             let removed = db.changesCount
             try store.removeDeltaTokens(db, table: table)
             return removed

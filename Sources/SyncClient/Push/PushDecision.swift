@@ -27,8 +27,11 @@ struct PushAttempt: Sendable, Hashable {
     /// after all puts back (``SyncOperationQueue/release(_:)``).
     var before: OperationMark?
 
-    /// The item sent, or the deleted row: what an error row records as the client's side.
-    var clientItem: Item? { body ?? snapshot }
+    /// Every user column of the row an insert or update sends (the body may hold only the changed ones).
+    var row: Item?
+
+    /// The row sent (every user column), or the deleted row: what an error row records as the client's side.
+    var clientItem: Item? { row ?? body ?? snapshot }
 }
 
 /// What beginning an attempt changes in an operation's queue row, as it was before.

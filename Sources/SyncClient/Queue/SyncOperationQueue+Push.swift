@@ -25,11 +25,12 @@ extension SyncOperationQueue {
                 sql: """
                     SELECT id, tableName, itemId, kind, state, recreate, item, lastAttemptAt, earlierBodies,
                         id = (SELECT min(id) FROM __operations AS first
-                              WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId)
+                              WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId),
+                        base
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
             arguments: StatementArguments(positional: ids))
-        var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?)] = [:]
+        var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?, base: Item?)] = [:]
         var changedItems: [String: [String]] = [:]
         for row in rows {
             guard let state = OperationState(rawValue: row[4]), state.isSendable, row[9] as Bool else { continue }
@@ -37,18 +38,18 @@ extension SyncOperationQueue {
             let attempt = PushAttempt(
                 operationId: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
                 recreate: row[5], before: before)
-            sendable[attempt.operationId] = (attempt, ItemCoding.decode(before.item))
+            sendable[attempt.operationId] = (attempt, ItemCoding.decode(before.item), ItemCoding.decode(row[10]))
             if attempt.kind != .delete { changedItems[attempt.table, default: []].append(attempt.itemId) }
         }
         var rowsByTable: [String: (table: TableDescription, items: [String: Item])] = [:]
         for (name, itemIds) in changedItems {
-            let table = try store.description(of: name)
+            let table = try store.description(of: name, in: db)
             rowsByTable[name] = (table, try store.readItems(db, table: table, ids: itemIds))
         }
         // Each begun operation's id, body sent and earlier bodies, for one UPDATE of them all.
         var begun: [DatabaseValue] = []
         let attempts = try ids.map { id -> PushAttempt? in
-            guard let (queued, last) = sendable[id] else { return nil }
+            guard let (queued, last, base) = sendable[id] else { return nil }
             var attempt = queued
             var sentText: String?
             var earlierText: String?
@@ -59,7 +60,7 @@ extension SyncOperationQueue {
                     try remove(db, id: id)
                     return nil
                 }
-                (sentText, earlierText) = Self.prepare(&attempt, row: row, table: table, lastSent: last)
+                (sentText, earlierText) = Self.prepare(&attempt, row: row, base: base, table: table, lastSent: last)
             case .delete:
                 attempt.snapshot = last
                 attempt.ifMatch = last?[SystemColumn.version]?.stringValue
@@ -83,12 +84,21 @@ extension SyncOperationQueue {
 
     /// Fixes the body of an insert or update from its row, and the bodies it remembers (`lastSent`
     /// and the earlier ones): returns the texts they are stored as (the earlier ones nil when none).
+    ///
+    /// An insert sends every user column; an update the columns the user changed since `base` (the
+    /// service's copy the change started from), or every column when there is no base or no change.
     private static func prepare(
-        _ attempt: inout PushAttempt, row: Item, table: TableDescription, lastSent: Item?
+        _ attempt: inout PushAttempt, row: Item, base: Item?, table: TableDescription, lastSent: Item?
     ) -> (sent: String?, earlier: String?) {
-        var body: Item = [:]
-        for column in table.columns { body[column.name] = row[column.name] ?? .null }
+        var full: Item = [:]
+        for column in table.columns { full[column.name] = row[column.name] ?? .null }
+        var body = full
+        if attempt.kind == .update, let base {
+            let changed = full.filter { name, value in value != (base[name] ?? .null) }
+            if !changed.isEmpty { body = changed }
+        }
         if attempt.kind == .insert {
+            full[SystemColumn.id] = .string(attempt.itemId)
             body[SystemColumn.id] = .string(attempt.itemId)
         } else {
             attempt.ifMatch = row[SystemColumn.version]?.stringValue
@@ -100,6 +110,7 @@ extension SyncOperationQueue {
             if !kept.isEmpty { earlierText = JSONValue.array(kept.map { .object($0) }).jsonText }
         }
         attempt.body = body
+        attempt.row = full
         return (ItemCoding.encode(body), earlierText)
     }
 
@@ -162,20 +173,23 @@ extension SyncOperationQueue {
             guard let row = queued[id], let serverItem, OperationKind(rawValue: row[3]) != .delete else { continue }
             let (tableName, itemId, hasLater): (String, String, Bool) = (row[1], row[2], row[4])
             if hasLater {
-                try adoptVersion(db, of: serverItem, table: store.description(of: tableName), itemId: itemId, after: id)
+                try adoptVersion(
+                    db, of: serverItem, table: store.description(of: tableName, in: db), itemId: itemId, after: id)
             } else {
                 adoptions[tableName, default: []].append(serverItem)
             }
         }
         for (tableName, items) in adoptions {
-            try store.adoptServerItems(db, table: store.description(of: tableName), items: items)
+            try store.adoptServerItems(db, table: store.description(of: tableName, in: db), items: items)
         }
         // A decision held with an operation is journaled with the item as it now stands.
         for (id, serverItem) in applied where held.contains(id) {
             guard let row = queued[id] else { continue }
             var result: Item?
             if let serverItem, OperationKind(rawValue: row[3]) != .delete {
-                result = row[4] ? serverItem : try store.readItem(db, table: store.description(of: row[1]), id: row[2])
+                result =
+                    row[4]
+                    ? serverItem : try store.readItem(db, table: store.description(of: row[1], in: db), id: row[2])
             }
             try journal.settle(db, operationId: id, result: result)
         }

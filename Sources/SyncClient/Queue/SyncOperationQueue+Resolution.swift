@@ -25,7 +25,8 @@ extension SyncOperationQueue {
                 guard var row = conflict.clientItem else {
                     throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
                 }
-                for column in table.columns { if let value = values?[column.name] { row[column.name] = value } }
+                // Every picked field, also of a column only the service's copy has (the write adds it).
+                for (name, value) in values ?? [:] where !SystemColumn.all.contains(name) { row[name] = value }
                 Self.adoptSystemColumns(of: server, into: &row)
                 try store.writeItem(db, table: table, item: row)
                 operation.kind = .update

@@ -122,9 +122,13 @@ struct SyncOperationQueue: Sendable {
         }
     }
 
-    /// How many operations are in each state.
-    func counts(_ db: Database) throws -> [OperationState: Int] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations GROUP BY state"))
+    /// How many operations (of `table`, or of every table) are in each state.
+    func counts(_ db: Database, table: String? = nil) throws -> [OperationState: Int] {
+        let statement =
+            try table == nil
+            ? db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations GROUP BY state")
+            : db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations WHERE tableName = ? GROUP BY state")
+        return try Row.fetchAll(statement, arguments: StatementArguments(table.map { [$0] } ?? []))
             .reduce(into: [:]) { counts, row in
                 counts[OperationState(rawValue: row[0]) ?? .pending, default: 0] += row[1] as Int
             }

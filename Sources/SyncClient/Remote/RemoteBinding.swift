@@ -126,7 +126,7 @@ struct RemoteBinding: Sendable {
     private func removeRows(of table: String, in db: Database) throws -> Int {
         try db.execute(
             sql: """
-                DELETE FROM \(table.quotedDatabaseIdentifier)
+                DELETE FROM \(table.quotedSQLName)
                 WHERE id NOT IN (SELECT itemId FROM __operations WHERE tableName = ?)
                 """, arguments: [table])
         return db.changesCount

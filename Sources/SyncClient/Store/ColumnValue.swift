@@ -3,26 +3,89 @@ import GRDB
 import SyncProtocol
 
 /// Conversions between JSON values and the SQLite values of a column type.
+///
+/// A value is stored in its column only when it fits the column's type (``fits(_:_:)``); any other
+/// value is kept exactly, as JSON, in the row's ``TableDescription/mismatchesColumn`` and its column
+/// holds NULL. Nothing is coerced.
 enum ColumnValue {
-    /// The SQLite value stored for a JSON value in a column of `type`.
-    static func database(_ value: JSONValue?, as type: TableDescription.ColumnType) -> DatabaseValue {
+    /// The SQLite value stored for `value` in a column of `type`; nil when it does not fit the type.
+    static func stored(_ value: JSONValue?, as type: TableDescription.ColumnType) -> DatabaseValue? {
         guard let value, value != .null else { return .null }
         switch (type, value) {
         case (.text, .string(let text)): return text.databaseValue
-        case (.text, .number(let number)): return JSONValue.number(number).description.databaseValue
+        case (.date, .string(let text)): return isDate(text) ? text.databaseValue : nil
+        case (.integer, .number(let number)): return integer(number).map(\.databaseValue)
+        case (.real, .number(let number)):
+            return integer(number)?.databaseValue ?? number.databaseValue
+        case (.boolean, .bool(let flag)): return (flag ? 1 : 0).databaseValue
+        case (.json, .array), (.json, .object): return value.jsonText.databaseValue
+        default: return nil
+        }
+    }
+
+    /// Whether `value` can be stored in a column of `type` as it is (null fits every type).
+    static func fits(_ value: JSONValue, _ type: TableDescription.ColumnType) -> Bool {
+        stored(value, as: type) != nil
+    }
+
+    /// The type a column takes from its first value other than null; nil for null.
+    static func type(of value: JSONValue) -> TableDescription.ColumnType? {
+        switch value {
+        case .null: nil
+        case .bool: .boolean
+        case .number(let number): integer(number) != nil ? .integer : .real
+        case .string(let text): isDate(text) ? .date : .text
+        case .array, .object: .json
+        }
+    }
+
+    /// The type a column of `type` takes to hold `value` without changing what it holds already:
+    /// a column of nulls takes the value's type, an integer column becomes real for a fraction.
+    /// Nil when the type stays (the value fits, or is kept as a mismatch).
+    static func widened(_ type: TableDescription.ColumnType, for value: JSONValue) -> TableDescription.ColumnType? {
+        switch (type, value) {
+        case (.null, _): return Self.type(of: value)
+        case (.integer, .number(let number)) where integer(number) == nil: return .real
+        default: return nil
+        }
+    }
+
+    /// Whether `text` is a date as the protocol writes them: `yyyy-MM-ddTHH:mm:ss.SSSZ`, a real day.
+    static func isDate(_ text: String) -> Bool {
+        guard text.utf8.count == 24, text.utf8.last == UInt8(ascii: "Z"),
+            let milliseconds = ProtocolDate.parse(text)
+        else { return false }
+        return ProtocolDate.format(milliseconds: milliseconds) == text
+    }
+
+    private static func integer(_ number: Double) -> Int64? {
+        number.rounded() == number && abs(number) < 9.0e15 ? Int64(number) : nil
+    }
+
+    /// The SQLite value compared with a column of `type` in a local query: the value converted to
+    /// the column's type where it can be (`"12"` for a number), as the query means it.
+    static func queryArgument(_ value: JSONValue, as type: TableDescription.ColumnType) -> DatabaseValue {
+        if let stored = stored(value, as: type) { return stored }
+        switch (type, value) {
+        case (.text, .number(let number)), (.date, .number(let number)):
+            return JSONValue.number(number).description.databaseValue
         case (.text, .bool(let flag)): return (flag ? "true" : "false").databaseValue
-        case (.integer, .number(let number)):
-            return number.rounded() == number && abs(number) < 9.2e18
-                ? Int64(number).databaseValue : number.databaseValue
-        case (.integer, .bool(let flag)), (.boolean, .bool(let flag)): return (flag ? 1 : 0).databaseValue
+        case (.integer, .bool(let flag)), (.null, .bool(let flag)): return (flag ? 1 : 0).databaseValue
         case (.integer, .string(let text)): return (Int64(text)?.databaseValue) ?? text.databaseValue
-        case (.real, .number(let number)): return number.databaseValue
         case (.real, .string(let text)): return (Double(text)?.databaseValue) ?? text.databaseValue
         case (.real, .bool(let flag)): return (flag ? 1.0 : 0.0).databaseValue
         case (.boolean, .number(let number)): return (number != 0 ? 1 : 0).databaseValue
         case (.boolean, .string(let text)): return (text == "true" || text == "1" ? 1 : 0).databaseValue
+        case (_, .number(let number)): return number.databaseValue
+        case (_, .string(let text)): return text.databaseValue
         default: return value.jsonText.databaseValue
         }
+    }
+
+    /// The SQLite value of a system column (`deleted` may come as 0 or 1 from older services).
+    static func system(_ value: JSONValue?, as type: TableDescription.ColumnType) -> DatabaseValue {
+        guard let value, value != .null else { return .null }
+        return queryArgument(value, as: type)
     }
 
     /// The JSON value of a stored SQLite value in a column of `type`.
@@ -34,14 +97,32 @@ enum ColumnValue {
         case .double(let number):
             return type == .boolean ? .bool(number != 0) : .number(number)
         case .string(let text):
-            if type == .json, let data = text.data(using: .utf8),
-                let decoded = try? JSONDecoder().decode(JSONValue.self, from: data)
-            {
-                return decoded
-            }
+            if type == .json, let decoded = ItemCoding.value(text) { return decoded }
             return .string(text)
         case .blob(let data): return .string(data.base64EncodedString())
         }
+    }
+
+    /// The row's values for `columns` (in their order), with what does not fit its column kept in
+    /// the ``TableDescription/mismatchesColumn`` (whose place in `columns` gets the JSON object).
+    static func row(_ item: Item, columns: [TableDescription.Column]) -> [DatabaseValue] {
+        var mismatches: [String: JSONValue] = [:]
+        var values = columns.map { column -> DatabaseValue in
+            guard column.name != TableDescription.mismatchesColumn else { return .null }
+            if SystemColumn.all.contains(column.name) { return system(item[column.name], as: column.type) }
+            if let stored = stored(item[column.name], as: column.type) { return stored }
+            mismatches[column.name] = item[column.name]
+            return .null
+        }
+        // Members that cannot be columns (`rowid`...) are kept with the mismatches.
+        for (name, value) in item where !TableDescription.canBeColumn(name) && name != TableDescription.mismatchesColumn
+        {
+            mismatches[name] = value
+        }
+        if !mismatches.isEmpty {
+            values[TableDescription.mismatchesIndex] = JSONValue.object(mismatches).jsonText.databaseValue
+        }
+        return values
     }
 }
 
@@ -54,6 +135,12 @@ enum ItemCoding {
 
     static func decode(_ text: String?) -> Item? {
         text.flatMap { object(Array($0.utf8)) }
+    }
+
+    /// The JSON value written as `text`; nil when it is not JSON.
+    static func value(_ text: String) -> JSONValue? {
+        guard let data = text.data(using: .utf8) else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: data)
     }
 
     /// The body of a response as an item: a JSON object with `id` (and `version` when `requireVersion`).

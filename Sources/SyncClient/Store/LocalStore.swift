@@ -8,11 +8,8 @@ import SyncProtocol
 /// Every method that takes a `Database` runs inside the caller's transaction.
 struct LocalStore: Sendable {
     let pool: DatabasePool
-    let tables: [String: TableDescription]
-    /// Decoders of server items straight into each table's columns.
-    let layouts: [String: PageLayout]
-    /// The counts and search index of each table.
-    let listIndexes: [String: ListIndex]
+    /// The tables, their columns' types, page layouts and list indexes, as they are now.
+    let catalog = TableCatalog()
     /// Catches the list indexes up after pulls.
     let listIndexer = ListIndexer()
 
@@ -21,7 +18,7 @@ struct LocalStore: Sendable {
     static let migrations: [StoreMigration] =
         [firstSchema] + SyncOperationQueue.migrations
         + [ConflictJournal.migration, ConflictJournal.heldMigration, ConflictJournal.heldColumnsMigration]
-        + [FlightRecorder.migration]
+        + [columnsMigration, FlightRecorder.migration]
 
     /// The first schema: the queue's tables and `__config`.
     private static let firstSchema =
@@ -57,21 +54,23 @@ struct LocalStore: Sendable {
                     """)
         }
 
-    /// Opens the file, applies the migrations and creates (or widens) the data tables.
+    /// Opens the file, applies the migrations and creates (or widens) the data tables: the given
+    /// ones and every table the store holds already, each with every column it saved.
     init(path: String, tables: [TableDescription]) throws(SyncError) {
         do {
             pool = try StoreDatabase.open(at: path, migrations: Self.migrations)
         } catch {
             throw .storage(StoreFailure(error))
         }
-        var byName: [String: TableDescription] = [:]
-        for table in tables { byName[table.name] = table }
-        self.tables = byName
-        layouts = byName.mapValues(PageLayout.init)
-        listIndexes = byName.mapValues(ListIndex.init)
+        let catalog = self.catalog
+        let store = self
         do {
             try pool.write { db in
-                for table in tables { try Self.createTable(table, in: db) }
+                var given = tables
+                for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
+                    given.append(TableDescription(name: name, columns: []))
+                }
+                for table in given { try store.describe(db, table) }
             }
         } catch let error as SyncError {
             throw error
@@ -79,35 +78,7 @@ struct LocalStore: Sendable {
             throw .storage(StoreFailure(error))
         }
         // Rows a pull left uncounted when the process ended, or stored before the index existed.
-        for index in listIndexes.values { listIndexer.catchUp(index, in: pool) }
-    }
-
-    private static func createTable(_ table: TableDescription, in db: Database) throws {
-        guard !table.name.hasPrefix("__"), !table.name.isEmpty else {
-            throw SyncError.invalidItem("a table name must not be empty or start with __ ('\(table.name)')")
-        }
-        if try db.tableExists(table.name) {
-            let existing = Set(try db.columns(in: table.name).map(\.name))
-            for column in table.allColumns where !existing.contains(column.name) {
-                try db.execute(
-                    sql: "ALTER TABLE \(table.name.quotedDatabaseIdentifier) ADD COLUMN "
-                        + "\(column.name.quotedDatabaseIdentifier) \(column.type.sqlType)")
-            }
-        } else {
-            let columns = table.allColumns.map { column in
-                column.name == SystemColumn.id
-                    ? "\"id\" TEXT PRIMARY KEY NOT NULL"
-                    : "\(column.name.quotedDatabaseIdentifier) \(column.type.sqlType)"
-            }
-            try db.execute(
-                sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
-            try db.execute(
-                sql: "CREATE INDEX \("\(table.name)_updatedAt".quotedDatabaseIdentifier) ON "
-                    + "\(table.name.quotedDatabaseIdentifier) (updatedAt, id)")
-        }
-        // Lists page by rowid now; this index of an older todosync only slowed every write.
-        try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)_createdAt".quotedDatabaseIdentifier)")
-        try ListIndex(table).create(in: db)
+        for entry in catalog.committed.values { listIndexer.catchUp(entry.listIndex, in: pool) }
     }
 
     /// Runs `body` in a read transaction; failures become ``SyncError/storage(_:)``.
@@ -151,26 +122,23 @@ struct LocalStore: Sendable {
         }
     }
 
-    func description(of table: String) throws(SyncError) -> TableDescription {
-        guard let description = tables[table] else { throw .unknownTable(table) }
-        return description
-    }
-
     // MARK: Rows
 
     func readItem(_ db: Database, table: TableDescription, id: String) throws -> Item? {
+        let table = current(table, in: db)
         let statement = try db.cachedStatement(
-            sql: "SELECT \(table.selectList) FROM \(table.name.quotedDatabaseIdentifier) WHERE id = ?")
+            sql: "SELECT \(table.selectList) FROM \(table.name.quotedSQLName) WHERE id = ?")
         guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
         return Self.item(from: row, table: table)
     }
 
     /// The items of `ids` that have a row, by id.
     func readItems(_ db: Database, table: TableDescription, ids: [String]) throws -> [String: Item] {
+        let table = current(table, in: db)
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql:
-                    "SELECT \(table.selectList) FROM \(table.name.quotedDatabaseIdentifier) WHERE id IN (\(sqlParameters(ids.count)))"
+                    "SELECT \(table.selectList) FROM \(table.name.quotedSQLName) WHERE id IN (\(sqlParameters(ids.count)))"
             ),
             arguments: StatementArguments(positional: ids))
         var items: [String: Item] = [:]
@@ -182,22 +150,31 @@ struct LocalStore: Sendable {
     }
 
     /// The item of a row selected with `table.selectList`, read by position (by name is slower).
+    /// Values kept because they did not fit their column's type come back exactly as they were.
     static func item(from row: Row, table: TableDescription) -> Item {
         var item: Item = [:]
         for (index, column) in table.allColumns.enumerated() {
             let value: DatabaseValue = row[index]
+            if index == TableDescription.mismatchesIndex {
+                if case .string(let text) = value.storage, case .object(let kept)? = ItemCoding.value(text) {
+                    for (name, value) in kept { item[name] = value }
+                }
+                continue
+            }
             if column.name == SystemColumn.deleted, value.isNull { continue }
-            item[column.name] = ColumnValue.json(value, as: column.type)
+            if item[column.name] == nil { item[column.name] = ColumnValue.json(value, as: column.type) }
         }
         return item
     }
 
     /// Inserts the row, or changes the row with its id in place, with every column of the table
     /// (missing ones become NULL), and brings the counts and search index up to it.
+    /// Members the table has no column for add one (see ``widen(_:_:forItems:)``).
     func writeItem(_ db: Database, table: TableDescription, item: Item) throws {
-        let values = table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) }
+        let table = try widen(db, table.name, forItems: [item])
+        let values = ColumnValue.row(item, columns: table.allColumns)
         try db.cachedStatement(sql: table.upsertSQL).execute(arguments: StatementArguments(positional: values))
-        try listIndexes[table.name]?.catchUp(db, limit: Self.catchUpPerEdit)
+        try catalog.entry(table.name, for: db)?.listIndex.catchUp(db, limit: Self.catchUpPerEdit)
     }
 
     /// Rows past the list index's mark that one local write takes in (usually just its own row;
@@ -212,7 +189,8 @@ struct LocalStore: Sendable {
     /// row's text, the larger part of a push's local work). The other rows are written whole.
     func adoptServerItems(_ db: Database, table: TableDescription, items: [Item]) throws {
         guard !items.isEmpty else { return }
-        let values = items.flatMap { item in table.allColumns.map { ColumnValue.database(item[$0.name], as: $0.type) } }
+        let table = try widen(db, table.name, forItems: items)
+        let values = items.flatMap { ColumnValue.row($0, columns: table.allColumns) }
         let adopted = Set(
             try String.fetchAll(
                 db.cachedStatement(sql: table.adoptionSQL(rows: items.count)),
@@ -223,7 +201,7 @@ struct LocalStore: Sendable {
     }
 
     func deleteItem(_ db: Database, table: String, id: String) throws {
-        try db.execute(sql: "DELETE FROM \(table.quotedDatabaseIdentifier) WHERE id = ?", arguments: [id])
+        try db.execute(sql: "DELETE FROM \(table.quotedSQLName) WHERE id = ?", arguments: [id])
     }
 
     // MARK: Config

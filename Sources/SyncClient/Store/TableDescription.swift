@@ -4,8 +4,8 @@ import SyncProtocol
 /// The local shape of one synced table: its name and its user columns.
 ///
 /// The system columns (`id`, `version`, `createdAt`, `updatedAt`, `deleted`) are added to every table;
-/// list only the columns the application owns. Columns the server sends that the table lacks are
-/// ignored on pull.
+/// list only the columns the application owns. Columns the service sends that the table lacks are
+/// added to it, typed from their values (see ``ColumnType``), by the transaction that stores them.
 public struct TableDescription: Sendable, Hashable {
     /// The SQLite type a column is stored as, and how its values map to JSON.
     public enum ColumnType: String, Sendable, Hashable, Codable {
@@ -19,12 +19,21 @@ public struct TableDescription: Sendable, Hashable {
         case boolean
         /// `TEXT` holding JSON; any JSON value (arrays, objects).
         case json
+        /// `TEXT` holding the protocol's dates: ISO 8601 UTC with milliseconds (`2026-11-21T23:02:54.020Z`).
+        case date
+        /// No value but null seen yet: the first other value gives the column its type.
+        case null
+
+        /// Whether `value` fits this type as it is (null fits every type); a value that does not is
+        /// kept exactly and flagged (see ``TableDescription/mismatchedColumns(of:)``).
+        public func fits(_ value: JSONValue) -> Bool { ColumnValue.fits(value, self) }
 
         var sqlType: String {
             switch self {
-            case .text, .json: "TEXT"
+            case .text, .json, .date: "TEXT"
             case .integer, .boolean: "INTEGER"
             case .real: "REAL"
+            case .null: ""
             }
         }
     }
@@ -51,9 +60,13 @@ public struct TableDescription: Sendable, Hashable {
     private var derived: Derived
 
     /// Describes a table; names must not start with `__` (reserved for the store's own tables).
+    /// System columns and the store's own ``mismatchesColumn`` in `columns` are left out.
     public init(name: String, columns: [Column]) {
         self.name = name
-        self.columns = columns.filter { !SystemColumn.all.contains($0.name) }
+        var seen: Set<String> = []
+        self.columns = columns.filter {
+            !SystemColumn.all.contains($0.name) && Self.canBeColumn($0.name) && seen.insert($0.name).inserted
+        }
         derived = Derived(name: name, columns: self.columns)
     }
 
@@ -64,7 +77,42 @@ public struct TableDescription: Sendable, Hashable {
     /// The user column names.
     public var columnNames: [String] { columns.map(\.name) }
 
-    /// Every column of the local table, system columns first.
+    /// Checks that `name` can be a table's name: 1 to 64 ASCII letters, digits and underscores, not
+    /// starting with a digit or with `__`; else ``SyncError/invalidTableName(_:)``.
+    public static func checkName(_ name: String) throws(SyncError) {
+        try LocalStore.checkTableName(name)
+    }
+
+    /// The store's own column of every data table: the values kept exactly because they do not fit
+    /// their column's type, as a JSON object by column name (NULL when none). A service column of this
+    /// name (not a valid name on a todosync service) is not stored.
+    public static let mismatchesColumn = ":mismatches"
+
+    /// Whether a member named `name` can be a column of the local table. `rowid`, `oid` and `_rowid_`
+    /// (any case) would hide SQLite's row id, which lists page by, and ``mismatchesColumn`` is the
+    /// store's own: members of those names are kept exactly in ``mismatchesColumn`` instead.
+    public static func canBeColumn(_ name: String) -> Bool {
+        name != mismatchesColumn && !["rowid", "oid", "_rowid_"].contains(name.lowercased())
+    }
+
+    /// Where ``mismatchesColumn`` is in ``allColumns``: after the system columns.
+    static let mismatchesIndex = 5
+
+    /// The type of the user column `name`, nil when the table has none of that name.
+    public func columnType(_ name: String) -> ColumnType? {
+        columns.first { $0.name == name }?.type
+    }
+
+    /// The user columns of `item` whose value does not fit the column's type (kept exactly, flagged),
+    /// in column order.
+    public func mismatchedColumns(of item: Item) -> [String] {
+        columns.filter { column in
+            guard let value = item[column.name] else { return false }
+            return !ColumnValue.fits(value, column.type)
+        }.map(\.name)
+    }
+
+    /// Every column of the local table, system columns first, then ``mismatchesColumn``.
     var allColumns: [Column] { derived.allColumns }
 
     /// `allColumns` quoted for a `SELECT`, in their order; ``LocalStore/item(from:table:)`` reads them by position.
@@ -107,19 +155,19 @@ public struct TableDescription: Sendable, Hashable {
                 [
                     Column(SystemColumn.id, .text), Column(SystemColumn.version, .text),
                     Column(SystemColumn.createdAt, .text), Column(SystemColumn.updatedAt, .text),
-                    Column(SystemColumn.deleted, .boolean),
+                    Column(SystemColumn.deleted, .boolean), Column(TableDescription.mismatchesColumn, .json),
                 ] + columns
-            let quoted = allColumns.map(\.name.quotedDatabaseIdentifier)
+            let quoted = allColumns.map(\.name.quotedSQLName)
             selectList = quoted.joined(separator: ", ")
-            let updates = quoted.filter { $0 != SystemColumn.id.quotedDatabaseIdentifier }.map {
+            let updates = quoted.filter { $0 != SystemColumn.id.quotedSQLName }.map {
                 "\($0) = excluded.\($0)"
             }
-            upsertHead = "INSERT INTO \(name.quotedDatabaseIdentifier) (\(selectList)) VALUES "
+            upsertHead = "INSERT INTO \(name.quotedSQLName) (\(selectList)) VALUES "
             upsertRow = "(" + sqlParameters(quoted.count) + ")"
             upsertTail = " ON CONFLICT(id) DO UPDATE SET " + updates.joined(separator: ", ")
             systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
             // `answer.columnN` is the Nth value of a row, in the order of `allColumns`.
-            let table = name.quotedDatabaseIdentifier
+            let table = name.quotedSQLName
             let answer = allColumns.enumerated().map { "answer.column\($0.offset + 1)" }
             let userColumns = allColumns.count - columns.count
             let sets = 1..<userColumns

@@ -64,7 +64,7 @@ extension SyncContext {
             if page == 1 { query.append(("$inlinecount", "allpages")) }
             let reply = try await transport.send(
                 .get, transport.path(table: table.name), query: query, for: .verify(table: table.name, page: page))
-            try Self.checkPage(reply)
+            try Self.checkPage(reply, table: table.name)
             let rows = try Self.serviceCopies(reply.body, table: table.name)
             if let total = rows.count { monitor.update { $0.total = total } }
             guard !rows.copies.isEmpty else { return }
@@ -96,7 +96,7 @@ extension SyncContext {
         var after = ""
         while true {
             try Task.checkCancellation()
-            let (name, start) = (table.name.quotedDatabaseIdentifier, after)
+            let (name, start) = (table.name.quotedSQLName, after)
             let rows = try await store.asyncRead { db in
                 try Row.fetchAll(
                     db, sql: "SELECT id, version, updatedAt FROM \(name) WHERE id > ? ORDER BY id LIMIT ?",
@@ -129,7 +129,7 @@ extension SyncContext {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, version, updatedAt FROM \(table.name.quotedDatabaseIdentifier)
+                    SELECT id, version, updatedAt FROM \(table.name.quotedSQLName)
                     WHERE id IN (\(sqlParameters(ids.count)))
                     """,
                 arguments: StatementArguments(ids))

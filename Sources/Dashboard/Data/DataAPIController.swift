@@ -1,0 +1,113 @@
+import Foundation
+import HTTPServer
+import HTTPTypes
+import SyncClient
+import SyncProtocol
+
+/// `/api/data/{table}` (GET a page of rows, POST a new row) and `/api/data/{table}/{id}` (GET,
+/// PATCH, DELETE): any table as JSON, from the same typed values as the pages. Writes carry the
+/// `X-CSRF-Token` header; a value that does not fit its column is refused (422) naming the column.
+struct DataAPIController: Sendable {
+    let environment: DashboardEnvironment
+
+    /// `GET /api/data/{table}`: the table's columns and one page of rows, newest first.
+    struct RowsAnswer: Encodable {
+        struct Column: Encodable {
+            var name: String
+            var type: String
+        }
+
+        var table: String
+        var columns: [Column]
+        var items: [Item]
+        /// The columns of each row (by id) whose value is of another type than the column's.
+        var mismatched: [String: [String]]
+        var total: Int?
+        var older: Int64?
+        var newer: Int64?
+    }
+
+    func addRoutes(to router: inout Router) {
+        router.get("/api/data/:table") { request in try rows(request) }
+        router.post("/api/data/:table") { request in try add(request) }
+        router.get("/api/data/:table/:id") { request in APIController.json(try row(request).item) }
+        router.patch("/api/data/:table/:id") { request in try update(request) }
+        router.delete("/api/data/:table/:id") { request in try delete(request) }
+    }
+
+    private func table(_ request: Request) throws(HTTPError) -> TableDescription {
+        let name = request.parameters["table"] ?? ""
+        let context = environment.context
+        return try storeCall { () throws(SyncError) in try context.description(of: name) }
+    }
+
+    private func rows(_ request: Request) throws -> Response {
+        let table = try table(request)
+        let query = try DataListQuery(request, table: table)
+        let context = environment.context
+        let page = try storeCall { () throws(SyncError) in try context.listPage(table.name, query.request) }
+        var mismatched: [String: [String]] = [:]
+        for item in page.items {
+            let columns = table.mismatchedColumns(of: item)
+            if !columns.isEmpty, let id = item[SystemColumn.id]?.stringValue { mismatched[id] = columns }
+        }
+        return APIController.json(
+            RowsAnswer(
+                table: table.name, columns: table.columns.map { .init(name: $0.name, type: $0.type.rawValue) },
+                items: page.items, mismatched: mismatched, total: page.total,
+                older: page.hasOlder ? page.keys.last : nil, newer: page.hasNewer ? page.keys.first : nil))
+    }
+
+    private func row(_ request: Request) throws(HTTPError) -> (table: TableDescription, item: Item) {
+        let table = try table(request)
+        let id = request.parameters["id"] ?? ""
+        let context = environment.context
+        guard let item = try storeCall({ () throws(SyncError) in try context.item(id: id, in: table.name) }) else {
+            throw HTTPError(.notFound, "No row with id '\(id)' in \(table.name).")
+        }
+        return (table, item)
+    }
+
+    /// The body's members, each fitting its column's type (a new column takes any value).
+    private func values(_ request: Request, for table: TableDescription) throws(HTTPError) -> Item {
+        guard case .object(let members) = try request.decodeJSON(JSONValue.self) else {
+            throw HTTPError(.badRequest, "Send the row as a JSON object of column names and values.")
+        }
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            if SystemColumn.serverOwned.contains(name) || name == SystemColumn.version {
+                throw HTTPError(.unprocessableContent, "'\(name)' is set by the service, not by you.")
+            }
+            if let type = table.columnType(name), !type.fits(value) {
+                throw HTTPError(
+                    .unprocessableContent,
+                    "The value of '\(name)' is not a \(type.rawValue) value (\(value.jsonText)); nothing was saved.")
+            }
+        }
+        return members
+    }
+
+    private func add(_ request: Request) throws -> Response {
+        let table = try table(request)
+        let item = try values(request, for: table)
+        let context = environment.context
+        return APIController.json(
+            try storeCall { () throws(SyncError) in try context.table(table.name).insert(item) }, status: .created)
+    }
+
+    private func update(_ request: Request) throws -> Response {
+        let (table, item) = try row(request)
+        var changes = try values(request, for: table)
+        changes[SystemColumn.id] = item[SystemColumn.id]
+        let context = environment.context
+        return APIController.json(
+            try storeCall { () throws(SyncError) in try context.table(table.name).update(changes) })
+    }
+
+    private func delete(_ request: Request) throws -> Response {
+        let (table, item) = try row(request)
+        let id = item[SystemColumn.id]?.stringValue ?? ""
+        let context = environment.context
+        try storeCall { () throws(SyncError) in try context.delete(id: id, from: table.name) }
+        return APIController.json(["deleted": id])
+    }
+}

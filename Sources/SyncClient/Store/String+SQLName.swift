@@ -1,0 +1,5 @@
+extension String {
+    /// The string quoted as an SQL identifier, double quotes in it doubled: any name a service gives
+    /// a table's column (`a"b`, `<script>`, `x); DROP TABLE t; --`) is one identifier.
+    var quotedSQLName: String { "\"" + replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+}

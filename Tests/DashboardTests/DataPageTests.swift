@@ -1,0 +1,262 @@
+import Foundation
+import HTTPServer
+import HTTPTypes
+import SyncClient
+import SyncProtocol
+import TestSupport
+import Testing
+
+@testable import Dashboard
+
+/// `/data`, `/data/{table}` and `/api/data/...`: any table of the service, every column, on a real
+/// dashboard and its embedded service.
+@Suite(.timeLimit(.minutes(2))) struct DataPageTests {
+    /// A dashboard syncing `todoitem` and `orders`, with order `o1` pulled from its service.
+    func ordersDashboard() async throws -> TestDashboard {
+        let harness = try await TestDashboard { $0.tables = ["todoitem", "orders"] }
+        let service = TableClient(base: harness.url)
+        _ = try await service.insert(
+            ["id": "o1", "customer": "ACME", "total": 12.5, "paid": false, "due": "2026-12-01T09:30:00.000Z"],
+            table: "orders")
+        #expect(try await harness.submit("/sync", ["back": "/data"]).status == 303)
+        await harness.dashboard.waitUntilIdle()
+        #expect(try harness.dashboard.context.table("orders").item(id: "o1") != nil)
+        return harness
+    }
+
+    @Test func theTablesPageListsEachTableWithRowsPendingAndConflicts() async throws {
+        let harness = try await ordersDashboard()
+        try harness.dashboard.context.table("orders").update(["id": "o1", "total": 13])
+        let page = try await harness.client.send(.get, "/data")
+        #expect(page.status == 200)
+        #expect(page.text.contains(#"<a href="/data/orders">orders</a>"#))
+        #expect(page.text.contains(#"<a href="/data/todoitem">todoitem</a>"#))
+        let json = try await harness.client.send(.get, "/data", headers: [.accept: "application/json"])
+        let tables = try #require(
+            (try JSONSerialization.jsonObject(with: json.body) as? [String: Any])?["page"] as? [String: Any])
+        let orders = try #require((tables["tables"] as? [[String: Any]])?.first { $0["name"] as? String == "orders" })
+        #expect(orders["rows"] as? Int == 1 && orders["pending"] as? Int == 1 && orders["conflicts"] as? Int == 0)
+        await harness.stop()
+    }
+
+    @Test func theEditorHasOneInputPerColumnByTypeAndSavesOnlyWhatChanged() async throws {
+        let harness = try await ordersDashboard()
+        let editor = try await harness.client.send(.get, "/data/orders/o1")
+        #expect(editor.status == 200)
+        #expect(editor.text.contains(#"name="field:paid" value="true""#) && editor.text.contains(#"type="checkbox""#))
+        #expect(editor.text.contains(#"type="number" step="any" name="field:total" value="12.5""#))
+        #expect(
+            editor.text.contains(
+                #"type="datetime-local" step="0.001" name="field:due" value="2026-12-01T09:30:00.000""#))
+        #expect(editor.text.contains(#"type="text" name="field:customer" value="ACME""#))
+        let saved = try await harness.submit(
+            "/data/orders/o1",
+            ["field:customer": "ACME", "field:total": "13", "field:due": "2026-12-01T09:30:00.000"])
+        #expect(saved.status == 303)
+        #expect(saved.headers["location"] == "/data/orders")
+        let orders = harness.dashboard.context.table("orders")
+        let item = try #require(try orders.item(id: "o1"))
+        #expect(item["total"] == 13 && item["customer"] == "ACME" && item["paid"] == false)
+        #expect(item["due"] == "2026-12-01T09:30:00.000Z")
+        #expect(try orders.operations().map(\.kind) == [.update])
+        let list = try await harness.client.send(.get, "/data/orders")
+        #expect(list.text.contains("Saved total of o1 locally"))
+        #expect(list.text.contains("pending update"))
+        await harness.stop()
+    }
+
+    @Test(arguments: [("field:total", "abc", "total"), ("field:due", "2026-13-45T00:00", "due")])
+    func aValueThatDoesNotFitIsShownAgainAsTypedAndNothingIsWritten(
+        field: String, value: String, column: String
+    )
+        async throws
+    {
+        let harness = try await ordersDashboard()
+        let before = try harness.dashboard.context.table("orders").item(id: "o1")
+        let refused = try await harness.submit("/data/orders/o1", [field: value, "field:customer": "Changed"])
+        #expect(refused.status == 422)
+        #expect(refused.text.contains("value=\"\(value)\""))
+        #expect(refused.text.contains("Changed"))
+        #expect(refused.text.contains("“\(column)”"))
+        #expect(try harness.dashboard.context.table("orders").item(id: "o1") == before)
+        #expect(try harness.dashboard.context.operations().isEmpty)
+        let add = try await harness.submit("/data/orders", [field: value, "field:customer": "New"])
+        #expect(add.status == 422)
+        #expect(add.text.contains("value=\"\(value)\"") && add.text.contains("Nothing was saved"))
+        #expect(try harness.dashboard.context.table("orders").count() == 1)
+        #expect(try harness.dashboard.context.operations().isEmpty)
+        await harness.stop()
+    }
+
+    @Test func addingAndDeletingARowAskFirstAndSayWhatHappened() async throws {
+        let harness = try await ordersDashboard()
+        let added = try await harness.submit(
+            "/data/orders", ["field:customer": "Bolt", "field:total": "7", "field:paid": "true"])
+        #expect(added.status == 303)
+        let location = try #require(added.headers["location"])
+        #expect(location.hasPrefix("/data/orders/"))
+        let id = String(location.dropFirst("/data/orders/".count))
+        let row = try #require(try harness.dashboard.context.table("orders").item(id: id))
+        #expect(row["customer"] == "Bolt" && row["total"] == 7 && row["paid"] == true)
+        let confirm = try await harness.submit("/data/orders/o1/delete", [:])
+        #expect(confirm.status == 200)
+        #expect(confirm.text.contains("Delete this row?"))
+        #expect(try harness.dashboard.context.table("orders").item(id: "o1") != nil)
+        let deleted = try await harness.submit("/data/orders/o1/delete", ["confirm": "yes"])
+        #expect(deleted.status == 303)
+        #expect(try harness.dashboard.context.table("orders").item(id: "o1") == nil)
+        let list = try await harness.client.send(.get, "/data/orders")
+        #expect(list.text.contains("Deleted o1 from orders locally"))
+        await harness.stop()
+    }
+
+    @Test func theListSearchesTextColumnsFiltersFlagsAndPagesNewestFirst() async throws {
+        let harness = try await ordersDashboard()
+        let orders = harness.dashboard.context.table("orders")
+        for index in 0..<60 {
+            try orders.insert([
+                "id": .string(String(format: "n%02d", index)), "customer": .string("customer \(index)"),
+                "paid": .bool(index % 2 == 0),
+            ])
+        }
+        let first = try await harness.client.send(.get, "/data/orders")
+        #expect(first.text.contains(">n59<") && !first.text.contains(">o1<"))
+        #expect(first.text.contains("?older="))
+        let found = try await harness.client.send(.get, "/data/orders?q=customer%2017")
+        #expect(found.text.contains(">n17<") && !found.text.contains(">n16<"))
+        let paid = try await harness.client.send(.get, "/data/orders?flag=paid&is=true")
+        #expect(paid.text.contains(">n58<") && !paid.text.contains(">n59<"))
+        #expect(try await harness.client.send(.get, "/data/orders?flag=customer&is=true").status == 400)
+        await harness.stop()
+    }
+
+    @Test func anUnknownTableIsA404NamingIt() async throws {
+        let harness = try await TestDashboard()
+        let page = try await harness.client.send(.get, "/data/nope")
+        #expect(page.status == 404)
+        #expect(page.text.contains("nope"))
+        let api = try await harness.client.send(.get, "/api/data/nope")
+        #expect(api.status == 404)
+        #expect(api.text.contains("'nope'"))
+        #expect(try await harness.client.send(.get, "/data/%3Cscript%3E").status == 404)
+        await harness.stop()
+    }
+
+    @Test func hostileColumnNamesAndValuesAreEscapedAndEditable() async throws {
+        let harness = try await ordersDashboard()
+        let orders = harness.dashboard.context.table("orders")
+        try orders.insert(["id": "h", "<script>": "<b>bold</b>", "__proto__": "proto", "it's": true])
+        for path in ["/data/orders", "/data/orders/h"] {
+            let page = try await harness.client.send(.get, path)
+            #expect(page.status == 200, "\(path)")
+            #expect(!page.text.contains("<script>") && !page.text.contains("<b>bold"), "\(path)")
+            #expect(page.text.contains("&lt;script&gt;"), "\(path)")
+        }
+        let saved = try await harness.submit(
+            "/data/orders/h", ["field:<script>": "plain", "field:__proto__": "proto", "field:it's": "true"])
+        #expect(saved.status == 303)
+        #expect(try orders.item(id: "h")?["<script>"] == "plain")
+        #expect(try orders.item(id: "h")?["it's"] == true)
+        await harness.stop()
+    }
+
+    @Test func theAPIGivesAndTakesTheSameTypedJSON() async throws {
+        let harness = try await ordersDashboard()
+        let token = try await harness.csrfToken()
+        let list = try await harness.client.send(.get, "/api/data/orders")
+        let answer = try #require(try JSONSerialization.jsonObject(with: list.body) as? [String: Any])
+        let items = try #require(answer["items"] as? [[String: Any]])
+        #expect(items.first?["total"] as? Double == 12.5 && items.first?["paid"] as? Bool == false)
+        let columns = try #require(answer["columns"] as? [[String: String]])
+        #expect(columns.contains(["name": "due", "type": "date"]))
+        let forged = try await harness.client.send(.post, "/api/data/orders", json: Data(#"{"customer":"X"}"#.utf8))
+        #expect(forged.status == 403)
+        let headers: HTTPFields = [.init("X-CSRF-Token")!: token]
+        let created = try await harness.client.send(
+            .post, "/api/data/orders", json: Data(#"{"id":"o2","customer":"Bolt","total":7}"#.utf8), headers: headers)
+        #expect(created.status == 201)
+        let bad = try await harness.client.send(
+            .patch, "/api/data/orders/o2", json: Data(#"{"total":"abc"}"#.utf8), headers: headers)
+        #expect(bad.status == 422)
+        #expect(bad.text.contains("'total'"))
+        let patched = try await harness.client.send(
+            .patch, "/api/data/orders/o2", json: Data(#"{"total":8,"region":"north"}"#.utf8), headers: headers)
+        #expect(patched.status == 200)
+        let one = try await harness.client.send(.get, "/api/data/orders/o2")
+        let item = try #require(try JSONSerialization.jsonObject(with: one.body) as? [String: Any])
+        #expect(item["total"] as? Double == 8 && item["region"] as? String == "north")
+        let deleted = try await harness.client.send(.delete, "/api/data/orders/o2", headers: headers)
+        #expect(deleted.status == 200)
+        #expect(try harness.dashboard.context.table("orders").item(id: "o2") == nil)
+        await harness.stop()
+    }
+
+    @Test func theTablesSettingIsSavedInTheStoreAndRefusesBadNames() async throws {
+        let harness = try await TestDashboard()
+        #expect(try harness.dashboard.context.syncedTables() == ["todoitem"])
+        let bad = try await harness.submit("/settings/tables", ["tables": "todoitem no-dash"])
+        #expect(bad.status == 422)
+        #expect(bad.text.contains("no-dash") && bad.text.contains("letters, digits and underscores"))
+        #expect(try harness.dashboard.context.syncedTables() == ["todoitem"])
+        let saved = try await harness.submit("/settings/tables", ["tables": "todoitem, orders"])
+        #expect(saved.status == 303)
+        #expect(try harness.dashboard.context.syncedTables() == ["todoitem", "orders"])
+        let settings = try await harness.client.send(.get, "/settings")
+        #expect(settings.text.contains(#"value="todoitem orders""#))
+        let token = try await harness.csrfToken()
+        let api = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"tables":["orders","todoitem"]}"#.utf8),
+            headers: [.init("X-CSRF-Token")!: token])
+        #expect(api.status == 200)
+        let read = try await harness.client.send(.get, "/api/settings")
+        #expect(read.text.contains(#""orders""#))
+        #expect(try harness.dashboard.context.syncedTables() == ["orders", "todoitem"])
+        await harness.stop()
+    }
+
+    @Test func theConflictPageShowsEveryColumnOfANonTodoTable() async throws {
+        let harness = try await ordersDashboard()
+        let context = harness.dashboard.context
+        try context.setConflictPolicy(.ask, for: "orders")
+        let patch = try await harness.client.send(
+            .patch, "/tables/orders/o1", json: Data(#"{"total":20,"due":"2027-01-01T00:00:00.000Z"}"#.utf8),
+            headers: [ProtocolHeader.apiVersion: "2.0.0"])
+        #expect(patch.status == 200)
+        try context.table("orders").update(["id": "o1", "total": 30])
+        _ = try await context.push()
+        let conflict = try #require(try context.conflicts().first)
+        let page = try await harness.client.send(.get, "/conflicts/\(conflict.operation.id)")
+        #expect(page.status == 200)
+        for column in ["customer", "total", "paid", "due"] { #expect(page.text.contains(column), "\(column)") }
+        #expect(page.text.contains("2027-01-01"))
+        let list = try await harness.client.send(.get, "/conflicts")
+        #expect(list.status == 200 && list.text.contains("o1"))
+        let resolved = try await harness.submit("/conflicts/\(conflict.operation.id)/resolve", ["choice": "use-client"])
+        #expect(resolved.status == 303)
+        await harness.dashboard.waitUntilIdle()
+        let journal = try await harness.client.send(.get, "/journal")
+        #expect(journal.status == 200)
+        #expect(journal.text.contains("orders") && journal.text.contains("total"))
+        await harness.stop()
+    }
+
+    @Test func aSyncedTableTheServiceLacksIsNamedAndTheOthersStillSync() async throws {
+        let harness = try await TestDashboard { $0.tables = ["todoitem", "missing"] }
+        _ = try await TableClient(base: harness.url).insert(["id": "t", "text": "on the service"])
+        #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
+        await harness.dashboard.waitUntilIdle()
+        #expect(try harness.dashboard.context.table("todoitem").item(id: "t") != nil)
+        let page = try await harness.client.send(.get, "/")
+        #expect(page.text.contains("the service has no table “missing”"))
+        await harness.stop()
+    }
+
+    @Test func theTodoEditorShowsTodoitemsOtherColumns() async throws {
+        let harness = try await TestDashboard()
+        try harness.dashboard.context.table("todoitem").insert(["id": "t", "text": "buy milk", "priority": 2])
+        let page = try await harness.client.send(.get, "/items/t")
+        #expect(page.text.contains("More columns") && page.text.contains("priority"))
+        #expect(page.text.contains(#"href="/data/todoitem/t""#))
+        await harness.stop()
+    }
+}
