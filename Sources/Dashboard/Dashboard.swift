@@ -50,15 +50,19 @@ public final class Dashboard: Sendable {
             folder: configuration.resources.templatesFolder, required: requiredTemplates)
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         let settings = SettingsFile(folder: configuration.dataDirectory)
-        if let window = configuration.pushWindow, window != settings.settings.pushWindow {
+        if configuration.pushWindow.map({ $0 != settings.settings.pushWindow }) == true
+            || configuration.tableProtocol.map({ $0 != settings.settings.tableProtocol }) == true
+        {
             var saved = settings.settings
-            saved.pushWindow = window
+            saved.pushWindow = configuration.pushWindow ?? saved.pushWindow
+            saved.tableProtocol = configuration.tableProtocol ?? saved.tableProtocol
             try settings.save(saved)
         }
         let context = try SyncContext(
             path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path,
             configuration: SyncConfiguration(
-                pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow))
+                pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow,
+                tableProtocol: settings.settings.tableProtocol ?? .auto))
         if let tables = configuration.tables { try context.setSyncedTables(tables) }
         let sessions = Sessions()
         let sync = BackgroundSync(context: context, sessions: sessions) { settings.settings.pageSize }

@@ -39,14 +39,18 @@ public struct DashboardConfiguration: Sendable {
     /// The tables to sync and show (`--table`), saved in the store; nil keeps the saved ones
     /// (`todoitem` at first).
     public var tables: [String]?
+    /// The table protocol (see ``SyncConfiguration/tableProtocol``), saved in the settings; nil keeps
+    /// the saved one (`auto` at first).
+    public var tableProtocol: ProtocolChoice?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
         remote: Remote? = nil, deviceName: String? = nil, logRequests: Bool = false, servicePageURL: String? = nil,
         allowedHosts: [String] = [], authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil,
-        pushWindow: Int? = nil, tables: [String]? = nil
+        pushWindow: Int? = nil, tables: [String]? = nil, tableProtocol: ProtocolChoice? = nil
     ) {
         self.tables = tables
+        self.tableProtocol = tableProtocol
         self.pushWindow = pushWindow
         self.onRemoteSwitch = onRemoteSwitch
         self.host = host

@@ -12,6 +12,8 @@ struct DashboardSettings: Codable, Sendable, Equatable {
     var pageSize: Int = 50
     /// nil: ``SyncConfiguration/defaultPushWindow`` (optional, so that older files still decode).
     var pushWindow: Int?
+    /// nil: `auto` (see ``SyncConfiguration/tableProtocol``).
+    var tableProtocol: ProtocolChoice?
 
     static let fileName = "settings.json"
 }

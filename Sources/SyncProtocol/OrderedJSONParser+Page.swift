@@ -1,7 +1,7 @@
 extension OrderedJSONParser {
     /// A page of items as a service sends it: a JSON array of objects, or an object whose
-    /// `results` member is that array, with the total in `count` when asked for
-    /// (`$inlinecount=allpages`).
+    /// `results` (Mobile Apps) or `items` (Datasync, beside `nextLink`) member is that array, with
+    /// the total in `count` when asked for (`$inlinecount=allpages`, `$count=true`).
     public struct Page {
         /// The items, each with its members in order.
         public var items: [Members] = []
@@ -22,21 +22,22 @@ extension OrderedJSONParser {
             var hasResults = false
             try parser.eachMember { parser, name throws(Failure) in
                 switch name {
-                case "results":
-                    guard parser.peek() == UInt8(ascii: "[") else { throw parser.failure("'results' is not an array") }
+                case "results", "items":
+                    guard parser.peek() == UInt8(ascii: "[") else { throw parser.failure("'\(name)' is not an array") }
                     page.items = try parser.items()
                     hasResults = true
                 case "count":
-                    guard case .number(let count) = try parser.value(), let whole = Int(exactly: count), whole >= 0
-                    else {
-                        throw parser.failure("'count' is not a whole number")
+                    switch try parser.value() {
+                    case .null: break  // Datasync without $count=true
+                    case .number(let count) where Int(exactly: count).map({ $0 >= 0 }) == true:
+                        page.count = Int(exactly: count)
+                    default: throw parser.failure("'count' is not a whole number")
                     }
-                    page.count = whole
                 default:
                     _ = try parser.value()
                 }
             }
-            guard hasResults else { throw Failure(message: "an object without 'results'") }
+            guard hasResults else { throw Failure(message: "an object without 'results' or 'items'") }
         default:
             throw Failure(message: "neither an array nor an object")
         }

@@ -71,6 +71,7 @@ struct ClientOptions: ParsableArguments {
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
+    @OptionGroup var tableProtocol: ProtocolOption
 
     @Option(
         help: """
@@ -102,7 +103,7 @@ struct ClientOptions: ParsableArguments {
             configuration: SyncConfiguration(
                 remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey,
                 pushWindow: push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
-                onRemoteSwitch: remoteSwitch.onSwitch))
+                onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto))
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))
         }

@@ -99,6 +99,7 @@ struct ClientStatus: AsyncParsableCommand {
             var lines = [
                 "\(status.pending) pending, \(status.conflicts) conflicts, \(status.failed) failed",
                 "remote: \(status.remoteURL ?? "none")\(status.offline ? " (offline mode)" : "")",
+                "protocol: \(status.tableProtocol.map { "\($0.rawValue) (\(context.protocolChoice.rawValue))" } ?? "not asked yet (auto)")",
                 "sign-in token: \(context.authTokenHint?.description ?? "none")",
             ]
             if let last = status.lastSync {

@@ -61,6 +61,19 @@ struct PushWindowOption: ParsableArguments {
     }
 }
 
+extension ProtocolChoice: ExpressibleByArgument {}
+
+/// `--protocol`, on the dashboard and the scripting client.
+struct ProtocolOption: ParsableArguments {
+    @Option(
+        name: .customLong("protocol"),
+        help: ArgumentHelp(
+            "The table protocol: v2 (Azure Mobile Apps), v3 (Datasync) or auto (ask the service once and keep "
+                + "its answer with the remote; the default). The dashboard saves it in its settings.",
+            valueName: "auto|v2|v3"))
+    var choice: ProtocolChoice?
+}
+
 /// `--public-dir` and `--templates-dir`.
 struct ResourceOptions: ParsableArguments {
     @Option(help: "Folder of CSS, scripts and icons (default: found next to the executable).")

@@ -35,6 +35,7 @@ struct DashboardCommand: AsyncParsableCommand {
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
+    @OptionGroup var tableProtocol: ProtocolOption
 
     @Option(
         name: .customLong("table"),
@@ -64,7 +65,7 @@ struct DashboardCommand: AsyncParsableCommand {
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
-            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables
+            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -100,13 +101,14 @@ struct DashboardLauncher {
     var onSwitch: RemoteSwitchChoice?
     var pushWindow: Int?
     var tables: [String]?
+    var tableProtocol: ProtocolChoice?
 
     func start() async throws -> Dashboard {
         let configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir), resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
             servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
-            onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables)
+            onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables, tableProtocol: tableProtocol)
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

@@ -39,8 +39,11 @@ def test_log_lists_push_and_pull_exchanges_without_secrets(serve):
     client(url, store, "pull", "--query-id", "all")
 
     lines = [json.loads(line) for line in client(url, store, "log", "--json").splitlines()]
-    assert [line["method"] for line in lines] == ["GET", "GET", "POST"]
-    push = lines[-1]
+    assert [line["method"] for line in lines] == ["GET", "GET", "POST", "GET"]
+    # The first: which protocol todosync serve speaks (--protocol auto, the default); it answers v2.
+    assert lines[-1]["purpose"] == {"protocolProbe": {"table": "todoitem"}}
+    assert "protocol: v2 (auto)" in client(url, store, "status")
+    push = lines[-2]
     assert push["status"] == 201 and push["purpose"] == {"push": {"operationId": 1, "table": "todoitem", "itemId": "m1"}}
     assert "X-ZUMO-APPLICATION: [redacted]" in push["requestHeaders"]
     assert "X-ZUMO-AUTH: [redacted]" in push["requestHeaders"]

@@ -33,12 +33,14 @@ import Testing
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
 
-        let first = try await harness.client.send(.get, "/api/log?status=2xx&limit=2")
+        let first = try await harness.client.send(.get, "/api/log?status=201&limit=2")
         #expect(first.status == 200)
         let page = try decoder.decode(ExchangePage.self, from: first.body)
         #expect(page.exchanges.count == 2 && page.exchanges.allSatisfy { $0.status == 201 })
+        // Besides the three inserts: the question which protocol the embedded service speaks.
+        #expect(try context.exchanges().exchanges.last?.purpose == .protocolProbe(table: "todoitem"))
         let next = try #require(page.next)
-        let older = try await harness.client.send(.get, "/api/log?status=2xx&limit=2&before=\(next)")
+        let older = try await harness.client.send(.get, "/api/log?status=201&limit=2&before=\(next)")
         #expect(try decoder.decode(ExchangePage.self, from: older.body).exchanges.count == 1)
         let none = try await harness.client.send(.get, "/api/log?status=failed")
         #expect(try decoder.decode(ExchangePage.self, from: none.body).exchanges.isEmpty)

@@ -36,6 +36,8 @@ struct HeaderView: Encodable, Sendable, Equatable {
     var servicePage: String?
     /// The outcome of the last sync, push or pull in words.
     var lastResult: String?
+    /// The table protocol spoken with the remote ("v2", "v3"); nil until `auto` has asked it.
+    var tableProtocol: String?
 
     init(
         remote: String, state: RemoteState, counts: SyncStatus?, running: Bool, progress: SyncProgress,
@@ -57,6 +59,7 @@ struct HeaderView: Encodable, Sendable, Equatable {
         self.offline = offline
         self.servicePage = servicePage
         self.lastResult = lastResult
+        tableProtocol = counts?.tableProtocol?.rawValue
     }
 
     /// Reads counts and state; never waits for a running sync.

@@ -26,15 +26,20 @@ public struct SyncConfiguration: Sendable {
     /// What becomes of queued changes when ``remoteURL`` is another service than the one the store
     /// is bound to; nil refuses such a switch while changes are queued (see ``RemoteSwitchChoice``).
     public var onRemoteSwitch: RemoteSwitchChoice?
+    /// The table protocol to speak: v2 (Mobile Apps) by default, v3 (Datasync), or `auto`, which asks
+    /// the service before the first sync and keeps its answer with the remote. Another protocol than
+    /// the one the store last synced with reads every row again at the next pull, as another remote does.
+    public var tableProtocol: ProtocolChoice
 
     /// A configuration; every argument has a default.
     public init(
         remoteURL: URL? = nil, applicationKey: String? = nil, idleTimeout: TimeInterval = 30,
         requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .merge,
         pushWindow: Int = SyncConfiguration.defaultPushWindow,
-        authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil
+        authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil, tableProtocol: ProtocolChoice = .v2
     ) {
         self.onRemoteSwitch = onRemoteSwitch
+        self.tableProtocol = tableProtocol
         self.remoteURL = remoteURL
         self.applicationKey = applicationKey
         self.authToken = authToken

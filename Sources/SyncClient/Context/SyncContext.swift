@@ -29,6 +29,10 @@ public actor SyncContext {
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushWindow``).
     public private(set) var pushWindow: Int
     var transport: HTTPTransport?
+    /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
+    public nonisolated let protocolChoice: ProtocolChoice
+    /// The protocol in use; nil while `auto` has not asked the service yet.
+    public nonisolated var tableProtocol: TableProtocol? { monitor.tableProtocol }
     /// What opening with ``SyncConfiguration/remoteURL`` did to the store's binding (nil: opened
     /// without an address): a switch says which rows went and which changes were kept.
     public nonisolated let openingChange: RemoteChange?
@@ -65,6 +69,8 @@ public actor SyncContext {
         let binding = RemoteBinding(store: store, queue: queue)
         let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?)
         var change: RemoteChange?
+        var spoken: TableProtocol?
+        protocolChoice = configuration.tableProtocol
         do {
             saved = try store.pool.write { db in
                 if let url = configuration.remoteURL {
@@ -72,6 +78,8 @@ public actor SyncContext {
                 } else {
                     try binding.bindSavedAddress(db)
                 }
+                if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
+                spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
                 if let key = configuration.applicationKey {
                     try store.setConfig(db, "applicationKey", key.isEmpty ? nil : key)
                 }
@@ -91,6 +99,7 @@ public actor SyncContext {
             throw .storage(StoreFailure(error))
         }
         openingChange = change
+        monitor.tableProtocol = spoken
         monitor.offline = saved.offline
         monitor.remote = saved.remote
         monitor.authTokenHint = saved.token.map(AuthTokenHint.init)
@@ -100,7 +109,7 @@ public actor SyncContext {
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: saved.key, authToken: saved.token, idleTimeout: configuration.idleTimeout,
-                requestTimeout: configuration.requestTimeout, recorder: recorder)
+                requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
     }
 
@@ -182,17 +191,20 @@ public actor SyncContext {
                 await stopRunningJob()
             }
         }
-        let (change, token) = try write { [store] db in
+        let (change, token, spoken) = try write { [store, protocolChoice] db in
             let change = try binding.point(db, to: url, service: service, choice: onSwitch)
             try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
-            return (change, try store.config(db, "authToken"))
+            if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
+            let spoken = try Self.bindProtocol(db, store: store, to: protocolChoice)
+            return (change, try store.config(db, "authToken"), spoken)
         }
+        monitor.tableProtocol = spoken
         if case .switched = change { monitor.setLastSync(nil) }
         monitor.remote = url?.absoluteString
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, recorder: recorder)
+                requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
         return change
     }
@@ -211,7 +223,7 @@ public actor SyncContext {
         transport = transport.map {
             HTTPTransport(
                 baseURL: $0.baseURL, applicationKey: $0.applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, recorder: recorder)
+                requestTimeout: requestTimeout, tableProtocol: $0.tableProtocol, recorder: recorder)
         }
         monitor.authTokenHint = token.map(AuthTokenHint.init)
     }
@@ -246,7 +258,7 @@ public actor SyncContext {
         return SyncStatus(
             pending: pending, conflicts: counts[.conflict] ?? 0, failed: counts[.failed] ?? 0,
             operations: counts.values.reduce(0, +), offline: monitor.offline, remoteURL: monitor.remote,
-            progress: monitor.progress, lastSync: monitor.lastSync)
+            tableProtocol: monitor.tableProtocol, progress: monitor.progress, lastSync: monitor.lastSync)
     }
 
     /// Where the last sync's summary is kept in `__config`.

@@ -8,6 +8,7 @@ final class SyncMonitor: Sendable {
         var lastSync: SyncSummary?
         var offline = false
         var remote: String?
+        var tableProtocol: TableProtocol?
         var authTokenHint: AuthTokenHint?
         var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
     }
@@ -23,6 +24,11 @@ final class SyncMonitor: Sendable {
     var remote: String? {
         get { state.withLock { $0.remote } }
         set { state.withLock { $0.remote = newValue } }
+    }
+
+    var tableProtocol: TableProtocol? {
+        get { state.withLock { $0.tableProtocol } }
+        set { state.withLock { $0.tableProtocol = newValue } }
     }
 
     var authTokenHint: AuthTokenHint? {

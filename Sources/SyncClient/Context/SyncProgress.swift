@@ -87,6 +87,8 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var offline: Bool
     /// The remote service's address.
     public var remoteURL: String?
+    /// The table protocol spoken with it; nil until `auto` has asked the service.
+    public var tableProtocol: TableProtocol?
     /// What is running now.
     public var progress: SyncProgress
     /// The last push or pull.

@@ -9,10 +9,10 @@ struct DeltaToken: Codable, Hashable, Sendable {
     /// Set in the fallback mode: rows already seen at `updatedAt`.
     var skip: Int?
 
-    /// The `$filter` part that asks for rows after the cursor.
-    var filter: String? {
+    /// The `$filter` part that asks for rows after the cursor, in `tableProtocol`'s literals.
+    func filter(in tableProtocol: TableProtocol) -> String? {
         guard let updatedAt else { return nil }
-        let time = "datetimeoffset'\(updatedAt)'"
+        let time = tableProtocol.instant(updatedAt)
         if skip != nil { return "(updatedAt ge \(time))" }
         guard let id else { return "(updatedAt ge \(time))" }
         return "((updatedAt gt \(time)) or (updatedAt eq \(time) and id gt \(TableQuery.odataString(id))))"

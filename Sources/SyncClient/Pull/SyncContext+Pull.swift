@@ -133,15 +133,16 @@ extension SyncContext {
         while true {
             try Task.checkCancellation()
             let token = cursor.token
-            let filter = [query?.odataFilter, token.filter].compactMap { $0 }.joined(separator: " and ")
+            let spoken = transport.tableProtocol
+            let filter = [query?.odataFilter, token.filter(in: spoken)].compactMap { $0 }.joined(separator: " and ")
             var parameters: [(String, String)] = []
             if !filter.isEmpty { parameters.append(("$filter", filter)) }
             parameters.append(("$orderby", token.skip == nil ? "updatedAt,id" : "updatedAt"))
             if let skip = token.skip, skip > 0 { parameters.append(("$skip", String(skip))) }
             parameters.append(("$top", String(settings.pageSize)))
-            parameters.append(("__includeDeleted", "true"))
+            parameters.append((spoken.includeDeletedParameter, "true"))
             // The first page asks how many rows will come, for the progress shown meanwhile.
-            if first { parameters.append(("$inlinecount", "allpages")) }
+            if first { parameters.append(spoken.countParameter) }
 
             let reply = try await transport.send(
                 .get, path, query: parameters,

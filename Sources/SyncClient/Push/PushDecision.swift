@@ -11,7 +11,7 @@ struct PushAttempt: Sendable, Hashable {
     var table: String
     /// The item's id.
     var itemId: String
-    /// What is sent: insert (POST), update (PATCH) or delete (DELETE).
+    /// What is sent: insert (POST), update (PATCH in v2, PUT in v3) or delete (DELETE).
     var kind: OperationKind
     /// The insert or update body (the row's user columns, plus `id` for inserts); nil for deletes.
     var body: Item?
@@ -122,11 +122,11 @@ enum PushDecision: Sendable, Equatable {
             // Applied, but an answer without the stored item leaves the row without the new version: ask.
             guard let stored = reply.storedItem else { return .fetchServerItem }
             return .done(serverItem: stored)
-        case 404:
+        case 404, 410:  // 410: Datasync's answer about a deleted item
             switch attempt.kind {
             case .delete: return .done(serverItem: nil)
-            case .update: return .deletedOnServer(status: .notFound)
-            case .insert: return .failed(status: .notFound, message: reply.message)
+            case .update: return .deletedOnServer(status: reply.status)
+            case .insert: return .failed(status: reply.status, message: reply.message)
             }
         case 409, 412:
             guard let stored = reply.storedItem else { return .fetchServerItem }

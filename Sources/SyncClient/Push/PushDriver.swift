@@ -106,9 +106,7 @@ struct PushDriver: Sendable {
                 attempt = again
                 reply = try await write(attempt)
             case .recreate:
-                reply = try await exchange(
-                    attempt, .post, transport.path(table: attempt.table, id: attempt.itemId), body: Data("{}".utf8),
-                    as: .undelete)
+                reply = try await undelete(attempt)
             case .updateUndeleted(let item):
                 attempt.kind = .update
                 attempt.recreate = false
@@ -154,28 +152,54 @@ struct PushDriver: Sendable {
     }
 
     /// The operation's own request: POST, PATCH or DELETE.
+    /// POST, then PATCH with the changed columns (v2) or PUT with the whole row (v3), or DELETE.
     private func write(_ attempt: PushAttempt) async throws(SyncError) -> PushReply {
-        let method: HTTPRequest.Method =
-            switch attempt.kind {
-            case .insert: .post
-            case .update: .patch
-            case .delete: .delete
-            }
-        return try await exchange(
-            attempt, method,
-            transport.path(table: attempt.table, id: attempt.kind == .insert ? nil : attempt.itemId),
-            body: attempt.body?.jsonData, ifMatch: attempt.kind == .insert ? nil : attempt.ifMatch, as: .write)
+        let path = transport.path(table: attempt.table, id: attempt.kind == .insert ? nil : attempt.itemId)
+        switch (attempt.kind, transport.tableProtocol) {
+        case (.insert, _):
+            return try await exchange(attempt, .post, path, body: attempt.body?.jsonData, as: .write)
+        case (.update, .v2):
+            return try await exchange(
+                attempt, .patch, path, body: attempt.body?.jsonData, ifMatch: attempt.ifMatch, as: .write)
+        case (.update, .v3):
+            return try await exchange(
+                attempt, .put, path, body: Self.replacement(attempt), ifMatch: attempt.ifMatch, as: .write)
+        case (.delete, _):
+            return try await exchange(attempt, .delete, path, ifMatch: attempt.ifMatch, as: .write)
+        }
+    }
+
+    /// The body of a v3 PUT, which replaces the whole item: every user column of the row, and its id.
+    private static func replacement(_ attempt: PushAttempt) -> Data? {
+        var item = attempt.row ?? attempt.body ?? [:]
+        item[SystemColumn.id] = .string(attempt.itemId)
+        return item.jsonData
+    }
+
+    /// Brings back an item the service deleted (Use Client over its delete): v2 has an undelete
+    /// (`POST /tables/{table}/{id}`); v3 replaces the deleted item, which a PUT that includes deleted
+    /// items does. The answer is the item brought back, which the values then update.
+    private func undelete(_ attempt: PushAttempt) async throws(SyncError) -> PushReply {
+        let path = transport.path(table: attempt.table, id: attempt.itemId)
+        switch transport.tableProtocol {
+        case .v2:
+            return try await exchange(attempt, .post, path, body: Data("{}".utf8), as: .undelete)
+        case .v3:
+            return try await exchange(
+                attempt, .put, path, query: [(TableProtocol.v3.includeDeletedParameter, "true")],
+                body: Self.replacement(attempt), as: .undelete)
+        }
     }
 
     /// One request; a failed exchange leaves the operation attempted and stops the push.
     private func exchange(
-        _ attempt: PushAttempt, _ method: HTTPRequest.Method, _ path: String, body: Data? = nil,
-        ifMatch: String? = nil, as request: PushReply.Request
+        _ attempt: PushAttempt, _ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [],
+        body: Data? = nil, ifMatch: String? = nil, as request: PushReply.Request
     ) async throws(SyncError) -> PushReply {
         let reply: HTTPReply
         do {
             reply = try await transport.send(
-                method, path, body: body, ifMatch: ifMatch,
+                method, path, query: query, body: body, ifMatch: ifMatch,
                 for: .push(operationId: attempt.operationId, table: attempt.table, itemId: attempt.itemId))
         } catch {
             try await queue.markAttempted([attempt.operationId], message: error.description, status: nil)

@@ -48,7 +48,9 @@ extension SyncContext {
         PushRunner(driver: driver) { [monitor] answered in monitor.update { $0.done = answered } }
     }
 
-    /// The transport, or the reason there is none (offline mode, no address).
+    /// The transport, or the reason there is none (offline mode, no address). With
+    /// ``ProtocolChoice/auto`` and no protocol found out yet, the service is asked which one it speaks
+    /// with one row of `table` (a push asks with `todoitem`, else the first table).
     func readyTransport(_ kind: SyncSummary.Kind, table: String?) async throws(SyncError) -> HTTPTransport {
         var failure: SyncError?
         if monitor.offline { failure = .stopped(.offline) } else if transport == nil { failure = .noRemote }
@@ -60,7 +62,19 @@ extension SyncContext {
                     error: failure == .noRemote ? failure.description : nil))
             throw failure
         }
-        return transport!
+        let probeTable = table ?? tables.first { $0.name == TableDescription.todoItem.name }?.name ?? tables.first?.name
+        guard let probeTable else { return transport! }
+        do {
+            return try await speakingTransport(transport!, table: probeTable)
+        } catch {
+            var reason: StopReason?
+            if case .stopped(let stopped) = error { reason = stopped }
+            await recordLastSync(
+                SyncSummary(
+                    kind: kind, table: table, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0, pulled: 0,
+                    stopReason: reason, error: reason == nil ? error.description : nil))
+            throw error
+        }
     }
 
     /// Any error of a sync job as a ``SyncError``: a cancelled task is ``StopReason/cancelled``.

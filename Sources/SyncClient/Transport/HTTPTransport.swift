@@ -46,6 +46,8 @@ final class HTTPTransport: Sendable {
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
     private let client: HTTPClient
+    /// The protocol spoken (its `ZUMO-API-VERSION`, paging and write methods).
+    let tableProtocol: TableProtocol
     /// Where every exchange goes when it ends, with its secrets removed by `redaction`.
     private let recorder: FlightRecorder?
     private let redaction: Redaction
@@ -55,8 +57,9 @@ final class HTTPTransport: Sendable {
 
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, idleTimeout: TimeInterval,
-        requestTimeout: TimeInterval, recorder: FlightRecorder? = nil
+        requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
     ) {
+        self.tableProtocol = tableProtocol
         self.baseURL = baseURL
         self.applicationKey = applicationKey
         self.authToken = authToken.flatMap { $0.isEmpty ? nil : $0 }
@@ -98,6 +101,13 @@ final class HTTPTransport: Sendable {
     }
 
     private static let clients = Mutex<[Int64: HTTPClient]>([:])
+
+    /// The same transport speaking `tableProtocol`.
+    func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
+        HTTPTransport(
+            baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, idleTimeout: idleTimeout,
+            requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+    }
 
     /// `/tables/{table}` or `/tables/{table}/{id}`, each segment percent-encoded.
     func path(table: String, id: String? = nil) -> String {
@@ -143,7 +153,7 @@ final class HTTPTransport: Sendable {
         for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var fields: HTTPFields = [
-            ProtocolHeader.apiVersion: ProtocolHeader.currentVersion,
+            ProtocolHeader.apiVersion: tableProtocol.apiVersion,
             .accept: "application/json",
         ]
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }

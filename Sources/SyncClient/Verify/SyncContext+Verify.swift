@@ -26,7 +26,8 @@ extension SyncContext {
     private func runVerify(_ table: String, pageSize: Int) async throws -> VerifyReport {
         let description = try store.description(of: table)
         if monitor.offline { throw SyncError.stopped(.offline) }
-        guard let transport else { throw SyncError.noRemote }
+        guard let bound = transport else { throw SyncError.noRemote }
+        let transport = try await speakingTransport(bound, table: table)
         monitor.update {
             $0 = SyncProgress(activity: .verifying, table: table, done: 0, total: nil, startedAt: Date())
         }
@@ -57,11 +58,12 @@ extension SyncContext {
             try Task.checkCancellation()
             page += 1
             var query: [(String, String)] = [
-                ("$orderby", "id"), ("$top", String(pageSize)), ("__includeDeleted", "true"),
+                ("$orderby", "id"), ("$top", String(pageSize)),
+                (transport.tableProtocol.includeDeletedParameter, "true"),
                 ("$select", "id,version,updatedAt,deleted"),
             ]
             if let after { query.append(("$filter", "id gt \(TableQuery.odataString(after))")) }
-            if page == 1 { query.append(("$inlinecount", "allpages")) }
+            if page == 1 { query.append(transport.tableProtocol.countParameter) }
             let reply = try await transport.send(
                 .get, transport.path(table: table.name), query: query, for: .verify(table: table.name, page: page))
             try Self.checkPage(reply, table: table.name)

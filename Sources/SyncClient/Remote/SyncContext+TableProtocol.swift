@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+
+extension SyncContext {
+    /// Where the protocol the store last spoke with its remote is kept.
+    static let protocolKey = "tableProtocol"
+
+    /// The protocol to speak with the bound remote, in the caller's transaction: `choice` when it
+    /// fixes one (another one than the store last spoke forgets the delta tokens, so that the next
+    /// pulls read every row again, as after a remote switch), else the one found out before (nil:
+    /// not yet).
+    static func bindProtocol(_ db: Database, store: LocalStore, to choice: ProtocolChoice) throws -> TableProtocol? {
+        let saved = try store.config(db, protocolKey).flatMap(TableProtocol.init(rawValue:))
+        guard let fixed = choice.fixed else { return saved }
+        if saved != fixed {
+            if saved != nil { try store.removeDeltaTokens(db) }
+            try store.setConfig(db, protocolKey, fixed.rawValue)
+        }
+        return fixed
+    }
+
+    /// The transport, speaking the remote's protocol: with `auto`, the first sync asks the service
+    /// which one it speaks (with one row of `table`) and keeps the answer.
+    func speakingTransport(_ transport: HTTPTransport, table: String) async throws(SyncError) -> HTTPTransport {
+        if let tableProtocol {
+            return transport.tableProtocol == tableProtocol ? transport : transport.speaking(tableProtocol)
+        }
+        guard let found = try await transport.detectProtocol(table: table) else { return transport }
+        try await store.asyncWrite { [store] db in
+            if try store.config(db, Self.protocolKey) == nil {
+                try store.setConfig(db, Self.protocolKey, found.rawValue)
+            }
+        }
+        monitor.tableProtocol = found
+        let speaking = transport.speaking(found)
+        if self.transport?.baseURL == transport.baseURL { self.transport = speaking }
+        return speaking
+    }
+}
