@@ -130,9 +130,21 @@ var insertTime = 0.0
 var pagePaths: [String] = []
 var rows: [[DatabaseValue]] = []
 var fetchedBytes = 0
+var pullV3Time = 0.0
 for round in 0..<pullRounds {
-    for pulling in round % 2 == 0 ? [true, false] : [false, true] {
-        if pulling {
+    // 0: the pull (v2), 1: its floors, 2: the same pull over Datasync v3.
+    for pass in round % 2 == 0 ? [0, 1, 2] : [2, 1, 0] {
+        if pass == 2 {
+            let context = try SyncContext(
+                path: work + "/pull-v3-\(round).sqlite",
+                configuration: .init(remoteURL: URL(string: base)!, tableProtocol: .v3))
+            let start = ContinuousClock.now
+            let pulled = try await context.table("todoitem").pull(
+                queryId: "bench", settings: PullSettings(pageSize: pageSize))
+            pullV3Time += seconds(since: start)
+            precondition(pulled.received == rowCount, "pulled \(pulled.received) of \(rowCount) over v3")
+            await context.listIndexesCaughtUp()
+        } else if pass == 0 {
             let context = try SyncContext(
                 path: work + "/pull-\(round).sqlite", configuration: .init(remoteURL: URL(string: base)!))
             var start = ContinuousClock.now
@@ -203,6 +215,9 @@ let window = SyncConfiguration.defaultPushWindow
 let pushContext = try SyncContext(path: work + "/push.sqlite", configuration: .init(remoteURL: URL(string: base)!))
 let orderedContext = try SyncContext(
     path: work + "/push1.sqlite", configuration: .init(remoteURL: URL(string: base)!, pushWindow: 1))
+let pushV3Context = try SyncContext(
+    path: work + "/push-v3.sqlite", configuration: .init(remoteURL: URL(string: base)!, tableProtocol: .v3))
+var pushV3Time = 0.0
 var queueTime = 0.0
 var pushTime = 0.0
 var orderedTime = 0.0
@@ -212,11 +227,13 @@ for round in 0..<rounds {
     let indices = (pushCount * round / rounds)..<(pushCount * (round + 1) / rounds)
     queueTime += try await seconds { try queueInserts(pushContext, indices, prefix: "push") }
     try queueInserts(orderedContext, indices, prefix: "push1")
-    let order = [0, 1, 2].map { ($0 + round) % 3 }
+    try queueInserts(pushV3Context, indices, prefix: "push3")
+    let order = [0, 1, 2, 3].map { ($0 + round) % 4 }
     for step in order {
         switch step {
         case 0: pushTime += try await timedPush(pushContext, expecting: indices.count)
         case 1: orderedTime += try await timedPush(orderedContext, expecting: indices.count)
+        case 3: pushV3Time += try await timedPush(pushV3Context, expecting: indices.count)
         default:
             postTime += try await seconds {
                 for index in indices {
@@ -289,6 +306,9 @@ line(
     "  then the search index caught up in the background: \(ratio(indexTime)) s more; "
         + "(pull + index) / (fetch + insert) = \(ratio((pullTime + indexTime) / (fetchTime + insertTime)))")
 line(
+    "  the same pull over Datasync v3: \(ratio(pullV3Time)) s, \(rate(pulledRows, pullV3Time)) rows/s;  "
+        + "v3 / v2 = \(ratio(pullV3Time / pullTime))   [target ≤ 1.1]")
+line(
     "pull  \(rowCount) rows of a 12-column table, \(pullRounds) times: \(ratio(wide.pull)) s, "
         + "\(rate(pulledRows, wide.pull)) rows/s")
 line(
@@ -304,6 +324,9 @@ line(
     "push  \(pushCount) inserts, window \(window): \(ratio(pushTime)) s, \(rate(pushCount, pushTime)) ops/s   [target ≥ 2000 ops/s]"
 )
 line("  window 1 (strictly in queue order): \(ratio(orderedTime)) s, \(rate(pushCount, orderedTime)) ops/s")
+line(
+    "  over Datasync v3, window \(window): \(ratio(pushV3Time)) s, \(rate(pushCount, pushV3Time)) ops/s;  "
+        + "v3 / v2 = \(ratio(pushV3Time / pushTime))   [target ≤ 1.1]")
 line("  floor POST (same bodies, plain sequential requests): \(ratio(postTime)) s, \(rate(pushCount, postTime)) req/s")
 line(
     "  push / floor = \(ratio(pushTime / postTime))   [target ≤ 1.1];  window 1 / floor = \(ratio(orderedTime / postTime))"
