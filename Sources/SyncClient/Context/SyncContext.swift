@@ -38,6 +38,8 @@ public actor SyncContext {
     public nonisolated let openingChange: RemoteChange?
     /// The job running now, and its serial number (which tells a finished job whether it is still the current one).
     private var running: (job: SyncJob, serial: Int)?
+    /// The job running now, if any.
+    var runningJob: SyncJob? { running?.job }
     private var jobSerial = 0
 
     /// Opens (creating if needed) the store at `path`, with `todoitem`, the given tables and every

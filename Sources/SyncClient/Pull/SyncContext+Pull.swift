@@ -176,7 +176,10 @@ extension SyncContext {
                     }
                     let counts = try Self.apply(
                         rows, to: table, keeping: try queue.itemIds(db, table: table.name), in: db)
-                    if let tokenKey, let tokenText { try store.setConfig(db, tokenKey, tokenText) }
+                    if let tokenKey, let tokenText, let queryId {
+                        try store.setConfig(db, tokenKey, tokenText)
+                        try store.recordTokenMove(db, table: table.name, queryId: queryId, rows: rows.count)
+                    }
                     return counts
                 }
             }

@@ -232,11 +232,13 @@ struct LocalStore: Sendable {
 
     /// Forgets the delta tokens of `table` (nil: of every table): its next pulls fetch every row.
     func removeDeltaTokens(_ db: Database, table: String? = nil) throws {
-        let prefix = table.map { Self.deltaTokenKey(table: $0, queryId: "") } ?? "deltaToken|"
-        try db.execute(
-            sql: "DELETE FROM __config WHERE key LIKE ? ESCAPE '\\'",
-            arguments: [
-                prefix.replacingOccurrences(of: "_", with: "\\_").replacingOccurrences(of: "%", with: "\\%") + "%"
-            ])
+        // The tokens and their counts (``recordTokenMove(_:table:queryId:rows:)``).
+        for prefix in [
+            table.map { Self.deltaTokenKey(table: $0, queryId: "") } ?? "deltaToken|",
+            table.map { Self.deltaTokenStatsKey(table: $0, queryId: "") } ?? "deltaTokenStats|",
+        ] {
+            try db.execute(
+                sql: "DELETE FROM __config WHERE substr(key, 1, ?) = ?", arguments: [prefix.count, prefix])
+        }
     }
 }

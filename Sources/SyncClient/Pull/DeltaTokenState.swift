@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+
+/// Where an incremental pull of one table and query id stands, as `tokens` lists it.
+public struct DeltaTokenState: Sendable, Hashable, Codable {
+    /// The table and the pull's query id.
+    public var table: String
+    public var queryId: String
+    /// The cursor: the last row received, by `updatedAt` and id (nil: nothing received yet).
+    public var updatedAt: String?
+    public var id: String?
+    /// When a pull last moved the token, and how many rows the pulls under it brought.
+    public var movedAt: Date?
+    public var rows: Int
+}
+
+extension LocalStore {
+    /// Where a token's last move and row count are kept, beside the token itself.
+    static func deltaTokenStatsKey(table: String, queryId: String) -> String {
+        "deltaTokenStats|\(table)|\(queryId)"
+    }
+
+    /// Notes that a pull moved the token of `table` and `queryId` over `rows` rows, in the caller's
+    /// transaction (the one that stores the token and the page).
+    func recordTokenMove(_ db: Database, table: String, queryId: String, rows: Int) throws {
+        let key = Self.deltaTokenStatsKey(table: table, queryId: queryId)
+        let before = try config(db, key).flatMap { Int($0.split(separator: "|").last ?? "") } ?? 0
+        try setConfig(db, key, Timestamp.string(Date()) + "|" + String(before + rows))
+    }
+
+    /// Every saved token with its last move and rows, by table then query id.
+    func deltaTokenStates(_ db: Database) throws -> [DeltaTokenState] {
+        var states: [DeltaTokenState] = []
+        for row in try Row.fetchAll(
+            db, sql: "SELECT key, value FROM __config WHERE substr(key, 1, 11) = 'deltaToken|' ORDER BY key")
+        {
+            let parts = (row[0] as String).split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3 else { continue }
+            let (table, queryId) = (String(parts[1]), String(parts[2]))
+            let token = try? JSONDecoder().decode(DeltaToken.self, from: Data((row[1] as String).utf8))
+            let stats = try config(db, Self.deltaTokenStatsKey(table: table, queryId: queryId))?
+                .split(separator: "|")
+            states.append(
+                DeltaTokenState(
+                    table: table, queryId: queryId, updatedAt: token?.updatedAt, id: token?.id,
+                    movedAt: stats?.first.flatMap { Timestamp.date(String($0)) },
+                    rows: stats?.last.flatMap { Int($0) } ?? 0))
+        }
+        return states
+    }
+
+    /// Forgets the token (and its counts) of `table` and `queryId`, or every token of `table` when
+    /// `queryId` is nil.
+    func removeDeltaToken(_ db: Database, table: String, queryId: String?) throws {
+        guard let queryId else { return try removeDeltaTokens(db, table: table) }
+        try setConfig(db, Self.deltaTokenKey(table: table, queryId: queryId), nil)
+        try setConfig(db, Self.deltaTokenStatsKey(table: table, queryId: queryId), nil)
+    }
+}
+
+extension SyncContext {
+    /// Every incremental pull's token: per table and query id, where it stands, when it last moved
+    /// and how many rows it brought.
+    public nonisolated func deltaTokens() throws(SyncError) -> [DeltaTokenState] {
+        try read { [store] db in try store.deltaTokenStates(db) }
+    }
+
+    /// Forgets the token of `table`'s pull `queryId` (nil: every query id of the table), so that
+    /// the next pull reads every row again. Queued changes, conflicts and the journal are kept: the
+    /// rows they hold are left alone by the pull, as always. Waits for a running sync to end first.
+    public func resetDeltaTokens(table: String, queryId: String? = nil) async throws(SyncError) {
+        _ = try store.description(of: table)
+        while let current = runningJob { await current.finished() }
+        try write { [store] db in try store.removeDeltaToken(db, table: table, queryId: queryId) }
+    }
+}
