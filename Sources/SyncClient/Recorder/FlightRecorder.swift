@@ -94,6 +94,7 @@ final class FlightRecorder: Sendable {
                 case .push(let operation, _, let item): ("push", item, operation, nil, nil)
                 case .pull(_, let query, let number): ("pull", nil, nil, query, number)
                 case .verify(_, let number): ("verify", nil, nil, nil, number)
+                case .doctor: ("doctor", nil, nil, nil, nil)
                 }
             try statement.execute(arguments: [
                 Timestamp.string(exchange.startedAt), exchange.milliseconds, exchange.method, exchange.target, kind,
@@ -172,6 +173,7 @@ final class FlightRecorder: Sendable {
             switch row["purpose"] as String {
             case "push": .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
             case "verify": .verify(table: table, page: row["page"] ?? 0)
+            case "doctor": .doctor(table: table)
             default: .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
             }
         return RecordedExchange(

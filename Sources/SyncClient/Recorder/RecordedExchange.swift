@@ -8,11 +8,13 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case pull(table: String, queryId: String?, page: Int)
     /// Page `page` of the service's rows read by a verify of `table`.
     case verify(table: String, page: Int)
+    /// A probe of the protocol doctor on `table` (never recorded: a doctor run writes no store).
+    case doctor(table: String)
 
     /// The table it concerns.
     public var table: String {
         switch self {
-        case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _): table
+        case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .doctor(let table): table
         }
     }
 
@@ -24,6 +26,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
         case .pull(let table, let queryId, let page):
             "pull of \(table), page \(page)" + (queryId.map { " (query id \($0))" } ?? "")
         case .verify(let table, let page): "verify of \(table), page \(page)"
+        case .doctor(let table): "protocol doctor on \(table)"
         }
     }
 }
