@@ -7,7 +7,8 @@ import UnixSignals
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check that a Mobile Apps (v2) or Datasync (v3) endpoint speaks the table protocol as todosync needs.",
+        abstract:
+            "Check that a Mobile Apps (v2) or Datasync (v3) endpoint speaks the table protocol as todosync needs.",
         discussion: """
             Prints a green or red line per check (protocol versions, paging and its end, $filter, answers about \
             the item asked, timestamp precision, If-Match → 412, duplicate id → 409, soft delete), with the exact \

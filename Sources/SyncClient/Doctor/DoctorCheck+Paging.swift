@@ -56,7 +56,8 @@ extension DoctorCheck {
             for page in pages {
                 guard page.status == 200, let ids = Optional(page.rowIds(dialect)), page.rows(dialect) != nil else {
                     return .failed(
-                        "A page was answered with \(page.answerLine), not a \(dialect == .v2 ? "JSON array or {results, count}" : "{items, count, nextLink}") page.")
+                        "A page was answered with \(page.answerLine), not a \(dialect == .v2 ? "JSON array or {results, count}" : "{items, count, nextLink}") page."
+                    )
                 }
                 for id in ids where !seen.insert(id).inserted {
                     return .failed(

@@ -76,7 +76,9 @@ extension DoctorCheck {
             guard let read = exchanges.last, let asked = read.target.split(separator: "?")[0].split(separator: "/").last
             else { return .failed("Nothing was asked.") }
             let id = asked.removingPercentEncoding ?? String(asked)
-            if exchanges.count > 1, let sent = exchanges[0].item?["id"]?.stringValue, sent != id || exchanges[0].status != 201 {
+            if exchanges.count > 1, let sent = exchanges[0].item?["id"]?.stringValue,
+                sent != id || exchanges[0].status != 201
+            {
                 return .failed("The insert of '\(id)' was answered with \(exchanges[0].answerLine) about '\(sent)'.")
             }
             if exchanges.count == 1, id.hasSuffix("absent") {
@@ -89,15 +91,18 @@ extension DoctorCheck {
             }
             guard received == id else {
                 return .failed(
-                    "GET of '\(id)' was answered about another item, '\(received)': a client would store the wrong row.")
+                    "GET of '\(id)' was answered about another item, '\(received)': a client would store the wrong row."
+                )
             }
             let tag = read.responseHeaders.first { $0.lowercased().hasPrefix("etag:") }
-            return .passed("GET of '\(id)' answered that item" + (tag.map { ", with \($0)" } ?? ", without an ETag") + ".")
+            return .passed(
+                "GET of '\(id)' answered that item" + (tag.map { ", with \($0)" } ?? ", without an ETag") + ".")
         })
 
     /// `updatedAt` comes with milliseconds and a filter on that exact value finds the row again.
     static let timestamps = DoctorCheck(
-        name: "timestamps", asks: "Does updatedAt keep milliseconds, and does a filter on its exact value find the row?",
+        name: "timestamps",
+        asks: "Does updatedAt keep milliseconds, and does a filter on its exact value find the row?",
         writes: false,
         probe: { session throws(SyncError) in
             var exchanges: [DoctorExchange] = []
@@ -138,4 +143,3 @@ extension DoctorCheck {
             return .passed("updatedAt \(stamp) keeps milliseconds and round-trips through $filter.")
         })
 }
-

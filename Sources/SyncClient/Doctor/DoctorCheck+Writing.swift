@@ -27,7 +27,8 @@ extension DoctorCheck {
                 return .failed(
                     "A change with a stale If-Match was answered with \(answer.answerLine), not 412: "
                         + (answer.status.map { (200..<300).contains($0) } == true
-                            ? "the service overwrote a newer version (lost update)." : "a client cannot detect conflicts."))
+                            ? "the service overwrote a newer version (lost update)."
+                            : "a client cannot detect conflicts."))
             }
             let id = exchanges[0].item?["id"]?.stringValue
             guard let item = answer.item, item["id"]?.stringValue == id, item["version"]?.stringValue == version else {
@@ -45,7 +46,8 @@ extension DoctorCheck {
         probe: { session throws(SyncError) in
             let first = try await session.insert("duplicate")
             let second = try await session.send(
-                .post, body: ["id": .string(session.prefix + "duplicate"), "text": .string("todosync doctor: duplicate")])
+                .post,
+                body: ["id": .string(session.prefix + "duplicate"), "text": .string("todosync doctor: duplicate")])
             return [first, second]
         },
         judge: { _, exchanges in

@@ -11,9 +11,13 @@ public struct DoctorVerdict: Sendable, Hashable, Codable {
     public var explanation: String
 
     /// A green verdict.
-    public static func passed(_ explanation: String) -> DoctorVerdict { .init(outcome: .passed, explanation: explanation) }
+    public static func passed(_ explanation: String) -> DoctorVerdict {
+        .init(outcome: .passed, explanation: explanation)
+    }
     /// A red verdict.
-    public static func failed(_ explanation: String) -> DoctorVerdict { .init(outcome: .failed, explanation: explanation) }
+    public static func failed(_ explanation: String) -> DoctorVerdict {
+        .init(outcome: .failed, explanation: explanation)
+    }
     /// A check not run.
     public static func skipped(_ explanation: String) -> DoctorVerdict {
         .init(outcome: .skipped, explanation: explanation)

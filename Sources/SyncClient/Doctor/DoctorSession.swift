@@ -19,7 +19,8 @@ final class DoctorSession: Sendable {
     let isReadOnly: Bool
     private let created = Mutex<[String]>([])
 
-    init(transport: HTTPTransport, table: String, dialect: DoctorDialect, prefix: String, sample: Item?, readOnly: Bool) {
+    init(transport: HTTPTransport, table: String, dialect: DoctorDialect, prefix: String, sample: Item?, readOnly: Bool)
+    {
         isReadOnly = readOnly
         self.transport = transport
         self.table = table
@@ -42,7 +43,9 @@ final class DoctorSession: Sendable {
         let target =
             path
             + (query.isEmpty
-                ? "" : "?" + query.map { HTTPTransport.encode($0.0) + "=" + HTTPTransport.encode($0.1) }.joined(separator: "&"))
+                ? ""
+                : "?"
+                    + query.map { HTTPTransport.encode($0.0) + "=" + HTTPTransport.encode($0.1) }.joined(separator: "&"))
         var requestHeaders = ["ZUMO-API-VERSION: " + version]
         if let ifMatch { requestHeaders.append("If-Match: " + EntityTag.header(for: ifMatch)) }
         if transport.applicationKey.map({ !$0.isEmpty }) == true {

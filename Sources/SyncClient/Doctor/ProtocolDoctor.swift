@@ -92,7 +92,8 @@ public struct ProtocolDoctor: Sendable {
         for check in Self.checks {
             if check.writes && options.readOnly {
                 let result = DoctorResult(
-                    name: check.name, asks: check.asks, verdict: .skipped("Not run: it writes, and this run is read-only."),
+                    name: check.name, asks: check.asks,
+                    verdict: .skipped("Not run: it writes, and this run is read-only."),
                     exchanges: [])
                 report.results.append(result)
                 progress(result)
