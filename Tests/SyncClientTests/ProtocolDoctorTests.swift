@@ -163,3 +163,18 @@ import Testing
         #expect(verdict.explanation.contains("echoed"))
     }
 }
+
+extension ProtocolDoctorTests {
+    @Test func doctorIsAllGreenOnTheOfficialServersBehaviour() async throws {
+        let official = OfficialServerEmulation()
+        let service = try await MisbehavingService { official.answer($0) }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url)).run()
+
+        #expect(report.dialect == .v2)
+        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+        #expect(Self.verdict(report, "duplicate-id")?.explanation.contains("echoed") == true)
+        #expect(Self.verdict(report, "paging")?.explanation.contains("shared one millisecond") == true)
+    }
+}
