@@ -41,12 +41,13 @@ struct DoctorCommand: AsyncParsableCommand {
                 url: URL(string: url)!, table: table, applicationKey: appKey, readOnly: readOnly,
                 protocolChoice: protocolChoice))
         let json = json
+        // Trapped before the first request, so that a signal always cancels instead of killing.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let work = Task {
             await doctor.run { result in
                 if !json { print(Self.line(result)) }
             }
         }
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let watch = Task {
             for await _ in signals {
                 work.cancel()

@@ -5,14 +5,16 @@ import http.server
 import json
 import os
 import signal
+import subprocess
 import tempfile
 import threading
+import time
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import make_browser, start
+from conftest import BIN, make_browser, start
 from dashboard import open_page, wait_for
 from test_pages import SHOTS, check
 
@@ -39,9 +41,11 @@ class FakeService:
 
     def __init__(self, lying):
         release = self.release = threading.Event()
+        arrived = self.arrived = threading.Event()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                arrived.set()
                 if not lying:
                     release.wait(60)
                     return
@@ -140,3 +144,44 @@ def test_cancel_stops_a_doctor_run_waiting_for_an_answer(setup):
     finally:
         silent.stop()
         driver.quit()
+
+
+def doctor(*args):
+    return subprocess.run([BIN, "doctor"] + list(args), capture_output=True, text=True, timeout=120)
+
+
+def test_doctor_command_exit_status_says_green_red_or_stopped(setup):
+    url, _ = setup
+    green = doctor(url, "--json")
+    assert green.returncode == 0, green.stdout + green.stderr
+    report = json.loads(green.stdout)
+    assert [result["verdict"]["outcome"] for result in report["results"]] == ["passed"] * 8
+
+    liar = FakeService(lying=True)
+    try:
+        red = doctor(liar.url, "--read-only")
+    finally:
+        liar.stop()
+    assert red.returncode == 3, red.stdout + red.stderr
+    assert "✗ filter" in red.stdout and "> GET /tables/todoitem?$filter=" in red.stdout
+
+    started = time.time()
+    gone = doctor("http://127.0.0.1:1")
+    assert gone.returncode == 1 and "unreachable" in gone.stdout
+    assert time.time() - started < 10
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_doctor_command_stops_on_a_signal(sig):
+    silent = FakeService(lying=False)
+    try:
+        process = subprocess.Popen([BIN, "doctor", silent.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True)
+        assert silent.arrived.wait(30)
+        started = time.time()
+        process.send_signal(sig)
+        _, errors = process.communicate(timeout=30)
+        assert process.returncode == 0 and "Cancelled" in errors
+        assert time.time() - started < 5
+    finally:
+        silent.stop()

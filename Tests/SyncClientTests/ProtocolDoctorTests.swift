@@ -23,7 +23,8 @@ import Testing
     func doctorIsAllGreenOnTodosyncServeAndRemovesItsRows(_ choice: DoctorProtocolChoice) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let service = try await TestService.sqlite(in: folder)
+        // Pages of two rows: the five probe rows take three pages in both protocols (v3 by nextLink).
+        let service = try await TestService.sqlite(in: folder) { $0.pageSize = 2 }
         defer { service.stopInBackground() }
         try await service.rest.seed(3)
 
@@ -32,6 +33,7 @@ import Testing
         #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
         #expect(report.results.count == ProtocolDoctor.checks.count + 1)
         #expect(report.results.allSatisfy { $0.verdict.outcome == .passed })
+        #expect(Self.verdict(report, "paging")?.explanation.contains("in 3 page(s)") == true)
         let probes = try await service.rest.all().filter { $0["id"]?.stringValue?.hasPrefix("doctor-") == true }
         #expect(!probes.isEmpty)
         #expect(probes.allSatisfy { $0["deleted"]?.boolValue == true }, "every probe row is deleted afterwards")
