@@ -152,7 +152,7 @@ public final class Dashboard: Sendable {
 
     /// Cancels background work and waits for it to stop, stops the server and closes the store.
     public func stop() async {
-        await doctorRuns.cancelAll()
+        doctorRuns.cancelAll()
         await sync.cancel()
         await sync.waitUntilIdle()
         await server.stop()

@@ -71,23 +71,39 @@ struct DoctorCommand: AsyncParsableCommand {
         if !report.failures.isEmpty { throw Self.red }
     }
 
+    /// `text` with control characters (a terminal's escape sequences among them) written as `\u{1B}`:
+    /// a service's answer is shown, never obeyed by the terminal.
+    static func visible(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\t" || !(scalar.properties.generalCategory == .control) {
+                shown.unicodeScalars.append(scalar)
+            } else {
+                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return shown
+    }
+
     /// "✓ paging — ..." in green, or "✗ ..." in red followed by the request and answer of each exchange.
     static func line(_ result: DoctorResult) -> String {
         let color = isatty(STDOUT_FILENO) == 1
         switch result.verdict.outcome {
         case .passed:
-            return (color ? "\u{1B}[32m✓\u{1B}[0m " : "✓ ") + result.name + " — " + result.verdict.explanation
+            return (color ? "\u{1B}[32m✓\u{1B}[0m " : "✓ ") + result.name + " — " + visible(result.verdict.explanation)
         case .skipped:
-            return "- " + result.name + " — " + result.verdict.explanation
+            return "- " + result.name + " — " + visible(result.verdict.explanation)
         case .failed:
-            var lines = [(color ? "\u{1B}[31m✗\u{1B}[0m " : "✗ ") + result.name + " — " + result.verdict.explanation]
+            var lines = [
+                (color ? "\u{1B}[31m✗\u{1B}[0m " : "✗ ") + result.name + " — " + visible(result.verdict.explanation)
+            ]
             for exchange in result.exchanges {
                 lines.append("    > " + exchange.requestLine)
                 lines += exchange.requestHeaders.map { "    > " + $0 }
                 if let body = exchange.requestBody { lines.append("    > " + body) }
                 lines.append("    < " + exchange.answerLine)
-                lines += exchange.responseHeaders.map { "    < " + $0 }
-                if !exchange.responseBody.isEmpty { lines.append("    < " + exchange.responseBody) }
+                lines += exchange.responseHeaders.map { "    < " + visible($0) }
+                if !exchange.responseBody.isEmpty { lines.append("    < " + visible(exchange.responseBody)) }
             }
             return lines.joined(separator: "\n")
         }

@@ -179,4 +179,26 @@ extension ProtocolDoctorTests {
         #expect(Self.verdict(report, "duplicate-id")?.explanation.contains("echoed") == true)
         #expect(Self.verdict(report, "paging")?.explanation.contains("shared one millisecond") == true)
     }
+
+    @Test func cleanUpGivesUpAtTheFirstDeleteThatFailsAndNamesTheRowsLeft() async throws {
+        let service = try await MisbehavingService { request in
+            switch request.method {
+            case "GET": request.query["$top"] == "1" ? .json(200, "[]") : .silence
+            case "POST":
+                .json(201, String(decoding: request.body, as: UTF8.self))
+            default: .silence
+            }
+        }
+        defer { service.stopInBackground() }
+
+        let report = try await withTimeLimit(30) {
+            await ProtocolDoctor(.init(url: service.url, idleTimeout: 5, requestTimeout: 0.5)).run()
+        }
+
+        #expect(report.stopped == SyncError.stopped(.tooSlow(seconds: 0.5)).description)
+        #expect(report.leftBehind.count == DoctorCheck.pagingRows)
+        #expect(report.leftBehind.allSatisfy { $0.hasPrefix("doctor-") })
+        #expect(service.requests.filter { $0.method == "DELETE" }.count == 1)
+        #expect(report.summary.contains("could not be deleted"))
+    }
 }

@@ -55,10 +55,8 @@ final class DoctorRuns: Sendable {
         state.withLock { $0.runs[number]?.task }?.cancel()
     }
 
-    /// Cancels every run and waits for them to end.
-    func cancelAll() async {
-        let tasks = state.withLock { $0.runs.values.compactMap(\.task) }
-        for task in tasks { task.cancel() }
-        for task in tasks { await task.value }
+    /// Cancels every run (for the dashboard's stop: a clean-up still under way is not waited for).
+    func cancelAll() {
+        for task in state.withLock({ $0.runs.values.compactMap(\.task) }) { task.cancel() }
     }
 }

@@ -14,6 +14,8 @@ public struct DoctorReport: Sendable, Hashable, Codable {
     public var stopped: String?
     /// Whether the run was cancelled.
     public var cancelled: Bool
+    /// Probe rows the clean-up could not delete (the service stopped answering).
+    public var leftBehind: [String]
 
     /// The red checks.
     public var failures: [DoctorResult] { results.filter { $0.verdict.outcome == .failed } }
@@ -31,6 +33,9 @@ public struct DoctorReport: Sendable, Hashable, Codable {
         text += "): \(passed) green, \(failures.count) red"
         if skipped > 0 { text += ", \(skipped) not run" }
         if let stopped { text += ". Stopped: \(stopped)" }
+        if !leftBehind.isEmpty {
+            text += ". \(leftBehind.count) probe row(s) could not be deleted: " + leftBehind.joined(separator: ", ")
+        }
         return text
     }
 }

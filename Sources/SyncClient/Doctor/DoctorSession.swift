@@ -75,12 +75,19 @@ final class DoctorSession: Sendable {
     /// The rows whose id starts with the prefix, of one page.
     func probeRowsFilter() -> String { "startswith(id,'\(prefix)')" }
 
-    /// Deletes every probe row still there (a soft-deleting service keeps them as deleted rows);
-    /// answers are not judged.
-    func cleanUp() async {
-        for id in createdIds {
-            _ = try? await send(.delete, id: id)
+    /// Deletes every probe row (a soft-deleting service keeps them as deleted rows) and returns the
+    /// ids it could not delete. Answers are not judged; the first exchange that fails (the service
+    /// gone or stalled) ends the clean-up, so that it never waits a deadline per row.
+    func cleanUp() async -> [String] {
+        let ids = createdIds
+        for (index, id) in ids.enumerated() {
+            do {
+                _ = try await send(.delete, id: id)
+            } catch {
+                return Array(ids[index...])
+            }
         }
+        return []
     }
 }
 

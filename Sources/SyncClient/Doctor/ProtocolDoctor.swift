@@ -62,7 +62,7 @@ public struct ProtocolDoctor: Sendable {
         let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"
         var report = DoctorReport(
             url: options.url.absoluteString, table: options.table, dialect: nil, readOnly: options.readOnly,
-            results: [], stopped: nil, cancelled: false)
+            results: [], stopped: nil, cancelled: false, leftBehind: [])
         let first = DoctorSession(
             transport: transport, table: options.table, dialect: .v2, prefix: prefix, sample: nil,
             readOnly: options.readOnly)
@@ -115,7 +115,7 @@ public struct ProtocolDoctor: Sendable {
             }
         }
         // The clean-up runs in a task of its own, so that a cancelled run still removes its rows.
-        if !session.createdIds.isEmpty { await Task { await session.cleanUp() }.value }
+        if !session.createdIds.isEmpty { report.leftBehind = await Task { await session.cleanUp() }.value }
         return report
     }
 
