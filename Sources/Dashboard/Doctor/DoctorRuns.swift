@@ -47,6 +47,12 @@ final class DoctorRuns: Sendable {
     /// The run numbered `number`, if kept.
     func run(_ number: Int) -> Run? { state.withLock { $0.runs[number] } }
 
+    /// The run numbered `number` once it has ended (for tests and scripts).
+    func finished(_ number: Int) async -> Run? {
+        if let task = state.withLock({ $0.runs[number]?.task }) { await task.value }
+        return run(number)
+    }
+
     /// The runs kept, newest first.
     var all: [Run] { state.withLock { $0.runs.values.sorted { $0.number > $1.number } } }
 
