@@ -11,11 +11,20 @@ public struct DoctorReport: Sendable, Hashable, Codable {
     /// One result per check run, in order.
     public var results: [DoctorResult]
     /// Why the run ended before its last check: the service unreachable, a deadline, a cancel.
+    public var stop: DoctorStop?
+    /// ``stop`` in words.
     public var stopped: String?
     /// Whether the run was cancelled.
     public var cancelled: Bool
     /// Probe rows the clean-up could not delete (the service stopped answering).
     public var leftBehind: [String]
+
+    /// Records why the run ended early.
+    mutating func stop(_ reason: DoctorStop) {
+        stop = reason
+        stopped = reason.description
+        cancelled = reason == .cancelled
+    }
 
     /// The red checks.
     public var failures: [DoctorResult] { results.filter { $0.verdict.outcome == .failed } }

@@ -62,7 +62,7 @@ public struct ProtocolDoctor: Sendable {
         let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"
         var report = DoctorReport(
             url: options.url.absoluteString, table: options.table, dialect: nil, readOnly: options.readOnly,
-            results: [], stopped: nil, cancelled: false, leftBehind: [])
+            results: [], stop: nil, stopped: nil, cancelled: false, leftBehind: [])
         let first = DoctorSession(
             transport: transport, table: options.table, dialect: .v2, prefix: prefix, sample: nil,
             readOnly: options.readOnly)
@@ -73,8 +73,7 @@ public struct ProtocolDoctor: Sendable {
             let result = stoppedResult(DoctorCheck.speaks, error)
             report.results.append(result)
             progress(result)
-            report.stopped = error.description
-            report.cancelled = error == .stopped(.cancelled)
+            report.stop(DoctorStop(error))
             return report
         }
         let dialect = Self.dialect(for: options.protocolChoice, opening: opening)
@@ -109,8 +108,7 @@ public struct ProtocolDoctor: Sendable {
                 let result = stoppedResult(check, error)
                 report.results.append(result)
                 progress(result)
-                report.stopped = error.description
-                report.cancelled = error == .stopped(.cancelled)
+                report.stop(DoctorStop(error))
                 break
             }
         }
@@ -134,6 +132,7 @@ public struct ProtocolDoctor: Sendable {
     private func stoppedResult(_ check: DoctorCheck, _ error: SyncError) -> DoctorResult {
         DoctorResult(
             name: check.name, asks: check.asks,
-            verdict: error == .stopped(.cancelled) ? .skipped("Cancelled.") : .failed(error.description), exchanges: [])
+            verdict: error == .stopped(.cancelled)
+                ? .skipped("Cancelled.") : .failed(DoctorStop(error).description), exchanges: [])
     }
 }
