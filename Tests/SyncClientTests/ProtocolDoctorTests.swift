@@ -211,4 +211,22 @@ extension ProtocolDoctorTests {
         #expect(service.requests.filter { $0.method == "DELETE" }.count == 1)
         #expect(report.summary.contains("could not be deleted"))
     }
+
+    @Test func theApplicationKeyIsSentButNeverShown() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let key = "doctor-key-7f3a"
+        let service = try await TestService.sqlite(in: folder) { $0.applicationKey = key }
+        defer { service.stopInBackground() }
+
+        let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true)).run()
+        let report = await ProtocolDoctor(.init(url: service.endpoint, applicationKey: key)).run()
+
+        let protocolCheck = try #require(Self.verdict(refused, "protocol"))
+        #expect(protocolCheck.outcome == .failed && protocolCheck.explanation.contains("HTTP 401"))
+        #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
+        let shown = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+        #expect(!shown.contains(key))
+        #expect(shown.contains("X-ZUMO-APPLICATION: [redacted]"))
+    }
 }
