@@ -20,20 +20,22 @@ public final class Dashboard: Sendable {
         "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
         "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
-        "data/record", "data/delete",
+        "data/record", "data/delete", "doctor", "doctor/run",
     ]
 
     public let server: HTTPServer
     public let context: SyncContext
     let sync: BackgroundSync
+    let doctorRuns: DoctorRuns
 
     /// The dashboard's address, such as `http://127.0.0.1:8080`.
     public var url: String { server.url }
 
-    private init(server: HTTPServer, context: SyncContext, sync: BackgroundSync) {
+    private init(server: HTTPServer, context: SyncContext, sync: BackgroundSync, doctorRuns: DoctorRuns) {
         self.server = server
         self.context = context
         self.sync = sync
+        self.doctorRuns = doctorRuns
     }
 
     /// Opens the store, loads the templates, starts the server and points the store at its remote.
@@ -109,6 +111,8 @@ public final class Dashboard: Sendable {
         JournalController(environment: environment).addRoutes(to: &router)
         LogController(environment: environment).addRoutes(to: &router)
         SettingsController(environment: environment).addRoutes(to: &router)
+        let doctorRuns = DoctorRuns()
+        DoctorController(environment: environment, runs: doctorRuns).addRoutes(to: &router)
         SyncController(environment: environment).addRoutes(to: &router)
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
         DataAPIController(environment: environment).addRoutes(to: &router)
@@ -117,7 +121,7 @@ public final class Dashboard: Sendable {
             configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder()
         )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
-        let dashboard = Dashboard(server: server, context: context, sync: sync)
+        let dashboard = Dashboard(server: server, context: context, sync: sync, doctorRuns: doctorRuns)
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)
         if let token = configuration.authToken { try await context.setAuthToken(token) }
         return dashboard
@@ -156,6 +160,7 @@ public final class Dashboard: Sendable {
 
     /// Cancels background work and waits for it to stop, stops the server and closes the store.
     public func stop() async {
+        doctorRuns.cancelAll()
         await sync.cancel()
         await sync.waitUntilIdle()
         await server.stop()

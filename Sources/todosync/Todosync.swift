@@ -11,6 +11,7 @@ struct Todosync: AsyncParsableCommand {
         version: version,
         subcommands: [
             DashboardCommand.self, ServeCommand.self, ClientCommand.self, DemoCommand.self, ProxyCommand.self,
+            DoctorCommand.self,
         ],
         defaultSubcommand: DashboardCommand.self
     )

@@ -29,8 +29,11 @@ final class MisbehavingConnectionHandler: ChannelInboundHandler {
             let components = URLComponents(string: head.uri)
             var query: [String: String] = [:]
             for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers { headers[name.lowercased()] = value }
             let request = MisbehavingService.Request(
-                method: head.method.rawValue, path: components?.path ?? head.uri, query: query, body: Data(body))
+                method: head.method.rawValue, path: components?.path ?? head.uri, query: query, headers: headers,
+                body: Data(body))
             log.append(request)
             answer(behaviour(request), context: context)
         }

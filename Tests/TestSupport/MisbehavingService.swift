@@ -25,6 +25,8 @@ public final class MisbehavingService: Sendable {
         public var path: String
         /// The query's parameters, percent-decoded (`$filter`, `$skip`...).
         public var query: [String: String]
+        /// The headers, by lowercased name.
+        public var headers: [String: String]
         /// The body's bytes.
         public var body: Data
     }

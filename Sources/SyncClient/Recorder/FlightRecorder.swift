@@ -95,6 +95,7 @@ final class FlightRecorder: Sendable {
                 case .pull(_, let query, let number): ("pull", nil, nil, query, number)
                 case .verify(_, let number): ("verify", nil, nil, nil, number)
                 case .protocolProbe: ("probe", nil, nil, nil, nil)
+                case .doctor: ("doctor", nil, nil, nil, nil)
                 }
             try statement.execute(arguments: [
                 Timestamp.string(exchange.startedAt), exchange.milliseconds, exchange.method, exchange.target, kind,
@@ -174,6 +175,7 @@ final class FlightRecorder: Sendable {
             case "push": .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
             case "verify": .verify(table: table, page: row["page"] ?? 0)
             case "probe": .protocolProbe(table: table)
+            case "doctor": .doctor(table: table)
             default: .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
             }
         return RecordedExchange(

@@ -10,11 +10,15 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case verify(table: String, page: Int)
     /// Asking the service which table protocol it speaks, with one row of `table`.
     case protocolProbe(table: String)
+    /// A probe of the protocol doctor on `table` (never recorded: a doctor run writes no store).
+    case doctor(table: String)
 
     /// The table it concerns.
     public var table: String {
         switch self {
-        case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .protocolProbe(let table): table
+        case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .protocolProbe(let table),
+            .doctor(let table):
+            table
         }
     }
 
@@ -27,6 +31,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
             "pull of \(table), page \(page)" + (queryId.map { " (query id \($0))" } ?? "")
         case .verify(let table, let page): "verify of \(table), page \(page)"
         case .protocolProbe(let table): "which protocol the service speaks (asked with \(table))"
+        case .doctor(let table): "protocol doctor on \(table)"
         }
     }
 }

@@ -120,16 +120,21 @@ final class HTTPTransport: Sendable {
     /// - Throws: ``SyncError/stopped(_:)`` when the exchange failed (unreachable, a deadline passed,
     ///   cancelled, a redirect refused: ``StopReason/redirectRefused(to:)``), ``SyncError/serviceFault(_:)``
     ///   for an answer larger than ``maximumBody``.
+    ///
+    /// `apiVersion` is the `ZUMO-API-VERSION` sent when not the transport's protocol's (the protocol
+    /// doctor asks in both).
     func send(
         _ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        ifMatch version: String? = nil, for purpose: ExchangePurpose
+        ifMatch version: String? = nil, apiVersion: String? = nil,
+        for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var text = base + path
         if !query.isEmpty {
             text += "?" + query.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&")
         }
         for _ in 0...RedirectPolicy.maximumHops {
-            let reply = try await exchange(method, text, body: body, ifMatch: version, for: purpose)
+            let reply = try await exchange(
+                method, text, body: body, ifMatch: version, apiVersion: apiVersion, for: purpose)
             guard RedirectPolicy.redirectStatuses.contains(reply.status), let current = URL(string: text) else {
                 return reply
             }
@@ -149,11 +154,11 @@ final class HTTPTransport: Sendable {
     /// exchange, body included, and fires on an event loop (a busy cooperative pool cannot delay
     /// it): no task or timer of our own per request. Its async API's deadline covers only the head.
     private func exchange(
-        _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?,
+        _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?, apiVersion: String?,
         for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var fields: HTTPFields = [
-            ProtocolHeader.apiVersion: tableProtocol.apiVersion,
+            ProtocolHeader.apiVersion: apiVersion ?? tableProtocol.apiVersion,
             .accept: "application/json",
         ]
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The table protocol a service speaks.
 public enum TableProtocol: String, Sendable, Hashable, Codable, CaseIterable {
@@ -7,6 +8,22 @@ public enum TableProtocol: String, Sendable, Hashable, Codable, CaseIterable {
     /// CommunityToolkit Datasync v3 (`3.0.0`): `{items, count, nextLink}` pages, PUT, `$count`,
     /// 410 for a deleted item.
     case v3
+
+    /// "Mobile Apps v2 (2.0.0)", "Datasync v3 (3.0.0)".
+    public var label: String {
+        switch self {
+        case .v2: "Mobile Apps v2 (2.0.0)"
+        case .v3: "Datasync v3 (3.0.0)"
+        }
+    }
+
+    /// The method that changes an item: PATCH merges the columns sent (v2), PUT replaces the item (v3).
+    var updateMethod: HTTPRequest.Method {
+        switch self {
+        case .v2: .patch
+        case .v3: .put
+        }
+    }
 
     /// The `ZUMO-API-VERSION` it is asked for with.
     var apiVersion: String {

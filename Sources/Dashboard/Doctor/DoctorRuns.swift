@@ -1,0 +1,68 @@
+import SyncClient
+import Synchronization
+
+/// The dashboard's doctor runs, each in the background: its results so far, its report once done,
+/// and its task for Cancel. The newest ``kept`` runs are kept (in memory only: a doctor run writes
+/// nothing to the store).
+final class DoctorRuns: Sendable {
+    /// One run.
+    struct Run: Sendable {
+        var number: Int
+        var options: ProtocolDoctor.Options
+        var results: [DoctorResult] = []
+        var report: DoctorReport?
+        var task: Task<Void, Never>?
+    }
+
+    /// Runs kept.
+    static let kept = 10
+
+    private let state = Mutex<(next: Int, runs: [Int: Run])>((1, [:]))
+
+    /// Starts a run; its number names its page.
+    func start(_ options: ProtocolDoctor.Options) -> Int {
+        let number = state.withLock { state -> Int in
+            let number = state.next
+            state.next += 1
+            state.runs[number] = Run(number: number, options: options)
+            for old in state.runs.keys.sorted().dropLast(Self.kept) { state.runs[old]?.task?.cancel() }
+            state.runs = state.runs.filter { $0.key > number - Self.kept }
+            return number
+        }
+        let task = Task { [self] in
+            let report = await ProtocolDoctor(options).run { result in
+                state.withLock { $0.runs[number]?.results.append(result) }
+            }
+            state.withLock {
+                $0.runs[number]?.report = report
+                $0.runs[number]?.task = nil
+            }
+        }
+        state.withLock { state in
+            if state.runs[number]?.report == nil { state.runs[number]?.task = task }
+        }
+        return number
+    }
+
+    /// The run numbered `number`, if kept.
+    func run(_ number: Int) -> Run? { state.withLock { $0.runs[number] } }
+
+    /// The run numbered `number` once it has ended (for tests and scripts).
+    func finished(_ number: Int) async -> Run? {
+        if let task = state.withLock({ $0.runs[number]?.task }) { await task.value }
+        return run(number)
+    }
+
+    /// The runs kept, newest first.
+    var all: [Run] { state.withLock { $0.runs.values.sorted { $0.number > $1.number } } }
+
+    /// Cancels a run (it ends within moments, deleting the rows it wrote).
+    func cancel(_ number: Int) {
+        state.withLock { $0.runs[number]?.task }?.cancel()
+    }
+
+    /// Cancels every run (for the dashboard's stop: a clean-up still under way is not waited for).
+    func cancelAll() {
+        for task in state.withLock({ $0.runs.values.compactMap(\.task) }) { task.cancel() }
+    }
+}

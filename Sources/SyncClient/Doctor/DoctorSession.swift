@@ -1,0 +1,101 @@
+import Foundation
+import HTTPTypes
+import SyncProtocol
+import Synchronization
+
+/// The requests of one doctor run, over the sync client's transport (its deadlines, its pool, no
+/// flight recorder): each request comes back as a ``DoctorExchange``, and every row it creates is
+/// remembered for the clean-up.
+final class DoctorSession: Sendable {
+    let transport: HTTPTransport
+    let table: String
+    /// The protocol spoken (the protocol check itself names its version per request).
+    let dialect: TableProtocol
+    /// Every probe row's id starts with it: `doctor-<8 hex>-`.
+    let prefix: String
+    /// A row of the table as the first page showed it, for the read-only checks.
+    let sample: Item?
+    /// Whether only GETs are sent.
+    let isReadOnly: Bool
+    private let created = Mutex<[String]>([])
+
+    init(transport: HTTPTransport, table: String, dialect: TableProtocol, prefix: String, sample: Item?, readOnly: Bool)
+    {
+        isReadOnly = readOnly
+        self.transport = transport
+        self.table = table
+        self.dialect = dialect
+        self.prefix = prefix
+        self.sample = sample
+    }
+
+    /// The probe rows created so far.
+    var createdIds: [String] { created.withLock { $0 } }
+
+    /// One request; HTTP error statuses are answers.
+    func send(
+        _ method: HTTPRequest.Method, id: String? = nil, query: [(String, String)] = [], body: Item? = nil,
+        ifMatch: String? = nil, apiVersion: String? = nil
+    ) async throws(SyncError) -> DoctorExchange {
+        let data = body.flatMap { try? JSONEncoder.sorted.encode($0) }
+        let version = apiVersion ?? dialect.apiVersion
+        let path = transport.path(table: table, id: id)
+        let target =
+            path
+            + (query.isEmpty
+                ? ""
+                : "?"
+                    + query.map { HTTPTransport.encode($0.0) + "=" + HTTPTransport.encode($0.1) }.joined(separator: "&"))
+        var requestHeaders = ["ZUMO-API-VERSION: " + version]
+        if let ifMatch { requestHeaders.append("If-Match: " + EntityTag.header(for: ifMatch)) }
+        if transport.applicationKey.map({ !$0.isEmpty }) == true {
+            requestHeaders.append("X-ZUMO-APPLICATION: [redacted]")
+        }
+        if data != nil { requestHeaders.append("Content-Type: application/json") }
+        var exchange = DoctorExchange(
+            method: method.rawValue, target: target, requestHeaders: requestHeaders,
+            requestBody: data.map { String(decoding: $0, as: UTF8.self) }, status: nil, responseHeaders: [],
+            responseBody: "", failure: nil, json: nil)
+        let reply = try await transport.send(
+            method, path, query: query, body: data, ifMatch: ifMatch, apiVersion: version, for: .doctor(table: table))
+        exchange.status = reply.status.code
+        exchange.responseHeaders = reply.headers.map { "\($0.name.rawName): \($0.value)" }
+        exchange.responseBody = String(decoding: reply.body.prefix(DoctorExchange.maximumBody), as: UTF8.self)
+        exchange.json = try? JSONDecoder().decode(JSONValue.self, from: reply.body)
+        return exchange
+    }
+
+    /// Inserts a probe row `<prefix><suffix>` and remembers it for the clean-up.
+    func insert(_ suffix: String) async throws(SyncError) -> DoctorExchange {
+        let id = prefix + suffix
+        created.withLock { $0.append(id) }
+        return try await send(.post, body: ["id": .string(id), "text": .string("todosync doctor probe")])
+    }
+
+    /// The rows whose id starts with the prefix, of one page.
+    func probeRowsFilter() -> String { "startswith(id,'\(prefix)')" }
+
+    /// Deletes every probe row (a soft-deleting service keeps them as deleted rows) and returns the
+    /// ids it could not delete. Answers are not judged; the first exchange that fails (the service
+    /// gone or stalled) ends the clean-up, so that it never waits a deadline per row.
+    func cleanUp() async -> [String] {
+        let ids = createdIds
+        for (index, id) in ids.enumerated() {
+            do {
+                _ = try await send(.delete, id: id)
+            } catch {
+                return Array(ids[index...])
+            }
+        }
+        return []
+    }
+}
+
+extension JSONEncoder {
+    /// Sorted keys, so a shown request body reads the same every run.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

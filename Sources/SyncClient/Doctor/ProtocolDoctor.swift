@@ -1,0 +1,138 @@
+import Foundation
+import SyncProtocol
+
+/// Probes a Mobile Apps (v2) or Datasync (v3) endpoint and says, check by check, whether it speaks
+/// the protocol as todosync's client needs it (`todosync doctor`, the dashboard's Doctor page).
+///
+/// The checks run in order over the sync client's HTTP transport, with its deadlines; nothing is
+/// written to any local store. Rows written to the service have ids starting with a unique prefix
+/// (`doctor-<8 hex>-`) and are deleted at the end, cancelled or not. With ``Options/readOnly`` only
+/// GETs are sent. An exchange that fails (unreachable, a deadline passed, cancelled) ends the run:
+/// the check in progress is red with the reason, and ``DoctorReport/stopped`` says it.
+public struct ProtocolDoctor: Sendable {
+    /// What to probe and how patiently.
+    public struct Options: Sendable, Hashable {
+        /// The service's base URL (`http://host:port`).
+        public var url: URL
+        /// The table to probe.
+        public var table: String
+        /// Sent as `X-ZUMO-APPLICATION`; never shown.
+        public var applicationKey: String?
+        /// Only GETs: the checks that write are not run.
+        public var readOnly: Bool
+        /// Which protocol to speak.
+        public var protocolChoice: ProtocolChoice
+        /// No byte of an answer for this long ends the run.
+        public var idleTimeout: TimeInterval
+        /// An exchange longer than this ends the run.
+        public var requestTimeout: TimeInterval
+
+        /// Options with the sync engine's deadlines shortened for a diagnosis (10 s idle, 30 s per exchange).
+        public init(
+            url: URL, table: String = "todoitem", applicationKey: String? = nil, readOnly: Bool = false,
+            protocolChoice: ProtocolChoice = .auto, idleTimeout: TimeInterval = 10,
+            requestTimeout: TimeInterval = 30
+        ) {
+            self.url = url
+            self.table = table
+            self.applicationKey = applicationKey
+            self.readOnly = readOnly
+            self.protocolChoice = protocolChoice
+            self.idleTimeout = idleTimeout
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    /// The checks after ``DoctorCheck/speaks``, in the order they run.
+    public static let checks: [DoctorCheck] = [
+        .paging, .filter, .readOne, .timestamps, .ifMatch, .duplicate, .softDelete,
+    ]
+
+    let options: Options
+
+    /// A doctor for `options`.
+    public init(_ options: Options) { self.options = options }
+
+    /// Runs every check; `progress` hears each result as it comes. Never throws: a failure that ends
+    /// the run is in ``DoctorReport/stopped``.
+    public func run(progress: @Sendable (DoctorResult) -> Void = { _ in }) async -> DoctorReport {
+        let transport = HTTPTransport(
+            baseURL: options.url, applicationKey: options.applicationKey, idleTimeout: options.idleTimeout,
+            requestTimeout: options.requestTimeout)
+        let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"
+        var report = DoctorReport(
+            url: options.url.absoluteString, table: options.table, dialect: nil, readOnly: options.readOnly,
+            results: [], stop: nil, stopped: nil, cancelled: false, leftBehind: [])
+        let first = DoctorSession(
+            transport: transport, table: options.table, dialect: .v2, prefix: prefix, sample: nil,
+            readOnly: options.readOnly)
+        let opening: [DoctorExchange]
+        do {
+            opening = try await DoctorCheck.speaks.probe(first)
+        } catch {
+            let result = stoppedResult(DoctorCheck.speaks, error)
+            report.results.append(result)
+            progress(result)
+            report.stop(DoctorStop(error))
+            return report
+        }
+        let dialect = Self.dialect(for: options.protocolChoice, opening: opening)
+        let verdict = DoctorCheck.speaks.judge(dialect, opening)
+        let result = DoctorResult(
+            name: DoctorCheck.speaks.name, asks: DoctorCheck.speaks.asks, verdict: verdict, exchanges: opening)
+        report.results.append(result)
+        progress(result)
+        guard verdict.outcome == .passed else { return report }
+        report.dialect = dialect
+        let index = TableProtocol.allCases.firstIndex(of: dialect) ?? 0
+        let session = DoctorSession(
+            transport: transport, table: options.table, dialect: dialect, prefix: prefix,
+            sample: opening[index].rows(dialect)?.first, readOnly: options.readOnly)
+        for check in Self.checks {
+            if check.writes && options.readOnly {
+                let result = DoctorResult(
+                    name: check.name, asks: check.asks,
+                    verdict: .skipped("Not run: it writes, and this run is read-only."),
+                    exchanges: [])
+                report.results.append(result)
+                progress(result)
+                continue
+            }
+            do {
+                let exchanges = try await check.probe(session)
+                let result = DoctorResult(
+                    name: check.name, asks: check.asks, verdict: check.judge(dialect, exchanges), exchanges: exchanges)
+                report.results.append(result)
+                progress(result)
+            } catch {
+                let result = stoppedResult(check, error)
+                report.results.append(result)
+                progress(result)
+                report.stop(DoctorStop(error))
+                break
+            }
+        }
+        // The clean-up runs in a task of its own, so that a cancelled run still removes its rows.
+        if !session.createdIds.isEmpty { report.leftBehind = await Task { await session.cleanUp() }.value }
+        return report
+    }
+
+    /// The protocol to speak: the one chosen, or v2 when the endpoint answers a v2 page, else v3.
+    static func dialect(for choice: ProtocolChoice, opening: [DoctorExchange]) -> TableProtocol {
+        switch choice {
+        case .v2: return .v2
+        case .v3: return .v3
+        case .auto:
+            if opening.first?.status == 200, opening.first?.rows(.v2) != nil { return .v2 }
+            if opening.count > 1, opening[1].status == 200, opening[1].rows(.v3) != nil { return .v3 }
+            return .v2
+        }
+    }
+
+    private func stoppedResult(_ check: DoctorCheck, _ error: SyncError) -> DoctorResult {
+        DoctorResult(
+            name: check.name, asks: check.asks,
+            verdict: error == .stopped(.cancelled)
+                ? .skipped("Cancelled.") : .failed(DoctorStop(error).description), exchanges: [])
+    }
+}

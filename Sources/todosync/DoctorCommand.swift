@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import SyncClient
+import UnixSignals
+
+/// `todosync doctor URL`: probes a table service and prints a green or red line per check.
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract:
+            "Check that a Mobile Apps (v2) or Datasync (v3) endpoint speaks the table protocol as todosync needs.",
+        discussion: """
+            Prints a green or red line per check (protocol versions, paging and its end, $filter, answers about \
+            the item asked, timestamp precision, If-Match → 412, duplicate id → 409, soft delete), with the exact \
+            request and answer of each red one. Rows written have ids starting with a unique "doctor-" prefix and \
+            are deleted afterwards; --read-only sends only GETs. Nothing local is written. Exit status: 0 all \
+            green, 3 when a check is red, 1 when the run could not finish (unreachable, too slow). Ctrl-C stops it.
+            """)
+
+    /// The exit status when a check is red.
+    static let red = ExitCode(3)
+
+    @Argument(help: "The service's base URL, e.g. http://127.0.0.1:8090.") var url: String
+    @Option(help: "The table to probe.") var table = "todoitem"
+    @Option(name: .customLong("app-key"), help: "The application key (X-ZUMO-APPLICATION).") var appKey: String?
+    @Option(name: .customLong("protocol"), help: "auto (v2 when answered, else v3), v2 or v3.")
+    var protocolChoice = ProtocolChoice.auto
+    @Flag(name: .customLong("read-only"), help: "Send only GETs: the checks that write are not run.")
+    var readOnly = false
+    @Flag(help: "Print the report as JSON.") var json = false
+
+    func validate() throws {
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host != nil
+        else { throw ValidationError("URL must be an http:// or https:// address, not '\(url)'.") }
+    }
+
+    func run() async throws {
+        let doctor = ProtocolDoctor(
+            .init(
+                url: URL(string: url)!, table: table, applicationKey: appKey, readOnly: readOnly,
+                protocolChoice: protocolChoice))
+        let json = json
+        // Trapped before the first request, so that a signal always cancels instead of killing.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let work = Task {
+            await doctor.run { result in
+                if !json { print(Self.line(result)) }
+            }
+        }
+        let watch = Task {
+            for await _ in signals {
+                work.cancel()
+                return
+            }
+        }
+        let report = await work.value
+        watch.cancel()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(report.summary)
+        }
+        if report.cancelled {
+            FileHandle.standardError.write(Data("Cancelled\n".utf8))
+            return
+        }
+        if report.stopped != nil { throw ExitCode.failure }
+        if !report.failures.isEmpty { throw Self.red }
+    }
+
+    /// `text` with control characters (a terminal's escape sequences among them) written as `\u{1B}`:
+    /// a service's answer is shown, never obeyed by the terminal.
+    static func visible(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\t" || !(scalar.properties.generalCategory == .control) {
+                shown.unicodeScalars.append(scalar)
+            } else {
+                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return shown
+    }
+
+    /// "✓ paging — ..." in green, or "✗ ..." in red followed by the request and answer of each exchange.
+    static func line(_ result: DoctorResult) -> String {
+        let color = isatty(STDOUT_FILENO) == 1
+        switch result.verdict.outcome {
+        case .passed:
+            return (color ? "\u{1B}[32m✓\u{1B}[0m " : "✓ ") + result.name + " — " + visible(result.verdict.explanation)
+        case .skipped:
+            return "- " + result.name + " — " + visible(result.verdict.explanation)
+        case .failed:
+            var lines = [
+                (color ? "\u{1B}[31m✗\u{1B}[0m " : "✗ ") + result.name + " — " + visible(result.verdict.explanation)
+            ]
+            for exchange in result.exchanges {
+                lines.append("    > " + exchange.requestLine)
+                lines += exchange.requestHeaders.map { "    > " + $0 }
+                if let body = exchange.requestBody { lines.append("    > " + body) }
+                lines.append("    < " + exchange.answerLine)
+                lines += exchange.responseHeaders.map { "    < " + visible($0) }
+                if !exchange.responseBody.isEmpty { lines.append("    < " + visible(exchange.responseBody)) }
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import SyncClient
+
+/// `todosync doctor`: all green on todosync serve in both protocols, red with the right reason on a
+/// service that misbehaves, and a typed stop when the service cannot answer.
+@Suite struct ProtocolDoctorTests {
+    /// A v2 page of `ids`, each row with the system columns.
+    static func page(_ ids: [String]) -> String {
+        "["
+            + ids.map { #"{"id":"\#($0)","version":"MQ==","updatedAt":"2026-11-21T23:02:54.020Z","deleted":false}"# }
+            .joined(separator: ",") + "]"
+    }
+
+    static func verdict(_ report: DoctorReport, _ name: String) -> DoctorVerdict? {
+        report.results.first { $0.name == name }?.verdict
+    }
+
+    @Test(arguments: [ProtocolChoice.v2, .v3])
+    func doctorIsAllGreenOnTodosyncServeAndRemovesItsRows(_ choice: ProtocolChoice) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Pages of two rows: the five probe rows take three pages in both protocols (v3 by nextLink).
+        let service = try await TestService.sqlite(in: folder) { $0.pageSize = 2 }
+        defer { service.stopInBackground() }
+        try await service.rest.seed(3)
+
+        let report = await ProtocolDoctor(.init(url: service.endpoint, protocolChoice: choice)).run()
+
+        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+        #expect(report.results.count == ProtocolDoctor.checks.count + 1)
+        #expect(report.results.allSatisfy { $0.verdict.outcome == .passed })
+        #expect(Self.verdict(report, "paging")?.explanation.contains("in 3 page(s)") == true)
+        let probes = try await service.rest.all().filter { $0["id"]?.stringValue?.hasPrefix("doctor-") == true }
+        #expect(!probes.isEmpty)
+        #expect(probes.allSatisfy { $0["deleted"]?.boolValue == true }, "every probe row is deleted afterwards")
+    }
+
+    @Test func readOnlyDoctorSendsOnlyGets() async throws {
+        let service = try await MisbehavingService { request in
+            if !request.path.hasSuffix("/todoitem") {
+                return .json(200, String(Self.page(["a"]).dropFirst().dropLast()))
+            }
+            return .json(200, request.query["$filter"]?.contains("absent") == true ? "[]" : Self.page(["a"]))
+        }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
+
+        #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
+        #expect(!service.requests.isEmpty)
+        #expect(service.requests.allSatisfy { $0.method == "GET" })
+        #expect(Self.verdict(report, "if-match")?.outcome == .skipped)
+    }
+
+    @Test func ignoredFilterIsRed() async throws {
+        let service = try await MisbehavingService { _ in .json(200, Self.page(["someone-else"])) }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
+
+        let filter = try #require(Self.verdict(report, "filter"))
+        #expect(filter.outcome == .failed)
+        #expect(filter.explanation.contains("ignores $filter"))
+        #expect(
+            report.failures.first { $0.name == "filter" }?.exchanges.first?.target.contains("$filter=id%20eq") == true)
+    }
+
+    @Test func repeatingPagesAreRed() async throws {
+        let service = try await MisbehavingService { _ in .json(200, Self.page(["a", "b"])) }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
+
+        let paging = try #require(Self.verdict(report, "paging"))
+        #expect(paging.outcome == .failed)
+        #expect(paging.explanation.contains("repeats its pages"))
+    }
+
+    @Test func answerAboutAnotherItemIsRed() async throws {
+        let service = try await MisbehavingService { request in
+            request.path.hasSuffix("/todoitem")
+                ? .json(200, Self.page(["a"])) : .json(200, #"{"id":"b","version":"MQ=="}"#)
+        }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
+
+        let item = try #require(Self.verdict(report, "item"))
+        #expect(item.outcome == .failed)
+        #expect(item.explanation.contains("another item, 'b'"))
+    }
+
+    @Test func conflictWithoutBodyIsRed() async throws {
+        let inserted = Mutex<Set<String>>([])
+        let service = try await MisbehavingService { request in
+            guard request.method == "POST" else {
+                return request.method == "GET" ? .json(200, "[]") : .json(200, "{}")
+            }
+            let id = (try? JSONDecoder().decode([String: String].self, from: request.body))?["id"] ?? ""
+            guard inserted.withLock({ $0.insert(id).inserted }) else { return .json(409, "") }
+            return .json(201, #"{"id":"\#(id)","version":"MQ==","updatedAt":"2026-11-21T23:02:54.020Z"}"#)
+        }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url, protocolChoice: .v2)).run()
+
+        let duplicate = try #require(Self.verdict(report, "duplicate-id"))
+        #expect(duplicate.outcome == .failed)
+        #expect(duplicate.explanation.contains("409 without a body"))
+    }
+
+    @Test func unreachableServiceStopsWithATypedMessage() async throws {
+        let service = try await MisbehavingService { _ in .json(200, "[]") }
+        let url = service.url
+        await service.stop()
+
+        let report = try await withTimeLimit(30) { await ProtocolDoctor(.init(url: url)).run() }
+
+        guard case .unreachable(let detail)? = report.stop else {
+            Issue.record("stopped by \(String(describing: report.stop))")
+            return
+        }
+        #expect(detail.contains("connection refused"))
+        #expect(report.stopped?.contains("Check the address") == true)
+        #expect(report.failures.count == 1)
+        #expect(!report.cancelled)
+    }
+
+    @Test func tricklingServiceEndsWithinTheDeadline() async throws {
+        let service = try await MisbehavingService { _ in .trickle(length: 10_000, interval: 0.05) }
+        defer { service.stopInBackground() }
+
+        let report = try await withTimeLimit(30) {
+            await ProtocolDoctor(.init(url: service.url, idleTimeout: 5, requestTimeout: 0.5)).run()
+        }
+
+        #expect(report.stop == .tooSlow(seconds: 0.5))
+    }
+
+    @Test func cancelStopsARunWaitingForAnAnswer() async throws {
+        let service = try await MisbehavingService { _ in .silence }
+        defer { service.stopInBackground() }
+
+        let run = Task { await ProtocolDoctor(.init(url: service.url)).run() }
+        await service.requestsArrived(1)
+        run.cancel()
+        let report = try await withTimeLimit(30) { await run.value }
+
+        #expect(report.cancelled && report.stop == .cancelled)
+        #expect(report.failures.isEmpty)
+    }
+
+    @Test func officialServersEchoedConflictBodyIsGreen() {
+        let insert = DoctorExchange(
+            method: "POST", target: "/tables/todoitem", requestHeaders: [], requestBody: nil, status: 201,
+            responseHeaders: [], responseBody: "", failure: nil,
+            json: .object(["id": .string("item-1"), "version": .string("MQ==")]))
+        var echo = insert
+        echo.status = 409
+        echo.json = .object(["id": .string("item-1"), "text": .string("duplicate")])
+        echo.responseBody = #"{"id":"item-1","text":"duplicate"}"#
+
+        let verdict = DoctorCheck.duplicate.judge(.v2, [insert, echo])
+
+        #expect(verdict.outcome == .passed)
+        #expect(verdict.explanation.contains("echoed"))
+    }
+}
+
+extension ProtocolDoctorTests {
+    @Test func doctorIsAllGreenOnTheOfficialServersBehaviour() async throws {
+        let official = OfficialServerEmulation()
+        let service = try await MisbehavingService { official.answer($0) }
+        defer { service.stopInBackground() }
+
+        let report = await ProtocolDoctor(.init(url: service.url)).run()
+
+        #expect(report.dialect == .v2)
+        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+        #expect(Self.verdict(report, "duplicate-id")?.explanation.contains("echoed") == true)
+        #expect(Self.verdict(report, "paging")?.explanation.contains("shared one millisecond") == true)
+    }
+
+    @Test func cleanUpGivesUpAtTheFirstDeleteThatFailsAndNamesTheRowsLeft() async throws {
+        let service = try await MisbehavingService { request in
+            switch request.method {
+            case "GET": request.query["$top"] == "1" ? .json(200, "[]") : .silence
+            case "POST":
+                .json(201, String(decoding: request.body, as: UTF8.self))
+            default: .silence
+            }
+        }
+        defer { service.stopInBackground() }
+
+        let report = try await withTimeLimit(60) {
+            await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2)).run()
+        }
+
+        // The run stops at the first GET that gets no answer (or, on a loaded machine, at an insert).
+        #expect(report.stop == .tooSlow(seconds: 2))
+        let posted = service.requests.filter { $0.method == "POST" }.compactMap {
+            (try? JSONDecoder().decode([String: String].self, from: $0.body))?["id"]
+        }
+        #expect(!posted.isEmpty)
+        #expect(Set(posted).isSubset(of: report.leftBehind))
+        #expect(report.leftBehind.allSatisfy { $0.hasPrefix("doctor-") })
+        #expect(service.requests.filter { $0.method == "DELETE" }.count == 1)
+        #expect(report.summary.contains("could not be deleted"))
+    }
+
+    @Test func theApplicationKeyIsSentButNeverShown() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let key = "doctor-key-7f3a"
+        let service = try await TestService.sqlite(in: folder) { $0.applicationKey = key }
+        defer { service.stopInBackground() }
+
+        let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true)).run()
+        let report = await ProtocolDoctor(.init(url: service.endpoint, applicationKey: key)).run()
+
+        let protocolCheck = try #require(Self.verdict(refused, "protocol"))
+        #expect(protocolCheck.outcome == .failed && protocolCheck.explanation.contains("HTTP 401"))
+        #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
+        let shown = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+        #expect(!shown.contains(key))
+        #expect(shown.contains("X-ZUMO-APPLICATION: [redacted]"))
+    }
+}
