@@ -153,7 +153,9 @@ private final class ServerContext: Sendable {
     /// abort the process.
     let parked = ParkedRequests()
 
-    /// Uncounts a request once (when its answer is queued, or its connection ends).
+    /// Uncounts a request once, when libmicrohttpd is done with it: its answer sent, or its connection
+    /// ended. (Uncounted when its answer was only queued, a stop could close the connection before
+    /// the answer went out.)
     func releaseParked(_ state: RequestState) {
         guard state.countedAsParked else { return }
         state.countedAsParked = false
@@ -228,8 +230,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
 
     if state.parked {
-        // Resumed after an async handler finished: the connection is libmicrohttpd's again.
-        server.releaseParked(state)
+        // Resumed after an async handler finished: the connection is libmicrohttpd's again. It stays
+        // counted until its answer is sent (`requestCompleted`): a stop must not close it before.
         guard case .finished(let response) = state.answer.withLock({ $0 }) else { return .NO }
         return queue(response, on: connection)
     }
@@ -289,7 +291,7 @@ private func start(
         return nil
     }
     guard let finished else { return .YES }
-    server.releaseParked(state)
+    // Counted until the answer is sent (`requestCompleted`).
     return queue(finished, on: connection)
 }
 
