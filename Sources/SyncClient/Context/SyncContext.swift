@@ -30,7 +30,7 @@ public actor SyncContext {
     public private(set) var pushWindow: Int
     var transport: HTTPTransport?
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
-    public nonisolated let protocolChoice: ProtocolChoice
+    public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
     /// The protocol in use; nil while `auto` has not asked the service yet.
     public nonisolated var tableProtocol: TableProtocol? { monitor.tableProtocol }
     /// What opening with ``SyncConfiguration/remoteURL`` did to the store's binding (nil: opened
@@ -72,7 +72,7 @@ public actor SyncContext {
         let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?)
         var change: RemoteChange?
         var spoken: TableProtocol?
-        protocolChoice = configuration.tableProtocol
+        monitor.protocolChoice = configuration.tableProtocol
         do {
             saved = try store.pool.write { db in
                 if let url = configuration.remoteURL {

@@ -9,6 +9,7 @@ final class SyncMonitor: Sendable {
         var offline = false
         var remote: String?
         var tableProtocol: TableProtocol?
+        var protocolChoice = ProtocolChoice.v2
         var authTokenHint: AuthTokenHint?
         var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
     }
@@ -24,6 +25,11 @@ final class SyncMonitor: Sendable {
     var remote: String? {
         get { state.withLock { $0.remote } }
         set { state.withLock { $0.remote = newValue } }
+    }
+
+    var protocolChoice: ProtocolChoice {
+        get { state.withLock { $0.protocolChoice } }
+        set { state.withLock { $0.protocolChoice = newValue } }
     }
 
     var tableProtocol: TableProtocol? {

@@ -19,6 +19,17 @@ extension SyncContext {
         return fixed
     }
 
+    /// Speaks `choice` from now on (waiting for a running sync to end first): another protocol than
+    /// the store last spoke reads every row again at the next pull; `auto` keeps the one found out or
+    /// chosen before, or asks the service at the next sync.
+    public func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
+        while let current = runningJob { await current.finished() }
+        let spoken = try write { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
+        monitor.protocolChoice = choice
+        monitor.tableProtocol = spoken
+        transport = transport.map { $0.speaking(spoken ?? .v2) }
+    }
+
     /// The transport, speaking the remote's protocol: with `auto`, the first sync asks the service
     /// which one it speaks (with one row of `table`) and keeps the answer.
     func speakingTransport(_ transport: HTTPTransport, table: String) async throws(SyncError) -> HTTPTransport {
