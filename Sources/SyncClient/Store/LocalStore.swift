@@ -70,7 +70,7 @@ struct LocalStore: Sendable {
                 for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
                     given.append(TableDescription(name: name, columns: []))
                 }
-                for table in given { try store.describe(db, table) }
+                for table in given { try store.describe(db, table, strictName: false) }
             }
         } catch let error as SyncError {
             throw error
