@@ -167,6 +167,37 @@ struct AnyTableTests {
         #expect(try context.description(of: "orders").columnType("rowid") == nil)
     }
 
+    @Test func aCatchUpBegunBeforeAFlagColumnCameCountsThatColumnToo() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.describe("orders")
+        await context.listIndexesCaughtUp()
+        let stale = try #require(context.store.listIndexes["orders"])
+        func pulled(_ range: Range<Int>, paid: Bool?) throws {
+            let items = range.map { index in
+                #"{"id":"r\#(index)","version":"v","customer":"c\#(index)""#
+                    + (paid.map { #","paid":\#($0)"# } ?? "") + "}"
+            }
+            let rows = try context.store.layouts["orders"]!.decode(
+                Data(("[" + items.joined(separator: ",") + "]").utf8))
+            try context.write { db in
+                let (table, laid) = try context.store.widen(db, "orders", forPulled: rows.rows)
+                _ = try SyncContext.apply(laid, to: table, keeping: [], in: db)
+            }
+        }
+        // Pulled rows wait past the mark; a local edit brings a flag column (and catches up a few
+        // rows); more pulled rows carry the flag; then a catch-up begun with the index as it was.
+        try pulled(0..<200, paid: nil)
+        try context.table("orders").insert(["id": "c", "paid": true])
+        try pulled(200..<210, paid: true)
+        context.store.listIndexer.catchUp(stale, in: context.store.pool)
+        await context.listIndexesCaughtUp()
+        #expect(try context.listPage("orders", ListRequest(flag: .init("paid", true), limit: 5)).total == 11)
+        let kept = try context.read { db in
+            try Int.fetchOne(db, sql: "SELECT rows FROM __rowCounts WHERE tableName = 'orders' AND columnName = 'paid'")
+        }
+        #expect(kept == 11)
+    }
+
     @Test func tableNamesAreLettersDigitsAndUnderscores() throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         for bad in ["", "no-dash", "__config", "1st", "orders; DROP", "ünïcode", String(repeating: "a", count: 65)] {
