@@ -167,6 +167,37 @@ struct AnyTableTests {
         #expect(try context.description(of: "orders").columnType("rowid") == nil)
     }
 
+    @Test func aCatchUpBegunBeforeAFlagColumnCameCountsThatColumnToo() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        try context.describe("orders")
+        await context.listIndexesCaughtUp()
+        let stale = try #require(context.store.listIndexes["orders"])
+        func pulled(_ range: Range<Int>, paid: Bool?) throws {
+            let items = range.map { index in
+                #"{"id":"r\#(index)","version":"v","customer":"c\#(index)""#
+                    + (paid.map { #","paid":\#($0)"# } ?? "") + "}"
+            }
+            let rows = try context.store.layouts["orders"]!.decode(
+                Data(("[" + items.joined(separator: ",") + "]").utf8))
+            try context.write { db in
+                let (table, laid) = try context.store.widen(db, "orders", forPulled: rows.rows)
+                _ = try SyncContext.apply(laid, to: table, keeping: [], in: db)
+            }
+        }
+        // Pulled rows wait past the mark; a local edit brings a flag column (and catches up a few
+        // rows); more pulled rows carry the flag; then a catch-up begun with the index as it was.
+        try pulled(0..<200, paid: nil)
+        try context.table("orders").insert(["id": "c", "paid": true])
+        try pulled(200..<210, paid: true)
+        context.store.listIndexer.catchUp(stale, in: context.store.pool)
+        await context.listIndexesCaughtUp()
+        #expect(try context.listPage("orders", ListRequest(flag: .init("paid", true), limit: 5)).total == 11)
+        let kept = try context.read { db in
+            try Int.fetchOne(db, sql: "SELECT rows FROM __rowCounts WHERE tableName = 'orders' AND columnName = 'paid'")
+        }
+        #expect(kept == 11)
+    }
+
     @Test func tableNamesAreLettersDigitsAndUnderscores() throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         for bad in ["", "no-dash", "__config", "1st", "orders; DROP", "ünïcode", String(repeating: "a", count: 65)] {
@@ -318,5 +349,52 @@ struct ReferenceAnswerColumnTests {
         #expect(try todo.item(id: "item-1")?["priority"] == .null)
         #expect(try context.description(of: "todoitem").columnNames == ["text", "complete", "priority"])
         #expect(try context.description(of: "todoitem").columnType("priority") == .integer)
+    }
+}
+
+/// What the store takes for a date: exactly the protocol's form, on a real day.
+@Suite struct ProtocolDateShapeTests {
+    @Test(arguments: [
+        ("2026-12-01T09:30:00.000Z", true), ("2024-02-29T23:59:59.999Z", true), ("2026-02-29T00:00:00.000Z", false),
+        ("2026-13-01T00:00:00.000Z", false), ("2026-12-01T09:30:00Z", false), ("2026-12-01T09:30:00.000+01:00", false),
+        ("2026-12-01 09:30:00.000Z", false), ("2026-12-01T09:30:00.0000Z", false), ("next week", false),
+        ("2026-12-01T24:00:00.000Z", false),
+    ])
+    func onlyTheProtocolsFormOfARealInstantIsADate(text: String, isDate: Bool) {
+        #expect(ColumnValue.isDate(text) == isDate)
+    }
+}
+
+/// Typed input (`--field`, forms) read by the column's type, the same for the CLI and the dashboard.
+@Suite struct ColumnInputTests {
+    @Test func valuesAreReadByTheColumnsType() throws {
+        #expect(try ColumnInput.value("12", as: .integer) == 12)
+        #expect(try ColumnInput.value("12.5", as: .real) == 12.5)
+        #expect(try ColumnInput.value("no", as: .boolean) == false)
+        #expect(try ColumnInput.value("2026-12-01", as: .date) == "2026-12-01T00:00:00.000Z")
+        #expect(try ColumnInput.value("2026-12-01T09:30", as: .date) == "2026-12-01T09:30:00.000Z")
+        #expect(try ColumnInput.value("null", as: .real) == .null)
+        #expect(try ColumnInput.value("null", as: .text) == "null")
+        #expect(try ColumnInput.value(#"{"a":1}"#, as: .json) == .object(["a": 1]))
+    }
+
+    @Test(arguments: [
+        ("abc", TableDescription.ColumnType.integer), ("1.5", .integer), ("abc", .real), ("nan", .real),
+        ("maybe", .boolean), ("2026-13-45", .date), ("{oops", .json),
+    ])
+    func aValueThatDoesNotFitIsRefusedNamingTheColumn(text: String, type: TableDescription.ColumnType) {
+        let table = TableDescription(name: "orders", columns: [.init("field", type)])
+        #expect(throws: ColumnInputError(column: "field", type: type, text: text)) {
+            try ColumnInput.value(text, column: "field", of: table)
+        }
+    }
+
+    @Test func aNewColumnTakesTheTypeItsValueReadsAs() throws {
+        #expect(try ColumnInput.value("true", as: nil) == true)
+        #expect(try ColumnInput.value("13", as: nil) == 13)
+        #expect(try ColumnInput.value("-2.5", as: nil) == -2.5)
+        #expect(try ColumnInput.value("2026-12-01", as: nil) == "2026-12-01T00:00:00.000Z")
+        #expect(try ColumnInput.value("north", as: nil) == "north")
+        #expect(try ColumnInput.value("inf", as: nil) == "inf")
     }
 }

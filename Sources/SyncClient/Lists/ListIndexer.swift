@@ -19,6 +19,13 @@ final class ListIndexer: Sendable {
     }
 
     private let runs = Mutex<[String: Run]>([:])
+    /// The tables as they are now: a chunk counts the columns its table has when it runs (a flag
+    /// column added while a catch-up runs is counted from its next chunk on).
+    private let catalog: TableCatalog?
+
+    init(catalog: TableCatalog? = nil) {
+        self.catalog = catalog
+    }
     /// Set when the store closes: no chunk starts after that.
     private let stopped = Atomic<Bool>(false)
 
@@ -37,7 +44,10 @@ final class ListIndexer: Sendable {
                 repeat {
                     do {
                         while !stopped.load(ordering: .acquiring),
-                            try await pool.write({ db in try index.catchUp(db, limit: Self.chunk) }) > 0
+                            try await pool.write({ db in
+                                let current = self.catalog?.entry(index.table, for: db)?.listIndex ?? index
+                                return try current.catchUp(db, limit: Self.chunk)
+                            }) > 0
                         {}
                     } catch {
                         _ = self.runs.withLock { $0.removeValue(forKey: index.table) }

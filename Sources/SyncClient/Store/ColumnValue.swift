@@ -52,10 +52,27 @@ enum ColumnValue {
 
     /// Whether `text` is a date as the protocol writes them: `yyyy-MM-ddTHH:mm:ss.SSSZ`, a real day.
     static func isDate(_ text: String) -> Bool {
-        guard text.utf8.count == 24, text.utf8.last == UInt8(ascii: "Z"),
-            let milliseconds = ProtocolDate.parse(text)
-        else { return false }
-        return ProtocolDate.format(milliseconds: milliseconds) == text
+        // The shape first (cheap, and most text is no date), then a real day and time.
+        var index = 0
+        for byte in text.utf8 {
+            let expected: UInt8? =
+                switch index {
+                case 4, 7: UInt8(ascii: "-")
+                case 10: UInt8(ascii: "T")
+                case 13, 16: UInt8(ascii: ":")
+                case 19: UInt8(ascii: ".")
+                case 23: UInt8(ascii: "Z")
+                default: nil
+                }
+            if let expected {
+                guard byte == expected else { return false }
+            } else {
+                guard (48...57).contains(byte) else { return false }
+            }
+            index += 1
+            if index > 24 { return false }
+        }
+        return index == 24 && ProtocolDate.parse(text) != nil
     }
 
     private static func integer(_ number: Double) -> Int64? {

@@ -59,9 +59,16 @@ extension LocalStore {
     /// Adds `table` to the store, or brings its local table up to it, in the caller's write
     /// transaction: the columns saved before keep their types and places, columns of `table` the
     /// store lacks are added. Returns the table as the store now holds it.
+    ///
+    /// A name is checked by ``checkTableName(_:)``, unless `strictName` is false (tables given when the
+    /// store opens, as earlier versions allowed them): then it must only be non-empty and not start with `__`.
     @discardableResult
-    func describe(_ db: Database, _ table: TableDescription) throws -> TableDescription {
-        try Self.checkTableName(table.name)
+    func describe(_ db: Database, _ table: TableDescription, strictName: Bool = true) throws -> TableDescription {
+        if strictName {
+            try Self.checkTableName(table.name)
+        } else if table.name.isEmpty || table.name.hasPrefix("__") {
+            throw SyncError.invalidTableName(table.name)
+        }
         let described = try Self.merged(table, in: db)
         try Self.create(described, in: db)
         catalog.set(described, in: db)

@@ -11,7 +11,7 @@ struct LocalStore: Sendable {
     /// The tables, their columns' types, page layouts and list indexes, as they are now.
     let catalog = TableCatalog()
     /// Catches the list indexes up after pulls.
-    let listIndexer = ListIndexer()
+    let listIndexer: ListIndexer
 
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
     /// `__journal` belongs to ``ConflictJournal``.
@@ -62,6 +62,7 @@ struct LocalStore: Sendable {
         } catch {
             throw .storage(StoreFailure(error))
         }
+        listIndexer = ListIndexer(catalog: catalog)
         let catalog = self.catalog
         let store = self
         do {
@@ -70,7 +71,7 @@ struct LocalStore: Sendable {
                 for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
                     given.append(TableDescription(name: name, columns: []))
                 }
-                for table in given { try store.describe(db, table) }
+                for table in given { try store.describe(db, table, strictName: false) }
             }
         } catch let error as SyncError {
             throw error
