@@ -8,10 +8,11 @@ import Synchronization
 /// (`__exchanges`), the newest ``retention(_:)`` of them (5,000 unless the store says otherwise),
 /// across restarts. The one owner of that table's reads and writes.
 ///
-/// The transport hands each exchange over when it ends (``record(_:)``), already redacted. They
-/// are written in batches, by ``flush()`` when a push or pull ends or as soon as ``batch`` wait:
-/// recording costs an insert inside a transaction of many, never a transaction on the way of a
-/// request, and a failed write of the recorder never fails a sync.
+/// The transport hands each exchange over when it ends (``record(_:)``) as a trace; the trace is
+/// redacted and written out by the transaction that stores it. They are written in batches, by
+/// ``flush()`` when a push or pull ends or as soon as ``batch`` wait: recording costs an insert
+/// inside a transaction of many, never a transaction or a redaction on the way of a request, and a
+/// failed write of the recorder never fails a sync.
 final class FlightRecorder: Sendable {
     /// Exchanges kept when the store names no other number.
     static let defaultRetention = 5_000
@@ -48,14 +49,14 @@ final class FlightRecorder: Sendable {
     }
 
     private let store: LocalStore
-    private let waiting = Mutex<[RecordedExchange]>([])
+    private let waiting = Mutex<[ExchangeTrace]>([])
 
     init(store: LocalStore) {
         self.store = store
     }
 
     /// Keeps `exchange` (written by the next ``flush()``).
-    func record(_ exchange: RecordedExchange) {
+    func record(_ exchange: ExchangeTrace) {
         let full = waiting.withLock { waiting in
             waiting.append(exchange)
             return waiting.count == Self.batch
@@ -88,7 +89,8 @@ final class FlightRecorder: Sendable {
                     responseHeaders, requestBody, responseBody)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-        for exchange in exchanges {
+        for trace in exchanges {
+            let exchange = trace.recorded
             let (kind, itemId, operationId, queryId, page): (String, String?, Int64?, String?, Int?) =
                 switch exchange.purpose {
                 case .push(let operation, _, let item): ("push", item, operation, nil, nil)

@@ -38,12 +38,16 @@ struct Redaction: Sendable {
         return text.replacing(Self.webToken, with: Self.mark)
     }
 
-    /// A body, redacted and cut at `limit` bytes (on a character boundary); nil when empty. The
-    /// redaction reads a little past the cut, so that a token across it is still recognised whole.
-    func body(_ data: Data?, limit: Int) -> String? {
+    /// How far past the cut redaction reads, so that a token across it is still recognised whole.
+    static let lookAhead = 4096
+
+    /// A body, redacted and cut at `limit` bytes (on a character boundary); nil when empty. `data`
+    /// may be only the first bytes of a body of `whole` bytes (nil: `data` is all of it).
+    func body(_ data: Data?, whole: Int? = nil, limit: Int) -> String? {
         guard let data, !data.isEmpty else { return nil }
-        let clean = text(String(decoding: data.prefix(limit + 4096), as: UTF8.self))
-        guard clean.utf8.count > limit || data.count > limit + 4096 else { return clean }
+        let size = whole ?? data.count
+        let clean = text(String(decoding: data.prefix(limit + Self.lookAhead), as: UTF8.self))
+        guard clean.utf8.count > limit || size > limit + Self.lookAhead else { return clean }
         var cut = ""
         var bytes = 0
         for character in clean {
@@ -51,7 +55,7 @@ struct Redaction: Sendable {
             guard bytes <= limit else { break }
             cut.append(character)
         }
-        return cut + "\n[cut: \(data.count) bytes in all]"
+        return cut + "\n[cut: \(size) bytes in all]"
     }
 
     /// A JSON Web Token: a base64url JSON header (`eyJ`), a payload and a (possibly empty) signature.

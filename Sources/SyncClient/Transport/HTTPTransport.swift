@@ -172,17 +172,14 @@ final class HTTPTransport: Sendable {
             guard let recorder else { return }
             let elapsed = ContinuousClock.now - started.instant
             recorder.record(
-                RecordedExchange(
-                    id: 0, startedAt: started.date,
+                ExchangeTrace(
+                    startedAt: started.date,
                     milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds)
                         / 1e15,
-                    method: method.rawValue, target: redaction.text(target),
-                    purpose: purpose, status: reply?.status.code, failure: failure?.description,
-                    bytesSent: body?.count ?? 0, bytesReceived: reply?.body.count ?? 0,
-                    requestHeaders: redaction.headers(fields),
-                    responseHeaders: reply.map { redaction.headers($0.headers) } ?? "",
-                    requestBody: redaction.body(body, limit: RecordedExchange.maximumBody),
-                    responseBody: redaction.body(reply?.body, limit: RecordedExchange.maximumBody)))
+                    method: method.rawValue, target: target, purpose: purpose, status: reply?.status.code,
+                    failure: failure?.description, requestFields: fields, responseFields: reply?.headers,
+                    requestBody: ExchangeTrace.kept(body), responseBody: ExchangeTrace.kept(reply?.body),
+                    bytesSent: body?.count ?? 0, bytesReceived: reply?.body.count ?? 0, redaction: redaction))
         }
         do {
             // async-http-client 1.x takes NIOHTTP1's method and headers: spelled here, and only here.
