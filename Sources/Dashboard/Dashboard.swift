@@ -20,7 +20,7 @@ public final class Dashboard: Sendable {
         "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
         "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
-        "data/record", "data/delete", "doctor", "doctor/run",
+        "data/record", "data/delete", "doctor", "doctor/run", "settings/sync-state",
     ]
 
     public let server: HTTPServer
@@ -110,6 +110,7 @@ public final class Dashboard: Sendable {
         ConflictsController(environment: environment).addRoutes(to: &router)
         JournalController(environment: environment).addRoutes(to: &router)
         LogController(environment: environment).addRoutes(to: &router)
+        SyncStateController(environment: environment).addRoutes(to: &router)
         SettingsController(environment: environment).addRoutes(to: &router)
         let doctorRuns = DoctorRuns()
         DoctorController(environment: environment, runs: doctorRuns).addRoutes(to: &router)

@@ -77,7 +77,8 @@ struct SettingsController: Sendable {
                 switchQuestion: switchQuestion,
                 tables: tables
                     ?? SettingsPage.TablesForm(
-                        value: ((try? environment.context.syncedTables()) ?? []).joined(separator: " "))))
+                        value: ((try? environment.context.syncedTables()) ?? []).joined(separator: " ")),
+                syncState: SyncStateView(context: environment.context)))
     }
 
     private func save(_ request: Request) async throws -> Response {

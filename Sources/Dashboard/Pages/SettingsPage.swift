@@ -10,6 +10,8 @@ struct SettingsPage: Encodable, Sendable {
     var switchQuestion: RemoteSwitchQuestion?
     /// The Tables setting: saved, or as typed with what to fix.
     var tables: TablesForm
+    /// The table protocol and the delta tokens.
+    var syncState: SyncStateView
 
     /// The Tables field.
     struct TablesForm: Encodable, Sendable {
