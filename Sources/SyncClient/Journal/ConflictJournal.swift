@@ -15,10 +15,6 @@ import SyncProtocol
 /// whichever push gets that answer, even one after a crash. A new conflict or a refusal releases it:
 /// that decision did not happen.
 struct ConflictJournal: Sendable {
-    /// Entries kept when the store names no other number.
-    static let defaultRetention = 10_000
-    static let retentionKey = "journalRetention"
-
     static let migration = StoreMigration("v2-conflict-journal") { db in
         try db.execute(
             sql: """
@@ -110,14 +106,8 @@ struct ConflictJournal: Sendable {
         ])
         var stored = entry
         stored.sequence = db.lastInsertedRowID
-        try dropBeyondRetention(db, newest: stored.sequence)
+        try Self.retention.dropBeyond(db, newest: stored.sequence)
         return stored
-    }
-
-    /// Drops the entries older than the newest ``retention(_:)`` ones, `newest` being the last stored.
-    private func dropBeyondRetention(_ db: Database, newest: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM __journal WHERE sequence <= ?")
-            .execute(arguments: [newest - Int64(try retention(db))])
     }
 
     /// Holds `entry` until operation `operationId` is applied by the service (see ``settle(_:operationId:result:)``).
@@ -153,7 +143,7 @@ struct ConflictJournal: Sendable {
             resultText.isEmpty ? "" : "\n" + resultText, operationId,
         ])
         guard db.changesCount > 0 else { return }
-        try dropBeyondRetention(db, newest: db.lastInsertedRowID)
+        try Self.retention.dropBeyond(db, newest: db.lastInsertedRowID)
         try release(db, operationId: operationId)
     }
 
@@ -175,22 +165,15 @@ struct ConflictJournal: Sendable {
             .execute(arguments: [operationId])
     }
 
+    /// The newest entries kept: 10,000 unless the store says otherwise.
+    static let retention = Retention(
+        table: "__journal", order: "sequence", key: "journalRetention", fallback: 10_000)
+
     /// How many entries are kept.
-    func retention(_ db: Database) throws -> Int {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT value FROM __config WHERE key = ?"), arguments: [Self.retentionKey]
-        ).flatMap(Int.init) ?? Self.defaultRetention
-    }
+    func retention(_ db: Database) throws -> Int { try Self.retention.count(db) }
 
     /// Keeps the newest `count` entries from now on (and drops older ones at once).
-    func setRetention(_ db: Database, _ count: Int) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO __config (key, value) VALUES (?, ?)",
-            arguments: [Self.retentionKey, String(count)])
-        try db.execute(
-            sql: "DELETE FROM __journal WHERE sequence <= (SELECT max(sequence) FROM __journal) - ?",
-            arguments: [count])
-    }
+    func setRetention(_ db: Database, _ count: Int) throws { try Self.retention.set(db, count) }
 
     /// One entry by its stable id.
     func entry(_ db: Database, id: String) throws -> JournalEntry? {

@@ -14,9 +14,6 @@ import Synchronization
 /// inside a transaction of many, never a transaction or a redaction on the way of a request, and a
 /// failed write of the recorder never fails a sync.
 final class FlightRecorder: Sendable {
-    /// Exchanges kept when the store names no other number.
-    static let defaultRetention = 5_000
-    static let retentionKey = "recorderRetention"
     /// Exchanges that wait in memory before a write is started without waiting for the job's end.
     static let batch = 256
 
@@ -106,27 +103,20 @@ final class FlightRecorder: Sendable {
                 exchange.requestBody, exchange.responseBody,
             ])
         }
-        try db.cachedStatement(sql: "DELETE FROM __exchanges WHERE id <= ?")
-            .execute(arguments: [db.lastInsertedRowID - Int64(try retention(db))])
+        try Self.retention.dropBeyond(db, newest: db.lastInsertedRowID)
     }
 
     // MARK: Reading
 
+    /// The newest exchanges kept: 5,000 unless the store says otherwise.
+    static let retention = Retention(
+        table: "__exchanges", order: "id", key: "recorderRetention", fallback: 5_000)
+
     /// How many exchanges are kept.
-    func retention(_ db: Database) throws -> Int {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT value FROM __config WHERE key = ?"), arguments: [Self.retentionKey]
-        ).flatMap(Int.init) ?? Self.defaultRetention
-    }
+    func retention(_ db: Database) throws -> Int { try Self.retention.count(db) }
 
     /// Keeps the newest `count` exchanges from now on (and drops older ones at once).
-    func setRetention(_ db: Database, _ count: Int) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO __config (key, value) VALUES (?, ?)",
-            arguments: [Self.retentionKey, String(count)])
-        try db.execute(
-            sql: "DELETE FROM __exchanges WHERE id <= (SELECT max(id) FROM __exchanges) - ?", arguments: [count])
-    }
+    func setRetention(_ db: Database, _ count: Int) throws { try Self.retention.set(db, count) }
 
     /// The exchanges matching `query`, newest first, one page (keyset paging on the id).
     func page(_ db: Database, _ query: ExchangeQuery) throws -> ExchangePage {
