@@ -65,23 +65,14 @@ struct ClientJournal: AsyncParsableCommand {
     func run() async throws {
         try await options.run { context in
             if let keep { try context.setJournalRetention(keep) }
-            var query = JournalQuery(decision: decision, itemId: item, text: search, limit: 100)
-            var remaining = max(0, limit)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            while remaining > 0 {
-                let page = try context.journal(query)
-                for entry in page.entries.prefix(remaining) {
-                    if options.json {
-                        print(String(decoding: try encoder.encode(entry), as: UTF8.self))
-                    } else {
-                        print(JournalLine(entry).text)
-                    }
-                }
-                remaining -= page.entries.count
-                guard let next = page.next else { break }
-                query.before = next
+            let query = JournalQuery(decision: decision, itemId: item, text: search, limit: 100)
+            try printNewestFirst(limit: limit, json: options.json) { before in
+                var paged = query
+                paged.before = before
+                let page = try context.journal(paged)
+                return (page.entries, page.next)
+            } text: {
+                JournalLine($0).text
             }
         }
     }

@@ -31,24 +31,15 @@ struct ClientLog: AsyncParsableCommand {
     func run() async throws {
         try await options.run { context in
             if let keep { try context.setRecorderRetention(keep) }
-            var query = ExchangeQuery(
+            let query = ExchangeQuery(
                 status: status, table: allTables ? nil : options.table, itemId: item, limit: min(limit, 500))
-            var remaining = limit
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            while remaining > 0 {
-                let page = try context.exchanges(query)
-                for exchange in page.exchanges.prefix(remaining) {
-                    if options.json {
-                        print(String(decoding: try encoder.encode(exchange), as: UTF8.self))
-                    } else {
-                        print(ExchangeLine(exchange, bodies: bodies).text)
-                    }
-                }
-                remaining -= page.exchanges.count
-                guard let next = page.next else { break }
-                query.before = next
+            try printNewestFirst(limit: limit, json: options.json) { before in
+                var paged = query
+                paged.before = before
+                let page = try context.exchanges(paged)
+                return (page.exchanges, page.next)
+            } text: {
+                ExchangeLine($0, bodies: bodies).text
             }
         }
     }
