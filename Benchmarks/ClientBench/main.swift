@@ -131,6 +131,7 @@ var pagePaths: [String] = []
 var rows: [[DatabaseValue]] = []
 var fetchedBytes = 0
 var pullV3Time = 0.0
+var verifyTime = 0.0
 for round in 0..<pullRounds {
     // 0: the pull (v2), 1: its floors, 2: the same pull over Datasync v3.
     for pass in round % 2 == 0 ? [0, 1, 2] : [2, 1, 0] {
@@ -156,6 +157,11 @@ for round in 0..<pullRounds {
             await context.listIndexesCaughtUp()
             indexTime += seconds(since: start)
             if pagePaths.isEmpty { (pagePaths, rows) = try floorInputs(context) }
+            // Verify of the copy just pulled: every row read again from the service and compared.
+            start = .now
+            let report = try await context.verify("todoitem")
+            verifyTime += seconds(since: start)
+            precondition(report.differences.isEmpty, "verify found \(report.differences.count) differences")
         } else {
             var start = ContinuousClock.now
             fetchedBytes = 0
@@ -308,6 +314,9 @@ line(
 line(
     "  the same pull over Datasync v3: \(ratio(pullV3Time)) s, \(rate(pulledRows, pullV3Time)) rows/s;  "
         + "v3 / v2 = \(ratio(pullV3Time / pullTime))   [target ≤ 1.1]")
+line(
+    "verify \(rowCount) rows against the service (after each pull): \(ratio(verifyTime)) s, "
+        + "\(rate(pulledRows, verifyTime)) rows/s;  verify / pull = \(ratio(verifyTime / pullTime))   [target ≤ 2]")
 line(
     "pull  \(rowCount) rows of a 12-column table, \(pullRounds) times: \(ratio(wide.pull)) s, "
         + "\(rate(pulledRows, wide.pull)) rows/s")

@@ -37,6 +37,8 @@ struct APIController: Sendable {
         var onSwitch: String?
         /// The tables to sync and show (letters, digits and underscores).
         var tables: [String]?
+        /// The table protocol: "auto", "v2" or "v3".
+        var `protocol`: String?
     }
 
     /// The 409 answer to a switch refused while changes are queued.
@@ -214,6 +216,9 @@ struct APIController: Sendable {
         var pushWindow: Int
         var offline: Bool
         var tables: [String]
+        /// The protocol setting ("auto", "v2", "v3"), and the one spoken (nil: not found out yet).
+        var `protocol`: ProtocolChoice
+        var spoken: TableProtocol?
     }
 
     private func savedSettings() throws -> Response {
@@ -223,7 +228,8 @@ struct APIController: Sendable {
             SettingsAnswer(
                 remote: settings.remoteURL, pageSize: settings.pageSize,
                 pushWindow: settings.pushWindow ?? SyncConfiguration.defaultPushWindow, offline: context.isOffline,
-                tables: try storeCall { () throws(SyncError) in try context.syncedTables() }))
+                tables: try storeCall { () throws(SyncError) in try context.syncedTables() },
+                protocol: context.protocolChoice, spoken: context.tableProtocol))
     }
 
     private func settings(_ request: Request) async throws -> Response {
@@ -231,6 +237,12 @@ struct APIController: Sendable {
         if let tables = payload.tables {
             let context = environment.context
             try storeCall { () throws(SyncError) in _ = try context.setSyncedTables(tables) }
+        }
+        let protocolChoice = try payload.protocol.map { text throws(HTTPError) in
+            guard let choice = ProtocolChoice(rawValue: text) else {
+                throw HTTPError(.unprocessableContent, "protocol must be \"auto\", \"v2\" or \"v3\".")
+            }
+            return choice
         }
         if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
             throw HTTPError(.unprocessableContent, "pageSize must be from 1 to 1000.")
@@ -286,6 +298,12 @@ struct APIController: Sendable {
         if let offline = payload.offline {
             let context = environment.context
             try storeCall { () throws(SyncError) in try context.setOffline(offline) }
+        }
+        if let protocolChoice {
+            var settings = environment.settings.settings
+            settings.tableProtocol = protocolChoice
+            try environment.settings.save(settings)
+            do { try await environment.context.setTableProtocol(protocolChoice) } catch { throw error.httpError }
         }
         return try status()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import SyncClient
 import SyncProtocol
 import TestSupport
@@ -29,6 +30,26 @@ import Testing
 
         let bad = try await harness.submit("/settings/protocol", ["protocol": "v9"])
         #expect(bad.status == 400 && bad.text.contains("auto, v2 or v3"))
+        #expect(context.protocolChoice == .v3)
+        await harness.stop()
+    }
+
+    @Test func theAPISettingsReadAndSetTheProtocol() async throws {
+        let harness = try await TestDashboard()
+        let context = harness.dashboard.context
+        let token = try await harness.csrfToken()
+        let set = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"protocol": "v3"}"#.utf8), headers: [CSRFProtection.headerName: token]
+        )
+        #expect(set.status == 200)
+        #expect(context.protocolChoice == .v3)
+        let read = try await harness.client.send(.get, "/api/settings")
+        #expect(read.text.contains(#""protocol":"v3""#) && read.text.contains(#""spoken":"v3""#))
+
+        let bad = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"protocol": "v4"}"#.utf8), headers: [CSRFProtection.headerName: token]
+        )
+        #expect(bad.status == 422 && bad.text.contains(#"protocol must be \"auto\", \"v2\" or \"v3\"."#))
         #expect(context.protocolChoice == .v3)
         await harness.stop()
     }

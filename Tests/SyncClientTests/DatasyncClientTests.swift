@@ -167,6 +167,31 @@ struct DatasyncClientTests {
         await datasync.stop()
     }
 
+    @Test func aPushAsksWithTheTableOfItsFirstChangeNotATableTheServiceLacks() async throws {
+        // A Datasync service of an app with an `orders` table and no `todoitem`.
+        let datasync = try await MisbehavingService { request in
+            switch (request.method, request.path) {
+            case ("GET", "/tables/orders"): .json(200, #"{"items":[],"count":0,"nextLink":null}"#)
+            case ("POST", "/tables/orders"):
+                .json(
+                    201,
+                    #"{"id":"o1","customer":"ACME","version":"AAAAAAAAB9E=","updatedAt":"2026-11-26T10:00:00.000Z","deleted":false}"#
+                )
+            default: .json(404, #"{"error":"no such table"}"#)
+            }
+        }
+        let context = try SyncContext(
+            path: folder.file("orders.sqlite"), tables: [.todoItem, TableDescription(name: "orders", columns: [])],
+            configuration: SyncConfiguration(remoteURL: datasync.url, tableProtocol: .auto))
+        try context.table("orders").insert(["id": "o1", "customer": "ACME"])
+        let result = try await context.push()
+        #expect(result.pushed.count == 1)
+        #expect(context.tableProtocol == .v3)
+        #expect(datasync.requests.map { "\($0.method) \($0.path)" } == ["GET /tables/orders", "POST /tables/orders"])
+        #expect(datasync.requests.last?.headers["zumo-api-version"] == "3.0.0", "the push spoke v3")
+        await datasync.stop()
+    }
+
     @Test func choosingAnotherProtocolReadsEveryRowAgain() async throws {
         try await service.rest.seed(5)
         let first = try context(tableProtocol: .v2)

@@ -6,7 +6,8 @@ import Testing
 
 @testable import SyncClient
 
-/// Against a service that misbehaves on purpose, every push and pull ends within its deadlines
+/// Against a service that misbehaves on purpose, in either protocol (v2 and Datasync v3), every push
+/// and pull ends within its deadlines
 /// with a typed, readable error; the queue stays intact and no other row is touched. The error names
 /// the deadline that ended the exchange (without it each would last five minutes or more), so no
 /// test measures the clock; the time limit only turns a hang into a failure.
@@ -14,19 +15,24 @@ import Testing
     /// A context with the given deadlines; by default ones no loaded machine reaches, for the
     /// tests whose deadline is not under test.
     private func context(
-        _ folder: TemporaryFolder, _ service: MisbehavingService, idle: Double = 60, total: Double = 120
+        _ folder: TemporaryFolder, _ service: MisbehavingService, idle: Double = 60, total: Double = 120,
+        speaking spoken: TableProtocol = .v2
     ) throws -> SyncContext {
         try SyncContext(
             path: folder.file("store.sqlite"),
-            configuration: SyncConfiguration(remoteURL: service.url, idleTimeout: idle, requestTimeout: total))
+            configuration: SyncConfiguration(
+                remoteURL: service.url, idleTimeout: idle, requestTimeout: total,
+                tableProtocol: spoken == .v3 ? .v3 : .v2))
     }
 
     private func row(_ id: String, _ updatedAt: String, complete: Bool = false) -> String {
         #"{"id":"\#(id)","text":"t","complete":\#(complete),"version":"1","createdAt":"\#(updatedAt)","updatedAt":"\#(updatedAt)","deleted":false}"#
     }
 
-    private func page(_ rows: [String]) -> MisbehavingService.Behaviour {
-        .json(200, "[" + rows.joined(separator: ",") + "]")
+    /// A page as `spoken` writes it: a bare array (v2) or the `{items}` envelope (v3).
+    private func page(_ rows: [String], _ spoken: TableProtocol = .v2) -> MisbehavingService.Behaviour {
+        let array = "[" + rows.joined(separator: ",") + "]"
+        return .json(200, spoken == .v3 ? #"{"items":"# + array + "}" : array)
     }
 
     /// The error of `body`, which must fail.
@@ -41,11 +47,12 @@ import Testing
 
     // MARK: Deadlines
 
-    @Test func answerTricklingUnderTheIdleDeadlineEndsAtTheTotalDeadline() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func answerTricklingUnderTheIdleDeadlineEndsAtTheTotalDeadline(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let service = try await MisbehavingService { _ in .trickle(length: 3000, interval: 0.1) }
         defer { service.stopInBackground() }
-        let context = try context(folder, service, idle: 4, total: 2)
+        let context = try context(folder, service, idle: 4, total: 2, speaking: spoken)
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let error = await failure { _ = try await context.push() }
         #expect(error == .stopped(.tooSlow(seconds: 2)))
@@ -53,20 +60,22 @@ import Testing
         #expect(error?.description.contains("took longer than 2 s") == true)
     }
 
-    @Test func answerThatStopsComingEndsAtTheIdleDeadline() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func answerThatStopsComingEndsAtTheIdleDeadline(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let service = try await MisbehavingService { _ in .trickle(length: 1000, interval: 60) }
         defer { service.stopInBackground() }
-        let context = try context(folder, service, idle: 1, total: 50)
+        let context = try context(folder, service, idle: 1, total: 50, speaking: spoken)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         #expect(error == .stopped(.stalled(seconds: 1)))
     }
 
-    @Test func neverEndingBodyEndsWithAReadableError() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func neverEndingBodyEndsWithAReadableError(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let service = try await MisbehavingService { _ in .endless }
         defer { service.stopInBackground() }
-        let context = try context(folder, service, idle: 10, total: 2)
+        let context = try context(folder, service, idle: 10, total: 2, speaking: spoken)
         let error = await failure { _ = try await context.table("todoitem").pull() }
         #expect(
             error == .serviceFault(.answerTooLarge(limit: HTTPTransport.maximumBody))
@@ -76,14 +85,15 @@ import Testing
 
     // MARK: Pull progress
 
-    @Test func pagesIgnoringTheFilterWithFreshIdsAreCaughtWithinAFewPages() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func pagesIgnoringTheFilterWithFreshIdsAreCaughtWithinAFewPages(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let instant = "2026-01-01T00:00:00.000Z"
         let service = try await MisbehavingService { _ in
-            self.page((0..<50).map { _ in self.row(UUID().uuidString.lowercased(), instant) })
+            self.page((0..<50).map { _ in self.row(UUID().uuidString.lowercased(), instant) }, spoken)
         }
         defer { service.stopInBackground() }
-        let context = try context(folder, service)
+        let context = try context(folder, service, speaking: spoken)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         guard case .serviceFault(.ignoredFilter(table: "todoitem", _))? = error else {
             Issue.record("expected the ignored filter to be named, got \(String(describing: error))")
@@ -93,26 +103,28 @@ import Testing
         #expect(try context.table("todoitem").count() == 50)
     }
 
-    @Test func pagesRepeatingForeverAreCaught() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func pagesRepeatingForeverAreCaught(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let instant = "2026-01-01T00:00:00.000Z"
         let rows = (0..<10).map { row("r\($0)", instant) }
-        let service = try await MisbehavingService { _ in self.page(rows) }
+        let service = try await MisbehavingService { _ in self.page(rows, spoken) }
         defer { service.stopInBackground() }
-        let context = try context(folder, service)
+        let context = try context(folder, service, speaking: spoken)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         #expect(error == .serviceFault(.repeatedPages(table: "todoitem")))
         #expect(service.requests.count <= 5)
         #expect(try context.table("todoitem").count() == 10)
     }
 
-    @Test func updatedAtGoingBackwardsIsCaught() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func updatedAtGoingBackwardsIsCaught(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let service = try await MisbehavingService { _ in
-            self.page([self.row("a", "2026-01-01T00:00:02.000Z"), self.row("b", "2026-01-01T00:00:01.000Z")])
+            self.page([self.row("a", "2026-01-01T00:00:02.000Z"), self.row("b", "2026-01-01T00:00:01.000Z")], spoken)
         }
         defer { service.stopInBackground() }
-        let context = try context(folder, service)
+        let context = try context(folder, service, speaking: spoken)
         let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
         #expect(
             error
@@ -122,16 +134,18 @@ import Testing
         #expect(try context.table("todoitem").count() == 0)
     }
 
-    @Test func rowOutsideTheQueryIsCaughtAndItsPageNotWritten() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func rowOutsideTheQueryIsCaughtAndItsPageNotWritten(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let service = try await MisbehavingService { _ in
-            self.page([
-                self.row("open", "2026-01-01T00:00:01.000Z"),
-                self.row("done", "2026-01-01T00:00:02.000Z", complete: true),
-            ])
+            self.page(
+                [
+                    self.row("open", "2026-01-01T00:00:01.000Z"),
+                    self.row("done", "2026-01-01T00:00:02.000Z", complete: true),
+                ], spoken)
         }
         defer { service.stopInBackground() }
-        let context = try context(folder, service)
+        let context = try context(folder, service, speaking: spoken)
         let error = await failure {
             _ = try await context.table("todoitem").pull(
                 query: TableQuery(where: .equal("complete", .bool(false))), queryId: "open")

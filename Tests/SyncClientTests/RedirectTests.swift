@@ -29,7 +29,8 @@ import Testing
         return proxy
     }
 
-    @Test func redirectToAnotherPortSendsNeitherKeyNorTokenNorBody() async throws {
+    @Test(arguments: TableProtocol.allCases)
+    func redirectToAnotherPortSendsNeitherKeyNorTokenNorBody(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         // Another loopback service, which records every request it receives and answers 201.
         let recorder = try await MisbehavingService { _ in .json(201, #"{"id":"a","version":"AA==","text":"stolen"}"#) }
@@ -40,7 +41,8 @@ import Testing
         let context = try SyncContext(
             path: folder.file("store.sqlite"),
             configuration: .init(
-                remoteURL: URL(string: redirector.url)!, applicationKey: "app-secret", authToken: "user-token"))
+                remoteURL: URL(string: redirector.url)!, applicationKey: "app-secret", authToken: "user-token",
+                tableProtocol: spoken == .v3 ? .v3 : .v2))
         try context.table("todoitem").insert(["id": "a", "text": "private"])
 
         await #expect(throws: SyncError.stopped(.redirectRefused(to: elsewhere + "/tables/todoitem"))) {

@@ -50,7 +50,7 @@ extension SyncContext {
 
     /// The transport, or the reason there is none (offline mode, no address). With
     /// ``ProtocolChoice/auto`` and no protocol found out yet, the service is asked which one it speaks
-    /// with one row of `table` (a push asks with `todoitem`, else the first table).
+    /// with one row of `table` (a push asks with the table of its first operation).
     func readyTransport(_ kind: SyncSummary.Kind, table: String?) async throws(SyncError) -> HTTPTransport {
         var failure: SyncError?
         if monitor.offline { failure = .stopped(.offline) } else if transport == nil { failure = .noRemote }
@@ -62,9 +62,8 @@ extension SyncContext {
                     error: failure == .noRemote ? failure.description : nil))
             throw failure
         }
-        let probeTable = table ?? tables.first { $0.name == TableDescription.todoItem.name }?.name ?? tables.first?.name
-        guard let probeTable else { return transport! }
         do {
+            guard let probeTable = try await probeTable(table) else { return transport! }
             return try await speakingTransport(transport!, table: probeTable)
         } catch {
             var reason: StopReason?
@@ -75,6 +74,15 @@ extension SyncContext {
                     stopReason: reason, error: reason == nil ? error.description : nil))
             throw error
         }
+    }
+
+    /// The table to ask which protocol the service speaks: `table`, else (a push) the table of the
+    /// first queued operation — one the service has, unlike `todoitem` in an app without it. Nil
+    /// when the protocol is known or nothing is queued.
+    private func probeTable(_ table: String?) async throws(SyncError) -> String? {
+        if let table { return table }
+        guard tableProtocol == nil else { return nil }
+        return try await store.asyncRead { [queue] db in try queue.firstSendableTable(db) }
     }
 
     /// Any error of a sync job as a ``SyncError``: a cancelled task is ``StopReason/cancelled``.

@@ -145,6 +145,15 @@ struct SyncOperationQueue: Sendable {
         ).map { ($0[0], $0[1], $0[2]) }
     }
 
+    /// The table of the first operation a push sends; nil when none waits.
+    func firstSendableTable(_ db: Database) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(
+                sql:
+                    "SELECT tableName FROM __operations WHERE state IN (\(OperationState.sendableSQL)) ORDER BY id LIMIT 1"
+            ))
+    }
+
     /// How many operations of `table` a push would send.
     func sendableCount(_ db: Database, table: String) throws -> Int {
         try Int.fetchOne(
