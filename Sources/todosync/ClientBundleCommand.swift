@@ -34,7 +34,7 @@ struct ClientBundle: AsyncParsableCommand {
                     context, settings: settings, secrets: [options.appKey, options.authToken], madeBy: "client",
                     version: Todosync.version, to: URL(fileURLWithPath: out))
             } catch {
-                FileHandle.standardError.write(Data(("error: --out: " + error.description + "\n").utf8))
+                FileHandle.standardError.write(Data(("error: --out: \(error)\n").utf8))
                 throw ExitCode.failure
             }
             let store = manifest.store

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import SyncClient
+import SyncProtocol
 import TestSupport
 import Testing
 
@@ -95,7 +96,7 @@ import Testing
         let scratch = folder.url.appendingPathComponent("scratch")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let context = try SyncContext(path: folder.file("store.sqlite"))
-        try context.table("todoitem").insert(["id": "a", "text": String(repeating: "row ", count: 2000)])
+        try context.table("todoitem").insert(["id": "a", "text": .string(String(repeating: "row ", count: 2000))])
         let whole = folder.url.appendingPathComponent("whole.zip")
         let settings = SupportBundle.Settings(
             remoteURL: nil, pageSize: nil, pushWindow: nil, tableProtocol: nil, syncedTables: ["todoitem"],
@@ -119,7 +120,8 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
 
         let opened = try SupportBundle.open(whole, under: scratch)
-        #expect(opened.manifest.store.tables == [StoreSnapshot.Table(name: "todoitem", rows: 1)])
+        #expect(opened.manifest.store.tables.map(\.name) == ["todoitem"])
+        #expect(opened.manifest.store.tables.map(\.rows) == [1])
         folder.remove()
     }
 

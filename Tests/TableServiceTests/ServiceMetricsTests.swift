@@ -27,10 +27,12 @@ import Testing
         #expect(answer.status == 200)
         let samples = PrometheusSample.parse(answer.text)
         #expect(
-            samples.value("todosync_http_requests_total", ["table": "todoitem", "method": "POST", "status": "201"]) == 1)
+            samples.value("todosync_http_requests_total", ["table": "todoitem", "method": "POST", "status": "201"]) == 1
+        )
         #expect(
             samples.value("todosync_http_requests_total", ["table": "todoitem", "method": "GET", "status": "200"]) == 2)
-        #expect(samples.value("todosync_http_requests_total", ["table": "other", "method": "GET", "status": "404"]) == 1)
+        #expect(
+            samples.value("todosync_http_requests_total", ["table": "other", "method": "GET", "status": "404"]) == 1)
         #expect(samples.value("todosync_http_request_duration_seconds_count") == 4)
         #expect(samples.value("todosync_rows", ["table": "todoitem"]) == 1)
         #expect(!answer.text.contains("secret") && !answer.text.contains("madeUpName1"))

@@ -18,7 +18,8 @@ public struct PrometheusSample: Sendable, Equatable {
                 return PrometheusSample(name: String(series), labels: [:], value: value)
             }
             var labels: [String: String] = [:]
-            for pair in series[series.index(after: open)..<series.index(before: series.endIndex)].split(separator: ",") {
+            for pair in series[series.index(after: open)..<series.index(before: series.endIndex)].split(separator: ",")
+            {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2 else { continue }
                 labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())

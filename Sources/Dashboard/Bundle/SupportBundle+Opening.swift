@@ -74,7 +74,9 @@ extension SupportBundle {
     }
 
     /// The bytes of one small entry (the manifest, the settings), its CRC-32 checked.
-    private static func entryData(_ path: String, of archive: Archive, file: String) throws(SupportBundleError)
+    private static func entryData(
+        _ path: String, of archive: Archive, file: String
+    ) throws(SupportBundleError)
         -> Data
     {
         guard let entry = archive[path] else { throw .notABundle(file: file, reason: "it has no \(path)") }

@@ -10,7 +10,7 @@ struct SupportBundleController: Sendable {
 
     func addRoutes(to router: inout Router) {
         router.get("/settings/bundle") { request in try preview(request) }
-        router.post("/settings/bundle") { request in try export() }
+        router.post("/settings/bundle") { _ in try export() }
     }
 
     private func preview(_ request: Request) throws -> Response {
@@ -31,9 +31,10 @@ struct SupportBundleController: Sendable {
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("todosync-export-\(UUID().uuidString).zip")
         defer { try? FileManager.default.removeItem(at: file) }
+        let settings = try bundleSettings()
         do {
             try SupportBundle.write(
-                context, settings: try bundleSettings(), secrets: [environment.settings.settings.applicationKey],
+                context, settings: settings, secrets: [environment.settings.settings.applicationKey],
                 madeBy: "dashboard", version: Dashboard.version, to: file)
         } catch {
             throw HTTPError(.internalServerError, error.description)

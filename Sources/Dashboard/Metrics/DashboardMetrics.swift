@@ -1,9 +1,9 @@
+import CoreMetrics
 import Foundation
-import TableService
-import Metrics
 import Prometheus
 import SyncClient
 import Synchronization
+import TableService
 
 /// What the dashboard counts for Prometheus (`GET /metrics`): its syncs, what they pushed and
 /// pulled, and — read from the store at each scrape — the queue.
@@ -21,10 +21,10 @@ public final class DashboardMetrics: Sendable {
     /// The registry `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-    private let syncDuration: Metrics.Timer
+    private let syncDuration: CoreMetrics.Timer
     /// Made at the first success: before it, the gauge is absent rather than 1970.
-    private let lastSuccess = Mutex<Gauge?>(nil)
-    private let nextAttemptGauge = Mutex<Gauge?>(nil)
+    private let lastSuccess = Mutex<CoreMetrics.Gauge?>(nil)
+    private let nextAttemptGauge = Mutex<CoreMetrics.Gauge?>(nil)
     private let knownTables = Mutex<Set<String>>([])
     /// Whether anything is recorded (`TODOSYNC_METRICS=off` turns it off, to measure its cost).
     public let isRecording: Bool
@@ -42,8 +42,8 @@ public final class DashboardMetrics: Sendable {
         factory.durationHistogramBuckets["todosync_sync_duration_seconds"] = Self.syncBuckets
         self.factory = factory
         self.isRecording = isRecording ?? MetricsSwitch.isOn
-        syncDuration = Metrics.Timer(label: "todosync_sync_duration_seconds", factory: factory)
-        Gauge(label: "todosync_held_operations", factory: factory).record(0)
+        syncDuration = CoreMetrics.Timer(label: "todosync_sync_duration_seconds", factory: factory)
+        CoreMetrics.Gauge(label: "todosync_held_operations", factory: factory).record(0)
     }
 
     /// When auto-sync will try next; nil (the default) leaves `todosync_next_attempt_timestamp_seconds`
@@ -59,7 +59,7 @@ public final class DashboardMetrics: Sendable {
                     return
                 }
                 if gauge == nil {
-                    gauge = Gauge(label: "todosync_next_attempt_timestamp_seconds", factory: factory)
+                    gauge = CoreMetrics.Gauge(label: "todosync_next_attempt_timestamp_seconds", factory: factory)
                 }
                 gauge?.record(newValue.timeIntervalSince1970)
             }
@@ -71,7 +71,7 @@ public final class DashboardMetrics: Sendable {
     /// `todosync_last_success_timestamp_seconds`.
     func recordSync(kind: BackgroundSync.Kind, outcome: SyncOutcome, duration: Duration, at now: Date = Date()) {
         guard isRecording else { return }
-        Counter(
+        CoreMetrics.Counter(
             label: "todosync_syncs_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome.rawValue)],
             factory: factory
         ).increment()
@@ -87,15 +87,17 @@ public final class DashboardMetrics: Sendable {
             ("pushed", result.pushed.count), ("conflict", result.conflicts.count), ("failed", result.failed.count),
             ("resolved", result.resolved.count),
         ] where count > 0 {
-            Counter(label: "todosync_pushed_operations_total", dimensions: [("outcome", outcome)], factory: factory)
-                .increment(by: count)
+            CoreMetrics.Counter(
+                label: "todosync_pushed_operations_total", dimensions: [("outcome", outcome)], factory: factory
+            )
+            .increment(by: count)
         }
     }
 
     /// Counts the rows a pull of `table` received.
     func recordPull(table: String, rows: Int) {
         guard isRecording, rows > 0 else { return }
-        Counter(label: "todosync_pulled_rows_total", dimensions: [("table", table)], factory: factory)
+        CoreMetrics.Counter(label: "todosync_pulled_rows_total", dimensions: [("table", table)], factory: factory)
             .increment(by: rows)
     }
 
@@ -108,7 +110,9 @@ public final class DashboardMetrics: Sendable {
 
     private func setLastSuccess(_ date: Date) {
         lastSuccess.withLock { gauge in
-            if gauge == nil { gauge = Gauge(label: "todosync_last_success_timestamp_seconds", factory: factory) }
+            if gauge == nil {
+                gauge = CoreMetrics.Gauge(label: "todosync_last_success_timestamp_seconds", factory: factory)
+            }
             gauge?.record(date.timeIntervalSince1970)
         }
     }
@@ -121,13 +125,13 @@ public final class DashboardMetrics: Sendable {
         }
         for table in tables {
             let count = counts[table] ?? TableQueueCounts()
-            Gauge(label: "todosync_pending_operations", dimensions: [("table", table)], factory: factory)
+            CoreMetrics.Gauge(label: "todosync_pending_operations", dimensions: [("table", table)], factory: factory)
                 .record(count.waiting)
-            Gauge(label: "todosync_conflicts", dimensions: [("table", table)], factory: factory)
+            CoreMetrics.Gauge(label: "todosync_conflicts", dimensions: [("table", table)], factory: factory)
                 .record(count.conflicts)
         }
         // Wired by the stuck-operations work: the count of operations in the `held` state.
-        Gauge(label: "todosync_held_operations", factory: factory).record(0)
+        CoreMetrics.Gauge(label: "todosync_held_operations", factory: factory).record(0)
     }
 
     /// The registry in the Prometheus text format.

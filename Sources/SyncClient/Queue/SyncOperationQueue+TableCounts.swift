@@ -6,6 +6,12 @@ public struct TableQueueCounts: Sendable, Equatable {
     public var waiting: Int = 0
     /// Changes in conflict with the service's copy.
     public var conflicts: Int = 0
+
+    /// Counts of a table (none by default).
+    public init(waiting: Int = 0, conflicts: Int = 0) {
+        self.waiting = waiting
+        self.conflicts = conflicts
+    }
 }
 
 extension SyncOperationQueue {

@@ -34,7 +34,9 @@ extension SyncContext {
     ///
     /// - Throws: ``SyncError/storage(_:)`` when the copy cannot be made or a secret survives.
     @discardableResult
-    public nonisolated func writeRedactedSnapshot(to path: String, removing: [String] = []) throws(SyncError)
+    public nonisolated func writeRedactedSnapshot(
+        to path: String, removing: [String] = []
+    ) throws(SyncError)
         -> StoreSnapshot
     {
         let secrets = try read { [store] db in
@@ -46,7 +48,8 @@ extension SyncContext {
             configuration.prepareDatabase { db in
                 db.add(
                     function: DatabaseFunction("todosync_redact", argumentCount: 1, pure: true) { values in
-                        String.fromDatabaseValue(values[0]).map(redaction.text)
+                        guard let text = String.fromDatabaseValue(values[0]) else { return nil }
+                        return redaction.text(text)
                     })
             }
             let copy = try DatabaseQueue(path: path, configuration: configuration)
@@ -82,8 +85,8 @@ extension SyncContext {
     /// What ``writeRedactedSnapshot(to:removing:)`` would copy now (its size: the store file's).
     public nonisolated func snapshotPreview() throws(SyncError) -> StoreSnapshot {
         var preview = try read { db in try Self.summary(db) }
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        preview.bytes = size ?? 0
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        preview.bytes = (attributes?[.size] as? Int) ?? 0
         return preview
     }
 

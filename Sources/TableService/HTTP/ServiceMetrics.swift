@@ -1,7 +1,7 @@
+import CoreMetrics
 import Foundation
 import HTTPServer
 import HTTPTypes
-import Metrics
 import Prometheus
 import Synchronization
 
@@ -23,9 +23,9 @@ public final class ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-    private let duration: Metrics.Timer
+    private let duration: CoreMetrics.Timer
     /// The counters made so far: asking the registry for one at every request costs more than this lookup.
-    private let counters = Mutex<[Series: Counter]>([:])
+    private let counters = Mutex<[Series: CoreMetrics.Counter]>([:])
     private let knownTables = Mutex<Set<String>>([])
     /// Whether requests are counted (`TODOSYNC_METRICS=off` turns it off, to measure its cost).
     public let isRecording: Bool
@@ -48,7 +48,7 @@ public final class ServiceMetrics: Sendable {
         factory.durationHistogramBuckets["todosync_http_request_duration_seconds"] = Self.durationBuckets
         self.factory = factory
         self.isRecording = isRecording ?? MetricsSwitch.isOn
-        duration = Metrics.Timer(label: "todosync_http_request_duration_seconds", factory: factory)
+        duration = CoreMetrics.Timer(label: "todosync_http_request_duration_seconds", factory: factory)
     }
 
     /// Counts one answered `/tables` request; `knows` tells whether the service holds a table.
@@ -68,7 +68,7 @@ public final class ServiceMetrics: Sendable {
             table: table, method: Self.methods.contains(method) ? method : "other", status: status.code)
         let counter = counters.withLock { counters in
             if let counter = counters[series] { return counter }
-            let counter = Counter(
+            let counter = CoreMetrics.Counter(
                 label: "todosync_http_requests_total",
                 dimensions: [("table", series.table), ("method", series.method), ("status", String(series.status))],
                 factory: factory)
@@ -83,7 +83,7 @@ public final class ServiceMetrics: Sendable {
     /// Sets `todosync_rows{table}` to each table's live rows.
     func updateRows(_ rows: [String: Int]) {
         for (table, count) in rows {
-            Gauge(label: "todosync_rows", dimensions: [("table", table)], factory: factory).record(count)
+            CoreMetrics.Gauge(label: "todosync_rows", dimensions: [("table", table)], factory: factory).record(count)
         }
     }
 
