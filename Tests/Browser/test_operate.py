@@ -4,13 +4,14 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 from selenium.webdriver.common.by import By
 
-from conftest import BIN, free_port_block, start
+from conftest import BIN, free_port_block, make_browser, start
 from dashboard import add_todo, open_page, sync
 
 
@@ -45,7 +46,7 @@ def test_metrics_of_the_dashboard_and_the_service_parse_as_prometheus_text(demo,
         assert name in names, name
 
 
-def test_a_client_bundle_has_no_secrets_and_opens_read_only(demo, browser):
+def test_a_client_bundle_has_no_secrets_and_opens_read_only(demo):
     folder = tempfile.mkdtemp(prefix="todosync-bundle-")
     store = os.path.join(folder, "phone.sqlite")
     bundle = os.path.join(folder, "support.zip")
@@ -61,6 +62,7 @@ def test_a_client_bundle_has_no_secrets_and_opens_read_only(demo, browser):
     assert key.encode() not in data and token.encode() not in data
 
     port = free_port_block(1)
+    browser = make_browser(javascript=False)  # the Sync form's own answer, not the script's
     process, url = start(["open-bundle", bundle, "--port", str(port)], r"open (http://\S+?)/ ")
     try:
         open_page(browser, url + "/operations")
@@ -68,6 +70,9 @@ def test_a_client_bundle_has_no_secrets_and_opens_read_only(demo, browser):
         open_page(browser, url + "/")
         assert "bundled todo" in browser.page_source
         browser.find_element(By.CSS_SELECTOR, "[data-sync-button]").click()
+        deadline = time.time() + 10
+        while "this is a read-only support bundle" not in browser.page_source and time.time() < deadline:
+            time.sleep(0.1)
         assert "this is a read-only support bundle" in browser.page_source
         try:
             urllib.request.urlopen(urllib.request.Request(url + "/sync", data=b"", method="POST"), timeout=10)
@@ -76,6 +81,7 @@ def test_a_client_bundle_has_no_secrets_and_opens_read_only(demo, browser):
             assert error.code == 403
             assert "this is a read-only support bundle" in error.read().decode()
     finally:
+        browser.quit()
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=10)
 
