@@ -86,6 +86,11 @@ public enum SupportBundle {
         _ context: SyncContext, settings: Settings, secrets: [String?], madeBy: String, version: String, to file: URL
     ) throws(SupportBundleError) -> Manifest {
         let fileManager = FileManager.default
+        var isFolder: ObjCBool = false
+        let folder = file.deletingLastPathComponent().path
+        guard fileManager.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw .cannotWrite(file: file.path, reason: "the folder \(folder) does not exist")
+        }
         let scratch = fileManager.temporaryDirectory.appendingPathComponent("todosync-bundle-\(UUID().uuidString)")
         defer { try? fileManager.removeItem(at: scratch) }
         do {
@@ -110,7 +115,8 @@ public enum SupportBundle {
             }
             return manifest
         } catch {
-            throw .cannotWrite(file: file.path, reason: "\(error)")
+            throw .cannotWrite(
+                file: file.path, reason: (error as? SyncError)?.description ?? error.localizedDescription)
         }
     }
 
