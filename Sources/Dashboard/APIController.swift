@@ -64,7 +64,7 @@ struct APIController: Sendable {
         router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
         router.post("/api/settings") { request async throws in try await settings(request) }
         router.get("/api/settings") { _ in try savedSettings() }
-        for kind in [BackgroundSync.Kind.sync, .push, .pull] {
+        for kind in [BackgroundSync.Kind.sync, .push, .pull, .verify] {
             router.post("/api/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
                 return Self.json(["started": started, "running": true], status: .accepted)

@@ -3,19 +3,20 @@ import Logging
 import SyncClient
 import Synchronization
 
-/// Runs sync, push and pull in the background, one at a time.
+/// Runs sync, push, pull and verify in the background, one at a time.
 ///
 /// A request starts the work and returns at once; a second request while it runs joins it. When
 /// the work ends, every browser that asked for it gets the result as a flash message.
 final class BackgroundSync: Sendable {
     enum Kind: String, Sendable {
-        case sync, push, pull
+        case sync, push, pull, verify
 
         var verb: String {
             switch self {
             case .sync: "Sync"
             case .push: "Push"
             case .pull: "Pull"
+            case .verify: "Verify"
             }
         }
     }
@@ -35,6 +36,7 @@ final class BackgroundSync: Sendable {
     private let logger = Logger(label: "todosync.dashboard.sync")
     private let running = Mutex<Running?>(nil)
     private let lastMessage = Mutex<Flash?>(nil)
+    private let lastVerify = Mutex<VerifyOutcome?>(nil)
     /// What each remote did when last asked, by address.
     private let contacts = Mutex<[String: RemoteState.Contact]>([:])
 
@@ -68,6 +70,12 @@ final class BackgroundSync: Sendable {
 
     /// The outcome of the last finished work, if any since start.
     var lastResult: Flash? { lastMessage.withLock { $0 } }
+
+    /// What the last verify found, table by table, if one ran since start.
+    var lastVerifyOutcome: VerifyOutcome? { lastVerify.withLock { $0 } }
+
+    /// The kind of work running now, if any.
+    var runningKind: Kind? { running.withLock { $0?.kind } }
 
     /// Starts `kind` for the browser `session`; returns false when it joined work already running.
     @discardableResult
@@ -104,7 +112,8 @@ final class BackgroundSync: Sendable {
         let before = context.lastSync
         let started = ContinuousClock.now
         let (outcome, result) = await perform(kind)
-        metrics.recordSync(kind: kind, outcome: result, duration: ContinuousClock.now - started)
+        // Verify only reads: it is no sync, push or pull (the `kind` label's vocabulary).
+        if kind != .verify { metrics.recordSync(kind: kind, outcome: result, duration: ContinuousClock.now - started) }
         if let remote = context.remoteURL, let last = context.lastSync, last != before {
             contacts.withLock { $0[remote] = RemoteState.record(last, after: $0[remote]) }
         }
@@ -119,6 +128,8 @@ final class BackgroundSync: Sendable {
     private func perform(_ kind: Kind) async -> (Flash, DashboardMetrics.SyncOutcome) {
         do {
             switch kind {
+            case .verify:
+                return (try await verify(), .success)
             case .push:
                 let result = try await context.push()
                 metrics.recordPush(result)
@@ -170,6 +181,22 @@ final class BackgroundSync: Sendable {
         }
     }
 
+    /// Verifies every synced table, keeping the reports for the Verify page (those of the tables
+    /// done when it stopped too).
+    private func verify() async throws -> Flash {
+        var outcome = VerifyOutcome(reports: [], stopped: nil)
+        defer { lastVerify.withLock { $0 = outcome } }
+        for table in (try? context.syncedTables()) ?? [Self.table] {
+            do {
+                outcome.reports.append(try await context.verify(table))
+            } catch let error as SyncError {
+                outcome.stopped = error.description
+                throw error
+            }
+        }
+        return outcome.flash
+    }
+
     static func describe(push result: PushResult) -> Flash {
         var text = "Pushed \(result.pushed.count) change\(result.pushed.count == 1 ? "" : "s")"
         if !result.conflicts.isEmpty {
@@ -186,5 +213,30 @@ final class BackgroundSync: Sendable {
         case .stopped(.offline), .stopped(.cancelled): Flash(kind: .info, message: error.description)
         default: Flash(kind: .error, message: error.description)
         }
+    }
+}
+
+/// What the dashboard's last verify found: a report per table it compared, and why it stopped
+/// early, if it did.
+struct VerifyOutcome: Sendable, Encodable {
+    var reports: [VerifyReport]
+    var stopped: String?
+
+    /// "Verified todoitem and orders: 2 rows differ, 1 with no reason (a silent divergence)."
+    var flash: Flash {
+        let differing = reports.reduce(0) { $0 + $1.differences.count }
+        let silent = reports.reduce(0) { $0 + $1.silentDivergences.count }
+        let tables = reports.map(\.table).joined(separator: ", ")
+        if differing == 0 {
+            return Flash(kind: .success, message: "Verified \(tables): this copy matches the service.")
+        }
+        let rows = differing == 1 ? "1 row differs" : "\(differing.formatted()) rows differ"
+        if silent == 0 {
+            return Flash(kind: .info, message: "Verified \(tables): \(rows), each with a reason. See Verify.")
+        }
+        return Flash(
+            kind: .warning,
+            message:
+                "Verified \(tables): \(rows), \(silent.formatted()) with no reason (a silent divergence). See Verify.")
     }
 }

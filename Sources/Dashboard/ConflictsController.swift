@@ -85,7 +85,9 @@ struct ConflictsController: Sendable {
         return environment.renderer.page(
             "conflict", request, section: .conflicts,
             ConflictPage(
-                id: conflict.id, title: title, explanation: explanation(conflict), comparison: comparison,
+                id: conflict.id, title: title, explanation: explanation(conflict),
+                historyHref: HistoryController.href(conflict.operation.table, conflict.operation.itemId),
+                comparison: comparison,
                 editAgainstEdit: decide.canPick, decide: decide))
     }
 

@@ -120,6 +120,7 @@ public final class Dashboard: Sendable {
         embed?(&router)
         TodoListController(environment: environment).addRoutes(to: &router)
         ItemController(environment: environment).addRoutes(to: &router)
+        HistoryController(environment: environment).addRoutes(to: &router)
         DataController(environment: environment).addRoutes(to: &router)
         OperationsController(environment: environment).addRoutes(to: &router)
         // Before ConflictsController: `/conflicts/bulk` must not be taken for a conflict's number.
@@ -127,6 +128,7 @@ public final class Dashboard: Sendable {
         ConflictsController(environment: environment).addRoutes(to: &router)
         JournalController(environment: environment).addRoutes(to: &router)
         LogController(environment: environment).addRoutes(to: &router)
+        VerifyController(environment: environment).addRoutes(to: &router)
         SyncStateController(environment: environment).addRoutes(to: &router)
         SettingsController(environment: environment).addRoutes(to: &router)
         let doctorRuns = DoctorRuns()

@@ -41,9 +41,13 @@ struct OperationsController: Sendable {
             state: TodoPresenter.stateLabel(operation.state), stateBadge: TodoPresenter.stateBadge(operation.state),
             attempts: operation.attempts,
             label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
-            itemHref: local != nil && operation.table == DashboardEnvironment.table
-                ? "/items/\(PercentDecoding.encode(operation.itemId))" : nil,
+            itemHref: local == nil
+                ? nil
+                : operation.table == DashboardEnvironment.table
+                    ? "/items/\(PercentDecoding.encode(operation.itemId))"
+                    : DataController.href(operation.table, operation.itemId),
             conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
+            historyHref: HistoryController.href(operation.table, operation.itemId),
             lastStatus: operation.lastStatus, answer: ReadableAnswer(operation.message ?? ""),
             queuedAt: TodoPresenter.date(operation.queuedAt), canRetry: operation.state == .failed)
     }

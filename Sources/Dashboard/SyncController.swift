@@ -1,13 +1,13 @@
 import Foundation
 import HTTPServer
 
-/// `POST /sync`, `/push`, `/pull`: start the work in the background and return at once;
+/// `POST /sync`, `/push`, `/pull`, `/verify`: start the work in the background and return at once;
 /// `POST /cancel` stops it.
 struct SyncController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        for kind in [BackgroundSync.Kind.sync, .push, .pull] {
+        for kind in [BackgroundSync.Kind.sync, .push, .pull, .verify] {
             router.post("/\(kind.rawValue)") { request in try start(kind, request) }
         }
         router.post("/cancel") { request async throws in try await cancel(request) }

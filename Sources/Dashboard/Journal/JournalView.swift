@@ -39,6 +39,8 @@ struct JournalView: Encodable, Sendable {
         var operation: String
         var table: String
         var itemId: String
+        /// The item's history.
+        var historyHref: String
         /// The todo's text (from the result, else the client, server or base copy), else its id.
         var title: String
         var versionBefore: String
@@ -64,6 +66,7 @@ extension JournalView.Entry {
         operation = entry.operation.rawValue
         table = entry.table
         itemId = entry.itemId
+        historyHref = HistoryController.href(entry.table, entry.itemId)
         title = TodoPresenter.label(entry.result ?? entry.client ?? entry.server ?? entry.base, id: entry.itemId)
         versionBefore = entry.versionBefore ?? "—"
         versionAfter = entry.versionAfter ?? "deleted"

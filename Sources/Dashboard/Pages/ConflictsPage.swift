@@ -29,6 +29,8 @@ struct ConflictPage: Encodable, Sendable {
     var title: String
     /// What happened, in words.
     var explanation: String
+    /// The item's history: how both sides got here.
+    var historyHref: String
     /// Base, client and server field by field.
     var comparison: FieldComparison
     /// Both copies exist: Use Client / Use Server / Cancel and the per-field pick are offered.

@@ -21,6 +21,8 @@ struct OperationsPage: Encodable, Sendable {
         var label: String
         var itemHref: String?
         var conflictHref: String?
+        /// Why the item is as it is: its history.
+        var historyHref: String
         /// The HTTP status of the last answer, if one came.
         var lastStatus: Int?
         /// The service's last message, readable and folded when long.

@@ -22,7 +22,7 @@ extension SyncContext {
                 }
             }
             try store.writeItem(db, table: description, item: row)
-            try queue.enqueue(db, kind: .insert, table: table, itemId: id, before: nil)
+            try queue.enqueue(db, kind: .insert, table: table, itemId: id, before: nil, after: row)
             return try store.readItem(db, table: description, id: id) ?? row
         }
     }
@@ -42,7 +42,7 @@ extension SyncContext {
             var row = before ?? [SystemColumn.id: .string(id)]
             for (key, value) in values { row[key] = value }
             try store.writeItem(db, table: description, item: row)
-            try queue.enqueue(db, kind: .update, table: table, itemId: id, before: before)
+            try queue.enqueue(db, kind: .update, table: table, itemId: id, before: before, after: row)
             return try store.readItem(db, table: description, id: id) ?? row
         }
     }
@@ -55,7 +55,7 @@ extension SyncContext {
                 throw SyncError.itemNotFound(table: table, id: id)
             }
             try store.deleteItem(db, table: table, id: id)
-            try queue.enqueue(db, kind: .delete, table: table, itemId: id, before: before)
+            try queue.enqueue(db, kind: .delete, table: table, itemId: id, before: before, after: nil)
         }
     }
 

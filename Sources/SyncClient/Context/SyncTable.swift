@@ -23,6 +23,9 @@ public struct SyncTable: Sendable {
     /// The local row with this id.
     public func item(id: String) throws(SyncError) -> Item? { try context.item(id: id, in: name) }
 
+    /// Why the row with this id is as it is (see ``SyncContext/history(of:in:)``).
+    public func history(id: String) throws(SyncError) -> ItemHistory { try context.history(of: id, in: name) }
+
     /// Local rows matching the query (filter, sort, limit/offset).
     public func query(_ query: TableQuery = .all) throws(SyncError) -> [Item] { try context.query(query, in: name) }
 

@@ -107,6 +107,7 @@ struct ConflictJournal: Sendable {
         var stored = entry
         stored.sequence = db.lastInsertedRowID
         try Self.retention.dropBeyond(db, newest: stored.sequence)
+        try HistoryLog().recordDecision(db, journalSequence: stored.sequence)
         return stored
     }
 
@@ -143,8 +144,10 @@ struct ConflictJournal: Sendable {
             resultText.isEmpty ? "" : "\n" + resultText, operationId,
         ])
         guard db.changesCount > 0 else { return }
-        try Self.retention.dropBeyond(db, newest: db.lastInsertedRowID)
+        let sequence = db.lastInsertedRowID
+        try Self.retention.dropBeyond(db, newest: sequence)
         try release(db, operationId: operationId)
+        try HistoryLog().recordDecision(db, journalSequence: sequence)
     }
 
     /// Those of `operationIds` that hold a decision (``hold(_:operationId:_:)``).
@@ -179,6 +182,13 @@ struct ConflictJournal: Sendable {
     func entry(_ db: Database, id: String) throws -> JournalEntry? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT \(Self.columns) FROM __journal WHERE id = ?"), arguments: [id]
+        ).map(Self.entry)
+    }
+
+    /// One entry by its place in the journal.
+    func entry(_ db: Database, sequence: Int64) throws -> JournalEntry? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(Self.columns) FROM __journal WHERE sequence = ?"), arguments: [sequence]
         ).map(Self.entry)
     }
 

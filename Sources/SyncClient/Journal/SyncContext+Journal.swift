@@ -74,6 +74,7 @@ extension SyncContext {
                 return nil
             }
             let table = try store.description(of: entry.table, in: db)
+            let note = "overturning the journal's \(entry.decision.label) of \(Timestamp.string(entry.recordedAt))"
             let id: Int64
             let kind: OperationKind
             var resulting = entry.result
@@ -81,18 +82,22 @@ extension SyncContext {
             switch (entry.losingValues, resulting) {
             case (let values?, let resulting?):
                 kind = .update
-                try store.writeItem(db, table: table, item: Self.row(resulting, taking: values, of: table))
-                id = try queue.enqueue(db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting)
+                let row = Self.row(resulting, taking: values, of: table)
+                try store.writeItem(db, table: table, item: row)
+                id = try queue.enqueue(
+                    db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting, after: row, note: note)
             case (let values?, nil):
                 kind = .insert
                 let row = Self.row([SystemColumn.id: .string(entry.itemId)], taking: values, of: table)
                 try store.writeItem(db, table: table, item: row)
-                id = try queue.enqueue(db, kind: kind, table: entry.table, itemId: entry.itemId, before: nil)
+                id = try queue.enqueue(
+                    db, kind: kind, table: entry.table, itemId: entry.itemId, before: nil, after: row, note: note)
                 try queue.markRecreate(db, id: id)
             case (nil, let resulting?):
                 kind = .delete
                 try store.deleteItem(db, table: entry.table, id: entry.itemId)
-                id = try queue.enqueue(db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting)
+                id = try queue.enqueue(
+                    db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting, after: nil, note: note)
             case (nil, nil):
                 refusal = .nothingToOverturn(entry: entry.id, itemId: entry.itemId)
                 return nil

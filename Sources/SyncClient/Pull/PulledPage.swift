@@ -77,6 +77,7 @@ struct PulledRow: Sendable {
     var extras: [(String, JSONValue)] = []
 
     var id: String? { String.fromDatabaseValue(values[PageLayout.idIndex]) }
+    var version: String? { String.fromDatabaseValue(values[PageLayout.versionIndex]) }
     var updatedAt: String? { String.fromDatabaseValue(values[PageLayout.updatedAtIndex]) }
     var deleted: Bool { (Int64.fromDatabaseValue(values[PageLayout.deletedIndex]) ?? 0) != 0 }
 

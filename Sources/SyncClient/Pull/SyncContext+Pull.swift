@@ -133,6 +133,7 @@ extension SyncContext {
         while true {
             try Task.checkCancellation()
             let token = cursor.token
+            let tokenBefore = token
             let spoken = transport.tableProtocol
             let filter = [query?.odataFilter, token.filter(in: spoken)].compactMap { $0 }.joined(separator: " and ")
             var parameters: [(String, String)] = []
@@ -166,6 +167,7 @@ extension SyncContext {
                 String(decoding: try JSONEncoder().encode(cursor.token), as: UTF8.self)
             }
             let predicate = query?.predicate
+            let (page, tokenAfter) = (result.pages, cursor.token)
             pendingWrite = Task.detached { [store, queue] in
                 try await store.asyncWrite { db in
                     // A column this page brings is added by the transaction that stores the page.
@@ -174,8 +176,11 @@ extension SyncContext {
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
                     }
-                    let counts = try Self.apply(
-                        rows, to: table, keeping: try queue.itemIds(db, table: table.name), in: db)
+                    let pending = try queue.itemIds(db, table: table.name)
+                    let counts = try Self.apply(rows, to: table, keeping: pending, in: db)
+                    try queue.history.recordPullPage(
+                        db, table: table.name, queryId: queryId, page: page, tokenBefore: tokenBefore,
+                        tokenAfter: tokenAfter, rows: Self.pulledRows(rows, keeping: pending))
                     if let tokenKey, let tokenText, let queryId {
                         try store.setConfig(db, tokenKey, tokenText)
                         try store.recordTokenMove(db, table: table.name, queryId: queryId, rows: rows.count)
@@ -273,6 +278,18 @@ extension SyncContext {
         return counts
     }
 
+    /// What ``apply(_:to:keeping:in:)`` does to each row, as the history keeps it.
+    static func pulledRows(_ rows: [PulledRow], keeping pending: Set<String>) -> PulledRows {
+        var pulled = PulledRows()
+        for row in rows {
+            guard let id = row.id else { continue }
+            pulled.append(
+                id: id, version: row.version,
+                kind: pending.contains(id) ? .pullSkipped : row.deleted ? .pulledDelete : .pulled)
+        }
+        return pulled
+    }
+
     /// At most this many values are bound to one upsert statement (SQLite allows 32,766); 7,000
     /// measured no faster than 1,000.
     static let valuesPerUpsert = 1_000
@@ -297,6 +314,10 @@ extension SyncContext {
                 sql: "DELETE FROM \(table.quotedSQLName)\(filter)", arguments: StatementArguments(arguments))
             let removed = db.changesCount
             try store.removeDeltaTokens(db, table: table)
+            try queue.history.recordTableEvent(
+                db, .purged, table: table,
+                detail: "\(removed) local rows removed" + (query == nil ? "" : " (those matching a query)")
+                    + (queued > 0 ? ", \(queued) queued changes dropped" : ""))
             return removed
         }
     }

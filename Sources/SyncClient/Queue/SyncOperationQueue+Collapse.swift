@@ -4,22 +4,47 @@ import SyncProtocol
 
 /// The collapse rules: a local change merges with the item's queued (not in-flight) operation.
 extension SyncOperationQueue {
-    /// Records a change of `itemId`, merging it with a queued (not in-flight) operation of the same item.
+    /// Records a change of `itemId`, merging it with a queued (not in-flight) operation of the same
+    /// item, and notes it in the row's history.
     ///
-    /// - Parameter before: the row before the change, nil when there was none.
+    /// - Parameters:
+    ///   - before: the row before the change, nil when there was none.
+    ///   - after: the row after it, nil for a delete.
+    ///   - note: how the history tells a change that is not a plain edit (an overturn).
     /// - Returns: the id of the operation that carries the change.
     @discardableResult
-    func enqueue(_ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?) throws -> Int64 {
+    func enqueue(
+        _ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?, after: Item?,
+        note: String? = nil
+    ) throws -> Int64 {
+        let (id, joined) = try collapse(db, kind: kind, table: table, itemId: itemId, before: before)
+        let detail = [note, joined].compactMap { $0 }.joined(separator: "; ")
+        try history.recordEdit(
+            db, kind, table: table, itemId: itemId, operationId: id, values: Self.changes(from: before, to: after),
+            detail: detail.isEmpty ? nil : detail)
+        return id ?? 0
+    }
+
+    /// Queues the change: its operation's id (nil when it cancelled the queued one out) and how it
+    /// joined a queued operation (nil: a new one).
+    private func collapse(
+        _ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?
+    ) throws -> (Int64?, String?) {
         let existing = try operations(db, table: table, itemId: itemId)
         guard let last = existing.last, last.state != .inFlight else {
             // Nothing queued, or the queued change is on the wire: a new operation, pushed after it.
             let base = before?[SystemColumn.version]?.stringValue != nil ? before : nil
-            return try insert(
+            let id = try insert(
                 db,
                 TableOperation(
                     id: 0, table: table, itemId: itemId, kind: kind, state: .pending,
                     item: kind == .delete ? before : nil, base: base, attempts: 0, queuedAt: Date(),
                     lastAttemptAt: nil, lastStatus: nil, message: nil))
+            return (
+                id,
+                existing.isEmpty
+                    ? nil : "queued behind operation \(existing[existing.count - 1].id), which was being sent"
+            )
         }
         // A decision waiting for the service no longer describes the operation once an edit joins it.
         try journal.release(db, operationId: last.id)
@@ -28,23 +53,36 @@ extension SyncOperationQueue {
         case .merge:
             if operation.state == .failed { try reopen(db, &operation) }
             try update(db, operation)
+            return (last.id, "joined queued operation \(last.id)")
         case .drop:
             try remove(db, id: last.id)
+            return (nil, "the queued insert never reached the service: both are gone")
         case .delete:
             operation.kind = .delete
             operation.item = before
             operation.recreate = false
             try reopen(db, &operation)
             try update(db, operation)
+            return (last.id, "queued operation \(last.id) became a delete")
         case .update:
             operation.kind = .update
             operation.item = nil
             try reopen(db, &operation)
             try update(db, operation)
+            return (last.id, "re-created: queued delete \(last.id) became an update")
         case .refuse:
             throw SyncError.changeNotAllowed(table: table, id: itemId, queued: last.kind, new: kind)
         }
-        return last.id
+    }
+
+    /// The user columns a change set: every one of a new row, the changed ones of an edit; nil for a delete.
+    static func changes(from before: Item?, to after: Item?) -> Item? {
+        guard let after else { return nil }
+        var changed: Item = [:]
+        for (name, value) in after where !SystemColumn.all.contains(name) && before?[name] != value {
+            changed[name] = value
+        }
+        return changed
     }
 
     /// Makes the operation pending again and forgets its last error.

@@ -182,6 +182,11 @@ extension SyncOperationQueue {
         for (tableName, items) in adoptions {
             try store.adoptServerItems(db, table: store.description(of: tableName, in: db), items: items)
         }
+        // The history tells the push before the decision it carried.
+        for (id, serverItem) in applied {
+            try history.recordOperation(
+                db, .pushed, operationId: id, version: serverItem?[SystemColumn.version]?.stringValue)
+        }
         // A decision held with an operation is journaled with the item as it now stands.
         for (id, serverItem) in applied where held.contains(id) {
             guard let row = queued[id] else { continue }
@@ -260,6 +265,9 @@ extension SyncOperationQueue {
             operationId: id, kind: kind, status: status.code, message: message, serverItem: serverItem,
             clientItem: sent, recordedAt: Date())
         try saveError(db, error)
+        try history.recordOperation(
+            db, state == .conflict ? .conflict : .pushRefused, operationId: id, status: status.code,
+            version: serverItem?[SystemColumn.version]?.stringValue, detail: message)
         return RecordedConflict(operation: operation, error: error)
     }
 
@@ -277,6 +285,9 @@ extension SyncOperationQueue {
                     arguments: [
                         OperationState.attempted.rawValue, code, message, id, OperationState.inFlight.rawValue,
                     ])
+                if db.changesCount > 0 {
+                    try history.recordOperation(db, .pushUnanswered, operationId: id, status: code, detail: message)
+                }
             }
         }
     }

@@ -92,6 +92,7 @@ extension SyncOperationQueue {
             operation.message = nil
             try update(db, operation)
             try clearError(db, operationId: id)
+            try history.recordOperation(db, .cancelled, operationId: id)
         }
     }
 
@@ -114,6 +115,7 @@ extension SyncOperationQueue {
                     }
                 }
             }
+            try history.recordOperation(db, .discarded, operationId: id)
             try remove(db, id: id)
         }
     }

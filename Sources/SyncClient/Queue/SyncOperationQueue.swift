@@ -27,6 +27,8 @@ struct SyncOperationQueue: Sendable {
     let store: LocalStore
     /// Where a decision held with an operation is settled when the service applies it.
     let journal = ConflictJournal()
+    /// Where each change, push outcome and decision of a row is noted.
+    let history = HistoryLog()
 
     /// The queue's steps after the first schema (which ``LocalStore`` creates).
     static let migrations: [StoreMigration] = [

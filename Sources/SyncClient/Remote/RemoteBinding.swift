@@ -88,7 +88,11 @@ struct RemoteBinding: Sendable {
             try queue.removeAll(db)
         }
         for table in try dataTables(db) {
-            report.removedRows += try removeRows(of: table, in: db)
+            let removed = try removeRows(of: table, in: db)
+            report.removedRows += removed
+            try queue.history.recordTableEvent(
+                db, .remoteSwitched, table: table,
+                detail: "from \(bound.text) to \(identity.text): \(removed) local rows removed")
         }
         try store.removeDeltaTokens(db)
         try store.setConfig(db, SyncContext.lastSyncKey, nil)

@@ -13,7 +13,14 @@ extension SyncContext {
         let saved = try store.config(db, protocolKey).flatMap(TableProtocol.init(rawValue:))
         guard let fixed = choice.fixed else { return saved }
         if saved != fixed {
-            if saved != nil { try store.removeDeltaTokens(db) }
+            if let saved {
+                try store.removeDeltaTokens(db)
+                for table in try LocalStore.savedTables(db) {
+                    try HistoryLog().recordTableEvent(
+                        db, .tokenReset, table: table,
+                        detail: "the table protocol changed from \(saved.label) to \(fixed.label)")
+                }
+            }
             try store.setConfig(db, protocolKey, fixed.rawValue)
         }
         return fixed
