@@ -6,7 +6,7 @@
 #   scripts/install-deps.sh bench   + nginx and wrk, the baselines of the benchmarks
 set -euo pipefail
 
-packages=(pkg-config libmicrohttpd-dev libsqlite3-dev)
+packages=(pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev)
 case "${1:-run}" in
   run) ;;
   test) packages+=(chromium chromium-driver python3-venv curl postgresql) ;;

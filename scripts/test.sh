@@ -42,5 +42,5 @@ CRASH_RUNS="${CRASH_RUNS:-20}" timeout 1200 scripts/crash-loop.sh
 echo "== browser tests (headless Chromium through Selenium, on todosync demo)"
 venv=.venv-test
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check selenium pytest axe-selenium-python
+"$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Browser/requirements.txt
 TODOSYNC_BIN="$PWD/.build/debug/todosync" timeout 900 "$venv/bin/python" -m pytest -q Tests/Browser

@@ -30,6 +30,9 @@ final class BackgroundSync: Sendable {
     private let context: SyncContext
     private let sessions: Sessions
     private let pageSize: @Sendable () -> Int
+    private let metrics: DashboardMetrics
+    /// True for an opened support bundle: ``start(_:session:)`` never starts anything.
+    private let neverSyncs: Bool
     private let logger = Logger(label: "todosync.dashboard.sync")
     private let running = Mutex<Running?>(nil)
     private let lastMessage = Mutex<Flash?>(nil)
@@ -42,9 +45,14 @@ final class BackgroundSync: Sendable {
     static let table = "todoitem"
     static let queryId = "dashboard"
 
-    init(context: SyncContext, sessions: Sessions, pageSize: @escaping @Sendable () -> Int) {
+    init(
+        context: SyncContext, sessions: Sessions, metrics: DashboardMetrics, neverSyncs: Bool = false,
+        pageSize: @escaping @Sendable () -> Int
+    ) {
+        self.neverSyncs = neverSyncs
         self.context = context
         self.sessions = sessions
+        self.metrics = metrics
         self.pageSize = pageSize
         // The store's last result belongs to the remote it was opened with.
         if let remote = context.remoteURL, let last = context.lastSync {
@@ -72,6 +80,7 @@ final class BackgroundSync: Sendable {
     /// Starts `kind` for the browser `session`; returns false when it joined work already running.
     @discardableResult
     func start(_ kind: Kind, session: String?) -> Bool {
+        guard !neverSyncs else { return false }
         let started = running.withLock { current -> Bool in
             if current != nil {
                 if let session { current?.sessions.insert(session) }
@@ -101,7 +110,10 @@ final class BackgroundSync: Sendable {
 
     private func run(_ kind: Kind) async {
         let before = context.lastSync
-        let outcome = await perform(kind)
+        let started = ContinuousClock.now
+        let (outcome, result) = await perform(kind)
+        // Verify only reads: it is no sync, push or pull (the `kind` label's vocabulary).
+        if kind != .verify { metrics.recordSync(kind: kind, outcome: result, duration: ContinuousClock.now - started) }
         if let remote = context.remoteURL, let last = context.lastSync, last != before {
             contacts.withLock { $0[remote] = RemoteState.record(last, after: $0[remote]) }
         }
@@ -113,14 +125,15 @@ final class BackgroundSync: Sendable {
         for session in waiting { sessions.flash(session: session, outcome) }
     }
 
-    private func perform(_ kind: Kind) async -> Flash {
+    private func perform(_ kind: Kind) async -> (Flash, DashboardMetrics.SyncOutcome) {
         do {
             switch kind {
             case .verify:
-                return try await verify()
+                return (try await verify(), .success)
             case .push:
                 let result = try await context.push()
-                return Self.describe(push: result)
+                metrics.recordPush(result)
+                return (Self.describe(push: result), .success)
             case .pull, .sync:
                 // Pull pushes first when changes are pending, so Sync is one pull per synced table,
                 // each with its own incremental pull (delta token).
@@ -139,7 +152,9 @@ final class BackgroundSync: Sendable {
                         missing.append(name)
                         continue
                     }
+                    metrics.recordPull(table: table, rows: pull.received)
                     if let pushed = pull.pushed {
+                        metrics.recordPush(pushed)
                         let push = Self.describe(push: pushed)
                         parts.append(push.message)
                         if push.kind != .success { kind = push.kind }
@@ -156,13 +171,13 @@ final class BackgroundSync: Sendable {
                     kind = .warning
                 }
                 let text = parts.joined(separator: "; ")
-                return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
+                return (Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + "."), .success)
             }
         } catch let error as SyncError {
-            return Self.describe(error)
+            return (Self.describe(error), DashboardMetrics.SyncOutcome(error))
         } catch {
             logger.error("\(kind.verb) failed: \(error)")
-            return Flash(kind: .error, message: "\(kind.verb) failed: \(error)")
+            return (Flash(kind: .error, message: "\(kind.verb) failed: \(error)"), .failure)
         }
     }
 

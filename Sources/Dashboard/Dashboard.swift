@@ -21,21 +21,31 @@ public final class Dashboard: Sendable {
         "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
         "data/record", "data/delete", "doctor", "doctor/run", "settings/sync-state",
+        "settings/bundle",
     ]
+
+    /// This todosync's version (`todosync --version`, support bundles).
+    public static let version = "0.1.0"
 
     public let server: HTTPServer
     public let context: SyncContext
     let sync: BackgroundSync
     let doctorRuns: DoctorRuns
+    /// What `/metrics` shows; auto-sync sets ``DashboardMetrics/nextAttempt``.
+    public let metrics: DashboardMetrics
 
     /// The dashboard's address, such as `http://127.0.0.1:8080`.
     public var url: String { server.url }
 
-    private init(server: HTTPServer, context: SyncContext, sync: BackgroundSync, doctorRuns: DoctorRuns) {
+    private init(
+        server: HTTPServer, context: SyncContext, sync: BackgroundSync, doctorRuns: DoctorRuns,
+        metrics: DashboardMetrics
+    ) {
         self.server = server
         self.context = context
         self.sync = sync
         self.doctorRuns = doctorRuns
+        self.metrics = metrics
     }
 
     /// Opens the store, loads the templates, starts the server and points the store at its remote.
@@ -67,7 +77,13 @@ public final class Dashboard: Sendable {
                 tableProtocol: settings.settings.tableProtocol ?? .auto))
         if let tables = configuration.tables { try context.setSyncedTables(tables) }
         let sessions = Sessions()
-        let sync = BackgroundSync(context: context, sessions: sessions) { settings.settings.pageSize }
+        let metrics = DashboardMetrics()
+        metrics.seedLastSuccess(context.lastSync)
+        let sync = BackgroundSync(
+            context: context, sessions: sessions, metrics: metrics, neverSyncs: configuration.isReadOnlyBundle
+        ) {
+            settings.settings.pageSize
+        }
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
         // Known once the server is bound (port 0 picks the port then).
         let address = Mutex<String?>(nil)
@@ -88,6 +104,7 @@ public final class Dashboard: Sendable {
 
         var router = Router()
         router.use(HostAllowList(boundTo: configuration.host, extraNames: configuration.allowedHosts))
+        if configuration.isReadOnlyBundle { router.use(ReadOnlyGuard()) }
         if configuration.logRequests { router.use(RequestLogger()) }
         router.use(sessions)
         router.use(SecurityHeaders())
@@ -119,12 +136,17 @@ public final class Dashboard: Sendable {
         SyncController(environment: environment).addRoutes(to: &router)
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
         DataAPIController(environment: environment).addRoutes(to: &router)
+        MetricsController(context: context, metrics: metrics).addRoutes(to: &router)
+        SupportBundleController(environment: environment).addRoutes(to: &router)
 
         let server = try HTTPServer(
             configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder()
         )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
-        let dashboard = Dashboard(server: server, context: context, sync: sync, doctorRuns: doctorRuns)
+        let dashboard = Dashboard(
+            server: server, context: context, sync: sync, doctorRuns: doctorRuns, metrics: metrics)
+        // An opened bundle keeps the remote it was made with (shown, never contacted).
+        if configuration.isReadOnlyBundle { return dashboard }
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)
         if let token = configuration.authToken { try await context.setAuthToken(token) }
         return dashboard

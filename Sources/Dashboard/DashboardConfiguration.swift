@@ -42,6 +42,10 @@ public struct DashboardConfiguration: Sendable {
     /// The table protocol (see ``SyncConfiguration/tableProtocol``), saved in the settings; nil keeps
     /// the saved one (`auto` at first).
     public var tableProtocol: ProtocolChoice?
+    /// Serves the store as an opened support bundle (`todosync open-bundle`): every request but
+    /// GET, HEAD and OPTIONS gets 403, the remote and settings are left as the bundle has them,
+    /// and nothing ever syncs.
+    public var isReadOnlyBundle = false
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,

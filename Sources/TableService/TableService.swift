@@ -86,6 +86,8 @@ public final class TableService: Sendable {
     }
 
     public let configuration: Configuration
+    /// What `GET /metrics` of ``start(_:host:port:quiet:allowedHosts:logger:)`` shows.
+    public let metrics = ServiceMetrics()
     let store: any TableStorage
     private let logger: Logger
     private let page: ServicePage?
@@ -162,6 +164,14 @@ public final class TableService: Sendable {
         ).addRoutes(to: &router)
     }
 
+    /// `GET /metrics`: ``metrics`` in the Prometheus text format, each table's rows read now.
+    public func metricsResponse() async -> Response {
+        if let summaries = try? await store.tableSummaries() {
+            metrics.updateRows(Dictionary(summaries.map { ($0.schema.name, $0.live) }, uniquingKeysWith: +))
+        }
+        return PrometheusExposition.response(metrics.exposition())
+    }
+
     /// Milliseconds since 1970 by the system clock.
     static let systemClock: @Sendable () -> Int64 = {
         Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
@@ -189,6 +199,8 @@ public final class TableService: Sendable {
         var router = Router()
         router.use(HostAllowList(boundTo: host, extraNames: allowedHosts))
         if !quiet { router.use(RequestLogger()) }
+        router.use(RequestMetrics(metrics: service.metrics, store: service.store))
+        router.get("/metrics") { _ in await service.metricsResponse() }
         service.addRoutes(to: &router)
         do {
             let server = try HTTPServer(

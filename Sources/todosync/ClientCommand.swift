@@ -17,7 +17,7 @@ struct ClientCommand: AsyncParsableCommand {
             ClientAdd.self, ClientEdit.self, ClientDelete.self, ClientList.self, ClientPush.self, ClientPull.self,
             ClientPurge.self, ClientStatus.self, ClientConflicts.self, ClientResolve.self,
             ClientPolicy.self, ClientJournal.self, ClientOverturn.self, ClientUndo.self, ClientLog.self,
-            ClientVerify.self, ClientTokens.self, ClientHistory.self,
+            ClientVerify.self, ClientTokens.self, ClientHistory.self, ClientBundle.self,
         ]
     )
 

@@ -1,9 +1,10 @@
 import ArgumentParser
+import Dashboard
 
 /// `todosync`: the offline-sync dashboard, the table service and the scripting client.
 @main
 struct Todosync: AsyncParsableCommand {
-    static let version = "0.1.0"
+    static let version = Dashboard.version
 
     static let configuration = CommandConfiguration(
         commandName: "todosync",
@@ -11,7 +12,7 @@ struct Todosync: AsyncParsableCommand {
         version: version,
         subcommands: [
             DashboardCommand.self, ServeCommand.self, ClientCommand.self, DemoCommand.self, ProxyCommand.self,
-            DoctorCommand.self,
+            DoctorCommand.self, OpenBundleCommand.self,
         ],
         defaultSubcommand: DashboardCommand.self
     )
