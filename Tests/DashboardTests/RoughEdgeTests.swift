@@ -83,9 +83,10 @@ import Testing
         let after = try await harness.client.send(.get, "/operations")
         #expect(after.text.contains(#"<span data-field="refused">0</span> refused"#))
         #expect(after.text.contains("Nothing to push"))
-        // Retry is for refused changes only.
+        // Retry waits for a held change to be released.
         _ = try context.table("todoitem").insert(["text": "waiting", "complete": false])
         let pendingId = try #require(try context.operations().first?.id)
+        try context.hold(pendingId)
         #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
         await gateway.stop()
         await harness.stop()

@@ -65,7 +65,7 @@ struct HoldOperationTests {
         let todo = context.table("todoitem")
         try todo.insert(["id": "a", "text": "one"])
         // An edit made while the insert was on the wire queues a second operation behind it.
-        try context.write { db in
+        _ = try context.write { db in
             try context.queue.insert(
                 db,
                 TableOperation(

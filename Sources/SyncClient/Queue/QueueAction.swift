@@ -12,7 +12,7 @@ public enum QueueAction: String, Sendable, Codable, CaseIterable {
 
 /// What one ``QueueAction`` does to one operation: the transition table of the hold machine and of
 /// Retry now, as a pure function (``decide(_:state:isHeld:earlier:)``) that the queue applies.
-enum QueueActionRule: Sendable, Equatable {
+public enum QueueActionRule: Sendable, Equatable {
     /// The action changes the operation.
     case apply
     /// The operation is already as the action would leave it (held, or not held).
@@ -22,7 +22,7 @@ enum QueueActionRule: Sendable, Equatable {
 
     /// The rule for `action` on operation `id` in `state`, held or not, with `earlier` the id of an
     /// earlier operation of the same item (nil when it is the item's first).
-    static func decide(
+    public static func decide(
         _ action: QueueAction, id: Int64, state: OperationState, isHeld: Bool, earlier: Int64?
     ) -> QueueActionRule {
         switch (action, state) {
