@@ -243,7 +243,8 @@ struct APIController: Sendable {
             throw HTTPError(.unprocessableContent, "ids must list the operations' ids, as in {\"ids\": [1, 2]}.")
         }
         return Self.json(
-            try QueueActions(environment: environment).perform(action, ids: ids, reason: payload.reason, request: request))
+            try QueueActions(environment: environment).perform(
+                action, ids: ids, reason: payload.reason, request: request))
     }
 
     private func conflicts() throws -> Response {

@@ -38,7 +38,9 @@ struct OperationsController: Sendable {
 
     /// The row of one queued change at `now`. `nextPushAt` is when the next push is due, for auto-sync
     /// to fill (nil: pushes run when asked, so a waiting change goes "on the next push").
-    func row(_ entry: QueuePage.Entry, now: Date = Date(), nextPushAt: Date? = nil) -> OperationsPage.OperationRow {
+    static func row(
+        _ entry: QueuePage.Entry, now: Date = Date(), nextPushAt: Date? = nil
+    ) -> OperationsPage.OperationRow {
         let operation = entry.operation
         let local = entry.localItem
         let stuck = StuckRule.reason(operation, now: now)
@@ -113,7 +115,7 @@ struct OperationsController: Sendable {
         let page = try storeCall { () throws(SyncError) in try context.operationsPage(position, limit: Self.pageSize) }
         let now = Date()
         // Stuck changes first, then the others; push order within each.
-        let rows = page.entries.map { row($0, now: now) }
+        let rows = page.entries.map { Self.row($0, now: now) }
         let sorted = rows.filter { $0.stuck != nil } + rows.filter { $0.stuck == nil }
         let held = (try? context.status().held) ?? 0
         var pager: TodoListPage.Pager?
@@ -192,12 +194,14 @@ struct OperationsController: Sendable {
     private func bulk(_ request: Request) throws -> Response {
         let form = try request.form()
         guard let action = form["action"].flatMap(QueueAction.init(rawValue:)) else {
-            throw HTTPError(.unprocessableContent, "Choose what to do with the selected changes: retry, hold, release or discard.")
+            throw HTTPError(
+                .unprocessableContent, "Choose what to do with the selected changes: retry, hold, release or discard.")
         }
         var ids: [Int64] = []
         for value in form.values("id") {
             guard let id = Int64(value), id > 0 else {
-                throw HTTPError(.unprocessableContent, "'\(value)' is not a change number; tick the boxes on the queue page.")
+                throw HTTPError(
+                    .unprocessableContent, "'\(value)' is not a change number; tick the boxes on the queue page.")
             }
             if !ids.contains(id) { ids.append(id) }
         }
@@ -215,7 +219,8 @@ struct OperationsController: Sendable {
                     hasBase: operation.base != nil)
             }
             return environment.renderer.page(
-                "discard-bulk", request, section: .operations, BulkDiscardPage(operations: targets, hasOperations: !targets.isEmpty))
+                "discard-bulk", request, section: .operations,
+                BulkDiscardPage(operations: targets, hasOperations: !targets.isEmpty))
         }
         let report = try QueueActions(environment: environment).perform(
             action, ids: ids, reason: form["reason"], request: request)

@@ -47,7 +47,8 @@ struct QueueActions: Sendable {
             case .release: parts.append("Released \(changes(report.done)): the next push sends them")
             case .retry:
                 parts.append(
-                    "Retrying \(changes(report.done))" + (report.pushStarted ? ": a push started" : " with the running push"))
+                    "Retrying \(changes(report.done))"
+                        + (report.pushStarted ? ": a push started" : " with the running push"))
             case .discard: parts.append("Discarded \(changes(report.done))")
             }
         }

@@ -95,7 +95,8 @@ struct ClientRetry: AsyncParsableCommand {
             case .failed:
                 summary = "The service refused #\(operation) again: \(now?.message ?? "no reason given")"
             case .conflict: summary = "#\(operation) met a newer copy on the service: see `client conflicts`"
-            case .resolvedByServer: summary = "#\(operation) met a conflict; the server-wins policy kept the service's copy"
+            case .resolvedByServer:
+                summary = "#\(operation) met a conflict; the server-wins policy kept the service's copy"
             case .skipped: summary = "#\(operation) was not sent by this push"
             }
             options.output(
@@ -122,7 +123,8 @@ struct ClientQueue: AsyncParsableCommand {
             }
             for operation in operations {
                 var line = "#\(operation.id) \(operation.kind.rawValue) \(operation.table)/\(operation.itemId) "
-                line += operation.state.rawValue + ", \(operation.attempts) attempt\(operation.attempts == 1 ? "" : "s")"
+                line +=
+                    operation.state.rawValue + ", \(operation.attempts) attempt\(operation.attempts == 1 ? "" : "s")"
                 if let hold = operation.hold {
                     line += ", held since \(hold.since.formatted(.iso8601))" + (hold.reason.map { ": \($0)" } ?? "")
                 }

@@ -71,7 +71,7 @@ import Testing
         #expect(queue.text.contains("400 Bad Request The gateway refused the &quot;todoitem&quot; change."))
         #expect(!queue.text.contains("&lt;h1&gt;"))
         #expect(!queue.text.contains("color: red"))
-        #expect(queue.text.contains(">Retry</button>"))
+        #expect(queue.text.contains(">Retry now</button>"))
         let id = try #require(try context.operations().first?.id)
 
         // The gateway is fixed: Retry sends the change again.

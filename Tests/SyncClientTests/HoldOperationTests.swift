@@ -26,7 +26,9 @@ struct HoldOperationTests {
 
         let first = try await context.push()
         #expect(first.pushed == [2])
-        #expect(!proxy.requests.contains { $0.hasSuffix("/a") } && proxy.requests.filter { $0.hasPrefix("POST") }.count == 1)
+        #expect(
+            !proxy.requests.contains { $0.hasSuffix("/a") } && proxy.requests.filter { $0.hasPrefix("POST") }.count == 1
+        )
         #expect(try await service.rest.get("todoitem", "a") == nil)
         let held = try #require(try context.operation(1))
         #expect(held.state == .pending && held.attempts == 0)
@@ -144,7 +146,9 @@ struct HoldOperationTests {
 
 /// One test per row of the hold and retry table (``QueueActionRule``).
 @Suite struct QueueActionRuleTests {
-    func decide(_ action: QueueAction, _ state: OperationState, held: Bool = false, earlier: Int64? = nil)
+    func decide(
+        _ action: QueueAction, _ state: OperationState, held: Bool = false, earlier: Int64? = nil
+    )
         -> QueueActionRule
     {
         QueueActionRule.decide(action, id: 5, state: state, isHeld: held, earlier: earlier)

@@ -257,7 +257,8 @@ public actor SyncContext {
     public nonisolated func status() throws(SyncError) -> SyncStatus {
         let (counts, held) = try read { [queue] db in (try queue.counts(db), try queue.heldCounts(db)) }
         // A held operation is counted as held only, whatever its state underneath.
-        let pending = counts.filter(\.key.isWaiting).values.reduce(0, +) - held.filter(\.key.isWaiting).values.reduce(0, +)
+        let pending =
+            counts.filter(\.key.isWaiting).values.reduce(0, +) - held.filter(\.key.isWaiting).values.reduce(0, +)
         return SyncStatus(
             pending: pending, conflicts: counts[.conflict] ?? 0, failed: (counts[.failed] ?? 0) - (held[.failed] ?? 0),
             held: held.values.reduce(0, +), operations: counts.values.reduce(0, +), offline: monitor.offline,

@@ -56,7 +56,9 @@ extension SyncOperationQueue {
             let table = store.tables[operation.table]
             let first = try Row.fetchOne(
                 db.cachedStatement(
-                    sql: "SELECT \(Self.columns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id LIMIT 1"),
+                    sql:
+                        "SELECT \(Self.columns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id LIMIT 1"
+                ),
                 arguments: [operation.table, operation.itemId]
             ).map(Self.operation)
             return QueuePage.Entry(
