@@ -125,7 +125,10 @@ struct DemoCommand: AsyncParsableCommand {
               service    \(service.url)/\(twoUsers ? "tables/todoitem  (signed-in users only)" : "service  (the table service's own page)")
             \(twoUsers
                 ? "Device A is signed in as alice, B as bob: each syncs only their own todos."
-                : "Press Sync on both devices, edit the same todo differently on each, sync A, then sync B.")
+                : "Edit the same todo differently on A and B, sync A, then sync B: B shows the conflict.")
+            \(autoSync == 0
+                ? "Auto-sync is off: press Sync."
+                : "Each device also syncs by itself every \(autoSync) s and a few seconds after an edit (--auto-sync 0 turns it off).")
             Ctrl-C stops the demo.
             """)
         // The devices stop first, then the service they sync with.
