@@ -125,7 +125,26 @@ import Testing
         let refused = SyncError.stopped(.notAuthorized(status: .unauthorized, message: "expired"))
         #expect(AutoSyncSchedule.Outcome(refused) == .unauthorized(refused.description))
         let down = SyncError.stopped(.unreachable("connection refused"))
-        #expect(AutoSyncSchedule.Outcome(down) == .failure(down.description))
+        #expect(AutoSyncSchedule.Outcome(down) == .unreachable(down.description))
+        #expect(
+            AutoSyncSchedule.Outcome(.stopped(.stalled(seconds: 30)))
+                == .unreachable(SyncError.stopped(.stalled(seconds: 30)).description))
+        let failing = SyncError.stopped(.serverError(status: .internalServerError, message: "boom"))
+        #expect(AutoSyncSchedule.Outcome(failing) == .failure(failing.description))
+    }
+
+    @Test func afterNoAnswerItAsksWhetherTheServiceIsBackAndSyncsAtOnceWhenItIs() {
+        let (down, _) = syncing().decide(.syncFinished(.unreachable("refused")), seen: seen(), jitter: 1)
+        #expect(down.wantsProbe && down.nextAttemptAt == start.addingTimeInterval(2))
+        let (still, no) = down.decide(.probed(answered: false), seen: seen(1), jitter: 1)
+        #expect(!no && still.wantsProbe && still.nextAttemptAt == down.nextAttemptAt)
+        let (back, go) = down.decide(.probed(answered: true), seen: seen(1), jitter: 1)
+        #expect(go && back.syncing && !back.wantsProbe, "before the backoff's end")
+        // After an error answer the service is reachable: only the backoff decides (no extra requests).
+        let (failing, _) = syncing().decide(.syncFinished(.failure("HTTP 500")), seen: seen(), jitter: 1)
+        #expect(!failing.wantsProbe)
+        let (ignored, goIgnored) = failing.decide(.probed(answered: true), seen: seen(1), jitter: 1)
+        #expect(!goIgnored && ignored.nextAttemptAt == failing.nextAttemptAt)
     }
 
     @Test func theStatusSaysWhenTheNextTryIs() {

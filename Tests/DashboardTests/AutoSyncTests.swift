@@ -12,7 +12,8 @@ import Testing
 /// meanwhile; a refused sign-in stops it until the token changes; offline mode pauses it.
 @Suite(.timeLimit(.minutes(2))) struct AutoSyncTests {
     /// Short waits, and the whole backoff ceiling each time, so that the waits are seen to grow.
-    static let quick = AutoSyncSchedule.Timing(backoffBase: 0.2, backoffCap: 5, debounce: 0.05, fixedJitter: 1)
+    static let quick = AutoSyncSchedule.Timing(
+        backoffBase: 0.2, backoffCap: 5, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
 
     /// Waits (polling, with a deadline) until `condition` holds for the dashboard's auto-sync status.
     func waitFor(
@@ -76,6 +77,33 @@ import Testing
         for (index, entry) in log.enumerated() {
             #expect(["auto", "manual"].contains(entry) == (index % 2 == 0), "starts and ends alternate: \(log)")
         }
+        await harness.stop()
+        await restarted.stop()
+    }
+
+    @Test func aServiceThatAnswersAgainIsSyncedWithAtOnceNotAtTheEndOfTheBackoff() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.sqlite(in: folder)
+        let harness = try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.autoSyncTiming = AutoSyncSchedule.Timing(
+                backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 0.05, fixedJitter: 1)
+        }
+        let context = harness.dashboard.context
+        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+        await service.stop()
+        try context.table("todoitem").insert(["id": "while-down", "text": "queued"])
+        let down = try await waitFor(harness, "a failure") { $0.consecutiveFailures >= 1 }
+        let backoffEnd = try #require(down.nextAttemptAt)
+
+        let restarted = try await service.restarted()
+        _ = try await waitFor(harness, "the queue drained") { status in
+            try status.consecutiveFailures == 0 && context.status().pending == 0
+        }
+        #expect(Date() < backoffEnd, "synced because the service answered, an hour before the backoff's end")
+        #expect(try await restarted.rest.get("todoitem", "while-down") != nil)
+        let asked = try context.exchanges().exchanges.filter { $0.purpose == .reachability(table: "todoitem") }
+        #expect(!asked.isEmpty && asked.allSatisfy { $0.target == "/tables/todoitem?$top=0" })
         await harness.stop()
         await restarted.stop()
     }

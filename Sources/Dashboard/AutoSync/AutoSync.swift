@@ -11,6 +11,8 @@ final class AutoSync: Sendable {
         var schedule = AutoSyncSchedule()
         /// Sleeps until the next attempt, then ticks.
         var timer: Task<Void, Never>?
+        /// Asks whether the service answers again (see ``AutoSyncSchedule/wantsProbe``).
+        var probe: Task<Void, Never>?
         var stopped = false
     }
 
@@ -61,15 +63,12 @@ final class AutoSync: Sendable {
 
     /// Stops the timer and the listening; no sync starts afterwards.
     func stop() {
-        let (timer, watcher) = (
-            driver.withLock { driver -> Task<Void, Never>? in
-                driver.stopped = true
-                defer { driver.timer = nil }
-                return driver.timer
-            }, changes.withLock { $0 }
-        )
-        timer?.cancel()
-        watcher?.cancel()
+        let tasks = driver.withLock { driver -> [Task<Void, Never>?] in
+            driver.stopped = true
+            defer { (driver.timer, driver.probe) = (nil, nil) }
+            return [driver.timer, driver.probe]
+        }
+        for task in tasks + [changes.withLock { $0 }] { task?.cancel() }
     }
 
     /// What `/api/status` and the header show.
@@ -89,6 +88,16 @@ final class AutoSync: Sendable {
                     let wait = max(0, due.timeIntervalSinceNow)
                     guard (try? await Task.sleep(for: .seconds(wait))) != nil else { return }
                     self?.apply(.tick)
+                }
+            }
+            if case .probed = input { driver.probe = nil }
+            if schedule.wantsProbe, driver.probe == nil {
+                let (context, every) = (context, timing.probeEvery)
+                driver.probe = Task { [weak self] in
+                    guard (try? await Task.sleep(for: .seconds(every))) != nil else { return }
+                    let answered = await context.remoteAnswers()
+                    guard !Task.isCancelled else { return }
+                    self?.apply(.probed(answered: answered))
                 }
             }
             return (start, schedule.nextAttemptAt)

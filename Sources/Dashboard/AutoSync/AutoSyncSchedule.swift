@@ -12,7 +12,9 @@ import SyncClient
 /// ```
 ///
 /// Failures back off exponentially with full jitter: the n-th waits a random time up to
-/// `min(cap, base · 2^(n-1))`. A success or a Sync now (a sync a person started) resets them.
+/// `min(cap, base · 2^(n-1))`. A success or a Sync now (a sync a person started) resets them. While
+/// it backs off after the service was unreachable, it asks every few seconds whether the service
+/// answers again (``wantsProbe``), and syncs as soon as it does.
 struct AutoSyncSchedule: Sendable, Equatable {
     /// Why auto-sync waits for something other than time.
     enum Pause: Sendable, Equatable {
@@ -33,7 +35,9 @@ struct AutoSyncSchedule: Sendable, Equatable {
     /// How a sync ended, as auto-sync tells outcomes apart.
     enum Outcome: Sendable, Equatable {
         case success
-        /// It could not finish: unreachable, a deadline, a server error... (the message says which).
+        /// No answer came: the service was unreachable, or stalled past a deadline.
+        case unreachable(String)
+        /// It could not finish otherwise: a server error, a broken answer... (the message says which).
         case failure(String)
         /// The service refused the credentials.
         case unauthorized(String)
@@ -46,6 +50,8 @@ struct AutoSyncSchedule: Sendable, Equatable {
             case nil: self = .success
             case .stopped(.notAuthorized)?: self = .unauthorized(error?.description ?? "")
             case .stopped(.offline)?, .stopped(.cancelled)?: self = .skipped
+            case .stopped(.unreachable)?, .stopped(.timedOut)?, .stopped(.stalled)?, .stopped(.tooSlow)?:
+                self = .unreachable(error?.description ?? "")
             case let error?: self = .failure(error.description)
             }
         }
@@ -62,6 +68,8 @@ struct AutoSyncSchedule: Sendable, Equatable {
         /// A sync started; `manual` when a person started it (Sync now).
         case syncStarted(manual: Bool)
         case syncFinished(Outcome)
+        /// A reachability probe (see ``wantsProbe``) ended: the service answered, or still not.
+        case probed(answered: Bool)
     }
 
     /// The delays, in seconds.
@@ -72,6 +80,9 @@ struct AutoSyncSchedule: Sendable, Equatable {
         var backoffCap: TimeInterval = 300
         /// How long after a local change the sync starts (more changes in the meantime join it).
         var debounce: TimeInterval = 3
+        /// While it backs off after the service was unreachable, how often it asks whether the
+        /// service answers again (one small request; a sync follows at once when it does).
+        var probeEvery: TimeInterval = 5
         /// The share of the backoff ceiling waited; nil: a random one each time (full jitter).
         /// Tests fix it to see the waits grow.
         var fixedJitter: Double?
@@ -86,6 +97,15 @@ struct AutoSyncSchedule: Sendable, Equatable {
     var pause: Pause?
     /// A sync runs now (auto-sync's or a person's).
     var syncing = false
+    /// The last failure was that no answer came (not an error answer).
+    var lastFailureUnreachable = false
+
+    /// Whether to ask every ``Timing/probeEvery`` if the service answers again: while backing off
+    /// after it was unreachable. (After an error answer it is reachable: only the backoff decides,
+    /// so that a failing service is not asked more often.)
+    var wantsProbe: Bool {
+        interval != nil && pause == nil && !syncing && consecutiveFailures > 0 && lastFailureUnreachable
+    }
 
     /// The longest wait after the `failures`-th failure in a row.
     static func backoffCeiling(failures: Int, timing: Timing) -> TimeInterval {
@@ -112,6 +132,11 @@ struct AutoSyncSchedule: Sendable, Equatable {
             return next.liftPause(seen)
         case .tick:
             return next.liftPause(seen)
+        case .probed(let answered):
+            guard answered, next.wantsProbe else { return next.liftPause(seen) }
+            // Back: sync now rather than at the end of the backoff.
+            next.nextAttemptAt = seen.now
+            return next.liftPause(seen)
         case .localChange:
             guard next.interval != nil, next.pause == nil, !next.syncing, next.consecutiveFailures == 0 else {
                 return (next, false)
@@ -134,12 +159,19 @@ struct AutoSyncSchedule: Sendable, Equatable {
                 next.consecutiveFailures = 0
                 next.lastError = nil
                 next.pause = nil
+                next.lastFailureUnreachable = false
+            case .unreachable(let message):
+                next.consecutiveFailures += 1
+                next.lastError = message
+                next.lastFailureUnreachable = true
             case .failure(let message):
                 next.consecutiveFailures += 1
                 next.lastError = message
+                next.lastFailureUnreachable = false
             case .unauthorized(let message):
                 next.consecutiveFailures += 1
                 next.lastError = message
+                next.lastFailureUnreachable = false
                 next.pause = .unauthorized(token: seen.token)
             case .skipped:
                 break
