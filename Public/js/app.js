@@ -13,6 +13,9 @@
   var form = bar.querySelector("[data-sync-form]");
   var cancelForm = bar.querySelector("[data-cancel-form]");
   var running = button && button.disabled;
+  // Reload when a sync this page started ends (its result waits as a message), never for one
+  // auto-sync started in the background: that would throw away what the person is typing.
+  var awaitingResult = false;
   var timer = null;
 
   function field(name) { return bar.querySelector('[data-field="' + name + '"]'); }
@@ -24,6 +27,7 @@
     setText("conflictsWord", status.conflictsWord);
     setText("refused", status.refused);
     setText("progress", status.progress || "");
+    setText("autoSyncLabel", status.autoSyncLabel || "");
     setText("stateLabel", status.stateLabel);
     var pending = field("pendingLink"), conflicts = field("conflictsLink"), refused = field("refusedLink");
     var state = field("state");
@@ -36,7 +40,7 @@
       button.textContent = status.running ? "Syncing…" : "Sync";
     }
     if (cancelForm) cancelForm.hidden = !status.running;
-    if (running && !status.running) {
+    if (awaitingResult && !status.running) {
       // The result is waiting as a message on the next page: show it with fresh data.
       window.location.reload();
       return;
@@ -64,7 +68,7 @@
       var body = new URLSearchParams(new FormData(form));
       fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual",
                            headers: { "X-Requested-With": "fetch" } })
-        .then(function () { running = true; if (cancelForm) cancelForm.hidden = false; schedule(200); })
+        .then(function () { running = true; awaitingResult = true; if (cancelForm) cancelForm.hidden = false; schedule(200); })
         .catch(function () { form.submit(); });
     });
   }

@@ -49,6 +49,8 @@ struct APIController: Sendable {
         var tables: [String]?
         /// The table protocol: "auto", "v2" or "v3".
         var `protocol`: String?
+        /// Seconds between automatic syncs (5 to 86,400); 0 turns auto-sync off.
+        var autoSyncInterval: Int?
     }
 
     /// The 409 answer to a switch refused while changes are queued.
@@ -122,7 +124,9 @@ struct APIController: Sendable {
     private var table: SyncTable { environment.todos }
 
     private func status() throws -> Response {
-        let header = HeaderView.read(context: environment.context, sync: environment.sync, servicePage: nil)
+        let header = HeaderView.read(
+            context: environment.context, sync: environment.sync, autoSync: environment.autoSync?.status,
+            servicePage: nil)
         return Self.json(StatusAnswer(header: header, csrfToken: csrfToken))
     }
 
@@ -278,6 +282,8 @@ struct APIController: Sendable {
         /// The protocol setting ("auto", "v2", "v3"), and the one spoken (nil: not found out yet).
         var `protocol`: ProtocolChoice
         var spoken: TableProtocol?
+        /// Seconds between automatic syncs; 0 when auto-sync is off.
+        var autoSyncInterval: Int
     }
 
     private func savedSettings() throws -> Response {
@@ -288,7 +294,8 @@ struct APIController: Sendable {
                 remote: settings.remoteURL, pageSize: settings.pageSize,
                 pushWindow: settings.pushWindow ?? SyncConfiguration.defaultPushWindow, offline: context.isOffline,
                 tables: try storeCall { () throws(SyncError) in try context.syncedTables() },
-                protocol: context.protocolChoice, spoken: context.tableProtocol))
+                protocol: context.protocolChoice, spoken: context.tableProtocol,
+                autoSyncInterval: settings.autoSyncInterval.map { Int($0) } ?? 0))
     }
 
     private func settings(_ request: Request) async throws -> Response {
@@ -302,6 +309,13 @@ struct APIController: Sendable {
                 throw HTTPError(.unprocessableContent, "protocol must be \"auto\", \"v2\" or \"v3\".")
             }
             return choice
+        }
+        var autoSyncInterval: Double??
+        if let seconds = payload.autoSyncInterval {
+            switch SettingsController.autoSyncInterval(String(seconds)) {
+            case .success(let interval): autoSyncInterval = .some(interval)
+            case .failure(let error): throw HTTPError(.unprocessableContent, "autoSyncInterval: " + error.message)
+            }
         }
         if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
             throw HTTPError(.unprocessableContent, "pageSize must be from 1 to 1000.")
@@ -357,6 +371,13 @@ struct APIController: Sendable {
         if let offline = payload.offline {
             let context = environment.context
             try storeCall { () throws(SyncError) in try context.setOffline(offline) }
+            environment.autoSync?.nudge()
+        }
+        if let autoSyncInterval {
+            var settings = environment.settings.settings
+            settings.autoSyncInterval = autoSyncInterval
+            try environment.settings.save(settings)
+            environment.autoSync?.setInterval(autoSyncInterval)
         }
         if let protocolChoice {
             var settings = environment.settings.settings

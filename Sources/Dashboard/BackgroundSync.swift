@@ -27,6 +27,13 @@ final class BackgroundSync: Sendable {
         var task: Task<Void, Never>?
     }
 
+    /// What an observer (auto-sync) hears: a sync, push or pull started (by auto-sync, or by a
+    /// person), or ended (with its error; nil for a success). Verify is not told: it only reads.
+    enum Event: Sendable {
+        case started(automatic: Bool)
+        case finished(SyncError?)
+    }
+
     private let context: SyncContext
     private let sessions: Sessions
     private let pageSize: @Sendable () -> Int
@@ -37,6 +44,7 @@ final class BackgroundSync: Sendable {
     private let running = Mutex<Running?>(nil)
     private let lastMessage = Mutex<Flash?>(nil)
     private let lastVerify = Mutex<VerifyOutcome?>(nil)
+    private let observers = Mutex<[@Sendable (Event) -> Void]>([])
     /// What each remote did when last asked, by address.
     private let contacts = Mutex<[String: RemoteState.Contact]>([:])
 
@@ -77,9 +85,19 @@ final class BackgroundSync: Sendable {
     /// The kind of work running now, if any.
     var runningKind: Kind? { running.withLock { $0?.kind } }
 
-    /// Starts `kind` for the browser `session`; returns false when it joined work already running.
+    /// Tells `observer` of every sync, push and pull from now on (see ``Event``).
+    func observe(_ observer: @escaping @Sendable (Event) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func tell(_ event: Event) {
+        for observer in observers.withLock({ $0 }) { observer(event) }
+    }
+
+    /// Starts `kind` for the browser `session` (nil: for nobody's page, as auto-sync does, then
+    /// `automatic`); returns false when it joined work already running.
     @discardableResult
-    func start(_ kind: Kind, session: String?) -> Bool {
+    func start(_ kind: Kind, session: String?, automatic: Bool = false) -> Bool {
         guard !neverSyncs else { return false }
         let started = running.withLock { current -> Bool in
             if current != nil {
@@ -88,7 +106,7 @@ final class BackgroundSync: Sendable {
             }
             current = Running(kind: kind, sessions: session.map { [$0] } ?? [])
             // Under the lock: the task clears `current` when it ends, which waits for this.
-            current?.task = Task { await self.run(kind) }
+            current?.task = Task { await self.run(kind, automatic: automatic) }
             return true
         }
         return started
@@ -108,16 +126,20 @@ final class BackgroundSync: Sendable {
         while let task = running.withLock({ $0?.task }) { await task.value }
     }
 
-    private func run(_ kind: Kind) async {
+    private func run(_ kind: Kind, automatic: Bool) async {
+        // Told here, so that an observer hears of the start before the end.
+        if kind != .verify { tell(.started(automatic: automatic)) }
         let before = context.lastSync
         let started = ContinuousClock.now
-        let (outcome, result) = await perform(kind)
+        let (outcome, result, error) = await perform(kind)
         // Verify only reads: it is no sync, push or pull (the `kind` label's vocabulary).
         if kind != .verify { metrics.recordSync(kind: kind, outcome: result, duration: ContinuousClock.now - started) }
         if let remote = context.remoteURL, let last = context.lastSync, last != before {
             contacts.withLock { $0[remote] = RemoteState.record(last, after: $0[remote]) }
         }
         lastMessage.withLock { $0 = outcome }
+        // Before the work is over for everyone: an observer hears of this end before the next start.
+        if kind != .verify { tell(.finished(error)) }
         let waiting = running.withLock { current -> Set<String> in
             defer { current = nil }
             return current?.sessions ?? []
@@ -125,15 +147,15 @@ final class BackgroundSync: Sendable {
         for session in waiting { sessions.flash(session: session, outcome) }
     }
 
-    private func perform(_ kind: Kind) async -> (Flash, DashboardMetrics.SyncOutcome) {
+    private func perform(_ kind: Kind) async -> (Flash, DashboardMetrics.SyncOutcome, SyncError?) {
         do {
             switch kind {
             case .verify:
-                return (try await verify(), .success)
+                return (try await verify(), .success, nil)
             case .push:
                 let result = try await context.push()
                 metrics.recordPush(result)
-                return (Self.describe(push: result), .success)
+                return (Self.describe(push: result), .success, nil)
             case .pull, .sync:
                 // Pull pushes first when changes are pending, so Sync is one pull per synced table,
                 // each with its own incremental pull (delta token).
@@ -171,13 +193,18 @@ final class BackgroundSync: Sendable {
                     kind = .warning
                 }
                 let text = parts.joined(separator: "; ")
-                return (Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + "."), .success)
+                return (
+                    Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + "."), .success, nil
+                )
             }
         } catch let error as SyncError {
-            return (Self.describe(error), DashboardMetrics.SyncOutcome(error))
+            return (Self.describe(error), DashboardMetrics.SyncOutcome(error), error)
         } catch {
             logger.error("\(kind.verb) failed: \(error)")
-            return (Flash(kind: .error, message: "\(kind.verb) failed: \(error)"), .failure)
+            return (
+                Flash(kind: .error, message: "\(kind.verb) failed: \(error)"), .failure,
+                .badResponse(String(describing: error))
+            )
         }
     }
 

@@ -31,6 +31,7 @@ public final class Dashboard: Sendable {
     public let server: HTTPServer
     public let context: SyncContext
     let sync: BackgroundSync
+    let autoSync: AutoSync?
     let doctorRuns: DoctorRuns
     /// What `/metrics` shows; auto-sync sets ``DashboardMetrics/nextAttempt``.
     public let metrics: DashboardMetrics
@@ -39,12 +40,13 @@ public final class Dashboard: Sendable {
     public var url: String { server.url }
 
     private init(
-        server: HTTPServer, context: SyncContext, sync: BackgroundSync, doctorRuns: DoctorRuns,
+        server: HTTPServer, context: SyncContext, sync: BackgroundSync, autoSync: AutoSync?, doctorRuns: DoctorRuns,
         metrics: DashboardMetrics
     ) {
         self.server = server
         self.context = context
         self.sync = sync
+        self.autoSync = autoSync
         self.doctorRuns = doctorRuns
         self.metrics = metrics
     }
@@ -65,10 +67,12 @@ public final class Dashboard: Sendable {
         let settings = SettingsFile(folder: configuration.dataDirectory)
         if configuration.pushWindow.map({ $0 != settings.settings.pushWindow }) == true
             || configuration.tableProtocol.map({ $0 != settings.settings.tableProtocol }) == true
+            || configuration.autoSyncInterval.map({ $0 != settings.settings.autoSyncInterval }) == true
         {
             var saved = settings.settings
             saved.pushWindow = configuration.pushWindow ?? saved.pushWindow
             saved.tableProtocol = configuration.tableProtocol ?? saved.tableProtocol
+            saved.autoSyncInterval = configuration.autoSyncInterval ?? saved.autoSyncInterval
             try settings.save(saved)
         }
         let context = try SyncContext(
@@ -85,6 +89,9 @@ public final class Dashboard: Sendable {
         ) {
             settings.settings.pageSize
         }
+        let autoSync =
+            configuration.isReadOnlyBundle
+            ? nil : AutoSync(sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming)
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
         // Known once the server is bound (port 0 picks the port then).
         let address = Mutex<String?>(nil)
@@ -94,12 +101,13 @@ public final class Dashboard: Sendable {
             templates: templates, csrfToken: csrf.token, sessions: sessions, deviceName: configuration.deviceName
         ) {
             HeaderView.read(
-                context: context, sync: sync,
+                context: context, sync: sync, autoSync: autoSync?.status,
                 servicePage: configuration.servicePageURL
                     ?? servicePagePath.flatMap { path in embedded().map { $0 + path } })
         }
         let environment = DashboardEnvironment(
-            context: context, renderer: renderer, sessions: sessions, sync: sync, settings: settings,
+            context: context, renderer: renderer, sessions: sessions, sync: sync, autoSync: autoSync,
+            settings: settings,
             todoRows: FragmentCache(templates: templates, template: "partials/todo-row"),
             embeddedURL: embedded)
 
@@ -145,11 +153,12 @@ public final class Dashboard: Sendable {
         )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
         let dashboard = Dashboard(
-            server: server, context: context, sync: sync, doctorRuns: doctorRuns, metrics: metrics)
+            server: server, context: context, sync: sync, autoSync: autoSync, doctorRuns: doctorRuns, metrics: metrics)
         // An opened bundle keeps the remote it was made with (shown, never contacted).
         if configuration.isReadOnlyBundle { return dashboard }
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)
         if let token = configuration.authToken { try await context.setAuthToken(token) }
+        autoSync?.start(interval: settings.settings.autoSyncInterval)
         return dashboard
     }
 
@@ -186,6 +195,7 @@ public final class Dashboard: Sendable {
 
     /// Cancels background work and waits for it to stop, stops the server and closes the store.
     public func stop() async {
+        autoSync?.stop()
         doctorRuns.cancelAll()
         await sync.cancel()
         await sync.waitUntilIdle()

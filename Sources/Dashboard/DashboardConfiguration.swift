@@ -46,6 +46,11 @@ public struct DashboardConfiguration: Sendable {
     /// GET, HEAD and OPTIONS gets 403, the remote and settings are left as the bundle has them,
     /// and nothing ever syncs.
     public var isReadOnlyBundle = false
+    /// Seconds between automatic syncs (`--auto-sync`; 0: off), saved in the settings; nil keeps the
+    /// saved one (off at first). See ``AutoSync``.
+    public var autoSyncInterval: Double?
+    /// Auto-sync's backoff and debounce (tests shorten them).
+    var autoSyncTiming = AutoSyncSchedule.Timing()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,

@@ -9,6 +9,8 @@ struct DashboardEnvironment: Sendable {
     let renderer: PageRenderer
     let sessions: Sessions
     let sync: BackgroundSync
+    /// Syncs by itself (nil in an opened support bundle, which never syncs).
+    let autoSync: AutoSync?
     let settings: SettingsFile
     /// The todo list's rendered rows, by what they show.
     let todoRows: FragmentCache<TodoRow>

@@ -14,6 +14,8 @@ struct DashboardSettings: Codable, Sendable, Equatable {
     var pushWindow: Int?
     /// nil: `auto` (see ``SyncConfiguration/tableProtocol``).
     var tableProtocol: ProtocolChoice?
+    /// Seconds between automatic syncs; nil or 0: off (see ``AutoSync``).
+    var autoSyncInterval: Double?
 
     static let fileName = "settings.json"
 }

@@ -3,8 +3,8 @@ import HTTPServer
 import HTTPTypes
 import SyncClient
 
-/// `/settings`: remote address, application key, sign-in token, pull page size, push window and
-/// offline mode.
+/// `/settings`: remote address, application key, sign-in token, pull page size, push window,
+/// auto-sync and offline mode.
 struct SettingsController: Sendable {
     let environment: DashboardEnvironment
 
@@ -14,6 +14,8 @@ struct SettingsController: Sendable {
         var key: String
         var pageSize: String
         var pushWindow: String
+        /// Seconds between automatic syncs; empty or 0: off.
+        var autoSync: String
         var offline: Bool
         /// The saved token as it may be shown (never the token itself); nil when none is set.
         var tokenHint: String?
@@ -21,7 +23,24 @@ struct SettingsController: Sendable {
         var keyError: String?
         var pageSizeError: String?
         var pushWindowError: String?
+        var autoSyncError: String?
         var tokenError: String?
+    }
+
+    /// The shortest and longest interval auto-sync takes, in seconds.
+    static let autoSyncRange = 5...86_400
+
+    /// The interval typed: nil for off (empty or 0), else seconds in ``autoSyncRange``; throws the
+    /// message to show when it is neither.
+    static func autoSyncInterval(_ text: String) -> Result<Double?, AutoSyncIntervalError> {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        if text.isEmpty || text == "0" { return .success(nil) }
+        guard let seconds = Int(text), autoSyncRange.contains(seconds) else { return .failure(.init()) }
+        return .success(Double(seconds))
+    }
+
+    struct AutoSyncIntervalError: Error {
+        var message = "Use a whole number of seconds from 5 to 86400, or 0 to turn auto-sync off."
     }
 
     func addRoutes(to router: inout Router) {
@@ -61,6 +80,7 @@ struct SettingsController: Sendable {
             remote: settings.remoteURL ?? "", key: settings.applicationKey ?? "",
             pageSize: String(settings.pageSize),
             pushWindow: String(settings.pushWindow ?? SyncConfiguration.defaultPushWindow),
+            autoSync: settings.autoSyncInterval.map { String(Int($0)) } ?? "0",
             offline: environment.context.isOffline,
             tokenHint: environment.context.authTokenHint?.description)
     }
@@ -87,6 +107,9 @@ struct SettingsController: Sendable {
             remote: (fields["remote"] ?? "").trimmingCharacters(in: .whitespaces),
             key: fields["key"] ?? "", pageSize: (fields["pageSize"] ?? "50").trimmingCharacters(in: .whitespaces),
             pushWindow: (fields["pushWindow"] ?? String(environment.settings.settings.pushWindow ?? 16))
+                .trimmingCharacters(in: .whitespaces),
+            autoSync: (fields["autoSync"] ?? environment.settings.settings.autoSyncInterval.map { String(Int($0)) }
+                ?? "0")
                 .trimmingCharacters(in: .whitespaces),
             offline: fields["offline"] == "true", tokenHint: environment.context.authTokenHint?.description)
         // An empty field keeps the saved token; "sign out" removes it.
@@ -127,8 +150,13 @@ struct SettingsController: Sendable {
         if pushWindow == nil {
             form.pushWindowError = "Use a whole number from 1 to \(SyncConfiguration.maximumPushWindow)."
         }
+        var autoSyncInterval: Double?
+        switch Self.autoSyncInterval(form.autoSync) {
+        case .success(let interval): autoSyncInterval = interval
+        case .failure(let error): form.autoSyncError = error.message
+        }
         if form.remoteError != nil || form.keyError != nil || form.pageSizeError != nil || form.pushWindowError != nil
-            || form.tokenError != nil
+            || form.tokenError != nil || form.autoSyncError != nil
         {
             return show(request, form: form, status: .unprocessableContent)
         }
@@ -145,7 +173,9 @@ struct SettingsController: Sendable {
         var settings = environment.settings.settings
         settings.pageSize = pageSize!
         settings.pushWindow = pushWindow!
+        settings.autoSyncInterval = autoSyncInterval
         try environment.settings.save(settings)
+        environment.autoSync?.setInterval(autoSyncInterval)
         await environment.context.setPushWindow(pushWindow!)
         if signOut {
             try await environment.context.setAuthToken(nil)
@@ -153,6 +183,8 @@ struct SettingsController: Sendable {
             try await environment.context.setAuthToken(token)
         }
         try environment.context.setOffline(form.offline)
+        // Back online, or another token: auto-sync looks again now rather than at its next tick.
+        environment.autoSync?.nudge()
         var message = "Settings saved."
         if case .switched(let report) = change { message += " " + report.summary }
         if form.offline { message += " Offline mode is on: edits are kept here until you turn it off." }

@@ -61,6 +61,25 @@ struct PushWindowOption: ParsableArguments {
     }
 }
 
+/// `--auto-sync`, on the dashboard and the demo.
+struct AutoSyncOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Sync by itself every this many seconds (5 to 86400; 0 turns it off), a few seconds after each "
+                + "change, and after failures with a growing backoff (2 s up to 5 min). Saved in the settings.",
+            valueName: "seconds"))
+    var autoSync: Int?
+
+    func validate() throws {
+        if let autoSync, autoSync != 0, !(5...86_400).contains(autoSync) {
+            throw ValidationError("--auto-sync must be from 5 to 86400 seconds, or 0 for off, not \(autoSync).")
+        }
+    }
+
+    /// The interval for the configuration: nil keeps the saved one, 0 turns it off.
+    var interval: Double? { autoSync.map(Double.init) }
+}
+
 extension ProtocolChoice: ExpressibleByArgument {}
 
 /// `--protocol`, on the dashboard and the scripting client.

@@ -36,6 +36,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
     @OptionGroup var tableProtocol: ProtocolOption
+    @OptionGroup var autoSync: AutoSyncOption
 
     @Option(
         name: .customLong("table"),
@@ -65,7 +66,8 @@ struct DashboardCommand: AsyncParsableCommand {
             remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
-            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice
+            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
+            autoSyncInterval: autoSync.interval
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -102,13 +104,15 @@ struct DashboardLauncher {
     var pushWindow: Int?
     var tables: [String]?
     var tableProtocol: ProtocolChoice?
+    var autoSyncInterval: Double?
 
     func start() async throws -> Dashboard {
-        let configuration = DashboardConfiguration(
+        var configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir), resources: resources,
             remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
             servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
             onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables, tableProtocol: tableProtocol)
+        configuration.autoSyncInterval = autoSyncInterval
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

@@ -38,6 +38,13 @@ struct DemoCommand: AsyncParsableCommand {
             """)
     var twoUsers = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Each device syncs by itself every this many seconds (5 to 86400), and a few seconds after each "
+                + "change; 0 turns it off.",
+            valueName: "seconds"))
+    var autoSync = 30
+
     @OptionGroup var allowedHosts: AllowedHostOptions
     @OptionGroup var resources: ResourceOptions
 
@@ -66,6 +73,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...65533).contains(port) else { throw ValidationError("--port must be between 1 and 65533.") }
+        guard autoSync == 0 || (5...86_400).contains(autoSync) else {
+            throw ValidationError("--auto-sync must be from 5 to 86400 seconds, or 0 for off, not \(autoSync).")
+        }
     }
 
     func run() async throws {
@@ -103,7 +113,8 @@ struct DemoCommand: AsyncParsableCommand {
                 dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
                 remote: remote, appKey: nil, deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
                 verbose: false, servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
-                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "", tables: Self.tables)
+                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "", tables: Self.tables,
+                autoSyncInterval: Double(autoSync))
             devices.append(try await launcher.start())
         }
         announce(
@@ -114,7 +125,10 @@ struct DemoCommand: AsyncParsableCommand {
               service    \(service.url)/\(twoUsers ? "tables/todoitem  (signed-in users only)" : "service  (the table service's own page)")
             \(twoUsers
                 ? "Device A is signed in as alice, B as bob: each syncs only their own todos."
-                : "Press Sync on both devices, edit the same todo differently on each, sync A, then sync B.")
+                : "Edit the same todo differently on A and B, sync A, then sync B: B shows the conflict.")
+            \(autoSync == 0
+                ? "Auto-sync is off: press Sync."
+                : "Each device also syncs by itself every \(autoSync) s and a few seconds after an edit (--auto-sync 0 turns it off).")
             Ctrl-C stops the demo.
             """)
         // The devices stop first, then the service they sync with.

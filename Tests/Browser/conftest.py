@@ -68,7 +68,8 @@ def demo():
     folder = tempfile.mkdtemp(prefix="todosync-demo-")
     port = free_port_block()
     process = subprocess.Popen(
-        [BIN, "demo", "--port", str(port), "--data-dir", folder],
+        # Auto-sync off: the tutorial's flows press Sync themselves and count what it pushed.
+        [BIN, "demo", "--port", str(port), "--data-dir", folder, "--auto-sync", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     urls = {}
     deadline = time.time() + 30

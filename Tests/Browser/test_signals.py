@@ -120,3 +120,20 @@ def test_demo_stops_on_sigterm():
     code, seconds = stop(process, signal.SIGTERM)
     assert code == 0
     assert seconds < 5
+
+
+def test_dashboard_with_auto_sync_stops_on_sigterm_while_its_sync_waits_for_a_silent_service():
+    from test_doctor import FakeService
+    silent = FakeService(lying=False)
+    folder = tempfile.mkdtemp(prefix="todosync-autosync-signals-")
+    try:
+        process, base = start(["dashboard", "--port", "0", "--data-dir", folder, "--remote", silent.url,
+                               "--auto-sync", "5"], r"(http://127\.0\.0\.1:\d+)")
+        assert silent.arrived.wait(30), "auto-sync syncs at start"
+        status = json.load(urllib.request.urlopen(base + "/api/status", timeout=10))
+        assert status["running"] and status["autoSync"]["enabled"] and status["autoSync"]["interval"] == 5
+        code, seconds = stop(process, signal.SIGTERM)
+        assert code == 0
+        assert seconds < 5
+    finally:
+        silent.stop()

@@ -69,6 +69,27 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
         try await expectConverged(context, harness)
     }
 
+    @Test func aRetryAfterALostAnswerSendsOnlyTheUsersChangesNotStaleColumns() async throws {
+        let (harness, context) = try await seeded()
+        defer { harness.stopInBackground() }
+        let table = context.table("todoitem")
+        try table.update(["id": "s0", "text": "first"])
+        // The PATCH lands, its answer is lost; meanwhile another device changes another column.
+        harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
+        await #expect(throws: SyncError.self) { _ = try await context.push() }
+        let version = try #require(try await harness.serviceRows()["s0"]?["version"]?.stringValue)
+        _ = try await harness.service.rest.send(
+            .patch, "/tables/todoitem/s0", body: ["complete": true], ifMatch: version)
+        try table.update(["id": "s0", "text": "second"])
+        harness.proxy.setPlan(.passThrough)
+        #expect(try await context.push().conflicts.isEmpty)
+        let server = try #require(try await harness.serviceRows()["s0"])
+        #expect(server["text"] == "second")
+        #expect(server["complete"] == true, "the other device's edit is kept, not overwritten by the stale copy")
+        try await context.table("todoitem").pull(queryId: "all")
+        try await expectConverged(context, harness)
+    }
+
     @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
         let (harness, context) = try await seeded()
         defer { harness.stopInBackground() }

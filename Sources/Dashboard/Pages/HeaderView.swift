@@ -38,11 +38,18 @@ struct HeaderView: Encodable, Sendable, Equatable {
     var lastResult: String?
     /// The table protocol spoken with the remote ("v2", "v3"); nil until `auto` has asked it.
     var tableProtocol: String?
+    /// Auto-sync: whether it is on, its interval, the next attempt, failures in a row and the last
+    /// error (nil in an opened support bundle).
+    var autoSync: AutoSyncStatus?
+    /// "next try in 40 s" beside Sync (empty when auto-sync is off).
+    var autoSyncLabel: String
 
     init(
         remote: String, state: RemoteState, counts: SyncStatus?, running: Bool, progress: SyncProgress,
-        offline: Bool, servicePage: String?, lastResult: String?
+        offline: Bool, servicePage: String?, lastResult: String?, autoSync: AutoSyncStatus? = nil
     ) {
+        self.autoSync = autoSync
+        autoSyncLabel = running ? "" : autoSync?.label ?? ""
         self.remote = remote
         remoteLabel = Self.shortLabel(remote)
         self.state = state.word
@@ -63,7 +70,9 @@ struct HeaderView: Encodable, Sendable, Equatable {
     }
 
     /// Reads counts and state; never waits for a running sync.
-    static func read(context: SyncContext, sync: BackgroundSync, servicePage: String?) -> HeaderView {
+    static func read(
+        context: SyncContext, sync: BackgroundSync, autoSync: AutoSyncStatus?, servicePage: String?
+    ) -> HeaderView {
         let remote = context.remoteURL ?? ""
         let running = sync.isRunning
         let state = RemoteState.decide(
@@ -71,7 +80,7 @@ struct HeaderView: Encodable, Sendable, Equatable {
         return HeaderView(
             remote: remote, state: state, counts: try? context.status(), running: running,
             progress: context.progress, offline: context.isOffline, servicePage: servicePage,
-            lastResult: sync.lastResult?.message)
+            lastResult: sync.lastResult?.message, autoSync: autoSync)
     }
 
     /// "Pushing 3/10…", "Pulling 250 of 1,000 rows…" (with the service's total when it gave one).

@@ -11,6 +11,7 @@ extension SyncContext {
         var row = try userValues(item, description)
         let id = try itemId(item) ?? UUID().uuidString.lowercased()
         row[SystemColumn.id] = .string(id)
+        defer { monitor.noteLocalChange() }
         return try write { [store, queue] db in
             if try store.readItem(db, table: description, id: id) != nil {
                 throw SyncError.itemExists(table: table, id: id)
@@ -34,6 +35,7 @@ extension SyncContext {
         let description = try store.description(of: table)
         guard let id = try itemId(item) else { throw .invalidItem("an update needs the item's id") }
         let values = try userValues(item, description)
+        defer { monitor.noteLocalChange() }
         return try write { [store, queue] db in
             let before = try store.readItem(db, table: description, id: id)
             if before == nil, let queued = try queue.queued(db, table: table, itemId: id), queued.kind == .delete {
@@ -50,6 +52,7 @@ extension SyncContext {
     /// Deletes an item locally and queues its delete (the operation keeps a snapshot of the row).
     public nonisolated func delete(id: String, from table: String) throws(SyncError) {
         let description = try store.description(of: table)
+        defer { monitor.noteLocalChange() }
         try write { [store, queue] db in
             guard let before = try store.readItem(db, table: description, id: id) else {
                 throw SyncError.itemNotFound(table: table, id: id)
@@ -58,6 +61,10 @@ extension SyncContext {
             try queue.enqueue(db, kind: .delete, table: table, itemId: id, before: before, after: nil)
         }
     }
+
+    /// One element after each local insert, edit or delete (several in a row may come as one):
+    /// what auto-sync listens to. Ends when the context closes.
+    public nonisolated func localChanges() -> AsyncStream<Void> { monitor.localChanges() }
 
     /// The local row with this id.
     public nonisolated func item(id: String, in table: String) throws(SyncError) -> Item? {

@@ -12,6 +12,7 @@ final class SyncMonitor: Sendable {
         var protocolChoice = ProtocolChoice.v2
         var authTokenHint: AuthTokenHint?
         var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
+        var changeWatchers: [UUID: AsyncStream<Void>.Continuation] = [:]
     }
 
     private let state = Mutex(State())
@@ -69,11 +70,32 @@ final class SyncMonitor: Sendable {
         return stream
     }
 
+    /// Tells every ``localChanges()`` stream that a local change was queued.
+    func noteLocalChange() {
+        let watchers = state.withLock { Array($0.changeWatchers.values) }
+        for watcher in watchers { watcher.yield() }
+    }
+
+    /// One element after each local change (several changes in a row may come as one).
+    func localChanges() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let key = UUID()
+        state.withLock { $0.changeWatchers[key] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.changeWatchers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
     func finishAll() {
-        let watchers = state.withLock { state in
-            defer { state.watchers = [:] }
-            return Array(state.watchers.values)
+        let (watchers, changeWatchers) = state.withLock { state in
+            defer {
+                state.watchers = [:]
+                state.changeWatchers = [:]
+            }
+            return (Array(state.watchers.values), Array(state.changeWatchers.values))
         }
         for watcher in watchers { watcher.finish() }
+        for watcher in changeWatchers { watcher.finish() }
     }
 }

@@ -304,12 +304,25 @@ extension SyncOperationQueue {
         }
     }
 
+    /// The service's item with the user's changes of `row` since `base` (the columns whose value
+    /// differs from it): the local row's other columns are only what the last pull brought, and
+    /// others may have changed them on the service since, so they take the service's values. (Sent
+    /// as changes since the service's item, the stale ones would overwrite those edits.)
+    static func rebased(_ row: Item, from base: Item, onto serverItem: Item) -> Item {
+        var rebased = serverItem
+        for (name, value) in row where !SystemColumn.all.contains(name) && value != (base[name] ?? .null) {
+            rebased[name] = value
+        }
+        return rebased
+    }
+
     private func rebase(_ db: Database, _ id: Int64, over serverItem: Item) throws {
         guard var operation = try operation(db, id: id) else { return }
         switch operation.kind {
         case .insert, .update:
             let table = try store.description(of: operation.table)
             if var row = try store.readItem(db, table: table, id: operation.itemId) {
+                if let base = operation.base { row = Self.rebased(row, from: base, onto: serverItem) }
                 Self.adoptSystemColumns(of: serverItem, into: &row)
                 try store.writeItem(db, table: table, item: row)
             }

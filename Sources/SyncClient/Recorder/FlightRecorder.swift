@@ -94,6 +94,7 @@ final class FlightRecorder: Sendable {
                 case .pull(_, let query, let number): ("pull", nil, nil, query, number)
                 case .verify(_, let number): ("verify", nil, nil, nil, number)
                 case .protocolProbe: ("probe", nil, nil, nil, nil)
+                case .reachability: ("reach", nil, nil, nil, nil)
                 case .doctor: ("doctor", nil, nil, nil, nil)
                 }
             try statement.execute(arguments: [
@@ -167,6 +168,7 @@ final class FlightRecorder: Sendable {
             case "push": .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
             case "verify": .verify(table: table, page: row["page"] ?? 0)
             case "probe": .protocolProbe(table: table)
+            case "reach": .reachability(table: table)
             case "doctor": .doctor(table: table)
             default: .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
             }

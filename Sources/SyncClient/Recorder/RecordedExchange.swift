@@ -10,6 +10,8 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case verify(table: String, page: Int)
     /// Asking the service which table protocol it speaks, with one row of `table`.
     case protocolProbe(table: String)
+    /// Asking whether the service answers again (no rows of `table`), while auto-sync backs off.
+    case reachability(table: String)
     /// A probe of the protocol doctor on `table` (never recorded: a doctor run writes no store).
     case doctor(table: String)
 
@@ -17,7 +19,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     public var table: String {
         switch self {
         case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .protocolProbe(let table),
-            .doctor(let table):
+            .reachability(let table), .doctor(let table):
             table
         }
     }
@@ -31,6 +33,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
             "pull of \(table), page \(page)" + (queryId.map { " (query id \($0))" } ?? "")
         case .verify(let table, let page): "verify of \(table), page \(page)"
         case .protocolProbe(let table): "which protocol the service speaks (asked with \(table))"
+        case .reachability(let table): "whether the service answers again (asked with \(table))"
         case .doctor(let table): "protocol doctor on \(table)"
         }
     }

@@ -1,0 +1,142 @@
+import Foundation
+import SyncClient
+import Synchronization
+
+/// Syncs by itself: every interval, a few seconds after a local change, and after failures with a
+/// growing backoff (see ``AutoSyncSchedule``, which decides; this only applies its decisions). It
+/// starts syncs through ``BackgroundSync``, so a sync a person starts and one it starts never run
+/// at once, and it hears of every sync's start and end from there.
+final class AutoSync: Sendable {
+    private struct Driver {
+        var schedule = AutoSyncSchedule()
+        /// Sleeps until the next attempt, then ticks.
+        var timer: Task<Void, Never>?
+        /// Asks whether the service answers again (see ``AutoSyncSchedule/wantsProbe``).
+        var probe: Task<Void, Never>?
+        var stopped = false
+    }
+
+    private let sync: BackgroundSync
+    private let context: SyncContext
+    private let metrics: DashboardMetrics
+    private let timing: AutoSyncSchedule.Timing
+    private let driver = Mutex(Driver())
+    private let changes = Mutex<Task<Void, Never>?>(nil)
+
+    init(
+        sync: BackgroundSync, context: SyncContext, metrics: DashboardMetrics,
+        timing: AutoSyncSchedule.Timing = .init()
+    ) {
+        self.sync = sync
+        self.context = context
+        self.metrics = metrics
+        self.timing = timing
+    }
+
+    /// Starts listening to syncs and local changes, with `interval` seconds between syncs (nil or 0:
+    /// off until ``setInterval(_:)``).
+    func start(interval: TimeInterval?) {
+        sync.observe { [weak self] event in
+            switch event {
+            case .started(let automatic): self?.apply(.syncStarted(manual: !automatic))
+            case .finished(let error): self?.apply(.syncFinished(AutoSyncSchedule.Outcome(error)))
+            }
+        }
+        let updates = context.localChanges()
+        changes.withLock {
+            $0 = Task { [weak self] in
+                for await _ in updates { self?.apply(.localChange) }
+            }
+        }
+        apply(.configure(interval: interval))
+    }
+
+    /// Syncs every `interval` seconds from now on; nil or 0 turns auto-sync off.
+    func setInterval(_ interval: TimeInterval?) {
+        apply(.configure(interval: interval))
+    }
+
+    /// Something that may lift a pause changed (offline mode, the sign-in token): looks again now.
+    func nudge() {
+        apply(.tick)
+    }
+
+    /// Stops the timer and the listening; no sync starts afterwards.
+    func stop() {
+        let tasks = driver.withLock { driver -> [Task<Void, Never>?] in
+            driver.stopped = true
+            defer { (driver.timer, driver.probe) = (nil, nil) }
+            return [driver.timer, driver.probe]
+        }
+        for task in tasks + [changes.withLock { $0 }] { task?.cancel() }
+    }
+
+    /// What `/api/status` and the header show.
+    var status: AutoSyncStatus { AutoSyncStatus(driver.withLock { $0.schedule }, now: Date()) }
+
+    private func apply(_ input: AutoSyncSchedule.Input) {
+        let seen = AutoSyncSchedule.Observation(now: Date(), offline: context.isOffline, token: context.authTokenHint)
+        let (start, nextAttempt) = driver.withLock { driver -> (Bool, Date?) in
+            guard !driver.stopped else { return (false, nil) }
+            let (schedule, start) = driver.schedule.decide(
+                input, seen: seen, jitter: timing.fixedJitter ?? Double.random(in: 0...1), timing: timing)
+            driver.schedule = schedule
+            // One timer, for the planned attempt; replaced under the lock, so ticks keep their order.
+            driver.timer?.cancel()
+            driver.timer = schedule.nextAttemptAt.map { due in
+                Task { [weak self] in
+                    let wait = max(0, due.timeIntervalSinceNow)
+                    guard (try? await Task.sleep(for: .seconds(wait))) != nil else { return }
+                    self?.apply(.tick)
+                }
+            }
+            if case .probed = input { driver.probe = nil }
+            if schedule.wantsProbe, driver.probe == nil {
+                let (context, every) = (context, timing.probeEvery)
+                driver.probe = Task { [weak self] in
+                    guard (try? await Task.sleep(for: .seconds(every))) != nil else { return }
+                    let answered = await context.remoteAnswers()
+                    guard !Task.isCancelled else { return }
+                    self?.apply(.probed(answered: answered))
+                }
+            }
+            return (start, schedule.nextAttemptAt)
+        }
+        metrics.nextAttempt = nextAttempt
+        if start { sync.start(.sync, session: nil, automatic: true) }
+    }
+}
+
+/// Auto-sync as `/api/status` gives it (`autoSync`) and the header says it.
+struct AutoSyncStatus: Encodable, Sendable, Equatable {
+    var enabled: Bool
+    /// Seconds between syncs (nil: off).
+    var interval: Double?
+    var nextAttemptAt: Date?
+    var consecutiveFailures: Int
+    var lastError: String?
+    /// "next try in 40 s", "auto-sync paused: offline"... (empty when off).
+    var label: String
+
+    init(_ schedule: AutoSyncSchedule, now: Date) {
+        enabled = schedule.interval != nil
+        interval = schedule.interval
+        nextAttemptAt = schedule.nextAttemptAt
+        consecutiveFailures = schedule.consecutiveFailures
+        lastError = schedule.lastError
+        label = Self.label(schedule, now: now)
+    }
+
+    private static func label(_ schedule: AutoSyncSchedule, now: Date) -> String {
+        guard schedule.interval != nil else { return "" }
+        switch schedule.pause {
+        case .offline?: return "auto-sync paused: offline"
+        case .unauthorized?: return "auto-sync stopped: sign in again"
+        case nil: break
+        }
+        guard let next = schedule.nextAttemptAt else { return schedule.syncing ? "" : "auto-sync on" }
+        let seconds = max(0, Int(next.timeIntervalSince(now).rounded(.up)))
+        let when = seconds < 90 ? "\(seconds) s" : "\(Int((Double(seconds) / 60).rounded())) min"
+        return schedule.consecutiveFailures > 0 ? "next try in \(when)" : "next sync in \(when)"
+    }
+}

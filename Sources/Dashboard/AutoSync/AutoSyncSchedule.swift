@@ -1,0 +1,221 @@
+import Foundation
+import SyncClient
+
+/// When auto-sync syncs next, as a pure state machine: ``decide(_:now:jitter:)`` takes one input
+/// (a timer tick, a local change, a sync that started or ended...) and says what the new state is
+/// and whether to start a sync; ``AutoSync`` applies it.
+///
+/// ```
+/// off ──enable──▶ waiting(next = now) ──tick──▶ syncing ──success──▶ waiting(next = now + interval)
+///                   ▲   ▲ local change: next = min(next, now + debounce)   └─failure n──▶ waiting(next = now + backoff(n))
+///                   │   └──── back online / new token ◀── paused(offline | unauthorized) ◀── offline / 401
+/// ```
+///
+/// Failures back off exponentially with full jitter: the n-th waits a random time up to
+/// `min(cap, base · 2^(n-1))`. A success or a Sync now (a sync a person started) resets them. While
+/// it backs off after the service was unreachable, it asks every few seconds whether the service
+/// answers again (``wantsProbe``), and syncs as soon as it does.
+struct AutoSyncSchedule: Sendable, Equatable {
+    /// Why auto-sync waits for something other than time.
+    enum Pause: Sendable, Equatable {
+        /// Offline mode is on: nothing is sent until it is off.
+        case offline
+        /// The service refused the credentials (401/403): no retry until the sign-in token changes
+        /// from `token` (the hint of the one refused).
+        case unauthorized(token: AuthTokenHint?)
+    }
+
+    /// What is seen of the world with each input.
+    struct Observation: Sendable, Equatable {
+        var now: Date
+        var offline: Bool
+        var token: AuthTokenHint?
+    }
+
+    /// How a sync ended, as auto-sync tells outcomes apart.
+    enum Outcome: Sendable, Equatable {
+        case success
+        /// No answer came: the service was unreachable, or stalled past a deadline.
+        case unreachable(String)
+        /// It could not finish otherwise: a server error, a broken answer... (the message says which).
+        case failure(String)
+        /// The service refused the credentials.
+        case unauthorized(String)
+        /// Offline mode was on, or the sync was cancelled: neither a success nor a failure.
+        case skipped
+
+        /// The outcome of a sync that ended with `error` (nil: it succeeded).
+        init(_ error: SyncError?) {
+            switch error {
+            case nil: self = .success
+            case .stopped(.notAuthorized)?: self = .unauthorized(error?.description ?? "")
+            case .stopped(.offline)?, .stopped(.cancelled)?: self = .skipped
+            case .stopped(.unreachable)?, .stopped(.timedOut)?, .stopped(.stalled)?, .stopped(.tooSlow)?:
+                self = .unreachable(error?.description ?? "")
+            case let error?: self = .failure(error.description)
+            }
+        }
+    }
+
+    /// One thing that happened.
+    enum Input: Sendable, Equatable {
+        /// The interval was set (nil: auto-sync off).
+        case configure(interval: TimeInterval?)
+        /// The next attempt's time came, or a setting that may lift a pause changed.
+        case tick
+        /// A local change was queued.
+        case localChange
+        /// A sync started; `manual` when a person started it (Sync now).
+        case syncStarted(manual: Bool)
+        case syncFinished(Outcome)
+        /// A reachability probe (see ``wantsProbe``) ended: the service answered, or still not.
+        case probed(answered: Bool)
+    }
+
+    /// The delays, in seconds.
+    struct Timing: Sendable, Equatable {
+        /// The first failure's longest wait; each next failure doubles it...
+        var backoffBase: TimeInterval = 2
+        /// ...up to this.
+        var backoffCap: TimeInterval = 300
+        /// How long after a local change the sync starts (more changes in the meantime join it).
+        var debounce: TimeInterval = 3
+        /// While it backs off after the service was unreachable, how often it asks whether the
+        /// service answers again (one small request; a sync follows at once when it does).
+        var probeEvery: TimeInterval = 5
+        /// The share of the backoff ceiling waited; nil: a random one each time (full jitter).
+        /// Tests fix it to see the waits grow.
+        var fixedJitter: Double?
+    }
+
+    /// Seconds between syncs; nil when auto-sync is off.
+    var interval: TimeInterval?
+    /// When the next sync starts (nil: none planned — off, paused or syncing).
+    var nextAttemptAt: Date?
+    var consecutiveFailures = 0
+    var lastError: String?
+    var pause: Pause?
+    /// A sync runs now (auto-sync's or a person's).
+    var syncing = false
+    /// The last failure was that no answer came (not an error answer).
+    var lastFailureUnreachable = false
+
+    /// Whether to ask every ``Timing/probeEvery`` if the service answers again: while backing off
+    /// after it was unreachable. (After an error answer it is reachable: only the backoff decides,
+    /// so that a failing service is not asked more often.)
+    var wantsProbe: Bool {
+        interval != nil && pause == nil && !syncing && consecutiveFailures > 0 && lastFailureUnreachable
+    }
+
+    /// The longest wait after the `failures`-th failure in a row.
+    static func backoffCeiling(failures: Int, timing: Timing) -> TimeInterval {
+        guard failures > 0 else { return 0 }
+        return min(timing.backoffCap, timing.backoffBase * pow(2, Double(min(failures - 1, 30))))
+    }
+
+    /// The state after `input`, and whether to start a sync now. `jitter` is a random number in
+    /// 0...1 (the share of the backoff ceiling waited).
+    func decide(
+        _ input: Input, seen: Observation, jitter: Double, timing: Timing = Timing()
+    ) -> (
+        AutoSyncSchedule, startSync: Bool
+    ) {
+        var next = self
+        switch input {
+        case .configure(let interval):
+            next.interval = interval.flatMap { $0 > 0 ? $0 : nil }
+            guard next.interval != nil else {
+                next.nextAttemptAt = nil
+                return (next, false)
+            }
+            if !next.syncing, next.pause == nil { next.nextAttemptAt = seen.now }
+            return next.liftPause(seen)
+        case .tick:
+            return next.liftPause(seen)
+        case .probed(let answered):
+            guard answered, next.wantsProbe else { return next.liftPause(seen) }
+            // Back: sync now rather than at the end of the backoff.
+            next.nextAttemptAt = seen.now
+            return next.liftPause(seen)
+        case .localChange:
+            guard next.interval != nil, next.pause == nil, !next.syncing, next.consecutiveFailures == 0 else {
+                return (next, false)
+            }
+            let soon = seen.now.addingTimeInterval(timing.debounce)
+            next.nextAttemptAt = min(next.nextAttemptAt ?? soon, soon)
+            return (next, false)
+        case .syncStarted(let manual):
+            next.syncing = true
+            next.nextAttemptAt = nil
+            if manual {
+                next.consecutiveFailures = 0
+                if case .unauthorized? = next.pause { next.pause = nil }
+            }
+            return (next, false)
+        case .syncFinished(let outcome):
+            next.syncing = false
+            switch outcome {
+            case .success:
+                next.consecutiveFailures = 0
+                next.lastError = nil
+                next.pause = nil
+                next.lastFailureUnreachable = false
+            case .unreachable(let message):
+                next.consecutiveFailures += 1
+                next.lastError = message
+                next.lastFailureUnreachable = true
+            case .failure(let message):
+                next.consecutiveFailures += 1
+                next.lastError = message
+                next.lastFailureUnreachable = false
+            case .unauthorized(let message):
+                next.consecutiveFailures += 1
+                next.lastError = message
+                next.lastFailureUnreachable = false
+                next.pause = .unauthorized(token: seen.token)
+            case .skipped:
+                break
+            }
+            guard let interval = next.interval else { return (next, false) }
+            if seen.offline { next.pause = .offline }
+            guard next.pause == nil else {
+                next.nextAttemptAt = nil
+                return (next, false)
+            }
+            let wait =
+                next.consecutiveFailures == 0
+                ? interval
+                : jitter * Self.backoffCeiling(failures: next.consecutiveFailures, timing: timing)
+            next.nextAttemptAt = seen.now.addingTimeInterval(wait)
+            return (next, false)
+        }
+    }
+
+    /// Lifts a pause whose reason is gone (back online, another token), pauses for offline mode,
+    /// and starts the sync whose time has come.
+    private func liftPause(_ seen: Observation) -> (AutoSyncSchedule, startSync: Bool) {
+        var next = self
+        guard next.interval != nil, !next.syncing else { return (next, false) }
+        switch next.pause {
+        case .offline?:
+            guard !seen.offline else { return (next, false) }
+            next.pause = nil
+            next.nextAttemptAt = seen.now
+        case .unauthorized(let refused)?:
+            guard seen.token != refused else { return (next, false) }
+            next.pause = nil
+            next.consecutiveFailures = 0
+            next.nextAttemptAt = seen.now
+        case nil:
+            if seen.offline {
+                next.pause = .offline
+                next.nextAttemptAt = nil
+                return (next, false)
+            }
+        }
+        guard let due = next.nextAttemptAt, due <= seen.now else { return (next, false) }
+        next.syncing = true
+        next.nextAttemptAt = nil
+        return (next, true)
+    }
+}

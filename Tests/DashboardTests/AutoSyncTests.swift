@@ -1,0 +1,167 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Dashboard
+
+/// Auto-sync against real services: it drains the queue once a stopped service is back, backing off
+/// meanwhile; a refused sign-in stops it until the token changes; offline mode pauses it.
+@Suite(.timeLimit(.minutes(2))) struct AutoSyncTests {
+    /// Short waits, and the whole backoff ceiling each time, so that the waits are seen to grow.
+    static let quick = AutoSyncSchedule.Timing(
+        backoffBase: 0.2, backoffCap: 5, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
+
+    /// Waits (polling, with a deadline) until `condition` holds for the dashboard's auto-sync status.
+    func waitFor(
+        _ harness: TestDashboard, _ what: String, seconds: Double = 30,
+        _ condition: (AutoSyncStatus) throws -> Bool
+    ) async throws -> AutoSyncStatus {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if let status = harness.dashboard.autoSync?.status, try condition(status) { return status }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record(
+            "auto-sync never reached: \(what); it is \(String(describing: harness.dashboard.autoSync?.status))")
+        throw CancellationError()
+    }
+
+    @Test func autoSyncDrainsTheQueueOnceTheStoppedServiceIsBack() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.sqlite(in: folder)
+        let harness = try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.autoSyncTiming = Self.quick
+        }
+        // Every start and end of a sync, in order: never two at once.
+        let events = Mutex<[String]>([])
+        harness.dashboard.sync.observe { event in
+            events.withLock { log in
+                switch event {
+                case .started(let automatic): log.append(automatic ? "auto" : "manual")
+                case .finished(let error): log.append(error == nil ? "ok" : "failed")
+                }
+            }
+        }
+        let context = harness.dashboard.context
+        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+
+        await service.stop()
+        try context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
+        var planned: [Int: Date] = [:]
+        _ = try await waitFor(harness, "three failures") { status in
+            if status.consecutiveFailures > 0, let next = status.nextAttemptAt {
+                planned[status.consecutiveFailures] = next
+            }
+            return status.consecutiveFailures >= 3 && planned[3] != nil
+        }
+        #expect(planned[1]! < planned[2]! && planned[2]! < planned[3]!, "the next attempt moves further away")
+        let failing = try #require(harness.dashboard.autoSync?.status)
+        #expect(failing.label.hasPrefix("next try in "))
+        #expect(failing.lastError?.contains("could not reach") == true || failing.lastError?.isEmpty == false)
+        let api = try await harness.client.send(.get, "/api/status")
+        #expect(api.text.contains(#""autoSync":{"#) && api.text.contains(#""consecutiveFailures":"#))
+        #expect(api.text.contains(#""interval":3600"#) && api.text.contains(#""enabled":true"#))
+
+        let restarted = try await service.restarted()
+        _ = try await waitFor(harness, "the queue drained") { status in
+            try status.consecutiveFailures == 0 && context.status().pending == 0
+        }
+        #expect(try await restarted.rest.get("todoitem", "offline-edit")?["text"] == "made while the service is down")
+        let log = events.withLock { $0 }
+        #expect(log.count >= 8, "\(log)")
+        for (index, entry) in log.enumerated() {
+            #expect(["auto", "manual"].contains(entry) == (index % 2 == 0), "starts and ends alternate: \(log)")
+        }
+        await harness.stop()
+        await restarted.stop()
+    }
+
+    @Test func aServiceThatAnswersAgainIsSyncedWithAtOnceNotAtTheEndOfTheBackoff() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.sqlite(in: folder)
+        let harness = try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.autoSyncTiming = AutoSyncSchedule.Timing(
+                backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 0.05, fixedJitter: 1)
+        }
+        let context = harness.dashboard.context
+        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+        await service.stop()
+        try context.table("todoitem").insert(["id": "while-down", "text": "queued"])
+        let down = try await waitFor(harness, "a failure") { $0.consecutiveFailures >= 1 }
+        let backoffEnd = try #require(down.nextAttemptAt)
+
+        let restarted = try await service.restarted()
+        _ = try await waitFor(harness, "the queue drained") { status in
+            try status.consecutiveFailures == 0 && context.status().pending == 0
+        }
+        #expect(Date() < backoffEnd, "synced because the service answered, an hour before the backoff's end")
+        #expect(try await restarted.rest.get("todoitem", "while-down") != nil)
+        let asked = try context.exchanges().exchanges.filter { $0.purpose == .reachability(table: "todoitem") }
+        #expect(!asked.isEmpty && asked.allSatisfy { $0.target == "/tables/todoitem?$top=0" })
+        await harness.stop()
+        await restarted.stop()
+    }
+
+    @Test func aRefusedSignInStopsAutoSyncUntilTheTokenChanges() async throws {
+        let refusing = try await MisbehavingService { _ in .json(401, #"{"error":"The token expired."}"#) }
+        let harness = try await TestDashboard(remote: .url(refusing.url, applicationKey: nil)) { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.autoSyncTiming = Self.quick
+            configuration.authToken = "expired-token-1111"
+        }
+        let stopped = try await waitFor(harness, "stopped by the 401") {
+            $0.label == "auto-sync stopped: sign in again"
+        }
+        #expect(stopped.nextAttemptAt == nil, "no attempt is planned: no hammering")
+        #expect(stopped.lastError?.contains("401") == true)
+        let asked = refusing.requests.count
+
+        let saved = try await harness.submit(
+            "/settings",
+            [
+                "remote": refusing.url.absoluteString, "pageSize": "50", "pushWindow": "16", "autoSync": "3600",
+                "offline": "false", "authToken": "fresh-token-22222",
+            ])
+        #expect(saved.status == 303)
+        await refusing.requestsArrived(asked + 1)
+        #expect(refusing.requests.last?.headers["x-zumo-auth"] == "fresh-token-22222", "tried again with the new token")
+        await harness.stop()
+        await refusing.stop()
+    }
+
+    @Test func offlineModePausesAutoSyncAndTheSettingTurnsItOff() async throws {
+        let harness = try await TestDashboard { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.autoSyncTiming = Self.quick
+        }
+        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil }
+        let token = try await harness.csrfToken()
+        let offline = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: [CSRFProtection.headerName: token])
+        #expect(offline.status == 200)
+        let paused = try await waitFor(harness, "paused") { $0.label == "auto-sync paused: offline" }
+        #expect(paused.nextAttemptAt == nil)
+        let page = try await harness.client.send(.get, "/")
+        #expect(page.text.contains(">auto-sync paused: offline</span>"))
+
+        let off = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"offline": false, "autoSyncInterval": 0}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
+        #expect(off.status == 200)
+        let status = try #require(harness.dashboard.autoSync?.status)
+        #expect(!status.enabled && status.nextAttemptAt == nil && status.label == "")
+        let settings = try await harness.client.send(.get, "/api/settings")
+        #expect(settings.text.contains(#""autoSyncInterval":0"#))
+        let bad = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"autoSyncInterval": 2}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
+        #expect(bad.status == 422 && bad.text.contains("from 5 to 86400"))
+        await harness.stop()
+    }
+}
