@@ -115,7 +115,9 @@ struct OperationsController: Sendable {
         let page = try storeCall { () throws(SyncError) in try context.operationsPage(position, limit: Self.pageSize) }
         let now = Date()
         // Stuck changes first, then the others; push order within each.
-        let rows = page.entries.map { Self.row($0, now: now) }
+        // With auto-sync on, a waiting change goes at its next attempt.
+        let nextPushAt = environment.autoSync?.status.nextAttemptAt
+        let rows = page.entries.map { Self.row($0, now: now, nextPushAt: nextPushAt) }
         let sorted = rows.filter { $0.stuck != nil } + rows.filter { $0.stuck == nil }
         let held = (try? context.status().held) ?? 0
         var pager: TodoListPage.Pager?
