@@ -19,6 +19,16 @@ struct APIController: Sendable {
         var complete: Bool?
     }
 
+    /// The body of `POST /api/operations/{id}/hold` (optional) and `POST /api/operations/bulk`.
+    struct QueueActionPayload: Decodable {
+        /// With bulk: "hold", "release", "retry" or "discard".
+        var action: String?
+        /// With bulk: the operations' ids.
+        var ids: [Int64]?
+        /// Why a hold is made (up to 500 characters).
+        var reason: String?
+    }
+
     struct ResolvePayload: Decodable {
         var choice: String
     }
@@ -64,6 +74,10 @@ struct APIController: Sendable {
         router.post("/api/items/:id/delete") { request in try delete(request) }
         router.get("/api/operations") { _ in try operations() }
         router.post("/api/operations/:id/discard") { request in try discard(request) }
+        for action in [QueueAction.hold, .release, .retry] {
+            router.post("/api/operations/:id/\(action.rawValue)") { request in try act(action, request) }
+        }
+        router.post("/api/operations/bulk") { request in try bulk(request) }
         router.get("/api/conflicts") { _ in try conflicts() }
         router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
         router.post("/api/settings") { request async throws in try await settings(request) }
@@ -190,6 +204,51 @@ struct APIController: Sendable {
         let context = environment.context
         try storeCall { () throws(SyncError) in try context.discard(id) }
         return Self.json(["discarded": id])
+    }
+
+    /// `POST /api/operations/{id}/hold|release|retry`: the operation as it is now (null once it left
+    /// the queue) and what the action did; a refusal is a 409 with the reason.
+    private func act(_ action: QueueAction, _ request: Request) throws -> Response {
+        guard let id = request.parameters["id"].flatMap(Int64.init) else {
+            throw HTTPError(.notFound, "No such operation.")
+        }
+        let payload = request.body.isEmpty ? QueueActionPayload() : try request.decodeJSON(QueueActionPayload.self)
+        let report = try QueueActions(environment: environment).perform(
+            action, ids: [id], reason: payload.reason, request: request)
+        if let refused = report.refused.first {
+            let context = environment.context
+            let exists = try storeCall { () throws(SyncError) in try context.operation(id) } != nil
+            throw HTTPError(exists ? .conflict : .notFound, refused.message ?? "Operation #\(id) was refused.")
+        }
+        let context = environment.context
+        return Self.json(
+            ActionAnswer(
+                action: action, outcome: report.results.first?.outcome ?? .unchanged,
+                pushStarted: report.pushStarted,
+                operation: try storeCall { () throws(SyncError) in try context.operation(id) }))
+    }
+
+    /// What `POST /api/operations/{id}/hold|release|retry` answers.
+    struct ActionAnswer: Encodable {
+        var action: QueueAction
+        var outcome: QueueActionResult.Outcome
+        var pushStarted: Bool
+        var operation: TableOperation?
+    }
+
+    /// `POST /api/operations/bulk` with `{"action": "hold", "ids": [1, 2], "reason": "…"}`: the outcome
+    /// of each operation (done, unchanged or refused with a message).
+    private func bulk(_ request: Request) throws -> Response {
+        let payload = try request.decodeJSON(QueueActionPayload.self)
+        guard let text = payload.action, let action = QueueAction(rawValue: text) else {
+            throw HTTPError(.unprocessableContent, "action must be \"hold\", \"release\", \"retry\" or \"discard\".")
+        }
+        guard let ids = payload.ids else {
+            throw HTTPError(.unprocessableContent, "ids must list the operations' ids, as in {\"ids\": [1, 2]}.")
+        }
+        return Self.json(
+            try QueueActions(environment: environment).perform(
+                action, ids: ids, reason: payload.reason, request: request))
     }
 
     private func conflicts() throws -> Response {

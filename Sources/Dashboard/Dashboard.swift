@@ -18,7 +18,8 @@ public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
         "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
-        "operations", "discard", "conflicts", "conflict", "settings", "error", "journal", "journal/entry", "log",
+        "operations", "discard", "discard-bulk", "conflicts", "conflict", "settings", "error", "journal",
+        "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
         "data/record", "data/delete", "doctor", "doctor/run", "settings/sync-state",
         "settings/bundle",

@@ -41,9 +41,9 @@ extension SyncError {
         case .itemNotFound, .operationNotFound, .unknownTable:
             HTTPError(.notFound, description)
         case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations,
-            .remoteSwitchRefused:
+            .remoteSwitchRefused, .operationHeld, .operationInConflict, .operationWaitsBehind:
             HTTPError(.conflict, description)
-        case .invalidItem, .invalidTableName:
+        case .invalidItem, .invalidTableName, .invalidHoldReason:
             HTTPError(.unprocessableContent, description)
         case .stopped, .noRemote:
             HTTPError(.serviceUnavailable, description)

@@ -13,7 +13,10 @@ struct OperationsController: Sendable {
         router.get("/operations") { request in try list(request) }
         router.get("/operations/:id/discard") { request in try confirmDiscard(request) }
         router.post("/operations/:id/discard") { request in try discard(request) }
-        router.post("/operations/:id/retry") { request in try retry(request) }
+        router.post("/operations/:id/retry") { request in try act(.retry, request) }
+        router.post("/operations/:id/hold") { request in try act(.hold, request) }
+        router.post("/operations/:id/release") { request in try act(.release, request) }
+        router.post("/operations/bulk") { request in try bulk(request) }
     }
 
     /// The page of the queue the query string asks for: `?after=ID`, `?before=ID` or `?at=last`.
@@ -33,12 +36,23 @@ struct OperationsController: Sendable {
         return .first
     }
 
-    func row(_ entry: QueuePage.Entry) -> OperationsPage.OperationRow {
+    /// The row of one queued change at `now`. `nextPushAt` is when the next push is due, for auto-sync
+    /// to fill (nil: pushes run when asked, so a waiting change goes "on the next push").
+    static func row(
+        _ entry: QueuePage.Entry, now: Date = Date(), nextPushAt: Date? = nil
+    ) -> OperationsPage.OperationRow {
         let operation = entry.operation
         let local = entry.localItem
+        let stuck = StuckRule.reason(operation, now: now)
+        func allows(_ action: QueueAction) -> Bool {
+            QueueActionRule.decide(
+                action, id: operation.id, state: operation.state, isHeld: operation.isHeld, earlier: entry.earlier?.id)
+                == .apply
+        }
         return OperationsPage.OperationRow(
             id: operation.id, sequence: operation.id, table: operation.table, kind: operation.kind.rawValue,
-            state: TodoPresenter.stateLabel(operation.state), stateBadge: TodoPresenter.stateBadge(operation.state),
+            state: operation.isHeld ? "held" : TodoPresenter.stateLabel(operation.state),
+            stateBadge: operation.isHeld ? "held" : TodoPresenter.stateBadge(operation.state),
             attempts: operation.attempts,
             label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
             itemHref: local == nil
@@ -49,14 +63,63 @@ struct OperationsController: Sendable {
             conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
             historyHref: HistoryController.href(operation.table, operation.itemId),
             lastStatus: operation.lastStatus, answer: ReadableAnswer(operation.message ?? ""),
-            queuedAt: TodoPresenter.date(operation.queuedAt), canRetry: operation.state == .failed)
+            queuedAt: TodoPresenter.date(operation.queuedAt), age: Self.age(of: operation.queuedAt, now: now),
+            stuck: stuck.map(Self.stuckLabel), heldSince: operation.hold.map { TodoPresenter.date($0.since) },
+            heldReason: operation.hold?.reason,
+            nextAttempt: Self.nextAttempt(entry, nextPushAt: nextPushAt),
+            nextAttemptAt: nextPushAt.map { TodoPresenter.date($0) },
+            canRetry: allows(.retry) && (operation.state == .failed || stuck != nil),
+            canHold: allows(.hold), canRelease: operation.isHeld, canDiscard: allows(.discard))
+    }
+
+    /// When the change is next sent, in words.
+    static func nextAttempt(_ entry: QueuePage.Entry, nextPushAt: Date?) -> String {
+        let operation = entry.operation
+        if operation.isHeld { return "held: not until you release it" }
+        if let earlier = entry.earlier {
+            return earlier.isHeld
+                ? "after #\(earlier.id), which is held" : "after #\(earlier.id) of the same item"
+        }
+        switch operation.state {
+        case .inFlight: return "being sent now"
+        case .conflict: return "after your decision"
+        case .failed: return "after Retry now or an edit"
+        case .pending, .attempted:
+            return nextPushAt.map { "at the next push, \(TodoPresenter.date($0))" } ?? "on the next push"
+        }
+    }
+
+    /// "just now", "12 min", "3 h", "2 d".
+    static func age(of date: Date, now: Date) -> String {
+        let seconds = max(0, now.timeIntervalSince(date))
+        switch seconds {
+        case ..<60: return "just now"
+        case ..<3600: return "\(Int(seconds / 60)) min"
+        case ..<86400: return "\(Int(seconds / 3600)) h"
+        default: return "\(Int(seconds / 86400)) d"
+        }
+    }
+
+    /// Why a change is stuck, as the page says it.
+    static func stuckLabel(_ reason: StuckRule.Reason) -> String {
+        switch reason {
+        case .refused: "refused"
+        case .failing: "failing"
+        case .old: "waiting over \(Int(StuckRule.age / 3600)) h"
+        }
     }
 
     private func list(_ request: Request) throws -> Response {
         let position = try Self.position(request)
         let context = environment.context
         let page = try storeCall { () throws(SyncError) in try context.operationsPage(position, limit: Self.pageSize) }
-        let rows = page.entries.map(row)
+        let now = Date()
+        // Stuck changes first, then the others; push order within each.
+        // With auto-sync on, a waiting change goes at its next attempt.
+        let nextPushAt = environment.autoSync?.status.nextAttemptAt
+        let rows = page.entries.map { Self.row($0, now: now, nextPushAt: nextPushAt) }
+        let sorted = rows.filter { $0.stuck != nil } + rows.filter { $0.stuck == nil }
+        let held = (try? context.status().held) ?? 0
         var pager: TodoListPage.Pager?
         if page.hasEarlier || page.hasLater {
             pager = TodoListPage.Pager(
@@ -69,10 +132,12 @@ struct OperationsController: Sendable {
         return environment.renderer.page(
             "operations", request, section: .operations,
             OperationsPage(
-                operations: rows, hasOperations: !rows.isEmpty, canPush: page.total > 0, pager: pager,
+                operations: sorted, hasOperations: !rows.isEmpty, canPush: page.total > 0, pager: pager,
                 emptyMessage: position == .first
                     ? "Nothing to push: every change has reached the service."
-                    : "This page is past the end of the queue."))
+                    : "This page is past the end of the queue.",
+                stuckCount: rows.count { $0.stuck != nil }, heldCount: held,
+                stuckAge: "\(Int(StuckRule.age / 3600)) hour"))
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
@@ -113,19 +178,56 @@ struct OperationsController: Sendable {
         return .redirect(to: "/operations")
     }
 
-    /// Retry of a change the service refused: it is queued again and a push starts.
-    private func retry(_ request: Request) throws -> Response {
+    /// Retry now, Hold or Release of one change (the buttons of its row).
+    private func act(_ action: QueueAction, _ request: Request) throws -> Response {
         let operation = try operation(request)
-        guard operation.state == .failed else {
-            throw HTTPError(.conflict, "Change #\(operation.id) was not refused: it waits for the next push already.")
+        let form = try request.form()
+        let report = try QueueActions(environment: environment).perform(
+            action, ids: [operation.id], reason: form["reason"], request: request)
+        if let refused = report.refused.first {
+            throw HTTPError(.conflict, refused.message ?? "Change #\(operation.id) cannot be changed so now.")
         }
-        let context = environment.context
-        try storeCall { () throws(SyncError) in try context.cancel(operation.id) }
-        let started = environment.sync.start(.push, session: request.attributes[Sessions.attribute])
         environment.sessions.flash(
-            request, .info,
-            "Sending the \(operation.kind.rawValue) of “\(label(of: operation))” again"
-                + (started ? "…" : " with the push already running…"))
+            request, .success, "“\(label(of: operation))”: " + QueueActions.summary(report))
+        return .redirect(to: "/operations")
+    }
+
+    /// The bulk form: an action for every ticked change; Discard asks first (`confirm=yes` when asked).
+    private func bulk(_ request: Request) throws -> Response {
+        let form = try request.form()
+        guard let action = form["action"].flatMap(QueueAction.init(rawValue:)) else {
+            throw HTTPError(
+                .unprocessableContent, "Choose what to do with the selected changes: retry, hold, release or discard.")
+        }
+        var ids: [Int64] = []
+        for value in form.values("id") {
+            guard let id = Int64(value), id > 0 else {
+                throw HTTPError(
+                    .unprocessableContent, "'\(value)' is not a change number; tick the boxes on the queue page.")
+            }
+            if !ids.contains(id) { ids.append(id) }
+        }
+        if action == .discard, form["confirm"] != "yes" {
+            guard !ids.isEmpty else {
+                throw HTTPError(.unprocessableContent, "Select at least one change (tick its box) first.")
+            }
+            let context = environment.context
+            let targets = try ids.compactMap { id throws(HTTPError) -> DiscardPage.Target? in
+                guard let operation = try storeCall({ () throws(SyncError) in try context.operation(id) }) else {
+                    return nil
+                }
+                return DiscardPage.Target(
+                    id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
+                    hasBase: operation.base != nil)
+            }
+            return environment.renderer.page(
+                "discard-bulk", request, section: .operations,
+                BulkDiscardPage(operations: targets, hasOperations: !targets.isEmpty))
+        }
+        let report = try QueueActions(environment: environment).perform(
+            action, ids: ids, reason: form["reason"], request: request)
+        environment.sessions.flash(
+            request, report.refused.isEmpty ? .success : .warning, QueueActions.summary(report))
         return .redirect(to: "/operations")
     }
 }

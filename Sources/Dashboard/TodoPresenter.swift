@@ -16,7 +16,11 @@ enum TodoPresenter {
 
     /// The badge for an item's pending operation: kind, label and where it links.
     static func badge(_ operation: OperationSummary) -> TodoRow.Badge {
-        switch operation.state {
+        if operation.isHeld {
+            return TodoRow.Badge(
+                kind: "held", label: "held \(operation.kind.rawValue)", href: "/operations#op-\(operation.id)")
+        }
+        return switch operation.state {
         case .conflict:
             TodoRow.Badge(kind: "conflict", label: "conflict", href: "/conflicts/\(operation.id)")
         case .failed:

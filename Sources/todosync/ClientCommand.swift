@@ -15,7 +15,8 @@ struct ClientCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ClientAdd.self, ClientEdit.self, ClientDelete.self, ClientList.self, ClientPush.self, ClientPull.self,
-            ClientPurge.self, ClientStatus.self, ClientConflicts.self, ClientResolve.self,
+            ClientPurge.self, ClientStatus.self, ClientConflicts.self, ClientResolve.self, ClientHold.self,
+            ClientRelease.self, ClientRetry.self, ClientQueue.self,
             ClientPolicy.self, ClientJournal.self, ClientOverturn.self, ClientUndo.self, ClientLog.self,
             ClientVerify.self, ClientTokens.self, ClientHistory.self, ClientBundle.self,
         ]
@@ -167,6 +168,7 @@ extension SyncContext {
         var text = "\(status.pending) change\(status.pending == 1 ? "" : "s") pending"
         if status.conflicts > 0 { text += ", \(status.conflicts) conflict\(status.conflicts == 1 ? "" : "s")" }
         if status.failed > 0 { text += ", \(status.failed) failed" }
+        if status.held > 0 { text += ", \(status.held) held" }
         return text
     }
 }

@@ -97,7 +97,7 @@ struct ClientStatus: AsyncParsableCommand {
         try await options.run { context in
             let status = try context.status()
             var lines = [
-                "\(status.pending) pending, \(status.conflicts) conflicts, \(status.failed) failed",
+                "\(status.pending) pending, \(status.conflicts) conflicts, \(status.failed) failed, \(status.held) held",
                 "remote: \(status.remoteURL ?? "none")\(status.offline ? " (offline mode)" : "")",
                 "protocol: \(status.tableProtocol.map { "\($0.rawValue) (\(context.protocolChoice.rawValue))" } ?? "not asked yet (auto)")",
                 "sign-in token: \(context.authTokenHint?.description ?? "none")",

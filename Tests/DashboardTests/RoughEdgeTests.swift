@@ -71,7 +71,7 @@ import Testing
         #expect(queue.text.contains("400 Bad Request The gateway refused the &quot;todoitem&quot; change."))
         #expect(!queue.text.contains("&lt;h1&gt;"))
         #expect(!queue.text.contains("color: red"))
-        #expect(queue.text.contains(">Retry</button>"))
+        #expect(queue.text.contains(">Retry now</button>"))
         let id = try #require(try context.operations().first?.id)
 
         // The gateway is fixed: Retry sends the change again.
@@ -83,9 +83,10 @@ import Testing
         let after = try await harness.client.send(.get, "/operations")
         #expect(after.text.contains(#"<span data-field="refused">0</span> refused"#))
         #expect(after.text.contains("Nothing to push"))
-        // Retry is for refused changes only.
+        // Retry waits for a held change to be released.
         _ = try context.table("todoitem").insert(["text": "waiting", "complete": false])
         let pendingId = try #require(try context.operations().first?.id)
+        try context.hold(pendingId)
         #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
         await gateway.stop()
         await harness.stop()

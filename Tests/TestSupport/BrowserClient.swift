@@ -33,4 +33,13 @@ public final class BrowserClient: Sendable {
         fields.append(contentsOf: headers)
         return try await http.send(method, base + path, headers: fields, body: body)
     }
+
+    /// Posts a URL-encoded form whose fields may repeat (`id=1&id=2`, as ticked checkboxes send them).
+    public func post(_ path: String, pairs: [(String, String)]) async throws -> TestHTTPClient.Answer {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/x-www-form-urlencoded"
+        let body = pairs.map { "\(PercentDecoding.encode($0.0))=\(PercentDecoding.encode($0.1))" }.joined(
+            separator: "&")
+        return try await http.send(.post, base + path, headers: fields, body: Data(body.utf8))
+    }
 }

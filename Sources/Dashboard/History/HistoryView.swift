@@ -56,7 +56,7 @@ struct HistoryView: Encodable, Sendable {
 
     private static func tone(_ kind: HistoryEvent.Kind) -> String {
         switch kind {
-        case .localInsert, .localUpdate, .localDelete, .cancelled, .discarded: "local"
+        case .localInsert, .localUpdate, .localDelete, .cancelled, .discarded, .held, .released: "local"
         case .pushed: "ok"
         case .pushUnanswered, .pushRefused: "refused"
         case .conflict: "conflict"

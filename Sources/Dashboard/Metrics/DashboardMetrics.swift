@@ -130,8 +130,9 @@ public final class DashboardMetrics: Sendable {
             CoreMetrics.Gauge(label: "todosync_conflicts", dimensions: [("table", table)], factory: factory)
                 .record(count.conflicts)
         }
-        // Wired by the stuck-operations work: the count of operations in the `held` state.
-        CoreMetrics.Gauge(label: "todosync_held_operations", factory: factory).record(0)
+        // Held operations are counted as held only (not as pending), across every table.
+        CoreMetrics.Gauge(label: "todosync_held_operations", factory: factory)
+            .record(counts.values.reduce(0) { $0 + $1.held })
     }
 
     /// The registry in the Prometheus text format.

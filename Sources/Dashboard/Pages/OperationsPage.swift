@@ -6,6 +6,11 @@ struct OperationsPage: Encodable, Sendable {
     var canPush: Bool
     var pager: TodoListPage.Pager?
     var emptyMessage: String
+    /// How many changes of this page are stuck (shown first), and how many are held in all.
+    var stuckCount: Int
+    var heldCount: Int
+    /// How long a change waits before it counts as stuck ("1 hour").
+    var stuckAge: String
 
     /// One queued change.
     struct OperationRow: Encodable, Sendable {
@@ -28,8 +33,22 @@ struct OperationsPage: Encodable, Sendable {
         /// The service's last message, readable and folded when long.
         var answer: ReadableAnswer
         var queuedAt: String
-        /// Whether the service refused it, so it waits for Retry or Discard.
+        /// How long it has been queued: "just now", "12 min", "3 h".
+        var age: String
+        /// Why it is stuck ("refused", "failing", "waiting over 1 h"); nil when it is not.
+        var stuck: String?
+        /// When it was held and why (nil when it is not held).
+        var heldSince: String?
+        var heldReason: String?
+        /// When it is sent next, in words ("on the next push", "held: …", "after #4 …").
+        var nextAttempt: String
+        /// When auto-sync pushes next (filled by auto-sync; nil: pushes run when asked).
+        var nextAttemptAt: String?
+        /// The buttons its row offers.
         var canRetry: Bool
+        var canHold: Bool
+        var canRelease: Bool
+        var canDiscard: Bool
     }
 }
 
@@ -45,4 +64,11 @@ struct DiscardPage: Encodable, Sendable {
         /// Whether the item was synced before (discarding returns it to that value).
         var hasBase: Bool
     }
+}
+
+/// The confirmation page before discarding several queued changes (the bulk form's Discard).
+struct BulkDiscardPage: Encodable, Sendable {
+    var operations: [DiscardPage.Target]
+    /// Whether any selected change is still queued.
+    var hasOperations: Bool
 }

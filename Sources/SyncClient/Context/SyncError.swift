@@ -22,6 +22,14 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case notInConflict(Int64)
     /// The operation is being sent right now.
     case operationInFlight(Int64)
+    /// The operation is held back from pushes: release it first.
+    case operationHeld(Int64)
+    /// The operation is in conflict: it waits for a decision, not for a hold or a retry.
+    case operationInConflict(Int64)
+    /// An earlier operation of the same item must reach the service first.
+    case operationWaitsBehind(Int64, earlier: Int64)
+    /// A hold's reason that cannot be kept (too long, or control characters).
+    case invalidHoldReason(String)
     /// Purge refused: the table has changes that were not pushed.
     case pendingOperations(table: String, count: Int)
     /// The store is bound to another service and still holds changes it has not taken: choose to
@@ -66,6 +74,17 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "Operation #\(id) is not in conflict; there is nothing to resolve."
         case .operationInFlight(let id):
             "Operation #\(id) is being pushed right now. Try again when the push has finished."
+        case .operationHeld(let id):
+            "Operation #\(id) is held, so no push sends it. Release it first (todosync client release \(id), or "
+                + "Release on the queue page)."
+        case .operationInConflict(let id):
+            "Operation #\(id) is in conflict: decide it on the conflict page (Use Client, Use Server or Cancel) "
+                + "instead."
+        case .operationWaitsBehind(let id, let earlier):
+            "Operation #\(id) waits behind operation #\(earlier) of the same item, which goes first. Retry, "
+                + "release or discard #\(earlier) first."
+        case .invalidHoldReason(let reason):
+            "The reason for a hold cannot be kept: \(reason)."
         case .pendingOperations(let table, let count):
             "'\(table)' has \(count) change(s) not yet pushed. Push first, or purge with force to drop them."
         case .remoteSwitchRefused(let refusal):

@@ -75,12 +75,14 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 
 /// The counts a page header shows, read from the store in one query (``SyncContext/status()``).
 public struct SyncStatus: Sendable, Hashable, Codable {
-    /// Operations waiting to be pushed (pending, attempted, in flight).
+    /// Operations waiting to be pushed (pending, attempted, in flight; not held).
     public var pending: Int
     /// Operations that ended in conflict / conflicts waiting for a resolution.
     public var conflicts: Int
-    /// Operations the server refused.
+    /// Operations the server refused (not held).
     public var failed: Int
+    /// Operations a person holds back from pushes (whatever their state underneath).
+    public var held: Int = 0
     /// Every queued operation, whatever its state.
     public var operations: Int
     /// Whether offline mode is on.

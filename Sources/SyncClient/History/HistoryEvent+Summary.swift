@@ -14,6 +14,8 @@ extension HistoryEvent {
         case .decided: journalEntry.map { "Decided: \($0.decision.label)" } ?? "Decided"
         case .cancelled: "Set aside"
         case .discarded: "Discarded"
+        case .held: "Held"
+        case .released: "Released"
         case .pulled: "Pulled"
         case .pulledDelete: "Deleted by a pull"
         case .pullSkipped: "Pulled, left alone"
@@ -50,6 +52,8 @@ extension HistoryEvent {
             ])
         case .cancelled, .discarded:
             return Self.joined([operation])
+        case .held, .released:
+            return Self.joined([detail, operation])
         case .pulled, .pulledDelete, .pullSkipped:
             let page = pullPage.map { page in
                 "page \(page.page) of a pull" + (page.queryId.map { " (query id \($0))" } ?? "")

@@ -23,6 +23,10 @@ public struct HistoryEvent: Sendable, Hashable, Codable {
         case cancelled
         /// A person dropped the change: the row went back to the last server copy.
         case discarded
+        /// A person held the change back: no push sends it until it is released.
+        case held
+        /// A person released a held change: the next push sends it.
+        case released
         /// A pull page wrote the service's copy into the row.
         case pulled
         /// A pull page removed the row: the service deleted it.

@@ -31,6 +31,10 @@ enum RowExplanation {
     private static func queued(_ operation: TableOperation, error: OperationError?, events: [HistoryEvent]) -> String {
         let edit = events.last { $0.operationId == operation.id && $0.kind.isLocalEdit }
         let yours = edit.map { "Your \(what($0)) of \(time($0.recordedAt))" } ?? "Your \(operation.kind.rawValue)"
+        if let hold = operation.hold {
+            let reason = hold.reason.map { ", because: \($0)" } ?? ""
+            return "\(yours) is held (since \(time(hold.since))\(reason)): it is not pushed until you release it."
+        }
         switch operation.state {
         case .conflict:
             let status = error?.status.map { " (HTTP \($0))" } ?? ""
@@ -111,7 +115,7 @@ enum RowExplanation {
         case .remoteSwitched:
             return now.row == nil ? "Removed when this device switched to another service at \(at)." : nil
         case .localInsert, .localUpdate, .localDelete, .pushUnanswered, .pushRefused, .conflict, .cancelled,
-            .pullSkipped, .tokenReset:
+            .pullSkipped, .tokenReset, .held, .released:
             return nil
         }
     }

@@ -8,7 +8,9 @@ extension SyncContext {
     public nonisolated func history(of itemId: String, in table: String) throws(SyncError) -> ItemHistory {
         let description = try store.description(of: table)
         return try read { [store, queue] db in
-            let operation = try queue.operations(db, table: table, itemId: itemId).last
+            let queued = try queue.operations(db, table: table, itemId: itemId)
+            // A held operation explains the row first: the item's later ones wait behind it.
+            let operation = queued.first(where: \.isHeld) ?? queued.last
             let now = RowExplanation.Now(
                 row: try store.readItem(db, table: description, id: itemId), operation: operation,
                 error: try operation.flatMap { try queue.error(db, operationId: $0.id) },

@@ -19,6 +19,8 @@ public struct QueuePage: Sendable {
     public struct Entry: Sendable {
         public var operation: TableOperation
         public var localItem: Item?
+        /// The item's first operation when it is not this one: this one waits behind it.
+        public var earlier: TableOperation?
     }
 
     public var entries: [Entry]
@@ -52,9 +54,17 @@ extension SyncOperationQueue {
         let (operations, hasEarlier, hasLater) = try pager.page(cursor, limit: limit)
         let entries = try operations.map { operation in
             let table = store.tables[operation.table]
+            let first = try Row.fetchOne(
+                db.cachedStatement(
+                    sql:
+                        "SELECT \(Self.columns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id LIMIT 1"
+                ),
+                arguments: [operation.table, operation.itemId]
+            ).map(Self.operation)
             return QueuePage.Entry(
                 operation: operation,
-                localItem: try table.flatMap { try store.readItem(db, table: $0, id: operation.itemId) })
+                localItem: try table.flatMap { try store.readItem(db, table: $0, id: operation.itemId) },
+                earlier: first?.id == operation.id ? nil : first)
         }
         return QueuePage(entries: entries, hasEarlier: hasEarlier, hasLater: hasLater, total: try count(db))
     }

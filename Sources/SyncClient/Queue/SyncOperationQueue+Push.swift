@@ -12,7 +12,7 @@ extension SyncOperationQueue {
 
     /// Puts each pending or attempted operation of `ids` in flight and fixes what is sent, in the
     /// caller's transaction; the attempts in the order of `ids`, nil where one should not be sent now
-    /// (no longer queued, an earlier change of the item waits, or its row was purged). The operations
+    /// (no longer queued, held, an earlier change of the item waits, or its row was purged). The operations
     /// are read in one statement, and their rows in one per table.
     ///
     /// The body sent is remembered (with up to seven earlier distinct ones) so that a later attempt
@@ -26,14 +26,16 @@ extension SyncOperationQueue {
                     SELECT id, tableName, itemId, kind, state, recreate, item, lastAttemptAt, earlierBodies,
                         id = (SELECT min(id) FROM __operations AS first
                               WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId),
-                        base
+                        base, heldAt IS NULL
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
             arguments: StatementArguments(positional: ids))
         var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?, base: Item?)] = [:]
         var changedItems: [String: [String]] = [:]
         for row in rows {
-            guard let state = OperationState(rawValue: row[4]), state.isSendable, row[9] as Bool else { continue }
+            // Held, or behind an earlier operation of the item (which a held one always is): not now.
+            guard let state = OperationState(rawValue: row[4]), state.isSendable, row[9] as Bool, row[11] as Bool
+            else { continue }
             let before = OperationMark(state: state, lastAttemptAt: row[7], item: row[6], earlierBodies: row[8])
             let attempt = PushAttempt(
                 operationId: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,

@@ -2,29 +2,38 @@ import GRDB
 
 /// The queue's operations counted per table, for monitoring (the dashboard's `/metrics`).
 public struct TableQueueCounts: Sendable, Equatable {
-    /// Changes waiting to be pushed (pending, attempted or being sent).
+    /// Changes waiting to be pushed (pending, attempted or being sent; not held).
     public var waiting: Int = 0
     /// Changes in conflict with the service's copy.
     public var conflicts: Int = 0
+    /// Changes a person holds back from pushes (counted here only).
+    public var held: Int = 0
 
     /// Counts of a table (none by default).
-    public init(waiting: Int = 0, conflicts: Int = 0) {
+    public init(waiting: Int = 0, conflicts: Int = 0, held: Int = 0) {
         self.waiting = waiting
         self.conflicts = conflicts
+        self.held = held
     }
 }
 
 extension SyncOperationQueue {
-    /// How many operations of each table are waiting and in conflict, by one grouped query.
+    /// How many operations of each table are waiting, in conflict and held, by one grouped query.
     func countsByTable(_ db: Database) throws -> [String: TableQueueCounts] {
         let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT tableName, state, COUNT(*) FROM __operations GROUP BY tableName, state"))
+            db.cachedStatement(
+                sql: """
+                    SELECT tableName, state, COUNT(*), heldAt IS NOT NULL FROM __operations
+                    GROUP BY tableName, state, heldAt IS NOT NULL
+                    """))
         var counts: [String: TableQueueCounts] = [:]
         for row in rows {
             let table: String = row[0]
             let count: Int = row[2]
             let state = OperationState(rawValue: row[1]) ?? .pending
-            if state.isWaiting {
+            if row[3] as Bool {
+                counts[table, default: TableQueueCounts()].held += count
+            } else if state.isWaiting {
                 counts[table, default: TableQueueCounts()].waiting += count
             } else if state == .conflict {
                 counts[table, default: TableQueueCounts()].conflicts += count
@@ -35,7 +44,7 @@ extension SyncOperationQueue {
 }
 
 extension SyncContext {
-    /// Each table's waiting changes and conflicts (tables with no operation are absent).
+    /// Each table's waiting changes, conflicts and held changes (tables with no operation are absent).
     public nonisolated func operationCountsByTable() throws(SyncError) -> [String: TableQueueCounts] {
         try read { [queue] db in try queue.countsByTable(db) }
     }

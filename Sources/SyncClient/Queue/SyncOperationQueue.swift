@@ -19,6 +19,20 @@ import SyncProtocol
 /// A push marks operations in flight a batch ahead of their requests; those it does not send after
 /// all (it stopped first) are released back to the state they had (pending or attempted).
 ///
+/// Beside its state, an operation is held or not (``TableOperation/hold``, the `heldAt` and
+/// `heldReason` columns), a second small machine that a person drives (`SyncOperationQueue+Hold`,
+/// decided by ``QueueActionRule/decide(_:state:isHeld:earlier:)``):
+///
+/// ```
+/// not held ─hold (pending, attempted, failed)─▶ held ─release─▶ not held
+/// ```
+///
+/// A held operation keeps its state (pending, attempted or failed) underneath; a push never sends
+/// it nor any later operation of its item (they are not ``sendable(_:)``), a pull leaves its row
+/// alone, and a remote switch or purge counts it as a queued change. An edit of its item collapses
+/// into it as into any queued operation, and it stays held. Retry now (``prepareRetry(_:id:)``)
+/// takes a failed operation back to pending (`failed ─cancel─▶ pending` above) before a push.
+///
 /// Local edits call ``enqueue(_:kind:table:itemId:before:)`` inside the transaction that changes the
 /// row. Push transitions (`SyncOperationQueue+Push`) and conflict resolutions
 /// (`SyncOperationQueue+Resolution`) run their own transactions, each changing the row and the queue
@@ -48,6 +62,12 @@ struct SyncOperationQueue: Sendable {
         }
     ]
 
+    /// Adds the hold of an operation (see ``TableOperation/hold``): when and why a person held it.
+    static let holdMigration = StoreMigration("v9-held-operations") { db in
+        try db.execute(sql: "ALTER TABLE __operations ADD COLUMN heldAt TEXT")
+        try db.execute(sql: "ALTER TABLE __operations ADD COLUMN heldReason TEXT")
+    }
+
     /// Where stores written before `v2-earlier-bodies` kept the bodies of earlier attempts.
     static let legacyEarlierKey = "__earlier"
 
@@ -55,7 +75,8 @@ struct SyncOperationQueue: Sendable {
 
     /// The columns ``operation(from:)`` reads, by position.
     static let columns =
-        "id, tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate"
+        "id, tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate, "
+        + "heldAt, heldReason"
 
     /// The operation of a row selected with ``columns``.
     static func operation(from row: Row) -> TableOperation {
@@ -64,7 +85,8 @@ struct SyncOperationQueue: Sendable {
             state: OperationState(rawValue: row[4]) ?? .pending, item: ItemCoding.decode(row[5]),
             base: ItemCoding.decode(row[6]), attempts: row[7],
             queuedAt: Timestamp.date(row[8]) ?? Date(timeIntervalSince1970: 0), lastAttemptAt: Timestamp.date(row[9]),
-            lastStatus: row[10], message: row[11], recreate: row[12])
+            lastStatus: row[10], message: row[11], recreate: row[12],
+            hold: Timestamp.date(row[13]).map { OperationHold(since: $0, reason: row[14]) })
     }
 
     func operation(_ db: Database, id: Int64) throws -> TableOperation? {
@@ -113,14 +135,14 @@ struct SyncOperationQueue: Sendable {
         return try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT id, itemId, kind, state FROM __operations
+                    SELECT id, itemId, kind, state, heldAt IS NOT NULL FROM __operations
                     WHERE tableName = ? AND itemId IN (\(sqlParameters(itemIds.count))) ORDER BY id
                     """),
             arguments: StatementArguments([table] + itemIds)
         ).map { row in
             OperationSummary(
                 id: row[0], itemId: row[1], kind: OperationKind(rawValue: row[2]) ?? .update,
-                state: OperationState(rawValue: row[3]) ?? .pending)
+                state: OperationState(rawValue: row[3]) ?? .pending, isHeld: row[4])
         }
     }
 
@@ -136,12 +158,22 @@ struct SyncOperationQueue: Sendable {
             }
     }
 
-    /// The operations a push sends, in push order, with the item each one changes.
+    /// The condition on an `__operations` row (not aliased) that a push sends it: pending or
+    /// attempted, and neither it nor an earlier operation of its item held.
+    static let sendableSQL = """
+        state IN (\(OperationState.sendableSQL)) AND NOT EXISTS (
+            SELECT 1 FROM __operations AS holding
+            WHERE holding.tableName = __operations.tableName AND holding.itemId = __operations.itemId
+                AND holding.id <= __operations.id AND holding.heldAt IS NOT NULL)
+        """
+
+    /// The operations a push sends, in push order, with the item each one changes (none held, none
+    /// behind a held one).
     func sendable(_ db: Database) throws -> [(id: Int64, table: String, itemId: String)] {
         try Row.fetchAll(
             db,
             sql:
-                "SELECT id, tableName, itemId FROM __operations WHERE state IN (\(OperationState.sendableSQL)) ORDER BY id"
+                "SELECT id, tableName, itemId FROM __operations WHERE \(Self.sendableSQL) ORDER BY id"
         ).map { ($0[0], $0[1], $0[2]) }
     }
 
@@ -150,7 +182,7 @@ struct SyncOperationQueue: Sendable {
         try String.fetchOne(
             db.cachedStatement(
                 sql:
-                    "SELECT tableName FROM __operations WHERE state IN (\(OperationState.sendableSQL)) ORDER BY id LIMIT 1"
+                    "SELECT tableName FROM __operations WHERE \(Self.sendableSQL) ORDER BY id LIMIT 1"
             ))
     }
 
@@ -158,7 +190,7 @@ struct SyncOperationQueue: Sendable {
     func sendableCount(_ db: Database, table: String) throws -> Int {
         try Int.fetchOne(
             db,
-            sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ? AND state IN (\(OperationState.sendableSQL))",
+            sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ? AND \(Self.sendableSQL)",
             arguments: [table]) ?? 0
     }
 

@@ -73,6 +73,26 @@ public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     public var message: String?
     /// Set when Use Client re-creates an item the server deleted.
     var recreate: Bool = false
+    /// Set while a person holds the operation back: a push skips it (and the item's later
+    /// operations) until it is released. Its state is kept underneath.
+    public var hold: OperationHold? = nil
+
+    /// Whether a person holds the operation back from pushes.
+    public var isHeld: Bool { hold != nil }
+}
+
+/// A person's hold on a queued operation: kept, never pushed, until released.
+public struct OperationHold: Sendable, Hashable, Codable {
+    /// When it was held.
+    public var since: Date
+    /// Why, in the person's words (nil: no reason given).
+    public var reason: String?
+
+    /// A hold from `since`, with an optional reason.
+    public init(since: Date, reason: String? = nil) {
+        self.since = since
+        self.reason = reason
+    }
 }
 
 /// An operation's place, kind and state without its items: cheap to read for a page of rows.
@@ -85,6 +105,8 @@ public struct OperationSummary: Sendable, Hashable {
     public var kind: OperationKind
     /// Pending, in flight, attempted, failed or conflict.
     public var state: OperationState
+    /// Whether a person holds it back from pushes.
+    public var isHeld: Bool = false
 }
 
 /// What kind of trouble an operation met.

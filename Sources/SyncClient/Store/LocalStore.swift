@@ -18,7 +18,7 @@ struct LocalStore: Sendable {
     static let migrations: [StoreMigration] =
         [firstSchema] + SyncOperationQueue.migrations
         + [ConflictJournal.migration, ConflictJournal.heldMigration, ConflictJournal.heldColumnsMigration]
-        + [columnsMigration, FlightRecorder.migration, HistoryLog.migration]
+        + [columnsMigration, FlightRecorder.migration, HistoryLog.migration, SyncOperationQueue.holdMigration]
 
     /// The first schema: the queue's tables and `__config`.
     private static let firstSchema =

@@ -1,0 +1,78 @@
+import Foundation
+
+/// What a person does about stuck operations: Hold, Release, Retry now and Discard, one at a time or
+/// in bulk.
+extension SyncContext {
+    /// Holds an operation back: it stays queued, no push sends it or any later operation of its item,
+    /// and an edit of the item joins it as usual (it stays held). Returns false when it was held already.
+    ///
+    /// - Throws: ``SyncError/operationInConflict(_:)`` (decide it instead),
+    ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationNotFound(_:)``,
+    ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
+    @discardableResult
+    public nonisolated func hold(_ operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
+        let reason = try SyncOperationQueue.holdReason(reason)
+        return try write { [queue] db in try queue.hold(db, id: operationId, reason: reason) }
+    }
+
+    /// Releases a held operation: the next push sends it (and the item's later operations after it).
+    /// Returns false when it was not held.
+    @discardableResult
+    public nonisolated func release(_ operationId: Int64) throws(SyncError) -> Bool {
+        try write { [queue] db in try queue.release(db, id: operationId) }
+    }
+
+    /// Retry now, without the push: a refused operation is pending again, its error forgotten; the
+    /// caller starts a push (the dashboard in the background). Returns the operation as it is now.
+    ///
+    /// - Throws: ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationInConflict(_:)``,
+    ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationWaitsBehind(_:earlier:)``.
+    @discardableResult
+    public nonisolated func prepareRetry(_ operationId: Int64) throws(SyncError) -> TableOperation {
+        try write { [queue] db in try queue.prepareRetry(db, id: operationId) }
+    }
+
+    /// Retry now: ``prepareRetry(_:)``, then a push (joining one that runs), which sends the
+    /// operation in its turn. Returns what became of it (``OperationOutcome/skipped`` when the push
+    /// did not reach it).
+    public func retry(_ operationId: Int64) async throws -> OperationOutcome {
+        try prepareRetry(operationId)
+        let result = try await push()
+        if let outcome = result.outcome(of: operationId) { return outcome }
+        return try operation(operationId) == nil ? .pushed : .skipped
+    }
+
+    /// Applies one action to each operation, each in its own transaction: the outcome of each, in the
+    /// order of `operationIds`. A Retry makes the refused ones pending; the caller starts the push.
+    public nonisolated func perform(
+        _ action: QueueAction, on operationIds: [Int64], reason: String? = nil
+    ) throws(SyncError) -> [QueueActionResult] {
+        let reason = try SyncOperationQueue.holdReason(reason)
+        var results: [QueueActionResult] = []
+        for id in operationIds {
+            do {
+                let changed: Bool
+                switch action {
+                case .hold: changed = try hold(id, reason: reason)
+                case .release: changed = try release(id)
+                case .retry:
+                    try prepareRetry(id)
+                    changed = true
+                case .discard:
+                    try discard(id)
+                    changed = true
+                }
+                results.append(QueueActionResult(id: id, outcome: changed ? .done : .unchanged))
+            } catch {
+                if case .storage = error { throw error }
+                results.append(QueueActionResult(id: id, outcome: .refused, message: error.description))
+            }
+        }
+        return results
+    }
+
+    /// How many operations are held.
+    public nonisolated func heldCount() throws(SyncError) -> Int {
+        try read { [queue] db in try queue.heldCounts(db).values.reduce(0, +) }
+    }
+}
