@@ -37,15 +37,20 @@ import urllib.error
 import urllib.request
 import uuid
 
-BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(
-    os.path.dirname(__file__), "..", "..", ".build", "debug", "todosync")
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
+# The copy of the binary runs away from the project: it is told where the pages are.
+RESOURCES = ["--templates-dir", os.path.join(ROOT, "Templates"), "--public-dir", os.path.join(ROOT, "Public")]
 CLIENTS = 3
 ROWS = 12
 AUTO_SYNC = 5
 
 
 class Process:
-    """A todosync process whose output goes to a log file; `url` is the first address it announced."""
+    """A todosync process whose output goes to a log file; `url` is the first address it announced.
+    It runs a copy of the binary made for the campaign (`binary`): a build while a campaign runs
+    must not make a restart fail."""
+    binary = BIN
 
     def __init__(self, folder, name, args, pattern=r"(http://127\.0\.0\.1:\d+)"):
         self.args, self.log_path = args, os.path.join(folder, name + ".log")
@@ -54,7 +59,7 @@ class Process:
 
     def start(self):
         self.log = open(self.log_path, "a")
-        self.process = subprocess.Popen([BIN] + self.args, stdout=self.log, stderr=subprocess.STDOUT,
+        self.process = subprocess.Popen([Process.binary] + self.args, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         deadline, offset = time.time() + 30, os.path.getsize(self.log_path)
         while time.time() < deadline:
@@ -96,7 +101,7 @@ class Client:
 
     def start(self):
         args = ["dashboard", "--port", "0", "--data-dir", self.data, "--remote", self.proxy.url,
-                "--auto-sync", str(AUTO_SYNC)]
+                "--auto-sync", str(AUTO_SYNC)] + RESOURCES
         if self.dashboard is None:
             self.dashboard = Process(os.path.dirname(self.data), "client-%d" % self.index, args)
         else:
@@ -173,10 +178,12 @@ def run(seed, duration, heal_window, cluster_url, log=print):
     rng = random.Random(seed)
     folder = tempfile.mkdtemp(prefix="todosync-campaign-")
     database = fresh_database(cluster_url)
+    Process.binary = os.path.join(folder, "todosync")
+    shutil.copy2(BIN, Process.binary)
     services, clients = [], []
     report = {"seed": seed, "duration": duration, "faults": [], "folder": folder}
     try:
-        services = [Process(folder, "serve-%d" % n, ["serve", "--port", "0", "--database", database])
+        services = [Process(folder, "serve-%d" % n, ["serve", "--port", "0", "--database", database] + RESOURCES)
                     for n in range(2)]
         for n in range(ROWS):
             request = urllib.request.Request(
@@ -275,6 +282,7 @@ def run(seed, duration, heal_window, cluster_url, log=print):
                     process.kill()
         for service in services:
             service.kill()
+        os.remove(Process.binary)
         if report.get("outcome") == "converged":
             shutil.rmtree(folder, ignore_errors=True)
 

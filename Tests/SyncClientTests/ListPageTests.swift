@@ -131,6 +131,27 @@ struct ListPageTests {
         #expect(completed.items.allSatisfy { $0["complete"] == .bool(true) })
     }
 
+    @Test func aSearchOfCommonTrigramsAsksTheIndexForItsRarestAndJudgesTheRowsByTheWholeSearch() throws {
+        let context = try store(rows: 600)
+        let todos = context.table("todoitem")
+        try todos.insert(["id": "wanted", "text": "row 777777"])
+        try todos.insert(["id": "decoy", "text": "other 777 row"])
+        func found(_ search: String) throws -> [String] {
+            ids(try context.listPage("todoitem", ListRequest(search: search, limit: 50))).sorted()
+        }
+        #expect(try found("row 777777") == ["wanted"])
+        #expect(try found("ROW 7777") == ["wanted"], "ASCII case ignored, as by the index")
+        #expect(try found("777") == ["decoy", "wanted"])
+        #expect(try found("row 59").count == 11, "every trigram common: the whole phrase, as before")
+        let index = try #require(context.store.listIndexes["todoitem"]?.search)
+        let rare = try context.read { db in try index.matchExpression(for: "row 777777", in: db) }
+        #expect(rare.expression == #""777""# && rare.narrowsOnly)
+        let common = try context.read { db in try index.matchExpression(for: "row ", in: db) }
+        #expect(common.expression == #""row ""# && !common.narrowsOnly)
+        let accented = try context.read { db in try index.matchExpression(for: "café 777", in: db) }
+        #expect(!accented.narrowsOnly, "beyond ASCII the phrase decides, ignoring case as the index does")
+    }
+
     @Test func aRowKeepsItsPlaceInTheListWhenItChanges() throws {
         let context = try store(rows: 10)
         let before = ids(try context.listPage("todoitem", ListRequest(limit: 50)))

@@ -239,6 +239,89 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 
+    @Test func anEditQueuedBehindAMergeWhoseAnswerWasLostSendsOnlyItsOwnChanges() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.forSync(in: folder)
+        let contextBox = Mutex<SyncContext?>(nil)
+        let patches = Mutex(0)
+        let proxy = try await service.proxy()
+        proxy.intercept { request, upstream in
+            guard request.method == "PATCH", let context = contextBox.withLock({ $0 }) else { return nil }
+            switch patches.withLock({
+                $0 += 1; return $0
+            }) {
+            case 1:
+                // The user edits again while the update is on the wire (queued behind it): its 412
+                // is merged, and the merged row carries that edit too.
+                _ = try context.table("todoitem").update(["id": "a", "text": "three"])
+                return nil
+            case 2:
+                // The merged update lands; its answer is lost.
+                _ = try await upstream.forward(request)
+                return .withhold
+            default:
+                return nil
+            }
+        }
+        let path = folder.file("store.sqlite")
+        let puller = try SyncContext(path: path, configuration: .init(remoteURL: proxy.endpoint))
+        try await service.rest.insert(["id": "a", "text": "one", "complete": false])
+        _ = try await puller.table("todoitem").pull()
+        try await puller.close()
+        let context = try SyncContext(
+            path: path, configuration: .init(remoteURL: proxy.endpoint, requestTimeout: 1, conflictPolicy: .merge))
+        try context.table("todoitem").update(["id": "a", "text": "two"])
+        var version = try #require(try await service.rest.get("todoitem", "a")?.version)
+        _ = try await service.rest.send(.patch, "/tables/todoitem/a", body: ["complete": true], ifMatch: version)
+        contextBox.withLock { $0 = context }
+        await #expect(throws: SyncError.stopped(.tooSlow(seconds: 1))) { try await context.push() }
+        #expect(try await service.rest.get("todoitem", "a")?.text == "three", "the merged update landed")
+        // Then another device turns `complete` back: the local row's `complete` is stale now.
+        version = try #require(try await service.rest.get("todoitem", "a")?.version)
+        _ = try await service.rest.send(.patch, "/tables/todoitem/a", body: ["complete": false], ifMatch: version)
+
+        // The retry finds its update applied; the edit queued behind it has nothing of its own left.
+        let retrying = try await context.reopened(at: path, remote: proxy.endpoint)
+        #expect(try await retrying.push().conflicts.isEmpty)
+        let server = try #require(try await service.rest.get("todoitem", "a"))
+        #expect(server.text == "three")
+        #expect(server["complete"] == false, "the other device's change is kept, not overwritten by the stale copy")
+        #expect(try retrying.table("todoitem").item(id: "a")?["complete"] == false)
+    }
+
+    @Test func aConflictMetTwiceInOnePushIsSettledByTheNextPushUnderItsPolicy() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.forSync(in: folder)
+        let patches = Mutex(0)
+        let proxy = try await service.proxy()
+        proxy.intercept { request, _ in
+            guard request.method == "PATCH" else { return nil }
+            // Before each of the first two updates lands, another device changes `complete` again.
+            guard
+                patches.withLock({
+                    $0 += 1; return $0
+                }) <= 2
+            else { return nil }
+            let current = try await service.rest.get("todoitem", "a")
+            _ = try await service.rest.send(
+                .patch, "/tables/todoitem/a", body: ["complete": .bool(current?["complete"] != true)],
+                ifMatch: current?.version)
+            return nil
+        }
+        let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint, policy: .merge)
+        try await service.rest.insert(["id": "a", "text": "one", "complete": false])
+        _ = try await context.table("todoitem").pull()
+        try context.table("todoitem").update(["id": "a", "text": "two"])
+
+        let first = try await context.push()
+        #expect(first.conflicts == [1], "the merge met a newer copy again: it waits")
+        let second = try await context.push()
+        #expect(second.conflicts.isEmpty && second.pushed.count == 1, "merged with the newest copy")
+        let server = try #require(try await service.rest.get("todoitem", "a"))
+        #expect(server.text == "two" && server["complete"] == false, "both changes kept")
+        #expect(try context.journal().entries.first?.decision == .merge)
+    }
+
     @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)

@@ -63,6 +63,47 @@ struct SearchIndex: Sendable {
             "INSERT INTO \(fts) (\(fts), rowid, \(columnList)) SELECT 'delete', old.rowid, \(values) WHERE \(condition);"
     }
 
+    /// How far ``matchExpression(for:in:)`` counts a trigram's rows.
+    static let rarityCap = 256
+
+    /// The `MATCH` expression of a search of three characters or more, and whether it only narrows
+    /// the rows down (then ``scanCondition`` must judge each).
+    ///
+    /// The whole search as a phrase makes FTS5 walk the row lists of every trigram in it: for
+    /// "number 777777" among a million "number N" rows, five lists of a million rows each, for a
+    /// handful of matches. So each trigram's rows are first counted, up to ``rarityCap`` (an FTS5
+    /// list is read lazily: a common trigram costs as little as a rare one); when one is rarer than
+    /// that, the index is asked for that trigram alone, and the rows it gives are judged by the
+    /// whole search. When every trigram is common, the phrase is as fast as anything.
+    func matchExpression(for search: String, in db: Database) throws -> (expression: String, narrowsOnly: Bool) {
+        let phrase = Self.phrase(search)
+        let scalars = Array(search.lowercased().unicodeScalars)
+        // ``scanCondition`` ignores the case of ASCII letters only, as the index does of all.
+        guard scalars.count > 3, scalars.allSatisfy(\.isASCII) else { return (phrase, false) }
+        var seen: Set<String> = []
+        var rarest: (trigram: String, rows: Int)?
+        let count = try db.cachedStatement(
+            sql:
+                "SELECT count(*) FROM (SELECT 1 FROM \(ftsTable.quotedSQLName) WHERE \(ftsTable.quotedSQLName) MATCH ? LIMIT ?)"
+        )
+        for start in 0...(scalars.count - 3) {
+            var trigram = String.UnicodeScalarView()
+            trigram.append(contentsOf: scalars[start..<start + 3])
+            let text = String(trigram)
+            guard seen.insert(text).inserted else { continue }
+            let rows = try Int.fetchOne(count, arguments: [Self.phrase(text), Self.rarityCap]) ?? 0
+            if rows < (rarest?.rows ?? Self.rarityCap) { rarest = (text, rows) }
+            if rows == 0 { break }
+        }
+        guard let rarest else { return (phrase, false) }
+        return (Self.phrase(rarest.trigram), true)
+    }
+
+    /// `text` as one FTS5 phrase (quoted, its quotes doubled).
+    static func phrase(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
     /// Rows whose text contains the search, ignoring (ASCII) case, judged row by row: for the rows
     /// past the mark, and for searches shorter than a trigram. One argument per column, each the
     /// search text.

@@ -108,10 +108,11 @@ struct ListReader {
                     from: name, key: "\(name).rowid", conditions: ["\(name).rowid > ?", index.scanCondition],
                     arguments: [try listIndex.mark(db)] + scanArguments)
                 let fts = index.ftsTable.quotedSQLName
+                let (expression, narrowsOnly) = try index.matchExpression(for: request.search, in: db)
                 main = Source(
                     from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
-                    conditions: ["\(fts).\(fts) MATCH ?"],
-                    arguments: ["\"" + request.search.replacingOccurrences(of: "\"", with: "\"\"") + "\""])
+                    conditions: ["\(fts).\(fts) MATCH ?"] + (narrowsOnly ? [index.scanCondition] : []),
+                    arguments: [expression] + (narrowsOnly ? scanArguments : []))
                 sources.append(pastMark)
             } else {
                 main.conditions = [index.scanCondition]

@@ -16,7 +16,15 @@ extension SyncContext {
 
     func runPush() async throws -> PushResult {
         let driver = pushDriver(try await readyTransport(.push, table: nil))
-        let queued = try await store.asyncRead { [queue] db in try queue.sendable(db) }
+        var (queued, waiting) = try await store.asyncRead { [queue] db in
+            (try queue.sendable(db), try !self.conflictsForTheirPolicy(db).isEmpty)
+        }
+        if waiting {
+            queued = try await store.asyncWrite { [queue] db in
+                try self.settleWaitingConflicts(db)
+                return try queue.sendable(db)
+            }
+        }
         monitor.update {
             $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
         }
@@ -27,6 +35,24 @@ extension SyncContext {
         await recordLastSync(SyncSummary(push: result, error: error))
         if let error { throw error }
         return result
+    }
+
+    /// Gives the conflicts that wait to their table's policy again, before a push reads the queue: a
+    /// conflict met a second time in one push waits (so that a push never loops), and the next push
+    /// settles it with the service's newer copy; under `merge`, a collision keeps waiting for a person.
+    /// A held operation is left as it is.
+    nonisolated func settleWaitingConflicts(_ db: Database) throws {
+        for operation in try conflictsForTheirPolicy(db) {
+            guard let error = try queue.error(db, operationId: operation.id) else { continue }
+            _ = try settleByPolicy(db, RecordedConflict(operation: operation, error: error))
+        }
+    }
+
+    /// The conflicts (not held) of tables whose policy settles conflicts by itself.
+    private nonisolated func conflictsForTheirPolicy(_ db: Database) throws -> [TableOperation] {
+        try queue.all(db, in: .conflict).filter { operation in
+            try operation.hold == nil && conflictPolicy(db, for: operation.table) != .ask
+        }
     }
 
     /// Pushes one operation now, in a run of its own (Use Client, a per-field pick, an overturn): a

@@ -17,18 +17,21 @@ extension SyncOperationQueue {
         _ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?, after: Item?,
         note: String? = nil
     ) throws -> Int64 {
-        let (id, joined) = try collapse(db, kind: kind, table: table, itemId: itemId, before: before)
+        let changes = Self.changes(from: before, to: after)
+        let (id, joined) = try collapse(
+            db, kind: kind, table: table, itemId: itemId, before: before,
+            changing: Set(changes.map { Array($0.keys) } ?? []))
         let detail = [note, joined].compactMap { $0 }.joined(separator: "; ")
         try history.recordEdit(
-            db, kind, table: table, itemId: itemId, operationId: id, values: Self.changes(from: before, to: after),
+            db, kind, table: table, itemId: itemId, operationId: id, values: changes,
             detail: detail.isEmpty ? nil : detail)
         return id ?? 0
     }
 
-    /// Queues the change: its operation's id (nil when it cancelled the queued one out) and how it
-    /// joined a queued operation (nil: a new one).
+    /// Queues the change (which sets `columns`): its operation's id (nil when it cancelled the
+    /// queued one out) and how it joined a queued operation (nil: a new one).
     private func collapse(
-        _ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?
+        _ db: Database, kind: OperationKind, table: String, itemId: String, before: Item?, changing columns: Set<String>
     ) throws -> (Int64?, String?) {
         let existing = try operations(db, table: table, itemId: itemId)
         guard let last = existing.last, last.state != .inFlight else {
@@ -39,7 +42,8 @@ extension SyncOperationQueue {
                 TableOperation(
                     id: 0, table: table, itemId: itemId, kind: kind, state: .pending,
                     item: kind == .delete ? before : nil, base: base, attempts: 0, queuedAt: Date(),
-                    lastAttemptAt: nil, lastStatus: nil, message: nil))
+                    lastAttemptAt: nil, lastStatus: nil, message: nil,
+                    changedColumns: kind == .update ? columns : nil))
             return (
                 id,
                 existing.isEmpty
@@ -52,6 +56,7 @@ extension SyncOperationQueue {
         switch Collapse.decide(queued: last.kind, state: last.state, change: kind) {
         case .merge:
             if operation.state == .failed { try reopen(db, &operation) }
+            operation.changedColumns = operation.changedColumns?.union(columns)
             try update(db, operation)
             return (last.id, "joined queued operation \(last.id)")
         case .drop:
@@ -61,12 +66,15 @@ extension SyncOperationQueue {
             operation.kind = .delete
             operation.item = before
             operation.recreate = false
+            operation.changedColumns = nil
             try reopen(db, &operation)
             try update(db, operation)
             return (last.id, "queued operation \(last.id) became a delete")
         case .update:
             operation.kind = .update
             operation.item = nil
+            // Re-created: every column is the user's.
+            operation.changedColumns = nil
             try reopen(db, &operation)
             try update(db, operation)
             return (last.id, "re-created: queued delete \(last.id) became an update")

@@ -26,11 +26,11 @@ extension SyncOperationQueue {
                     SELECT id, tableName, itemId, kind, state, recreate, item, lastAttemptAt, earlierBodies,
                         id = (SELECT min(id) FROM __operations AS first
                               WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId),
-                        base, heldAt IS NULL
+                        base, heldAt IS NULL, changedColumns
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
             arguments: StatementArguments(positional: ids))
-        var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?, base: Item?)] = [:]
+        var sendable: [Int64: (attempt: PushAttempt, lastSent: Item?, base: Item?, changed: Set<String>?)] = [:]
         var changedItems: [String: [String]] = [:]
         for row in rows {
             // Held, or behind an earlier operation of the item (which a held one always is): not now.
@@ -40,7 +40,9 @@ extension SyncOperationQueue {
             let attempt = PushAttempt(
                 operationId: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
                 recreate: row[5], before: before)
-            sendable[attempt.operationId] = (attempt, ItemCoding.decode(before.item), ItemCoding.decode(row[10]))
+            sendable[attempt.operationId] = (
+                attempt, ItemCoding.decode(before.item), ItemCoding.decode(row[10]), Self.decodeColumns(row[12])
+            )
             if attempt.kind != .delete { changedItems[attempt.table, default: []].append(attempt.itemId) }
         }
         var rowsByTable: [String: (table: TableDescription, items: [String: Item])] = [:]
@@ -51,7 +53,7 @@ extension SyncOperationQueue {
         // Each begun operation's id, body sent and earlier bodies, for one UPDATE of them all.
         var begun: [DatabaseValue] = []
         let attempts = try ids.map { id -> PushAttempt? in
-            guard let (queued, last, base) = sendable[id] else { return nil }
+            guard let (queued, last, base, changed) = sendable[id] else { return nil }
             var attempt = queued
             var sentText: String?
             var earlierText: String?
@@ -62,7 +64,8 @@ extension SyncOperationQueue {
                     try remove(db, id: id)
                     return nil
                 }
-                (sentText, earlierText) = Self.prepare(&attempt, row: row, base: base, table: table, lastSent: last)
+                (sentText, earlierText) = Self.prepare(
+                    &attempt, row: row, base: base, changed: changed, table: table, lastSent: last)
             case .delete:
                 attempt.snapshot = last
                 attempt.ifMatch = last?[SystemColumn.version]?.stringValue
@@ -87,17 +90,21 @@ extension SyncOperationQueue {
     /// Fixes the body of an insert or update from its row, and the bodies it remembers (`lastSent`
     /// and the earlier ones): returns the texts they are stored as (the earlier ones nil when none).
     ///
-    /// An insert sends every user column; an update the columns the user changed since `base` (the
-    /// service's copy the change started from), or every column when there is no base or no change.
+    /// An insert sends every user column; an update the columns the user changed (`changed`; for an
+    /// operation of an older todosync, those that differ from `base`, the service's copy the change
+    /// started from), or every column when there is no base or no change.
     private static func prepare(
-        _ attempt: inout PushAttempt, row: Item, base: Item?, table: TableDescription, lastSent: Item?
+        _ attempt: inout PushAttempt, row: Item, base: Item?, changed: Set<String>?, table: TableDescription,
+        lastSent: Item?
     ) -> (sent: String?, earlier: String?) {
         var full: Item = [:]
         for column in table.columns { full[column.name] = row[column.name] ?? .null }
         var body = full
         if attempt.kind == .update, let base {
-            let changed = full.filter { name, value in value != (base[name] ?? .null) }
-            if !changed.isEmpty { body = changed }
+            let sent =
+                changed.map { names in full.filter { names.contains($0.key) } }
+                ?? full.filter { name, value in value != (base[name] ?? .null) }
+            if !sent.isEmpty { body = sent }
         }
         if attempt.kind == .insert {
             full[SystemColumn.id] = .string(attempt.itemId)
@@ -210,11 +217,15 @@ extension SyncOperationQueue {
     private func adoptVersion(
         _ db: Database, of serverItem: Item, table: TableDescription, itemId: String, after id: Int64
     ) throws {
+        let later = try operations(db, table: table.name, itemId: itemId).filter { $0.id > id }
         if var current = try store.readItem(db, table: table, id: itemId) {
+            // The newer change's own values over the service's item: the row's other columns may be
+            // older than the service's, which the later operation must not send as changes.
+            if let next = later.first { current = Self.rebased(current, of: next, onto: serverItem) ?? current }
             Self.adoptSystemColumns(of: serverItem, into: &current)
             try store.writeItem(db, table: table, item: current)
         }
-        for var next in try operations(db, table: table.name, itemId: itemId) where next.id > id {
+        for var next in later {
             next.base = serverItem
             if next.kind == .delete, next.item != nil {
                 next.item?[SystemColumn.version] = serverItem[SystemColumn.version]
@@ -304,14 +315,22 @@ extension SyncOperationQueue {
         }
     }
 
-    /// The service's item with the user's changes of `row` since `base` (the columns whose value
-    /// differs from it): the local row's other columns are only what the last pull brought, and
-    /// others may have changed them on the service since, so they take the service's values. (Sent
-    /// as changes since the service's item, the stale ones would overwrite those edits.)
-    static func rebased(_ row: Item, from base: Item, onto serverItem: Item) -> Item {
+    /// The service's item with the user's changes of `operation` taken from `row`: its changed
+    /// columns (for an operation of an older todosync, those whose value differs from its base). The
+    /// local row's other columns are only what the last pull brought, and others may have changed
+    /// them on the service since, so they take the service's values: sent as changes over the
+    /// service's version, the stale ones would overwrite those edits. Nil when the whole row is the
+    /// user's (an insert).
+    static func rebased(_ row: Item, of operation: TableOperation, onto serverItem: Item) -> Item? {
         var rebased = serverItem
-        for (name, value) in row where !SystemColumn.all.contains(name) && value != (base[name] ?? .null) {
-            rebased[name] = value
+        if let changed = operation.changedColumns {
+            for name in changed { rebased[name] = row[name] ?? .null }
+        } else if let base = operation.base {
+            for (name, value) in row where !SystemColumn.all.contains(name) && value != (base[name] ?? .null) {
+                rebased[name] = value
+            }
+        } else {
+            return nil
         }
         return rebased
     }
@@ -322,7 +341,7 @@ extension SyncOperationQueue {
         case .insert, .update:
             let table = try store.description(of: operation.table)
             if var row = try store.readItem(db, table: table, id: operation.itemId) {
-                if let base = operation.base { row = Self.rebased(row, from: base, onto: serverItem) }
+                row = Self.rebased(row, of: operation, onto: serverItem) ?? row
                 Self.adoptSystemColumns(of: serverItem, into: &row)
                 try store.writeItem(db, table: table, item: row)
             }

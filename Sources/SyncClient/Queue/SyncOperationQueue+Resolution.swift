@@ -26,9 +26,15 @@ extension SyncOperationQueue {
                     throw SyncError.itemNotFound(table: operation.table, id: operation.itemId)
                 }
                 // Every picked field, also of a column only the service's copy has (the write adds it).
-                for (name, value) in values ?? [:] where !SystemColumn.all.contains(name) { row[name] = value }
+                let picked = (values ?? [:]).filter { !SystemColumn.all.contains($0.key) }
+                for (name, value) in picked { row[name] = value }
                 Self.adoptSystemColumns(of: server, into: &row)
                 try store.writeItem(db, table: table, item: row)
+                // An insert that met an existing id sends its whole row over it; an update, what the
+                // user changed and what the decision picked.
+                operation.changedColumns =
+                    operation.kind == .insert
+                    ? nil : operation.changedColumns?.union(picked.filter { $0.value != server[$0.key] ?? .null }.keys)
                 operation.kind = .update
             case .delete:
                 operation.item = (operation.item ?? [:]).merging(

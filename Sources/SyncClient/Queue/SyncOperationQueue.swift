@@ -68,6 +68,21 @@ struct SyncOperationQueue: Sendable {
         try db.execute(sql: "ALTER TABLE __operations ADD COLUMN heldReason TEXT")
     }
 
+    /// Adds the columns each queued change sets (see ``TableOperation/changedColumns``).
+    static let changedColumnsMigration = StoreMigration("v10-changed-columns") { db in
+        try db.execute(sql: "ALTER TABLE __operations ADD COLUMN changedColumns TEXT")
+    }
+
+    /// `changedColumns` as stored: the names as a JSON array, sorted (nil: none kept).
+    static func encode(_ columns: Set<String>?) -> String? {
+        columns.map { JSONValue.array($0.sorted().map(JSONValue.string)).jsonText }
+    }
+
+    static func decodeColumns(_ text: String?) -> Set<String>? {
+        guard let text, case .array(let names)? = ItemCoding.value(text) else { return nil }
+        return Set(names.compactMap(\.stringValue))
+    }
+
     /// Where stores written before `v2-earlier-bodies` kept the bodies of earlier attempts.
     static let legacyEarlierKey = "__earlier"
 
@@ -76,7 +91,7 @@ struct SyncOperationQueue: Sendable {
     /// The columns ``operation(from:)`` reads, by position.
     static let columns =
         "id, tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate, "
-        + "heldAt, heldReason"
+        + "heldAt, heldReason, changedColumns"
 
     /// The operation of a row selected with ``columns``.
     static func operation(from row: Row) -> TableOperation {
@@ -86,7 +101,8 @@ struct SyncOperationQueue: Sendable {
             base: ItemCoding.decode(row[6]), attempts: row[7],
             queuedAt: Timestamp.date(row[8]) ?? Date(timeIntervalSince1970: 0), lastAttemptAt: Timestamp.date(row[9]),
             lastStatus: row[10], message: row[11], recreate: row[12],
-            hold: Timestamp.date(row[13]).map { OperationHold(since: $0, reason: row[14]) })
+            hold: Timestamp.date(row[13]).map { OperationHold(since: $0, reason: row[14]) },
+            changedColumns: decodeColumns(row[15]))
     }
 
     func operation(_ db: Database, id: Int64) throws -> TableOperation? {
@@ -237,15 +253,16 @@ struct SyncOperationQueue: Sendable {
         try db.cachedStatement(
             sql: """
                 INSERT INTO __operations
-                    (tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    (tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate,
+                    changedColumns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(
             arguments: [
                 operation.table, operation.itemId, operation.kind.rawValue, operation.state.rawValue,
                 ItemCoding.encode(operation.item), ItemCoding.encode(operation.base), operation.attempts,
                 Timestamp.string(operation.queuedAt), operation.lastAttemptAt.map(Timestamp.string),
-                operation.lastStatus, operation.message, operation.recreate,
+                operation.lastStatus, operation.message, operation.recreate, Self.encode(operation.changedColumns),
             ])
         return db.lastInsertedRowID
     }
@@ -255,14 +272,15 @@ struct SyncOperationQueue: Sendable {
         try db.cachedStatement(
             sql: """
                 UPDATE __operations SET kind = ?, state = ?, item = ?, base = ?, attempts = ?, lastAttemptAt = ?,
-                    lastStatus = ?, message = ?, recreate = ?
+                    lastStatus = ?, message = ?, recreate = ?, changedColumns = ?
                 WHERE id = ?
                 """
         ).execute(
             arguments: [
                 operation.kind.rawValue, operation.state.rawValue, ItemCoding.encode(operation.item),
                 ItemCoding.encode(operation.base), operation.attempts, operation.lastAttemptAt.map(Timestamp.string),
-                operation.lastStatus, operation.message, operation.recreate, operation.id,
+                operation.lastStatus, operation.message, operation.recreate, Self.encode(operation.changedColumns),
+                operation.id,
             ])
     }
 

@@ -76,6 +76,10 @@ public struct TableOperation: Sendable, Hashable, Codable, Identifiable {
     /// Set while a person holds the operation back: a push skips it (and the item's later
     /// operations) until it is released. Its state is kept underneath.
     public var hold: OperationHold? = nil
+    /// The user columns the queued change sets (every local edit that joined it adds its own), which
+    /// an update sends; nil for an insert, and for an operation of an older todosync (then an update
+    /// sends the columns that differ from ``base``).
+    var changedColumns: Set<String>? = nil
 
     /// Whether a person holds the operation back from pushes.
     public var isHeld: Bool { hold != nil }

@@ -19,6 +19,7 @@ struct LocalStore: Sendable {
         [firstSchema] + SyncOperationQueue.migrations
         + [ConflictJournal.migration, ConflictJournal.heldMigration, ConflictJournal.heldColumnsMigration]
         + [columnsMigration, FlightRecorder.migration, HistoryLog.migration, SyncOperationQueue.holdMigration]
+        + [SyncOperationQueue.changedColumnsMigration]
 
     /// The first schema: the queue's tables and `__config`.
     private static let firstSchema =
