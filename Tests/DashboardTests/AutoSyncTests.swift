@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import SyncClient
@@ -8,8 +9,8 @@ import Testing
 
 @testable import Dashboard
 
-/// Auto-sync against real services: it drains the queue once a stopped service is back, backing off
-/// meanwhile; a refused sign-in stops it until the token changes; offline mode pauses it.
+/// Auto-sync against real services: it drains the queue once a service that refused every connection
+/// is back, backing off meanwhile; a refused sign-in stops it until the token changes; offline mode pauses it.
 @Suite(.timeLimit(.minutes(2))) struct AutoSyncTests {
     /// Short waits, and the whole backoff ceiling each time, so that the waits are seen to grow.
     static let quick = AutoSyncSchedule.Timing(
@@ -33,7 +34,10 @@ import Testing
     @Test func autoSyncDrainsTheQueueOnceTheStoppedServiceIsBack() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.sqlite(in: folder)
-        let harness = try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
+        // The service goes down and comes back behind a proxy that keeps its port (a stopped
+        // service's port may be taken by another test's service meanwhile).
+        let proxy = try await service.proxy()
+        let harness = try await TestDashboard(remote: .url(proxy.endpoint, applicationKey: nil)) { configuration in
             configuration.autoSyncInterval = 3600
             configuration.autoSyncTiming = Self.quick
         }
@@ -50,7 +54,7 @@ import Testing
         let context = harness.dashboard.context
         _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
 
-        await service.stop()
+        proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
         var planned: [Int: Date] = [:]
         _ = try await waitFor(harness, "three failures") { status in
@@ -67,45 +71,48 @@ import Testing
         #expect(api.text.contains(#""autoSync":{"#) && api.text.contains(#""consecutiveFailures":"#))
         #expect(api.text.contains(#""interval":3600"#) && api.text.contains(#""enabled":true"#))
 
-        let restarted = try await service.restarted()
+        proxy.setPlan(.passThrough)
         _ = try await waitFor(harness, "the queue drained") { status in
             try status.consecutiveFailures == 0 && context.status().pending == 0
         }
-        #expect(try await restarted.rest.get("todoitem", "offline-edit")?["text"] == "made while the service is down")
+        #expect(try await service.rest.get("todoitem", "offline-edit")?["text"] == "made while the service is down")
         let log = events.withLock { $0 }
         #expect(log.count >= 8, "\(log)")
         for (index, entry) in log.enumerated() {
             #expect(["auto", "manual"].contains(entry) == (index % 2 == 0), "starts and ends alternate: \(log)")
         }
         await harness.stop()
-        await restarted.stop()
+        await proxy.stop()
+        await service.stop()
     }
 
     @Test func aServiceThatAnswersAgainIsSyncedWithAtOnceNotAtTheEndOfTheBackoff() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.sqlite(in: folder)
-        let harness = try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
+        let proxy = try await service.proxy()
+        let harness = try await TestDashboard(remote: .url(proxy.endpoint, applicationKey: nil)) { configuration in
             configuration.autoSyncInterval = 3600
             configuration.autoSyncTiming = AutoSyncSchedule.Timing(
                 backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 0.05, fixedJitter: 1)
         }
         let context = harness.dashboard.context
         _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
-        await service.stop()
+        proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "while-down", "text": "queued"])
         let down = try await waitFor(harness, "a failure") { $0.consecutiveFailures >= 1 }
         let backoffEnd = try #require(down.nextAttemptAt)
 
-        let restarted = try await service.restarted()
+        proxy.setPlan(.passThrough)
         _ = try await waitFor(harness, "the queue drained") { status in
             try status.consecutiveFailures == 0 && context.status().pending == 0
         }
         #expect(Date() < backoffEnd, "synced because the service answered, an hour before the backoff's end")
-        #expect(try await restarted.rest.get("todoitem", "while-down") != nil)
+        #expect(try await service.rest.get("todoitem", "while-down") != nil)
         let asked = try context.exchanges().exchanges.filter { $0.purpose == .reachability(table: "todoitem") }
         #expect(!asked.isEmpty && asked.allSatisfy { $0.target == "/tables/todoitem?$top=0" })
         await harness.stop()
-        await restarted.stop()
+        await proxy.stop()
+        await service.stop()
     }
 
     @Test func aRefusedSignInStopsAutoSyncUntilTheTokenChanges() async throws {
