@@ -64,39 +64,43 @@ struct SearchIndex: Sendable {
     }
 
     /// How far ``matchExpression(for:in:)`` counts a trigram's rows.
-    static let rarityCap = 256
+    static let rarityCap = 4096
 
     /// The `MATCH` expression of a search of three characters or more, and whether it only narrows
     /// the rows down (then ``scanCondition`` must judge each).
     ///
     /// The whole search as a phrase makes FTS5 walk the row lists of every trigram in it: for
     /// "number 777777" among a million "number N" rows, five lists of a million rows each, for a
-    /// handful of matches. So each trigram's rows are first counted, up to ``rarityCap`` (an FTS5
-    /// list is read lazily: a common trigram costs as little as a rare one); when one is rarer than
-    /// that, the index is asked for that trigram alone, and the rows it gives are judged by the
-    /// whole search. When every trigram is common, the phrase is as fast as anything.
+    /// handful of matches. So every other trigram's rows are first counted, up to ``rarityCap`` (an
+    /// FTS5 list is read lazily: a common trigram costs as little as a rare one); when some are rarer
+    /// than that, the index is asked for the rows holding the (up to) three rarest, and the rows it
+    /// gives are judged by the whole search. When every trigram is common, the phrase is as fast as
+    /// anything.
     func matchExpression(for search: String, in db: Database) throws -> (expression: String, narrowsOnly: Bool) {
         let phrase = Self.phrase(search)
         let scalars = Array(search.lowercased().unicodeScalars)
         // ``scanCondition`` ignores the case of ASCII letters only, as the index does of all.
         guard scalars.count > 3, scalars.allSatisfy(\.isASCII) else { return (phrase, false) }
-        var seen: Set<String> = []
-        var rarest: (trigram: String, rows: Int)?
         let count = try db.cachedStatement(
-            sql:
-                "SELECT count(*) FROM (SELECT 1 FROM \(ftsTable.quotedSQLName) WHERE \(ftsTable.quotedSQLName) MATCH ? LIMIT ?)"
-        )
-        for start in 0...(scalars.count - 3) {
+            sql: "SELECT count(*) FROM (SELECT 1 FROM \(ftsTable.quotedSQLName) WHERE \(ftsTable.quotedSQLName) MATCH ? LIMIT ?)")
+        var rare: [(trigram: String, rows: Int)] = []
+        var seen: Set<String> = []
+        // Every other trigram (and the last): any substring of four characters or more holds one of
+        // them, and counting takes half the time.
+        let starts = Array(stride(from: 0, through: scalars.count - 3, by: 2)) + [scalars.count - 3]
+        for start in starts {
             var trigram = String.UnicodeScalarView()
             trigram.append(contentsOf: scalars[start..<start + 3])
             let text = String(trigram)
             guard seen.insert(text).inserted else { continue }
             let rows = try Int.fetchOne(count, arguments: [Self.phrase(text), Self.rarityCap]) ?? 0
-            if rows < (rarest?.rows ?? Self.rarityCap) { rarest = (text, rows) }
-            if rows == 0 { break }
+            if rows < Self.rarityCap { rare.append((text, rows)) }
+            // No row holds it: the search finds nothing, whatever the other trigrams.
+            if rows == 0 { return (Self.phrase(text), true) }
         }
-        guard let rarest else { return (phrase, false) }
-        return (Self.phrase(rarest.trigram), true)
+        guard !rare.isEmpty else { return (phrase, false) }
+        let rarest = rare.sorted { $0.rows < $1.rows }.prefix(3).map { Self.phrase($0.trigram) }
+        return (rarest.joined(separator: " AND "), true)
     }
 
     /// `text` as one FTS5 phrase (quoted, its quotes doubled).
