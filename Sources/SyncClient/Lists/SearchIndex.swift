@@ -76,13 +76,16 @@ struct SearchIndex: Sendable {
     /// than that, the index is asked for the rows holding the (up to) three rarest, and the rows it
     /// gives are judged by the whole search. When every trigram is common, the phrase is as fast as
     /// anything.
-    func matchExpression(for search: String, in db: Database) throws -> (expression: String, narrowsOnly: Bool) {
+    func matchExpression(
+        for search: String, in db: Database, cap: Int = rarityCap
+    ) throws -> (expression: String, narrowsOnly: Bool) {
         let phrase = Self.phrase(search)
         let scalars = Array(search.lowercased().unicodeScalars)
         // ``scanCondition`` ignores the case of ASCII letters only, as the index does of all.
         guard scalars.count > 3, scalars.allSatisfy(\.isASCII) else { return (phrase, false) }
+        let fts = ftsTable.quotedSQLName
         let count = try db.cachedStatement(
-            sql: "SELECT count(*) FROM (SELECT 1 FROM \(ftsTable.quotedSQLName) WHERE \(ftsTable.quotedSQLName) MATCH ? LIMIT ?)")
+            sql: "SELECT count(*) FROM (SELECT 1 FROM \(fts) WHERE \(fts) MATCH ? LIMIT ?)")
         var rare: [(trigram: String, rows: Int)] = []
         var seen: Set<String> = []
         // Every other trigram (and the last): any substring of four characters or more holds one of
@@ -93,8 +96,8 @@ struct SearchIndex: Sendable {
             trigram.append(contentsOf: scalars[start..<start + 3])
             let text = String(trigram)
             guard seen.insert(text).inserted else { continue }
-            let rows = try Int.fetchOne(count, arguments: [Self.phrase(text), Self.rarityCap]) ?? 0
-            if rows < Self.rarityCap { rare.append((text, rows)) }
+            let rows = try Int.fetchOne(count, arguments: [Self.phrase(text), cap]) ?? 0
+            if rows < cap { rare.append((text, rows)) }
             // No row holds it: the search finds nothing, whatever the other trigrams.
             if rows == 0 { return (Self.phrase(text), true) }
         }
