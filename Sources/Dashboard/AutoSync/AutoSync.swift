@@ -103,7 +103,9 @@ final class AutoSync: Sendable {
             return (start, schedule.nextAttemptAt)
         }
         metrics.nextAttempt = nextAttempt
-        if start { sync.start(.sync, session: nil, automatic: true) }
+        // Other work runs (a verify, or a sync that is ending): this sync did not start, and no end
+        // of it will be told; plan the next one instead.
+        if start, !sync.start(.sync, session: nil, automatic: true) { apply(.syncFinished(.skipped)) }
     }
 }
 
