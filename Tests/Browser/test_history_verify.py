@@ -10,6 +10,7 @@ import time
 import urllib.request
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import BIN
@@ -68,7 +69,10 @@ def verify(driver, base):
     """Presses Verify now and waits for the result (the page reloads itself while it runs; without
     JavaScript too: a meta refresh)."""
     open_page(driver, base + "/verify")
-    driver.find_element(By.XPATH, "//button[text()='Verify now']").click()
+    button = driver.find_element(By.XPATH, "//button[text()='Verify now']")
+    button.click()
+    # The page that was clicked may still be there (with the last result): wait for the next one.
+    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
     WebDriverWait(driver, 30, ignored_exceptions=(Exception,)).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, ".verify-table")
         and not d.find_elements(By.XPATH, "//button[text()='Cancel']"))
