@@ -136,12 +136,14 @@ struct ListPageTests {
         let todos = context.table("todoitem")
         try todos.insert(["id": "wanted", "text": "row 777777"])
         try todos.insert(["id": "decoy", "text": "other 777 row"])
+        // Holds every trigram the index is asked for ("row", "w 7", "777"), but not the search.
+        try todos.insert(["id": "near", "text": "row 7 then 777"])
         func found(_ search: String) throws -> [String] {
             ids(try context.listPage("todoitem", ListRequest(search: search, limit: 50))).sorted()
         }
         #expect(try found("row 777777") == ["wanted"])
         #expect(try found("ROW 7777") == ["wanted"], "ASCII case ignored, as by the index")
-        #expect(try found("777") == ["decoy", "wanted"])
+        #expect(try found("777") == ["decoy", "near", "wanted"])
         #expect(try found("row 59").count == 11, "every trigram common: the whole phrase, as before")
         let index = try #require(context.store.listIndexes["todoitem"]?.search)
         let rare = try context.read { db in try index.matchExpression(for: "row 777777", in: db) }
