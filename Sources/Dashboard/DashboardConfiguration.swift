@@ -49,6 +49,10 @@ public struct DashboardConfiguration: Sendable {
     /// Seconds between automatic syncs (`--auto-sync`; 0: off), saved in the settings; nil keeps the
     /// saved one (off at first). See ``AutoSync``.
     public var autoSyncInterval: Double?
+    /// The intervals auto-sync takes, in seconds (0 turns it off): what `--auto-sync`, the Settings
+    /// field and `/api/settings` accept.
+    public static let autoSyncRange = 5...86_400
+
     /// Auto-sync's backoff and debounce (tests shorten them).
     var autoSyncTiming = AutoSyncSchedule.Timing()
 

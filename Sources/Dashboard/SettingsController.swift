@@ -27,15 +27,14 @@ struct SettingsController: Sendable {
         var tokenError: String?
     }
 
-    /// The shortest and longest interval auto-sync takes, in seconds.
-    static let autoSyncRange = 5...86_400
-
     /// The interval typed: nil for off (empty or 0), else seconds in ``autoSyncRange``; throws the
     /// message to show when it is neither.
     static func autoSyncInterval(_ text: String) -> Result<Double?, AutoSyncIntervalError> {
         let text = text.trimmingCharacters(in: .whitespaces)
         if text.isEmpty || text == "0" { return .success(nil) }
-        guard let seconds = Int(text), autoSyncRange.contains(seconds) else { return .failure(.init()) }
+        guard let seconds = Int(text), DashboardConfiguration.autoSyncRange.contains(seconds) else {
+            return .failure(.init())
+        }
         return .success(Double(seconds))
     }
 

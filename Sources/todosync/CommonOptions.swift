@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dashboard
 import Foundation
 import HTTPServer
 import Logging
@@ -71,8 +72,16 @@ struct AutoSyncOption: ParsableArguments {
     var autoSync: Int?
 
     func validate() throws {
-        if let autoSync, autoSync != 0, !(5...86_400).contains(autoSync) {
-            throw ValidationError("--auto-sync must be from 5 to 86400 seconds, or 0 for off, not \(autoSync).")
+        if let autoSync { try Self.check(autoSync) }
+    }
+
+    /// Refuses an interval outside ``DashboardConfiguration/autoSyncRange`` (0 is off), naming the flag.
+    static func check(_ seconds: Int) throws {
+        let range = DashboardConfiguration.autoSyncRange
+        guard seconds == 0 || range.contains(seconds) else {
+            throw ValidationError(
+                "--auto-sync must be from \(range.lowerBound) to \(range.upperBound) seconds, or 0 for off, not \(seconds)."
+            )
         }
     }
 

@@ -73,9 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...65533).contains(port) else { throw ValidationError("--port must be between 1 and 65533.") }
-        guard autoSync == 0 || (5...86_400).contains(autoSync) else {
-            throw ValidationError("--auto-sync must be from 5 to 86400 seconds, or 0 for off, not \(autoSync).")
-        }
+        try AutoSyncOption.check(autoSync)
     }
 
     func run() async throws {
