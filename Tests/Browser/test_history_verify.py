@@ -10,7 +10,6 @@ import time
 import urllib.request
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import BIN
@@ -65,6 +64,15 @@ def patch_on_service(service, item_id, changes):
         assert answer.status == 200
 
 
+def gone(element):
+    """Whether `element` left the document (Chromium says so in more than one way)."""
+    try:
+        element.is_enabled()
+        return False
+    except Exception:
+        return True
+
+
 def verify(driver, base):
     """Presses Verify now and waits for the result (the page reloads itself while it runs; without
     JavaScript too: a meta refresh)."""
@@ -72,7 +80,7 @@ def verify(driver, base):
     button = driver.find_element(By.XPATH, "//button[text()='Verify now']")
     button.click()
     # The page that was clicked may still be there (with the last result): wait for the next one.
-    WebDriverWait(driver, 10).until(expected_conditions.staleness_of(button))
+    WebDriverWait(driver, 10).until(lambda d: gone(button))
     WebDriverWait(driver, 30, ignored_exceptions=(Exception,)).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, ".verify-table")
         and not d.find_elements(By.XPATH, "//button[text()='Cancel']"))
