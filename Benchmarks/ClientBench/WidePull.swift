@@ -28,6 +28,19 @@ enum WidePull {
         var insert = 0.0
         var pages = 0
         var bytes = 0
+
+        /// The benchmark's lines for these figures.
+        func report(rows: Int, rounds: Int) -> [String] {
+            func ratio(_ value: Double) -> String { String(format: "%.2f", value) }
+            return [
+                "pull  \(rows) rows of a 12-column table, \(rounds) times: \(ratio(pull)) s, "
+                    + String(format: "%.0f rows/s", Double(rows * rounds) / pull),
+                "  floor fetch  (same pages, plain GETs, \(bytes / 1_000_000) MB each time): \(ratio(fetch)) s;  "
+                    + "floor insert (same rows, prepared statement): \(ratio(insert)) s",
+                "  pull / (fetch + insert) = \(ratio(pull / (fetch + insert)))   [target ≤ 1.2];  "
+                    + "then the search index: \(ratio(index)) s more",
+            ]
+        }
     }
 
     /// Row `index`'s body.
@@ -125,6 +138,12 @@ enum WidePull {
             let insert = try BulkInserter(db, table: table, columns: names, onConflict: .replace)
             for row in rows { try insert.insert(row) }
         }
+    }
+
+    /// Seeds the service with `rows` rows of the wide table, then measures their pull.
+    static func run(base: String, rows: Int, pageSize: Int, rounds: Int, work: String) async throws -> Figures {
+        try await seed(base, rows: rows)
+        return try await measure(base: base, rows: rows, pageSize: pageSize, rounds: rounds, work: work)
     }
 
     /// Pulls `rows` rows of the wide table into empty stores in `rounds` rounds, each beside its floors.

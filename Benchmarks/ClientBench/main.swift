@@ -41,6 +41,15 @@ defer { try? FileManager.default.removeItem(atPath: work) }
 let service = try TableService.start(
     .init(database: .sqlite(path: work + "/service.sqlite"), tables: ["todoitem", "floor"]), port: 0, quiet: true)
 let base = service.url
+
+// `ONLY=wide`: only the 12-column pull and its floors (to profile it, e.g. under `perf record -g`).
+if ProcessInfo.processInfo.environment["ONLY"] == "wide" {
+    line("seeding \(rowCount) rows of a 12-column table…")
+    let wide = try await WidePull.run(base: base, rows: rowCount, pageSize: pageSize, rounds: 3, work: work)
+    wide.report(rows: rowCount, rounds: 3).forEach(line)
+    service.stop()
+    exit(0)
+}
 /// One plain request; the answer's body.
 @discardableResult
 func plainRequest(_ method: String, _ path: String, body: Data? = nil) async throws -> ByteBuffer {
@@ -194,8 +203,7 @@ let pulledRows = rowCount * pullRounds
 
 // a2. The same pull of a table with 12 user columns of every type, against its own floors.
 line("seeding \(rowCount) rows of a 12-column table…")
-try await WidePull.seed(base, rows: rowCount)
-let wide = try await WidePull.measure(base: base, rows: rowCount, pageSize: pageSize, rounds: pullRounds, work: work)
+let wide = try await WidePull.run(base: base, rows: rowCount, pageSize: pageSize, rounds: pullRounds, work: work)
 
 // b. Push queued inserts with the default window and with a window of 1 (strictly in queue order),
 // and c3. their floor: the same bodies POSTed with plain sequential requests (to another table). In
@@ -317,15 +325,7 @@ line(
 line(
     "verify \(rowCount) rows against the service (after each pull): \(ratio(verifyTime)) s, "
         + "\(rate(pulledRows, verifyTime)) rows/s;  verify / pull = \(ratio(verifyTime / pullTime))   [target ≤ 2]")
-line(
-    "pull  \(rowCount) rows of a 12-column table, \(pullRounds) times: \(ratio(wide.pull)) s, "
-        + "\(rate(pulledRows, wide.pull)) rows/s")
-line(
-    "  floor fetch  (same pages, plain GETs, \(wide.bytes / 1_000_000) MB each time): \(ratio(wide.fetch)) s;  "
-        + "floor insert (same rows, prepared statement): \(ratio(wide.insert)) s")
-line(
-    "  pull / (fetch + insert) = \(ratio(wide.pull / (wide.fetch + wide.insert)))   [target ≤ 1.2];  "
-        + "then the search index: \(ratio(wide.index)) s more")
+wide.report(rows: rowCount, rounds: pullRounds).forEach(line)
 line(
     "queue \(pushCount) local inserts (row + operation, one transaction each): \(ratio(queueTime)) s, \(rate(pushCount, queueTime)) ops/s"
 )

@@ -53,7 +53,13 @@ public enum ProtocolDate {
     /// Milliseconds since 1970 for an ISO-8601 date-time: `YYYY-MM-DDTHH:MM[:SS[.fff…]]` followed by
     /// `Z`, `±HH:MM` or nothing (UTC). Fractions beyond milliseconds are truncated. `nil` when malformed.
     public static func parse(_ text: String) -> Int64? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8(parse)
+    }
+
+    /// ``parse(_:)`` of a text's UTF-8 bytes (no copy, byte comparisons only: it runs for every
+    /// date of every pulled row).
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         var index = 0
         func number(_ count: Int) -> Int64? {
             guard index + count <= bytes.count else { return nil }
@@ -66,8 +72,8 @@ public enum ProtocolDate {
             index += count
             return value
         }
-        func expect(_ character: Character) -> Bool {
-            guard index < bytes.count, bytes[index] == character.asciiValue else { return false }
+        func expect(_ character: Unicode.Scalar) -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
             index += 1
             return true
         }

@@ -41,6 +41,21 @@ import Testing
         #expect(try JSONDecoder().decode(JSONValue.self, from: Data(text)) == item)
     }
 
+    @Test func keepsTextThatIsNotASCIIAndRefusesBytesThatAreNotUTF8() throws {
+        let members = try OrderedJSONParser.object(Array(#"{"a":"grüße 😀","b":"x\ny ü"}"#.utf8))
+        #expect(members[0].value == .string("grüße 😀"))
+        #expect(members[1].value == .string("x\ny ü"))
+        for invalid: [UInt8] in [[0xFF], [0xC3], [0xED, 0xA0, 0x80]] {
+            for (prefix, suffix) in [("", ""), ("\\n", ""), ("ok ", " \\t")] {
+                let text =
+                    Array(#"{"a":""#.utf8) + Array(prefix.utf8) + invalid + Array(suffix.utf8) + Array(#""}"#.utf8)
+                #expect(throws: OrderedJSONParser.Failure.self, "\(invalid) \(prefix)") {
+                    try OrderedJSONParser.object(text)
+                }
+            }
+        }
+    }
+
     @Test func nestingIsLimitedAsAsked() throws {
         let deep = String(repeating: "{\"a\":", count: 40) + "1" + String(repeating: "}", count: 40)
         #expect(throws: OrderedJSONParser.Failure.self) { try OrderedJSONParser.object(Array(deep.utf8)) }

@@ -32,16 +32,30 @@ final class PageLayout: Sendable {
         } catch {
             throw .badResponse("a page of rows is not a JSON array of items (\(error.message))")
         }
-        return (page.items.map(row), page.count)
+        var order: [Int] = []
+        return (page.items.map { row($0, order: &order) }, page.count)
     }
 
-    /// The values of one item's columns.
-    private func row(_ members: OrderedJSONParser.Members) -> PulledRow {
+    /// The position of the column named `name`, the member at `offset` of its item. A service writes
+    /// its rows' members in one order: the position of the previous row's member at `offset` is
+    /// checked first, and the lookup by name (hashing the name: 7% of a page's decoding) only when
+    /// it is another column.
+    private func position(of name: String, at offset: Int, order: inout [Int]) -> Int? {
+        if offset < order.count, order[offset] >= 0, columns[order[offset]].name == name { return order[offset] }
+        let position = positions[name]
+        if offset >= order.count { order.append(contentsOf: repeatElement(-1, count: offset + 1 - order.count)) }
+        order[offset] = position ?? -1
+        return position
+    }
+
+    /// The values of one item's columns; `order` is the column position of each member offset in the
+    /// items decoded before.
+    private func row(_ members: OrderedJSONParser.Members, order: inout [Int]) -> PulledRow {
         var values = [DatabaseValue](repeating: .null, count: columns.count)
         var mismatches: [String: JSONValue] = [:]
         var extras: [(String, JSONValue)] = []
-        for member in members {
-            guard let position = positions[member.name] else {
+        for (offset, member) in members.enumerated() {
+            guard let position = position(of: member.name, at: offset, order: &order) else {
                 if TableDescription.canBeColumn(member.name) {
                     extras.append((member.name, member.value))
                 } else if member.name != TableDescription.mismatchesColumn {
