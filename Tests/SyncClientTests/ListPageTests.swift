@@ -148,7 +148,12 @@ struct ListPageTests {
         let index = try #require(context.store.listIndexes["todoitem"]?.search)
         let rare = try context.read { db in try index.matchExpression(for: "row 777777", in: db) }
         #expect(rare.expression.hasPrefix(#""777" AND "#) && rare.narrowsOnly, "\(rare.expression)")
-        let common = try context.read { db in try index.matchExpression(for: "row ", in: db, cap: 500) }
+        let middling = try context.read { db in try index.matchExpression(for: "row 5", in: db) }
+        #expect(
+            middling.expression == #""w 5" AND "row""# && middling.narrowsOnly,
+            "no trigram under the first cap (111 and 600 rows): counted again up to the next")
+        #expect(try context.listPage("todoitem", ListRequest(search: "row 5", limit: 200)).items.count == 111)
+        let common = try context.read { db in try index.matchExpression(for: "row ", in: db, caps: [50, 500]) }
         #expect(common.expression == #""row ""# && !common.narrowsOnly)
         let accented = try context.read { db in try index.matchExpression(for: "café 777", in: db) }
         #expect(!accented.narrowsOnly, "beyond ASCII the phrase decides, ignoring case as the index does")

@@ -63,21 +63,24 @@ struct SearchIndex: Sendable {
             "INSERT INTO \(fts) (\(fts), rowid, \(columnList)) SELECT 'delete', old.rowid, \(values) WHERE \(condition);"
     }
 
-    /// How far ``matchExpression(for:in:)`` counts a trigram's rows.
-    static let rarityCap = 4096
+    /// How far ``matchExpression(for:in:caps:)`` counts a trigram's rows: first a little, then more
+    /// only when every trigram had at least that many.
+    static let rarityCaps = [64, 4096]
 
     /// The `MATCH` expression of a search of three characters or more, and whether it only narrows
     /// the rows down (then ``scanCondition`` must judge each).
     ///
     /// The whole search as a phrase makes FTS5 walk the row lists of every trigram in it: for
     /// "number 777777" among a million "number N" rows, five lists of a million rows each, for a
-    /// handful of matches. So every other trigram's rows are first counted, up to ``rarityCap`` (an
-    /// FTS5 list is read lazily: a common trigram costs as little as a rare one); when some are rarer
-    /// than that, the index is asked for the rows holding the (up to) three rarest, and the rows it
-    /// gives are judged by the whole search. When every trigram is common, the phrase is as fast as
-    /// anything.
+    /// handful of matches. So every other trigram's rows are first counted, up to a cap (an FTS5
+    /// list is read lazily: counting a common trigram up to the cap costs as little as a rare one);
+    /// when some are rarer than that, the index is asked for the rows holding the (up to) three
+    /// rarest, and the rows it gives are judged by the whole search. The caps rise (``rarityCaps``):
+    /// a search that hits a few rows has a trigram under the first, and counting every trigram up to
+    /// 64 rows costs a sixty-fourth of counting them up to 4,096. When every trigram is common, the
+    /// phrase is as fast as anything.
     func matchExpression(
-        for search: String, in db: Database, cap: Int = rarityCap
+        for search: String, in db: Database, caps: [Int] = rarityCaps
     ) throws -> (expression: String, narrowsOnly: Bool) {
         let phrase = Self.phrase(search)
         let scalars = Array(search.lowercased().unicodeScalars)
@@ -86,24 +89,28 @@ struct SearchIndex: Sendable {
         let fts = ftsTable.quotedSQLName
         let count = try db.cachedStatement(
             sql: "SELECT count(*) FROM (SELECT 1 FROM \(fts) WHERE \(fts) MATCH ? LIMIT ?)")
-        var rare: [(trigram: String, rows: Int)] = []
-        var seen: Set<String> = []
         // Every other trigram (and the last): any substring of four characters or more holds one of
         // them, and counting takes half the time.
-        let starts = Array(stride(from: 0, through: scalars.count - 3, by: 2)) + [scalars.count - 3]
-        for start in starts {
+        var trigrams: [String] = []
+        for start in Array(stride(from: 0, through: scalars.count - 3, by: 2)) + [scalars.count - 3] {
             var trigram = String.UnicodeScalarView()
             trigram.append(contentsOf: scalars[start..<start + 3])
-            let text = String(trigram)
-            guard seen.insert(text).inserted else { continue }
-            let rows = try Int.fetchOne(count, arguments: [Self.phrase(text), cap]) ?? 0
-            if rows < cap { rare.append((text, rows)) }
-            // No row holds it: the search finds nothing, whatever the other trigrams.
-            if rows == 0 { return (Self.phrase(text), true) }
+            let text = Self.phrase(String(trigram))
+            if !trigrams.contains(text) { trigrams.append(text) }
         }
-        guard !rare.isEmpty else { return (phrase, false) }
-        let rarest = rare.sorted { $0.rows < $1.rows }.prefix(3).map { Self.phrase($0.trigram) }
-        return (rarest.joined(separator: " AND "), true)
+        for cap in caps {
+            var rare: [(phrase: String, rows: Int)] = []
+            for trigram in trigrams {
+                let rows = try Int.fetchOne(count, arguments: [trigram, cap]) ?? 0
+                // No row holds it: the search finds nothing, whatever the other trigrams.
+                if rows == 0 { return (trigram, true) }
+                if rows < cap { rare.append((trigram, rows)) }
+            }
+            if !rare.isEmpty {
+                return (rare.sorted { $0.rows < $1.rows }.prefix(3).map(\.phrase).joined(separator: " AND "), true)
+            }
+        }
+        return (phrase, false)
     }
 
     /// `text` as one FTS5 phrase (quoted, its quotes doubled).
