@@ -24,8 +24,14 @@ struct Retention: Sendable {
     }
 
     /// Drops the rows older than the kept number, `newest` being the number of the last one stored.
+    /// One statement (the kept number read by SQLite): it runs after every journal entry, history
+    /// event and recorded exchange.
     func dropBeyond(_ db: Database, newest: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(order) <= ?")
-            .execute(arguments: [newest - Int64(try count(db))])
+        try db.cachedStatement(
+            sql: """
+                DELETE FROM \(table) WHERE \(order) <= ? - coalesce(
+                    (SELECT CAST(value AS INTEGER) FROM __config WHERE key = ? AND value GLOB '[0-9]*' AND value NOT GLOB '*[^0-9]*'), ?)
+                """
+        ).execute(arguments: [newest, key, fallback])
     }
 }
