@@ -26,14 +26,16 @@ final class PageLayout: Sendable {
     /// Decodes a page body (a JSON array of items, or `{"results": [...], "count": N}`) and the
     /// total the service gave with it, if any.
     func decode(_ data: Data) throws(SyncError) -> (rows: [PulledRow], count: Int?) {
-        let page: OrderedJSONParser.Page
+        var rows: [PulledRow] = []
+        var order: [Int] = []
         do throws(OrderedJSONParser.Failure) {
-            page = try OrderedJSONParser.page(Array(data), maximumDepth: ItemCoding.maximumDepth)
+            let count = try OrderedJSONParser.page(Array(data), maximumDepth: ItemCoding.maximumDepth) { members in
+                rows.append(row(members, order: &order))
+            }
+            return (rows, count)
         } catch {
             throw .badResponse("a page of rows is not a JSON array of items (\(error.message))")
         }
-        var order: [Int] = []
-        return (page.items.map { row($0, order: &order) }, page.count)
     }
 
     /// The position of the column named `name`, the member at `offset` of its item. A service writes
