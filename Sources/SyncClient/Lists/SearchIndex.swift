@@ -63,34 +63,35 @@ struct SearchIndex: Sendable {
             "INSERT INTO \(fts) (\(fts), rowid, \(columnList)) SELECT 'delete', old.rowid, \(values) WHERE \(condition);"
     }
 
-    /// How far ``matchExpression(for:in:caps:)`` counts a trigram's rows: first a little, then more
-    /// only when every trigram had at least that many.
-    static let rarityCaps = [64, 4096]
+    /// How far ``matchExpression(for:in:mark:)`` counts a trigram's rows.
+    static let rarityCap = 64
+
+    /// How many of the newest indexed rows ``matchExpression(for:in:mark:)`` samples to tell a
+    /// trigram a quarter of the rows hold from one every row holds.
+    static let sampleSize = 256
 
     /// The `MATCH` expression of a search of three characters or more, and whether it only narrows
-    /// the rows down (then ``scanCondition`` must judge each).
+    /// the rows down (then ``scanCondition`` must judge each). `mark` is the newest row indexed.
     ///
-    /// The whole search as a phrase makes FTS5 walk the row lists of every trigram in it: for
-    /// "number 777777" among a million "number N" rows, five lists of a million rows each, for a
-    /// handful of matches. So every other trigram's rows are first counted, up to a cap (an FTS5
-    /// list is read lazily: counting a common trigram up to the cap costs as little as a rare one);
-    /// when some are rarer than that, the index is asked for the rows holding the (up to) three
-    /// rarest, and the rows it gives are judged by the whole search. The caps rise (``rarityCaps``):
-    /// a search that hits a few rows has a trigram under the first, and counting every trigram up to
-    /// 64 rows costs a sixty-fourth of counting them up to 4,096. When every trigram is common, the
-    /// phrase is as fast as anything.
+    /// The whole search as a phrase makes FTS5 read the row lists of every trigram in it: for
+    /// "number 777777" among a million "number N" rows, lists of a million rows each, for a handful
+    /// of matches (70 ms). Asking for the rows holding two or three of its rarer trigrams (FTS5
+    /// steps the rarest list and seeks in the others) and judging those rows by the whole search
+    /// costs a millisecond or two; ANDing a trigram every row holds costs as much as the phrase. So:
+    /// 1. every other trigram's rows (and the last's: any substring of four characters or more
+    ///    holds one of them) are counted up to ``rarityCap`` (an FTS5 list is read lazily, so a
+    ///    common trigram costs no more than a rare one); none: the search finds nothing; some under
+    ///    the cap: the (up to) three rarest.
+    /// 2. Otherwise each is counted among the newest ``sampleSize`` rows, and the (up to) three
+    ///    that fewest of them hold, if under a quarter.
+    /// 3. When every trigram is that common, the phrase finds its rows soon: it is asked as it is.
     func matchExpression(
-        for search: String, in db: Database, caps: [Int] = rarityCaps
+        for search: String, in db: Database, mark: Int64
     ) throws -> (expression: String, narrowsOnly: Bool) {
         let phrase = Self.phrase(search)
         let scalars = Array(search.lowercased().unicodeScalars)
         // ``scanCondition`` ignores the case of ASCII letters only, as the index does of all.
         guard scalars.count > 3, scalars.allSatisfy(\.isASCII) else { return (phrase, false) }
-        let fts = ftsTable.quotedSQLName
-        let count = try db.cachedStatement(
-            sql: "SELECT count(*) FROM (SELECT 1 FROM \(fts) WHERE \(fts) MATCH ? LIMIT ?)")
-        // Every other trigram (and the last): any substring of four characters or more holds one of
-        // them, and counting takes half the time.
         var trigrams: [String] = []
         for start in Array(stride(from: 0, through: scalars.count - 3, by: 2)) + [scalars.count - 3] {
             var trigram = String.UnicodeScalarView()
@@ -98,19 +99,34 @@ struct SearchIndex: Sendable {
             let text = Self.phrase(String(trigram))
             if !trigrams.contains(text) { trigrams.append(text) }
         }
-        for cap in caps {
-            var rare: [(phrase: String, rows: Int)] = []
-            for trigram in trigrams {
-                let rows = try Int.fetchOne(count, arguments: [trigram, cap]) ?? 0
-                // No row holds it: the search finds nothing, whatever the other trigrams.
-                if rows == 0 { return (trigram, true) }
-                if rows < cap { rare.append((trigram, rows)) }
-            }
-            if !rare.isEmpty {
-                return (rare.sorted { $0.rows < $1.rows }.prefix(3).map(\.phrase).joined(separator: " AND "), true)
-            }
+        func rarest(_ counted: [(phrase: String, rows: Int)]) -> String {
+            counted.sorted { $0.rows < $1.rows }.prefix(3).map(\.phrase).joined(separator: " AND ")
         }
-        return (phrase, false)
+        let fts = ftsTable.quotedSQLName
+        let count = try db.cachedStatement(
+            sql: "SELECT count(*) FROM (SELECT 1 FROM \(fts) WHERE \(fts) MATCH ? LIMIT ?)")
+        var rare: [(phrase: String, rows: Int)] = []
+        for trigram in trigrams {
+            let rows = try Int.fetchOne(count, arguments: [trigram, Self.rarityCap]) ?? 0
+            if rows == 0 { return (trigram, true) }
+            if rows < Self.rarityCap { rare.append((trigram, rows)) }
+        }
+        guard rare.isEmpty else { return (rarest(rare), true) }
+        let sampleStart =
+            try Int64.fetchOne(
+                db.cachedStatement(
+                    sql:
+                        "SELECT rowid FROM \(table.quotedSQLName) WHERE rowid <= ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"
+                ),
+                arguments: [mark, Self.sampleSize - 1]) ?? 0
+        let sampled = try db.cachedStatement(
+            sql: "SELECT count(*) FROM \(fts) WHERE \(fts) MATCH ? AND rowid >= ? AND rowid <= ?")
+        var uncommon: [(phrase: String, rows: Int)] = []
+        for trigram in trigrams {
+            let rows = try Int.fetchOne(sampled, arguments: [trigram, sampleStart, mark]) ?? 0
+            if rows < Self.sampleSize / 4 { uncommon.append((trigram, rows)) }
+        }
+        return uncommon.isEmpty ? (phrase, false) : (rarest(uncommon), true)
     }
 
     /// `text` as one FTS5 phrase (quoted, its quotes doubled).

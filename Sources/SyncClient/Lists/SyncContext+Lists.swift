@@ -104,11 +104,12 @@ struct ListReader {
             guard let listIndex = queue.store.listIndexes[table.name], let index = listIndex.search else { return [] }
             let scanArguments = index.columns.map { _ in request.search as DatabaseValueConvertible? }
             if request.search.count >= 3 {
+                let mark = try listIndex.mark(db)
                 let pastMark = Source(
                     from: name, key: "\(name).rowid", conditions: ["\(name).rowid > ?", index.scanCondition],
-                    arguments: [try listIndex.mark(db)] + scanArguments)
+                    arguments: [mark] + scanArguments)
                 let fts = index.ftsTable.quotedSQLName
-                let (expression, narrowsOnly) = try index.matchExpression(for: request.search, in: db)
+                let (expression, narrowsOnly) = try index.matchExpression(for: request.search, in: db, mark: mark)
                 main = Source(
                     from: "\(fts) JOIN \(name) ON \(name).rowid = \(fts).rowid", key: "\(fts).rowid",
                     conditions: ["\(fts).\(fts) MATCH ?"] + (narrowsOnly ? [index.scanCondition] : []),
