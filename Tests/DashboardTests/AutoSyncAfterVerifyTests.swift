@@ -26,6 +26,7 @@ import Testing
                 switch event {
                 case .started(let automatic): log.append(automatic ? "auto" : "manual")
                 case .finished(let error): log.append(error == nil ? "ok" : "failed")
+                case .idle: break
                 }
             }
         }

@@ -44,6 +44,7 @@ import Testing
                 let failure = Failure(
                     consecutiveFailures: status.consecutiveFailures, wait: next.timeIntervalSinceNow)
                 failures.withLock { $0.append(failure) }
+            case .idle: break
             }
         }
         let context = harness.dashboard.context

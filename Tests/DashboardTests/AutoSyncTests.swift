@@ -33,11 +33,14 @@ import Testing
                 switch event {
                 case .started(let automatic): log.append(automatic ? "auto" : "manual")
                 case .finished(let error): log.append(error == nil ? "ok" : "failed")
+                case .idle: break
                 }
             }
         }
         let context = harness.dashboard.context
-        _ = try await harness.waitForAutoSync("the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+        _ = try await harness.waitForAutoSync("the first sync") {
+            $0.nextAttemptAt != nil && $0.consecutiveFailures == 0
+        }
 
         proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
@@ -81,7 +84,9 @@ import Testing
                 backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 0.05, fixedJitter: 1)
         }
         let context = harness.dashboard.context
-        _ = try await harness.waitForAutoSync("the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+        _ = try await harness.waitForAutoSync("the first sync") {
+            $0.nextAttemptAt != nil && $0.consecutiveFailures == 0
+        }
         proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "while-down", "text": "queued"])
         let down = try await harness.waitForAutoSync("a failure") { $0.consecutiveFailures >= 1 }
