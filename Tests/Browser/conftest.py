@@ -20,9 +20,9 @@ BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", ".build", "debug", "todosync")
 
 
-# How long a todosync command may take to announce its address. It takes well under a second on an
-# idle machine (a debug build, under two busy loops beside it: 0.6 s at most in 150 starts); a loaded
-# CI machine can be far slower, and a start that fails says why at once rather than at the deadline.
+# How long a todosync command may take to announce its address. The demo (debug build) takes 0.4 s
+# when idle and 1.6 s at most in 300 starts beside two busy loops and heavy loopback traffic; a loaded
+# CI machine can be far slower. A start that fails says why at once rather than at the deadline.
 START_DEADLINE = 90
 
 
