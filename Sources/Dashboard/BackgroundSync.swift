@@ -29,9 +29,12 @@ final class BackgroundSync: Sendable {
 
     /// What an observer (auto-sync) hears: a sync, push or pull started (by auto-sync, or by a
     /// person), or ended (with its error; nil for a success). Verify is not told: it only reads.
+    /// After any work, a verify too, it hears that none runs any more.
     enum Event: Sendable {
         case started(automatic: Bool)
         case finished(SyncError?)
+        /// The work ended and no work runs: ``start(_:session:automatic:)`` starts the next.
+        case idle
     }
 
     private let context: SyncContext
@@ -144,6 +147,8 @@ final class BackgroundSync: Sendable {
             defer { current = nil }
             return current?.sessions ?? []
         }
+        // After `current` is cleared: an observer told of it can start work.
+        tell(.idle)
         for session in waiting { sessions.flash(session: session, outcome) }
     }
 

@@ -15,12 +15,13 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Start one table service and two dashboards (device A and B) to try a conflict.",
         discussion: """
-            Device A listens on --port, device B on --port + 1 and the service on --port + 2. Edit the \
-            same todo differently on A and B, sync A, then sync B: B shows the conflict.
+            Device A listens on --port, device B on --port + 1 and the service on --port + 2 (--port 0: \
+            each on a free port the system picks; the addresses are printed once all three listen). Edit \
+            the same todo differently on A and B, sync A, then sync B: B shows the conflict.
             """
     )
 
-    @Option(help: "Port of device A; B and the service use the next two.")
+    @Option(help: "Port of device A; B and the service use the next two (0: a free port each, printed at start).")
     var port = 8080
 
     @Option(help: "Address to listen on.")
@@ -34,7 +35,8 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
-            Two signed-in users: the service keeps each user's todos apart, device A is signed in as alice             and device B as bob (tokens signed with a secret made for this run).
+            Two signed-in users: the service keeps each user's todos apart, device A is signed in as alice \
+            and device B as bob (tokens signed with a secret made for this run).
             """)
     var twoUsers = false
 
@@ -72,7 +74,9 @@ struct DemoCommand: AsyncParsableCommand {
     static let tables = ["todoitem", "orders"]
 
     func validate() throws {
-        guard (1...65533).contains(port) else { throw ValidationError("--port must be between 1 and 65533.") }
+        guard (0...65533).contains(port) else {
+            throw ValidationError("--port must be between 1 and 65533, or 0 for free ports of the system's choosing.")
+        }
         try AutoSyncOption.check(autoSync)
     }
 
@@ -95,9 +99,9 @@ struct DemoCommand: AsyncParsableCommand {
                 .init(
                     database: .sqlite(path: folder.appendingPathComponent("service.sqlite").path), tables: Self.tables,
                     templatesFolder: folders.templatesFolder, signIn: signIn),
-                host: host, port: port + 2, quiet: true, allowedHosts: allowedHosts.names)
+                host: host, port: listeningPort(2), quiet: true, allowedHosts: allowedHosts.names)
         } catch {
-            throw ValidationError("\(error) (the demo uses ports \(port) to \(port + 2); see --port)")
+            throw ValidationError("\(error) (the demo uses ports \(port) to \(port + 2); see --port, or --port 0)")
         }
         try await seed(
             service.url, table: "todoitem", token: tokens[0],
@@ -107,7 +111,7 @@ struct DemoCommand: AsyncParsableCommand {
         var devices: [Dashboard] = []
         for (index, name) in ["Device A", "Device B"].enumerated() {
             let launcher = DashboardLauncher(
-                listen: ListenOptions(host: host, port: port + index), resources: folders,
+                listen: ListenOptions(host: host, port: listeningPort(index)), resources: folders,
                 dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
                 remote: remote, appKey: nil, deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
                 verbose: false, servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
@@ -132,6 +136,12 @@ struct DemoCommand: AsyncParsableCommand {
         // The devices stop first, then the service they sync with.
         try await runUntilTerminated([service] + devices)
         announce("todosync demo stopped.")
+    }
+
+    /// The port of device A (0), device B (1) or the service (2): `--port` and the next two, or 0
+    /// for each (the system picks a free one, with no window for another program to take it).
+    private func listeningPort(_ offset: Int) -> Int {
+        port == 0 ? 0 : port + offset
     }
 
     /// Inserts the seed rows of `table` through the protocol when the service has none.

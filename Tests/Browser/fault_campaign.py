@@ -61,7 +61,8 @@ class Process:
         self.log = open(self.log_path, "a")
         self.process = subprocess.Popen([Process.binary] + self.args, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
-        deadline, offset = time.time() + 30, os.path.getsize(self.log_path)
+        # Well under a second on an idle machine; a loaded CI machine can be far slower.
+        deadline, offset = time.time() + 90, os.path.getsize(self.log_path)
         while time.time() < deadline:
             with open(self.log_path) as log:
                 log.seek(offset)
@@ -72,7 +73,18 @@ class Process:
             if self.process.poll() is not None:
                 break
             time.sleep(0.05)
-        raise RuntimeError("todosync %s did not start; see %s" % (self.args[0], self.log_path))
+        status = self.process.poll()
+        if status is None:
+            reason = "no address within 90 s (the machine is loaded, or it hangs); stopped it"
+            self.signal(signal.SIGKILL)
+            self.process.wait()
+        else:
+            reason = "it exited with status %d before announcing its address" % status
+        with open(self.log_path) as log:
+            log.seek(offset)
+            output = log.read()[-4000:]
+        raise RuntimeError("todosync %s did not start: %s; its output (in %s):\n%s"
+                           % (" ".join(self.args), reason, self.log_path, output))
 
     def signal(self, sig):
         if self.process.poll() is None:

@@ -3,18 +3,15 @@ asks first (how many, push or discard, as plain forms), then the list holds exac
 service's todos (plus the pushed one)."""
 import json
 import os
-import re
 import signal
-import subprocess
 import tempfile
-import time
 import urllib.request
 import uuid
 
 import pytest
 from selenium.webdriver.common.by import By
 
-from conftest import BIN, make_browser
+from conftest import make_browser, start
 from dashboard import add_todo, flash_text, open_page, sync, todo_texts, wait_for
 
 
@@ -22,21 +19,8 @@ from dashboard import add_todo, flash_text, open_page, sync, todo_texts, wait_fo
 def other_service():
     """A second `todosync serve` holding two todos of its own."""
     folder = tempfile.mkdtemp(prefix="todosync-switch-")
-    process = subprocess.Popen(
-        [BIN, "serve", "--port", "0", "--database", os.path.join(folder, "service.sqlite")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    url = None
-    deadline = time.time() + 30
-    while time.time() < deadline and url is None:
-        line = process.stdout.readline()
-        if not line:
-            break
-        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
-        if match:
-            url = match.group(1)
-    if url is None:
-        process.kill()
-        raise RuntimeError("todosync serve did not start")
+    process, url = start(["serve", "--port", "0", "--database", os.path.join(folder, "service.sqlite")],
+                         r"(http://127\.0\.0\.1:\d+)")
     for text in ("theirs one", "theirs two"):
         request = urllib.request.Request(
             url + "/tables/todoitem", data=json.dumps({"text": text, "complete": False}).encode(),

@@ -3,7 +3,6 @@ the middle of a sync: the sync is cancelled, the store stays consistent, and the
 (Run here, outside Swift: a process started from Swift's async tests inherits a blocked SIGTERM.)"""
 import json
 import os
-import re
 import signal
 import sqlite3
 import subprocess
@@ -13,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BIN, free_port_block, start
+from conftest import BIN, start
 
 ROWS = 100_000
 
@@ -114,7 +113,7 @@ def test_serve_stops_on_sigint(service):
 
 def test_demo_stops_on_sigterm():
     folder = tempfile.mkdtemp(prefix="todosync-demo-signals-")
-    process, _ = start(["demo", "--port", str(free_port_block()), "--data-dir", folder],
+    process, _ = start(["demo", "--port", "0", "--data-dir", folder],
                        r"(http://127\.0\.0\.1:\d+)")
     time.sleep(0.5)
     code, seconds = stop(process, signal.SIGTERM)

@@ -93,6 +93,34 @@ import Testing
         #expect(!go && tick.syncing && tick.nextAttemptAt == nil)
     }
 
+    @Test func aSyncThatCouldNotStartBesideOtherWorkStartsWhenThatWorkEnds() {
+        let (behind, go) = syncing().decide(.couldNotStart, seen: seen(), jitter: 1)
+        #expect(!go && behind.activity == .behindOtherWork && behind.nextAttemptAt == nil, "no timer, no retry loop")
+        #expect(AutoSyncStatus(behind, now: start).label == "next sync when the verify ends")
+        for input: AutoSyncSchedule.Input in [.tick, .localChange, .probed(answered: true)] {
+            let (same, goNow) = behind.decide(input, seen: seen(1), jitter: 1)
+            #expect(!goNow && same == behind, "\(input): the sync after the work takes it")
+        }
+        let (started, goAfter) = behind.decide(.otherWorkEnded, seen: seen(5), jitter: 1)
+        #expect(goAfter && started.syncing, "at once, not an interval later")
+        let (idle, _) = syncing().decide(.syncFinished(.success), seen: seen(), jitter: 1)
+        let (unchanged, goIdle) = idle.decide(.otherWorkEnded, seen: seen(5), jitter: 1)
+        #expect(!goIdle && unchanged == idle, "work ending while nothing waits changes nothing")
+        let (manual, _) = behind.decide(.syncStarted(manual: true), seen: seen(1), jitter: 1)
+        #expect(manual.syncing, "a person's sync was the work: its end plans the next")
+    }
+
+    @Test func behindOtherWorkItStillPausesForOfflineAndStopsWhenTurnedOff() {
+        let (behind, _) = syncing().decide(.couldNotStart, seen: seen(), jitter: 1)
+        let (paused, _) = behind.decide(.otherWorkEnded, seen: seen(1, offline: true), jitter: 1)
+        #expect(paused.pause == .offline && paused.nextAttemptAt == nil && paused.activity == .idle)
+        let (back, go) = paused.decide(.tick, seen: seen(2), jitter: 1)
+        #expect(go && back.syncing, "back online: it syncs")
+        let (off, _) = behind.decide(.configure(interval: nil), seen: seen(1), jitter: 1)
+        let (stillOff, goOff) = off.decide(.otherWorkEnded, seen: seen(2), jitter: 1)
+        #expect(!goOff && stillOff.nextAttemptAt == nil && stillOff.activity == .idle)
+    }
+
     @Test func offlineModePausesAndBackOnlineSyncsAtOnce() {
         let (paused, _) = syncing().decide(.syncFinished(.skipped), seen: seen(offline: true), jitter: 1)
         #expect(paused.pause == .offline && paused.nextAttemptAt == nil)

@@ -16,21 +16,6 @@ import Testing
     static let quick = AutoSyncSchedule.Timing(
         backoffBase: 0.2, backoffCap: 5, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
 
-    /// Waits (polling, with a deadline) until `condition` holds for the dashboard's auto-sync status.
-    func waitFor(
-        _ harness: TestDashboard, _ what: String, seconds: Double = 30,
-        _ condition: (AutoSyncStatus) throws -> Bool
-    ) async throws -> AutoSyncStatus {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if let status = harness.dashboard.autoSync?.status, try condition(status) { return status }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record(
-            "auto-sync never reached: \(what); it is \(String(describing: harness.dashboard.autoSync?.status))")
-        throw CancellationError()
-    }
-
     @Test func autoSyncDrainsTheQueueOnceTheStoppedServiceIsBack() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.sqlite(in: folder)
@@ -48,16 +33,19 @@ import Testing
                 switch event {
                 case .started(let automatic): log.append(automatic ? "auto" : "manual")
                 case .finished(let error): log.append(error == nil ? "ok" : "failed")
+                case .idle: break
                 }
             }
         }
         let context = harness.dashboard.context
-        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+        _ = try await harness.waitForAutoSync("the first sync") {
+            $0.nextAttemptAt != nil && $0.consecutiveFailures == 0
+        }
 
         proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
         var planned: [Int: Date] = [:]
-        _ = try await waitFor(harness, "three failures") { status in
+        _ = try await harness.waitForAutoSync("three failures") { status in
             if status.consecutiveFailures > 0, let next = status.nextAttemptAt {
                 planned[status.consecutiveFailures] = next
             }
@@ -72,7 +60,7 @@ import Testing
         #expect(api.text.contains(#""interval":3600"#) && api.text.contains(#""enabled":true"#))
 
         proxy.setPlan(.passThrough)
-        _ = try await waitFor(harness, "the queue drained") { status in
+        _ = try await harness.waitForAutoSync("the queue drained") { status in
             try status.consecutiveFailures == 0 && context.status().pending == 0
         }
         #expect(try await service.rest.get("todoitem", "offline-edit")?["text"] == "made while the service is down")
@@ -96,14 +84,16 @@ import Testing
                 backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 0.05, fixedJitter: 1)
         }
         let context = harness.dashboard.context
-        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil && $0.consecutiveFailures == 0 }
+        _ = try await harness.waitForAutoSync("the first sync") {
+            $0.nextAttemptAt != nil && $0.consecutiveFailures == 0
+        }
         proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "while-down", "text": "queued"])
-        let down = try await waitFor(harness, "a failure") { $0.consecutiveFailures >= 1 }
+        let down = try await harness.waitForAutoSync("a failure") { $0.consecutiveFailures >= 1 }
         let backoffEnd = try #require(down.nextAttemptAt)
 
         proxy.setPlan(.passThrough)
-        _ = try await waitFor(harness, "the queue drained") { status in
+        _ = try await harness.waitForAutoSync("the queue drained") { status in
             try status.consecutiveFailures == 0 && context.status().pending == 0
         }
         #expect(Date() < backoffEnd, "synced because the service answered, an hour before the backoff's end")
@@ -122,7 +112,7 @@ import Testing
             configuration.autoSyncTiming = Self.quick
             configuration.authToken = "expired-token-1111"
         }
-        let stopped = try await waitFor(harness, "stopped by the 401") {
+        let stopped = try await harness.waitForAutoSync("stopped by the 401") {
             $0.label == "auto-sync stopped: sign in again"
         }
         #expect(stopped.nextAttemptAt == nil, "no attempt is planned: no hammering")
@@ -147,12 +137,12 @@ import Testing
             configuration.autoSyncInterval = 3600
             configuration.autoSyncTiming = Self.quick
         }
-        _ = try await waitFor(harness, "the first sync") { $0.nextAttemptAt != nil }
+        _ = try await harness.waitForAutoSync("the first sync") { $0.nextAttemptAt != nil }
         let token = try await harness.csrfToken()
         let offline = try await harness.client.send(
             .post, "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: [CSRFProtection.headerName: token])
         #expect(offline.status == 200)
-        let paused = try await waitFor(harness, "paused") { $0.label == "auto-sync paused: offline" }
+        let paused = try await harness.waitForAutoSync("paused") { $0.label == "auto-sync paused: offline" }
         #expect(paused.nextAttemptAt == nil)
         let page = try await harness.client.send(.get, "/")
         #expect(page.text.contains(">auto-sync paused: offline</span>"))

@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import GRDB
 import SyncProtocol
@@ -19,9 +20,10 @@ struct AtomicJournalTests {
         service = try await TestService.forSync(in: folder)
     }
 
-    /// Operations 1...count in conflict (see ``TestService/changeOnBothSides(_:pulledBy:)``).
-    func conflicts(_ count: Int) async throws -> SyncContext {
-        let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .ask)
+    /// Operations 1...count in conflict (see ``TestService/changeOnBothSides(_:pulledBy:)``), in a
+    /// store syncing with `remote` (the service when nil).
+    func conflicts(_ count: Int, remote: URL? = nil) async throws -> SyncContext {
+        let context = try SyncContext.temporary(in: folder, remote: remote ?? service.endpoint, policy: .ask)
         try await service.changeOnBothSides(count, pulledBy: context)
         #expect(try await context.push().conflicts.count == count)
         return context
@@ -102,30 +104,35 @@ struct AtomicJournalTests {
     }
 
     @Test func aDecisionCutOffBeforeItsAnswerIsJournaledByThePushAfterARestart() async throws {
-        let context = try await conflicts(1)
-        await service.stop()
+        // The service goes away and comes back behind a proxy that keeps its port (a stopped
+        // service's port may be taken by another test's service meanwhile).
+        let proxy = try await service.proxy()
+        let context = try await conflicts(1, remote: proxy.endpoint)
+        proxy.setPlan(.always(.refuse))
         await #expect(throws: SyncError.self) { try await context.useClient(1) }
         #expect(try heldDecisions(context) == 1 && context.journalCount() == 0)
         try await context.close()
 
-        let restarted = try await service.restarted()
-        let reopened = try SyncContext.temporary(in: folder, remote: restarted.endpoint)
+        proxy.setPlan(.passThrough)
+        let reopened = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         #expect(try await reopened.push().pushed == [1])
         let entry = try #require(try reopened.journal().entries.first)
         #expect(entry.decision == .useClient && entry.result?.text == "client 0")
-        #expect(try await restarted.rest.get("todoitem", "i0")?.text == "client 0")
+        #expect(try await service.rest.get("todoitem", "i0")?.text == "client 0")
         #expect(try heldDecisions(reopened) == 0)
+        await proxy.stop()
     }
 
     @Test func aDecisionHeldByAStoreOfTheJSONLayoutIsJournaledAfterTheUpgrade() async throws {
-        let context = try await conflicts(1)
-        await service.stop()
+        let proxy = try await service.proxy()
+        let context = try await conflicts(1, remote: proxy.endpoint)
+        proxy.setPlan(.always(.refuse))
         await #expect(throws: SyncError.self) { try await context.useClient(1) }
         try await context.close()
         try storeHeldDecisionsAsJSON(at: context.path)
 
-        let restarted = try await service.restarted()
-        let reopened = try SyncContext.temporary(in: folder, remote: restarted.endpoint)
+        proxy.setPlan(.passThrough)
+        let reopened = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         #expect(try heldDecisions(reopened) == 1, "the held decision survives the upgrade")
         #expect(try await reopened.push().pushed == [1])
         let entry = try #require(try reopened.journal().entries.first)
@@ -134,6 +141,7 @@ struct AtomicJournalTests {
         #expect(entry.result?.text == "client 0")
         #expect(try reopened.journal(JournalQuery(text: "server 0")).entries.map(\.id) == [entry.id])
         #expect(try heldDecisions(reopened) == 0)
+        await proxy.stop()
     }
 
     /// Rewrites the store's held decisions as todosync wrote them before `v4-held-journal-columns`:

@@ -114,11 +114,9 @@ import Testing
     }
 
     @Test func unreachableServiceStopsWithATypedMessage() async throws {
-        let service = try await MisbehavingService { _ in .json(200, "[]") }
-        let url = service.url
-        await service.stop()
-
-        let report = try await withTimeLimit(30) { await ProtocolDoctor(.init(url: url)).run() }
+        // Nothing listens on port 1, and no test can take it (below 1024, never handed out for
+        // port 0): a stopped test service's port could be taken by another test's service meanwhile.
+        let report = try await withTimeLimit(30) { await ProtocolDoctor(.init(url: unreachableURL)).run() }
 
         guard case .unreachable(let detail)? = report.stop else {
             Issue.record("stopped by \(String(describing: report.stop))")

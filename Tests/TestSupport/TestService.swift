@@ -67,12 +67,6 @@ public final class TestService: Sendable {
         try await TestService(configuration, allowedHosts: allowedHosts)
     }
 
-    /// The same database served again at the same address, after ``stop()``: the same service, so
-    /// a store bound to it keeps its rows and queue.
-    public func restarted() async throws -> TestService {
-        try await TestService(configuration, port: port, allowedHosts: allowedHosts)
-    }
-
     /// `http://127.0.0.1:PORT`.
     public var url: String { running.url }
     /// ``url`` as a `URL`, as a sync context takes its remote.
@@ -87,6 +81,11 @@ public final class TestService: Sendable {
     }
 
     /// A ``FaultProxy`` in front of the service, applying `plan`.
+    ///
+    /// To take the service away and bring it back, point the client at a proxy and switch its plan
+    /// (`.always(.refuse)`, then `.passThrough`) rather than stopping the service: the proxy keeps
+    /// its port, while a stopped service's port may be taken by another test's service meanwhile
+    /// (a client would then meet that one, or a restart on the same port would fail).
     public func proxy(plan: FaultPlan = .passThrough) async throws -> FaultProxy {
         try await FaultProxy(upstream: url, plan: plan)
     }

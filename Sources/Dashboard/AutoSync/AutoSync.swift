@@ -40,6 +40,7 @@ final class AutoSync: Sendable {
             switch event {
             case .started(let automatic): self?.apply(.syncStarted(manual: !automatic))
             case .finished(let error): self?.apply(.syncFinished(AutoSyncSchedule.Outcome(error)))
+            case .idle: self?.apply(.otherWorkEnded)
             }
         }
         let updates = context.localChanges()
@@ -103,9 +104,12 @@ final class AutoSync: Sendable {
             return (start, schedule.nextAttemptAt)
         }
         metrics.nextAttempt = nextAttempt
+        guard start, !sync.start(.sync, session: nil, automatic: true) else { return }
         // Other work runs (a verify, or a sync that is ending): this sync did not start, and no end
-        // of it will be told; plan the next one instead.
-        if start, !sync.start(.sync, session: nil, automatic: true) { apply(.syncFinished(.skipped)) }
+        // of it will be told. It starts once that work ends (told as `.idle`); that work may have
+        // ended before this was applied, its end then finding nothing waiting: look once more.
+        apply(.couldNotStart)
+        if !sync.isRunning { apply(.otherWorkEnded) }
     }
 }
 
@@ -136,7 +140,13 @@ struct AutoSyncStatus: Encodable, Sendable, Equatable {
         case .unauthorized?: return "auto-sync stopped: sign in again"
         case nil: break
         }
-        guard let next = schedule.nextAttemptAt else { return schedule.syncing ? "" : "auto-sync on" }
+        guard let next = schedule.nextAttemptAt else {
+            switch schedule.activity {
+            case .idle: return "auto-sync on"
+            case .syncing: return ""
+            case .behindOtherWork: return "next sync when the verify ends"
+            }
+        }
         let seconds = max(0, Int(next.timeIntervalSince(now).rounded(.up)))
         let when = seconds < 90 ? "\(seconds) s" : "\(Int((Double(seconds) / 60).rounded())) min"
         return schedule.consecutiveFailures > 0 ? "next try in \(when)" : "next sync in \(when)"

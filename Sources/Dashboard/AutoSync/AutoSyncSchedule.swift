@@ -9,6 +9,7 @@ import SyncClient
 /// off ──enable──▶ waiting(next = now) ──tick──▶ syncing ──success──▶ waiting(next = now + interval)
 ///                   ▲   ▲ local change: next = min(next, now + debounce)   └─failure n──▶ waiting(next = now + backoff(n))
 ///                   │   └──── back online / new token ◀── paused(offline | unauthorized) ◀── offline / 401
+///                   └─ other work ended: next = now ◀── behind other work ◀── tick, but a verify runs
 /// ```
 ///
 /// Failures back off exponentially with full jitter: the n-th waits a random time up to
@@ -57,6 +58,16 @@ struct AutoSyncSchedule: Sendable, Equatable {
         }
     }
 
+    /// What auto-sync is doing, besides waiting for its next attempt's time.
+    enum Activity: Sendable, Equatable {
+        case idle
+        /// A sync runs (auto-sync's or a person's).
+        case syncing
+        /// Its sync was due but could not start: other work (a verify) runs. It syncs when that
+        /// ends (``Input/otherWorkEnded``), not an interval later.
+        case behindOtherWork
+    }
+
     /// One thing that happened.
     enum Input: Sendable, Equatable {
         /// The interval was set (nil: auto-sync off).
@@ -70,6 +81,10 @@ struct AutoSyncSchedule: Sendable, Equatable {
         case syncFinished(Outcome)
         /// A reachability probe (see ``wantsProbe``) ended: the service answered, or still not.
         case probed(answered: Bool)
+        /// The sync it decided to start did not start: other work runs (one job at a time).
+        case couldNotStart
+        /// The background work (of any kind, a verify too) ended and none runs now.
+        case otherWorkEnded
     }
 
     /// The delays, in seconds.
@@ -90,21 +105,23 @@ struct AutoSyncSchedule: Sendable, Equatable {
 
     /// Seconds between syncs; nil when auto-sync is off.
     var interval: TimeInterval?
-    /// When the next sync starts (nil: none planned — off, paused or syncing).
+    /// When the next sync starts (nil: none planned — off, paused, syncing, or behind other work).
     var nextAttemptAt: Date?
     var consecutiveFailures = 0
     var lastError: String?
     var pause: Pause?
-    /// A sync runs now (auto-sync's or a person's).
-    var syncing = false
+    var activity = Activity.idle
     /// The last failure was that no answer came (not an error answer).
     var lastFailureUnreachable = false
+
+    /// A sync runs now (auto-sync's or a person's).
+    var syncing: Bool { activity == .syncing }
 
     /// Whether to ask every ``Timing/probeEvery`` if the service answers again: while backing off
     /// after it was unreachable. (After an error answer it is reachable: only the backoff decides,
     /// so that a failing service is not asked more often.)
     var wantsProbe: Bool {
-        interval != nil && pause == nil && !syncing && consecutiveFailures > 0 && lastFailureUnreachable
+        interval != nil && pause == nil && activity == .idle && consecutiveFailures > 0 && lastFailureUnreachable
     }
 
     /// The longest wait after the `failures`-th failure in a row.
@@ -126,9 +143,10 @@ struct AutoSyncSchedule: Sendable, Equatable {
             next.interval = interval.flatMap { $0 > 0 ? $0 : nil }
             guard next.interval != nil else {
                 next.nextAttemptAt = nil
+                if next.activity == .behindOtherWork { next.activity = .idle }
                 return (next, false)
             }
-            if !next.syncing, next.pause == nil { next.nextAttemptAt = seen.now }
+            if next.activity == .idle, next.pause == nil { next.nextAttemptAt = seen.now }
             return next.liftPause(seen)
         case .tick:
             return next.liftPause(seen)
@@ -138,22 +156,32 @@ struct AutoSyncSchedule: Sendable, Equatable {
             next.nextAttemptAt = seen.now
             return next.liftPause(seen)
         case .localChange:
-            guard next.interval != nil, next.pause == nil, !next.syncing, next.consecutiveFailures == 0 else {
+            // Behind other work, the sync after it takes the change.
+            guard next.interval != nil, next.pause == nil, next.activity == .idle, next.consecutiveFailures == 0 else {
                 return (next, false)
             }
             let soon = seen.now.addingTimeInterval(timing.debounce)
             next.nextAttemptAt = min(next.nextAttemptAt ?? soon, soon)
             return (next, false)
         case .syncStarted(let manual):
-            next.syncing = true
+            next.activity = .syncing
             next.nextAttemptAt = nil
             if manual {
                 next.consecutiveFailures = 0
                 if case .unauthorized? = next.pause { next.pause = nil }
             }
             return (next, false)
+        case .couldNotStart:
+            next.activity = .behindOtherWork
+            next.nextAttemptAt = nil
+            return (next, false)
+        case .otherWorkEnded:
+            guard next.activity == .behindOtherWork else { return (next, false) }
+            next.activity = .idle
+            if next.interval != nil, next.pause == nil { next.nextAttemptAt = seen.now }
+            return next.liftPause(seen)
         case .syncFinished(let outcome):
-            next.syncing = false
+            next.activity = .idle
             switch outcome {
             case .success:
                 next.consecutiveFailures = 0
@@ -195,7 +223,7 @@ struct AutoSyncSchedule: Sendable, Equatable {
     /// and starts the sync whose time has come.
     private func liftPause(_ seen: Observation) -> (AutoSyncSchedule, startSync: Bool) {
         var next = self
-        guard next.interval != nil, !next.syncing else { return (next, false) }
+        guard next.interval != nil, next.activity != .syncing else { return (next, false) }
         switch next.pause {
         case .offline?:
             guard !seen.offline else { return (next, false) }
@@ -214,7 +242,7 @@ struct AutoSyncSchedule: Sendable, Equatable {
             }
         }
         guard let due = next.nextAttemptAt, due <= seen.now else { return (next, false) }
-        next.syncing = true
+        next.activity = .syncing
         next.nextAttemptAt = nil
         return (next, true)
     }
