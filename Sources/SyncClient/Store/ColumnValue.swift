@@ -102,6 +102,8 @@ enum ColumnValue {
     /// The SQLite value of a system column (`deleted` may come as 0 or 1 from older services).
     static func system(_ value: JSONValue?, as type: TableDescription.ColumnType) -> DatabaseValue {
         guard let value, value != .null else { return .null }
+        // A text or date column keeps a text as it is, a date or not: no need to read the date.
+        if case .string(let text) = value, type == .text || type == .date { return text.databaseValue }
         return queryArgument(value, as: type)
     }
 
