@@ -39,6 +39,15 @@ public struct OrderedJSONParser {
         return members
     }
 
+    /// The JSON value that is the whole of `bytes` (any value, not only an object).
+    public static func value(_ bytes: [UInt8], maximumDepth: Int = maximumDepth) throws(Failure) -> JSONValue {
+        var parser = OrderedJSONParser(bytes, maximumDepth: maximumDepth)
+        let value = try parser.value()
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.failure("text after the end of the value") }
+        return value
+    }
+
     // MARK: Values
 
     mutating func members() throws(Failure) -> Members {

@@ -158,8 +158,7 @@ enum ItemCoding {
 
     /// The JSON value written as `text`; nil when it is not JSON.
     static func value(_ text: String) -> JSONValue? {
-        guard let data = text.data(using: .utf8) else { return nil }
-        return try? JSONDecoder().decode(JSONValue.self, from: data)
+        try? OrderedJSONParser.value(Array(text.utf8), maximumDepth: maximumDepth)
     }
 
     /// The body of a response as an item: a JSON object with `id` (and `version` when `requireVersion`).
