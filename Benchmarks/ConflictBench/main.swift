@@ -70,35 +70,45 @@ final class Locked<Value: Sendable>: @unchecked Sendable {  // guarded by `lock`
 }
 
 /// A store holding `count` items `prefix-i` pulled from the service, each then edited locally.
-func editedStore(_ name: String, prefix: String, serverEdits: Bool) async throws -> SyncContext {
-    for index in 0..<conflictCount {
+func editedStore(_ name: String, prefix: String, count: Int, serverEdits: Bool) async throws -> SyncContext {
+    for index in 0..<count {
         try send("POST", "/tables/todoitem", #"{"id":"\#(prefix)-\#(index)","text":"todo \#(index)","complete":false}"#)
     }
     let context = try SyncContext(path: work + "/\(name).sqlite", configuration: .init(remoteURL: remote))
     _ = try await context.table("todoitem").pull(settings: PullSettings(pageSize: 1000))
     if serverEdits {
-        for index in 0..<conflictCount {
+        for index in 0..<count {
             try send("PATCH", "/tables/todoitem/\(prefix)-\(index)", #"{"complete":true}"#)
         }
     }
-    for index in 0..<conflictCount {
+    for index in 0..<count {
         try context.table("todoitem").update(["id": .string("\(prefix)-\(index)"), "text": .string("edited \(index)")])
     }
     return context
 }
 
-// a. Conflicts settled by the merge policy vs the same push without conflicts.
+// a. Conflicts settled by the merge policy vs the same push without conflicts, in four rounds of a
+// quarter each that alternate which push goes first (one push of each drifted by up to 30% from run
+// to run with the machine).
 line("preparing \(conflictCount) updates with and without conflicts…")
-let plain = try await editedStore("plain", prefix: "plain", serverEdits: false)
-let conflicted = try await editedStore("conflicted", prefix: "conflict", serverEdits: true)
-var plainResult = PushResult()
-let plainTime = try await seconds { plainResult = try await plain.push() }
-var mergedResult = PushResult()
-let mergeTime = try await seconds { mergedResult = try await conflicted.push() }
-precondition(plainResult.pushed.count == conflictCount, "plain push: \(plainResult.summary)")
-precondition(mergedResult.pushed.count == conflictCount, "merge push: \(mergedResult.summary)")
-let journaled = try conflicted.journalCount()
-precondition(journaled == conflictCount, "journaled \(journaled) of \(conflictCount)")
+let rounds = 4
+var plainTime = 0.0
+var mergeTime = 0.0
+for round in 0..<rounds {
+    let count = conflictCount / rounds
+    let plain = try await editedStore(
+        "plain-\(round)", prefix: "plain-\(round)", count: count, serverEdits: false)
+    let conflicted = try await editedStore(
+        "conflicted-\(round)", prefix: "conflict-\(round)", count: count, serverEdits: true)
+    for pushing in round % 2 == 0 ? [plain, conflicted] : [conflicted, plain] {
+        var result = PushResult()
+        let time = try await seconds { result = try await pushing.push() }
+        precondition(result.pushed.count == count, "push: \(result.summary)")
+        if pushing === plain { plainTime += time } else { mergeTime += time }
+    }
+    let journaled = try conflicted.journalCount()
+    precondition(journaled == count, "journaled \(journaled) of \(count)")
+}
 service.stop()
 
 // b. The journal page: ENTRIES entries vs none, p50 of 200 GETs each.

@@ -209,7 +209,8 @@ struct LocalStore: Sendable {
     // MARK: Config
 
     func config(_ db: Database, _ key: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM __config WHERE key = ?", arguments: [key])
+        // Cached: read for every conflict (its table's policy) and every pull.
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM __config WHERE key = ?"), arguments: [key])
     }
 
     func setConfig(_ db: Database, _ key: String, _ value: String?) throws {
