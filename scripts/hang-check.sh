@@ -8,6 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-${RUNS:-20}}
 out=${HANG_CHECK_DIR:-$(mktemp -d /tmp/todosync-hang.XXXXXX)}
+mkdir -p "$out"
 pg_dir=$(mktemp -d /tmp/todosync-pg.XXXXXX)
 loads=()
 cleanup() {
