@@ -20,16 +20,7 @@ import Testing
             configuration.autoSyncTiming = AutoSyncSchedule.Timing(
                 backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
         }
-        let events = Mutex<[String]>([])
-        harness.dashboard.sync.observe { event in
-            events.withLock { log in
-                switch event {
-                case .started(let automatic): log.append(automatic ? "auto" : "manual")
-                case .finished(let error): log.append(error == nil ? "ok" : "failed")
-                case .idle: break
-                }
-            }
-        }
+        let events = SyncEventLog(harness)
         let context = harness.dashboard.context
         try context.table("todoitem").insert(["id": "queued", "text": "waits for the verify"])
 
@@ -52,7 +43,7 @@ import Testing
             headers: [CSRFProtection.headerName: token])
         #expect(on.status == 200)
         let blocked = try #require(harness.dashboard.autoSync?.status)
-        #expect(events.withLock { $0 }.isEmpty, "no sync started beside the verify")
+        #expect(events.all.isEmpty, "no sync started beside the verify")
         #expect(
             blocked.nextAttemptAt.map { $0.timeIntervalSinceNow < 60 } ?? true,
             "the sync is not put off for an interval: \(blocked)")
@@ -61,7 +52,7 @@ import Testing
         _ = try await harness.waitForAutoSync("the queue drained after the verify") { status in
             try status.consecutiveFailures == 0 && context.status().pending == 0 && status.nextAttemptAt != nil
         }
-        #expect(events.withLock { $0 } == ["auto", "ok"])
+        #expect(events.all == ["auto", "ok"])
         #expect(try await service.rest.get("todoitem", "queued")?["text"] == "waits for the verify")
         #expect(harness.dashboard.sync.lastVerifyOutcome?.reports.map(\.table) == ["todoitem"], "the verify ended")
         await harness.stop()

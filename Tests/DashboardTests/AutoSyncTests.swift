@@ -27,16 +27,7 @@ import Testing
             configuration.autoSyncTiming = Self.quick
         }
         // Every start and end of a sync, in order: never two at once.
-        let events = Mutex<[String]>([])
-        harness.dashboard.sync.observe { event in
-            events.withLock { log in
-                switch event {
-                case .started(let automatic): log.append(automatic ? "auto" : "manual")
-                case .finished(let error): log.append(error == nil ? "ok" : "failed")
-                case .idle: break
-                }
-            }
-        }
+        let events = SyncEventLog(harness)
         let context = harness.dashboard.context
         _ = try await harness.waitForAutoSync("the first sync") {
             $0.nextAttemptAt != nil && $0.consecutiveFailures == 0
@@ -64,7 +55,7 @@ import Testing
             try status.consecutiveFailures == 0 && context.status().pending == 0
         }
         #expect(try await service.rest.get("todoitem", "offline-edit")?["text"] == "made while the service is down")
-        let log = events.withLock { $0 }
+        let log = events.all
         #expect(log.count >= 8, "\(log)")
         for (index, entry) in log.enumerated() {
             #expect(["auto", "manual"].contains(entry) == (index % 2 == 0), "starts and ends alternate: \(log)")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -18,4 +19,25 @@ extension TestDashboard {
         Issue.record("auto-sync never reached: \(what); it is \(String(describing: dashboard.autoSync?.status))")
         throw CancellationError()
     }
+}
+
+/// Every start and end of a dashboard's syncs, in order: "auto" or "manual" when one starts, "ok"
+/// or "failed" when it ends.
+final class SyncEventLog: Sendable {
+    private let events = Mutex<[String]>([])
+
+    init(_ harness: TestDashboard) {
+        harness.dashboard.sync.observe { [self] event in
+            self.events.withLock { log in
+                switch event {
+                case .started(let automatic): log.append(automatic ? "auto" : "manual")
+                case .finished(let error): log.append(error == nil ? "ok" : "failed")
+                case .idle: break
+                }
+            }
+        }
+    }
+
+    /// The events so far.
+    var all: [String] { events.withLock { $0 } }
 }
