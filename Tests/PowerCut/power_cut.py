@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""One power cut under `todosync serve` and `todosync client` (issue 34), and what must survive it.
+
+    Tests/PowerCut/power_cut.py --seed S          (scripts/power-cut-loop.sh N runs N of these)
+
+Every SQLite file sits on powercut_fs.py, which keeps unsynced writes in memory only. While four
+threads POST inserts to the service and clients add items (`client add`) and push and pull in the
+background, the seed picks a moment: during inserts (after k answers 201), during a push (after k
+operations left a client's queue), during a pull (after a fresh client stored k rows) or during a
+checkpoint-heavy phase (large rows; after the service's first checkpoint and k more answers). Then
+every todosync process is SIGKILLed, the power is cut (everything unsynced is lost), the service
+starts again on the same port and this checks:
+
+- every insert the service answered 201 is on the service;
+- every `client add` that exited 0 is either queued in the client's store or on the service;
+- every SQLite file passes `PRAGMA integrity_check`;
+- `client push` and `client pull` then succeed, and each client holds exactly the service's rows.
+
+Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
+its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the binary (default
+.build/debug/todosync). Needs Debian's python3 with python3-fusepy (scripts/install-deps.sh test).
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mount import PowerCutMount  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
+PHASES = ("inserts", "push", "pull", "checkpoint")
+HEADERS = {"ZUMO-API-VERSION": "2.0.0", "Content-Type": "application/json"}
+INSERTERS = 4
+DEADLINE = 90  # seconds for anything awaited: generous, for a loaded machine
+
+
+class Cut(Exception):
+    """The power is going: no todosync process may start."""
+
+
+class Processes:
+    """Every todosync process of the run, so that the cut can kill them all."""
+
+    def __init__(self, folder):
+        self.folder, self.lock, self.live, self.cutting = folder, threading.Lock(), set(), False
+
+    def start(self, args, log_name):
+        with self.lock:
+            if self.cutting:
+                raise Cut()
+            with open(os.path.join(self.folder, log_name + ".log"), "a") as log:
+                process = subprocess.Popen([BIN] + args, stdout=log, stderr=subprocess.STDOUT)
+            self.live.add(process)
+            return process
+
+    def run(self, args, log_name):
+        """Runs a command to its end (or the cut's SIGKILL); its exit status."""
+        process = self.start(args, log_name)
+        status = process.wait()
+        with self.lock:
+            self.live.discard(process)
+        return status
+
+    def kill_all(self):
+        with self.lock:
+            self.cutting = True
+            for process in self.live:
+                process.kill()
+            for process in self.live:
+                process.wait()
+            self.live.clear()
+
+    def resume(self):
+        with self.lock:
+            self.cutting = False
+
+
+class Service:
+    """`todosync serve` on the mount; after a cut it starts again on the same port (the clients'
+    stores remember its address)."""
+
+    def __init__(self, processes, database):
+        self.processes, self.database, self.port, self.url = processes, database, 0, None
+
+    def start(self):
+        log_path = os.path.join(self.processes.folder, "serve.log")
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+            process = self.processes.start(
+                ["serve", "--port", str(self.port), "--database", self.database, "--quiet"], "serve")
+            while process.poll() is None and time.monotonic() < deadline:
+                with open(log_path) as log:
+                    log.seek(offset)
+                    match = re.search(r"http://127\.0\.0\.1:(\d+)", log.read())
+                if match:
+                    self.port, self.url = int(match.group(1)), match.group(0)
+                    return
+                time.sleep(0.05)
+            process.kill()
+            process.wait()
+            with open(log_path) as log:
+                log.seek(offset)
+                output = log.read()[-2000:]
+            # The port of the killed instance may take a moment to be free again.
+            if time.monotonic() > deadline or "cannot listen" not in output.lower():
+                raise RuntimeError(f"todosync serve did not start: {output.strip()}")
+
+    def rows(self):
+        """Every row (deleted ones too), by id."""
+        rows, skip = {}, 0
+        while True:
+            status, page = request(self.url, "GET",
+                                   f"/tables/todoitem?__includeDeleted=true&$orderby=id&$top=1000&$skip={skip}")
+            if status != 200:
+                raise RuntimeError(f"GET /tables/todoitem answered {status}: {page}")
+            rows.update((row["id"], row) for row in page)
+            if len(page) < 1000:
+                return rows
+            skip += len(page)
+
+
+def request(url, method, path, body=None, connection=None):
+    """(status, parsed body) of one request; `connection` is kept alive by the caller."""
+    own = connection is None
+    connection = connection or http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
+    try:
+        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=HEADERS)
+        answer = connection.getresponse()
+        data = answer.read()
+        return answer.status, json.loads(data) if data else None
+    finally:
+        if own:
+            connection.close()
+
+
+def query(path, sql):
+    """One read of a store that todosync may be writing: a read-only connection, which never
+    checkpoints (a checkpoint would make our reads durable for it). None when there is nothing."""
+    if not os.path.exists(path):
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        try:
+            return db.execute(sql).fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+
+
+class Run:
+    def __init__(self, seed, folder, disk):
+        self.rng, self.phase = random.Random(seed), PHASES[seed % len(PHASES)]
+        self.folder, self.disk = folder, disk
+        self.processes = Processes(folder)
+        self.service = Service(self.processes, os.path.join(disk.path, "service.sqlite"))
+        self.acked_inserts, self.insert_errors = [], []
+        self.acked_adds = {}  # client name -> ids whose `client add` exited 0
+        self.clients = []  # names, in order of first use
+        self.threads = []
+        self.lock = threading.Lock()
+        self.moment, self.problems = "", []
+
+    def store(self, name):
+        return os.path.join(self.disk.path, f"client-{name}.sqlite")
+
+    def client(self, name, *args):
+        if name not in self.clients:
+            self.clients.append(name)
+        return ["client", "--store", self.store(name), "--remote", self.service.url] + list(args)
+
+    def add(self, name, number):
+        item_id = f"{name}-{number}"
+        if self.processes.run(self.client(name, "add", f"text of {item_id}", "--id", item_id), f"client-{name}") == 0:
+            with self.lock:
+                self.acked_adds.setdefault(name, []).append(item_id)
+
+    # The load ------------------------------------------------------------------------------------
+
+    def insert(self, thread, text_size):
+        connection = http.client.HTTPConnection(self.service.url.removeprefix("http://"), timeout=30)
+        number = 0
+        while not self.processes.cutting:
+            number += 1
+            item_id = f"s{thread}-{number}"
+            try:
+                status, _ = request(self.service.url, "POST", "/tables/todoitem",
+                                    {"id": item_id, "text": f"{item_id} " + "x" * text_size}, connection)
+            except (OSError, http.client.HTTPException) as error:
+                if not self.processes.cutting:
+                    self.insert_errors.append(f"{item_id}: {error}")
+                connection.close()
+                continue
+            with self.lock:
+                (self.acked_inserts if status == 201 else self.insert_errors).append(
+                    item_id if status == 201 else f"{item_id}: {status}")
+        connection.close()
+
+    def background_client(self):
+        """Client `a`: three adds, a push, and every second round a pull, until the cut."""
+        try:
+            for round_ in range(1, 1_000_000):
+                for n in range(3):
+                    self.add("a", round_ * 10 + n)
+                self.processes.run(self.client("a", "push"), "client-a")
+                if round_ % 2 == 0:
+                    self.processes.run(self.client("a", "pull", "--query-id", "all", "--page-size", "20"), "client-a")
+        except Cut:
+            pass
+
+    def spawn(self, target, *args):
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def wait_for(self, what, condition):
+        deadline = time.monotonic() + DEADLINE
+        while not condition():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"waited {DEADLINE} s for {what}")
+            time.sleep(0.01)
+
+    def acked(self):
+        with self.lock:
+            return len(self.acked_inserts)
+
+    def load_until_the_moment(self):
+        """Starts the load and returns at the seed's moment of the phase."""
+        big = self.phase == "checkpoint"
+        for thread in range(INSERTERS):
+            self.spawn(self.insert, thread, 6000 if big else 20)
+        self.spawn(self.background_client)
+        rng = self.rng
+        if self.phase == "inserts":
+            k = rng.randint(20, 80)
+            self.wait_for(f"{k} inserts answered 201 and an add", lambda: self.acked() >= k and self.acked_adds)
+            self.moment = f"during inserts, after {k} answered 201 and client a's first add"
+        elif self.phase == "push":
+            count, window = rng.randint(4, 10), rng.choice([1, 4, 16])
+            k = rng.randint(1, count - 1)
+            for n in range(count):
+                self.add("b", n)
+            push = self.processes.start(self.client("b", "--push-window", str(window), "push"), "client-b")
+
+            def pushed():
+                left = query(self.store("b"), "SELECT COUNT(*) FROM __operations")
+                return left is not None and left <= count - k
+            self.wait_for("the push", lambda: push.poll() is not None or pushed())
+            self.moment = (f"the push (window {window}) had ended" if push.poll() is not None
+                           else f"during a push (window {window}), after {k} of {count} operations left the queue")
+        elif self.phase == "pull":
+            rows = rng.randint(20, 60)
+            k = rng.randint(1, rows - 1)
+            self.wait_for(f"{rows} rows on the service", lambda: self.acked() >= rows)
+            pull = self.processes.start(self.client("c", "pull", "--query-id", "all", "--page-size", "5"), "client-c")
+            count = "SELECT COUNT(*) FROM todoitem"
+            self.wait_for("the pull", lambda: pull.poll() is not None or (query(self.store("c"), count) or 0) >= k)
+            self.moment = ("the pull had ended" if pull.poll() is not None
+                           else f"during a pull, after {k} rows had arrived")
+        else:
+            database = self.service.database
+            size = os.path.getsize(database) if os.path.exists(database) else 0
+            self.wait_for("a checkpoint of the service", lambda: os.path.exists(database)
+                          and os.path.getsize(database) > size)
+            k, start = rng.randint(0, 200), self.acked()
+            self.wait_for(f"{k} more inserts", lambda: self.acked() >= start + k)
+            self.moment = f"during checkpoint-heavy inserts, {k} answers after the service's first checkpoint"
+
+    def cut(self):
+        self.processes.kill_all()
+        for thread in self.threads:
+            thread.join(DEADLINE)
+        self.disk.cut()
+        self.processes.resume()
+
+    # The checks ----------------------------------------------------------------------------------
+
+    def check(self):
+        problems = self.problems
+        self.service.start()
+        on_service = self.service.rows()
+        lost = [item_id for item_id in self.acked_inserts if item_id not in on_service]
+        if lost:
+            problems.append(f"the service lost {len(lost)} of {len(self.acked_inserts)} inserts it answered 201 "
+                            f"(kept {len(self.acked_inserts) - len(lost)}), such as {lost[:3]}")
+        self.integrity(self.service.database)
+        counts = {"on the service": 0, "queued": 0, "lost": 0}
+        for name in self.clients:
+            store = self.store(name)
+            local, queued = set(), set()
+            if os.path.exists(store) and self.integrity(store):
+                db = sqlite3.connect(store)
+                try:
+                    local = {row[0] for row in db.execute("SELECT id FROM todoitem")}
+                    queued = {row[0] for row in db.execute("SELECT itemId FROM __operations")}
+                except sqlite3.Error:
+                    pass  # the store's tables were never synced: nothing held
+                db.close()
+            gone = []
+            for item_id in self.acked_adds.get(name, []):
+                if item_id in on_service:
+                    counts["on the service"] += 1
+                elif item_id in local and item_id in queued:
+                    counts["queued"] += 1
+                else:
+                    gone.append(item_id)
+            counts["lost"] += len(gone)
+            if gone:
+                problems.append(f"client {name}: {len(gone)} of {len(self.acked_adds[name])} adds that exited 0 are "
+                                f"neither queued in its store nor on the service, such as {gone[:3]}")
+        self.converge()
+        return counts
+
+    def integrity(self, path):
+        try:
+            db = sqlite3.connect(path)
+            verdict = db.execute("PRAGMA integrity_check").fetchone()[0]
+            db.close()
+        except sqlite3.Error as error:
+            verdict = str(error)
+        if verdict != "ok":
+            self.problems.append(f"{os.path.basename(path)}: integrity_check says {verdict}")
+        return verdict == "ok"
+
+    def converge(self):
+        """Every client pushes, then every client pulls; then each holds exactly the service's rows."""
+        for args in (["push"], ["pull", "--query-id", "all", "--page-size", "200"]):
+            for name in self.clients:
+                if self.processes.run(self.client(name, *args), f"client-{name}") != 0:
+                    self.problems.append(f"client {name}: `{' '.join(args)}` after the cut failed "
+                                         f"(client-{name}.log)")
+                    return
+        service = {item_id: (row.get("text"), row.get("version"))
+                   for item_id, row in self.service.rows().items() if not row.get("deleted")}
+        for name in self.clients:
+            db = sqlite3.connect(self.store(name))
+            local = {row[0]: (row[1], row[2]) for row in db.execute("SELECT id, text, version FROM todoitem")}
+            db.close()
+            if local != service:
+                differing = sorted(set(local.items()) ^ set(service.items()))
+                self.problems.append(f"client {name} does not hold the service's rows after push and pull: "
+                                     f"{len(differing)} differ, such as {differing[:2]}")
+            missing = [item_id for item_id in self.acked_adds.get(name, []) if item_id not in service]
+            if missing:
+                self.problems.append(f"client {name}: {len(missing)} adds that exited 0 are not on the service "
+                                     f"after push and pull, such as {missing[:3]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=random.randrange(1_000_000))
+    seed = parser.parse_args().seed
+    folder = tempfile.mkdtemp(prefix="todosync-powercut.")
+    run = None
+    try:
+        with PowerCutMount(folder) as disk:
+            run = Run(seed, folder, disk)
+            try:
+                run.service.start()
+                run.load_until_the_moment()
+                run.cut()
+                counts = run.check()
+            finally:
+                run.processes.kill_all()
+        figures = (f"inserts answered 201: {len(run.acked_inserts)} (errors before the cut: "
+                   f"{len(run.insert_errors)}); adds that exited 0: {sum(map(len, run.acked_adds.values()))} "
+                   f"({', '.join(f'{n} {what}' for what, n in counts.items())})")
+    except Exception as error:  # the harness could not finish the run: a failure too
+        if run is None:
+            raise
+        run.problems.append(f"the run stopped: {error}")
+        figures = f"inserts answered 201: {len(run.acked_inserts)}"
+    print(f"seed {seed}, power cut {run.moment or run.phase}: {figures}: "
+          + ("FAILED" if run.problems else "ok"))
+    for problem in run.problems:
+        print(f"  {problem}")
+    if run.problems:
+        print(f"  (logs and the disk in {folder})")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+    sys.exit(1 if run.problems else 0)
+
+
+if __name__ == "__main__":
+    main()
