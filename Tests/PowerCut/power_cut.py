@@ -258,7 +258,7 @@ class Run:
                 left = query(self.store("b"), "SELECT COUNT(*) FROM __operations")
                 return left is not None and left <= count - k
             self.wait_for("the push", lambda: push.poll() is not None or pushed())
-            self.moment = (f"the push (window {window}) had ended" if push.poll() is not None
+            self.moment = (f"after the push (window {window}) had ended" if push.poll() is not None
                            else f"during a push (window {window}), after {k} of {count} operations left the queue")
         elif self.phase == "pull":
             rows = rng.randint(20, 60)
@@ -267,7 +267,7 @@ class Run:
             pull = self.processes.start(self.client("c", "pull", "--query-id", "all", "--page-size", "5"), "client-c")
             count = "SELECT COUNT(*) FROM todoitem"
             self.wait_for("the pull", lambda: pull.poll() is not None or (query(self.store("c"), count) or 0) >= k)
-            self.moment = ("the pull had ended" if pull.poll() is not None
+            self.moment = ("after the pull had ended" if pull.poll() is not None
                            else f"during a pull, after {k} rows had arrived")
         else:
             database = self.service.database
@@ -363,7 +363,7 @@ def main():
     parser.add_argument("--seed", type=int, default=random.randrange(1_000_000))
     seed = parser.parse_args().seed
     folder = tempfile.mkdtemp(prefix="todosync-powercut.")
-    run = None
+    started, run = time.monotonic(), None
     try:
         with PowerCutMount(folder) as disk:
             run = Run(seed, folder, disk)
@@ -383,7 +383,7 @@ def main():
         run.problems.append(f"the run stopped: {error}")
         figures = f"inserts answered 201: {len(run.acked_inserts)}"
     print(f"seed {seed}, power cut {run.moment or run.phase}: {figures}: "
-          + ("FAILED" if run.problems else "ok"))
+          + ("FAILED" if run.problems else "ok") + f" ({time.monotonic() - started:.1f} s)")
     for problem in run.problems:
         print(f"  {problem}")
     if run.problems:
