@@ -7,6 +7,7 @@ survives a cut; with synchronous=NORMAL the commits since the last checkpoint do
 the power-cut loop must be able to see. Prints what failed; exit status 1 on any failure.
 """
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -86,6 +87,7 @@ def sqlite(disk, synchronous, rows):
 
 
 def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: still unmount
     with tempfile.TemporaryDirectory(prefix="powercut-check.") as folder, PowerCutMount(folder) as disk:
         files(disk)
         expect("rows kept with synchronous=FULL", sqlite(disk, "FULL", 400), 400)

@@ -27,6 +27,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -363,6 +364,8 @@ def main():
     parser.add_argument("--seed", type=int, default=random.randrange(1_000_000))
     seed = parser.parse_args().seed
     folder = tempfile.mkdtemp(prefix="todosync-powercut.")
+    # Stopped by `timeout`: still kill and unmount (the finally clauses), and say where the logs are.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"seed {seed}: stopped by SIGTERM (logs in {folder})"))
     started, run = time.monotonic(), None
     try:
         with PowerCutMount(folder) as disk:
