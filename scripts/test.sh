@@ -39,6 +39,9 @@ timeout 600 swift test --skip-build --filter ConvergenceTests
 echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
 CRASH_RUNS="${CRASH_RUNS:-20}" timeout 1200 scripts/crash-loop.sh
 
+echo "== power cuts (serve and clients on a filesystem that loses what was not synced; more: scripts/power-cut-loop.sh N)"
+timeout 600 scripts/power-cut-loop.sh 10
+
 echo "== browser tests (headless Chromium through Selenium, on todosync demo)"
 venv=.venv-test
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
