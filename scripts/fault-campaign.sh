@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs N fault campaigns (default 20) and prints how many converged, stalled or diverged: three
 # auto-syncing dashboards, each through its own fault proxy, two `todosync serve` instances on one
-# throwaway PostgreSQL; partitions, paused instances and killed clients for DURATION seconds (60),
+# throwaway PostgreSQL; partitions, lossy links, paused instances and killed clients for DURATION seconds (60),
 # then healing. See Tests/Browser/fault_campaign.py. A seed replays a campaign:
 #   scripts/fault-campaign.sh 20 [--seed S] [--duration 60]
 set -euo pipefail

@@ -4,8 +4,10 @@ Three dashboards with auto-sync on, each through its own `todosync proxy`, sync 
 serve` instances on one PostgreSQL database. For DURATION seconds they edit overlapping rows (each
 client its own column, `c0`..`c2`, of the same rows, so that merges never need a person; and new rows
 of their own), while the campaign partitions a client (its proxy refuses connections or loses
-answers, switched on and off through the proxy's faults file and SIGHUP), pauses a service instance
-(SIGSTOP, then SIGCONT) and kills and restarts a client (SIGKILL). Every choice comes from the seed,
+answers, switched on and off through the proxy's faults file and SIGHUP), makes a client's link lossy
+(some requests lost on the way, some answers lost after the service applied them: `refuse,p=P` and
+`drop[,method=M],p=P` rules), pauses a service instance (SIGSTOP, then SIGCONT) and kills and
+restarts a client (SIGKILL). Every choice comes from the seed,
 so a campaign can be replayed. Then everything heals, and within HEAL seconds:
 
 - every client holds exactly the service's rows, with the same versions and values;
@@ -128,10 +130,11 @@ class Client:
         self.dashboard.process.wait()
         self.alive = False
 
-    def partition(self, mode):
-        """`refuse`, `drop` (forward, lose the answer) or None (heal)."""
-        with open(self.faults, "w") as rules:
-            rules.write((mode + "\n") if mode else "")
+    def partition(self, *rules):
+        """The proxy's fault rules from now on: `refuse`, `drop` (forward, lose the answer), rules
+        with a probability (a lossy link), or none (heal)."""
+        with open(self.faults, "w") as file:
+            file.write("".join(rule + "\n" for rule in rules))
         self.proxy.signal(signal.SIGHUP)
 
     def get(self, path, timeout=10):
@@ -224,12 +227,19 @@ def run(seed, duration, heal_window, cluster_url, log=print):
                 undo()
                 heals.remove((due, undo))
             if now >= next_fault:
-                kind = rng.choice(["partition", "partition", "pause", "kill"])
+                kind = rng.choice(["partition", "partition", "lossy", "pause", "kill"])
                 if kind == "partition":
                     client, mode = rng.choice(clients), rng.choice(["refuse", "drop"])
                     client.partition(mode)
-                    heals.append((now + rng.uniform(3, 10), lambda c=client: c.partition(None)))
+                    heals.append((now + rng.uniform(3, 10), lambda c=client: c.partition()))
                     report["faults"].append("%.1f partition client %d (%s)" % (now - started, client.index, mode))
+                elif kind == "lossy":
+                    client, method = rng.choice(clients), rng.choice(["", ",method=POST", ",method=PATCH"])
+                    rules = ["refuse,p=%.2f" % rng.uniform(0.05, 0.2), "drop%s,p=%.2f" % (method, rng.uniform(0.1, 0.4))]
+                    client.partition(*rules)
+                    heals.append((now + rng.uniform(3, 10), lambda c=client: c.partition()))
+                    report["faults"].append("%.1f lossy link client %d (%s)" % (now - started, client.index,
+                                                                               "; ".join(rules)))
                 elif kind == "pause":
                     service = rng.choice(services)
                     service.signal(signal.SIGSTOP)
@@ -272,7 +282,7 @@ def run(seed, duration, heal_window, cluster_url, log=print):
         for service in services:
             service.signal(signal.SIGCONT)
         for client in clients:
-            client.partition(None)
+            client.partition()
             if not client.alive:
                 client.start()
         healed = time.time()

@@ -1,6 +1,7 @@
 """The fault campaign's short form (`scripts/fault-campaign.sh N` runs full ones): three auto-syncing
 dashboards, each through its own fault proxy, two `todosync serve` instances on one PostgreSQL;
-partitions, a paused instance and a killed client for 20 s; then, healed, everyone converges."""
+partitions, lossy links, a paused instance and a killed client for 20 s; then, healed, everyone
+converges."""
 import os
 import random
 
