@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The table service's write and read paths, release build, loopback, in one run, on SQLite (the
 # baseline) and on PostgreSQL (one instance, then two behind nginx):
+#   0. durability: the disk's own sync rate (8 KB written and fdatasync'd in a loop, in the folder
+#      the databases live in), then durable SQLite inserts (each answered after its commit is on
+#      disk; concurrent commits share a sync) against the same service whose syncs do nothing
+#      (eatmydata), with 16 connections and with 1, and the syncs per insert (/metrics);
 #   1. insert ROWS rows (default 100k) with wrk POSTing one row per request (2 threads, 16 connections);
 #   2. read them all back in pages of 1,000 ($top=1000, $skip advanced as the Link header does),
 #      with one curl over one keep-alive connection;
@@ -8,8 +12,8 @@
 # Prints rows/s for each, the ratios to SQLite, and the CPU time per insert spent in the service
 # and in PostgreSQL, per insert and per row read (from which it estimates how many instances one
 # PostgreSQL server carries).
-# Figures are noisy: compare within one run. PostgreSQL is a throwaway cluster (fsync off,
-# synchronous_commit off: about the durability of SQLite's WAL with synchronous=NORMAL).
+# Figures are noisy: compare within one run. PostgreSQL is a throwaway cluster, durable like the
+# SQLite service (fsync and synchronous_commit on, PostgreSQL's defaults).
 # SQLITE_ONLY=1 stops after the SQLite run (the write path's CPU per insert, without PostgreSQL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,10 +33,10 @@ trap cleanup EXIT
 source Benchmarks/nginx.sh
 source scripts/nginx-upstream.sh
 
-# start_service DATABASE → sets port (and appends the pid to pids, its pid to service_pid)
+# start_service DATABASE [WRAPPER] → sets port (and appends the pid to pids, its pid to service_pid)
 start_service() {
   : > "$work/port"
-  .build/release/service-bench "$1" > "$work/port" &
+  ${2:-} .build/release/service-bench "$1" > "$work/port" &
   service_pid=$!
   pids+=("$service_pid")
   for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
@@ -56,31 +60,54 @@ postgres_pids() {
   echo "$postmaster" $(pgrep -P "$postmaster")
 }
 
+# The service's disk syncs so far (its /metrics), 0 when it does not count them.
+disk_syncs() {
+  curl -s "$1/metrics" | awk '/^todosync_disk_syncs_total / {print $2} END {}' | head -1 | grep . || echo 0
+}
+
+# insert LABEL BASE CONNECTIONS COUNT SERVICE_PIDS... → inserts COUNT more rows with wrk over
+# CONNECTIONS connections; sets count (rows in the table), insert_rate, service_cpu, db_cpu (per
+# insert, ms), syncs_per_insert, non2xx. wrk's threads stop after their share of rows, but wrk waits
+# for -d, so the script times the inserts itself: it polls the row count and interrupts wrk when
+# all are in.
+insert() {
+  local label=$1 base=$2 connections=$3 wanted=$4; shift 4
+  local service_pids=("$@")
+  local threads=$(( connections < 2 ? connections : 2 ))
+  local service_before db_before syncs_before start end before
+  before=$(count_rows "$base")
+  service_before=$(cpu_of "${service_pids[@]}")
+  db_before=$(cpu_of $(postgres_pids))
+  syncs_before=$(disk_syncs "$base")
+  start=$(date +%s.%N)
+  ROWS_PER_THREAD=$(( wanted / threads )) wrk -t"$threads" -c"$connections" -d600s -s Benchmarks/service-post.lua \
+    "$base/tables/bench" > "$work/wrk.out" &
+  wrk_pid=$!
+  while [ "$(count_rows "$base")" -lt $(( before + wanted )) ]; do sleep 0.05; done
+  end=$(date +%s.%N)
+  kill -INT "$wrk_pid"; wait "$wrk_pid" || true; wrk_pid=""
+  count=$(count_rows "$base")
+  local inserted=$(( count - before ))
+  service_cpu=$(echo "($(cpu_of "${service_pids[@]}") - $service_before) * 1000 / $inserted" | bc -l)
+  db_cpu=$(echo "($(cpu_of $(postgres_pids)) - $db_before) * 1000 / $inserted" | bc -l)
+  syncs_per_insert=$(echo "($(disk_syncs "$base") - $syncs_before) / $inserted" | bc -l)
+  insert_rate=$(echo "$inserted / ($end - $start)" | bc -l)
+  non2xx=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.out"); non2xx=${non2xx:-0}
+  printf "%-44s %6d rows (%s non-2xx) at %6.0f inserts/s, %.3f ms service CPU each, %.2f disk syncs per insert\n" \
+    "$label" "$inserted" "$non2xx" "$insert_rate" "$service_cpu" "$syncs_per_insert"
+}
+
+count_rows() {
+  curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$1/tables/bench?\$top=0&\$inlinecount=allpages" | sed 's/.*"count":\([0-9]*\).*/\1/'
+}
+
 # measure LABEL BASE SERVICE_PIDS... → sets insert_rate, read_rate, service_cpu, db_cpu (per insert, ms),
 # read_service_cpu, read_db_cpu (per row read, µs)
 measure() {
   local label=$1 base=$2; shift 2
   local service_pids=("$@")
-  count_rows() {
-    curl -s -H 'ZUMO-API-VERSION: 2.0.0' "$base/tables/bench?\$top=0&\$inlinecount=allpages" | sed 's/.*"count":\([0-9]*\).*/\1/'
-  }
-  # 1. Inserts. wrk's threads stop themselves after their share of rows, but wrk waits for -d, so
-  # the script times the inserts itself: it polls the row count and interrupts wrk when all are in.
-  local service_before db_before start end count
-  service_before=$(cpu_of "${service_pids[@]}")
-  db_before=$(cpu_of $(postgres_pids))
-  start=$(date +%s.%N)
-  ROWS_PER_THREAD=$(( rows / 2 )) wrk -t2 -c16 -d600s -s Benchmarks/service-post.lua "$base/tables/bench" > "$work/wrk.out" &
-  wrk_pid=$!
-  while [ "$(count_rows)" -lt "$rows" ]; do sleep 0.05; done
-  end=$(date +%s.%N)
-  kill -INT "$wrk_pid"; wait "$wrk_pid" || true; wrk_pid=""
-  count=$(count_rows)
-  service_cpu=$(echo "($(cpu_of "${service_pids[@]}") - $service_before) * 1000 / $count" | bc -l)
-  db_cpu=$(echo "($(cpu_of $(postgres_pids)) - $db_before) * 1000 / $count" | bc -l)
-  insert_rate=$(echo "$count / ($end - $start)" | bc -l)
-  local non2xx
-  non2xx=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.out"); non2xx=${non2xx:-0}
+  # 1. Inserts.
+  insert "$label, 16 connections" "$base" 16 "$rows" "${service_pids[@]}"
 
   # 2. Reads: every page, in order, over one connection.
   pages=$(( (count + page - 1) / page ))
@@ -100,11 +127,43 @@ measure() {
   read_service_cpu=$(echo "($(cpu_of "${service_pids[@]}") - $read_service_before) * 1000000 / $count" | bc -l)
   read_db_cpu=$(echo "($(cpu_of $(postgres_pids)) - $read_db_before) * 1000000 / $count" | bc -l)
   read_rate=$(echo "$count / $read_seconds" | bc -l)
-  printf "%-32s inserted %d rows (%s non-2xx) at %6.0f rows/s; read them in %d pages at %6.0f rows/s\n" \
-    "$label" "$count" "$non2xx" "$insert_rate" "$pages" "$read_rate"
-  printf "%-32s CPU per insert: service %.3f ms, PostgreSQL %.3f ms; per row read: service %.1f µs, PostgreSQL %.1f µs\n" \
+  printf "%-44s read %d rows in %d pages at %6.0f rows/s\n" "$label" "$count" "$pages" "$read_rate"
+  printf "%-44s CPU per insert: service %.3f ms, PostgreSQL %.3f ms; per row read: service %.1f µs, PostgreSQL %.1f µs\n" \
     "" "$service_cpu" "$db_cpu" "$read_service_cpu" "$read_db_cpu"
 }
+
+# 0. Durability. The disk first: 8 KB written and synced, in a loop, where the databases live.
+disk_rate=$(python3 - "$work" <<'PY'
+import os, sys, time
+path = os.path.join(sys.argv[1], "sync-probe")
+fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+block, n = b"x" * 8192, 0
+start = time.monotonic()
+while time.monotonic() - start < 2:
+    os.pwrite(fd, block, 0)
+    os.fdatasync(fd)
+    n += 1
+print(n / (time.monotonic() - start))
+os.close(fd)
+os.unlink(path)
+PY
+)
+printf "%-44s %6.0f syncs/s (8 KB write + fdatasync)\n" "the disk" "$disk_rate"
+durable_rows=$(( rows / 5 ))
+start_service "$work/nosync.sqlite" eatmydata
+insert "SQLite, syncs doing nothing, 16 connections" "http://127.0.0.1:$port" 16 "$durable_rows" "$service_pid"
+nosync_insert=$insert_rate
+insert "SQLite, syncs doing nothing, 1 connection" "http://127.0.0.1:$port" 1 $(( durable_rows / 10 )) "$service_pid"
+nosync_one=$insert_rate
+kill "$service_pid"
+start_service "$work/durable.sqlite"
+insert "SQLite, durable, 16 connections" "http://127.0.0.1:$port" 16 "$durable_rows" "$service_pid"
+durable_insert=$insert_rate
+insert "SQLite, durable, 1 connection" "http://127.0.0.1:$port" 1 $(( durable_rows / 10 )) "$service_pid"
+durable_one=$insert_rate
+kill "$service_pid"
+printf "SQLite durable / syncs doing nothing: %.2fx with 16 connections, %.2fx with 1\n\n" \
+  "$(echo "$durable_insert / $nosync_insert" | bc -l)" "$(echo "$durable_one / $nosync_one" | bc -l)"
 
 # SQLite: the baseline.
 start_service "$work/tables.sqlite"
@@ -127,7 +186,7 @@ nginx_seconds=$(echo "$end - $start" | bc -l)
 kill "$nginx_pid"
 
 # PostgreSQL: one instance, then two behind nginx; each on a database of its own.
-url=$(scripts/postgres-cluster.sh start "$work/postgres")
+url=$(POSTGRES_DURABLE=1 scripts/postgres-cluster.sh start "$work/postgres")
 pg_port=$(cat "$work/postgres/port")
 for db in one two; do
   (cd / && runuser -u postgres -- /usr/lib/postgresql/*/bin/createdb -h 127.0.0.1 -p "$pg_port" -U todosync "bench_$db")
@@ -149,6 +208,8 @@ pg2_insert=$insert_rate; pg2_read=$read_rate
 
 echo
 printf "SQLite read path / nginx static file: %.2fx the time\n" "$(echo "$sqlite_read_seconds / $nginx_seconds" | bc -l)"
+printf "SQLite durable / PostgreSQL durable, 16 connections: inserts %.2fx\n" \
+  "$(echo "$sqlite_insert / $pg_insert" | bc -l)"
 printf "PostgreSQL, one instance / SQLite:       inserts %.2fx, reads %.2fx\n" \
   "$(echo "$pg_insert / $sqlite_insert" | bc -l)" "$(echo "$pg_read / $sqlite_read" | bc -l)"
 printf "PostgreSQL, two behind nginx / SQLite:   inserts %.2fx, reads %.2fx\n" \

@@ -6,6 +6,8 @@
 #   scripts/postgres-cluster.sh stop DIR    stops it and removes DIR
 # PostgreSQL refuses to run as root: as root, the cluster runs as the `postgres` user that
 # Debian's package creates. Durability is traded for speed (fsync off): the data is thrown away.
+# POSTGRES_DURABLE=1 keeps PostgreSQL's durable defaults (fsync, synchronous_commit, full_page_writes
+# on), for benchmarks that compare durable with durable.
 set -euo pipefail
 
 command="${1:-}"
@@ -26,8 +28,10 @@ case "$command" in
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     as_owner "$bin/initdb" -D "$dir/data" -U todosync --auth=trust --no-locale -E UTF8 >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; exit 1; }
+    fast="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    [ "${POSTGRES_DURABLE:-0}" = 1 ] && fast=""
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start -o \
-      "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=128MB" \
+      "-p $port -c listen_addresses=127.0.0.1 -k $dir $fast -c max_connections=300 -c shared_buffers=128MB" \
       >/dev/null || { cat "$dir/data/server.log" >&2; exit 1; }
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U todosync todosync
     echo "$port" >"$dir/port"

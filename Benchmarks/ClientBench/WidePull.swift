@@ -180,7 +180,8 @@ enum WidePull {
                     figures.fetch += seconds(since: start)
                     let floor = try StoreDatabase.open(
                         at: work + "/wide-floor-\(round).sqlite",
-                        migrations: [StoreMigration("table") { db in try db.execute(sql: create) }])
+                        migrations: [StoreMigration("table") { db in try db.execute(sql: create) }],
+                        durability: .everyCommit)
                     start = .now
                     for first in stride(from: 0, to: floorRows.count, by: pageSize) {
                         try insertPage(floorRows[first..<min(first + pageSize, floorRows.count)], into: floor, names)

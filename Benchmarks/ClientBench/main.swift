@@ -187,7 +187,7 @@ for round in 0..<pullRounds {
                                 CREATE INDEX todoitem_updatedAt ON todoitem (updatedAt, id);
                                 """)
                     }
-                ])
+                ], durability: .everyCommit)
             start = .now
             for first in stride(from: 0, to: rows.count, by: pageSize) {
                 try floorDatabase.write { db in

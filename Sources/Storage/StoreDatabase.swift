@@ -12,11 +12,25 @@ public struct StoreMigration: Sendable {
     }
 }
 
+/// When a committed transaction is on disk, so that it survives a power cut.
+public enum Durability: Sendable {
+    /// Every commit syncs the WAL before it returns (`synchronous = FULL`): for a store whose commits
+    /// come one at a time (the sync client's), where each commit is something a person was told.
+    case everyCommit
+    /// Commits do not sync (`synchronous = NORMAL`, safe from a killed process); the writer makes
+    /// them durable before acknowledging them, through a ``GroupCommit`` that shares one sync among
+    /// concurrent commits (the table service's).
+    case groupCommit
+}
+
 /// Opens SQLite files the way every part of todosync wants them: WAL, a busy timeout,
 /// foreign keys on, and the given migrations applied.
 public enum StoreDatabase {
-    /// Opens (creating if needed) the file at `path` as a WAL `DatabasePool` and migrates it.
-    public static func open(at path: String, migrations: [StoreMigration]) throws(StorageError) -> DatabasePool {
+    /// Opens (creating if needed) the file at `path` as a WAL `DatabasePool` and migrates it. The
+    /// file, its migrations and its name in the folder are on disk when this returns.
+    public static func open(
+        at path: String, migrations: [StoreMigration], durability: Durability
+    ) throws(StorageError) -> DatabasePool {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -25,31 +39,39 @@ public enum StoreDatabase {
         }
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: configuration())
+            pool = try DatabasePool(path: path, configuration: configuration(durability))
         } catch {
             throw .cannotOpen(path: path, reason: "\(error)")
         }
         try migrate(pool, path: path, migrations: migrations)
+        do {
+            // A new file, and a migration committed under `groupCommit`, are not on disk yet.
+            let commits = GroupCommit(databasePath: path)
+            try commits.syncNow()
+            try commits.syncFileAndFolder()
+        } catch {
+            throw .cannotOpen(path: path, reason: error.description)
+        }
         return pool
     }
 
     /// An in-memory database with the migrations applied (for tools and tests that keep nothing).
     public static func inMemory(migrations: [StoreMigration]) throws(StorageError) -> DatabaseQueue {
         let queue: DatabaseQueue
-        do { queue = try DatabaseQueue(configuration: configuration()) } catch {
+        do { queue = try DatabaseQueue(configuration: configuration(.groupCommit)) } catch {
             throw .cannotOpen(path: ":memory:", reason: "\(error)")
         }
         try migrate(queue, path: ":memory:", migrations: migrations)
         return queue
     }
 
-    private static func configuration() -> Configuration {
+    private static func configuration(_ durability: Durability) -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
+        let synchronous = durability == .everyCommit ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
-            // WAL + NORMAL survives a killed process; only a power cut may lose the last commit.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         return configuration
     }

@@ -169,6 +169,7 @@ public final class TableService: Sendable {
         if let summaries = try? await store.tableSummaries() {
             metrics.updateRows(Dictionary(summaries.map { ($0.schema.name, $0.live) }, uniquingKeysWith: +))
         }
+        if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
         return PrometheusExposition.response(metrics.exposition())
     }
 

@@ -3,13 +3,15 @@ import Foundation
 import SyncClient
 import SyncProtocol
 
-/// `client add [TEXT] [--id ID] [--field NAME=VALUE ...]`.
+/// `client add [TEXT] [--id ID] [--field NAME=VALUE ...]`, or `client add --stdin` (one JSON object a line).
 struct ClientAdd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add an item locally.",
         discussion: """
             todoitem: add "buy milk". Any table: add --field customer=ACME --field total=12.5 --field paid=false. \
-            Values are read by the column's type; a field the table has no column for adds one.
+            Values are read by the column's type; a field the table has no column for adds one. \
+            Many at once: add --stdin, with one JSON object a line ({"text": "buy milk", "complete": false}), \
+            stored in one transaction (all or none) and one sync of the disk.
             """)
 
     @OptionGroup var options: ClientSubcommandOptions
@@ -17,12 +19,21 @@ struct ClientAdd: AsyncParsableCommand {
     @Option(help: "The item's id (a UUID is made when omitted).") var id: String?
     @Option(name: .customLong("field"), help: "A column's value, as NAME=VALUE (repeatable).")
     var fields: [String] = []
+    @Flag(help: "Read the items from standard input, one JSON object a line, and add them all in one transaction.")
+    var stdin = false
 
     func validate() throws {
-        if text == nil && fields.isEmpty { throw ValidationError("Give the item's text and/or --field NAME=VALUE.") }
+        if stdin {
+            if text != nil || id != nil || !fields.isEmpty {
+                throw ValidationError("--stdin reads every item from standard input: give no TEXT, --id or --field.")
+            }
+        } else if text == nil && fields.isEmpty {
+            throw ValidationError("Give the item's text and/or --field NAME=VALUE, or --stdin.")
+        }
     }
 
     func run() async throws {
+        if stdin { return try await addFromStandardInput() }
         try await options.run { context in
             try TableDescription.checkName(options.table)
             var item = try FieldAssignments(given: fields).item(for: try? context.description(of: options.table))
@@ -33,6 +44,27 @@ struct ClientAdd: AsyncParsableCommand {
             let stored = try context.table(options.table).insert(item)
             options.output(
                 "Added \(stored["id"]?.stringValue ?? "") locally — \(context.pendingSummary())", json: stored)
+        }
+    }
+
+    /// Every line of standard input as an item, then one insert of them all.
+    private func addFromStandardInput() async throws {
+        var items: [Item] = []
+        var number = 0
+        while let line = readLine(strippingNewline: true) {
+            number += 1
+            guard !line.allSatisfy(\.isWhitespace) else { continue }
+            guard var item = try? JSONDecoder().decode(Item.self, from: Data(line.utf8)) else {
+                throw ValidationError("--stdin: line \(number) is not a JSON object. Nothing was added.")
+            }
+            if options.table == TableDescription.todoItem.name, item["complete"] == nil { item["complete"] = false }
+            items.append(item)
+        }
+        try await options.run { context in
+            try TableDescription.checkName(options.table)
+            if (try? context.description(of: options.table)) == nil { try context.describe(options.table) }
+            let stored = try context.table(options.table).insert(items)
+            options.output("Added \(stored.count) locally — \(context.pendingSummary())", json: stored)
         }
     }
 }

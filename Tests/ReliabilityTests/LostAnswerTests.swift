@@ -6,10 +6,10 @@ import Testing
 
 /// Answers that are lost, cut or garbled after the service applied a change: the client must
 /// recognise its own change instead of dropping the version or conflicting with itself.
-/// A harness whose client has pushed `s0` ("seed") cleanly.
-private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
+/// A harness whose client has pushed `s0` ("seed") cleanly; `retries` as in ``ReliabilityHarness/client(_:direct:timeout:retries:)``.
+private func seeded(retries: Int = 4) async throws -> (ReliabilityHarness, SyncContext) {
     let harness = try await ReliabilityHarness()
-    let context = try harness.client()
+    let context = try harness.client(retries: retries)
     try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
     _ = try await context.push()
     return (harness, context)
@@ -49,10 +49,12 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
 }
 
 /// An update (or insert) that reached the service while every answer to it was lost, then
-/// edited or deleted locally: the retry must recognise the earlier attempt as its own.
+/// edited or deleted locally: the retry must recognise the earlier attempt as its own. The client
+/// sends nothing again within a push (`retries: 0`), so that each lost answer stops its push and
+/// the edit comes between two attempts, as after the last retry on a link that keeps dropping.
 @Suite struct LostUpdateAnswerTests {
     @Test func editAfterLostUpdateAnswersIsPushedWithoutConflict() async throws {
-        let (harness, context) = try await seeded()
+        let (harness, context) = try await seeded(retries: 0)
         defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
@@ -70,7 +72,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     }
 
     @Test func aRetryAfterALostAnswerSendsOnlyTheUsersChangesNotStaleColumns() async throws {
-        let (harness, context) = try await seeded()
+        let (harness, context) = try await seeded(retries: 0)
         defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
@@ -91,7 +93,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     }
 
     @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
-        let (harness, context) = try await seeded()
+        let (harness, context) = try await seeded(retries: 0)
         defer { harness.stopInBackground() }
         let table = context.table("todoitem")
         try table.update(["id": "s0", "text": "first"])
@@ -109,7 +111,7 @@ private func seeded() async throws -> (ReliabilityHarness, SyncContext) {
     @Test func insertEditedAfterTwoLostAnswersIsPushedWithoutConflict() async throws {
         let harness = try await ReliabilityHarness(plan: FaultPlan([FaultRule(.dropResponse, method: "POST", nth: 1)]))
         defer { harness.stopInBackground() }
-        let context = try harness.client()
+        let context = try harness.client(retries: 0)
         let table = context.table("todoitem")
         try table.insert(["id": "n0", "text": "first"])
         await #expect(throws: SyncError.self) { _ = try await context.push() }

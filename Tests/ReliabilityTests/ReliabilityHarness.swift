@@ -24,11 +24,16 @@ final class ReliabilityHarness: Sendable {
     /// A sync context on a new store in the folder, talking to the service through the proxy. No
     /// fault of the proxy stalls a request, so the deadline is long: on a loaded machine a short one
     /// would end healthy requests too.
-    func client(_ name: String = "client", direct: Bool = false, timeout: TimeInterval = 60) throws -> SyncContext {
+    /// `retries`: how many times a request whose connection dropped is sent again in the same sync
+    /// (0: the sync stops at the first dropped connection, as after its last retry on a bad link).
+    func client(
+        _ name: String = "client", direct: Bool = false, timeout: TimeInterval = 60, retries: Int = 4
+    ) throws -> SyncContext {
         try SyncContext(
             path: folder.file("\(name).sqlite"),
             configuration: SyncConfiguration(
-                remoteURL: URL(string: direct ? service.url : proxy.url)!, requestTimeout: timeout))
+                remoteURL: URL(string: direct ? service.url : proxy.url)!, requestTimeout: timeout,
+                connectionRetry: ConnectionRetry(retries: retries)))
     }
 
     /// Every row of `todoitem` on the service, soft-deleted ones included, by id.

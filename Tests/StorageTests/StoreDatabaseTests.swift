@@ -17,10 +17,10 @@ import Testing
                 try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
             }
         ]
-        let first = try StoreDatabase.open(at: path, migrations: migrations)
+        let first = try StoreDatabase.open(at: path, migrations: migrations, durability: .everyCommit)
         try first.write { try $0.execute(sql: "INSERT INTO notes (body) VALUES ('kept')") }
         try first.close()
-        let second = try StoreDatabase.open(at: path, migrations: migrations)
+        let second = try StoreDatabase.open(at: path, migrations: migrations, durability: .everyCommit)
         #expect(runs.value == 1)
         #expect(try second.read { try String.fetchOne($0, sql: "SELECT body FROM notes") } == "kept")
     }
@@ -28,24 +28,27 @@ import Testing
     @Test func laterMigrationsRunOnAnExistingFile() throws {
         let path = Self.temporaryPath()
         let create = StoreMigration("create") { try $0.execute(sql: "CREATE TABLE t (a TEXT)") }
-        try StoreDatabase.open(at: path, migrations: [create]).close()
+        try StoreDatabase.open(at: path, migrations: [create], durability: .everyCommit).close()
         let pool = try StoreDatabase.open(
             at: path,
-            migrations: [create, StoreMigration("add b") { try $0.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT") }])
+            migrations: [create, StoreMigration("add b") { try $0.execute(sql: "ALTER TABLE t ADD COLUMN b TEXT") }],
+            durability: .everyCommit)
         let columns = try pool.read { try $0.columns(in: "t").map(\.name) }
         #expect(columns == ["a", "b"])
     }
 
     @Test func storeIsInWALMode() throws {
-        let pool = try StoreDatabase.open(at: Self.temporaryPath(), migrations: [])
+        let pool = try StoreDatabase.open(at: Self.temporaryPath(), migrations: [], durability: .everyCommit)
         #expect(try pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
     }
 
     @Test func bulkInserterWritesEveryRowAndHonoursConflictMode() throws {
         let pool = try StoreDatabase.open(
             at: Self.temporaryPath(),
-            migrations: [StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER)") }]
-        )
+            migrations: [
+                StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER)") }
+            ],
+            durability: .everyCommit)
         try pool.write { db in
             let insert = try BulkInserter(db, table: "t", columns: ["id", "n"], onConflict: .replace)
             for n in 0..<1000 { try insert.insert(["id-\(n % 500)", n]) }
@@ -59,7 +62,7 @@ import Testing
 
     @Test func unopenableFileIsATypedErrorNamingThePath() {
         #expect {
-            _ = try StoreDatabase.open(at: "/proc/no-such-place/x.sqlite", migrations: [])
+            _ = try StoreDatabase.open(at: "/proc/no-such-place/x.sqlite", migrations: [], durability: .everyCommit)
         } throws: { error in
             "\(error)".contains("/proc/no-such-place/x.sqlite")
         }

@@ -181,18 +181,30 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         #expect(run.committed(.init(begun: [attempt(7)])) == [.send(attempt(7), applyingPolicy: false)])
     }
 
-    @Test func aFailedRequestCancelsTheOthersAndFinishesOnceTheyAreBack() {
+    @Test func aFailedRequestLetsTheOthersAnswerAndFinishesOnceTheyAreBack() {
         var run = PushRun(distinctItems(20), window: 3)
         _ = run.start()
         _ = run.committed(.init(begun: (1...16).map { attempt($0) }))
-        let stop = run.requestFailed(2, .stopped(.timedOut))
-        #expect(stop == [.cancelRequests])
+        // Nothing is cancelled: the answers on their way are read and stored.
+        #expect(run.requestFailed(2, .stopped(.timedOut)) == [])
         #expect(run.answered(1, .applied(applied(1))) == [])
-        let end = run.requestFailed(3, .stopped(.cancelled))
-        let finished = finish(end)
+        let finished = finish(run.answered(3, .applied(applied(3))))
         #expect(finished?.error == .stopped(.timedOut))
-        #expect(finished?.stored == [1])
+        #expect(finished?.stored == [1, 3])
         #expect(finished?.released == Array(4...16))
+    }
+
+    @Test func aCancelCancelsTheRequestsOnTheWire() {
+        var run = PushRun(distinctItems(4), window: 4)
+        _ = run.start()
+        _ = run.committed(.init(begun: (1...4).map { attempt($0) }))
+        #expect(run.cancelled() == [.cancelRequests])
+        _ = run.answered(1, .applied(applied(1)))
+        _ = run.requestFailed(2, .stopped(.cancelled))
+        _ = run.requestFailed(3, .stopped(.cancelled))
+        let finished = finish(run.requestFailed(4, .stopped(.cancelled)))
+        #expect(finished?.error == .stopped(.cancelled))
+        #expect(finished?.stored == [1])
     }
 
     @Test func aStopWaitsForTheRunningTransactionAndReleasesWhatItBegan() {
@@ -269,5 +281,117 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         #expect(run.answered(1, .applied(applied(1))) == [])
         #expect(run.requestFailed(1, .stopped(.timedOut)) == [])
         #expect(run.committed(.init(begun: [])) == [])
+    }
+
+}
+
+// A dropped connection, decided one event at a time: resent after a pause, a bounded number of times.
+@Suite struct PushRunRetryTests {
+    private static let lost = SyncError.stopped(.connectionLost("the connection closed"))
+    private static let retry = ConnectionRetry(retries: 2, firstPause: .milliseconds(50))
+
+    /// The resend among `actions`.
+    private func resend(_ actions: [PushRun.Action]) -> (id: Int64, pause: Duration)? {
+        for action in actions {
+            if case .resend(let id, let pause) = action { return (id, pause) }
+        }
+        return nil
+    }
+
+    @Test func aDroppedConnectionIsSentAgainAfterAPauseWhileTheOthersGoOn() {
+        var run = PushRun(distinctItems(3), window: 3, retry: Self.retry)
+        _ = run.start()
+        _ = run.committed(.init(begun: (1...3).map { attempt($0) }))
+        let dropped = run.requestFailed(2, Self.lost)
+        #expect(resend(dropped)?.id == 2)
+        #expect(resend(dropped)?.pause == .milliseconds(50))
+        #expect(finish(dropped) == nil)
+        // The others' answers are stored meanwhile; the run waits for the resend.
+        _ = run.answered(1, .applied(applied(1)))
+        #expect(commit(run.answered(3, .applied(applied(3))))?.stored == [1, 3])
+        #expect(finish(run.committed(.init())) == nil)
+        // After the pause it is begun again, then sent before anything else.
+        #expect(commit(run.resendDue(2))?.begin == [2])
+        #expect(sends(run.committed(.init(begun: [attempt(2)]))) == [2])
+        #expect(commit(run.answered(2, .applied(applied(2))))?.stored == [2])
+        let end = finish(run.committed(.init()))
+        #expect(end?.error == nil)
+        #expect(Set(run.result.pushed) == [1, 2, 3])
+    }
+
+    @Test func eachResendOfAnOperationWaitsTwiceAsLong() {
+        var run = PushRun(distinctItems(1), window: 1, retry: Self.retry)
+        _ = run.start()
+        _ = run.committed(.init(begun: [attempt(1)]))
+        #expect(resend(run.requestFailed(1, Self.lost))?.pause == .milliseconds(50))
+        _ = run.resendDue(1)
+        _ = run.committed(.init(begun: [attempt(1)]))
+        #expect(resend(run.requestFailed(1, Self.lost))?.pause == .milliseconds(100))
+    }
+
+    @Test func theLastDroppedConnectionStopsThePushWithItsError() {
+        var run = PushRun(distinctItems(1), window: 1, retry: Self.retry)
+        _ = run.start()
+        _ = run.committed(.init(begun: [attempt(1)]))
+        for _ in 1...2 {
+            #expect(resend(run.requestFailed(1, Self.lost)) != nil)
+            _ = run.resendDue(1)
+            _ = run.committed(.init(begun: [attempt(1)]))
+        }
+        let end = finish(run.requestFailed(1, Self.lost))
+        #expect(end?.error == Self.lost)
+        #expect(end?.released == [])
+    }
+
+    @Test func otherFailuresAreNeverSentAgain() {
+        for error in [SyncError.stopped(.unreachable("refused")), .stopped(.timedOut), .stopped(.stalled(seconds: 30))]
+        {
+            var run = PushRun(distinctItems(1), window: 1, retry: Self.retry)
+            _ = run.start()
+            _ = run.committed(.init(begun: [attempt(1)]))
+            #expect(finish(run.requestFailed(1, error))?.error == error)
+        }
+    }
+
+    @Test func anItemsNextOperationWaitsBehindTheOneThatPauses() {
+        var run = PushRun([queued(1, "a"), queued(2, "a"), queued(3, "b")], window: 4, retry: Self.retry)
+        #expect(commit(run.start())?.begin == [1, 3])
+        _ = run.committed(.init(begun: [attempt(1, "a"), attempt(3, "b")]))
+        _ = run.requestFailed(1, Self.lost)
+        // 3's answer is stored, but 2 is not begun: its item's first operation has not been answered.
+        #expect(commit(run.answered(3, .applied(applied(3))))?.begin == [])
+        _ = run.committed(.init())
+        #expect(commit(run.resendDue(1))?.begin == [1])
+        _ = run.committed(.init(begun: [attempt(1, "a")]))
+        #expect(commit(run.answered(1, .applied(applied(1))))?.begin == [2])
+    }
+
+    @Test func aWindowOfOneSendsNothingElseDuringThePause() {
+        var run = PushRun(distinctItems(2), window: 1, retry: Self.retry)
+        _ = run.start()
+        _ = run.committed(.init(begun: [attempt(1), attempt(2)]))
+        #expect(sends(run.requestFailed(1, Self.lost)) == [])
+        _ = run.resendDue(1)
+        #expect(sends(run.committed(.init(begun: [attempt(1)]))) == [1])
+        #expect(sends(run.answered(1, .applied(applied(1)))) == [2])
+    }
+
+    @Test func aStopDuringAPauseLeavesTheOperationAttemptedAndFinishes() {
+        var run = PushRun(distinctItems(2), window: 2, retry: Self.retry)
+        _ = run.start()
+        _ = run.committed(.init(begun: [attempt(1), attempt(2)]))
+        _ = run.requestFailed(1, Self.lost)
+        let end = finish(run.requestFailed(2, .stopped(.timedOut)))
+        #expect(end?.error == .stopped(.timedOut))
+        #expect(end?.released == [])
+        #expect(run.resendDue(1) == [])
+    }
+
+    @Test func aCancelDuringAPauseFinishesAtOnce() {
+        var run = PushRun(distinctItems(1), window: 1, retry: Self.retry)
+        _ = run.start()
+        _ = run.committed(.init(begun: [attempt(1)]))
+        _ = run.requestFailed(1, Self.lost)
+        #expect(finish(run.cancelled())?.error == .stopped(.cancelled))
     }
 }

@@ -3,7 +3,7 @@
 /// The case of a ``TableStorageFailure`` without its detail (the database's own words), for
 /// tables of expected failures. Exhaustive: a new case has to be added here, and to the tables.
 enum StorageFailureKind: String, Sendable, CaseIterable {
-    case duplicateID, queryTooComplex, unavailable, tooLarge, corrupt, keptChanging, other
+    case duplicateID, queryTooComplex, unavailable, tooLarge, corrupt, keptChanging, notDurable, other
 
     init(_ failure: TableStorageFailure) {
         switch failure {
@@ -13,6 +13,7 @@ enum StorageFailureKind: String, Sendable, CaseIterable {
         case .tooLarge: self = .tooLarge
         case .corrupt: self = .corrupt
         case .keptChanging: self = .keptChanging
+        case .notDurable: self = .notDurable
         case .other: self = .other
         }
     }

@@ -23,6 +23,11 @@ import Testing
         (.tooLarge("string or blob too big"), 500, serverFailure),
         (.corrupt("file is not a database"), 500, serverFailure),
         (.keptChanging(id: "a"), 500, serverFailure),
+        (
+            .notDurable("fdatasync: Input/output error"), 503,
+            "The table service could not save the change to its disk, so it is not confirmed; keep it and "
+                + "send it again later. The service's operator must check its disk and restart it."
+        ),
         (.other("no such table: todoitem"), 500, serverFailure),
     ]
 
@@ -35,7 +40,7 @@ import Testing
             let error = TableError.storage(failure)
             #expect(error.status.code == status, "\(failure)")
             #expect(error.message == message, "\(failure)")
-            #expect(failure.isLogged == (status == 500), "\(failure)")
+            #expect(failure.isLogged == (status >= 500), "\(failure)")
         }
     }
 

@@ -51,7 +51,8 @@ struct AutoSyncSchedule: Sendable, Equatable {
             case nil: self = .success
             case .stopped(.notAuthorized)?: self = .unauthorized(error?.description ?? "")
             case .stopped(.offline)?, .stopped(.cancelled)?: self = .skipped
-            case .stopped(.unreachable)?, .stopped(.timedOut)?, .stopped(.stalled)?, .stopped(.tooSlow)?:
+            case .stopped(.unreachable)?, .stopped(.connectionLost)?, .stopped(.timedOut)?, .stopped(.stalled)?,
+                .stopped(.tooSlow)?:
                 self = .unreachable(error?.description ?? "")
             case let error?: self = .failure(error.description)
             }

@@ -3,12 +3,13 @@ import HTTPTypes
 extension StopReason {
     private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds }
 
-    /// `unreachable`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
+    /// `unreachable`, `connectionLost`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
     /// `redirectRefused`.
     public var kind: String {
         switch self {
         case .offline: "offline"
         case .unreachable: "unreachable"
+        case .connectionLost: "connectionLost"
         case .timedOut: "timedOut"
         case .stalled: "stalled"
         case .tooSlow: "tooSlow"
@@ -28,6 +29,7 @@ extension StopReason {
         switch try container.decode(String.self, forKey: .kind) {
         case "offline": self = .offline
         case "timedOut": self = .timedOut
+        case "connectionLost": self = .connectionLost(detail)
         case "stalled": self = .stalled(seconds: try container.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
         case "tooSlow": self = .tooSlow(seconds: try container.decodeIfPresent(Double.self, forKey: .seconds) ?? 0)
         case "serverError": self = .serverError(status: status, message: detail)
@@ -43,7 +45,8 @@ extension StopReason {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         switch self {
-        case .unreachable(let detail), .redirectRefused(let detail): try container.encode(detail, forKey: .detail)
+        case .unreachable(let detail), .connectionLost(let detail), .redirectRefused(let detail):
+            try container.encode(detail, forKey: .detail)
         case .serverError(let status, let detail), .notAuthorized(let status, let detail):
             try container.encode(status.code, forKey: .status)
             try container.encode(detail, forKey: .detail)

@@ -30,14 +30,19 @@ public struct SyncConfiguration: Sendable {
     /// the service before the first sync and keeps its answer with the remote. Another protocol than
     /// the one the store last synced with reads every row again at the next pull, as another remote does.
     public var tableProtocol: ProtocolChoice
+    /// How a push or pull sends a request again when its connection dropped (4 times, after 50 ms,
+    /// 100 ms, 200 ms and 400 ms, by default).
+    public var connectionRetry: ConnectionRetry
 
     /// A configuration; every argument has a default.
     public init(
         remoteURL: URL? = nil, applicationKey: String? = nil, idleTimeout: TimeInterval = 30,
         requestTimeout: TimeInterval = 60, conflictPolicy: ConflictPolicy = .merge,
         pushWindow: Int = SyncConfiguration.defaultPushWindow,
-        authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil, tableProtocol: ProtocolChoice = .v2
+        authToken: String? = nil, onRemoteSwitch: RemoteSwitchChoice? = nil, tableProtocol: ProtocolChoice = .v2,
+        connectionRetry: ConnectionRetry = ConnectionRetry()
     ) {
+        self.connectionRetry = connectionRetry
         self.onRemoteSwitch = onRemoteSwitch
         self.tableProtocol = tableProtocol
         self.remoteURL = remoteURL

@@ -4,27 +4,41 @@ import SyncProtocol
 
 extension SyncContext {
     /// Inserts an item locally and queues its insert. Makes a UUID id when the item has none.
-    /// Server-owned columns in `item` are ignored. Returns the stored row.
+    /// Server-owned columns in `item` are ignored. Returns the stored row, on disk when this returns.
     @discardableResult
     public nonisolated func insert(_ item: Item, into table: String) throws(SyncError) -> Item {
+        try insert([item], into: table)[0]
+    }
+
+    /// Inserts items locally and queues their inserts, all in one transaction (one sync of the
+    /// disk, however many): every item is stored, or none is. Returns the stored rows in order.
+    @discardableResult
+    public nonisolated func insert(_ items: [Item], into table: String) throws(SyncError) -> [Item] {
         let description = try store.description(of: table)
-        var row = try userValues(item, description)
-        let id = try itemId(item) ?? UUID().uuidString.lowercased()
-        row[SystemColumn.id] = .string(id)
+        var rows: [Item] = []
+        for item in items {
+            var row = try userValues(item, description)
+            row[SystemColumn.id] = .string(try itemId(item) ?? UUID().uuidString.lowercased())
+            rows.append(row)
+        }
         defer { monitor.noteLocalChange() }
-        return try write { [store, queue] db in
-            if try store.readItem(db, table: description, id: id) != nil {
-                throw SyncError.itemExists(table: table, id: id)
-            }
-            if let queued = try queue.queued(db, table: table, itemId: id), queued.kind == .delete {
-                // Re-created after a queued delete: the server still has it, at the deleted row's version.
-                for column in [SystemColumn.version, SystemColumn.createdAt, SystemColumn.updatedAt] {
-                    row[column] = queued.item?[column]
+        return try write { [store, queue, rows] db in
+            try rows.map { given in
+                var row = given
+                let id = row[SystemColumn.id]?.stringValue ?? ""
+                if try store.readItem(db, table: description, id: id) != nil {
+                    throw SyncError.itemExists(table: table, id: id)
                 }
+                if let queued = try queue.queued(db, table: table, itemId: id), queued.kind == .delete {
+                    // Re-created after a queued delete: the server still has it, at the deleted row's version.
+                    for column in [SystemColumn.version, SystemColumn.createdAt, SystemColumn.updatedAt] {
+                        row[column] = queued.item?[column]
+                    }
+                }
+                try store.writeItem(db, table: description, item: row)
+                try queue.enqueue(db, kind: .insert, table: table, itemId: id, before: nil, after: row)
+                return try store.readItem(db, table: description, id: id) ?? row
             }
-            try store.writeItem(db, table: description, item: row)
-            try queue.enqueue(db, kind: .insert, table: table, itemId: id, before: nil, after: row)
-            return try store.readItem(db, table: description, id: id) ?? row
         }
     }
 

@@ -28,6 +28,8 @@ public actor SyncContext {
     public nonisolated let defaultConflictPolicy: ConflictPolicy
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushWindow``).
     public private(set) var pushWindow: Int
+    /// How a push or pull sends a request again after a dropped connection.
+    nonisolated let connectionRetry: ConnectionRetry
     var transport: HTTPTransport?
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
     public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
@@ -66,6 +68,7 @@ public actor SyncContext {
         requestTimeout = configuration.requestTimeout
         defaultConflictPolicy = configuration.conflictPolicy
         pushWindow = configuration.pushWindow
+        connectionRetry = configuration.connectionRetry
         let store = self.store
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)

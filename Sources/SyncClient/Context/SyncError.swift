@@ -108,8 +108,12 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// Offline mode is on: changes queue, nothing is sent.
     case offline
-    /// The server could not be reached (refused, reset, DNS...).
+    /// The server could not be reached (refused, DNS, no route...).
     case unreachable(String)
+    /// The connection closed (or was reset) before the answer was complete: the request may or may
+    /// not have reached the service. A push or pull sends it again a few times before it stops
+    /// (``ConnectionRetry``).
+    case connectionLost(String)
     /// The server said it timed out (HTTP 408).
     case timedOut
     /// The service's answer stopped coming: no byte for `seconds` (the idle deadline).
@@ -133,6 +137,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
             "Offline mode is on: changes are kept locally. Turn offline mode off to sync."
         case .unreachable(let detail):
             "The server is unreachable (\(detail)); your changes are kept. Check the address and try again."
+        case .connectionLost(let detail):
+            "The connection to the server kept dropping (\(detail)); your changes are kept, and those it "
+                + "received are recognised by the next sync. Check the network and try again."
         case .timedOut:
             "The server did not answer in time; your changes are kept. Try again later."
         case .stalled(let seconds):

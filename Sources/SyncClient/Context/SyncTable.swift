@@ -13,6 +13,10 @@ public struct SyncTable: Sendable {
     @discardableResult
     public func insert(_ item: Item) throws(SyncError) -> Item { try context.insert(item, into: name) }
 
+    /// Inserts items in one transaction (all or none) and queues their inserts.
+    @discardableResult
+    public func insert(_ items: [Item]) throws(SyncError) -> [Item] { try context.insert(items, into: name) }
+
     /// Changes the given columns of the item with `item["id"]` and queues its update.
     @discardableResult
     public func update(_ item: Item) throws(SyncError) -> Item { try context.update(item, in: name) }

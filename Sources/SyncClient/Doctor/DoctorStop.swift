@@ -18,7 +18,7 @@ public enum DoctorStop: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The stop for a transport failure.
     init(_ error: SyncError) {
         switch error {
-        case .stopped(.unreachable(let detail)): self = .unreachable(detail)
+        case .stopped(.unreachable(let detail)), .stopped(.connectionLost(let detail)): self = .unreachable(detail)
         case .stopped(.stalled(let seconds)): self = .stalled(seconds: seconds)
         case .stopped(.tooSlow(let seconds)): self = .tooSlow(seconds: seconds)
         case .stopped(.cancelled): self = .cancelled

@@ -145,9 +145,12 @@ extension SyncContext {
             // The first page asks how many rows will come, for the progress shown meanwhile.
             if first { parameters.append(spoken.countParameter) }
 
-            let reply = try await transport.send(
-                .get, path, query: parameters,
-                for: .pull(table: table.name, queryId: queryId, page: result.pages + 1))
+            // A dropped connection asks for the same page again (a few times, after a pause).
+            let (pageNumber, pageQuery) = (result.pages + 1, parameters)
+            let reply = try await connectionRetry.run { () throws(SyncError) in
+                try await transport.send(
+                    .get, path, query: pageQuery, for: .pull(table: table.name, queryId: queryId, page: pageNumber))
+            }
             try Self.checkPage(reply, table: table.name)
             // The layout as the table is now: a column an earlier page brought is decoded in place.
             let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)

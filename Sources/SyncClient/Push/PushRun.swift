@@ -10,10 +10,13 @@
 ///   received so far, records the conflicts met (each settled by its table's policy in it) and begins
 ///   the next attempts, while other requests are on the wire. At most one such transaction runs at a
 ///   time.
-/// - The first failure (a request that must stop the push, a failed transaction, a cancel) drains
-///   the run: the other requests are cancelled, and once they and the transaction have come back,
-///   the run finishes by storing the answers received, recording the conflicts met and putting back
-///   the attempts not sent.
+/// - A request whose connection dropped is sent again after a pause (``ConnectionRetry``), a few
+///   times, while the others go on; its item stays busy meanwhile. Begun again, its attempt carries
+///   the body sent before, so that the service's answer shows whether the first one was applied.
+/// - The first failure that stops the push (a request that cannot succeed now, a dropped connection
+///   with no retries left, a failed transaction) drains the run: nothing new is sent, the requests
+///   on the wire are answered and their answers stored, and the attempts not sent are put back. A
+///   cancel drains too, but cancels the requests on the wire.
 ///
 /// ```swift
 /// var run = PushRun([.init(id: 1, item: "todoitem\u{0}a")], window: 16)
@@ -22,6 +25,8 @@
 /// actions = run.answered(1, .applied(answer))   // [.commit(store: [answer], record: [], begin: [])]
 /// actions = run.committed(.init())   // [.finish(store: [], record: [], release: [], error: nil)]
 /// ```
+/// A dropped connection: `run.requestFailed(1, .stopped(.connectionLost(…)))` asks for
+/// `[.resend(1, after: .milliseconds(50))]`; `run.resendDue(1)` begins operation 1 again.
 struct PushRun: Sendable {
     /// An operation to push, with the item it changes (table and id, as one key).
     struct Queued: Sendable, Hashable {
@@ -65,8 +70,10 @@ struct PushRun: Sendable {
         /// One transaction: store these answers, record these conflicts, then begin the attempts of
         /// these operations.
         case commit(store: [PushDriver.AppliedAnswer], record: [PushDriver.ConflictAnswer], begin: [Int64])
-        /// Cancel every request on the wire: the run is stopping.
+        /// Cancel every request on the wire and every pause: the run was cancelled.
         case cancelRequests
+        /// Wait `pause`, then report ``Event/resendDue(_:)``: the operation's connection dropped.
+        case resend(Int64, after: Duration)
         /// The run is over: store the answers and record the conflicts left, put back the attempts not
         /// sent, and end with `error` (nil: every operation was settled).
         case finish(
@@ -112,11 +119,17 @@ struct PushRun: Sendable {
         var busy: [String: Int64] = [:]
         /// Operations whose conflict went to the policy once in this run (a second one waits for a person).
         var policyApplied: Set<Int64> = []
+        /// Operations whose connection dropped, waiting to be begun again (their items stay busy).
+        var pausing: [Int64: Queued] = [:]
+        /// Dropped connections so far, by operation.
+        var failures: [Int64: Int] = [:]
+        /// Operations begun again after a dropped connection: sent before the other ready ones.
+        var resending: Set<Int64> = []
 
         /// Nothing left anywhere.
         var isEmpty: Bool {
             !hasWaiting && ready.isEmpty && inFlight.isEmpty && received.isEmpty
-                && conflicts.isEmpty && committing == nil
+                && conflicts.isEmpty && committing == nil && pausing.isEmpty
         }
 
         /// Whether operations wait to begin.
@@ -143,16 +156,22 @@ struct PushRun: Sendable {
     let batchSize: Int
     /// Whether a conflict goes to its table's policy (a push) or waits for a person (Use Client).
     let applyingPolicy: Bool
+    /// When a request whose connection dropped is sent again.
+    let retry: ConnectionRetry
     private(set) var state: State
     /// What the run did so far, by operation.
     private(set) var result = PushResult()
     /// How many operations have had their answer (or were found not to be sent).
     private(set) var answered = 0
 
-    init(_ queued: [Queued], window: Int, batchSize: Int = 16, applyingPolicy: Bool = true) {
+    init(
+        _ queued: [Queued], window: Int, batchSize: Int = 16, applyingPolicy: Bool = true,
+        retry: ConnectionRetry = ConnectionRetry()
+    ) {
         self.window = max(1, window)
         self.batchSize = max(batchSize, self.window)
         self.applyingPolicy = applyingPolicy
+        self.retry = retry
         state = .idle(Pipeline(waiting: queued))
     }
 
@@ -167,8 +186,10 @@ struct PushRun: Sendable {
         case commitFailed(SyncError)
         /// A ``Action/send(_:applyingPolicy:)`` came back.
         case answered(Int64, Answer)
-        /// A ``Action/send(_:applyingPolicy:)`` failed in a way that stops the push.
+        /// A ``Action/send(_:applyingPolicy:)`` failed: its connection dropped, or it cannot succeed now.
         case requestFailed(Int64, SyncError)
+        /// The pause of a ``Action/resend(_:after:)`` is over (or was cancelled).
+        case resendDue(Int64)
     }
 
     /// Feeds `event` to its handler.
@@ -178,6 +199,7 @@ struct PushRun: Sendable {
         case .commitFailed(let error): commitFailed(error)
         case .answered(let id, let answer): answered(id, answer)
         case .requestFailed(let id, let error): requestFailed(id, error)
+        case .resendDue(let id): resendDue(id)
         }
     }
 
@@ -209,7 +231,7 @@ struct PushRun: Sendable {
         switch state {
         case .running(var pipeline):
             dropCommit(from: &pipeline)
-            return stop(pipeline, error)
+            return drain(pipeline, error)
         case .draining(var pipeline, let first):
             dropCommit(from: &pipeline)
             return drain(pipeline, first)
@@ -232,14 +254,21 @@ struct PushRun: Sendable {
         }
     }
 
-    /// The request of operation `id` failed in a way that stops the push (unreachable, a deadline
-    /// passed, 5xx, 401/403, an answer that broke the protocol). The operation is left attempted.
+    /// The request of operation `id` failed; the operation is left attempted. A dropped connection
+    /// is sent again after a pause while retries are left (``ConnectionRetry``); anything else
+    /// (unreachable, a deadline passed, 5xx, 401/403, an answer that broke the protocol) stops the push.
     mutating func requestFailed(_ id: Int64, _ error: SyncError) -> [Action] {
         switch state {
         case .running(var pipeline):
             pipeline.inFlight.remove(id)
+            let failures = pipeline.failures[id, default: 0] + 1
+            if let pause = retry.pause(after: error, failures: failures), let item = pipeline.items[id] {
+                pipeline.failures[id] = failures
+                pipeline.pausing[id] = Queued(id: id, item: item)
+                return [.resend(id, after: pause)] + advance(pipeline)
+            }
             pipeline.settle(id)
-            return stop(pipeline, error)
+            return drain(pipeline, error)
         case .draining(var pipeline, let first):
             pipeline.inFlight.remove(id)
             pipeline.settle(id)
@@ -249,14 +278,34 @@ struct PushRun: Sendable {
         }
     }
 
-    /// The push was cancelled.
+    /// The pause of operation `id` is over: it is begun again, before the operations that wait.
+    /// While the run drains it stays attempted, as its request left it.
+    mutating func resendDue(_ id: Int64) -> [Action] {
+        switch state {
+        case .running(var pipeline):
+            guard let queued = pipeline.pausing.removeValue(forKey: id) else { return [] }
+            pipeline.settle(id)
+            pipeline.passed.insert(queued, at: pipeline.passed.firstIndex { $0.id > id } ?? pipeline.passed.endIndex)
+            pipeline.resending.insert(id)
+            return advance(pipeline)
+        case .draining(var pipeline, let error):
+            guard pipeline.pausing.removeValue(forKey: id) != nil else { return [] }
+            pipeline.settle(id)
+            return drain(pipeline, error)
+        case .idle, .finished:
+            return []
+        }
+    }
+
+    /// The push was cancelled: the requests on the wire are cancelled too.
     mutating func cancelled() -> [Action] {
         switch state {
         case .idle:
             state = .finished
             return [.finish(store: [], record: [], release: [], error: .stopped(.cancelled))]
         case .running(let pipeline):
-            return stop(pipeline, .stopped(.cancelled))
+            let waiting = !pipeline.inFlight.isEmpty || !pipeline.pausing.isEmpty
+            return (waiting ? [.cancelRequests] : []) + drain(pipeline, .stopped(.cancelled))
         case .draining, .finished:
             return []
         }
@@ -285,7 +334,11 @@ struct PushRun: Sendable {
             }
         }
         for (id, attempt) in zip(asked, outcome.begun) {
-            if let attempt { pipeline.ready.append(attempt) } else { settle(id, .skipped, in: &pipeline) }
+            guard let attempt else {
+                settle(id, .skipped, in: &pipeline)
+                continue
+            }
+            if pipeline.resending.remove(id) != nil { resent.append(attempt) } else { pipeline.ready.append(attempt) }
         }
         pipeline.ready.insert(contentsOf: resent, at: 0)
     }
@@ -320,8 +373,9 @@ struct PushRun: Sendable {
     private mutating func advance(_ pipeline: Pipeline) -> [Action] {
         var pipeline = pipeline
         var actions: [Action] = []
-        // With a window of 1, nothing overtakes an operation whose policy may send it again.
-        let holding = window == 1 && pipeline.deciding
+        // With a window of 1, nothing overtakes an operation whose policy may send it again, nor one
+        // that waits to be sent again.
+        let holding = window == 1 && (pipeline.deciding || !pipeline.pausing.isEmpty || !pipeline.resending.isEmpty)
         while !holding, pipeline.inFlight.count < window, !pipeline.ready.isEmpty {
             let attempt = pipeline.ready.removeFirst()
             pipeline.inFlight.insert(attempt.operationId)
@@ -395,14 +449,14 @@ struct PushRun: Sendable {
         return taken
     }
 
-    /// The first failure: stop sending, cancel what is on the wire, and drain.
-    private mutating func stop(_ pipeline: Pipeline, _ error: SyncError) -> [Action] {
-        let actions: [Action] = pipeline.inFlight.isEmpty ? [] : [.cancelRequests]
-        return actions + drain(pipeline, error)
-    }
-
-    /// While draining: the end, once no request and no transaction is out.
+    /// After the first failure: nothing new is sent, and the run ends once no request and no
+    /// transaction is out. The requests on the wire are answered and their answers stored (a failed
+    /// request never costs the others theirs); operations pausing before a resend stay attempted,
+    /// and the next push sends them.
     private mutating func drain(_ pipeline: Pipeline, _ error: SyncError) -> [Action] {
+        var pipeline = pipeline
+        for id in pipeline.pausing.keys { pipeline.settle(id) }
+        pipeline.pausing = [:]
         guard pipeline.inFlight.isEmpty, pipeline.committing == nil else {
             state = .draining(pipeline, error: error)
             return []

@@ -7,6 +7,8 @@
 struct PushRunner: Sendable {
     /// Sends attempts and stores answers.
     let driver: PushDriver
+    /// Waits the pause before a request whose connection dropped is sent again.
+    let sleep: @Sendable (Duration) async throws -> Void
     /// Told how many operations have had their answer, after each event.
     let progress: @Sendable (Int) -> Void
 
@@ -23,9 +25,16 @@ struct PushRunner: Sendable {
                         group.addTask { await send(attempt, applyingPolicy: applyingPolicy) }
                     case .commit(let answers, let conflicts, let begin):
                         group.addTask { await commit(answers, recording: conflicts, thenBegin: begin) }
+                    case .resend(let id, let pause):
+                        group.addTask { [sleep] in
+                            try? await sleep(pause)
+                            return .resendDue(id)
+                        }
                     case .cancelRequests:
                         group.cancelAll()
                     case .finish(let answers, let conflicts, let unsent, let error):
+                        // Only pauses can be left: the run waits for every request and transaction.
+                        group.cancelAll()
                         return (answers, conflicts, unsent, error)
                     }
                 }

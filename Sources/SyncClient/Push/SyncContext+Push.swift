@@ -30,7 +30,8 @@ extension SyncContext {
         }
         defer { monitor.update { $0 = .idle } }
         let run = PushRun(
-            queued.map { PushRun.Queued(id: $0.id, table: $0.table, itemId: $0.itemId) }, window: pushWindow)
+            queued.map { PushRun.Queued(id: $0.id, table: $0.table, itemId: $0.itemId) }, window: pushWindow,
+            retry: connectionRetry)
         let (result, error) = await runner(driver).run(run)
         await recordLastSync(SyncSummary(push: result, error: error))
         if let error { throw error }
@@ -58,7 +59,8 @@ extension SyncContext {
     /// Pushes one operation now, in a run of its own (Use Client, a per-field pick, an overturn): a
     /// conflict waits for a person, whatever the table's policy.
     func pushOne(_ id: Int64, driver: PushDriver) async throws(SyncError) -> OperationOutcome {
-        let run = PushRun([PushRun.Queued(id: id, item: "")], window: 1, applyingPolicy: false)
+        let run = PushRun(
+            [PushRun.Queued(id: id, item: "")], window: 1, applyingPolicy: false, retry: connectionRetry)
         let (result, error) = await runner(driver).run(run)
         if let error { throw error }
         return result.outcome(of: id) ?? .skipped
@@ -71,7 +73,9 @@ extension SyncContext {
 
     /// The runner of this context's pushes: progress goes to the monitor.
     private func runner(_ driver: PushDriver) -> PushRunner {
-        PushRunner(driver: driver) { [monitor] answered in monitor.update { $0.done = answered } }
+        PushRunner(driver: driver, sleep: connectionRetry.sleep) { [monitor] answered in
+            monitor.update { $0.done = answered }
+        }
     }
 
     /// The transport, or the reason there is none (offline mode, no address). With

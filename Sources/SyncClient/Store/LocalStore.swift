@@ -59,7 +59,8 @@ struct LocalStore: Sendable {
     /// ones and every table the store holds already, each with every column it saved.
     init(path: String, tables: [TableDescription]) throws(SyncError) {
         do {
-            pool = try StoreDatabase.open(at: path, migrations: Self.migrations)
+            // Each commit is something the user or the service was told: on disk before it returns.
+            pool = try StoreDatabase.open(at: path, migrations: Self.migrations, durability: .everyCommit)
         } catch {
             throw .storage(StoreFailure(error))
         }

@@ -254,7 +254,7 @@ final class HTTPTransport: Sendable {
                 return .stopped(.unreachable("the address \(url) is not valid"))
             case .remoteConnectionClosed:
                 return .stopped(
-                    .unreachable("\(baseURL.absoluteString): the connection closed before the answer was complete"))
+                    .connectionLost("\(baseURL.absoluteString): the connection closed before the answer was complete"))
             default:
                 return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
             }
@@ -262,6 +262,8 @@ final class HTTPTransport: Sendable {
             return .serviceFault(.answerTooLarge(limit: Self.maximumBody))
         case is CancellationError:
             return .stopped(.cancelled)
+        case let error as IOError where [ECONNRESET, EPIPE].contains(error.errnoCode):
+            return .stopped(.connectionLost("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
         case let error as IOError:
             return .stopped(.unreachable("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
         default:

@@ -6,7 +6,9 @@ import Prometheus
 import Synchronization
 
 /// What `todosync serve` counts for Prometheus (`GET /metrics`): each `/tables` request by table,
-/// method and status, its duration, and — read at each scrape — each table's rows.
+/// method and status, its duration, and — read at each scrape — each table's rows and the disk
+/// syncs that made writes durable (`todosync_disk_syncs_total`, SQLite: fewer than the writes when
+/// concurrent writes shared a sync).
 ///
 /// Recording goes through swift-metrics into the service's own registry (not the process-wide
 /// `MetricsSystem`, so that several services in one process keep their own figures). Labels come
@@ -27,6 +29,9 @@ public final class ServiceMetrics: Sendable {
     /// The counters made so far: asking the registry for one at every request costs more than this lookup.
     private let counters = Mutex<[Series: CoreMetrics.Counter]>([:])
     private let knownTables = Mutex<Set<String>>([])
+    private let diskSyncs: CoreMetrics.Counter
+    /// The disk syncs counted so far into ``diskSyncs``.
+    private let countedSyncs = Mutex(0)
     /// Whether requests are counted (`TODOSYNC_METRICS=off` turns it off, to measure its cost).
     public let isRecording: Bool
 
@@ -49,6 +54,7 @@ public final class ServiceMetrics: Sendable {
         self.factory = factory
         self.isRecording = isRecording ?? MetricsSwitch.isOn
         duration = CoreMetrics.Timer(label: "todosync_http_request_duration_seconds", factory: factory)
+        diskSyncs = CoreMetrics.Counter(label: "todosync_disk_syncs_total", factory: factory)
     }
 
     /// Counts one answered `/tables` request; `knows` tells whether the service holds a table.
@@ -85,6 +91,15 @@ public final class ServiceMetrics: Sendable {
         for (table, count) in rows {
             CoreMetrics.Gauge(label: "todosync_rows", dimensions: [("table", table)], factory: factory).record(count)
         }
+    }
+
+    /// Brings `todosync_disk_syncs_total` to `total`, the store's count since it opened.
+    func updateDiskSyncs(_ total: Int) {
+        let new = countedSyncs.withLock { counted in
+            defer { counted = max(counted, total) }
+            return max(0, total - counted)
+        }
+        if new > 0 { diskSyncs.increment(by: new) }
     }
 
     /// The registry in the Prometheus text format.

@@ -17,6 +17,10 @@ protocol TableStorage: Sendable {
     /// The SQL the store runs, for ``QueryCompiler``.
     var dialect: SQLDialect { get }
 
+    /// How many times this process synced the database's log to disk to acknowledge writes; nil
+    /// when the database does that itself (PostgreSQL).
+    var diskSyncs: Int? { get }
+
     /// The schema of `table` as this process last saw it, `nil` for a table it does not know.
     func schema(of table: String) -> TableSchema?
 

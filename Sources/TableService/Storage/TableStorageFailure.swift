@@ -22,6 +22,9 @@ enum TableStorageFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case corrupt(String)
     /// The item changed under every attempt to write it (other writers kept winning the race).
     case keptChanging(id: String)
+    /// The disk refused to sync a commit: the write may not survive a power cut, so it is not
+    /// acknowledged, and no later one is until the service restarts.
+    case notDurable(String)
     /// Any other failure, in the database's own words.
     case other(String)
 
@@ -34,6 +37,7 @@ enum TableStorageFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLarge(let detail): "A value or row is too large for the database: \(detail)"
         case .corrupt(let detail): "The database is damaged: \(detail)"
         case .keptChanging(let id): "The item '\(id)' kept changing while it was being written."
+        case .notDurable(let detail): detail
         case .other(let detail): detail
         }
     }

@@ -89,6 +89,9 @@ final class PostgresTableStore: TableStorage {
 
     var dialect: SQLDialect { .postgres }
 
+    /// PostgreSQL flushes its WAL before it answers a commit (`synchronous_commit`, on by default).
+    var diskSyncs: Int? { nil }
+
     func ready() async throws(TableServiceError) {
         do {
             try await opened()

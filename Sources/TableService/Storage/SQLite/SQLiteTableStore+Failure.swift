@@ -1,4 +1,5 @@
 import GRDB
+import Storage
 
 /// SQLite's errors as the service's: the one place that reads GRDB's result codes and messages.
 extension SQLiteTableStore {
@@ -36,6 +37,7 @@ extension SQLiteTableStore {
         switch error {
         case let error as TableError: error
         case let error as DatabaseError: .storage(failure(error))
+        case let error as DurabilityError: .storage(.notDurable(error.description))
         default: .storage(.other("\(error)"))
         }
     }

@@ -10,8 +10,13 @@ import Synchronization
 ///
 /// Dates are stored as integer milliseconds; each table has an index on `(updatedAt, id, deleted)`
 /// so that the keyset cursor `(updatedAt gt T) or (updatedAt eq T and id gt 'I')` is a range scan.
+///
+/// A write returns once its commit is on disk: concurrent writes share one sync of the WAL
+/// (``GroupCommit``), so a write that was answered survives a power cut.
 final class SQLiteTableStore: TableStorage {
     private let database: any DatabaseWriter
+    /// Makes each write durable before it is answered (nil for an in-memory database).
+    private let commits: GroupCommit?
     private let registry = SchemaRegistry()
     private let clock: @Sendable () -> Int64
     /// The latest `updatedAt` of each table written since the store opened, by table name, as
@@ -38,9 +43,11 @@ final class SQLiteTableStore: TableStorage {
     ) throws(TableServiceError) {
         do {
             if let path {
-                database = try StoreDatabase.open(at: path, migrations: Self.migrations)
+                database = try StoreDatabase.open(at: path, migrations: Self.migrations, durability: .groupCommit)
+                commits = GroupCommit(databasePath: path)
             } else {
                 database = try StoreDatabase.inMemory(migrations: Self.migrations)
+                commits = nil
             }
         } catch {
             throw .cannotOpenDatabase(error.description)
@@ -65,6 +72,7 @@ final class SQLiteTableStore: TableStorage {
                     try self.ensureColumns(db, &schema, for: declaration.typeWitnesses)
                 }
             }
+            try commits?.syncNow()
         } catch let error as ServiceSchemaError {
             throw .invalidConfiguration(error.description)
         } catch {
@@ -75,6 +83,8 @@ final class SQLiteTableStore: TableStorage {
     func ready() async throws(TableServiceError) {}
 
     var dialect: SQLDialect { .sqlite }
+
+    var diskSyncs: Int? { commits?.syncCount }
 
     func schema(of table: String) -> TableSchema? {
         registry.schema(of: table)
@@ -294,13 +304,21 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
-    /// Runs a one-row transaction on the calling thread. Such a transaction takes tens of
-    /// microseconds; handing it to GRDB's writer queue and back (`await database.write`) cost more
-    /// CPU in thread switches than the transaction itself. It waits only for another such write
-    /// (this process is the file's only writer) and holds the caller's thread meanwhile.
+    /// Runs a one-row transaction on the calling thread, and returns once it is durable. Such a
+    /// transaction takes tens of microseconds; handing it to GRDB's writer queue and back
+    /// (`await database.write`) cost more CPU in thread switches than the transaction itself. It
+    /// waits only for another such write (this process is the file's only writer) and for the sync
+    /// that makes it durable (shared with the writes committed meanwhile), holding the caller's
+    /// thread.
     private func writeNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         do {
-            return try database.writeWithoutTransaction { db in try db.inCachedTransaction { try body(db) } }
+            try commits?.checkHealthy()
+            let (result, ticket) = try database.writeWithoutTransaction { db in
+                let result = try db.inCachedTransaction { try body(db) }
+                return (result, commits?.committed())
+            }
+            if let ticket { try commits?.waitUntilDurable(ticket) }
+            return result
         } catch {
             throw Self.tableError(error)
         }

@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+@testable import Storage
+
+/// Group commit on a real WAL file: commits that wait while a sync runs share the next one, and a
+/// disk that refuses to sync refuses every acknowledgement after it. The syncs are the real
+/// `fdatasync`, wrapped where a test must hold one or make it fail.
+@Suite struct GroupCommitTests {
+    private static func database() throws -> (DatabasePool, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("groupcommit-\(UUID().uuidString)")
+        let path = folder.appendingPathComponent("tables.sqlite").path
+        let pool = try StoreDatabase.open(
+            at: path, migrations: [StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (n INTEGER)") }],
+            durability: .groupCommit)
+        return (pool, path)
+    }
+
+    /// Inserts one row and takes its ticket.
+    private static func commit(_ pool: DatabasePool, _ commits: GroupCommit, _ n: Int) throws -> GroupCommit.Ticket {
+        try pool.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try db.execute(sql: "INSERT INTO t (n) VALUES (?)", arguments: [n])
+                return .commit
+            }
+            return commits.committed()
+        }
+    }
+
+    @Test func commitsThatWaitWhileASyncRunsShareTheNextOne() throws {
+        let (pool, path) = try Self.database()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = Atomic(true)
+        let commits = GroupCommit(databasePath: path) { descriptor in
+            // The first sync waits until the test lets it go.
+            if held.exchange(false, ordering: .relaxed) {
+                entered.signal()
+                release.wait()
+            }
+            return GroupCommit.fdatasync(descriptor)
+        }
+        let first = try Self.commit(pool, commits, 0)
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) { try? commits.waitUntilDurable(first) }
+        entered.wait()
+        // Ten commits while that sync runs, each waiting for its acknowledgement.
+        let later = try (1...10).map { try Self.commit(pool, commits, $0) }
+        for ticket in later { DispatchQueue.global().async(group: done) { try? commits.waitUntilDurable(ticket) } }
+        release.signal()
+        done.wait()
+        // One sync for the first commit, one for the ten that came during it.
+        #expect(commits.syncCount == 2)
+        for ticket in [first] + later { try commits.waitUntilDurable(ticket) }
+        #expect(commits.syncCount == 2)
+    }
+
+    @Test func aLoneCommitCostsOneSync() throws {
+        let (pool, path) = try Self.database()
+        let commits = GroupCommit(databasePath: path)
+        for n in 0..<3 { try commits.waitUntilDurable(try Self.commit(pool, commits, n)) }
+        #expect(commits.syncCount == 3)
+    }
+
+    @Test func aDiskThatRefusesToSyncRefusesThatAcknowledgementAndEveryLaterOne() throws {
+        let (pool, path) = try Self.database()
+        let commits = GroupCommit(databasePath: path) { _ in EIO }
+        let ticket = try Self.commit(pool, commits, 0)
+        #expect(throws: DurabilityError.syncFailed(path: path + "-wal", errno: EIO)) {
+            try commits.waitUntilDurable(ticket)
+        }
+        #expect(throws: DurabilityError.self) { try commits.checkHealthy() }
+        #expect(throws: DurabilityError.self) { try commits.waitUntilDurable(try Self.commit(pool, commits, 1)) }
+        #expect("\(DurabilityError.syncFailed(path: "x", errno: EIO))".contains("Input/output error"))
+    }
+}
