@@ -3,7 +3,8 @@
 # auto-syncing dashboards, each through its own fault proxy, two `todosync serve` instances on one
 # throwaway PostgreSQL; partitions, lossy links, paused instances and killed clients for DURATION seconds (60),
 # then healing. See Tests/Browser/fault_campaign.py. A seed replays a campaign:
-#   scripts/fault-campaign.sh 20 [--seed S] [--duration 60]
+#   scripts/fault-campaign.sh 20 [--seed S] [--duration 60] [--power-cuts]
+# (--power-cuts: the clients' data on power-cut filesystems, and power cuts among the faults.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-20}"

@@ -9,7 +9,7 @@
 #   POWER_CUT_SEED=1234 scripts/power-cut-loop.sh replay a loop (its seed is printed at start)
 #   Tests/PowerCut/power_cut.py --seed 1237       replay one run
 #
-# Needs root (or FUSE for the user), fuse3 and Debian's python3-fusepy (scripts/install-deps.sh test),
+# Needs root (or FUSE for the user), fuse3 and python3-fusepy (scripts/install-deps.sh test),
 # and TODOSYNC_BIN (default .build/debug/todosync, built here when missing). The last line reports
 # the counts; the exit status is 1 on any failure.
 set -uo pipefail
@@ -19,7 +19,6 @@ runs=${1:-10}
 seed=${POWER_CUT_SEED:-$(( $(date +%s) % 100000 ))}
 bin=${TODOSYNC_BIN:-.build/debug/todosync}
 [ -x "$bin" ] || swift build --product todosync >/dev/null || exit 1
-python=/usr/bin/python3  # Debian's: python3-fusepy is installed for it
 
 # A copy of the binary: a build during the loop must not change it under a run.
 work=$(mktemp -d "${TMPDIR:-/tmp}/todosync-powercut-loop.XXXXXX")
@@ -28,10 +27,10 @@ cp "$bin" "$work/todosync"
 export TODOSYNC_BIN="$work/todosync"
 
 echo "power cut loop: $runs runs with $bin, seed $seed (replay with POWER_CUT_SEED=$seed)"
-"$python" Tests/PowerCut/check_fs.py || { echo "0 passed, $runs failed (the filesystem's own check failed)"; exit 1; }
+python3 Tests/PowerCut/check_fs.py || { echo "0 passed, $runs failed (the filesystem's own check failed)"; exit 1; }
 passed=0 failed=0
 for run in $(seq "$runs"); do
-  if "$python" Tests/PowerCut/power_cut.py --seed $((seed + run - 1)); then
+  if python3 Tests/PowerCut/power_cut.py --seed $((seed + run - 1)); then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

@@ -7,8 +7,10 @@ of their own), while the campaign partitions a client (its proxy refuses connect
 answers, switched on and off through the proxy's faults file and SIGHUP), makes a client's link lossy
 (some requests lost on the way, some answers lost after the service applied them: `refuse,p=P` and
 `drop[,method=M],p=P` rules), pauses a service instance (SIGSTOP, then SIGCONT) and kills and
-restarts a client (SIGKILL). Every choice comes from the seed,
-so a campaign can be replayed. Then everything heals, and within HEAL seconds:
+restarts a client (SIGKILL). With --power-cuts, each client's data folder sits on its own
+power-cut filesystem (Tests/PowerCut/powercut_fs.py: writes not fsync-ed are lost), and a fault
+may also cut a client's power (SIGKILL, then its disk keeps only what was synced) and restart it.
+Every choice comes from the seed, so a campaign can be replayed. Then everything heals, and within HEAL seconds:
 
 - every client holds exactly the service's rows, with the same versions and values;
 - every edit a client acknowledged (its API answered 2xx) is on the service: for each client and
@@ -19,7 +21,7 @@ so a campaign can be replayed. Then everything heals, and within HEAL seconds:
 The outcome is `converged`, `stalled` (a client never synced after healing, or still holds queued
 changes or conflicts) or `diverged` (everyone synced, and rows or acknowledged edits differ).
 
-    python3 Tests/Browser/fault_campaign.py --campaigns 20 [--seed S] [--duration 60]
+    python3 Tests/Browser/fault_campaign.py --campaigns 20 [--seed S] [--duration 60] [--power-cuts]
 
 (`scripts/fault-campaign.sh N` builds todosync, starts a throwaway PostgreSQL and runs this.)
 """
@@ -40,6 +42,8 @@ import urllib.request
 import uuid
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "PowerCut"))
+from mount import PowerCutMount  # noqa: E402
 BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
 # The copy of the binary runs away from the project: it is told where the pages are.
 RESOURCES = ["--templates-dir", os.path.join(ROOT, "Templates"), "--public-dir", os.path.join(ROOT, "Public")]
@@ -102,14 +106,15 @@ class Process:
 class Client:
     """A dashboard (auto-sync on) behind its own proxy in front of one service instance."""
 
-    def __init__(self, folder, index, upstream, seed):
+    def __init__(self, folder, index, upstream, seed, disk=None):
         self.index, self.column = index, "c%d" % index
+        self.folder, self.disk = folder, disk  # disk: a PowerCutMount for the data folder, or None
         self.faults = os.path.join(folder, "faults-%d.txt" % index)
         open(self.faults, "w").close()
         self.proxy = Process(folder, "proxy-%d" % index,
                              ["proxy", "--listen", "0", "--to", upstream, "--faults-file", self.faults,
                               "--seed", str(seed), "--quiet"])
-        self.data = os.path.join(folder, "client-%d" % index)
+        self.data = os.path.join(disk.path if disk else folder, "client-%d" % index)
         self.dashboard = None
         self.start()
 
@@ -117,7 +122,7 @@ class Client:
         args = ["dashboard", "--port", "0", "--data-dir", self.data, "--remote", self.proxy.url,
                 "--auto-sync", str(AUTO_SYNC)] + RESOURCES
         if self.dashboard is None:
-            self.dashboard = Process(os.path.dirname(self.data), "client-%d" % self.index, args)
+            self.dashboard = Process(self.folder, "client-%d" % self.index, args)
         else:
             self.dashboard.start()
         self.jar = http.cookiejar.CookieJar()
@@ -129,6 +134,11 @@ class Client:
         self.dashboard.signal(signal.SIGKILL)
         self.dashboard.process.wait()
         self.alive = False
+
+    def power_cut(self):
+        """Kills the dashboard, then cuts its disk's power: what it had not synced is gone."""
+        self.kill()
+        self.disk.cut()
 
     def partition(self, *rules):
         """The proxy's fault rules from now on: `refuse`, `drop` (forward, lose the answer), rules
@@ -188,14 +198,14 @@ def fresh_database(cluster_url):
     return "postgres://%s@%s:%s/%s%s" % (user, host, port, name, query or "")
 
 
-def run(seed, duration, heal_window, cluster_url, log=print):
+def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
     """One campaign; returns its report (a dict with `outcome`)."""
     rng = random.Random(seed)
     folder = tempfile.mkdtemp(prefix="todosync-campaign-")
     database = fresh_database(cluster_url)
     Process.binary = os.path.join(folder, "todosync")
     shutil.copy2(BIN, Process.binary)
-    services, clients = [], []
+    services, clients, disks = [], [], []
     report = {"seed": seed, "duration": duration, "faults": [], "folder": folder}
     try:
         services = [Process(folder, "serve-%d" % n, ["serve", "--port", "0", "--database", database] + RESOURCES)
@@ -206,7 +216,12 @@ def run(seed, duration, heal_window, cluster_url, log=print):
                 data=json.dumps({"id": "row-%02d" % n, "text": "row %d" % n, "c0": 0, "c1": 0, "c2": 0}).encode(),
                 headers={"ZUMO-API-VERSION": "2.0.0", "Content-Type": "application/json"})
             urllib.request.urlopen(request, timeout=10).close()
-        clients = [Client(folder, i, services[i % 2].url, seed * 10 + i) for i in range(CLIENTS)]
+        if power_cuts:
+            for i in range(CLIENTS):
+                disks.append(PowerCutMount(os.path.join(folder, "disk-%d" % i)))
+                disks[-1].mount()
+        clients = [Client(folder, i, services[i % 2].url, seed * 10 + i, disks[i] if disks else None)
+                   for i in range(CLIENTS)]
         deadline = time.time() + 60
         while not all(len(client.rows()) >= ROWS for client in clients):
             if time.time() > deadline:
@@ -227,7 +242,7 @@ def run(seed, duration, heal_window, cluster_url, log=print):
                 undo()
                 heals.remove((due, undo))
             if now >= next_fault:
-                kind = rng.choice(["partition", "partition", "lossy", "pause", "kill"])
+                kind = rng.choice(["partition", "partition", "lossy", "pause", "kill"] + (["power"] if disks else []))
                 if kind == "partition":
                     client, mode = rng.choice(clients), rng.choice(["refuse", "drop"])
                     client.partition(mode)
@@ -245,12 +260,13 @@ def run(seed, duration, heal_window, cluster_url, log=print):
                     service.signal(signal.SIGSTOP)
                     heals.append((now + rng.uniform(2, 6), lambda s=service: s.signal(signal.SIGCONT)))
                     report["faults"].append("%.1f pause %s" % (now - started, service.url))
-                else:
+                else:  # kill, or power cut
                     client = rng.choice([c for c in clients if c.alive] or clients)
                     if client.alive:
-                        client.kill()
+                        client.power_cut() if kind == "power" else client.kill()
                         heals.append((now + rng.uniform(1, 4), client.start))
-                        report["faults"].append("%.1f kill client %d" % (now - started, client.index))
+                        report["faults"].append("%.1f %s client %d" % (
+                            now - started, "power cut" if kind == "power" else "kill", client.index))
                 next_fault = now + rng.uniform(2, 6)
             client = rng.choice(clients)
             if client.alive:
@@ -304,6 +320,8 @@ def run(seed, duration, heal_window, cluster_url, log=print):
                     process.kill()
         for service in services:
             service.kill()
+        for disk in disks:
+            disk.unmount(kill=False)
         os.remove(Process.binary)
         if report.get("outcome") == "converged":
             shutil.rmtree(folder, ignore_errors=True)
@@ -343,13 +361,15 @@ def main():
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--heal", type=float, default=60, help="seconds allowed to converge after healing")
     parser.add_argument("--postgres", default=os.environ.get("TODOSYNC_TEST_POSTGRES_URL"))
+    parser.add_argument("--power-cuts", action="store_true",
+                        help="clients' data on power-cut filesystems, and power cuts among the faults (needs FUSE)")
     options = parser.parse_args()
     if not options.postgres:
         sys.exit("needs --postgres URL (or TODOSYNC_TEST_POSTGRES_URL); scripts/fault-campaign.sh starts one")
     first = options.seed if options.seed is not None else random.randrange(1, 1_000_000)
     counts = {"converged": 0, "stalled": 0, "diverged": 0}
     for n in range(options.campaigns):
-        report = run(first + n, options.duration, options.heal, options.postgres)
+        report = run(first + n, options.duration, options.heal, options.postgres, power_cuts=options.power_cuts)
         counts[report["outcome"]] += 1
     print("%d campaigns (seeds %d..%d): %d converged, %d stalled, %d diverged" % (
         options.campaigns, first, first + options.campaigns - 1, counts["converged"], counts["stalled"],

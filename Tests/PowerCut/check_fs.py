@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Checks powercut_fs.py itself, before the power-cut loop trusts it (scripts/power-cut-loop.sh).
 
 A cut must drop exactly what was not synced, and SQLite in WAL mode must work on the mount from two

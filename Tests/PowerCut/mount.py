@@ -4,16 +4,17 @@
         ...                                  # SIGKILL every process that uses disk.path first
         disk.cut()                           # drops what was not synced, mounts the durable state
 
-The filesystem runs in its own process (the Python that runs this, which must have fusepy:
-Debian's python3-fusepy); a cut is SIGKILL of that process, so nothing it held in memory survives.
+The filesystem runs in its own process, in a Python that has fusepy: Debian's /usr/bin/python3 with
+python3-fusepy, or POWERCUT_PYTHON. A cut is SIGKILL of that process, so nothing it held in memory
+survives.
 """
 import os
 import shutil
 import subprocess
-import sys
 import time
 
 FS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "powercut_fs.py")
+PYTHON = os.environ.get("POWERCUT_PYTHON") or "/usr/bin/python3"
 
 
 class PowerCutMount:
@@ -39,7 +40,7 @@ class PowerCutMount:
 
     def mount(self, deadline_s=60):
         with open(self.log_path, "a") as log:
-            self.process = subprocess.Popen([sys.executable, FS, self.backing, self.path],
+            self.process = subprocess.Popen([PYTHON, FS, self.backing, self.path],
                                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + deadline_s
         while not os.path.ismount(self.path):

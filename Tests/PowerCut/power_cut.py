@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """One power cut under `todosync serve` and `todosync client` (issue 34), and what must survive it.
 
     Tests/PowerCut/power_cut.py --seed S          (scripts/power-cut-loop.sh N runs N of these)
@@ -18,7 +18,7 @@ starts again on the same port and this checks:
 
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
 its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the binary (default
-.build/debug/todosync). Needs Debian's python3 with python3-fusepy (scripts/install-deps.sh test).
+.build/debug/todosync). Needs FUSE: fuse3 and python3-fusepy (scripts/install-deps.sh test).
 """
 import argparse
 import http.client
@@ -249,7 +249,7 @@ class Run:
             self.wait_for(f"{k} inserts answered 201 and an add", lambda: self.acked() >= k and self.acked_adds)
             self.moment = f"during inserts, after {k} answered 201 and client a's first add"
         elif self.phase == "push":
-            count, window = rng.randint(4, 10), rng.choice([1, 4, 16])
+            count, window = rng.randint(3, 8), rng.choice([1, 4, 16])
             k = rng.randint(1, count - 1)
             for n in range(count):
                 self.add("b", n)
