@@ -22,6 +22,7 @@ its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the bin
 """
 import argparse
 import http.client
+import itertools
 import json
 import os
 import random
@@ -162,6 +163,8 @@ def query(path, sql):
 
 
 class Run:
+    """One run: the load, the cut at the seed's moment, and the checks (their findings in `problems`)."""
+
     def __init__(self, seed, folder, disk):
         self.rng, self.phase = random.Random(seed), PHASES[seed % len(PHASES)]
         self.folder, self.disk = folder, disk
@@ -205,14 +208,16 @@ class Run:
                 connection.close()
                 continue
             with self.lock:
-                (self.acked_inserts if status == 201 else self.insert_errors).append(
-                    item_id if status == 201 else f"{item_id}: {status}")
+                if status == 201:
+                    self.acked_inserts.append(item_id)
+                else:
+                    self.insert_errors.append(f"{item_id}: status {status}")
         connection.close()
 
     def background_client(self):
         """Client `a`: three adds, a push, and every second round a pull, until the cut."""
         try:
-            for round_ in range(1, 1_000_000):
+            for round_ in itertools.count(1):
                 for n in range(3):
                     self.add("a", round_ * 10 + n)
                 self.processes.run(self.client("a", "push"), "client-a")
@@ -377,8 +382,9 @@ def main():
                 counts = run.check()
             finally:
                 run.processes.kill_all()
+        errors = f", such as {run.insert_errors[0]}" if run.insert_errors else ""
         figures = (f"inserts answered 201: {len(run.acked_inserts)} (errors before the cut: "
-                   f"{len(run.insert_errors)}); adds that exited 0: {sum(map(len, run.acked_adds.values()))} "
+                   f"{len(run.insert_errors)}{errors}); adds that exited 0: {sum(map(len, run.acked_adds.values()))} "
                    f"({', '.join(f'{n} {what}' for what, n in counts.items())})")
     except Exception as error:  # the harness could not finish the run: a failure too
         if run is None:
