@@ -53,11 +53,17 @@ def files(disk):
             file.write(content)
             file.flush()
             os.fsync(file.fileno())
+    with open(f"{folder}/two-handles", "w") as writer, open(f"{folder}/two-handles") as other:
+        writer.write("synced through another handle")
+        writer.flush()
+        os.fsync(other.fileno())  # flushes the file, whichever handle wrote
     os.rename(f"{folder}/renamed", f"{folder}/moved")  # never synced: the old name comes back
     disk.cut()
-    expect("files after the cut", sorted(os.listdir(folder)), ["named", "renamed", "sub", "synced", "truncated"])
+    expect("files after the cut", sorted(os.listdir(folder)),
+           ["named", "renamed", "sub", "synced", "truncated", "two-handles"])
     for name, content in [("synced", "kept"), ("named", ""), ("truncated", "long content"),
-                          ("sub/inner", "inner"), ("renamed", "old name")]:
+                          ("sub/inner", "inner"), ("renamed", "old name"),
+                          ("two-handles", "synced through another handle")]:
         with open(f"{folder}/{name}") as file:
             expect(f"{name} after the cut", file.read(), content)
 
