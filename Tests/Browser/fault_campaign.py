@@ -250,7 +250,8 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
                     report["faults"].append("%.1f partition client %d (%s)" % (now - started, client.index, mode))
                 elif kind == "lossy":
                     client, method = rng.choice(clients), rng.choice(["", ",method=POST", ",method=PATCH"])
-                    rules = ["refuse,p=%.2f" % rng.uniform(0.05, 0.2), "drop%s,p=%.2f" % (method, rng.uniform(0.1, 0.4))]
+                    rules = ["refuse,p=%.2f" % rng.uniform(0.05, 0.2),
+                             "drop%s,p=%.2f" % (method, rng.uniform(0.1, 0.4))]
                     client.partition(*rules)
                     heals.append((now + rng.uniform(3, 10), lambda c=client: c.partition()))
                     report["faults"].append("%.1f lossy link client %d (%s)" % (now - started, client.index,

@@ -70,7 +70,8 @@ class PowerCutFS(fuse.Operations):
 
     def __init__(self, backing):
         self.backing = backing
-        self.mutex = threading.Lock()  # one operation at a time (not "lock": fusepy would take it for the lock operation)
+        # One operation at a time. (Not named "lock": fusepy would take it for the lock operation.)
+        self.mutex = threading.Lock()
         self.handles, self.next_handle = {}, 1
         os.makedirs(os.path.join(backing, "data"), exist_ok=True)
         self.load()
