@@ -16,9 +16,11 @@ Semantics (those of a journaling disk such as ext4, simplified; in the spirit of
   older names, and the names of the directories on the way to it.
 - fsync of a directory makes all of its entries durable as they are now (new, renamed, removed);
   a file it names that was never synced is durably empty.
-- Nothing else is ever durable. A power cut is SIGKILL of this process: memory is lost, and the next
-  mount shows only the durable state. Files created and never synced disappear; unsynced writes and
-  truncates vanish; a file whose name was durable but whose data was not shows its older content.
+- Nothing else is ever durable: not sync() or syncfs() (libfuse2 never hears of them), nor a rename
+  that replaces a file (no ext4 auto_da_alloc). A power cut is SIGKILL of this process: memory is lost,
+  and the next mount shows only the durable state. Files created and never synced disappear; unsynced
+  writes and truncates vanish; a file whose name was durable but whose data was not shows its older
+  content. Not modelled: torn or reordered writes within an fsync (one returns with all of it durable).
 
 Kill every process that uses the mount before the cut: an fsync still in progress is then finished
 (the kernel makes a killed process wait for a request this filesystem is serving), and nothing more
