@@ -140,6 +140,7 @@ public final class GroupCommit: @unchecked Sendable {
         var status = stat()
         let exists = stat(walPath, &status) == 0
         if let open = current, !exists || UInt64(status.st_ino) != open.inode {
+            // Safe to close: SQLite holds no lock on the WAL (its locks are on the database and -shm).
             close(open.descriptor)
             current = nil
         }
@@ -160,14 +161,13 @@ public final class GroupCommit: @unchecked Sendable {
         return current
     }
 
-    /// Syncs the database file and its folder: a new file (its name in the folder, and the header
-    /// SQLite wrote outside the WAL) survives a power cut.
-    public func syncFileAndFolder() throws(DurabilityError) {
-        try sync(path: databasePath, flags: O_RDONLY)
-        try syncFolder()
-    }
-
-    private func syncFolder() throws(DurabilityError) {
+    /// Syncs the folder, so that the files created in it (the database, its WAL) survive a power cut.
+    ///
+    /// Never the database file itself: closing any descriptor of a file drops every POSIX lock the
+    /// process holds on it, SQLite's included, and another process could then take the database for
+    /// its own (and delete the WAL under us). SQLite syncs the database file itself (its first header,
+    /// and after each checkpoint); the WAL holds everything else.
+    public func syncFolder() throws(DurabilityError) {
         try sync(path: folderPath, flags: O_RDONLY | O_DIRECTORY)
     }
 

@@ -39,16 +39,21 @@ public enum StoreDatabase {
         }
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: configuration(durability))
+            pool = try DatabasePool(path: path, configuration: configuration())
+            // GRDB sets the writer to `synchronous = NORMAL` once it is in WAL mode (after
+            // `prepareDatabase`): only the writer commits, so only its setting matters.
+            if durability == .everyCommit {
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            }
         } catch {
             throw .cannotOpen(path: path, reason: "\(error)")
         }
         try migrate(pool, path: path, migrations: migrations)
         do {
-            // A new file, and a migration committed under `groupCommit`, are not on disk yet.
+            // A new file's name, and a migration committed under `groupCommit`, are not on disk yet.
             let commits = GroupCommit(databasePath: path)
             try commits.syncNow()
-            try commits.syncFileAndFolder()
+            try commits.syncFolder()
         } catch {
             throw .cannotOpen(path: path, reason: error.description)
         }
@@ -58,21 +63,17 @@ public enum StoreDatabase {
     /// An in-memory database with the migrations applied (for tools and tests that keep nothing).
     public static func inMemory(migrations: [StoreMigration]) throws(StorageError) -> DatabaseQueue {
         let queue: DatabaseQueue
-        do { queue = try DatabaseQueue(configuration: configuration(.groupCommit)) } catch {
+        do { queue = try DatabaseQueue(configuration: configuration()) } catch {
             throw .cannotOpen(path: ":memory:", reason: "\(error)")
         }
         try migrate(queue, path: ":memory:", migrations: migrations)
         return queue
     }
 
-    private static func configuration(_ durability: Durability) -> Configuration {
+    private static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
-        let synchronous = durability == .everyCommit ? "FULL" : "NORMAL"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        }
         return configuration
     }
 

@@ -42,6 +42,14 @@ import Testing
         #expect(try pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
     }
 
+    @Test func theWriterSyncsEveryCommitOrLeavesItToAGroupCommit() throws {
+        // PRAGMA synchronous: 2 is FULL (each commit syncs the WAL), 1 is NORMAL.
+        for (durability, expected) in [(Durability.everyCommit, 2), (.groupCommit, 1)] {
+            let pool = try StoreDatabase.open(at: Self.temporaryPath(), migrations: [], durability: durability)
+            #expect(try pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == expected)
+        }
+    }
+
     @Test func bulkInserterWritesEveryRowAndHonoursConflictMode() throws {
         let pool = try StoreDatabase.open(
             at: Self.temporaryPath(),
