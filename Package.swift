@@ -79,7 +79,7 @@ let package = Package(
         .target(
             name: "Dashboard",
             dependencies: [
-                "HTTPServer", "SyncClient", "SyncProtocol", "TableService", "Views",
+                "HTTPServer", "Storage", "SyncClient", "SyncProtocol", "TableService", "Views",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 import SyncClient
 import Synchronization
 
@@ -33,11 +34,11 @@ final class SettingsFile: Sendable {
 
     var settings: DashboardSettings { current.withLock { $0 } }
 
-    /// Saves new settings; the old file stays whole if writing fails.
+    /// Saves new settings, on disk when this returns; the old file stays whole if writing fails.
     func save(_ settings: DashboardSettings) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(settings).write(to: url, options: .atomic)
+        try DurableFile.write(try encoder.encode(settings), to: url)
         current.withLock { $0 = settings }
     }
 }

@@ -76,3 +76,23 @@ import Testing
         #expect("\(DurabilityError.syncFailed(path: "x", errno: EIO))".contains("Input/output error"))
     }
 }
+
+@Suite struct DurableFileTests {
+    @Test func aSaveReplacesTheFileWholeAndLeavesNoTemporaryFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("durable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("settings.json")
+        try DurableFile.write(Data("old".utf8), to: file)
+        try DurableFile.write(Data("new".utf8), to: file)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "new")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["settings.json"])
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func aFolderThatCannotBeWrittenIsATypedErrorNamingTheFile() {
+        #expect(throws: DurabilityError.self) {
+            try DurableFile.write(Data(), to: URL(fileURLWithPath: "/proc/no-such-place/settings.json"))
+        }
+    }
+}
