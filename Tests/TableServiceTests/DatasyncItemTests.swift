@@ -246,9 +246,31 @@ struct DatasyncItemTests {
         #expect(page["nextLink"] is NSNull)
     }
 
-    @Test("PUT replaces the whole item: columns the body leaves out become null", arguments: Backend.all)
-    func putReplacesTheWholeItem(_ backend: Backend) async throws {
+    @Test(
+        "A PUT from a client that does not know a column keeps that column's value", arguments: Backend.all)
+    func putKeepsTheColumnsItsBodyLeavesOut(_ backend: Backend) async throws {
         let server = try await TestServer(backend, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        // Version 2 of an app wrote priority; version 1, which has no priority, edits the text.
+        let written = try await server.send(
+            .post, "/tables/todoitem", json: ["id": "a", "text": "v1", "priority": 5], headers: Self.v3)
+        let version = try #require(written.object?["version"] as? String)
+        let replaced = try await server.send(
+            .put, "/tables/todoitem/a", json: ["id": "a", "text": "v2"],
+            headers: Self.headers([.ifMatch: "\"\(version)\""]))
+        #expect(replaced.status == 200)
+        #expect(replaced.object?["priority"] as? Double == 5)
+        #expect(replaced.object?["text"] as? String == "v2")
+        // A null the client sends is a value like any other.
+        let cleared = try await server.send(
+            .put, "/tables/todoitem/a", json: ["id": "a", "text": "v3", "priority": NSNull()], headers: Self.v3)
+        #expect(cleared.object?["priority"] is NSNull)
+    }
+
+    @Test("A table declared putReplaces nulls the columns a PUT leaves out", arguments: Backend.all)
+    func putReplacesTheWholeItemWhereDeclared(_ backend: Backend) async throws {
+        let schema = try ServiceSchema(json: Data(#"{"todoitem": {"putReplaces": true}}"#.utf8))
+        let server = try await TestServer(backend, tables: ["todoitem"]) { $0.schema = schema }
         defer { server.stopInBackground() }
         _ = try await server.send(
             .post, "/tables/todoitem", json: ["id": "a", "text": "v1", "complete": true], headers: Self.v3)

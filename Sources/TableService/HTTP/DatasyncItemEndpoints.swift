@@ -4,7 +4,8 @@ import HTTPTypes
 import SyncProtocol
 
 /// The item routes of Datasync v3, over the same store and tables as v2: POST answers 201 with
-/// `Location`, PUT replaces the whole item, DELETE answers 204, a soft-deleted item is 410 unless
+/// `Location`, PUT replaces the item (the columns its body leaves out keep their values unless the
+/// table is declared `putReplaces`), DELETE answers 204, a soft-deleted item is 410 unless
 /// the query has `__includedeleted=true`, and `If-Match`/`If-None-Match` are read as
 /// ``Preconditions``. Lists go through the shared ``TableController`` path with v3's rules.
 struct DatasyncItemEndpoints: Sendable {
@@ -73,11 +74,14 @@ struct DatasyncItemEndpoints: Sendable {
             current = try await store.setDeleted(false, in: table, id: id, ifMatch: expected, scope: scope)
             expected = current.version
         }
-        // A replace: every column the body leaves out becomes null (the columns this instance
-        // knows; one another instance has just added keeps its value).
-        let sent = Set(changes.fields.map { $0.name.lowercased() })
-        for column in store.schema(of: table)?.userColumns ?? [] where !sent.contains(column.name.lowercased()) {
-            changes.fields.append(StoredItem.Field(name: column.name, value: .null))
+        // Columns the body leaves out keep their values: the client (an older app) may not know
+        // them. A table declared `putReplaces` nulls them, as the toolkit does (the columns this
+        // instance knows; one another instance has just added keeps its value).
+        if controller.putReplaces(table) {
+            let sent = Set(changes.fields.map { $0.name.lowercased() })
+            for column in store.schema(of: table)?.userColumns ?? [] where !sent.contains(column.name.lowercased()) {
+                changes.fields.append(StoredItem.Field(name: column.name, value: .null))
+            }
         }
         let item = try await store.update(
             in: table, id: id, changes, check: VersionCheck(ifMatch: expected), scope: scope)

@@ -203,6 +203,11 @@ struct TableController: Sendable {
         configuration.schema.declaration(of: table)?.softDelete ?? true
     }
 
+    /// Whether a v3 PUT nulls the columns its body leaves out (only tables declared so).
+    func putReplaces(_ table: String) -> Bool {
+        configuration.schema.declaration(of: table)?.putReplaces ?? false
+    }
+
     var writeGuard: WriteGuard { WriteGuard(cors: cors) }
 
     /// The checks that need no token: where a write comes from, and the application key.

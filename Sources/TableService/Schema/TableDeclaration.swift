@@ -16,6 +16,10 @@ public struct TableDeclaration: Sendable, Equatable {
     /// Whether DELETE marks rows deleted (kept for incremental pull, hidden from queries) or
     /// removes them. Undeclared tables soft-delete.
     public let softDelete: Bool
+    /// Whether a v3 PUT sets the columns its body leaves out to null (the Datasync toolkit's
+    /// replace). By default they keep their values: an app that does not know a column (an older
+    /// version still in the field) never erases it.
+    public let putReplaces: Bool
     /// The declared columns, by name.
     public let columns: [DeclaredColumn]
 
@@ -70,7 +74,7 @@ public struct TableDeclaration: Sendable, Equatable {
 /// The tables a schema file declares, read and checked when the service starts.
 ///
 /// ```json
-/// {"movies": {"pageSize": 100, "softDelete": false,
+/// {"movies": {"pageSize": 100, "softDelete": false, "putReplaces": false,
 ///             "columns": {"title": "string", "rating": {"enum": ["G", "PG", "R"]}}}}
 /// ```
 /// Column types: `string`, `integer`, `number`, `boolean`, `datetime`, `date-only`,
@@ -110,8 +114,9 @@ public struct ServiceSchema: Sendable, Equatable {
         guard case .object(let settings) = value else {
             throw ServiceSchemaError("Table '\(name)': give an object such as {\"columns\": {\"title\": \"string\"}}.")
         }
-        for key in settings.keys where !["pageSize", "softDelete", "columns"].contains(key) {
-            throw ServiceSchemaError("Table '\(name)': unknown setting '\(key)'; use pageSize, softDelete and columns.")
+        for key in settings.keys where !["pageSize", "softDelete", "putReplaces", "columns"].contains(key) {
+            throw ServiceSchemaError(
+                "Table '\(name)': unknown setting '\(key)'; use pageSize, softDelete, putReplaces and columns.")
         }
         var pageSize: Int?
         if let size = settings["pageSize"] {
@@ -127,6 +132,13 @@ public struct ServiceSchema: Sendable, Equatable {
             }
             softDelete = value
         }
+        var putReplaces = false
+        if let flag = settings["putReplaces"] {
+            guard case .bool(let value) = flag else {
+                throw ServiceSchemaError("Table '\(name)': putReplaces must be true or false.")
+            }
+            putReplaces = value
+        }
         var columns: [TableDeclaration.DeclaredColumn] = []
         if let list = settings["columns"] {
             guard case .object(let declared) = list else {
@@ -136,7 +148,8 @@ public struct ServiceSchema: Sendable, Equatable {
                 columns.append(.init(name: columnName, type: try type(declared[columnName]!, table: name, columnName)))
             }
         }
-        return TableDeclaration(name: name, pageSize: pageSize, softDelete: softDelete, columns: columns)
+        return TableDeclaration(
+            name: name, pageSize: pageSize, softDelete: softDelete, putReplaces: putReplaces, columns: columns)
     }
 
     private static func type(
