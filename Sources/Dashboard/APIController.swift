@@ -300,90 +300,30 @@ struct APIController: Sendable {
 
     private func settings(_ request: Request) async throws -> Response {
         let payload = try request.decodeJSON(SettingsPayload.self)
-        if let tables = payload.tables {
-            let context = environment.context
-            try storeCall { () throws(SyncError) in _ = try context.setSyncedTables(tables) }
-        }
-        let protocolChoice = try payload.protocol.map { text throws(HTTPError) in
-            guard let choice = ProtocolChoice(rawValue: text) else {
-                throw HTTPError(.unprocessableContent, "protocol must be \"auto\", \"v2\" or \"v3\".")
-            }
-            return choice
-        }
-        var autoSyncInterval: Double??
-        if let seconds = payload.autoSyncInterval {
-            switch SettingsController.autoSyncInterval(String(seconds)) {
-            case .success(let interval): autoSyncInterval = .some(interval)
-            case .failure(let error): throw HTTPError(.unprocessableContent, "autoSyncInterval: " + error.message)
-            }
-        }
-        if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
-            throw HTTPError(.unprocessableContent, "pageSize must be from 1 to 1000.")
-        }
-        if let window = payload.pushWindow, SyncConfiguration.clampedPushWindow(window) != window {
-            throw HTTPError(
-                .unprocessableContent, "pushWindow must be from 1 to \(SyncConfiguration.maximumPushWindow).")
-        }
-        let onSwitch = try payload.onSwitch.map { text throws(HTTPError) in
-            guard let choice = RemoteSwitchChoice(rawValue: text) else {
-                throw HTTPError(.unprocessableContent, "onSwitch must be \"push\" or \"discard\".")
-            }
-            return choice
-        }
-        if let remote = payload.remote {
-            var url: URL?
-            if !remote.isEmpty {
-                guard let parsed = URL(string: remote), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                    parsed.host?.isEmpty == false
-                else {
-                    throw HTTPError(
-                        .unprocessableContent, "remote must be an http(s) address such as http://127.0.0.1:8090.")
-                }
-                url = parsed
-            } else if environment.embeddedURL() == nil {
-                throw HTTPError(
-                    .unprocessableContent, "remote must be an http(s) address: this dashboard has no embedded service.")
-            }
-            let key = payload.applicationKey.flatMap { $0.isEmpty ? nil : $0 }
-            do {
-                try await RemoteSetting(
-                    context: environment.context, settings: environment.settings, embeddedURL: environment.embeddedURL
-                ).apply(remote: url, applicationKey: key, onSwitch: onSwitch)
-            } catch SyncError.remoteSwitchRefused(let refusal) {
-                return Self.json(
-                    SwitchRefusedAnswer(
-                        error: SyncError.remoteSwitchRefused(refusal).description
-                            + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",
-                        from: refusal.from.description, to: refusal.to.description, pending: refusal.pending,
-                        conflicts: refusal.conflicts, failed: refusal.failed),
-                    status: .conflict)
-            } catch let error as SyncError {
-                throw error.httpError
-            }
-        }
-        if payload.pageSize != nil || payload.pushWindow != nil {
-            var settings = environment.settings.settings
-            settings.pageSize = payload.pageSize ?? settings.pageSize
-            settings.pushWindow = payload.pushWindow ?? settings.pushWindow
-            try environment.settings.save(settings)
-            if let window = payload.pushWindow { await environment.context.setPushWindow(window) }
-        }
-        if let offline = payload.offline {
-            let context = environment.context
-            try storeCall { () throws(SyncError) in try context.setOffline(offline) }
-            environment.autoSync?.nudge()
-        }
-        if let autoSyncInterval {
-            var settings = environment.settings.settings
-            settings.autoSyncInterval = autoSyncInterval
-            try environment.settings.save(settings)
-            environment.autoSync?.setInterval(autoSyncInterval)
-        }
-        if let protocolChoice {
-            var settings = environment.settings.settings
-            settings.tableProtocol = protocolChoice
-            try environment.settings.save(settings)
-            do { try await environment.context.setTableProtocol(protocolChoice) } catch { throw error.httpError }
+        let given: [SettingsChange.Setting: String?] = [
+            .remote: payload.remote, .applicationKey: payload.applicationKey, .onSwitch: payload.onSwitch,
+            .pageSize: payload.pageSize.map(String.init), .pushWindow: payload.pushWindow.map(String.init),
+            .autoSyncInterval: payload.autoSyncInterval.map(String.init), .offline: payload.offline.map(String.init),
+            .protocol: payload.protocol,
+        ]
+        let change: SettingsChange
+        do {
+            change = try SettingsChange(
+                given.compactMapValues { $0 }, tables: payload.tables,
+                hasEmbeddedService: environment.embeddedURL() != nil)
+        } catch { throw HTTPError(.unprocessableContent, error.message) }
+        do {
+            try await change.apply(environment)
+        } catch SyncError.remoteSwitchRefused(let refusal) {
+            return Self.json(
+                SwitchRefusedAnswer(
+                    error: SyncError.remoteSwitchRefused(refusal).description
+                        + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",
+                    from: refusal.from.description, to: refusal.to.description, pending: refusal.pending,
+                    conflicts: refusal.conflicts, failed: refusal.failed),
+                status: .conflict)
+        } catch let error as SyncError {
+            throw error.httpError
         }
         return try status()
     }

@@ -181,6 +181,28 @@ import Testing
         await harness.stop()
     }
 
+    @Test func theSettingsFormAndTheAPIRefuseEachMistakeWithTheSameStatusAndMessage() async throws {
+        let harness = try await TestDashboard()
+        let token = try await harness.csrfToken()
+        let mistakes: [(form: [String: String], json: String, message: String)] = [
+            (["key": "line\nbreak"], #"{"remote": "", "applicationKey": "line\nbreak"}"#, "must be one line"),
+            (["onSwitch": "maybe"], #"{"remote": "", "onSwitch": "maybe"}"#, "onSwitch must be"),
+            (["pageSize": "0"], #"{"pageSize": 0}"#, "from 1 to 1000"),
+            (["remote": "ftp://x"], #"{"remote": "ftp://x"}"#, "is not a web address"),
+        ]
+        for mistake in mistakes {
+            let form = try await harness.submit(
+                "/settings", ["remote": "", "pageSize": "50"].merging(mistake.form) { $1 })
+            #expect(form.status == 422, "\(mistake.form)")
+            #expect(form.text.contains(mistake.message), "\(mistake.form)")
+            let api = try await harness.client.send(
+                .post, "/api/settings", json: Data(mistake.json.utf8), headers: [CSRFProtection.headerName: token])
+            #expect(api.status == 422, "\(mistake.json)")
+            #expect(api.text.contains(mistake.message), "\(mistake.json)")
+        }
+        await harness.stop()
+    }
+
     @Test func thePushWindowIsSavedAndTakesEffectAndABadOneIsRefused() async throws {
         let harness = try await TestDashboard()
         #expect(await harness.dashboard.context.pushWindow == SyncConfiguration.defaultPushWindow)
