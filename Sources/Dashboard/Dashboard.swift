@@ -17,7 +17,7 @@ import Views
 public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
-        "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
+        "layout", "partials/header", "partials/flash", "partials/pager", "data/row",
         "operations", "discard", "discard-bulk", "conflicts", "conflict", "settings", "error", "journal",
         "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
@@ -108,7 +108,7 @@ public final class Dashboard: Sendable {
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, autoSync: autoSync,
             settings: settings,
-            todoRows: FragmentCache(templates: templates, template: "partials/todo-row"),
+            listRows: FragmentCache(templates: templates, template: "data/row"),
             embeddedURL: embedded)
 
         var router = Router()
@@ -127,8 +127,6 @@ public final class Dashboard: Sendable {
         let files = StaticFiles(folder: configuration.resources.publicFolder)
         router.get("/public/*") { request in try files.respond(request) }
         embed?(&router)
-        TodoListController(environment: environment).addRoutes(to: &router)
-        ItemController(environment: environment).addRoutes(to: &router)
         HistoryController(environment: environment).addRoutes(to: &router)
         DataController(environment: environment).addRoutes(to: &router)
         OperationsController(environment: environment).addRoutes(to: &router)
