@@ -66,8 +66,7 @@
       event.preventDefault();
       if (button) { button.disabled = true; button.textContent = "Syncing…"; }
       var body = new URLSearchParams(new FormData(form));
-      fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual",
-                           headers: { "X-Requested-With": "fetch" } })
+      fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual" })
         .then(function () { running = true; awaitingResult = true; if (cancelForm) cancelForm.hidden = false; schedule(200); })
         .catch(function () { form.submit(); });
     });
@@ -97,8 +96,7 @@
     var checked = value.value === "true";
     var body = new URLSearchParams(new FormData(form));
     button.disabled = true;
-    fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual",
-                         headers: { "X-Requested-With": "fetch" } })
+    fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual" })
       .then(function (response) {
         if (response.type !== "opaqueredirect" && !response.ok) return Promise.reject(response.status);
         var row = form.closest("tr");
