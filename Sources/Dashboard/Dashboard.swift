@@ -119,7 +119,8 @@ public final class Dashboard: Sendable {
         router.use(SecurityHeaders())
         router.use(csrf)
         router.errorRenderer = { request, error in
-            if request.path.hasPrefix("/api/") || request.path.hasPrefix("/tables") || request.prefersJSON {
+            // JSON for the JSON surface and the table protocol; a page's error is a page.
+            if request.path.hasPrefix("/api/") || request.path.hasPrefix("/tables") {
                 return .jsonError(error.message, status: error.status)
             }
             return renderer.error(request, error)

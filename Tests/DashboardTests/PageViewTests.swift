@@ -33,6 +33,10 @@ import Testing
             #expect(page.status == 200, "\(path)")
             #expect(page.headers["content-type"]?.hasPrefix("text/html") == true, "\(path)")
         }
+        let missing = try await harness.client.send(.get, "/items/nope", headers: [.accept: "application/json"])
+        #expect(missing.status == 404 && missing.headers["content-type"]?.hasPrefix("text/html") == true)
+        let api = try await harness.client.send(.get, "/api/data/todoitem/nope")
+        #expect(api.status == 404 && api.headers["content-type"]?.hasPrefix("application/json") == true)
         await harness.stop()
     }
 
