@@ -200,6 +200,9 @@ import Testing
             #expect(api.status == 422, "\(mistake.json)")
             #expect(api.text.contains(mistake.message), "\(mistake.json)")
         }
+        let misspelt = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"pageSise": 20}"#.utf8), headers: [CSRFProtection.headerName: token])
+        #expect(misspelt.status == 422 && misspelt.text.contains("'pageSise' is not a setting"))
         await harness.stop()
     }
 
