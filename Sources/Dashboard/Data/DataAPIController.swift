@@ -42,10 +42,10 @@ struct DataAPIController: Sendable {
         router.delete("/api/data/:table/:id") { request in try delete(request) }
     }
 
+    private var pages: DataController { DataController(environment: environment) }
+
     private func table(_ request: Request) throws(HTTPError) -> TableDescription {
-        let name = request.parameters["table"] ?? ""
-        let context = environment.context
-        return try storeCall { () throws(SyncError) in try context.description(of: name) }
+        try pages.table(.plain(request.parameters["table"] ?? ""))
     }
 
     private func rows(_ request: Request) throws -> Response {
@@ -67,12 +67,7 @@ struct DataAPIController: Sendable {
     }
 
     private func row(_ request: Request) throws(HTTPError) -> (table: TableDescription, item: Item) {
-        let table = try table(request)
-        let id = request.parameters["id"] ?? ""
-        let context = environment.context
-        guard let item = try storeCall({ () throws(SyncError) in try context.item(id: id, in: table.name) }) else {
-            throw HTTPError(.notFound, "No row with id '\(id)' in \(table.name).")
-        }
+        let (table, item, _) = try pages.row(request, .plain(request.parameters["table"] ?? ""))
         return (table, item)
     }
 

@@ -6,7 +6,8 @@ import SyncProtocol
 
 /// One row's page and its writes: Save, the list's checkboxes, and Delete (asked first).
 extension DataController {
-    private func row(_ request: Request, _ preset: TablePreset) throws(HTTPError) -> (TableDescription, Item, String) {
+    /// The row of the request's `:id` in the preset's table; an unknown table or row is a 404 naming it.
+    func row(_ request: Request, _ preset: TablePreset) throws(HTTPError) -> (TableDescription, Item, String) {
         let table = try table(preset)
         let id = request.parameters["id"] ?? ""
         let context = environment.context
