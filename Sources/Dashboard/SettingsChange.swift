@@ -85,9 +85,10 @@ struct SettingsChange: Sendable {
             .onSwitch, { $0.isEmpty ? nil : RemoteSwitchChoice(rawValue: $0) },
             #"onSwitch must be "push" or "discard"."#)
         if given[.onSwitch]?.isEmpty == true { mistakes[.onSwitch] = nil }
+        let pageSizes = DashboardConfiguration.pageSizeRange
         pageSize = read(
-            .pageSize, { Int($0).flatMap { DashboardConfiguration.pageSizeRange.contains($0) ? $0 : nil } },
-            "The pull page size must be a whole number from 1 to 1000.")
+            .pageSize, { Int($0).flatMap { pageSizes.contains($0) ? $0 : nil } },
+            "The pull page size must be a whole number from \(pageSizes.lowerBound) to \(pageSizes.upperBound).")
         pushWindow = read(
             .pushWindow, { Int($0).flatMap { SyncConfiguration.clampedPushWindow($0) == $0 ? $0 : nil } },
             "The push window must be a whole number from 1 to \(SyncConfiguration.maximumPushWindow).")
