@@ -2,7 +2,7 @@
 // - keeps the header's counts and sync progress live (polls /api/status);
 // - starts Sync without leaving the page, shows Cancel while it runs, and reloads once the result is in;
 // - asks before deleting (the server shows a confirmation page when no script asked);
-// - ticks a todo done from the list without reloading the page.
+// - ticks a list's checkbox (a todo done) without reloading the page.
 (function () {
   "use strict";
   document.documentElement.dataset.enhanced = "yes";
@@ -66,8 +66,7 @@
       event.preventDefault();
       if (button) { button.disabled = true; button.textContent = "Syncing…"; }
       var body = new URLSearchParams(new FormData(form));
-      fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual",
-                           headers: { "X-Requested-With": "fetch" } })
+      fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual" })
         .then(function () { running = true; awaitingResult = true; if (cancelForm) cancelForm.hidden = false; schedule(200); })
         .catch(function () { form.submit(); });
     });
@@ -86,31 +85,32 @@
     form.appendChild(confirmed);
   });
 
-  // Quick complete: ticks the row in place instead of reloading the page.
+  // A list's checkboxes (a todo's Done, any true/false column): sets the value in place instead of
+  // reloading the page; the row's sync state then shows the queued change.
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    if (!form.hasAttribute("data-quick-complete")) return;
+    if (!form.hasAttribute("data-quick-set")) return;
     event.preventDefault();
     var button = form.querySelector("button");
-    var value = form.querySelector('input[name="complete"]');
+    var value = form.querySelector('input[name="value"]');
+    var checked = value.value === "true";
     var body = new URLSearchParams(new FormData(form));
     button.disabled = true;
-    fetch(form.action, { method: "POST", body: body, credentials: "same-origin",
-                         headers: { "X-Requested-With": "fetch", Accept: "application/json" } })
-      .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
-      .then(function (todo) {
+    fetch(form.action, { method: "POST", body: body, credentials: "same-origin", redirect: "manual" })
+      .then(function (response) {
+        if (response.type !== "opaqueredirect" && !response.ok) return Promise.reject(response.status);
         var row = form.closest("tr");
-        button.setAttribute("aria-checked", todo.complete ? "true" : "false");
-        value.value = todo.complete ? "false" : "true";
+        button.setAttribute("aria-checked", checked ? "true" : "false");
+        value.value = checked ? "false" : "true";
         if (row) {
-          row.classList.toggle("done", todo.complete);
-          var badge = row.querySelector(".badge");
-          if (badge && todo.badge) {
+          if (form.hasAttribute("data-marks-done")) row.classList.toggle("done", checked);
+          var synced = row.querySelector(".badge-synced");
+          if (synced) {
             var link = document.createElement("a");
-            link.className = "badge badge-" + todo.badge.kind;
-            link.href = todo.badge.href;
-            link.textContent = todo.badge.label;
-            badge.replaceWith(link);
+            link.className = "badge badge-update";
+            link.href = "/operations";
+            link.textContent = "pending update";
+            synced.replaceWith(link);
           }
         }
         button.disabled = false;

@@ -4,20 +4,15 @@ import HTTPTypes
 import SyncClient
 import SyncProtocol
 
-/// `/api/...`: the dashboard's state and actions as JSON, for scripts and tests.
+/// `/api/...`: the dashboard's one JSON surface, for scripts and tests (the pages answer HTML only):
+/// status, queue, conflicts, settings and the sync actions; rows of every table are
+/// ``DataAPIController``'s.
 ///
 /// State-changing calls are POSTs carrying the `X-CSRF-Token` header (its value is in
 /// `GET /api/status`); errors are `{"error": "..."}` with the matching status.
 struct APIController: Sendable {
     let environment: DashboardEnvironment
     let csrfToken: String
-
-    /// The body of item writes.
-    struct TodoPayload: Decodable {
-        var id: String?
-        var text: String?
-        var complete: Bool?
-    }
 
     /// The body of `POST /api/operations/{id}/hold` (optional) and `POST /api/operations/bulk`.
     struct QueueActionPayload: Decodable {
@@ -31,26 +26,6 @@ struct APIController: Sendable {
 
     struct ResolvePayload: Decodable {
         var choice: String
-    }
-
-    /// The body of `POST /api/settings`; absent fields stay as they are.
-    struct SettingsPayload: Decodable {
-        var offline: Bool?
-        var pageSize: Int?
-        /// How many operations a push keeps on the wire at once (1 to 64).
-        var pushWindow: Int?
-        /// The table service's address; "" for the embedded service.
-        var remote: String?
-        /// The application key sent to `remote` (only read with `remote`; absent or "" for none).
-        var applicationKey: String?
-        /// What becomes of queued changes when `remote` is another service: "push" or "discard".
-        var onSwitch: String?
-        /// The tables to sync and show (letters, digits and underscores).
-        var tables: [String]?
-        /// The table protocol: "auto", "v2" or "v3".
-        var `protocol`: String?
-        /// Seconds between automatic syncs (5 to 86,400); 0 turns auto-sync off.
-        var autoSyncInterval: Int?
     }
 
     /// The 409 answer to a switch refused while changes are queued.
@@ -67,11 +42,6 @@ struct APIController: Sendable {
 
     func addRoutes(to router: inout Router) {
         router.get("/api/status") { _ in try status() }
-        router.get("/api/items") { request in try items(request) }
-        router.post("/api/items") { request in try add(request) }
-        router.get("/api/items/:id") { request in try item(request) }
-        router.post("/api/items/:id") { request in try update(request) }
-        router.post("/api/items/:id/delete") { request in try delete(request) }
         router.get("/api/operations") { _ in try operations() }
         router.post("/api/operations/:id/discard") { request in try discard(request) }
         for action in [QueueAction.hold, .release, .retry] {
@@ -97,15 +67,6 @@ struct APIController: Sendable {
         JSONAnswer.response(value, status: status)
     }
 
-    /// `GET /api/items`: one page of todos; `newer` and `older` are the cursors of the
-    /// neighbouring pages (`?newer=…`, `?older=…`), absent at either end.
-    struct ItemsAnswer: Encodable {
-        var items: [Item]
-        var total: Int?
-        var newer: Int64?
-        var older: Int64?
-    }
-
     /// `GET /api/status`: the header every page shows, plus the CSRF token scripts need.
     struct StatusAnswer: Encodable {
         var header: HeaderView
@@ -121,75 +82,11 @@ struct APIController: Sendable {
         }
     }
 
-    private var table: SyncTable { environment.todos }
-
     private func status() throws -> Response {
         let header = HeaderView.read(
             context: environment.context, sync: environment.sync, autoSync: environment.autoSync?.status,
             servicePage: nil)
         return Self.json(StatusAnswer(header: header, csrfToken: csrfToken))
-    }
-
-    private func items(_ request: Request) throws -> Response {
-        let query = try TodoListController.ListQuery(request)
-        let page = try TodoListController(environment: environment).page(query)
-        return Self.json(
-            ItemsAnswer(
-                items: page.items, total: page.total, newer: page.hasNewer ? page.keys.first : nil,
-                older: page.hasOlder ? page.keys.last : nil))
-    }
-
-    private func found(_ request: Request) throws(HTTPError) -> Item {
-        let id = request.parameters["id"] ?? ""
-        let table = self.table
-        guard let item = try storeCall({ () throws(SyncError) in try table.item(id: id) }) else {
-            throw HTTPError(.notFound, "No todo with id '\(id)'.")
-        }
-        return item
-    }
-
-    private func item(_ request: Request) throws -> Response {
-        Self.json(try found(request))
-    }
-
-    private func add(_ request: Request) throws -> Response {
-        let payload = try request.decodeJSON(TodoPayload.self)
-        let input = try Self.validated(text: payload.text, complete: payload.complete)
-        var item: Item = ["text": .string(input.text), "complete": .bool(input.complete)]
-        if let id = payload.id {
-            guard !id.isEmpty, id.count <= 255 else {
-                throw HTTPError(.unprocessableContent, "An id must have 1 to 255 characters.")
-            }
-            item[SystemColumn.id] = .string(id)
-        }
-        let table = self.table
-        return Self.json(try storeCall { () throws(SyncError) in try table.insert(item) }, status: .created)
-    }
-
-    private func update(_ request: Request) throws -> Response {
-        var item = try found(request)
-        let payload = try request.decodeJSON(TodoPayload.self)
-        let input = try Self.validated(
-            text: payload.text ?? item["text"]?.stringValue, complete: payload.complete ?? item["complete"]?.boolValue)
-        item["text"] = .string(input.text)
-        item["complete"] = .bool(input.complete)
-        let table = self.table
-        return Self.json(try storeCall { () throws(SyncError) in try table.update(item) })
-    }
-
-    private func delete(_ request: Request) throws -> Response {
-        let item = try found(request)
-        let id = item[SystemColumn.id]?.stringValue ?? ""
-        let table = self.table
-        try storeCall { () throws(SyncError) in try table.delete(id: id) }
-        return Self.json(["deleted": id])
-    }
-
-    private static func validated(text: String?, complete: Bool?) throws(HTTPError) -> TodoInput {
-        switch TodoInput.parse(text: text, complete: complete.map { $0 ? "true" : "false" }) {
-        case .success(let input): return input
-        case .failure(let invalid): throw HTTPError(.unprocessableContent, invalid.message)
-        }
     }
 
     private func operations() throws -> Response {
@@ -298,92 +195,46 @@ struct APIController: Sendable {
                 autoSyncInterval: settings.autoSyncInterval.map { Int($0) } ?? 0))
     }
 
+    /// `POST /api/settings`: an object of settings named as ``SettingsChange/Setting`` names them
+    /// (`{"pageSize": 20, "offline": true, "tables": ["todoitem"]}`); absent or null ones stay as they
+    /// are, and an unknown one is refused.
     private func settings(_ request: Request) async throws -> Response {
-        let payload = try request.decodeJSON(SettingsPayload.self)
-        if let tables = payload.tables {
-            let context = environment.context
-            try storeCall { () throws(SyncError) in _ = try context.setSyncedTables(tables) }
+        guard case .object(let members) = try request.decodeJSON(JSONValue.self) else {
+            throw HTTPError(.badRequest, #"Send the settings as a JSON object, such as {"offline": true}."#)
         }
-        let protocolChoice = try payload.protocol.map { text throws(HTTPError) in
-            guard let choice = ProtocolChoice(rawValue: text) else {
-                throw HTTPError(.unprocessableContent, "protocol must be \"auto\", \"v2\" or \"v3\".")
-            }
-            return choice
-        }
-        var autoSyncInterval: Double??
-        if let seconds = payload.autoSyncInterval {
-            switch SettingsController.autoSyncInterval(String(seconds)) {
-            case .success(let interval): autoSyncInterval = .some(interval)
-            case .failure(let error): throw HTTPError(.unprocessableContent, "autoSyncInterval: " + error.message)
-            }
-        }
-        if let pageSize = payload.pageSize, !(1...1000).contains(pageSize) {
-            throw HTTPError(.unprocessableContent, "pageSize must be from 1 to 1000.")
-        }
-        if let window = payload.pushWindow, SyncConfiguration.clampedPushWindow(window) != window {
-            throw HTTPError(
-                .unprocessableContent, "pushWindow must be from 1 to \(SyncConfiguration.maximumPushWindow).")
-        }
-        let onSwitch = try payload.onSwitch.map { text throws(HTTPError) in
-            guard let choice = RemoteSwitchChoice(rawValue: text) else {
-                throw HTTPError(.unprocessableContent, "onSwitch must be \"push\" or \"discard\".")
-            }
-            return choice
-        }
-        if let remote = payload.remote {
-            var url: URL?
-            if !remote.isEmpty {
-                guard let parsed = URL(string: remote), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                    parsed.host?.isEmpty == false
-                else {
-                    throw HTTPError(
-                        .unprocessableContent, "remote must be an http(s) address such as http://127.0.0.1:8090.")
-                }
-                url = parsed
-            } else if environment.embeddedURL() == nil {
+        var given: [SettingsChange.Setting: String] = [:]
+        var tables: [String]?
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            switch (SettingsChange.Setting(rawValue: name), value) {
+            case (_?, .null): continue
+            case (.tables?, .array(let names)) where names.allSatisfy { $0.stringValue != nil }:
+                tables = names.compactMap(\.stringValue)
+            case (let setting?, .string(let text)) where setting != .tables: given[setting] = text
+            case (let setting?, .bool(let flag)) where setting != .tables: given[setting] = String(flag)
+            case (let setting?, .number(let number)) where setting != .tables:
+                given[setting] = number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : "\(number)"
+            default:
                 throw HTTPError(
-                    .unprocessableContent, "remote must be an http(s) address: this dashboard has no embedded service.")
-            }
-            let key = payload.applicationKey.flatMap { $0.isEmpty ? nil : $0 }
-            do {
-                try await RemoteSetting(
-                    context: environment.context, settings: environment.settings, embeddedURL: environment.embeddedURL
-                ).apply(remote: url, applicationKey: key, onSwitch: onSwitch)
-            } catch SyncError.remoteSwitchRefused(let refusal) {
-                return Self.json(
-                    SwitchRefusedAnswer(
-                        error: SyncError.remoteSwitchRefused(refusal).description
-                            + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",
-                        from: refusal.from.description, to: refusal.to.description, pending: refusal.pending,
-                        conflicts: refusal.conflicts, failed: refusal.failed),
-                    status: .conflict)
-            } catch let error as SyncError {
-                throw error.httpError
+                    .unprocessableContent, "'\(name)' is not a setting, or not of its type (\(value.jsonText)).")
             }
         }
-        if payload.pageSize != nil || payload.pushWindow != nil {
-            var settings = environment.settings.settings
-            settings.pageSize = payload.pageSize ?? settings.pageSize
-            settings.pushWindow = payload.pushWindow ?? settings.pushWindow
-            try environment.settings.save(settings)
-            if let window = payload.pushWindow { await environment.context.setPushWindow(window) }
-        }
-        if let offline = payload.offline {
-            let context = environment.context
-            try storeCall { () throws(SyncError) in try context.setOffline(offline) }
-            environment.autoSync?.nudge()
-        }
-        if let autoSyncInterval {
-            var settings = environment.settings.settings
-            settings.autoSyncInterval = autoSyncInterval
-            try environment.settings.save(settings)
-            environment.autoSync?.setInterval(autoSyncInterval)
-        }
-        if let protocolChoice {
-            var settings = environment.settings.settings
-            settings.tableProtocol = protocolChoice
-            try environment.settings.save(settings)
-            do { try await environment.context.setTableProtocol(protocolChoice) } catch { throw error.httpError }
+        let change: SettingsChange
+        do {
+            change = try SettingsChange(
+                given, tables: tables, hasEmbeddedService: environment.embeddedURL() != nil)
+        } catch { throw HTTPError(.unprocessableContent, error.message) }
+        do {
+            try await change.apply(environment)
+        } catch SyncError.remoteSwitchRefused(let refusal) {
+            return Self.json(
+                SwitchRefusedAnswer(
+                    error: SyncError.remoteSwitchRefused(refusal).description
+                        + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",
+                    from: refusal.from.description, to: refusal.to.description, pending: refusal.pending,
+                    conflicts: refusal.conflicts, failed: refusal.failed),
+                status: .conflict)
+        } catch let error as SyncError {
+            throw error.httpError
         }
         return try status()
     }

@@ -21,11 +21,11 @@ struct ConflictsController: Sendable {
         }.map { conflict in
             ConflictsPage.Summary(
                 id: conflict.id, itemId: conflict.operation.itemId, kind: conflict.operation.kind.rawValue,
-                title: TodoPresenter.label(
+                title: Display.label(
                     conflict.clientItem ?? conflict.serverItem ?? conflict.base, id: conflict.operation.itemId),
-                client: conflict.clientItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted here)",
-                server: conflict.serverItem.map { TodoPresenter.label($0, id: "") } ?? "(deleted on the server)",
-                when: TodoPresenter.date(conflict.error.recordedAt))
+                client: conflict.clientItem.map { Display.label($0, id: "") } ?? "(deleted here)",
+                server: conflict.serverItem.map { Display.label($0, id: "") } ?? "(deleted on the server)",
+                when: Display.date(conflict.error.recordedAt))
         }
     }
 
@@ -77,7 +77,7 @@ struct ConflictsController: Sendable {
                 .init(side: .client, item: conflict.clientItem, heading: "Client", note: "yours"),
                 .init(side: .server, item: conflict.serverItem, heading: "Server"),
             ])
-        let title = TodoPresenter.label(
+        let title = Display.label(
             conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
         let picks = try ConflictDecisionView.picks(request.queryItems)
         let decide = ConflictDecisionView(

@@ -17,7 +17,7 @@ import Views
 public final class Dashboard: Sendable {
     /// Templates every page needs; start-up fails when one is missing or broken.
     public static let requiredTemplates = [
-        "layout", "partials/header", "partials/flash", "partials/todo-row", "partials/pager", "todos", "item", "delete",
+        "layout", "partials/header", "partials/flash", "partials/pager", "data/row",
         "operations", "discard", "discard-bulk", "conflicts", "conflict", "settings", "error", "journal",
         "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
@@ -108,7 +108,7 @@ public final class Dashboard: Sendable {
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, autoSync: autoSync,
             settings: settings,
-            todoRows: FragmentCache(templates: templates, template: "partials/todo-row"),
+            listRows: FragmentCache(templates: templates, template: "data/row"),
             embeddedURL: embedded)
 
         var router = Router()
@@ -119,7 +119,8 @@ public final class Dashboard: Sendable {
         router.use(SecurityHeaders())
         router.use(csrf)
         router.errorRenderer = { request, error in
-            if request.path.hasPrefix("/api/") || request.path.hasPrefix("/tables") || request.prefersJSON {
+            // JSON for the JSON surface and the table protocol; a page's error is a page.
+            if request.path.hasPrefix("/api/") || request.path.hasPrefix("/tables") {
                 return .jsonError(error.message, status: error.status)
             }
             return renderer.error(request, error)
@@ -127,8 +128,6 @@ public final class Dashboard: Sendable {
         let files = StaticFiles(folder: configuration.resources.publicFolder)
         router.get("/public/*") { request in try files.respond(request) }
         embed?(&router)
-        TodoListController(environment: environment).addRoutes(to: &router)
-        ItemController(environment: environment).addRoutes(to: &router)
         HistoryController(environment: environment).addRoutes(to: &router)
         DataController(environment: environment).addRoutes(to: &router)
         OperationsController(environment: environment).addRoutes(to: &router)

@@ -52,6 +52,9 @@ public struct DashboardConfiguration: Sendable {
     /// The intervals auto-sync takes, in seconds (0 turns it off): what `--auto-sync`, the Settings
     /// field and `/api/settings` accept.
     public static let autoSyncRange = 5...86_400
+    /// The rows per pull request that the Settings field, `/api/settings` and `client pull --page-size`
+    /// accept.
+    public static let pageSizeRange = 1...1000
 
     /// Auto-sync's backoff and debounce (tests shorten them).
     var autoSyncTiming = AutoSyncSchedule.Timing()

@@ -12,14 +12,12 @@ struct DashboardEnvironment: Sendable {
     /// Syncs by itself (nil in an opened support bundle, which never syncs).
     let autoSync: AutoSync?
     let settings: SettingsFile
-    /// The todo list's rendered rows, by what they show.
-    let todoRows: FragmentCache<TodoRow>
+    /// Every list's rendered rows, by what they show.
+    let listRows: FragmentCache<ListRow>
     /// The embedded service's address, when the dashboard has one.
     let embeddedURL: @Sendable () -> String?
 
     static let table = BackgroundSync.table
-
-    var todos: SyncTable { context.table(Self.table) }
 
     /// "3 changes pending" (or "nothing pending").
     func pendingSummary() -> String {

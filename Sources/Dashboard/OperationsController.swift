@@ -21,19 +21,10 @@ struct OperationsController: Sendable {
 
     /// The page of the queue the query string asks for: `?after=ID`, `?before=ID` or `?at=last`.
     static func position(_ request: Request) throws(HTTPError) -> QueuePosition {
-        func id(_ value: String) throws(HTTPError) -> Int64 {
-            guard let id = Int64(value), id >= 0 else {
-                throw HTTPError(.badRequest, "A page position is a change number, as in the Next and Previous links.")
-            }
-            return id
-        }
-        if let value = request.query("after"), !value.isEmpty { return .after(try id(value)) }
-        if let value = request.query("before"), !value.isEmpty { return .before(try id(value)) }
-        if let value = request.query("at"), !value.isEmpty {
-            guard value == "last" else { throw HTTPError(.badRequest, "Use at=last for the last page.") }
-            return .last
-        }
-        return .first
+        let mistake = "A page position is a change number, as in the Next and Previous links."
+        if let id = try request.key("after", mistake: mistake) { return .after(id) }
+        if let id = try request.key("before", mistake: mistake) { return .before(id) }
+        return try request.atLast() ? .last : .first
     }
 
     /// The row of one queued change at `now`. `nextPushAt` is when the next push is due, for auto-sync
@@ -51,23 +42,19 @@ struct OperationsController: Sendable {
         }
         return OperationsPage.OperationRow(
             id: operation.id, sequence: operation.id, table: operation.table, kind: operation.kind.rawValue,
-            state: operation.isHeld ? "held" : TodoPresenter.stateLabel(operation.state),
-            stateBadge: operation.isHeld ? "held" : TodoPresenter.stateBadge(operation.state),
+            state: operation.isHeld ? "held" : Display.stateLabel(operation.state),
+            stateBadge: operation.isHeld ? "held" : Display.stateBadge(operation.state),
             attempts: operation.attempts,
-            label: TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId),
-            itemHref: local == nil
-                ? nil
-                : operation.table == DashboardEnvironment.table
-                    ? "/items/\(PercentDecoding.encode(operation.itemId))"
-                    : DataController.href(operation.table, operation.itemId),
+            label: Display.label(local ?? operation.item ?? operation.base, id: operation.itemId),
+            itemHref: local == nil ? nil : TablePreset.href(operation.table, operation.itemId),
             conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
             historyHref: HistoryController.href(operation.table, operation.itemId),
             lastStatus: operation.lastStatus, answer: ReadableAnswer(operation.message ?? ""),
-            queuedAt: TodoPresenter.date(operation.queuedAt), age: Self.age(of: operation.queuedAt, now: now),
-            stuck: stuck.map(Self.stuckLabel), heldSince: operation.hold.map { TodoPresenter.date($0.since) },
+            queuedAt: Display.date(operation.queuedAt), age: Self.age(of: operation.queuedAt, now: now),
+            stuck: stuck.map(Self.stuckLabel), heldSince: operation.hold.map { Display.date($0.since) },
             heldReason: operation.hold?.reason,
             nextAttempt: Self.nextAttempt(entry, nextPushAt: nextPushAt),
-            nextAttemptAt: nextPushAt.map { TodoPresenter.date($0) },
+            nextAttemptAt: nextPushAt.map { Display.date($0) },
             canRetry: allows(.retry) && (operation.state == .failed || stuck != nil),
             canHold: allows(.hold), canRelease: operation.isHeld, canDiscard: allows(.discard))
     }
@@ -85,7 +72,7 @@ struct OperationsController: Sendable {
         case .conflict: return "after your decision"
         case .failed: return "after Retry now or an edit"
         case .pending, .attempted:
-            return nextPushAt.map { "at the next push, \(TodoPresenter.date($0))" } ?? "on the next push"
+            return nextPushAt.map { "at the next push, \(Display.date($0))" } ?? "on the next push"
         }
     }
 
@@ -120,9 +107,9 @@ struct OperationsController: Sendable {
         let rows = page.entries.map { Self.row($0, now: now, nextPushAt: nextPushAt) }
         let sorted = rows.filter { $0.stuck != nil } + rows.filter { $0.stuck == nil }
         let held = (try? context.status().held) ?? 0
-        var pager: TodoListPage.Pager?
+        var pager: Pager?
         if page.hasEarlier || page.hasLater {
-            pager = TodoListPage.Pager(
+            pager = Pager(
                 summary: "\(rows.count) shown of \(page.total.formatted()) queued changes",
                 first: page.hasEarlier ? "/operations" : nil,
                 previous: page.hasEarlier ? rows.first.map { "/operations?before=\($0.id)" } : nil,
@@ -154,7 +141,7 @@ struct OperationsController: Sendable {
     /// The item's text as the list shows it now, else as the change carries it, else its id.
     private func label(of operation: TableOperation) -> String {
         let local = try? environment.context.item(id: operation.itemId, in: operation.table)
-        return TodoPresenter.label(local ?? operation.item ?? operation.base, id: operation.itemId)
+        return Display.label(local ?? operation.item ?? operation.base, id: operation.itemId)
     }
 
     private func confirmDiscard(_ request: Request) throws -> Response {

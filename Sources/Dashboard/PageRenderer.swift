@@ -5,7 +5,7 @@ import Views
 
 /// Renders dashboard pages: a page's typed content inside a ``PageView`` with what the layout
 /// needs on every page (CSRF token, header, flash messages, current navigation item), as HTML
-/// through the page's template or, when the request asks for JSON, as that same value encoded.
+/// through the page's template. Pages answer HTML only: the JSON surface is `/api/...`.
 struct PageRenderer: Sendable {
     let templates: TemplateLibrary
     let csrfToken: String
@@ -21,7 +21,6 @@ struct PageRenderer: Sendable {
         let view = PageView(
             csrf: csrfToken, header: header(), nav: Navigation(section), back: request.path, device: deviceName,
             flash: sessions.takeFlashes(request), page: content)
-        if request.prefersJSON { return JSONAnswer.response(view, status: status) }
         return templates.page(template, view, status: status)
     }
 

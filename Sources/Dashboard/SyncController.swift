@@ -23,9 +23,6 @@ struct SyncController: Sendable {
 
     private func start(_ kind: BackgroundSync.Kind, _ request: Request) throws -> Response {
         let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
-        if request.headers[.xRequestedWith] == "fetch" {
-            return try .json(["started": started, "running": true], status: .accepted)
-        }
         if !started {
             environment.sessions.flash(request, .info, "A sync is already running; its result will show here.")
         }

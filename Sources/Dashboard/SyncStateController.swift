@@ -14,13 +14,12 @@ struct SyncStateController: Sendable {
 
     private func saveProtocol(_ request: Request) async throws -> Response {
         let value = try request.form()["protocol"] ?? ""
-        guard let choice = ProtocolChoice(rawValue: value) else {
-            throw HTTPError(.badRequest, "The protocol is auto, v2 or v3, not “\(value)”.")
-        }
-        var settings = environment.settings.settings
-        settings.tableProtocol = choice
-        try environment.settings.save(settings)
-        try await environment.context.setTableProtocol(choice)
+        let change: SettingsChange
+        do {
+            change = try SettingsChange([.protocol: value], hasEmbeddedService: environment.embeddedURL() != nil)
+        } catch { throw HTTPError(.unprocessableContent, error.message) }
+        try await change.apply(environment)
+        let choice = change.tableProtocol ?? .auto
         let spoken = environment.context.tableProtocol.map { " Speaking \($0.label) now." } ?? ""
         environment.sessions.flash(request, .success, "Protocol: \(choice.rawValue).\(spoken)")
         return .redirect(to: "/settings#sync-state")
@@ -76,7 +75,7 @@ struct SyncStateView: Encodable, Sendable {
             Token(
                 table: token.table, queryId: token.queryId,
                 cursor: token.updatedAt.map { "\($0) · \(token.id ?? "")" } ?? "nothing received yet",
-                moved: token.movedAt.map(TodoPresenter.date) ?? "never", rows: token.rows.formatted())
+                moved: token.movedAt.map(Display.date) ?? "never", rows: token.rows.formatted())
         }
         hasTokens = !tokens.isEmpty
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dashboard
 import Foundation
 import SyncClient
 import SyncProtocol
@@ -86,11 +87,7 @@ struct ClientOptions: ParsableArguments {
 
     func validate() throws {
         do { try TableDescription.checkName(table) } catch { throw ValidationError("--table: \(error.description)") }
-        if let remote {
-            guard let url = URL(string: remote), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw ValidationError("--remote '\(remote)' is not an http(s) address such as http://127.0.0.1:8080.")
-            }
-        }
+        if let remote { _ = try RemoteAddress.option(remote) }
     }
 
     /// Opens the store; errors are printed by ``run(_:)``.

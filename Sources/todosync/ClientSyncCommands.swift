@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dashboard
 import Foundation
 import SyncClient
 import SyncProtocol
@@ -52,7 +53,10 @@ struct ClientPull: AsyncParsableCommand {
     @Option(help: "Rows per request, 1 to 1000.") var pageSize = 50
 
     func validate() throws {
-        guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be between 1 and 1000.") }
+        let range = DashboardConfiguration.pageSizeRange
+        guard range.contains(pageSize) else {
+            throw ValidationError("--page-size must be between \(range.lowerBound) and \(range.upperBound).")
+        }
     }
 
     func run() async throws {

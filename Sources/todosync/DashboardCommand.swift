@@ -49,7 +49,7 @@ struct DashboardCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        if let remote { _ = try RemoteOption.parse(remote) }
+        if let remote { _ = try RemoteAddress.option(remote) }
         for table in tables {
             do { try TableDescription.checkName(table) } catch {
                 throw ValidationError("--table: \(error.description)")
@@ -63,7 +63,8 @@ struct DashboardCommand: AsyncParsableCommand {
     func run() async throws {
         let dashboard = try await DashboardLauncher(
             listen: listen, resources: try resources.locate(), dataDir: dataDir,
-            remote: try remote.map(RemoteOption.parse), appKey: appKey, deviceName: nil, verbose: verbose,
+            remote: try remote.map { try RemoteAddress.option($0).url }, appKey: appKey, deviceName: nil,
+            verbose: verbose,
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
@@ -75,15 +76,10 @@ struct DashboardCommand: AsyncParsableCommand {
     }
 }
 
-/// Checks the `--remote` flag.
-enum RemoteOption {
-    static func parse(_ text: String) throws -> URL {
-        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-            url.host?.isEmpty == false
-        else {
-            throw ValidationError("--remote '\(text)' is not an http(s) address; write it like http://127.0.0.1:8090.")
-        }
-        return url
+extension RemoteAddress {
+    /// Reads the address given to `option` (`--remote`, a doctor's URL); a mistake is a usage error.
+    static func option(_ text: String, _ option: String = "--remote") throws -> RemoteAddress {
+        do { return try RemoteAddress(text) } catch { throw ValidationError("\(option): \(error)") }
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dashboard
 import Foundation
 import SyncClient
 import UnixSignals
@@ -30,15 +31,13 @@ struct DoctorCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON.") var json = false
 
     func validate() throws {
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-            parsed.host != nil
-        else { throw ValidationError("URL must be an http:// or https:// address, not '\(url)'.") }
+        _ = try RemoteAddress.option(url, "URL")
     }
 
     func run() async throws {
         let doctor = ProtocolDoctor(
             .init(
-                url: URL(string: url)!, table: table, applicationKey: appKey, readOnly: readOnly,
+                url: try RemoteAddress.option(url, "URL").url, table: table, applicationKey: appKey, readOnly: readOnly,
                 protocolChoice: protocolChoice))
         let json = json
         // Trapped before the first request, so that a signal always cancels instead of killing.

@@ -97,6 +97,22 @@ def test_a_conflict_on_orders_shows_every_column_and_is_settled(demo, browsers):
     assert "150" in rows(a, demo.a)["order-2"]
 
 
+def test_a_true_false_value_is_ticked_from_the_list_of_any_table(demo, browsers):
+    a, _ = browsers
+    sync(a, demo.a, "/data")
+    open_page(a, demo.a + "/data/orders")
+    row = a.find_element(By.ID, "row-order-1")
+    assert "2026-12-01 09:30:00 UTC" in row.text, "a date is readable, on its own"
+    row.find_element(By.CSS_SELECTOR, "button.check").click()
+    WebDriverWait(a, 10).until(
+        lambda driver: driver.find_element(By.CSS_SELECTOR, "#row-order-1 button.check").get_attribute("aria-checked")
+        == "true")
+    assert "pending update" in a.find_element(By.ID, "row-order-1").text
+    WebDriverWait(a, 10).until(lambda driver: header_count(driver, "pending") == 1)
+    open_page(a, demo.a + "/data/orders/order-1")
+    assert a.find_element(By.NAME, "field:paid").is_selected()
+
+
 @pytest.fixture
 def phone():
     driver = make_browser(True)

@@ -98,7 +98,7 @@ def test_verify_lists_a_row_changed_on_the_service_with_its_reason(demo, browser
     assert "todoitem: 4 local rows, 4 on the service (deleted included); they match." in result, result
     assert "orders:" in result and "differ" not in result, "every synced table, the demo's orders too"
 
-    with urllib.request.urlopen(demo.a + "/api/items", timeout=10) as answer:
+    with urllib.request.urlopen(demo.a + "/api/data/todoitem", timeout=10) as answer:
         item = json.load(answer)["items"][0]
     patch_on_service(demo.service, item["id"], {"text": "changed on the service"})
     result = verify(a, demo.a)

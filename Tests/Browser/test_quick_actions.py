@@ -27,7 +27,7 @@ def test_quick_complete_ticks_a_todo_from_the_list(demo, browsers):
         assert "done" in row_of(driver, text).get_attribute("class")
     else:
         assert "Marked" in flash_text(driver, "Marked")
-        assert driver.current_url.endswith("#todo-" + row_of(driver, text).get_attribute("id")[5:])
+        assert driver.current_url.endswith("#" + row_of(driver, text).get_attribute("id"))
     open_page(driver, demo.a + "/?show=completed")
     assert row_of(driver, text).find_element(By.CSS_SELECTOR, "button.check").get_attribute("aria-checked") == "true"
 
@@ -38,7 +38,7 @@ def test_delete_asks_first(demo, browsers):
     add_todo(driver, demo.a, text)
     open_page(driver, demo.a + "/")
     driver.find_element(By.LINK_TEXT, text).click()
-    wait_for(driver, "textarea#text")
+    wait_for(driver, "[name='field:text']")
     scripted = enhanced(driver)
     driver.find_element(By.XPATH, "//button[normalize-space()='Delete this todo']").click()
     if scripted:
@@ -48,7 +48,7 @@ def test_delete_asks_first(demo, browsers):
         assert text in todo_texts(driver, demo.a), "dismissing the question keeps the todo"
         open_page(driver, demo.a + "/")
         driver.find_element(By.LINK_TEXT, text).click()
-        wait_for(driver, "textarea#text")
+        wait_for(driver, "[name='field:text']")
         driver.find_element(By.XPATH, "//button[normalize-space()='Delete this todo']").click()
         WebDriverWait(driver, 10).until(expected_conditions.alert_is_present()).accept()
     else:
@@ -56,7 +56,7 @@ def test_delete_asks_first(demo, browsers):
         assert text in todo_texts(driver, demo.a), "the question alone deletes nothing"
         open_page(driver, demo.a + "/")
         driver.find_element(By.LINK_TEXT, text).click()
-        wait_for(driver, "textarea#text")
+        wait_for(driver, "[name='field:text']")
         driver.find_element(By.XPATH, "//button[normalize-space()='Delete this todo']").click()
         WebDriverWait(driver, 10).until(lambda d: "Delete the todo" in d.page_source)
         driver.find_element(By.XPATH, "//button[normalize-space()='Delete the todo']").click()

@@ -24,11 +24,11 @@ import Testing
 
     @Test func postWithoutOrWithWrongCSRFTokenIsRefusedAndStoresNothing() async throws {
         let harness = try await TestDashboard()
-        let missing = try await harness.client.send(.post, "/items", form: ["text": "forged"])
+        let missing = try await harness.client.send(.post, "/items", form: ["field:text": "forged"])
         #expect(missing.status == 403)
-        let wrong = try await harness.client.send(.post, "/items", form: ["text": "forged", "_csrf": "0123"])
+        let wrong = try await harness.client.send(.post, "/items", form: ["field:text": "forged", "_csrf": "0123"])
         #expect(wrong.status == 403)
-        let api = try await harness.client.send(.post, "/api/items", json: Data(#"{"text":"forged"}"#.utf8))
+        let api = try await harness.client.send(.post, "/api/data/todoitem", json: Data(#"{"text":"forged"}"#.utf8))
         #expect(api.status == 403)
         #expect(try harness.dashboard.context.table("todoitem").count() == 0)
         await harness.stop()
@@ -53,7 +53,7 @@ import Testing
     @Test func addingATodoRedirectsAndShowsItEscapedWithAPendingBadge() async throws {
         let harness = try await TestDashboard()
         let hostile = "<img src=x onerror=alert(1)>"
-        let added = try await harness.submit("/items", ["text": hostile])
+        let added = try await harness.submit("/items", ["field:text": hostile])
         #expect(added.status == 303)
         #expect(added.headers["location"] == "/")
         let list = try await harness.client.send(.get, "/")
@@ -67,7 +67,7 @@ import Testing
     @Test(arguments: ["", "   ", String(repeating: "x", count: 1001)])
     func invalidTextShowsTheFormAgainAndStoresNothing(text: String) async throws {
         let harness = try await TestDashboard()
-        let answer = try await harness.submit("/items", ["text": text])
+        let answer = try await harness.submit("/items", ["field:text": text])
         #expect(answer.status == 422)
         #expect(answer.text.contains("field-error"))
         #expect(
@@ -83,7 +83,7 @@ import Testing
         let page = try await harness.client.send(.get, "/items/no-such-id")
         #expect(page.status == 404)
         #expect(page.text.contains("no todo with the id “no-such-id”"))
-        let json = try await harness.client.send(.get, "/api/items/no-such-id")
+        let json = try await harness.client.send(.get, "/api/data/todoitem/no-such-id")
         #expect(json.status == 404)
         #expect(json.headers["content-type"]?.hasPrefix("application/json") == true)
         await harness.stop()
@@ -94,7 +94,7 @@ import Testing
         let table = harness.dashboard.context.table("todoitem")
         let item = try table.insert(["text": "first", "complete": false])
         let id = item["id"]?.stringValue ?? ""
-        let saved = try await harness.submit("/items/\(id)", ["text": "second", "complete": "true"])
+        let saved = try await harness.submit("/items/\(id)", ["field:text": "second", "field:complete": "true"])
         #expect(saved.status == 303)
         #expect(try table.item(id: id)?["text"] == .string("second"))
         #expect(try table.item(id: id)?["complete"] == .bool(true))
@@ -178,6 +178,31 @@ import Testing
         let key = try await harness.submit("/settings", ["remote": "", "key": "line\nbreak", "pageSize": "50"])
         #expect(key.status == 422)
         #expect(key.text.contains("must be one line"))
+        await harness.stop()
+    }
+
+    @Test func theSettingsFormAndTheAPIRefuseEachMistakeWithTheSameStatusAndMessage() async throws {
+        let harness = try await TestDashboard()
+        let token = try await harness.csrfToken()
+        let mistakes: [(form: [String: String], json: String, message: String)] = [
+            (["key": "line\nbreak"], #"{"remote": "", "applicationKey": "line\nbreak"}"#, "must be one line"),
+            (["onSwitch": "maybe"], #"{"remote": "", "onSwitch": "maybe"}"#, "onSwitch must be"),
+            (["pageSize": "0"], #"{"pageSize": 0}"#, "from 1 to 1000"),
+            (["remote": "ftp://x"], #"{"remote": "ftp://x"}"#, "is not a web address"),
+        ]
+        for mistake in mistakes {
+            let form = try await harness.submit(
+                "/settings", ["remote": "", "pageSize": "50"].merging(mistake.form) { $1 })
+            #expect(form.status == 422, "\(mistake.form)")
+            #expect(form.text.contains(mistake.message), "\(mistake.form)")
+            let api = try await harness.client.send(
+                .post, "/api/settings", json: Data(mistake.json.utf8), headers: [CSRFProtection.headerName: token])
+            #expect(api.status == 422, "\(mistake.json)")
+            #expect(api.text.contains(mistake.message), "\(mistake.json)")
+        }
+        let misspelt = try await harness.client.send(
+            .post, "/api/settings", json: Data(#"{"pageSise": 20}"#.utf8), headers: [CSRFProtection.headerName: token])
+        #expect(misspelt.status == 422 && misspelt.text.contains("'pageSise' is not a setting"))
         await harness.stop()
     }
 

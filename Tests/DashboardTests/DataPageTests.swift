@@ -31,9 +31,8 @@ import Testing
         #expect(page.status == 200)
         #expect(page.text.contains(#"<a href="/data/orders">orders</a>"#))
         #expect(page.text.contains(#"<a href="/data/todoitem">todoitem</a>"#))
-        let json = try await harness.client.send(.get, "/data", headers: [.accept: "application/json"])
-        let tables = try #require(
-            (try JSONSerialization.jsonObject(with: json.body) as? [String: Any])?["page"] as? [String: Any])
+        let json = try await harness.client.send(.get, "/api/data")
+        let tables = try #require(try JSONSerialization.jsonObject(with: json.body) as? [String: Any])
         let orders = try #require((tables["tables"] as? [[String: Any]])?.first { $0["name"] as? String == "orders" })
         #expect(orders["rows"] as? Int == 1 && orders["pending"] as? Int == 1 && orders["conflicts"] as? Int == 0)
         await harness.stop()
@@ -251,12 +250,28 @@ import Testing
         await harness.stop()
     }
 
-    @Test func theTodoEditorShowsTodoitemsOtherColumns() async throws {
+    @Test func theTodoEditorIsTheRecordViewAndEditsEveryColumnOfTodoitem() async throws {
         let harness = try await TestDashboard()
-        try harness.dashboard.context.table("todoitem").insert(["id": "t", "text": "buy milk", "priority": 2])
+        let todos = harness.dashboard.context.table("todoitem")
+        try todos.insert(["id": "t", "text": "buy milk", "priority": 2])
         let page = try await harness.client.send(.get, "/items/t")
-        #expect(page.text.contains("More columns") && page.text.contains("priority"))
-        #expect(page.text.contains(#"href="/data/todoitem/t""#))
+        #expect(page.text.contains(#"name="field:priority" value="2""#))
+        #expect(page.text.contains(#"type="checkbox" id="field-1" name="field:complete""#))
+        let saved = try await harness.submit("/items/t", ["field:text": "buy milk", "field:priority": "3"])
+        #expect(saved.status == 303 && saved.headers["location"] == "/")
+        #expect(try todos.item(id: "t")?["priority"] == .number(3))
+        await harness.stop()
+    }
+
+    @Test func everyTableShowsDatesBooleansNumbersAndSyncStatesAsTheTodoListDoes() async throws {
+        let harness = try await ordersDashboard()
+        try harness.dashboard.context.table("orders").update(["id": "o1", "total": 13])
+        let list = try await harness.client.send(.get, "/data/orders")
+        #expect(list.text.contains(#"<td class="num">13</td>"#))
+        #expect(list.text.contains(#"action="/data/orders/o1/set""#) && list.text.contains(#"role="checkbox""#))
+        #expect(!list.text.contains("T09:30:00.000Z"))
+        #expect(list.text.contains(#"<td class="date">2026-12-01 09:30:00 UTC</td>"#))
+        #expect(list.text.contains("pending update"))
         await harness.stop()
     }
 }

@@ -38,7 +38,7 @@ import Testing
         try context.table("todoitem").insert(["id": "a", "text": "milk"])
         try context.table("todoitem").update(["id": "a", "text": "oat milk"])
 
-        let answer = try await harness.client.send(.get, "/api/items/a/history")
+        let answer = try await harness.client.send(.get, "/api/data/todoitem/a/history")
         #expect(answer.status == 200)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

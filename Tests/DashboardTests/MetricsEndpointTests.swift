@@ -44,6 +44,17 @@ import Testing
         await harness.stop()
     }
 
+    @Test func queueGaugesReadZeroForEverySyncedTableWhenNothingIsQueued() async throws {
+        let harness = try await TestDashboard()
+        try harness.dashboard.context.setSyncedTables(["todoitem", "orders"])
+        let samples = PrometheusSample.parse(try await harness.client.send(.get, "/metrics").text)
+        for table in ["todoitem", "orders"] {
+            #expect(samples.value("todosync_pending_operations", ["table": table]) == 0, "\(table)")
+            #expect(samples.value("todosync_conflicts", ["table": table]) == 0, "\(table)")
+        }
+        await harness.stop()
+    }
+
     @Test func metricsAnswerOnlyTheAllowedHosts() async throws {
         let harness = try await TestDashboard()
         let port = harness.dashboard.server.port

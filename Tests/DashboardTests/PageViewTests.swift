@@ -4,51 +4,52 @@ import Testing
 
 @testable import Dashboard
 
-/// Each page's context is one typed value: the HTML and the JSON of a page come from it.
+/// One JSON surface: the pages answer HTML only, and `/api/...` says in JSON what they show.
 @Suite(.timeLimit(.minutes(2))) struct PageViewTests {
-    /// The JSON of a page, as a script asks for it.
     func json(_ harness: TestDashboard, _ path: String) async throws -> [String: Any] {
-        let answer = try await harness.client.send(.get, path, headers: [.accept: "application/json"])
+        let answer = try await harness.client.send(.get, path)
         #expect(answer.status == 200, "\(path)")
         #expect(answer.headers["content-type"]?.hasPrefix("application/json") == true, "\(path)")
         return try JSONSerialization.jsonObject(with: answer.body) as? [String: Any] ?? [:]
     }
 
-    @Test func everyPageIsTheSameValueAsHTMLAndAsJSON() async throws {
+    @Test func theListAndTheDataAPIShowTheSameRowsAndSyncStates() async throws {
         let harness = try await TestDashboard()
-        _ = try await harness.submit("/items", ["text": "buy <milk>"])
-        let list = try await json(harness, "/")
-        let page = list["page"] as? [String: Any]
-        let rows = page?["rows"] as? [[String: Any]]
-        #expect(rows?.first?["text"] as? String == "buy <milk>")
-        #expect((rows?.first?["badge"] as? [String: Any])?["label"] as? String == "pending insert")
+        _ = try await harness.submit("/items", ["field:text": "buy <milk>"])
+        let rows = try await json(harness, "/api/data/todoitem")
+        let item = try #require((rows["items"] as? [[String: Any]])?.first)
+        #expect(item["text"] as? String == "buy <milk>")
+        let id = try #require(item["id"] as? String)
+        #expect((rows["syncStates"] as? [String: String])?[id] == "pending insert")
         let html = try await harness.client.send(.get, "/").text
-        #expect(html.contains("buy &lt;milk&gt;"))
-        for path in ["/operations", "/conflicts", "/settings"] {
-            let view = try await json(harness, path)
-            #expect(view["page"] != nil, "\(path)")
-            #expect((view["header"] as? [String: Any])?["pending"] as? Int == 1, "\(path)")
-        }
+        #expect(html.contains("buy &lt;milk&gt;") && html.contains("pending insert"))
         await harness.stop()
     }
 
-    @Test func theHeaderOfAPageAndOfTheStatusAPIAreOneType() async throws {
+    @Test func pagesAnswerHTMLEvenWhenJSONIsAskedFor() async throws {
         let harness = try await TestDashboard()
-        _ = try await harness.submit("/items", ["text": "one"])
-        let page = try await json(harness, "/")
-        var header = page["header"] as? [String: Any] ?? [:]
-        let status = try await harness.client.send(.get, "/api/status")
-        var api = try JSONSerialization.jsonObject(with: status.body) as? [String: Any] ?? [:]
-        #expect(api.removeValue(forKey: "csrfToken") != nil)
-        // The page's header names its embedded service page; the API answers for scripts without it.
-        header["servicePage"] = nil
-        #expect(Set(header.keys) == Set(api.keys))
-        for key in ["remote", "state", "stateLabel", "progress", "conflictsWord"] {
-            #expect(header[key] as? String == api[key] as? String, "\(key)")
+        for path in ["/", "/data", "/operations", "/conflicts", "/settings"] {
+            let page = try await harness.client.send(.get, path, headers: [.accept: "application/json"])
+            #expect(page.status == 200, "\(path)")
+            #expect(page.headers["content-type"]?.hasPrefix("text/html") == true, "\(path)")
         }
-        for key in ["pending", "conflicts", "refused"] { #expect(header[key] as? Int == api[key] as? Int, "\(key)") }
-        #expect(header["stateLabel"] as? String == "Not contacted yet")
-        #expect(header["pending"] as? Int == 1)
+        let missing = try await harness.client.send(.get, "/items/nope", headers: [.accept: "application/json"])
+        #expect(missing.status == 404 && missing.headers["content-type"]?.hasPrefix("text/html") == true)
+        let api = try await harness.client.send(.get, "/api/data/todoitem/nope")
+        #expect(api.status == 404 && api.headers["content-type"]?.hasPrefix("application/json") == true)
+        await harness.stop()
+    }
+
+    @Test func theHeaderOfAPageSaysWhatTheStatusAPISays() async throws {
+        let harness = try await TestDashboard()
+        _ = try await harness.submit("/items", ["field:text": "one"])
+        let status = try await json(harness, "/api/status")
+        #expect(status["stateLabel"] as? String == "Not contacted yet")
+        #expect(status["pending"] as? Int == 1)
+        #expect(status["csrfToken"] as? String != nil)
+        let page = try await harness.client.send(.get, "/operations").text
+        #expect(page.contains(#"<span data-field="stateLabel">Not contacted yet</span>"#))
+        #expect(page.contains(#"<span data-field="pending">1</span>"#))
         await harness.stop()
     }
 }

@@ -12,7 +12,7 @@ struct PostgresDashboardTests {
     @Test func addedTodoIsPushedIntoPostgreSQLAndAnotherClientsRowIsPulled() async throws {
         let url = try await TestPostgres.freshDatabaseURL()
         let harness = try await TestDashboard(database: .postgres(try PostgresLocation(url: url, poolSize: 4)))
-        let added = try await harness.submit("/items", ["text": "into postgres"])
+        let added = try await harness.submit("/items", ["field:text": "into postgres"])
         #expect(added.status == 303)
         let inserted = try await harness.client.send(
             .post, "/tables/todoitem", json: Data(#"{"id":"from-elsewhere","text":"written by another client"}"#.utf8),

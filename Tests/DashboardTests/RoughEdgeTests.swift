@@ -17,28 +17,30 @@ import Testing
         let table = harness.dashboard.context.table("todoitem")
         let id = try table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
         let list = try await harness.client.send(.get, "/?show=active")
-        #expect(list.text.contains(#"action="/items/\#(id)/complete""#))
+        #expect(list.text.contains(#"action="/items/\#(id)/set""#))
         #expect(list.text.contains(#"aria-checked="false""#))
         let token = try await harness.csrfToken()
-        // Without a script: a form post, back to the same list at the same row.
+        // A form post (what the page's script sends too), back to the same list at the same row.
         let form = try await harness.client.send(
-            .post, "/items/\(id)/complete", form: ["_csrf": token, "complete": "true"],
+            .post, "/items/\(id)/set", form: ["_csrf": token, "column": "complete", "value": "true"],
             headers: [.referer: harness.client.base + "/?show=active"])
         #expect(form.status == 303)
-        #expect(form.headers["location"] == "/?show=active#todo-\(id)")
+        #expect(form.headers["location"] == "/?show=active#row-\(id)")
         #expect(try table.item(id: id)?["complete"] == .bool(true))
-        // With a script: the row's new state as JSON, no page to load.
+        // A script call: the one item API, then the row's sync state.
         let script = try await harness.client.send(
-            .post, "/items/\(id)/complete", form: ["_csrf": token, "complete": "false"],
-            headers: [.xRequestedWith: "fetch"])
+            .patch, "/api/data/todoitem/\(id)", json: Data(#"{"complete": false}"#.utf8),
+            headers: [CSRFProtection.headerName: token])
         #expect(script.status == 200)
         let row = try JSONSerialization.jsonObject(with: script.body) as? [String: Any]
         #expect(row?["complete"] as? Bool == false)
-        #expect((row?["badge"] as? [String: Any])?["label"] as? String == "pending insert")
-        #expect(row?["csrf"] == nil)
+        let rows =
+            try JSONSerialization.jsonObject(
+                with: try await harness.client.send(.get, "/api/data/todoitem").body) as? [String: Any]
+        #expect((rows?["syncStates"] as? [String: String])?[id] == "pending insert")
         #expect(try table.item(id: id)?["complete"] == .bool(false))
         let bad = try await harness.client.send(
-            .post, "/items/\(id)/complete", form: ["_csrf": token, "complete": "maybe"])
+            .post, "/items/\(id)/set", form: ["_csrf": token, "column": "complete", "value": "maybe"])
         #expect(bad.status == 400)
         await harness.stop()
     }

@@ -67,7 +67,7 @@ import Testing
         let later = OperationsController.row(entry, now: Date().addingTimeInterval(3 * 3600 + 60))
         #expect(later.stuck == "waiting over 1 h" && later.age == "3 h" && later.canRetry)
         let due = Date().addingTimeInterval(90)
-        #expect(OperationsController.row(entry, nextPushAt: due).nextAttemptAt == TodoPresenter.date(due))
+        #expect(OperationsController.row(entry, nextPushAt: due).nextAttemptAt == Display.date(due))
         await harness.stop()
     }
 

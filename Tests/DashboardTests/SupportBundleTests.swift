@@ -50,7 +50,7 @@ import Testing
 
         let bundle = try await Dashboard.serve(opened, port: 0, resources: ProjectResources.folders)
         let reader = BrowserClient(base: bundle.url)
-        for path in ["/api/items", "/api/operations"] {
+        for path in ["/api/data/todoitem", "/api/operations"] {
             let onDevice = try await live.client.send(.get, path)
             let inBundle = try await reader.send(.get, path)
             #expect(inBundle.status == 200)
@@ -63,7 +63,7 @@ import Testing
         #expect(refused.status == 403)
         #expect(refused.text.contains("this is a read-only support bundle"))
         let refusedAPI = try await reader.send(
-            .post, "/api/items", json: Data(#"{"text":"new"}"#.utf8), headers: [.accept: "application/json"])
+            .post, "/api/data/todoitem", json: Data(#"{"text":"new"}"#.utf8), headers: [.accept: "application/json"])
         #expect(refusedAPI.status == 403 && refusedAPI.text.contains("this is a read-only support bundle"))
         #expect(!bundle.sync.start(.sync, session: nil))
 

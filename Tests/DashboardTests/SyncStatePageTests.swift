@@ -29,7 +29,7 @@ import Testing
         #expect(settings.contains(#""tableProtocol" : "v3""#))
 
         let bad = try await harness.submit("/settings/protocol", ["protocol": "v9"])
-        #expect(bad.status == 400 && bad.text.contains("auto, v2 or v3"))
+        #expect(bad.status == 422 && bad.text.contains("protocol must be"))
         #expect(context.protocolChoice == .v3)
         await harness.stop()
     }

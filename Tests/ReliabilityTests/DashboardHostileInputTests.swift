@@ -65,15 +65,15 @@ import Views
 
     /// Broken or hostile values for the todo forms, encoded as they would arrive.
     static let hostileTodoForms: [(label: String, body: Data)] = [
-        ("empty text", Data("text=".utf8)),
-        ("only spaces", Data("text=%20%20%20".utf8)),
-        ("text over the limit", Data("text=\(String(repeating: "x", count: 1001))".utf8)),
-        ("emoji over the limit", Data("text=\(String(repeating: "%F0%9F%98%80", count: 1001))".utf8)),
-        ("almost 1 MiB of text", Data("text=\(megabyte)".utf8)),
-        ("complete neither yes nor no", Data("text=milk&complete=maybe".utf8)),
-        ("invalid UTF-8", Data("text=%FF%FEmilk".utf8)),
-        ("raw invalid UTF-8 bytes", Data("text=".utf8) + Data([0xC3, 0x28, 0xFF])),
-        ("broken percent-encoding", Data("text=%zz%4".utf8)),
+        ("empty text", Data("field%3Atext=".utf8)),
+        ("only spaces", Data("field%3Atext=%20%20%20".utf8)),
+        ("text over the limit", Data("field%3Atext=\(String(repeating: "x", count: 1001))".utf8)),
+        ("emoji over the limit", Data("field%3Atext=\(String(repeating: "%F0%9F%98%80", count: 1001))".utf8)),
+        ("almost 1 MiB of text", Data("field%3Atext=\(megabyte)".utf8)),
+        ("complete neither yes nor no", Data("field%3Atext=milk&field%3Acomplete=maybe".utf8)),
+        ("invalid UTF-8", Data("field%3Atext=%FF%FEmilk".utf8)),
+        ("raw invalid UTF-8 bytes", Data("field%3Atext=".utf8) + Data([0xC3, 0x28, 0xFF])),
+        ("broken percent-encoding", Data("field%3Atext=%zz%4".utf8)),
     ]
 
     @Test func hostileTodoFormsShowTheFormAgainAndStoreNothing() async throws {
@@ -98,7 +98,8 @@ import Views
                 #expect(try harness.snapshot() == before, "\(label) on \(path) stored something")
             }
         }
-        let oversized = try await harness.submit("/items", rawForm: Data("text=\(Self.megabyte)\(Self.megabyte)".utf8))
+        let oversized = try await harness.submit(
+            "/items", rawForm: Data("field%3Atext=\(Self.megabyte)\(Self.megabyte)".utf8))
         #expect(oversized.status == 413)
         #expect(try harness.snapshot() == before)
         await harness.stop()
@@ -139,7 +140,7 @@ import Views
         ]
         for (label, body) in bodies {
             let answer = try await harness.send(
-                .post, "/api/items", body: body, contentType: "application/json",
+                .post, "/api/data/todoitem", body: body, contentType: "application/json",
                 headers: [CSRFProtection.headerName: token])
             #expect([400, 413, 422].contains(answer.status), "\(label): HTTP \(answer.status)")
             let message =
@@ -157,7 +158,7 @@ import Views
         let before = try harness.snapshot()
         let paths = [
             "/items", "/items/a", "/items/a/delete", "/settings", "/sync", "/push", "/pull", "/operations/1/discard",
-            "/conflicts/1/resolve", "/api/items", "/api/items/a", "/api/items/a/delete", "/api/settings", "/api/sync",
+            "/conflicts/1/resolve", "/api/data/todoitem", "/items/a/set", "/api/settings", "/api/sync",
             "/api/push", "/api/pull", "/api/operations/1/discard", "/api/conflicts/1/resolve",
         ]
         for path in paths {

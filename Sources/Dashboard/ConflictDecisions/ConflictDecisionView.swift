@@ -63,10 +63,10 @@ extension ConflictDecisionView {
                     options: ConflictSide.allCases.map { side in
                         PickOption(
                             side: side.rawValue, label: Self.label(side),
-                            value: TodoPresenter.display(field.value(side), column: field.name),
+                            value: Display.display(field.value(side), column: field.name),
                             checked: side == chosen)
                     },
-                    preview: TodoPresenter.display(field.value(chosen), column: field.name), chosen: chosen.rawValue)
+                    preview: Display.display(field.value(chosen), column: field.name), chosen: chosen.rawValue)
             } : []
         mergeNote =
             switch context.merge(of: conflict) {

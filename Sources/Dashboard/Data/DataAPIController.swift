@@ -4,8 +4,9 @@ import HTTPTypes
 import SyncClient
 import SyncProtocol
 
-/// `/api/data/{table}` (GET a page of rows, POST a new row) and `/api/data/{table}/{id}` (GET,
-/// PATCH, DELETE): any table as JSON, from the same typed values as the pages. Writes carry the
+/// The one item API, for every table (`todoitem` included): `GET /api/data` (the tables with their
+/// counts), `/api/data/{table}` (GET a page of rows, POST a new row) and `/api/data/{table}/{id}`
+/// (GET, PATCH, DELETE), from the same typed values and checks as the pages. Writes carry the
 /// `X-CSRF-Token` header; a value that does not fit its column is refused (422) naming the column.
 struct DataAPIController: Sendable {
     let environment: DashboardEnvironment
@@ -22,12 +23,18 @@ struct DataAPIController: Sendable {
         var items: [Item]
         /// The columns of each row (by id) whose value is of another type than the column's.
         var mismatched: [String: [String]]
+        /// The sync state of each row (by id) with a queued change, as the list's badge says it
+        /// ("pending insert", "conflict"...); the others are in sync.
+        var syncStates: [String: String]
         var total: Int?
         var older: Int64?
         var newer: Int64?
     }
 
     func addRoutes(to router: inout Router) {
+        router.get("/api/data") { _ in
+            APIController.json(["tables": try DataController(environment: environment).tableLines()])
+        }
         router.get("/api/data/:table") { request in try rows(request) }
         router.post("/api/data/:table") { request in try add(request) }
         router.get("/api/data/:table/:id") { request in APIController.json(try row(request).item) }
@@ -35,15 +42,15 @@ struct DataAPIController: Sendable {
         router.delete("/api/data/:table/:id") { request in try delete(request) }
     }
 
+    private var pages: DataController { DataController(environment: environment) }
+
     private func table(_ request: Request) throws(HTTPError) -> TableDescription {
-        let name = request.parameters["table"] ?? ""
-        let context = environment.context
-        return try storeCall { () throws(SyncError) in try context.description(of: name) }
+        try pages.table(.plain(request.parameters["table"] ?? ""))
     }
 
     private func rows(_ request: Request) throws -> Response {
         let table = try table(request)
-        let query = try DataListQuery(request, table: table)
+        let query = try DataListQuery(request, table: table, preset: .plain(table.name))
         let context = environment.context
         let page = try storeCall { () throws(SyncError) in try context.listPage(table.name, query.request) }
         var mismatched: [String: [String]] = [:]
@@ -54,24 +61,26 @@ struct DataAPIController: Sendable {
         return APIController.json(
             RowsAnswer(
                 table: table.name, columns: table.columns.map { .init(name: $0.name, type: $0.type.rawValue) },
-                items: page.items, mismatched: mismatched, total: page.total,
+                items: page.items, mismatched: mismatched,
+                syncStates: page.operations.mapValues { Display.badge($0).label }, total: page.total,
                 older: page.hasOlder ? page.keys.last : nil, newer: page.hasNewer ? page.keys.first : nil))
     }
 
     private func row(_ request: Request) throws(HTTPError) -> (table: TableDescription, item: Item) {
-        let table = try table(request)
-        let id = request.parameters["id"] ?? ""
-        let context = environment.context
-        guard let item = try storeCall({ () throws(SyncError) in try context.item(id: id, in: table.name) }) else {
-            throw HTTPError(.notFound, "No row with id '\(id)' in \(table.name).")
-        }
+        let (table, item, _) = try pages.row(request, .plain(request.parameters["table"] ?? ""))
         return (table, item)
     }
 
-    /// The body's members, each fitting its column's type (a new column takes any value).
-    private func values(_ request: Request, for table: TableDescription) throws(HTTPError) -> Item {
-        guard case .object(let members) = try request.decodeJSON(JSONValue.self) else {
+    /// The body's members, each fitting its column's type (a new column takes any value), checked as
+    /// the pages check them (``TablePreset/check(_:table:inserting:)``).
+    private func values(_ request: Request, for table: TableDescription, inserting: Bool) throws(HTTPError) -> Item {
+        guard case .object(var members) = try request.decodeJSON(JSONValue.self) else {
             throw HTTPError(.badRequest, "Send the row as a JSON object of column names and values.")
+        }
+        if inserting, let id = members[SystemColumn.id] {
+            guard case .string(let text) = id, (1...255).contains(text.count) else {
+                throw HTTPError(.unprocessableContent, "An id must have 1 to 255 characters.")
+            }
         }
         for (name, value) in members.sorted(by: { $0.key < $1.key }) {
             if SystemColumn.serverOwned.contains(name) || name == SystemColumn.version {
@@ -83,12 +92,16 @@ struct DataAPIController: Sendable {
                     "The value of '\(name)' is not a \(type.rawValue) value (\(value.jsonText)); nothing was saved.")
             }
         }
+        let refused = TablePreset.check(&members, table: table.name, inserting: inserting)
+        if let first = refused.min(by: { $0.key < $1.key }) {
+            throw HTTPError(.unprocessableContent, "'\(first.key)': \(first.value) Nothing was saved.")
+        }
         return members
     }
 
     private func add(_ request: Request) throws -> Response {
         let table = try table(request)
-        let item = try values(request, for: table)
+        let item = try values(request, for: table, inserting: true)
         let context = environment.context
         return APIController.json(
             try storeCall { () throws(SyncError) in try context.table(table.name).insert(item) }, status: .created)
@@ -96,7 +109,7 @@ struct DataAPIController: Sendable {
 
     private func update(_ request: Request) throws -> Response {
         let (table, item) = try row(request)
-        var changes = try values(request, for: table)
+        var changes = try values(request, for: table, inserting: false)
         changes[SystemColumn.id] = item[SystemColumn.id]
         let context = environment.context
         return APIController.json(

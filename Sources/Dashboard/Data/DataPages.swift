@@ -1,4 +1,5 @@
 import SyncClient
+import Views
 
 /// `/data`: the synced tables and the others the store holds, each with its counts.
 struct DataTablesPage: Encodable, Sendable {
@@ -18,73 +19,128 @@ struct DataTablesPage: Encodable, Sendable {
     var tables: [Table]
 }
 
-/// `/data/{table}`: one table's rows, newest first, with search, flag filters, pages and an Add form.
+/// A table's list (`/data/{table}`, and the todo list at `/`): rows newest first, with search,
+/// filters, pages and Add.
 struct DataListPage: Encodable, Sendable {
     /// A column heading.
     struct Column: Encodable, Sendable {
-        var name: String
-        var type: String
+        var heading: String
+        /// The store's type, shown beside the name (not with a preset's own headings).
+        var type: String?
+        var isNumber: Bool
     }
 
-    /// One cell: the value as text, flagged when it is of another type than its column's.
-    struct Cell: Encodable, Sendable {
-        var text: String
-        var mismatch: Bool
-    }
-
-    /// One row of the list.
-    struct Row: Encodable, Sendable {
-        var id: String
-        var href: String
-        var cells: [Cell]
-        var badge: TodoRow.Badge?
-    }
-
-    /// The filter links of one boolean column.
+    /// The filter links of one true/false column.
     struct FlagFilter: Encodable, Sendable {
         var column: String
-        var links: [TodoListPage.FilterLink]
+        var links: [FilterLink]
     }
 
+    /// A hidden field of the search form (the filter in effect).
+    struct Hidden: Encodable, Sendable {
+        var name: String
+        var value: String
+    }
+
+    /// The one-line Add of a preset with a label column.
+    struct QuickAdd: Encodable, Sendable {
+        var inputName: String
+        var value: String
+        var error: String?
+    }
+
+    var title: String
     var table: String
+    var noun: String
     var href: String
-    var columns: [Column]
-    var rows: [Row]
-    var hasRows: Bool
-    var search: String
-    /// Whether the table has text columns to search.
-    var searchable: Bool
-    /// The boolean filter in effect, as hidden fields of the search form.
-    var flagColumn: String?
-    var flagValue: String?
+    /// Where Add posts.
+    var addAction: String
+    var tabs: [FilterLink]
+    var hasTabs: Bool
     var flagFilters: [FlagFilter]
+    var searchable: Bool
+    var search: String
+    var hidden: [Hidden]
+    /// Rows are headed by their id (no label column).
+    var showsId: Bool
+    var columns: [Column]
+    /// The page's rows, rendered once each through the row cache.
+    var rows: RenderedFragments<ListRow>
+    var hasRows: Bool
     var total: Int?
     var emptyMessage: String
-    var pager: TodoListPage.Pager?
-    /// The Add form's inputs: empty, or as typed when refused.
+    var pager: Pager?
+    var quickAdd: QuickAdd?
+    /// The full Add form's inputs (without a one-line Add): empty, or as typed when refused.
     var addFields: [RecordForm.Field]
     var addError: String?
 }
 
-/// `/data/{table}/{id}`: the editor of one row, one input per column by its type.
-struct DataRecordPage: Encodable, Sendable {
-    var table: String
-    var tableHref: String
+/// One row of a list, as `data/row` shows it; it is also the key of its rendered HTML in the
+/// list's ``Views/FragmentCache``.
+struct ListRow: Hashable, Sendable, Encodable {
     var id: String
-    /// The row's address: `/data/{table}/{id}`, both parts percent-encoded.
+    var href: String
+    /// The row's element id (`row-…`), where a form sent from it returns.
+    var anchor: String
+    var showsId: Bool
+    /// Struck through: a todo that is complete.
+    var done: Bool
+    var cells: [Cell]
+    var badge: SyncBadge?
+    var updatedAt: String?
+    /// The token of the row's checkbox forms (the same for every row).
+    var csrf: String
+
+    /// One cell: the value by its column's type.
+    struct Cell: Hashable, Sendable, Encodable {
+        var text: String
+        /// Right-aligned.
+        var isNumber = false
+        /// Kept on one line.
+        var isDate = false
+        /// The row's label: a link to its page.
+        var isLink = false
+        /// A true/false value: a checkbox that sets it.
+        var toggle: Toggle?
+        /// Of another type than its column's: kept exactly, flagged.
+        var mismatch = false
+    }
+
+    /// A true/false cell's checkbox: a form that sets the column to `next`.
+    struct Toggle: Hashable, Sendable, Encodable {
+        var column: String
+        var checked: Bool
+        var next: String
+        /// Its accessible name ("Done: buy milk").
+        var label: String
+        /// Ticking it strikes the row through (a todo's Done).
+        var marksDone: Bool
+    }
+}
+
+/// A row's page (`/data/{table}/{id}`, `/items/{id}`): one input per column by its type.
+struct DataRecordPage: Encodable, Sendable {
+    var heading: String
+    var title: String
+    var table: String
+    var noun: String
+    /// The row's label in quotes, or its id.
+    var name: String
+    var listHref: String
+    var id: String
     var href: String
     var version: String?
     var updatedAt: String?
     var fields: [RecordForm.Field]
     var error: String?
-    var operation: ItemPage.PendingChange?
-    /// A row of `todoitem` also has the todo editor.
-    var todoHref: String?
+    var operation: PendingChange?
 }
 
 /// The confirmation page before deleting a row of any table.
 struct DataDeletePage: Encodable, Sendable {
     var table: String
-    var id: String
+    var noun: String
+    var name: String
     var href: String
 }

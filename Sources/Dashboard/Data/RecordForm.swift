@@ -84,8 +84,10 @@ enum RecordForm {
         }
     }
 
-    /// The columns the form changes, read by each column's type. A column whose text is what the
-    /// editor showed for the stored value is left as it is (a value of another type, a null flag).
+    /// The columns the form changes, read by each column's type and checked by
+    /// ``TablePreset/check(_:table:inserting:)``. A column whose text is what the editor showed for the
+    /// stored value is left as it is (a value of another type, a null flag); an Add's unticked
+    /// checkbox is false.
     static func changes(_ form: URLEncodedForm, table: TableDescription, current: Item?) -> Result<Item, Invalid> {
         var changes: Item = [:]
         var typed: [String: String] = [:]
@@ -95,7 +97,7 @@ enum RecordForm {
             var text = form[inputName(column.name)]
             if column.type == .boolean, stored.map({ column.type.fits($0) }) ?? true {
                 // A checkbox: absent is false, except for a flag that was null and stays unticked.
-                text = text == nil ? (stored == .bool(true) ? "false" : nil) : "true"
+                if text == nil, stored == .bool(true) || current == nil { text = "false" }
             }
             guard let text else { continue }
             typed[column.name] = text
@@ -116,6 +118,7 @@ enum RecordForm {
                 errors[column.name] = error.description
             }
         }
+        errors.merge(TablePreset.check(&changes, table: table.name, inserting: current == nil)) { first, _ in first }
         guard errors.isEmpty else { return .failure(Invalid(typed: typed, errors: errors)) }
         return .success(changes)
     }

@@ -52,10 +52,8 @@ struct DoctorController: Sendable {
             url: (fields["url"] ?? "").trimmingCharacters(in: .whitespaces),
             table: (fields["table"] ?? "").trimmingCharacters(in: .whitespaces), readOnly: fields["readOnly"] == "true",
             runs: [])
-        let url = URL(string: page.url)
-        if url == nil || !["http", "https"].contains(url?.scheme?.lowercased() ?? "") || url?.host == nil {
-            page.urlError = "“\(page.url)” is not a web address; write it like http://127.0.0.1:8090."
-        }
+        var url: URL?
+        do { url = try RemoteAddress(page.url).url } catch { page.urlError = error.description }
         if page.table.isEmpty || page.table.contains("/") {
             page.tableError = "Give a table name, such as todoitem."
         }

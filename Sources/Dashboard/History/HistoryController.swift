@@ -3,7 +3,7 @@ import HTTPServer
 import SyncClient
 import SyncProtocol
 
-/// `/items/{id}/history`, `/data/{table}/{id}/history` and their `/api` twins: why a row is as it
+/// `/items/{id}/history`, `/data/{table}/{id}/history` and `/api/data/{table}/{id}/history`: why a row is as it
 /// is, in one sentence, above every kept event that touched it, oldest first.
 struct HistoryController: Sendable {
     let environment: DashboardEnvironment
@@ -12,7 +12,6 @@ struct HistoryController: Sendable {
         router.get("/items/:id/history") { request in try page(request, table: DashboardEnvironment.table) }
         router.get("/data/:table/:id/history") { request in try page(request, table: request.parameters["table"] ?? "")
         }
-        router.get("/api/items/:id/history") { request in try api(request, table: DashboardEnvironment.table) }
         router.get("/api/data/:table/:id/history") { request in
             try api(request, table: request.parameters["table"] ?? "")
         }
@@ -20,8 +19,7 @@ struct HistoryController: Sendable {
 
     /// The history page of row `id` of `table`.
     static func href(_ table: String, _ id: String) -> String {
-        table == DashboardEnvironment.table
-            ? "/items/\(PercentDecoding.encode(id))/history" : DataController.href(table, id) + "/history"
+        TablePreset.href(table, id) + "/history"
     }
 
     /// The row's history; 404 for an unknown table, or a row this device neither holds nor remembers.

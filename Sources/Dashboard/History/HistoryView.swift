@@ -34,10 +34,7 @@ struct HistoryView: Encodable, Sendable {
         itemId = history.itemId
         explanation = history.explanation
         if history.row != nil {
-            rowURL =
-                history.table == DashboardEnvironment.table
-                ? "/items/\(PercentDecoding.encode(history.itemId))"
-                : DataController.href(history.table, history.itemId)
+            rowURL = TablePreset.href(history.table, history.itemId)
         }
         if let operation = history.operation {
             operationURL = "/operations#op-\(operation.id)"
@@ -46,7 +43,7 @@ struct HistoryView: Encodable, Sendable {
         logURL = "/log" + JournalController.queryString([("table", history.table), ("item", history.itemId)])
         events = history.events.map { event in
             Event(
-                sequence: event.sequence, when: TodoPresenter.date(event.recordedAt), title: event.title,
+                sequence: event.sequence, when: Display.date(event.recordedAt), title: event.title,
                 summary: event.summary, tone: Self.tone(event.kind),
                 journalURL: event.journalEntry.map { "/journal" + JournalController.queryString([("item", $0.itemId)]) }
             )

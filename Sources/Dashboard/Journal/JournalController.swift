@@ -18,29 +18,15 @@ struct JournalController: Sendable {
 
     /// The query of a request's filters (`decision`, `item`, `q`, `batch`, `before`, `limit`).
     static func query(_ request: Request) throws(HTTPError) -> JournalQuery {
-        var decision: JournalEntry.Decision?
-        if let value = request.query("decision"), !value.isEmpty {
-            guard let parsed = JournalEntry.Decision(rawValue: value) else {
-                let known = JournalEntry.Decision.allCases.map(\.rawValue).joined(separator: ", ")
-                throw HTTPError(.badRequest, "There is no decision '\(value)'; use one of \(known).")
-            }
-            decision = parsed
-        }
-        var before: Int64?
-        if let value = request.query("before"), !value.isEmpty {
-            guard let parsed = Int64(value) else { throw HTTPError(.badRequest, "'before' must be an entry number.") }
-            before = parsed
-        }
-        var limit = 25
-        if let value = request.query("limit"), !value.isEmpty {
-            guard let parsed = Int(value), (1...100).contains(parsed) else {
-                throw HTTPError(.badRequest, "'limit' must be a whole number from 1 to 100.")
-            }
-            limit = parsed
-        }
+        let known = JournalEntry.Decision.allCases.map(\.rawValue).joined(separator: ", ")
         return JournalQuery(
-            decision: decision, itemId: request.query("item"), text: request.query("q"), batch: request.query("batch"),
-            before: before, limit: limit)
+            decision: try request.query(
+                "decision", as: JournalEntry.Decision.init(rawValue:),
+                mistake: { "There is no decision '\($0)'; use one of \(known)." }),
+            itemId: request.query("item"), text: request.query("q"), batch: request.query("batch"),
+            before: try request.query(
+                "before", as: { Int64($0) }, mistake: { _ in "'before' must be an entry number." }),
+            limit: try request.limit(default: 25, maximum: 100))
     }
 
     private func list(_ request: Request) throws -> Response {

@@ -59,7 +59,7 @@ extension JournalView.Entry {
     /// The entry as the page shows it; `blocked` when the item has a newer local change.
     init(_ entry: JournalEntry, columns: [String], blocked: Bool) {
         id = entry.id
-        when = TodoPresenter.date(entry.recordedAt)
+        when = Display.date(entry.recordedAt)
         decision = entry.decision.rawValue
         decisionLabel = entry.decision.label
         decidedBy = entry.decidedBy.label
@@ -67,7 +67,7 @@ extension JournalView.Entry {
         table = entry.table
         itemId = entry.itemId
         historyHref = HistoryController.href(entry.table, entry.itemId)
-        title = TodoPresenter.label(entry.result ?? entry.client ?? entry.server ?? entry.base, id: entry.itemId)
+        title = Display.label(entry.result ?? entry.client ?? entry.server ?? entry.base, id: entry.itemId)
         versionBefore = entry.versionBefore ?? "—"
         versionAfter = entry.versionAfter ?? "deleted"
         let names = ThreeWayMerge.fields(

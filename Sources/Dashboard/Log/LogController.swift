@@ -18,22 +18,11 @@ struct LogController: Sendable {
         guard status.isEmpty || ExchangeQuery.isValidStatus(status) else {
             throw HTTPError(.badRequest, "'status' takes a status (412), a class (4xx) or failed, not '\(status)'.")
         }
-        var before: Int64?
-        if let value = request.query("before"), !value.isEmpty {
-            guard let parsed = Int64(value) else {
-                throw HTTPError(.badRequest, "'before' must be an exchange number.")
-            }
-            before = parsed
-        }
-        var limit = 50
-        if let value = request.query("limit"), !value.isEmpty {
-            guard let parsed = Int(value), (1...500).contains(parsed) else {
-                throw HTTPError(.badRequest, "'limit' must be a whole number from 1 to 500.")
-            }
-            limit = parsed
-        }
         return ExchangeQuery(
-            status: status, table: request.query("table"), itemId: request.query("item"), before: before, limit: limit)
+            status: status, table: request.query("table"), itemId: request.query("item"),
+            before: try request.query(
+                "before", as: { Int64($0) }, mistake: { _ in "'before' must be an exchange number." }),
+            limit: try request.limit(default: 50, maximum: 500))
     }
 
     private func exchanges(_ query: ExchangeQuery) throws -> ExchangePage {

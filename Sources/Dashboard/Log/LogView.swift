@@ -50,7 +50,7 @@ struct LogView: Encodable, Sendable {
 extension LogView.Exchange {
     init(_ exchange: RecordedExchange) {
         id = exchange.id
-        when = TodoPresenter.date(exchange.startedAt)
+        when = Display.date(exchange.startedAt)
         method = exchange.method
         target = exchange.target.removingPercentEncoding ?? exchange.target
         outcome = exchange.outcome
@@ -65,7 +65,7 @@ extension LogView.Exchange {
         purpose = exchange.purpose.description
         if case .push(_, let table, let item) = exchange.purpose {
             itemId = item
-            itemURL = table == "todoitem" ? "/items/\(PercentDecoding.encode(item))" : nil
+            itemURL = TablePreset.href(table, item)
         }
         failure = exchange.failure
         requestHeaders = exchange.requestHeaders

@@ -117,10 +117,12 @@ public final class DashboardMetrics: Sendable {
         }
     }
 
-    /// Sets the queue gauges from `counts` (tables seen before and now without operations read 0).
-    func updateQueue(_ counts: [String: TableQueueCounts]) {
+    /// Sets the queue gauges from `counts`: every synced table and every table seen before reads 0
+    /// when it has no operations.
+    func updateQueue(_ counts: [String: TableQueueCounts], syncedTables: [String]) {
         let tables = knownTables.withLock { known in
             known.formUnion(counts.keys)
+            known.formUnion(syncedTables)
             return known
         }
         for table in tables {

@@ -69,6 +69,6 @@ struct FieldComparison: Encodable, Sendable {
 
     private static func show(_ copy: Copy, _ name: String) -> String {
         guard let item = copy.item else { return copy.side == .base ? "—" : "(deleted)" }
-        return TodoPresenter.display(item[name], column: name)
+        return Display.display(item[name], column: name)
     }
 }

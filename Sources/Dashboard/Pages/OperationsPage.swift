@@ -4,7 +4,7 @@ struct OperationsPage: Encodable, Sendable {
     var hasOperations: Bool
     /// Whether anything is queued at all (on any page).
     var canPush: Bool
-    var pager: TodoListPage.Pager?
+    var pager: Pager?
     var emptyMessage: String
     /// How many changes of this page are stuck (shown first), and how many are held in all.
     var stuckCount: Int

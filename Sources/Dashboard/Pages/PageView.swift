@@ -4,9 +4,8 @@ import HTTPServer
 /// Everything one dashboard page shows: the layout's parts (header, navigation, messages) around
 /// the page's own typed content.
 ///
-/// The same value becomes HTML through the page's template (which reads the content inside
-/// `{{#page}}…{{/page}}`) and JSON when the request asks for `application/json`, so a script
-/// sees exactly what a person sees.
+/// The value becomes HTML through the page's template, which reads the content inside
+/// `{{#page}}…{{/page}}`.
 struct PageView<Content: Encodable & Sendable>: Encodable, Sendable {
     /// The CSRF token every form posts back.
     var csrf: String

@@ -3,33 +3,23 @@ import HTTPServer
 import SyncClient
 import SyncProtocol
 
-/// Turns store values into what templates show: texts, dates, badges, links.
-enum TodoPresenter {
-    /// One row of the todo list (or the item editor's `item`).
-    static func row(_ item: Item, operation: OperationSummary?, csrf: String) -> TodoRow {
-        let id = item[SystemColumn.id]?.stringValue ?? ""
-        return TodoRow(
-            id: id, text: item["text"]?.stringValue ?? "", complete: item["complete"]?.boolValue ?? false,
-            updatedAt: date(item[SystemColumn.updatedAt]), version: item[SystemColumn.version]?.stringValue,
-            badge: operation.map(badge), csrf: csrf)
-    }
-
-    /// The badge for an item's pending operation: kind, label and where it links.
-    static func badge(_ operation: OperationSummary) -> TodoRow.Badge {
+/// Turns store values into what every page shows: dates, labels, cell texts and sync-state badges.
+enum Display {
+    /// The badge for a row's queued operation: kind, label and where it links.
+    static func badge(_ operation: OperationSummary) -> SyncBadge {
         if operation.isHeld {
-            return TodoRow.Badge(
+            return SyncBadge(
                 kind: "held", label: "held \(operation.kind.rawValue)", href: "/operations#op-\(operation.id)")
         }
         return switch operation.state {
         case .conflict:
-            TodoRow.Badge(kind: "conflict", label: "conflict", href: "/conflicts/\(operation.id)")
+            SyncBadge(kind: "conflict", label: "conflict", href: "/conflicts/\(operation.id)")
         case .failed:
-            TodoRow.Badge(kind: "failed", label: "refused", href: "/operations")
+            SyncBadge(kind: "failed", label: "refused", href: "/operations")
         case .inFlight:
-            TodoRow.Badge(kind: "inflight", label: "sending", href: "/operations")
+            SyncBadge(kind: "inflight", label: "sending", href: "/operations")
         case .pending, .attempted:
-            TodoRow.Badge(
-                kind: operation.kind.rawValue, label: "pending \(operation.kind.rawValue)", href: "/operations")
+            SyncBadge(kind: operation.kind.rawValue, label: "pending \(operation.kind.rawValue)", href: "/operations")
         }
     }
 
@@ -67,9 +57,9 @@ enum TodoPresenter {
         }
     }
 
-    /// `2026-11-21T23:02:54.020Z` → `2026-11-21 23:02:54 UTC`.
+    /// `2026-11-21T23:02:54.020Z` → `2026-11-21 23:02:54 UTC`; "" for anything else.
     static func date(_ value: JSONValue?) -> String {
-        guard let text = value?.stringValue, text.count >= 19 else { return "" }
+        guard let text = value?.stringValue, text.count >= 19, text.dropFirst(10).first == "T" else { return "" }
         return text.prefix(10) + " " + text.dropFirst(11).prefix(8) + " UTC"
     }
 
@@ -83,4 +73,11 @@ enum TodoPresenter {
         let text = item?["text"]?.stringValue ?? ""
         return text.isEmpty ? id : String(text.prefix(80))
     }
+}
+
+/// A row's queued operation as a badge: its CSS kind, its words and where it links.
+struct SyncBadge: Hashable, Sendable, Encodable {
+    var kind: String
+    var label: String
+    var href: String
 }
