@@ -80,7 +80,8 @@ insert() {
   db_before=$(cpu_of $(postgres_pids))
   syncs_before=$(disk_syncs "$base")
   start=$(date +%s.%N)
-  ROWS_PER_THREAD=$(( wanted / threads )) wrk -t"$threads" -c"$connections" -d600s -s Benchmarks/service-post.lua \
+  insert_runs=$(( ${insert_runs:-0} + 1 ))
+  ID_PREFIX="r$insert_runs-" ROWS_PER_THREAD=$(( wanted / threads )) wrk -t"$threads" -c"$connections" -d600s -s Benchmarks/service-post.lua \
     "$base/tables/bench" > "$work/wrk.out" &
   wrk_pid=$!
   while [ "$(count_rows "$base")" -lt $(( before + wanted )) ]; do sleep 0.05; done

@@ -1,10 +1,11 @@
 -- wrk script: POST one new row per request to /tables/bench; each thread stops after
--- ROWS_PER_THREAD answers. Rows have a unique id, text, a bool and a number.
+-- ROWS_PER_THREAD answers. Rows have a unique id (ID_PREFIX, when set, keeps the ids of several
+-- runs on one table apart), text, a bool and a number.
 local limit = tonumber(os.getenv("ROWS_PER_THREAD") or "50000")
 local counter = 1
 
 function setup(thread)
-  thread:set("prefix", "t" .. counter)
+  thread:set("prefix", (os.getenv("ID_PREFIX") or "") .. "t" .. counter)
   counter = counter + 1
 end
 
