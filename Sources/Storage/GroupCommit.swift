@@ -1,14 +1,16 @@
 import Foundation
+import Synchronization
 
 /// Makes the commits of a WAL database durable before they are acknowledged, sharing one sync of
 /// the write-ahead log among every commit that waits for it (group commit).
 ///
 /// The database runs `synchronous = NORMAL`: a commit appends its frames to the WAL without waiting
 /// for the disk. A writer that is about to acknowledge takes a ``Ticket`` right after its commit and
-/// waits in ``waitUntilDurable(_:)`` until a sync of the WAL that *began after* that commit has
-/// finished. One waiter runs the sync (`fdatasync`) while the others wait; commits that arrive
-/// meanwhile — the write lock is free during the sync — are covered by the next one. So under load a
-/// sync serves many commits, and alone a commit costs one sync, as PostgreSQL's group commit does.
+/// awaits ``waitUntilDurable(_:)``, which suspends it (the service's request thread is free to take
+/// the next request) until a sync of the WAL that *began after* that commit has finished. One thread
+/// of its own runs the syncs (`fdatasync`), one after another, each covering every commit made
+/// before it began: so under load one sync serves many commits, and alone a commit costs one sync,
+/// as PostgreSQL's group commit does.
 ///
 /// Readers may see a commit a moment before it is durable (SQLite publishes it at commit); only the
 /// writer's acknowledgement waits. A sync that fails (EIO: the disk refused) poisons the object:
@@ -17,50 +19,111 @@ import Foundation
 ///
 /// Written here rather than taken from a library: GRDB syncs only through SQLite's own `synchronous`
 /// setting, which syncs while the write lock is held (one sync per commit, commits in a line).
-// @unchecked Sendable: `state` is read and written only while `condition` is locked.
-public final class GroupCommit: @unchecked Sendable {
+public final class GroupCommit: Sendable {
     /// A commit's place in line: durable once a sync that began after it has finished.
     public struct Ticket: Sendable, Comparable {
         let number: UInt64
         public static func < (lhs: Ticket, rhs: Ticket) -> Bool { lhs.number < rhs.number }
     }
 
-    /// Where the syncs stand, under ``condition``.
-    private struct State {
+    private let syncer: Syncer
+
+    /// Group commits for the WAL database at `databasePath`. `syncFile` is `fdatasync` but for tests
+    /// that hold a sync or make the disk refuse.
+    public init(databasePath: String, syncFile: @escaping @Sendable (CInt) -> CInt = GroupCommit.fdatasync) {
+        syncer = Syncer(databasePath: databasePath, syncFile: syncFile)
+    }
+
+    deinit { syncer.stop() }
+
+    /// `fdatasync(2)`: 0, or the `errno` of its failure.
+    public static let fdatasync: @Sendable (CInt) -> CInt = { descriptor in
+        Glibc.fdatasync(descriptor) == 0 ? 0 : errno
+    }
+
+    /// How many syncs have run.
+    public var syncCount: Int { syncer.locked { $0.syncs } }
+
+    /// Throws the failure of an earlier sync, if one failed: call before writing, so that nothing is
+    /// written that cannot be acknowledged.
+    public func checkHealthy() throws(DurabilityError) {
+        if let failure = syncer.locked({ $0.failure }) { throw failure }
+    }
+
+    /// A ticket for the transaction that just committed. Take it after the commit returned.
+    public func committed() -> Ticket {
+        syncer.locked { state in
+            state.committed += 1
+            return Ticket(number: state.committed)
+        }
+    }
+
+    /// Returns once the commit of `ticket` is on disk, suspending meanwhile.
+    public func waitUntilDurable(_ ticket: Ticket) async throws(DurabilityError) {
+        let outcome = await withCheckedContinuation { continuation in
+            syncer.wait(for: ticket.number) { continuation.resume(returning: $0) }
+        }
+        try outcome.get()
+    }
+
+    /// Makes every commit so far durable, blocking the calling thread (for opening a store, outside
+    /// any task).
+    public func syncNow() throws(DurabilityError) {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Void, DurabilityError>>(.success(()))
+        syncer.wait(for: committed().number) { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }.get()
+    }
+
+    /// Syncs the folder, so that the files created in it (the database, its WAL) survive a power cut.
+    ///
+    /// Never the database file itself: closing any descriptor of a file drops every POSIX lock the
+    /// process holds on it, SQLite's included, and another process could then take the database for
+    /// its own (and delete the WAL under us). SQLite syncs the database file itself (its first header,
+    /// and after each checkpoint); the WAL holds everything else.
+    public func syncFolder() throws(DurabilityError) {
+        try syncer.syncFolder()
+    }
+}
+
+/// The state of a ``GroupCommit`` and the thread that runs its syncs.
+// @unchecked Sendable: `state` is read and written only while `condition` is locked.
+private final class Syncer: @unchecked Sendable {
+    struct State {
         /// Commits taken a ticket for.
         var committed: UInt64 = 0
         /// Every commit up to this one is durable.
         var durable: UInt64 = 0
-        /// A sync is under way.
-        var syncing = false
+        /// Those waiting for a commit to be durable, with its ticket's number.
+        var waiters: [(ticket: UInt64, resume: @Sendable (Result<Void, DurabilityError>) -> Void)] = []
         /// The WAL file, opened on the first sync (and again when SQLite made a new one).
         var wal: OpenFile?
         /// The sync that failed, when one did: nothing is acknowledged after it.
         var failure: DurabilityError?
         /// How many syncs ran (for benchmarks: syncs per acknowledged write).
         var syncs = 0
+        /// Whether the thread runs (it starts with the first waiter).
+        var running = false
+        /// The owner is gone: the thread ends.
+        var stopping = false
     }
 
-    private struct OpenFile {
+    struct OpenFile {
         var descriptor: CInt
         var inode: UInt64
     }
 
-    /// The database file whose WAL is synced.
-    public let databasePath: String
     private let walPath: String
     private let folderPath: String
-    /// Syncs one file's data (`fdatasync`): returns 0, or the `errno` of the failure.
     private let syncFile: @Sendable (CInt) -> CInt
-    // NSCondition: waiters block on the writer's own thread (the service's request threads, which
-    // already block on SQLite's write lock), with no task or queue hop per acknowledgement.
     private let condition = NSCondition()
     private var state = State()
 
-    /// Group commits for the WAL database at `databasePath`. `syncFile` is `fdatasync` but for tests
-    /// that make the disk refuse.
-    public init(databasePath: String, syncFile: @escaping @Sendable (CInt) -> CInt = GroupCommit.fdatasync) {
-        self.databasePath = databasePath
+    init(databasePath: String, syncFile: @escaping @Sendable (CInt) -> CInt) {
         walPath = databasePath + "-wal"
         folderPath = URL(fileURLWithPath: databasePath).deletingLastPathComponent().path
         self.syncFile = syncFile
@@ -70,52 +133,51 @@ public final class GroupCommit: @unchecked Sendable {
         if let wal = state.wal { close(wal.descriptor) }
     }
 
-    /// `fdatasync(2)`: 0, or the `errno` of its failure.
-    public static let fdatasync: @Sendable (CInt) -> CInt = { descriptor in
-        Glibc.fdatasync(descriptor) == 0 ? 0 : errno
-    }
-
-    /// How many syncs have run.
-    public var syncCount: Int {
+    func locked<T>(_ body: (inout State) -> T) -> T {
         condition.lock()
         defer { condition.unlock() }
-        return state.syncs
+        return body(&state)
     }
 
-    /// Throws the failure of an earlier sync, if one failed: call before writing, so that nothing is
-    /// written that cannot be acknowledged.
-    public func checkHealthy() throws(DurabilityError) {
+    /// Calls `resume` once commit `ticket` is durable (at once when it is), or with the failure.
+    func wait(for ticket: UInt64, _ resume: @escaping @Sendable (Result<Void, DurabilityError>) -> Void) {
         condition.lock()
-        defer { condition.unlock() }
-        if let failure = state.failure { throw failure }
+        if let failure = state.failure {
+            condition.unlock()
+            return resume(.failure(failure))
+        }
+        guard state.durable < ticket else {
+            condition.unlock()
+            return resume(.success(()))
+        }
+        state.waiters.append((ticket, resume))
+        if !state.running {
+            state.running = true
+            Thread.detachNewThread { [self] in run() }
+        }
+        condition.signal()
+        condition.unlock()
     }
 
-    /// A ticket for the transaction that just committed. Take it after the commit returned.
-    public func committed() -> Ticket {
-        condition.lock()
-        defer { condition.unlock() }
-        state.committed += 1
-        return Ticket(number: state.committed)
+    func stop() {
+        locked { $0.stopping = true }
+        condition.signal()
     }
 
-    /// Blocks until the commit of `ticket` is on disk: runs a sync of the WAL when none is under way,
-    /// or waits for the one under way and, when that began too early, the next.
-    public func waitUntilDurable(_ ticket: Ticket) throws(DurabilityError) {
+    /// The thread: while someone waits, one sync after another, each covering every commit made
+    /// before it began; then the waiters it covered are resumed.
+    private func run() {
         condition.lock()
-        defer { condition.unlock() }
-        while state.durable < ticket.number {
-            if let failure = state.failure { throw failure }
-            guard !state.syncing else {
+        while !state.stopping {
+            guard !state.waiters.isEmpty else {
                 condition.wait()
                 continue
             }
-            state.syncing = true
             let target = state.committed
             let wal = state.wal
             condition.unlock()
             let outcome = Result(catching: { () throws(DurabilityError) in try sync(wal) })
             condition.lock()
-            state.syncing = false
             state.syncs += 1
             switch outcome {
             case .success(let file):
@@ -124,13 +186,16 @@ public final class GroupCommit: @unchecked Sendable {
             case .failure(let error):
                 state.failure = error
             }
-            condition.broadcast()
+            let durable = state.durable
+            let failure = state.failure
+            let ready = state.waiters.filter { failure != nil || $0.ticket <= durable }
+            state.waiters.removeAll { failure != nil || $0.ticket <= durable }
+            condition.unlock()
+            for waiter in ready { waiter.resume(failure.map { .failure($0) } ?? .success(())) }
+            condition.lock()
         }
-    }
-
-    /// Makes every commit so far durable: ``committed()`` then ``waitUntilDurable(_:)``.
-    public func syncNow() throws(DurabilityError) {
-        try waitUntilDurable(committed())
+        state.running = false
+        condition.unlock()
     }
 
     /// Syncs the WAL through `file`, or through a new descriptor when there is none or SQLite
@@ -161,13 +226,7 @@ public final class GroupCommit: @unchecked Sendable {
         return current
     }
 
-    /// Syncs the folder, so that the files created in it (the database, its WAL) survive a power cut.
-    ///
-    /// Never the database file itself: closing any descriptor of a file drops every POSIX lock the
-    /// process holds on it, SQLite's included, and another process could then take the database for
-    /// its own (and delete the WAL under us). SQLite syncs the database file itself (its first header,
-    /// and after each checkpoint); the WAL holds everything else.
-    public func syncFolder() throws(DurabilityError) {
+    func syncFolder() throws(DurabilityError) {
         try sync(path: folderPath, flags: O_RDONLY | O_DIRECTORY)
     }
 

@@ -29,13 +29,13 @@ import Testing
         }
     }
 
-    @Test func commitsThatWaitWhileASyncRunsShareTheNextOne() throws {
+    @Test func commitsThatWaitWhileASyncRunsShareTheNextOne() async throws {
         let (pool, path) = try Self.database()
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let held = Atomic(true)
         let commits = GroupCommit(databasePath: path) { descriptor in
-            // The first sync waits until the test lets it go.
+            // The first sync waits (on the syncing thread) until the test lets it go.
             if held.exchange(false, ordering: .relaxed) {
                 entered.signal()
                 release.wait()
@@ -43,36 +43,51 @@ import Testing
             return GroupCommit.fdatasync(descriptor)
         }
         let first = try Self.commit(pool, commits, 0)
-        let done = DispatchGroup()
-        DispatchQueue.global().async(group: done) { try? commits.waitUntilDurable(first) }
-        entered.wait()
-        // Ten commits while that sync runs, each waiting for its acknowledgement.
-        let later = try (1...10).map { try Self.commit(pool, commits, $0) }
-        for ticket in later { DispatchQueue.global().async(group: done) { try? commits.waitUntilDurable(ticket) } }
-        release.signal()
-        done.wait()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await commits.waitUntilDurable(first) }
+            await Self.wait(entered)
+            // Ten commits while that sync runs, each waiting for its acknowledgement.
+            for n in 1...10 {
+                let ticket = try Self.commit(pool, commits, n)
+                group.addTask { try await commits.waitUntilDurable(ticket) }
+            }
+            release.signal()
+            try await group.waitForAll()
+        }
         // One sync for the first commit, one for the ten that came during it.
         #expect(commits.syncCount == 2)
-        for ticket in [first] + later { try commits.waitUntilDurable(ticket) }
-        #expect(commits.syncCount == 2)
     }
 
-    @Test func aLoneCommitCostsOneSync() throws {
+    /// Waits for `semaphore` on a thread of its own (never on the cooperative pool).
+    private static func wait(_ semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                semaphore.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    @Test func aLoneCommitCostsOneSync() async throws {
         let (pool, path) = try Self.database()
         let commits = GroupCommit(databasePath: path)
-        for n in 0..<3 { try commits.waitUntilDurable(try Self.commit(pool, commits, n)) }
+        for n in 0..<3 { try await commits.waitUntilDurable(try Self.commit(pool, commits, n)) }
         #expect(commits.syncCount == 3)
+        try commits.syncNow()
+        #expect(commits.syncCount == 4)
     }
 
-    @Test func aDiskThatRefusesToSyncRefusesThatAcknowledgementAndEveryLaterOne() throws {
+    @Test func aDiskThatRefusesToSyncRefusesThatAcknowledgementAndEveryLaterOne() async throws {
         let (pool, path) = try Self.database()
         let commits = GroupCommit(databasePath: path) { _ in EIO }
         let ticket = try Self.commit(pool, commits, 0)
-        #expect(throws: DurabilityError.syncFailed(path: path + "-wal", errno: EIO)) {
-            try commits.waitUntilDurable(ticket)
+        await #expect(throws: DurabilityError.syncFailed(path: path + "-wal", errno: EIO)) {
+            try await commits.waitUntilDurable(ticket)
         }
         #expect(throws: DurabilityError.self) { try commits.checkHealthy() }
-        #expect(throws: DurabilityError.self) { try commits.waitUntilDurable(try Self.commit(pool, commits, 1)) }
+        let later = try Self.commit(pool, commits, 1)
+        await #expect(throws: DurabilityError.self) { try await commits.waitUntilDurable(later) }
+        #expect(throws: DurabilityError.self) { try commits.syncNow() }
         #expect("\(DurabilityError.syncFailed(path: "x", errno: EIO))".contains("Input/output error"))
     }
 }

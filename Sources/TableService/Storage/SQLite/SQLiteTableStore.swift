@@ -120,7 +120,7 @@ final class SQLiteTableStore: TableStorage {
 
     func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem {
         let id = changes.id ?? UUID().uuidString.lowercased()
-        return try writeNow { db in
+        return try await writeNow { db in
             // The columns as they were: a 409 carries the stored item without the ones this
             // insert would have added (its transaction is rolled back).
             let stored = try self.ensureTable(db, table)
@@ -179,7 +179,7 @@ final class SQLiteTableStore: TableStorage {
         in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try writeNow { db in
+        return try await writeNow { db in
             var schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
                 throw TableError.itemNotFound
@@ -205,7 +205,7 @@ final class SQLiteTableStore: TableStorage {
         _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try writeNow { db in
+        return try await writeNow { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
@@ -223,7 +223,7 @@ final class SQLiteTableStore: TableStorage {
         from table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try writeNow { db in
+        return try await writeNow { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
@@ -304,27 +304,34 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
-    /// Runs a one-row transaction on the calling thread, and returns once it is durable. Such a
+    /// Runs a one-row transaction on the calling thread, then returns once it is durable. Such a
     /// transaction takes tens of microseconds; handing it to GRDB's writer queue and back
     /// (`await database.write`) cost more CPU in thread switches than the transaction itself. It
-    /// waits only for another such write (this process is the file's only writer) and for the sync
-    /// that makes it durable (shared with the writes committed meanwhile), holding the caller's
-    /// thread.
-    private func writeNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
+    /// waits only for another such write (this process is the file's only writer). Then the request
+    /// is suspended, its thread free for others, until the sync that makes it durable (shared with
+    /// the writes committed meanwhile) has finished.
+    private func writeNow<T: Sendable>(_ body: (Database) throws -> T) async throws(TableError) -> T {
+        let (result, ticket) = try commitNow(body)
+        if let ticket, let commits {
+            do { try await commits.waitUntilDurable(ticket) } catch { throw Self.tableError(error) }
+        }
+        return result
+    }
+
+    /// The transaction of ``writeNow(_:)``, and its ticket for the sync that makes it durable.
+    private func commitNow<T>(_ body: (Database) throws -> T) throws(TableError) -> (T, GroupCommit.Ticket?) {
         do {
             try commits?.checkHealthy()
-            let (result, ticket) = try database.writeWithoutTransaction { db in
+            return try database.writeWithoutTransaction { db in
                 let result = try db.inCachedTransaction { try body(db) }
                 return (result, commits?.committed())
             }
-            if let ticket { try commits?.waitUntilDurable(ticket) }
-            return result
         } catch {
             throw Self.tableError(error)
         }
     }
 
-    /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives; pages and
+    /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives for its transaction; pages and
     /// summaries, which take longer, go through GRDB's reader threads (``read(_:)``).
     private func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         do {
