@@ -50,12 +50,28 @@ public final class GroupCommit: Sendable {
         if let failure = syncer.locked({ $0.failure }) { throw failure }
     }
 
+    /// A write transaction is about to start (it may wait for the write lock first): a sync about to
+    /// start waits a moment for it, so that one sync covers it too. End it with ``committed()`` or
+    /// ``abandoned()``.
+    public func beginning() {
+        syncer.locked { $0.writing += 1 }
+    }
+
+    /// The transaction begun with ``beginning()`` failed or rolled back: nothing to wait for.
+    public func abandoned() {
+        syncer.locked { $0.writing -= 1 }
+        syncer.wake()
+    }
+
     /// A ticket for the transaction that just committed. Take it after the commit returned.
     public func committed() -> Ticket {
-        syncer.locked { state in
+        let ticket = syncer.locked { state in
+            state.writing = max(0, state.writing - 1)
             state.committed += 1
             return Ticket(number: state.committed)
         }
+        syncer.wake()
+        return ticket
     }
 
     /// Returns once the commit of `ticket` is on disk, suspending meanwhile.
@@ -106,6 +122,8 @@ private final class Syncer: @unchecked Sendable {
         var failure: DurabilityError?
         /// How many syncs ran (for benchmarks: syncs per acknowledged write).
         var syncs = 0
+        /// Write transactions begun and not committed yet (``GroupCommit/beginning()``).
+        var writing = 0
         /// Whether the thread runs (it starts with the first waiter).
         var running = false
         /// The owner is gone: the thread ends.
@@ -159,6 +177,11 @@ private final class Syncer: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Wakes the thread if it waits for writes in progress.
+    func wake() {
+        condition.signal()
+    }
+
     func stop() {
         locked { $0.stopping = true }
         condition.signal()
@@ -173,6 +196,9 @@ private final class Syncer: @unchecked Sendable {
                 condition.wait()
                 continue
             }
+            // Writes under way commit in tens of microseconds: one sync for them all.
+            let deadline = Date().addingTimeInterval(0.0002)
+            while state.writing > 0, !state.stopping, condition.wait(until: deadline) {}
             let target = state.committed
             let wal = state.wal
             condition.unlock()

@@ -322,11 +322,17 @@ final class SQLiteTableStore: TableStorage {
     private func commitNow<T>(_ body: (Database) throws -> T) throws(TableError) -> (T, GroupCommit.Ticket?) {
         do {
             try commits?.checkHealthy()
+        } catch {
+            throw Self.tableError(error)
+        }
+        commits?.beginning()
+        do {
             return try database.writeWithoutTransaction { db in
                 let result = try db.inCachedTransaction { try body(db) }
                 return (result, commits?.committed())
             }
         } catch {
+            commits?.abandoned()
             throw Self.tableError(error)
         }
     }
