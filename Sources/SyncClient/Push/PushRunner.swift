@@ -7,14 +7,13 @@
 struct PushRunner: Sendable {
     /// Sends attempts and stores answers.
     let driver: PushDriver
-    /// Waits the pause before a request whose connection dropped is sent again.
-    let sleep: @Sendable (Duration) async throws -> Void
     /// Told how many operations have had their answer, after each event.
     let progress: @Sendable (Int) -> Void
 
     /// Runs `run` to its end: what it did, and the error that stopped it (nil: every operation was settled).
     func run(_ run: PushRun) async -> (result: PushResult, error: SyncError?) {
         var run = run
+        let sleep = run.retry.sleep
         let ending = await withTaskGroup(of: PushRun.Event.self) { group in
             var actions = run.start()
             var cancelSeen = false

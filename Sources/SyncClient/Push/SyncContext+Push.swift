@@ -73,9 +73,7 @@ extension SyncContext {
 
     /// The runner of this context's pushes: progress goes to the monitor.
     private func runner(_ driver: PushDriver) -> PushRunner {
-        PushRunner(driver: driver, sleep: connectionRetry.sleep) { [monitor] answered in
-            monitor.update { $0.done = answered }
-        }
+        PushRunner(driver: driver) { [monitor] answered in monitor.update { $0.done = answered } }
     }
 
     /// The transport, or the reason there is none (offline mode, no address). With
