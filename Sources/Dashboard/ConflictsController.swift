@@ -30,13 +30,15 @@ struct ConflictsController: Sendable {
     }
 
     private func list(_ request: Request) throws -> Response {
+        environment.renderer.page("conflicts", request, section: .conflicts, try listContent(request))
+    }
+
+    /// Every conflict matching the request's `q`: the page and its live fragments are both rendered from it.
+    func listContent(_ request: Request) throws(HTTPError) -> ConflictsPage {
         let text = request.query("q") ?? ""
         let conflicts = try summaries(matching: text)
-        return environment.renderer.page(
-            "conflicts", request, section: .conflicts,
-            ConflictsPage(
-                conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count,
-                q: text.isEmpty ? nil : text))
+        return ConflictsPage(
+            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.isEmpty ? nil : text)
     }
 
     /// Whether a conflict's todo (any of its copies, or its id) contains `text`, ignoring case; "" matches all.

@@ -22,7 +22,8 @@ public final class Dashboard: Sendable {
         "journal/entry", "log",
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
         "data/record", "data/delete", "doctor", "doctor/run", "settings/sync-state",
-        "settings/bundle",
+        "settings/bundle", "partials/header-counts", "data/list-body", "data/record-form", "data/record-details",
+        "data/tables-list", "operations/queue", "conflicts/list", "journal/list",
     ]
 
     /// This todosync's version (`todosync --version`, support bundles).

@@ -97,6 +97,11 @@ struct OperationsController: Sendable {
     }
 
     private func list(_ request: Request) throws -> Response {
+        environment.renderer.page("operations", request, section: .operations, try listContent(request))
+    }
+
+    /// The page of the queue the request asks for: the page and its live fragments are both rendered from it.
+    func listContent(_ request: Request) throws(HTTPError) -> OperationsPage {
         let position = try Self.position(request)
         let context = environment.context
         let page = try storeCall { () throws(SyncError) in try context.operationsPage(position, limit: Self.pageSize) }
@@ -116,15 +121,13 @@ struct OperationsController: Sendable {
                 next: page.hasLater ? rows.last.map { "/operations?after=\($0.id)" } : nil,
                 last: page.hasLater ? "/operations?at=last" : nil)
         }
-        return environment.renderer.page(
-            "operations", request, section: .operations,
-            OperationsPage(
-                operations: sorted, hasOperations: !rows.isEmpty, canPush: page.total > 0, pager: pager,
-                emptyMessage: position == .first
-                    ? "Nothing to push: every change has reached the service."
-                    : "This page is past the end of the queue.",
-                stuckCount: rows.count { $0.stuck != nil }, heldCount: held,
-                stuckAge: "\(Int(StuckRule.age / 3600)) hour"))
+        return OperationsPage(
+            operations: sorted, hasOperations: !rows.isEmpty, canPush: page.total > 0, pager: pager,
+            emptyMessage: position == .first
+                ? "Nothing to push: every change has reached the service."
+                : "This page is past the end of the queue.",
+            stuckCount: rows.count { $0.stuck != nil }, heldCount: held,
+            stuckAge: "\(Int(StuckRule.age / 3600)) hour")
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {

@@ -24,15 +24,24 @@ extension DataController {
         _ request: Request, _ preset: TablePreset, invalid: RecordForm.Invalid? = nil,
         status: HTTPResponse.Status = .ok
     ) throws -> Response {
+        environment.renderer.page(
+            "data/record", request, section: preset.section, status: status,
+            try recordContent(request, preset, invalid: invalid))
+    }
+
+    /// What the row's page shows (the stored values, or the refused ones as typed): the page and
+    /// its live fragments are both rendered from it.
+    func recordContent(
+        _ request: Request, _ preset: TablePreset, invalid: RecordForm.Invalid? = nil
+    ) throws(HTTPError) -> DataRecordPage {
         let (table, item, id) = try row(request, preset)
-        let content = DataRecordPage(
+        return DataRecordPage(
             heading: preset.labelColumn == nil ? "Edit a row of \(table.name)" : "Edit \(preset.noun)",
             title: preset.title, table: table.name, noun: preset.noun, name: preset.name(item, id: id),
             listHref: preset.listPath, id: id, href: preset.href(id), version: item[SystemColumn.version]?.stringValue,
             updatedAt: Display.date(item[SystemColumn.updatedAt]).nilIfEmpty,
             fields: RecordForm.fields(table, item: item, invalid: invalid), error: invalid?.summary,
             operation: PendingChange.latest(environment.context, table: table.name, id: id))
-        return environment.renderer.page("data/record", request, section: preset.section, status: status, content)
     }
 
     func save(_ request: Request, _ preset: TablePreset) throws -> Response {

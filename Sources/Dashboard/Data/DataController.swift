@@ -36,7 +36,12 @@ struct DataController: Sendable {
     // MARK: Tables
 
     private func tables(_ request: Request) throws -> Response {
-        environment.renderer.page("data/tables", request, section: .data, DataTablesPage(tables: try tableLines()))
+        environment.renderer.page("data/tables", request, section: .data, try tablesContent())
+    }
+
+    /// What `/data` shows.
+    func tablesContent() throws -> DataTablesPage {
+        DataTablesPage(tables: try tableLines())
     }
 
     /// Each table's line of `/data` (and `GET /api/data`).
@@ -62,6 +67,16 @@ struct DataController: Sendable {
         _ request: Request, _ preset: TablePreset, invalid: RecordForm.Invalid? = nil,
         status: HTTPResponse.Status = .ok
     ) throws -> Response {
+        environment.renderer.page(
+            "data/list", request, section: preset.section, status: status,
+            try listContent(request, preset, invalid: invalid))
+    }
+
+    /// What the list shows for the request's query (filters, search, page): the page and its live
+    /// fragments are both rendered from it.
+    func listContent(
+        _ request: Request, _ preset: TablePreset, invalid: RecordForm.Invalid? = nil
+    ) throws -> DataListPage {
         let table = try table(preset)
         let query = try DataListQuery(request, table: table, preset: preset)
         let context = environment.context
@@ -98,7 +113,7 @@ struct DataController: Sendable {
                         current: flag == query.flag || (flag == nil && query.flag?.column != column.name))
                 })
         }
-        let content = DataListPage(
+        return DataListPage(
             title: preset.title, table: table.name, noun: preset.noun, href: preset.listPath,
             addAction: preset.recordPath, tabs: tabs, hasTabs: !tabs.isEmpty, flagFilters: flags,
             searchable: table.columns.contains { $0.type == .text }, search: query.search,
@@ -113,7 +128,6 @@ struct DataController: Sendable {
             },
             addFields: preset.labelColumn == nil ? RecordForm.fields(table, item: nil, invalid: invalid) : [],
             addError: preset.labelColumn == nil ? invalid?.summary : nil)
-        return environment.renderer.page("data/list", request, section: preset.section, status: status, content)
     }
 
     private func emptyMessage(_ query: DataListQuery) -> String {

@@ -30,6 +30,12 @@ struct JournalController: Sendable {
     }
 
     private func list(_ request: Request) throws -> Response {
+        environment.renderer.page("journal", request, section: .journal, try listContent(request))
+    }
+
+    /// The entries the request's filters and cursor ask for: the page and its live fragments are
+    /// both rendered from it.
+    func listContent(_ request: Request) throws(HTTPError) -> JournalView {
         let query = try Self.query(request)
         let context = environment.context
         let page = try storeCall { () throws(SyncError) in try context.journal(query) }
@@ -46,7 +52,7 @@ struct JournalController: Sendable {
                 blocked: blocked[entry.table + "\u{0}" + entry.itemId] ?? false)
         }
         let filters = Self.filterItems(query)
-        let view = JournalView(
+        return JournalView(
             entries: entries, hasEntries: !entries.isEmpty, decision: query.decision?.rawValue,
             item: query.itemId, search: query.text, batch: query.batch,
             decisions: JournalEntry.Decision.allCases.map { decision in
@@ -58,7 +64,6 @@ struct JournalController: Sendable {
             olderURL: page.next.map { "/journal" + Self.queryString(filters + [("before", String($0))]) },
             newestURL: query.before == nil ? nil : "/journal" + Self.queryString(filters),
             exportURL: "/journal.jsonl" + Self.queryString(filters))
-        return environment.renderer.page("journal", request, section: .journal, view)
     }
 
     /// The filters of a query as query-string items (no cursor).
