@@ -38,7 +38,8 @@ struct ConflictsController: Sendable {
         let text = request.query("q") ?? ""
         let conflicts = try summaries(matching: text)
         return ConflictsPage(
-            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.isEmpty ? nil : text)
+            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.isEmpty ? nil : text
+        )
     }
 
     /// Whether a conflict's todo (any of its copies, or its id) contains `text`, ignoring case; "" matches all.
