@@ -25,24 +25,33 @@
     if (item && marks.indexOf(item) < 0) marks.push(item);
   }
 
+  // An element's attributes by name, without the mark this script adds.
+  function attributesOf(element) {
+    var attributes = {};
+    Array.prototype.forEach.call(element.attributes, function (attribute) { attributes[attribute.name] = attribute.value; });
+    if ("class" in attributes) {
+      attributes["class"] = attributes["class"].split(/\s+/).filter(function (name) { return name && name !== MARK; }).join(" ");
+      if (!attributes["class"]) delete attributes["class"];
+    }
+    return attributes;
+  }
+
+  // Gives `current` the attributes of `fresh`; returns whether any differed.
   function syncAttributes(current, fresh) {
-    var index, name;
-    for (index = current.attributes.length - 1; index >= 0; index--) {
-      name = current.attributes[index].name;
-      if (!fresh.hasAttribute(name)) current.removeAttribute(name);
-    }
-    for (index = 0; index < fresh.attributes.length; index++) {
-      name = fresh.attributes[index].name;
-      if (current.getAttribute(name) !== fresh.attributes[index].value) {
-        current.setAttribute(name, fresh.attributes[index].value);
-        // An input shows its property, not its attribute, once it was touched.
-        if (name === "value" && "value" in current) current.value = fresh.getAttribute("value");
-        if (name === "checked") current.checked = true;
-      }
-    }
-    if (current.hasAttribute("checked") !== fresh.hasAttribute("checked") && "checked" in current) {
-      current.checked = fresh.hasAttribute("checked");
-    }
+    var had = attributesOf(current), wanted = attributesOf(fresh), changed = false, marked = current.classList.contains(MARK);
+    Object.keys(had).forEach(function (name) {
+      if (!(name in wanted)) { current.removeAttribute(name); changed = true; }
+    });
+    Object.keys(wanted).forEach(function (name) {
+      if (had[name] === wanted[name]) return;
+      changed = true;
+      current.setAttribute(name, wanted[name]);
+      // An input shows its property, not its attribute, once it was touched.
+      if (name === "value" && "value" in current) current.value = wanted[name];
+    });
+    if ("checked" in current && ("checked" in had) !== ("checked" in wanted)) current.checked = "checked" in wanted;
+    if (marked) current.classList.add(MARK);
+    return changed;
   }
 
   function sameKind(a, b) {
@@ -51,7 +60,7 @@
 
   // Makes `current` (in the page) equal to `fresh`, keeping every node that can stay.
   function morph(current, fresh, marks) {
-    if (current.isEqualNode(fresh)) return;
+    if (current.isEqualNode(fresh) && !(current.classList && current.classList.contains(MARK))) return;
     if (!sameKind(current, fresh)) {
       current.replaceWith(fresh);
       mark(fresh, marks);
@@ -63,18 +72,8 @@
       return;
     }
     if (current.nodeName === "TEXTAREA" && current.value !== fresh.value) current.value = fresh.value;
-    var attributesDiffer = !sameAttributes(current, fresh);
-    syncAttributes(current, fresh);
-    if (attributesDiffer) mark(current, marks);
+    if (syncAttributes(current, fresh)) mark(current, marks);
     morphChildren(current, fresh, marks);
-  }
-
-  function sameAttributes(a, b) {
-    if (a.attributes.length !== b.attributes.length) return false;
-    for (var index = 0; index < b.attributes.length; index++) {
-      if (a.getAttribute(b.attributes[index].name) !== b.attributes[index].value) return false;
-    }
-    return true;
   }
 
   function morphChildren(parent, freshParent, marks) {
