@@ -189,15 +189,15 @@
 
   var source = new EventSource(location.pathname + location.search);
   source.addEventListener("fragments", function (event) {
-    var fragments = JSON.parse(event.data).fragments;
+    var update = JSON.parse(event.data);
     var marks = keepingPlace(function () {
       var all = [];
-      fragments.forEach(function (html) { all = all.concat(apply(parse(html))); });
+      update.fragments.forEach(function (html) { all = all.concat(apply(parse(html))); });
       return all;
     });
     show(marks);
     if (marks.length) announce(marks.length === 1 ? "1 row changed." : marks.length + " rows changed.");
-    document.documentElement.dataset.liveRevision = JSON.parse(event.data).revision;
+    document.documentElement.dataset.liveRevision = update.revision;
   });
   source.addEventListener("missing", function (event) {
     var message = JSON.parse(event.data).message;
