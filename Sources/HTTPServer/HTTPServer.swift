@@ -23,12 +23,16 @@ public final class HTTPServer: Sendable {
         /// Seconds an idle connection is kept open.
         public var connectionTimeout: Int
         public var connectionLimit: Int
+        /// How often every open event stream gets a heartbeat comment.
+        public var heartbeatInterval: Duration
 
         public init(
             host: String = "127.0.0.1", port: Int = 0,
             threadPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount),
-            maxBodySize: Int = 1 << 20, connectionTimeout: Int = 30, connectionLimit: Int = 1000
+            maxBodySize: Int = 1 << 20, connectionTimeout: Int = 30, connectionLimit: Int = 1000,
+            heartbeatInterval: Duration = .seconds(15)
         ) {
+            self.heartbeatInterval = heartbeatInterval
             self.host = host
             self.port = port
             self.threadPoolSize = threadPoolSize
@@ -48,7 +52,9 @@ public final class HTTPServer: Sendable {
     /// Binds and starts serving at once.
     public init(configuration: Configuration = .init(), responder: Responder) throws(HTTPServerError) {
         guard (0...65535).contains(configuration.port) else { throw .invalidPort(configuration.port) }
-        let context = ServerContext(responder: responder, maxBodySize: configuration.maxBodySize)
+        let context = ServerContext(
+            responder: responder, maxBodySize: configuration.maxBodySize,
+            streams: OpenStreams(heartbeatEvery: configuration.heartbeatInterval))
         var failure: Int32 = 0
         let opaque = Unmanaged.passUnretained(context).toOpaque()
         let started = todosync_mhd_start(
@@ -92,7 +98,9 @@ public final class HTTPServer: Sendable {
         MHD_stop_daemon(handle.pointer)
     }
 
-    /// Takes the daemon (nil when already stopped) and closes its listening socket.
+    /// Takes the daemon (nil when already stopped), closes its listening socket and finishes every
+    /// event stream, telling its reader to reconnect in a few seconds (to another instance, or this
+    /// one restarted).
     private func quiesce() -> DaemonHandle? {
         let taken = daemon.withLock { value -> DaemonHandle? in
             defer { value = nil }
@@ -102,8 +110,12 @@ public final class HTTPServer: Sendable {
         // Quiescing hands the listening socket back to us: close it so no one can connect.
         let listening = MHD_quiesce_daemon(handle.pointer)
         if listening >= 0 { close(listening) }
+        context.streams.finishAll(retryAfter: .seconds(2))
         return handle
     }
+
+    /// Event streams open now.
+    public var openEventStreams: Int { context.streams.count }
 
     /// A server dropped without ``stop(grace:)`` stops on a thread of its own: a deinit may run on a
     /// cooperative thread, which must not wait there for the handlers it may be starving.
@@ -152,6 +164,7 @@ private final class ServerContext: Sendable {
     /// yet taken back by libmicrohttpd; stopping the daemon with a connection still suspended would
     /// abort the process.
     let parked = ParkedRequests()
+    let streams: OpenStreams
 
     /// Uncounts a request once, when libmicrohttpd is done with it: its answer sent, or its connection
     /// ended. (Uncounted when its answer was only queued, a stop could close the connection before
@@ -162,9 +175,10 @@ private final class ServerContext: Sendable {
         parked.remove()
     }
 
-    init(responder: Responder, maxBodySize: Int) {
+    init(responder: Responder, maxBodySize: Int, streams: OpenStreams) {
         self.responder = responder
         self.maxBodySize = maxBodySize
+        self.streams = streams
     }
 }
 
@@ -180,6 +194,8 @@ private final class RequestState: @unchecked Sendable {
     /// libmicrohttpd has taken the connection back (or, if the handler never suspended, until its
     /// answer is queued).
     var countedAsParked = false
+    /// The event stream this request is answered with, told when the connection ends.
+    var stream: EventStream?
     let answer = Mutex<AsyncAnswer>(.running)
 }
 
@@ -233,7 +249,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         // Resumed after an async handler finished: the connection is libmicrohttpd's again. It stays
         // counted until its answer is sent (`requestCompleted`): a stop must not close it before.
         guard case .finished(let response) = state.answer.withLock({ $0 }) else { return .NO }
-        return queue(response, on: connection)
+        return queue(response, on: connection, state: state, server: server)
     }
     if state.tooLarge { return queue(tooLarge(server.maxBodySize), on: connection) }
 
@@ -250,7 +266,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     case .respond(let response):
         return queue(response, on: connection)
     case .run(.sync(let body), let routed):
-        return queue(server.responder.complete(routed) { try body(routed) }, on: connection)
+        return queue(server.responder.complete(routed) { try body(routed) }, on: connection, state: state, server: server)
     case .run(.async(let body), let routed):
         return start(body, routed, state: state, server: server, on: connection)
     }
@@ -292,11 +308,13 @@ private func start(
     }
     guard let finished else { return .YES }
     // Counted until the answer is sent (`requestCompleted`).
-    return queue(finished, on: connection)
+    return queue(finished, on: connection, state: state, server: server)
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
     guard let requestContext, let state = requestContext.pointee else { return }
+    // Before libmicrohttpd closes the socket: a stream must not shut down a descriptor reused since.
+    Unmanaged<RequestState>.fromOpaque(state).takeUnretainedValue().stream?.connectionEnded()
     if let cls {
         Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
             .releaseParked(Unmanaged<RequestState>.fromOpaque(state).takeUnretainedValue())
@@ -372,14 +390,23 @@ private func connectionValue(_ connection: OpaquePointer, _ kind: MHD_ValueKind,
     MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
 }
 
-/// Hands a response to libmicrohttpd, which adds `Content-Length` and `Date`, omits the body
-/// for HEAD, and writes every header as `Name: value`.
-private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Result {
+/// Hands a response to libmicrohttpd, which adds `Content-Length` (or chunks an event stream) and
+/// `Date`, omits the body for HEAD, and writes every header as `Name: value`.
+private func queue(
+    _ response: Response, on connection: OpaquePointer, state: RequestState? = nil, server: ServerContext? = nil
+) -> MHD_Result {
+    if let source = response.eventSource, let state, let server {
+        return queueStream(source, response, on: connection, state: state, server: server)
+    }
     let created = response.body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(
             bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let created else { return .NO }
+    return queue(created, response, on: connection)
+}
+
+private func queue(_ created: OpaquePointer, _ response: Response, on connection: OpaquePointer) -> MHD_Result {
     defer { MHD_destroy_response(created) }
     for field in response.headers where !managedFields.contains(field.name) {
         _ = MHD_add_response_header(created, field.name.rawName, field.value)
@@ -390,3 +417,78 @@ private func queue(_ response: Response, on connection: OpaquePointer) -> MHD_Re
 /// Header fields libmicrohttpd writes itself. `HTTPField` already guarantees the rest cannot split
 /// the header block: names are tokens, and CR, LF and NUL in values become spaces.
 private let managedFields: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .connection, .date]
+
+/// An event stream and the connection it is written to, reached through the content reader's `cls`.
+private final class StreamWriter: @unchecked Sendable {
+    let stream: EventStream
+    let connection: ConnectionHandle
+    let streams: OpenStreams
+
+    init(stream: EventStream, connection: ConnectionHandle, streams: OpenStreams) {
+        self.stream = stream
+        self.connection = connection
+        self.streams = streams
+    }
+}
+
+/// Answers with an event stream: a chunked body that libmicrohttpd reads from the stream as events
+/// come. With nothing to write, the reader parks the connection (no thread waits), and an event
+/// resumes it. The request stays counted as parked until the connection ends, so a stop (which
+/// finishes every stream first) waits for it.
+private func queueStream(
+    _ source: Response.EventSource, _ response: Response, on connection: OpaquePointer, state: RequestState,
+    server: ServerContext
+) -> MHD_Result {
+    let stream = EventStream(bufferLimit: source.bufferLimit)
+    let handle = ConnectionHandle(pointer: connection)
+    let socket = todosync_mhd_connection_socket(connection)
+    stream.attach(
+        wake: { MHD_resume_connection(handle.pointer) },
+        // libmicrohttpd sees the socket fail at its next poll and ends the connection.
+        abort: { if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) } })
+    state.stream = stream
+    _ = server.streams.add(stream)
+    if !state.countedAsParked {
+        state.countedAsParked = true
+        server.parked.add()
+    }
+    let writer = Unmanaged.passRetained(StreamWriter(stream: stream, connection: handle, streams: server.streams))
+    // libmicrohttpd calls `streamEnded` when the response goes, queued or not, and so releases the writer.
+    guard let created = MHD_create_response_from_callback(UInt64.max, 4096, streamReader, writer.toOpaque(), streamEnded)
+    else {
+        writer.release()
+        stream.connectionEnded()
+        server.streams.remove(stream)
+        return .NO
+    }
+    let queued = queue(created, response, on: connection)
+    if queued == .YES {
+        let run = source.run
+        Task {
+            await run(stream)
+            stream.finish()
+        }
+    }
+    return queued
+}
+
+private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
+    guard let cls, let buffer else { return -2 }
+    let writer = Unmanaged<StreamWriter>.fromOpaque(cls).takeUnretainedValue()
+    let read = writer.stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max)) {
+        MHD_suspend_connection(writer.connection.pointer)
+    }
+    switch read {
+    case .bytes(let count): return count
+    case .parked: return 0
+    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
+    case .dropped: return -2  // MHD_CONTENT_READER_END_WITH_ERROR: the connection is closed
+    }
+}
+
+private let streamEnded: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    let writer = Unmanaged<StreamWriter>.fromOpaque(cls).takeRetainedValue()
+    writer.stream.connectionEnded()
+    writer.streams.remove(writer.stream)
+}

@@ -23,6 +23,22 @@ struct LocalStoreTests {
         #expect(try second.table("todoitem").item(id: "a")?.text == "one")
     }
 
+    @Test func everyCommitIsToldWithTheTablesItWrote() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        var changes = context.storeChanges().makeAsyncIterator()
+        let before = context.storeRevision
+        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        let insert = try #require(await changes.next())
+        #expect(insert.revision == before + 1)
+        #expect(insert.tables.isSuperset(of: ["todoitem", "__operations"]))
+        try context.setOffline(true)
+        let config = try #require(await changes.next())
+        #expect(config.revision == insert.revision + 1)
+        #expect(context.storeRevision == config.revision)
+        try await context.close()
+        #expect(await changes.next() == nil)
+    }
+
     @Test func storeHasRealColumnsPerTable() throws {
         let folder = try TemporaryFolder()
         let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("weight", .real)])

@@ -66,6 +66,11 @@ public final class TestHTTPClient: Sendable {
         return Answer(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
     }
 
+    /// Sends a request and returns as soon as the answer's header is in; its body is read as it comes.
+    func execute(_ request: HTTPClientRequest, deadline: Duration) async throws -> HTTPClientResponse {
+        try await client.execute(request, timeout: .nanoseconds(Int64(deadline.components.seconds) * 1_000_000_000))
+    }
+
     /// Stores each `Set-Cookie`'s name and value; an empty value or `Max-Age=0` removes the cookie.
     private func keep(_ lines: [String]) {
         for line in lines {

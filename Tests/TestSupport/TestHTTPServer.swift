@@ -16,16 +16,24 @@ public struct TestHTTPServer: Sendable {
     private let http = TestHTTPClient()
 
     /// Starts a server whose router `configure` sets up, accepting bodies up to `maxBodySize` bytes.
-    public init(_ configure: (inout Router) -> Void, maxBodySize: Int = 1 << 20) throws {
+    public init(
+        _ configure: (inout Router) -> Void, maxBodySize: Int = 1 << 20, heartbeatInterval: Duration = .seconds(15)
+    ) throws {
         var router = Router()
         configure(&router)
         server = try HTTPServer(
-            configuration: .init(host: "127.0.0.1", port: 0, maxBodySize: maxBodySize),
+            configuration: .init(
+                host: "127.0.0.1", port: 0, maxBodySize: maxBodySize, heartbeatInterval: heartbeatInterval),
             responder: router.buildResponder())
     }
 
     /// The address of `path` on the server.
     public func url(_ path: String) -> URL { URL(string: server.url + path)! }
+
+    /// Opens the event stream at `path`.
+    public func events(_ path: String, headers: HTTPFields = [:]) async throws -> TestEventStream {
+        try await http.events(server.url + path, headers: headers)
+    }
 
     /// Sends a request; returns status, headers (lower-case names) and body.
     public func send(

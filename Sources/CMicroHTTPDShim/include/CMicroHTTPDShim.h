@@ -26,4 +26,7 @@ struct MHD_Daemon *todosync_mhd_start(const char *host,
 /// The port the daemon is bound to (the real one when it was started on port 0).
 uint16_t todosync_mhd_bound_port(struct MHD_Daemon *daemon);
 
+/// The connection's socket (-1 if unknown). MHD_get_connection_info is variadic, which Swift cannot call.
+int todosync_mhd_connection_socket(struct MHD_Connection *connection);
+
 #endif

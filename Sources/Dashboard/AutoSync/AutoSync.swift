@@ -123,9 +123,18 @@ struct AutoSyncStatus: Encodable, Sendable, Equatable {
     var lastError: String?
     /// "next try in 40 s", "auto-sync paused: offline"... (empty when off).
     var label: String
+    /// How the store follows the service: the header's Live, Polling every N s, or Offline.
+    var follow: FollowMode
 
-    init(_ schedule: AutoSyncSchedule, now: Date) {
+    init(_ schedule: AutoSyncSchedule, now: Date, live: Bool = false) {
         enabled = schedule.interval != nil
+        follow =
+            switch (schedule.interval, schedule.pause) {
+            case (nil, _): .off
+            case (_, .offline?): .offline
+            case _ where live: .live
+            default: .polling
+            }
         interval = schedule.interval
         nextAttemptAt = schedule.nextAttemptAt
         consecutiveFailures = schedule.consecutiveFailures
@@ -151,4 +160,16 @@ struct AutoSyncStatus: Encodable, Sendable, Equatable {
         let when = seconds < 90 ? "\(seconds) s" : "\(Int((Double(seconds) / 60).rounded())) min"
         return schedule.consecutiveFailures > 0 ? "next try in \(when)" : "next sync in \(when)"
     }
+}
+
+/// How the store follows the service's changes.
+enum FollowMode: String, Encodable, Sendable {
+    /// Subscribed to the service's change channel: a change there is pulled within a second.
+    case live
+    /// Syncing every ``AutoSyncStatus/interval`` seconds (the service offers no change channel).
+    case polling
+    /// Offline mode: nothing is synced.
+    case offline
+    /// Auto-sync is off: only syncs a person starts.
+    case off
 }

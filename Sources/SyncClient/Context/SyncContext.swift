@@ -365,6 +365,7 @@ public actor SyncContext {
     /// Closes the store's connections; the context must not be used afterwards.
     public func close() throws(SyncError) {
         monitor.finishAll()
+        store.changes.finishAll()
         transport = nil
         recorder.flushNow()
         store.listIndexer.stop()

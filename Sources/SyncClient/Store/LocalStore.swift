@@ -12,6 +12,8 @@ struct LocalStore: Sendable {
     let catalog = TableCatalog()
     /// Catches the list indexes up after pulls.
     let listIndexer: ListIndexer
+    /// Tells of each commit, whoever made it.
+    let changes = StoreChanges()
 
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
     /// `__journal` belongs to ``ConflictJournal``.
@@ -65,6 +67,7 @@ struct LocalStore: Sendable {
             throw .storage(StoreFailure(error))
         }
         listIndexer = ListIndexer(catalog: catalog)
+        pool.add(transactionObserver: changes, extent: .databaseLifetime)
         let catalog = self.catalog
         let store = self
         do {

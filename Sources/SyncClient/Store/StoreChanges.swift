@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// One committed write transaction of the store.
+public struct StoreChange: Sendable, Equatable {
+    /// Counts the store's commits in this process, from 1; later commits have larger revisions.
+    public let revision: UInt64
+    /// The SQLite tables it wrote: data tables (`todoitem`) and the store's own (`__operations`
+    /// for the queue, `__errors` for conflicts, `__journal`...).
+    public let tables: Set<String>
+}
+
+/// Tells, after each commit of the store in this process, which tables it wrote, whoever wrote
+/// them: a pull, a push, a local edit, a conflict decision. Pages and auto-sync follow the store
+/// through it instead of asking it again and again.
+///
+/// A GRDB transaction observer on the writer: it sees every row change of a transaction and is told
+/// when the transaction commits, on the writer's queue, so commits are told in their order.
+final class StoreChanges: TransactionObserver, Sendable {
+    private struct State {
+        var touched: Set<String> = []
+        var revision: UInt64 = 0
+        var watchers: [UUID: AsyncStream<StoreChange>.Continuation] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// The latest commit's revision (0 before the first).
+    var revision: UInt64 { state.withLock { $0.revision } }
+
+    /// Every commit from now on, in order. A watcher that falls more than 64 commits behind loses the
+    /// oldest (the writer never waits for a watcher): it should read the store again, not replay.
+    func changes() -> AsyncStream<StoreChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreChange.self, bufferingPolicy: .bufferingNewest(64))
+        let key = UUID()
+        state.withLock { $0.watchers[key] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.watchers.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    func finishAll() {
+        let watchers = state.withLock { state in
+            defer { state.watchers = [:] }
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher.finish() }
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+        let table = event.tableName
+        state.withLock { _ = $0.touched.insert(table) }
+    }
+
+    func databaseDidCommit(_ db: Database) {
+        let (change, watchers) = state.withLock { state -> (StoreChange?, [AsyncStream<StoreChange>.Continuation]) in
+            guard !state.touched.isEmpty else { return (nil, []) }
+            state.revision += 1
+            defer { state.touched = [] }
+            return (StoreChange(revision: state.revision, tables: state.touched), Array(state.watchers.values))
+        }
+        guard let change else { return }
+        for watcher in watchers { watcher.yield(change) }
+    }
+
+    func databaseDidRollback(_ db: Database) {
+        state.withLock { $0.touched = [] }
+    }
+}
