@@ -9,7 +9,11 @@ struct ConflictsController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.get("/conflicts") { request in try list(request) }
+        router.getLive("/conflicts", updates: environment.live) { request in
+            try list(request)
+        } fragments: { request in
+            try listFragments(request)
+        }
         router.get("/conflicts/:id") { request in try show(request) }
         router.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
     }

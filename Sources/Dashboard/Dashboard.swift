@@ -34,6 +34,8 @@ public final class Dashboard: Sendable {
     let sync: BackgroundSync
     let autoSync: AutoSync?
     let doctorRuns: DoctorRuns
+    /// Keeps open pages in step with the store.
+    let live: LiveUpdates
     /// What `/metrics` shows; auto-sync sets ``DashboardMetrics/nextAttempt``.
     public let metrics: DashboardMetrics
 
@@ -42,13 +44,14 @@ public final class Dashboard: Sendable {
 
     private init(
         server: HTTPServer, context: SyncContext, sync: BackgroundSync, autoSync: AutoSync?, doctorRuns: DoctorRuns,
-        metrics: DashboardMetrics
+        live: LiveUpdates, metrics: DashboardMetrics
     ) {
         self.server = server
         self.context = context
         self.sync = sync
         self.autoSync = autoSync
         self.doctorRuns = doctorRuns
+        self.live = live
         self.metrics = metrics
     }
 
@@ -109,7 +112,7 @@ public final class Dashboard: Sendable {
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, autoSync: autoSync,
             settings: settings,
-            listRows: FragmentCache(templates: templates, template: "data/row"),
+            listRows: FragmentCache(templates: templates, template: "data/row"), live: LiveUpdates(context: context),
             embeddedURL: embedded)
 
         var router = Router()
@@ -149,11 +152,15 @@ public final class Dashboard: Sendable {
         SupportBundleController(environment: environment).addRoutes(to: &router)
 
         let server = try HTTPServer(
-            configuration: .init(host: configuration.host, port: configuration.port), responder: router.buildResponder()
+            configuration: .init(
+                host: configuration.host, port: configuration.port,
+                heartbeatInterval: configuration.heartbeatInterval),
+            responder: router.buildResponder()
         )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
         let dashboard = Dashboard(
-            server: server, context: context, sync: sync, autoSync: autoSync, doctorRuns: doctorRuns, metrics: metrics)
+            server: server, context: context, sync: sync, autoSync: autoSync, doctorRuns: doctorRuns,
+            live: environment.live, metrics: metrics)
         // An opened bundle keeps the remote it was made with (shown, never contacted).
         if configuration.isReadOnlyBundle { return dashboard }
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)

@@ -58,6 +58,9 @@ public struct DashboardConfiguration: Sendable {
 
     /// Auto-sync's backoff and debounce (tests shorten them).
     var autoSyncTiming = AutoSyncSchedule.Timing()
+    /// How often an open page's stream gets a heartbeat, which also notices a page that went away
+    /// (tests shorten it).
+    var heartbeatInterval: Duration = .seconds(15)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,

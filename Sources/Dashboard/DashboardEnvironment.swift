@@ -14,6 +14,8 @@ struct DashboardEnvironment: Sendable {
     let settings: SettingsFile
     /// Every list's rendered rows, by what they show.
     let listRows: FragmentCache<ListRow>
+    /// Keeps open pages in step with the store.
+    let live: LiveUpdates
     /// The embedded service's address, when the dashboard has one.
     let embeddedURL: @Sendable () -> String?
 

@@ -10,7 +10,11 @@ struct OperationsController: Sendable {
     static let pageSize = 100
 
     func addRoutes(to router: inout Router) {
-        router.get("/operations") { request in try list(request) }
+        router.getLive("/operations", updates: environment.live) { request in
+            try list(request)
+        } fragments: { request in
+            try listFragments(request)
+        }
         router.get("/operations/:id/discard") { request in try confirmDiscard(request) }
         router.post("/operations/:id/discard") { request in try discard(request) }
         router.post("/operations/:id/retry") { request in try act(.retry, request) }

@@ -11,7 +11,11 @@ struct DataController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.get("/data") { request in try tables(request) }
+        router.getLive("/data", updates: environment.live) { request in
+            try tables(request)
+        } fragments: { request in
+            try tablesFragments(request)
+        }
         addRoutes(to: &router, list: "/data/:table", record: "/data/:table") { .plain($0.parameters["table"] ?? "") }
         addRoutes(to: &router, list: "/", record: "/items") { _ in .todos }
     }
@@ -19,9 +23,17 @@ struct DataController: Sendable {
     private func addRoutes(
         to router: inout Router, list: String, record: String, preset: @escaping @Sendable (Request) -> TablePreset
     ) {
-        router.get(list) { request in try self.list(request, preset(request)) }
+        router.getLive(list, updates: environment.live) { request in
+            try self.list(request, preset(request))
+        } fragments: { request in
+            try listFragments(request, preset(request))
+        }
         router.post(record) { request in try add(request, preset(request)) }
-        router.get(record + "/:id") { request in try show(request, preset(request)) }
+        router.getLive(record + "/:id", updates: environment.live) { request in
+            try show(request, preset(request))
+        } fragments: { request in
+            try recordFragments(request, preset(request))
+        }
         router.post(record + "/:id") { request in try save(request, preset(request)) }
         router.post(record + "/:id/set") { request in try set(request, preset(request)) }
         router.post(record + "/:id/delete") { request in try delete(request, preset(request)) }

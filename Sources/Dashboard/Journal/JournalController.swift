@@ -10,7 +10,11 @@ struct JournalController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.get("/journal") { request in try list(request) }
+        router.getLive("/journal", updates: environment.live) { request in
+            try list(request)
+        } fragments: { request in
+            try listFragments(request)
+        }
         router.get("/journal.jsonl") { request in try export(request) }
         router.post("/journal/:id/overturn") { request async throws in try await overturn(request) }
         router.post("/journal/batches/:batch/undo") { request async throws in try await undo(request) }

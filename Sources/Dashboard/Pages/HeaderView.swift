@@ -43,6 +43,8 @@ struct HeaderView: Encodable, Sendable, Equatable {
     var autoSync: AutoSyncStatus?
     /// "next try in 40 s" beside Sync (empty when auto-sync is off).
     var autoSyncLabel: String
+    /// "Live", "Polling every 30 s" or "Offline"; nil when auto-sync is off (see ``followLabel(_:)``).
+    var followLabel: String?
 
     init(
         remote: String, state: RemoteState, counts: SyncStatus?, running: Bool, progress: SyncProgress,
@@ -50,6 +52,7 @@ struct HeaderView: Encodable, Sendable, Equatable {
     ) {
         self.autoSync = autoSync
         autoSyncLabel = running ? "" : autoSync?.label ?? ""
+        followLabel = Self.followLabel(autoSync)
         self.remote = remote
         remoteLabel = Self.shortLabel(remote)
         self.state = state.word
