@@ -25,6 +25,12 @@
     if (item && marks.indexOf(item) < 0) marks.push(item);
   }
 
+  // A node put in whole: it is a new row, is in one, or holds new rows (a list that was empty).
+  function markNew(node, marks) {
+    if (itemOf(node)) return mark(node, marks);
+    if (node.querySelectorAll) Array.prototype.forEach.call(node.querySelectorAll(ITEM), function (item) { mark(item, marks); });
+  }
+
   // An element's attributes by name, without the mark this script adds.
   function attributesOf(element) {
     var attributes = {};
@@ -63,7 +69,7 @@
     if (current.isEqualNode(fresh) && !(current.classList && current.classList.contains(MARK))) return;
     if (!sameKind(current, fresh)) {
       current.replaceWith(fresh);
-      mark(fresh, marks);
+      markNew(fresh, marks);
       return;
     }
     if (current.nodeType !== 1) {
@@ -93,7 +99,7 @@
         morph(match, fresh, marks);
       } else {
         parent.insertBefore(fresh, cursor);
-        mark(fresh, marks);
+        markNew(fresh, marks);
       }
     });
     while (cursor) {
