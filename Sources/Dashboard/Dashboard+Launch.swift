@@ -31,9 +31,11 @@ extension Dashboard {
                 templatesFolder: configuration.resources.templatesFolder))
         do {
             try await service.ready()
-            return try await start(configuration, servicePagePath: embeddedServicePagePath) { router in
+            let dashboard = try await start(configuration, servicePagePath: embeddedServicePagePath) { router in
                 service.addRoutes(to: &router)
             }
+            dashboard.onStop { service.endSubscriptions() }
+            return dashboard
         } catch {
             service.close()
             throw error

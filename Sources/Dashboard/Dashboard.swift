@@ -38,6 +38,8 @@ public final class Dashboard: Sendable {
     let live: LiveUpdates
     /// What `/metrics` shows; auto-sync sets ``DashboardMetrics/nextAttempt``.
     public let metrics: DashboardMetrics
+    /// Run by ``stop()`` before the server stops (an embedded service ends its subscriptions).
+    private let beforeStop = Mutex<[@Sendable () -> Void]>([])
 
     /// The dashboard's address, such as `http://127.0.0.1:8080`.
     public var url: String { server.url }
@@ -202,12 +204,18 @@ public final class Dashboard: Sendable {
 
     /// Cancels background work and waits for it to stop, stops the server and closes the store.
     public func stop() async {
+        for work in beforeStop.withLock({ $0 }) { work() }
         autoSync?.stop()
         doctorRuns.cancelAll()
         await sync.cancel()
         await sync.waitUntilIdle()
         await server.stop()
         try? await context.close()
+    }
+
+    /// Adds work for ``stop()`` to do before the server stops.
+    func onStop(_ work: @escaping @Sendable () -> Void) {
+        beforeStop.withLock { $0.append(work) }
     }
 
     /// Waits until no sync, push or pull runs (for tests and scripts).

@@ -60,6 +60,9 @@ public final class TableService: Sendable {
         /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
+        /// The most subscriptions the change channel (`/tables/{table}/$changes`) keeps open at
+        /// once; more are answered 503 with `Retry-After`.
+        public var maxSubscribers: Int
 
         /// A configuration; the defaults are the official server's (pages of 50, `$top` up to 1000),
         /// in memory, without key, tables or page, answering browser pages of its own origin only.
@@ -68,8 +71,10 @@ public final class TableService: Sendable {
             maximumTop: Int = 1000,
             tables: [String] = [], allowedOrigins: [WebOrigin] = [],
             publicURL: String? = nil, pagePath: String = "/service", templatesFolder: URL? = nil,
-            csrfToken: String? = nil, signIn: SignIn? = nil, schema: ServiceSchema = ServiceSchema()
+            csrfToken: String? = nil, signIn: SignIn? = nil, schema: ServiceSchema = ServiceSchema(),
+            maxSubscribers: Int = 10_000
         ) {
+            self.maxSubscribers = maxSubscribers
             self.schema = schema
             self.database = database
             self.applicationKey = applicationKey
@@ -116,17 +121,21 @@ public final class TableService: Sendable {
             throw .invalidConfiguration(
                 "'\(table)' is not a table name: use letters, digits and underscores, starting with a letter.")
         }
+        guard configuration.maxSubscribers >= 0 else {
+            throw .invalidConfiguration("The most subscribers (\(configuration.maxSubscribers)) cannot be negative.")
+        }
         let clock = configuration.clock ?? Self.systemClock
+        let changes = ChangeFeed(limit: configuration.maxSubscribers)
         let store: any TableStorage
         switch configuration.database {
         case .sqlite(let path):
             store = try SQLiteTableStore(
                 path: path, clock: clock, tables: configuration.tables, ownedTables: owned,
-                declarations: configuration.schema.tables)
+                declarations: configuration.schema.tables, changes: changes)
         case .postgres(let location):
             store = PostgresTableStore(
                 location: location, clock: clock, tables: configuration.tables, ownedTables: owned,
-                declarations: configuration.schema.tables, logger: logger)
+                declarations: configuration.schema.tables, logger: logger, changes: changes)
         }
         self.store = store
         verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }
@@ -184,8 +193,19 @@ public final class TableService: Sendable {
         try await store.ready()
     }
 
+    /// Ends every subscription of the change channel (long polls answer at once, streams end with
+    /// a hint to reconnect): call it before stopping the server that routes to the service, whose
+    /// stop waits for the requests in progress.
+    public func endSubscriptions() {
+        store.changes.close()
+    }
+
+    /// Subscriptions of the change channel open now.
+    public var subscriberCount: Int { store.changes.subscriberCount }
+
     /// Closes the database connections (after the server that routes to the service has stopped).
     public func close() {
+        store.changes.close()
         store.close()
     }
 
@@ -240,12 +260,14 @@ public struct RunningTableService: Sendable {
     /// Stops the server, waiting for requests in progress, then closes the database. It blocks
     /// the calling thread while it waits: from async code, call the `async` variant.
     public func stop() {
+        service.endSubscriptions()
         server.stop()
         service.close()
     }
 
     /// Stops like ``stop()``, without holding a thread while requests finish.
     public func stop() async {
+        service.endSubscriptions()
         await server.stop()
         service.close()
     }

@@ -51,6 +51,12 @@ struct ServeCommand: AsyncParsableCommand {
                 """, valueName: "file"))
     var schema: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Most clients subscribed to the change channel at once (more are answered 503 with Retry-After).",
+            valueName: "n"))
+    var maxSubscribers = 10_000
+
     @Flag(help: "Do not log requests.")
     var quiet = false
 
@@ -83,6 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be at least 1.") }
         guard maxTop >= pageSize else { throw ValidationError("--max-top must be at least --page-size (\(pageSize)).") }
+        guard maxSubscribers >= 0 else { throw ValidationError("--max-subscribers cannot be negative.") }
         if let issueToken {
             guard signIn.authSecret != nil else {
                 throw ValidationError("--issue-token needs --auth-secret (the secret the service checks tokens with).")
@@ -138,7 +145,8 @@ struct ServeCommand: AsyncParsableCommand {
                     database: store, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
                     tables: ["todoitem"],
                     allowedOrigins: allowedOrigins,
-                    templatesFolder: templates, signIn: try signIn.signIn(), schema: declared),
+                    templatesFolder: templates, signIn: try signIn.signIn(), schema: declared,
+                    maxSubscribers: maxSubscribers),
                 host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names)
         } catch {
             throw ValidationError("\(error)")

@@ -21,6 +21,8 @@ struct TableController: Sendable {
     /// decided once per request (``ProtocolStyle``), before the handler runs.
     func addRoutes(to router: inout Router) {
         let datasync = DatasyncItemEndpoints(controller: self)
+        // Before the item routes, which would take `$changes` for an id.
+        addChangeChannel(to: &router)
         route(.get, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
             try await self.list(request, style, scope)
         }
@@ -94,7 +96,7 @@ struct TableController: Sendable {
     }
 
     /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
-    private func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body)
+    func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body)
     {
         router.on(method, pattern, .async(handler(body)))
     }
@@ -258,6 +260,10 @@ struct TableController: Sendable {
         case .methodNotAllowed(let message, let allow):
             var response = Response.jsonError(message, status: error.status)
             response.headers[.allow] = allow
+            return response
+        case .tooManySubscribers:
+            var response = Response.jsonError(error.message, status: error.status)
+            response.headers[.retryAfter] = "5"
             return response
         case .storage(let failure) where failure.isLogged:
             logger.error("table service storage error on \(request.method) \(request.path): \(failure)")

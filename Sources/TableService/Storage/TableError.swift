@@ -39,6 +39,8 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case unsupportedMediaType(String?)
     /// The database failed; its status and message are the failure's (see `TableStorageFailure+HTTP.swift`).
     case storage(TableStorageFailure)
+    /// The change channel has as many subscribers as it takes (`--max-subscribers`).
+    case tooManySubscribers(Int)
 
     var status: HTTPResponse.Status {
         switch self {
@@ -53,6 +55,7 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .preconditionFailed: .preconditionFailed
         case .unsupportedMediaType: .unsupportedMediaType
         case .storage(let failure): failure.status
+        case .tooManySubscribers: .serviceUnavailable
         }
     }
 
@@ -92,6 +95,8 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .preconditionFailed:
             "The item has changed on the server since the version given in If-Match; the body holds the server's item."
         case .storage(let failure): failure.message
+        case .tooManySubscribers(let limit):
+            "The change channel has its \(limit) subscribers; subscribe again after Retry-After, or sync by polling meanwhile."
         }
     }
 }

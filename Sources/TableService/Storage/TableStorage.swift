@@ -21,6 +21,13 @@ protocol TableStorage: Sendable {
     /// when the database does that itself (PostgreSQL).
     var diskSyncs: Int? { get }
 
+    /// Who waits for this store's changes; the store tells it of every row it stamps.
+    var changes: ChangeFeed { get }
+
+    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
+    /// there is none); nil when the table does not exist.
+    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor?
+
     /// The schema of `table` as this process last saw it, `nil` for a table it does not know.
     func schema(of table: String) -> TableSchema?
 

@@ -38,6 +38,7 @@ final class PostgresTableStore: TableStorage {
     /// The event loop of every connection of ``client``, as the executor that requests' statements
     /// run on (see ``onEventLoop(_:)``).
     let executor: EventLoopTaskExecutor
+    let changes: ChangeFeed
 
     /// The key of the advisory lock that serialises schema changes of all instances.
     static let schemaLockKey: Int64 = 0x746F_646F_7379_6E63  // "todosync"
@@ -48,8 +49,10 @@ final class PostgresTableStore: TableStorage {
     /// call waits for that (``ready()`` reports its failure).
     init(
         location: PostgresLocation, clock: @escaping @Sendable () -> Int64, tables: [String],
-        ownedTables: [String] = [], declarations: [TableDeclaration] = [], logger: Logger
+        ownedTables: [String] = [], declarations: [TableDeclaration] = [], logger: Logger,
+        changes: ChangeFeed = ChangeFeed(limit: 10_000)
     ) {
+        self.changes = changes
         self.location = location
         self.clock = clock
         self.logger = logger
@@ -379,6 +382,18 @@ final class PostgresTableStore: TableStorage {
             "SELECT * FROM \(SQLDialect.quoted(schema.name)) ORDER BY \"updatedAt\" DESC, \"id\" DESC "
             + "LIMIT \(statement.bind(.integer(Int64(limit))))"
         return (schema, try await run(statement))
+    }
+
+    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
+        guard let schema = try await knownSchema(of: table) else { return nil }
+        var statement = PostgresStatement()
+        statement.sql = "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))"
+        if let owner = scope.owner {
+            statement.sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))"
+        }
+        statement.sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
+        let rows = try await values(statement) { row in try row.decode((Int64, String).self) }
+        return rows.first.map { ChangeCursor(updatedAt: $0.0, id: $0.1) } ?? .start
     }
 
     func allSchemas() async throws(TableError) -> [TableSchema] {

@@ -22,6 +22,7 @@ final class SQLiteTableStore: TableStorage {
     /// The latest `updatedAt` of each table written since the store opened, by table name, as
     /// committed: this process is the file's only writer, so a write need not read it back.
     private let latestStamps = Mutex<[String: Int64]>([:])
+    let changes: ChangeFeed
 
     static let migrations: [StoreMigration] = [
         StoreMigration("tableService.v1") { db in
@@ -39,8 +40,9 @@ final class SQLiteTableStore: TableStorage {
     /// `ownedTables` if they do not exist, and makes `ownedTables` keep an owner per row.
     init(
         path: String?, clock: @escaping @Sendable () -> Int64, tables: [String], ownedTables: [String] = [],
-        declarations: [TableDeclaration] = []
+        declarations: [TableDeclaration] = [], changes: ChangeFeed = ChangeFeed(limit: 10_000)
     ) throws(TableServiceError) {
+        self.changes = changes
         do {
             if let path {
                 database = try StoreDatabase.open(at: path, migrations: Self.migrations, durability: .groupCommit)
@@ -120,7 +122,7 @@ final class SQLiteTableStore: TableStorage {
 
     func insert(into table: String, _ changes: ItemChanges, scope: RowScope) async throws(TableError) -> StoredItem {
         let id = changes.id ?? UUID().uuidString.lowercased()
-        return try await writeNow { db in
+        return try await writePublished(table, scope) { db in
             // The columns as they were: a 409 carries the stored item without the ones this
             // insert would have added (its transaction is rolled back).
             let stored = try self.ensureTable(db, table)
@@ -179,7 +181,7 @@ final class SQLiteTableStore: TableStorage {
         in table: String, id: String, _ changes: ItemChanges, check: VersionCheck, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try await writeNow { db in
+        return try await writePublished(table, scope) { db in
             var schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
                 throw TableError.itemNotFound
@@ -205,7 +207,7 @@ final class SQLiteTableStore: TableStorage {
         _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
-        return try await writeNow { db in
+        return try await writePublished(table, scope) { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
@@ -316,6 +318,32 @@ final class SQLiteTableStore: TableStorage {
             do { try await commits.waitUntilDurable(ticket) } catch { throw Self.tableError(error) }
         }
         return result
+    }
+
+    /// ``writeNow(_:)`` for a write that stamps a row, then tells the change feed (once the write is
+    /// durable: a client woken by it must find the row).
+    private func writePublished(
+        _ table: String, _ scope: RowScope, _ body: (Database) throws -> StoredItem
+    ) async throws(TableError) -> StoredItem {
+        let item = try await writeNow(body)
+        changes.published(
+            .init(table: table, cursor: ChangeCursor(updatedAt: item.updatedAt, id: item.id), owner: scope.owner))
+        return item
+    }
+
+    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
+        guard let schema = registry.schema(of: table) else { return nil }
+        return try readNow { db in
+            var sql = "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))"
+            var arguments: StatementArguments = []
+            if let owner = scope.owner {
+                sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
+                arguments += [owner]
+            }
+            sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return .start }
+            return ChangeCursor(updatedAt: row[0], id: row[1])
+        }
     }
 
     /// The transaction of ``writeNow(_:)``, and its ticket for the sync that makes it durable.

@@ -1,0 +1,132 @@
+import Foundation
+import HTTPServer
+import HTTPTypes
+import SyncProtocol
+
+/// `GET /tables/{table}/$changes`: tells a client when a row it may see was written past its cursor,
+/// so that it pulls then instead of polling. Events name the table and the new cursor, never rows:
+/// the client pulls as always, so paging, filters, soft delete and per-user rules stay in one place.
+///
+/// - Without `cursor`: the table's cursor now, at once (`200 {"table", "cursor"}`).
+/// - With `cursor`: a long poll, answered as soon as a commit it may see lands past the cursor
+///   (`200` with the new cursor), or `204` after `timeout` seconds (default 30, at most 120).
+/// - With `Accept: text/event-stream`: the same as Server-Sent Events, an event a commit (its id is
+///   the new cursor), resumed from `Last-Event-ID` or `cursor`, a heartbeat every 15 s.
+///
+/// It sits behind the same checks as every table route (key, sign-in, Host, Origin) and gives what
+/// the table route gives for a table the caller may not read.
+extension TableController {
+    static let changesSegment = "$changes"
+    static let defaultWait = 30
+    static let longestWait = 120
+
+    func addChangeChannel(to router: inout Router) {
+        route(.get, "/tables/:table/\(Self.changesSegment)", &router) {
+            (request, _, scope) async throws(TableError) in
+            try await self.changes(request, scope)
+        }
+    }
+
+    private func changes(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
+        let table = try tableName(request)
+        guard let head = try await store.latestChange(in: table, scope: .all) else { throw .tableNotFound(table) }
+        let streaming = request.headers[.accept]?.contains("text/event-stream") == true
+        let given = request.query("cursor") ?? (streaming ? request.headers[HTTPField.Name("Last-Event-ID")!] : nil)
+        let after = try given.map { text throws(TableError) in try Self.cursor(text, head: head) }
+        let feed = store.changes
+        if streaming {
+            guard let subscription = feed.subscribe(table: table, owner: scope.owner, after: after ?? .start) else {
+                throw .tooManySubscribers(feed.limit)
+            }
+            let visible = try await store.latestChange(in: table, scope: scope) ?? .start
+            return .eventStream { stream in
+                await Self.send(subscription, table: table, visible: visible, after: after ?? .start, to: stream)
+            }
+        }
+        guard let after else {
+            return Self.answer(table: table, cursor: try await store.latestChange(in: table, scope: scope) ?? .start)
+        }
+        let wait = try Self.wait(request)
+        // Subscribed before the table is read, so that a commit in between still wakes it.
+        guard let subscription = feed.subscribe(table: table, owner: scope.owner, after: after) else {
+            throw .tooManySubscribers(feed.limit)
+        }
+        let visible = try await store.latestChange(in: table, scope: scope) ?? .start
+        if visible > after { return Self.answer(table: table, cursor: visible) }
+        guard let woken = await Self.first(of: subscription, within: wait) else {
+            return Response(status: .noContent)
+        }
+        return Self.answer(table: table, cursor: woken)
+    }
+
+    /// A stream's events: at once if the caller is behind, then one per wake-up, until the stream
+    /// closes (reader gone, server stopping) or the feed does.
+    private static func send(
+        _ subscription: AsyncStream<ChangeCursor>, table: String, visible: ChangeCursor, after: ChangeCursor,
+        to stream: EventStream
+    ) async {
+        if visible > after, !stream.send(event(table: table, cursor: visible)) { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await cursor in subscription where !stream.send(event(table: table, cursor: cursor)) { return }
+                // The feed closed: the service is stopping.
+                stream.finish(retryAfter: .seconds(2))
+            }
+            group.addTask { await stream.closed() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private static func event(table: String, cursor: ChangeCursor) -> ServerSentEvent {
+        ServerSentEvent(id: cursor.text, event: "change", data: body(table: table, cursor: cursor))
+    }
+
+    private static func answer(table: String, cursor: ChangeCursor) -> Response {
+        .json(data: Data(body(table: table, cursor: cursor).utf8))
+    }
+
+    private static func body(table: String, cursor: ChangeCursor) -> String {
+        JSONValue.object(["table": .string(table), "cursor": .string(cursor.text)]).jsonText
+    }
+
+    /// The first wake-up within `seconds`, nil when none came (or the feed closed).
+    private static func first(of subscription: AsyncStream<ChangeCursor>, within seconds: Int) async -> ChangeCursor? {
+        await withTaskGroup(of: ChangeCursor?.self) { group in
+            group.addTask {
+                var iterator = subscription.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// A cursor the caller sent: well formed, and not past the table's newest row (a cursor from
+    /// another table, service or database: the client must start again from its pull).
+    private static func cursor(_ text: String, head: ChangeCursor) throws(TableError) -> ChangeCursor {
+        guard let cursor = ChangeCursor(text: text) else {
+            throw .invalidQuery(
+                "'\(text)' is not a change cursor; send the cursor of an earlier answer or event, or none to get the current one.")
+        }
+        guard cursor <= head else {
+            throw .invalidQuery(
+                "The cursor '\(text)' is past this table's newest change: it comes from another table or service. "
+                    + "Subscribe without a cursor, pull, and use the cursor you are given.")
+        }
+        return cursor
+    }
+
+    private static func wait(_ request: Request) throws(TableError) -> Int {
+        guard let text = request.query("timeout") else { return defaultWait }
+        guard let seconds = Int(text), (0...longestWait).contains(seconds) else {
+            throw .invalidQuery("timeout must be a number of seconds from 0 to \(longestWait); '\(text)' is not.")
+        }
+        return seconds
+    }
+}

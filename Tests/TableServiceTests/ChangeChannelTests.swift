@@ -1,0 +1,148 @@
+import Foundation
+import HTTPTypes
+import SyncProtocol
+import TestSupport
+import Testing
+
+@testable import TableService
+
+/// `GET /tables/{table}/$changes`: a long poll and a stream of Server-Sent Events that wake a
+/// client when a row it may see is written past its cursor.
+@Suite struct ChangeChannelTests {
+    static let v2: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"]
+
+    static func cursor(_ reply: TestServer.Reply) -> String? { reply.object?["cursor"] as? String }
+
+    @Test(arguments: Backend.all) func aLongPollIsAnsweredByTheNextCommit(_ backend: Backend) async throws {
+        let server = try await TestServer(backend, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        let now = try await server.send(.get, "/tables/todoitem/$changes")
+        #expect(now.status == 200)
+        #expect(Self.cursor(now) == "0")
+        async let woken = server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=60")
+        // However the poll and the insert interleave, the poll sees the row.
+        let inserted = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
+        #expect(inserted.status == 201)
+        let answer = try await woken
+        #expect(answer.status == 200)
+        let cursor = try #require(Self.cursor(answer))
+        #expect(ChangeCursor(text: cursor)?.id == "a")
+        #expect(answer.object?["table"] as? String == "todoitem")
+        // Nothing new past it: an empty answer once the (zero) timeout passes.
+        #expect(try await server.send(.get, "/tables/todoitem/$changes?cursor=\(cursor)&timeout=0").status == 204)
+    }
+
+    @Test func cursorsIncreaseWithEveryWrite() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        var cursors: [ChangeCursor] = []
+        for index in 0..<5 {
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "r\(4 - index)"])
+            let now = try await server.send(.get, "/tables/todoitem/$changes")
+            cursors.append(try #require(Self.cursor(now).flatMap(ChangeCursor.init(text:))))
+        }
+        _ = try await server.send(.patch, "/tables/todoitem/r4", json: ["text": "again"])
+        cursors.append(try #require(Self.cursor(try await server.send(.get, "/tables/todoitem/$changes")).flatMap(ChangeCursor.init(text:))))
+        #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
+    }
+
+    @Test func badCursorsTimeoutsAndTablesAreRefusedWithReasons() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
+        let malformed = try await server.send(.get, "/tables/todoitem/$changes?cursor=yesterday")
+        #expect(malformed.status == 400)
+        #expect(malformed.text.contains("not a change cursor"))
+        let future = try await server.send(.get, "/tables/todoitem/$changes?cursor=99999999999999.YQ")
+        #expect(future.status == 400)
+        #expect(future.text.contains("past this table's newest change"))
+        let long = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=121")
+        #expect(long.status == 400)
+        #expect(try await server.send(.get, "/tables/nothere/$changes").status == 404)
+    }
+
+    @Test(arguments: Backend.all) func aStreamSendsAnEventPerCommitAndResumesFromLastEventID(_ backend: Backend)
+        async throws
+    {
+        let server = try await TestServer(backend, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        let stream = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
+        #expect(stream.status == 200)
+        var seen: [ReceivedEvent] = []
+        for id in ["a", "b", "c"] {
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": id])
+            // Wake-ups coalesce: read until this row's cursor arrives.
+            while seen.last.flatMap({ ChangeCursor(text: $0.id ?? "")?.id }) != id {
+                seen.append(try #require(try await stream.next()))
+            }
+        }
+        #expect(seen.allSatisfy { $0.event == "change" && $0.data.contains("\"table\":\"todoitem\"") })
+        let cursors = seen.compactMap { $0.id.flatMap(ChangeCursor.init(text:)) }
+        #expect(cursors == cursors.sorted())
+        // A stream resumed from the first row's cursor hears at once that it is behind.
+        let first = try #require(seen.first?.id)
+        var resume = Self.v2
+        resume[HTTPField.Name("Last-Event-ID")!] = first
+        let resumed = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: resume)
+        #expect(try await resumed.next()?.id == seen.last?.id)
+    }
+
+    /// Bob's stream hears nothing of Alice's 100 rows: his first event is his own row.
+    @Test(arguments: Backend.all) func aPerUserStreamIsWokenOnlyByItsOwnRows(_ backend: Backend) async throws {
+        let server = try await TestServer(backend) { $0.signIn = SignedInUsersTests.signIn }
+        defer { server.stopInBackground() }
+        let alice = SignedInUsersTests.headers(try await SignedInUsersTests.token("alice"))
+        let bob = SignedInUsersTests.headers(try await SignedInUsersTests.token("bob"))
+        _ = try await server.send(.post, "/tables/todoitem", headers: bob, body: Data(#"{"id":"bob-0"}"#.utf8))
+        let start = try #require(Self.cursor(try await server.send(.get, "/tables/todoitem/$changes", headers: bob)))
+        let stream = try await server.http.events(
+            server.url + "/tables/todoitem/$changes?cursor=\(start)", headers: bob)
+        for index in 0..<100 {
+            let written = try await server.send(
+                .post, "/tables/todoitem", headers: alice, body: Data(#"{"id":"alice-\#(index)"}"#.utf8))
+            #expect(written.status == 201)
+        }
+        _ = try await server.send(.post, "/tables/todoitem", headers: bob, body: Data(#"{"id":"bob-1"}"#.utf8))
+        let event = try #require(try await stream.next())
+        #expect(ChangeCursor(text: event.id ?? "")?.id == "bob-1")
+        // Without a token the channel answers as the table does.
+        #expect(try await server.send(.get, "/tables/todoitem/$changes").status == 401)
+    }
+
+    @Test func subscribersBeyondTheLimitAreToldToComeBackLater() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"]) { $0.maxSubscribers = 1 }
+        defer { server.stopInBackground() }
+        let open = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
+        #expect(open.status == 200)
+        let refused = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=5")
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "5")
+    }
+
+    @Test func stoppingTheServiceAnswersWaitingPollsAndEndsStreamsWithARetryHint() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"])
+        let stream = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
+        async let poll = server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=120")
+        while server.running.service.subscriberCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        await server.stop()
+        #expect(try await poll.status == 204)
+        #expect(try await stream.rest().isEmpty)
+        #expect(stream.retryMilliseconds == 2000)
+    }
+
+    /// 2,000 subscriptions opened and dropped: none is left behind, and the service still answers.
+    @Test func subscriptionsThatComeAndGoLeaveNothingBehind() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<2_000 {
+                group.addTask {
+                    try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=0").status
+                }
+            }
+            for try await status in group { #expect(status == 204) }
+        }
+        #expect(server.running.service.subscriberCount == 0)
+        #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "still"]).status == 201)
+    }
+}
