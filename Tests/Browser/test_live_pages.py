@@ -2,6 +2,8 @@
 without a reload (every wait is on the other page's DOM, never a fixed sleep). Two tabs of one
 dashboard, and two devices of `todosync demo` syncing by themselves."""
 import json
+import os
+import signal
 import tempfile
 import urllib.parse
 import urllib.request
@@ -12,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import Demo, Launch, demo_addresses, make_browser
+from conftest import make_browser, start
 from dashboard import add_todo, edit_todo, flash_text, open_page, open_todo, sync, wait_for
 from test_pages import serious_violations
 
@@ -170,27 +172,37 @@ def test_a_conflict_made_by_a_sync_shows_on_an_open_conflicts_page(demo, pair):
 
 
 @pytest.fixture
-def syncing_demo():
-    """`todosync demo` whose devices sync by themselves every 5 s (and 3 s after an edit)."""
+def devices():
+    """Devices A and B: two dashboards against one `todosync serve`, each syncing by itself every 5 s
+    (and 3 s after an edit). Returns (A's address, B's address)."""
     folder = tempfile.mkdtemp(prefix="todosync-live-")
-    launch = Launch(["demo", "--port", "0", "--data-dir", folder, "--auto-sync", "5"])
-    urls = launch.wait_for(demo_addresses, "its three addresses")
-    yield Demo(launch.process, urls["device A"], urls["device B"], urls["service"])
-    launch.kill()
+    serve, url = start(["serve", "--port", "0", "--database", os.path.join(folder, "service.sqlite")],
+                       r"(http://127\.0\.0\.1:\d+)")
+    processes = [serve]
+    bases = []
+    for name in ("a", "b"):
+        process, base = start(["dashboard", "--port", "0", "--data-dir", os.path.join(folder, name), "--remote", url,
+                               "--auto-sync", "5"], r"(http://127\.0\.0\.1:\d+)")
+        processes.append(process)
+        bases.append(base)
+    yield bases[0], bases[1]
+    for process in reversed(processes):
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
-def test_another_devices_edit_shows_on_an_open_list_once_synced(syncing_demo, pair):
-    demo = syncing_demo
+def test_another_devices_edit_shows_on_an_open_list_once_synced(devices, pair):
+    base_a, base_b = devices
     a, b = pair
     tag = uuid.uuid4().hex[:6]
-    follow(b, demo.b + "/")
+    follow(b, base_b + "/")
     wait_until(b, lambda d: d.find_element(By.CSS_SELECTOR, '[data-field="followLabel"]').text
                in ("Live", "Polling every 5 s"), "B's header says how it follows")
 
-    add_todo(a, demo.a, "From A %s" % tag)
+    add_todo(a, base_a, "From A %s" % tag)
     WebDriverWait(b, 60, poll_frequency=0.05).until(lambda d: live_row(d, "From A %s" % tag),
                                                      "B's open list shows A's todo after the syncs")
-    edit_todo(a, demo.a, "From A %s" % tag, "Edited on A %s" % tag)
+    edit_todo(a, base_a, "From A %s" % tag, "Edited on A %s" % tag)
     WebDriverWait(b, 60, poll_frequency=0.05).until(lambda d: live_row(d, "Edited on A %s" % tag),
                                                      "B's open list shows A's edit after the syncs")
     assert still_the_same_page(b)
