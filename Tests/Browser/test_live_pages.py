@@ -206,3 +206,44 @@ def test_another_devices_edit_shows_on_an_open_list_once_synced(devices, pair):
     WebDriverWait(b, 60, poll_frequency=0.05).until(lambda d: live_row(d, "Edited on A %s" % tag),
                                                      "B's open list shows A's edit after the syncs")
     assert still_the_same_page(b)
+
+
+def api(base, method, path, body=None):
+    """A dashboard's JSON surface, with its CSRF token."""
+    with urllib.request.urlopen(base + "/api/status", timeout=10) as answer:
+        token = json.load(answer)["csrfToken"]
+    request = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", "X-CSRF-Token": token},
+                                     method=method)
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        text = answer.read()
+    return json.loads(text) if text else None
+
+
+def test_a_conflict_an_automatic_sync_meets_shows_on_the_devices_open_conflicts_page(devices, pair):
+    base_a, base_b = devices
+    a, b = pair
+    tag = uuid.uuid4().hex[:6]
+    item = api(base_a, "POST", "/api/data/todoitem", {"text": "Shared %s" % tag})
+    api(base_a, "POST", "/api/sync")
+    follow(b, base_b + "/")
+    WebDriverWait(b, 60, poll_frequency=0.05).until(lambda d: live_row(d, "Shared %s" % tag),
+                                                     "B pulled the todo by itself")
+    # B edits offline; A edits and syncs; B back online pushes by itself and meets A's change.
+    api(base_b, "POST", "/api/settings", {"offline": True})
+    wait_until(b, lambda d: d.find_element(By.CSS_SELECTOR, '[data-field="followLabel"]').text == "Offline",
+               "B's header says Offline")
+    api(base_b, "PATCH", "/api/data/todoitem/" + item["id"], {"text": "B's version %s" % tag})
+    follow(a, base_a + "/")
+    api(base_a, "PATCH", "/api/data/todoitem/" + item["id"], {"text": "A's version %s" % tag})
+    api(base_a, "POST", "/api/sync")
+    WebDriverWait(a, 60, poll_frequency=0.05).until(
+        lambda d: live_row(d, "A's version %s" % tag) and live_row(d, "A's version %s" % tag).find_elements(
+            By.CSS_SELECTOR, ".badge-synced"), "A's open list shows its edit synced")
+    follow(b, base_b + "/conflicts")
+    api(base_b, "POST", "/api/settings", {"offline": False})
+    WebDriverWait(b, 60, poll_frequency=0.05).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#live-conflicts tr[data-conflict]"),
+        "B's open conflicts page shows the conflict its automatic sync met")
+    assert "A's version %s" % tag in b.find_element(By.CSS_SELECTOR, "#live-conflicts").text
+    assert still_the_same_page(b)
