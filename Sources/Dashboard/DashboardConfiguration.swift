@@ -58,6 +58,8 @@ public struct DashboardConfiguration: Sendable {
 
     /// Auto-sync's backoff and debounce (tests shorten them).
     var autoSyncTiming = AutoSyncSchedule.Timing()
+    /// Whether auto-sync follows the remote's change channel (`--live`).
+    public var live: LiveMode = .auto
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,
