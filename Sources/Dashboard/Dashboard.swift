@@ -97,7 +97,9 @@ public final class Dashboard: Sendable {
         }
         let autoSync =
             configuration.isReadOnlyBundle
-            ? nil : AutoSync(sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming)
+            ? nil : AutoSync(
+                sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming,
+                live: configuration.live)
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
         // Known once the server is bound (port 0 picks the port then).
         let address = Mutex<String?>(nil)

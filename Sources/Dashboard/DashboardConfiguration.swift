@@ -61,6 +61,8 @@ public struct DashboardConfiguration: Sendable {
     /// How often an open page's stream gets a heartbeat, which also notices a page that went away
     /// (tests shorten it).
     var heartbeatInterval: Duration = .seconds(15)
+    /// Whether auto-sync follows the remote's change channel (`--live`).
+    public var live: LiveMode = .auto
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,

@@ -71,6 +71,13 @@ struct AutoSyncOption: ParsableArguments {
             valueName: "seconds"))
     var autoSync: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Follow the remote's change channel while auto-sync is on: auto (when the remote offers it, as "
+                + "todosync serve does; else poll), on, or off (always poll).",
+            valueName: "auto|on|off"))
+    var live: LiveMode = .auto
+
     func validate() throws {
         if let autoSync { try Self.check(autoSync) }
     }
@@ -130,3 +137,5 @@ func announce(_ line: String) {
     print(line)
     fflush(nil)
 }
+
+extension LiveMode: ExpressibleByArgument {}

@@ -68,7 +68,7 @@ struct DashboardCommand: AsyncParsableCommand {
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
-            autoSyncInterval: autoSync.interval
+            autoSyncInterval: autoSync.interval, live: autoSync.live
         ).start()
         announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -101,6 +101,7 @@ struct DashboardLauncher {
     var tables: [String]?
     var tableProtocol: ProtocolChoice?
     var autoSyncInterval: Double?
+    var live: LiveMode = .auto
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -109,6 +110,7 @@ struct DashboardLauncher {
             servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
             onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables, tableProtocol: tableProtocol)
         configuration.autoSyncInterval = autoSyncInterval
+        configuration.live = live
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dashboard
 import Foundation
 import HTTPServer
+import SyncClient
 import SyncProtocol
 import TableService
 
@@ -46,6 +47,13 @@ struct DemoCommand: AsyncParsableCommand {
                 + "change; 0 turns it off.",
             valueName: "seconds"))
     var autoSync = 30
+
+    @Option(
+        help: ArgumentHelp(
+            "auto (the default) makes each device follow the service's change channel: an edit on one shows on "
+                + "the other within a second; off polls every --auto-sync seconds.",
+            valueName: "auto|on|off"))
+    var live: LiveMode = .auto
 
     @OptionGroup var allowedHosts: AllowedHostOptions
     @OptionGroup var resources: ResourceOptions
@@ -116,7 +124,7 @@ struct DemoCommand: AsyncParsableCommand {
                 remote: remote, appKey: nil, deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
                 verbose: false, servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
                 allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "", tables: Self.tables,
-                autoSyncInterval: Double(autoSync))
+                autoSyncInterval: Double(autoSync), live: live)
             devices.append(try await launcher.start())
         }
         announce(
@@ -130,7 +138,9 @@ struct DemoCommand: AsyncParsableCommand {
                 : "Edit the same todo differently on A and B, sync A, then sync B: B shows the conflict.")
             \(autoSync == 0
                 ? "Auto-sync is off: press Sync."
-                : "Each device also syncs by itself every \(autoSync) s and a few seconds after an edit (--auto-sync 0 turns it off).")
+                : live == .off
+                    ? "Each device also syncs by itself every \(autoSync) s and a few seconds after an edit (--auto-sync 0 turns it off)."
+                    : "Both devices are live: an edit on one shows on the other's open page within a second (--live off polls instead; --auto-sync 0 turns syncing by itself off).")
             Ctrl-C stops the demo.
             """)
         // The devices stop first, then the service they sync with.

@@ -3,7 +3,9 @@ import SyncClient
 import Synchronization
 
 /// Syncs by itself: every interval, a few seconds after a local change, and after failures with a
-/// growing backoff (see ``AutoSyncSchedule``, which decides; this only applies its decisions). It
+/// growing backoff (see ``AutoSyncSchedule``, which decides; this only applies its decisions).
+/// When the remote offers a change channel (``LiveMode``), it follows each synced table's and syncs
+/// as soon as a change is announced there or made here. It
 /// starts syncs through ``BackgroundSync``, so a sync a person starts and one it starts never run
 /// at once, and it hears of every sync's start and end from there.
 final class AutoSync: Sendable {
@@ -22,15 +24,21 @@ final class AutoSync: Sendable {
     private let timing: AutoSyncSchedule.Timing
     private let driver = Mutex(Driver())
     private let changes = Mutex<Task<Void, Never>?>(nil)
+    private let live: LiveMode
+    /// One task per synced table following the remote's change channel.
+    private let followers = Mutex<[Task<Void, Never>]>([])
+    /// The tables whose change stream is up now.
+    private let connected = Mutex<Set<String>>([])
 
     init(
         sync: BackgroundSync, context: SyncContext, metrics: DashboardMetrics,
-        timing: AutoSyncSchedule.Timing = .init()
+        timing: AutoSyncSchedule.Timing = .init(), live: LiveMode = .auto
     ) {
         self.sync = sync
         self.context = context
         self.metrics = metrics
         self.timing = timing
+        self.live = live
     }
 
     /// Starts listening to syncs and local changes, with `interval` seconds between syncs (nil or 0:
@@ -50,6 +58,28 @@ final class AutoSync: Sendable {
             }
         }
         apply(.configure(interval: interval))
+        if live != .off { follow((try? context.syncedTables()) ?? []) }
+    }
+
+    /// Follows each table's change channel; a remote without one leaves auto-sync polling.
+    private func follow(_ tables: [String]) {
+        let context = self.context
+        let tasks = tables.map { table in
+            Task { [weak self] in
+                _ = await context.followChanges(
+                    of: table, connected: { [weak self] in self?.streamChanged(table, up: $0) },
+                    changed: { [weak self] in self?.apply(.remoteChange) })
+            }
+        }
+        followers.withLock { $0 += tasks }
+    }
+
+    private func streamChanged(_ table: String, up: Bool) {
+        let following = connected.withLock { tables in
+            if up { tables.insert(table) } else { tables.remove(table) }
+            return !tables.isEmpty
+        }
+        apply(.following(following))
     }
 
     /// Syncs every `interval` seconds from now on; nil or 0 turns auto-sync off.
@@ -70,10 +100,14 @@ final class AutoSync: Sendable {
             return [driver.timer, driver.probe]
         }
         for task in tasks + [changes.withLock { $0 }] { task?.cancel() }
+        for task in followers.withLock({ $0 }) { task.cancel() }
     }
 
     /// What `/api/status` and the header show.
-    var status: AutoSyncStatus { AutoSyncStatus(driver.withLock { $0.schedule }, now: Date()) }
+    var status: AutoSyncStatus {
+        let schedule = driver.withLock { $0.schedule }
+        return AutoSyncStatus(schedule, now: Date(), live: schedule.following)
+    }
 
     private func apply(_ input: AutoSyncSchedule.Input) {
         let seen = AutoSyncSchedule.Observation(now: Date(), offline: context.isOffline, token: context.authTokenHint)
@@ -139,11 +173,12 @@ struct AutoSyncStatus: Encodable, Sendable, Equatable {
         nextAttemptAt = schedule.nextAttemptAt
         consecutiveFailures = schedule.consecutiveFailures
         lastError = schedule.lastError
-        label = Self.label(schedule, now: now)
+        label = Self.label(schedule, now: now, live: live)
     }
 
-    private static func label(_ schedule: AutoSyncSchedule, now: Date) -> String {
+    private static func label(_ schedule: AutoSyncSchedule, now: Date, live: Bool) -> String {
         guard schedule.interval != nil else { return "" }
+        if live, schedule.pause == nil, schedule.consecutiveFailures == 0 { return "live" }
         switch schedule.pause {
         case .offline?: return "auto-sync paused: offline"
         case .unauthorized?: return "auto-sync stopped: sign in again"

@@ -77,6 +77,10 @@ struct AutoSyncSchedule: Sendable, Equatable {
         case tick
         /// A local change was queued.
         case localChange
+        /// The remote's change channel announced a change this store has not pulled.
+        case remoteChange
+        /// The change channel is followed (a local change is then pushed at once) or not.
+        case following(Bool)
         /// A sync started; `manual` when a person started it (Sync now).
         case syncStarted(manual: Bool)
         case syncFinished(Outcome)
@@ -114,6 +118,10 @@ struct AutoSyncSchedule: Sendable, Equatable {
     var activity = Activity.idle
     /// The last failure was that no answer came (not an error answer).
     var lastFailureUnreachable = false
+    /// The remote's change channel is followed: changes on either side are synced at once.
+    var following = false
+    /// A change came while a sync ran, which may have missed it: another sync follows at once.
+    var followUp = false
 
     /// A sync runs now (auto-sync's or a person's).
     var syncing: Bool { activity == .syncing }
@@ -154,6 +162,18 @@ struct AutoSyncSchedule: Sendable, Equatable {
         case .probed(let answered):
             guard answered, next.wantsProbe else { return next.liftPause(seen) }
             // Back: sync now rather than at the end of the backoff.
+            next.nextAttemptAt = seen.now
+            return next.liftPause(seen)
+        case .following(let following):
+            next.following = following
+            return (next, false)
+        case .localChange where next.following, .remoteChange:
+            guard next.interval != nil, next.pause == nil, next.consecutiveFailures == 0 else { return (next, false) }
+            // A sync under way may have begun before the change: the next one takes it.
+            guard next.activity == .idle else {
+                next.followUp = true
+                return (next, false)
+            }
             next.nextAttemptAt = seen.now
             return next.liftPause(seen)
         case .localChange:
@@ -211,10 +231,12 @@ struct AutoSyncSchedule: Sendable, Equatable {
                 next.nextAttemptAt = nil
                 return (next, false)
             }
-            let wait =
+            var wait =
                 next.consecutiveFailures == 0
                 ? interval
                 : jitter * Self.backoffCeiling(failures: next.consecutiveFailures, timing: timing)
+            if next.followUp, next.consecutiveFailures == 0 { wait = 0 }
+            next.followUp = false
             next.nextAttemptAt = seen.now.addingTimeInterval(wait)
             return (next, false)
         }

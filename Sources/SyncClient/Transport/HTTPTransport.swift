@@ -42,10 +42,10 @@ final class HTTPTransport: Sendable {
     let applicationKey: String?
     /// The signed-in user's token, sent as `X-ZUMO-AUTH`; never logged or put in a message.
     let authToken: String?
-    private let base: String
+    let base: String
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
-    private let client: HTTPClient
+    let client: HTTPClient
     /// The protocol spoken (its `ZUMO-API-VERSION`, paging and write methods).
     let tableProtocol: TableProtocol
     /// Where every exchange goes when it ends, with its secrets removed by `redaction`.
@@ -238,7 +238,7 @@ final class HTTPTransport: Sendable {
     }
 
     /// The readable, typed error for a failed exchange.
-    private func describe(_ error: any Error, url: String) -> SyncError {
+    func describe(_ error: any Error, url: String) -> SyncError {
         switch error {
         case let error as HTTPClientError:
             switch error {

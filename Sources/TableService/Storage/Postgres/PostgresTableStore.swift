@@ -144,7 +144,7 @@ final class PostgresTableStore: TableStorage {
             + "VALUES (\(values.joined(separator: ", "))) RETURNING *"
         do throws(TableError) {
             guard let stored = try await run(statement).first else { throw TableError.itemNotFound }
-            return stored
+            return published(stored, in: table, scope: scope)
         } catch .storage(.duplicateID) {
             if let existing = try await anyItem(in: schema.name, id: id, scope: scope) {
                 throw .alreadyExists(existing)
@@ -190,7 +190,7 @@ final class PostgresTableStore: TableStorage {
             statement.sql +=
                 "UPDATE \(target) SET \(assignments.joined(separator: ", ")) "
                 + "WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
-            if let stored = try await run(statement).first { return stored }
+            if let stored = try await run(statement).first { return published(stored, in: table, scope: scope) }
             guard let current = try await anyItem(in: table, id: id, scope: scope), !current.deleted else {
                 throw .itemNotFound
             }
@@ -219,7 +219,7 @@ final class PostgresTableStore: TableStorage {
             statement.sql +=
                 "UPDATE \(target) SET \"deleted\" = \(deleted ? "TRUE" : "FALSE"), \"updatedAt\" = \(stamp.value), "
                 + "\"version\" = \(stamp.version) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
-            if let stored = try await run(statement).first { return stored }
+            if let stored = try await run(statement).first { return published(stored, in: table, scope: scope) }
             guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
             if deleted, current.deleted { throw .itemNotFound }
             if let ifMatch, ifMatch != current.version { throw .preconditionFailed(current) }
@@ -382,6 +382,14 @@ final class PostgresTableStore: TableStorage {
             "SELECT * FROM \(SQLDialect.quoted(schema.name)) ORDER BY \"updatedAt\" DESC, \"id\" DESC "
             + "LIMIT \(statement.bind(.integer(Int64(limit))))"
         return (schema, try await run(statement))
+    }
+
+    /// Tells this instance's change feed of a row it stamped. (Subscribers on other instances are
+    /// not told: they learn of it at their next pull.)
+    private func published(_ item: StoredItem, in table: String, scope: RowScope) -> StoredItem {
+        changes.published(
+            .init(table: table, cursor: ChangeCursor(updatedAt: item.updatedAt, id: item.id), owner: scope.owner))
+        return item
     }
 
     func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {

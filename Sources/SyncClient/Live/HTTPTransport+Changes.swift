@@ -1,0 +1,71 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SyncProtocol
+
+/// What the service answered to a subscription of its change channel.
+enum ChangeStreamOpening: Sendable {
+    /// A stream of cursors, one per change the service announces; it ends (or throws) when the
+    /// connection does.
+    case stream(AsyncThrowingStream<String, any Error>)
+    /// The service has no change channel (the official Mobile Apps server, a Datasync service):
+    /// the status it answered.
+    case notOffered(Int)
+    /// Come back later (503 with `Retry-After`, or another error status).
+    case refused(status: Int, retryAfter: TimeInterval?)
+}
+
+extension HTTPTransport {
+    /// Opens `GET /tables/{table}/$changes` as Server-Sent Events, resumed after `cursor` when given.
+    /// No deadline but the idle one: the service sends a heartbeat every 15 s, so a silent
+    /// connection is a dead one.
+    ///
+    /// - Throws: ``SyncError/stopped(_:)`` when the service cannot be reached or refuses the
+    ///   sign-in (``StopReason/notAuthorized(_:)``).
+    func openChanges(table: String, after cursor: String?) async throws(SyncError) -> ChangeStreamOpening {
+        let url = base + path(table: table) + "/$changes"
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: ProtocolHeader.apiVersion.rawName, value: tableProtocol.apiVersion)
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        if let applicationKey, !applicationKey.isEmpty {
+            request.headers.add(name: ProtocolHeader.applicationKey.rawName, value: applicationKey)
+        }
+        if let authToken { request.headers.add(name: ProtocolHeader.authToken.rawName, value: authToken) }
+        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, deadline: .distantFuture)
+        } catch {
+            throw describe(error, url: url)
+        }
+        let status = Int(response.status.code)
+        let type = response.headers.first(name: "content-type") ?? ""
+        switch status {
+        case 200 where type.hasPrefix("text/event-stream"): break
+        case 401:
+            throw .stopped(.notAuthorized(status: .unauthorized, message: "The change channel refused the sign-in; sign in again."))
+        case 200, 300..<500: return .notOffered(status)
+        default:
+            return .refused(status: status, retryAfter: response.headers.first(name: "retry-after").flatMap(TimeInterval.init))
+        }
+        let body = response.body
+        let cursors = AsyncThrowingStream<String, any Error> { continuation in
+            let reader = Task {
+                var parser = EventStreamParser()
+                do {
+                    for try await chunk in body {
+                        for event in try parser.feed(chunk.readableBytesView) where event.event == "change" {
+                            if let id = event.id { continuation.yield(id) }
+                        }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in reader.cancel() }
+        }
+        return .stream(cursors)
+    }
+}

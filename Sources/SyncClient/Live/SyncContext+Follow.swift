@@ -1,0 +1,67 @@
+import Foundation
+
+/// Whether todosync follows the remote's change channel (`--live`).
+public enum LiveMode: String, Sendable, CaseIterable, Codable {
+    /// When the remote offers the channel (todosync serve); polling otherwise.
+    case auto
+    /// Follow the channel; a remote without one is an error worth seeing.
+    case on
+    /// Never subscribe: auto-sync polls at its interval.
+    case off
+}
+
+/// Why ``SyncContext/followChanges(of:connected:changed:)`` returned.
+public enum FollowEnd: Sendable, Equatable {
+    /// The remote has no change channel (it answered this status): poll instead.
+    case notOffered(status: Int)
+    /// The task was cancelled.
+    case cancelled
+}
+
+extension SyncContext {
+    /// Follows the remote's change channel for `table` until the task is cancelled: `changed` runs
+    /// after each change the service announces to this client (and at once when the client is
+    /// behind on connecting or reconnecting), for the caller to pull. A dropped stream is opened
+    /// again with a growing pause (½ s doubling to 30 s), resumed from the last cursor it saw, so
+    /// nothing is missed; `connected` tells when the stream is up or down.
+    ///
+    /// In offline mode, or without a remote, it waits and looks again.
+    public nonisolated func followChanges(
+        of table: String, connected: @escaping @Sendable (Bool) -> Void = { _ in },
+        changed: @escaping @Sendable () async -> Void
+    ) async -> FollowEnd {
+        var cursor: String?
+        var failures = 0
+        while !Task.isCancelled {
+            var pause: TimeInterval?
+            if let transport = await liveTransport() {
+                do {
+                    switch try await transport.openChanges(table: table, after: cursor) {
+                    case .notOffered(let status):
+                        return .notOffered(status: status)
+                    case .refused(_, let retryAfter):
+                        pause = retryAfter
+                    case .stream(let cursors):
+                        connected(true)
+                        failures = 0
+                        for try await next in cursors {
+                            cursor = next
+                            await changed()
+                        }
+                    }
+                } catch {}
+                connected(false)
+            }
+            guard !Task.isCancelled else { break }
+            failures += 1
+            let wait = pause ?? min(30, 0.5 * pow(2, Double(min(failures - 1, 10)))) * Double.random(in: 0.5...1)
+            guard (try? await Task.sleep(for: .seconds(wait))) != nil else { break }
+        }
+        return .cancelled
+    }
+
+    /// The transport to subscribe with: none in offline mode or without a remote.
+    func liveTransport() -> HTTPTransport? {
+        monitor.offline ? nil : transport
+    }
+}

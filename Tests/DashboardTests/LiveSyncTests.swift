@@ -1,0 +1,60 @@
+import Foundation
+import HTTPServer
+import SyncClient
+import SyncProtocol
+import TestSupport
+import Testing
+
+@testable import Dashboard
+
+/// Auto-sync that follows the service's change channel: a change on one device reaches another's
+/// store at once, with the polling interval an hour long, so that polling cannot explain it.
+@Suite(.timeLimit(.minutes(2))) struct LiveSyncTests {
+    static func device(_ service: TestService, live: LiveMode = .auto) async throws -> TestDashboard {
+        try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.live = live
+        }
+    }
+
+    /// Waits, without a fixed pause, until `context`'s store satisfies `condition` (it is looked at
+    /// after each of the store's commits).
+    static func waitForStore(_ context: SyncContext, _ condition: @Sendable () throws -> Bool) async throws {
+        let changes = context.storeChanges()
+        if try condition() { return }
+        for await _ in changes where try condition() { return }
+    }
+
+    @Test func anEditOnOneDeviceReachesTheOtherWithoutPolling() async throws {
+        let service = try await TestService.sqlite(in: try TemporaryFolder())
+        let a = try await Self.device(service)
+        let b = try await Self.device(service)
+        for device in [a, b] {
+            let status = try await device.waitForAutoSync("following the change channel") { $0.follow == .live }
+            #expect(status.label == "live")
+        }
+        try a.dashboard.context.table("todoitem").insert(["id": "from-a", "text": "made on A"])
+        try await Self.waitForStore(b.dashboard.context) {
+            try b.dashboard.context.table("todoitem").item(id: "from-a")?["text"] == "made on A"
+        }
+        try b.dashboard.context.table("todoitem").update(["id": "from-a", "text": "changed on B"])
+        try await Self.waitForStore(a.dashboard.context) {
+            try a.dashboard.context.table("todoitem").item(id: "from-a")?["text"] == "changed on B"
+        }
+        let api = try await b.client.send(.get, "/api/status")
+        #expect(api.text.contains(#""follow":"live""#))
+        await a.stop()
+        await b.stop()
+        await service.stop()
+    }
+
+    @Test func withLiveOffAutoSyncPolls() async throws {
+        let service = try await TestService.sqlite(in: try TemporaryFolder())
+        let device = try await Self.device(service, live: .off)
+        let status = try await device.waitForAutoSync("the first sync") { $0.nextAttemptAt != nil }
+        #expect(status.follow == .polling)
+        #expect(service.running.service.subscriberCount == 0)
+        await device.stop()
+        await service.stop()
+    }
+}
