@@ -97,7 +97,8 @@ public final class Dashboard: Sendable {
         }
         let autoSync =
             configuration.isReadOnlyBundle
-            ? nil : AutoSync(
+            ? nil
+            : AutoSync(
                 sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming,
                 live: configuration.live)
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
@@ -116,7 +117,8 @@ public final class Dashboard: Sendable {
         let environment = DashboardEnvironment(
             context: context, renderer: renderer, sessions: sessions, sync: sync, autoSync: autoSync,
             settings: settings,
-            listRows: FragmentCache(templates: templates, template: "data/row"), live: LiveUpdates(context: context),
+            listRows: FragmentCache(templates: templates, template: "data/row"),
+            live: LiveUpdates(context: context) { renderer.headerCounts() },
             embeddedURL: embedded)
 
         var router = Router()

@@ -69,6 +69,17 @@ import Testing
         await harness.stop()
     }
 
+    @Test func theHeaderSaysHowTheDashboardFollowsWithoutAChangeToTheStore() async throws {
+        let harness = try await TestDashboard()
+        let stream = try await events.events(harness.url + "/")
+        #expect(try fragments(try await stream.next()).allSatisfy { !$0.contains(#"data-field="followLabel""#) })
+        harness.dashboard.autoSync?.setInterval(30)
+        let header = try #require(try fragments(try await stream.next()).first)
+        #expect(header.contains(#"id="live-header-counts""#))
+        #expect(header.contains(">Live</span>") || header.contains(">Polling every 30 s</span>"))
+        await harness.stop()
+    }
+
     @Test func theEditorsFormKeepsThePagesToken() async throws {
         let harness = try await TestDashboard()
         let id = try insert(harness, "Token")

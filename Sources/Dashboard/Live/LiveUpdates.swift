@@ -16,13 +16,19 @@ import SyncClient
 /// data: {"revision":42,"fragments":["<div id=\"live-list\" data-live-fragment>…</div>"]}
 /// ```
 ///
-/// A burst of changes is rendered once: a stream renders at most once per ``minimumGap``. A page
+/// A burst of changes is rendered once: a stream renders at most once per ``minimumGap``. What the
+/// header says without a change to the store (auto-sync's state, offline mode, Live or Polling) is
+/// looked at every ``headerRefresh`` and sent when it differs. A page
 /// whose row is gone (deleted, purged) gets one `missing` event with the page's 404 message. While
 /// nothing changes a stream only waits (no thread is held), and it ends when the page goes away.
 struct LiveUpdates: Sendable {
     let context: SyncContext
+    /// The header's counts as they are now (see ``PageRenderer/headerCounts()``).
+    let header: @Sendable () -> LiveFragment
     /// The least time between two renders of one stream.
     var minimumGap: Duration = .milliseconds(50)
+    /// How often the header is looked at while the store does not change.
+    var headerRefresh: Duration = .seconds(1)
     /// The pages following the store now.
     let following = FollowingPages()
 
@@ -54,6 +60,9 @@ struct LiveUpdates: Sendable {
                 await events.closed()
                 wake.finish()
             }
+            group.addTask { [headerRefresh] in
+                while (try? await Task.sleep(for: headerRefresh)) != nil { wake.yield() }
+            }
             if context.storeRevision != revision { wake.yield() }
             var rendered = revision
             var renderedAt = ContinuousClock.now - minimumGap
@@ -61,9 +70,13 @@ struct LiveUpdates: Sendable {
             for await _ in wakeUps {
                 try? await Task.sleep(until: renderedAt + minimumGap)
                 let now = context.storeRevision
-                guard now != rendered else { continue }
-                (rendered, renderedAt) = (now, .now)
                 var event: ServerSentEvent?
+                guard now != rendered else {
+                    let changed = sent.changes([header()])
+                    if !changed.isEmpty, !events.send(Self.event(changed, revision: now)) { break }
+                    continue
+                }
+                (rendered, renderedAt) = (now, .now)
                 do {
                     let changed = sent.changes(try render())
                     missing = false

@@ -17,4 +17,13 @@ extension PageRenderer {
             LiveFragment(template: template, html: templates.render(template, view))
         }
     }
+
+    /// The header's counts alone, for what changes outside the store (auto-sync's state, offline
+    /// mode, the remote's change channel). The partial reads only `header`, so this is the HTML the
+    /// page's own fragments have for the same state.
+    func headerCounts() -> LiveFragment {
+        struct HeaderOnly { let header: HeaderView }
+        return LiveFragment(
+            template: Self.headerCounts, html: templates.render(Self.headerCounts, HeaderOnly(header: header())))
+    }
 }
