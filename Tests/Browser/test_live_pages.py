@@ -81,8 +81,11 @@ def test_an_open_list_shows_another_tabs_add_edit_complete_and_delete(demo, pair
     row = wait_until(b, lambda d: live_row(d, text), "B's list shows A's new todo")
     assert "live-changed" in row.get_attribute("class"), "a new row is marked for a moment"
 
+    b.execute_script("arguments[0].focus()", row.find_element(By.CSS_SELECTOR, "button.check"))
     edit_todo(a, demo.a, text, edited)
     wait_until(b, lambda d: live_row(d, edited) and not live_row(d, text), "B's list shows A's edit")
+    assert b.execute_script("return document.activeElement.matches('button.check') && arguments[0].contains("
+                            "document.activeElement)", live_row(b, edited)), "the focus stays on the row's checkbox"
 
     complete_on_list(a, demo.a, edited)
     wait_until(b, lambda d: live_row(d, edited).find_element(By.CSS_SELECTOR, "button.check")
