@@ -109,6 +109,21 @@ import Testing
         #expect(try await server.send(.get, "/tables/todoitem/$changes").status == 401)
     }
 
+    /// PostgreSQL is the bus: a write through one instance wakes a subscriber on another.
+    @Test(.enabled(if: Backend.all.contains(.postgres)))
+    func aWriteThroughOneInstanceWakesASubscriberOnAnother() async throws {
+        let writer = try await TestServer(.postgres, tables: ["todoitem"])
+        defer { writer.stopInBackground() }
+        let reader = try await TestServer(.postgres, sharing: writer)
+        defer { reader.stopInBackground() }
+        let stream = try await reader.http.events(reader.url + "/tables/todoitem/$changes?cursor=0", headers: Self.v2)
+        #expect(stream.status == 200)
+        let inserted = try await writer.send(.post, "/tables/todoitem", json: ["id": "elsewhere"])
+        #expect(inserted.status == 201)
+        let event = try #require(try await stream.next())
+        #expect(ChangeCursor(text: event.id ?? "")?.id == "elsewhere")
+    }
+
     @Test func subscribersBeyondTheLimitAreToldToComeBackLater() async throws {
         let server = try await TestServer(.sqlite, tables: ["todoitem"]) { $0.maxSubscribers = 1 }
         defer { server.stopInBackground() }
