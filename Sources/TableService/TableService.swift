@@ -224,8 +224,10 @@ public final class TableService: Sendable {
         router.get("/metrics") { _ in await service.metricsResponse() }
         service.addRoutes(to: &router)
         do {
+            // Subscribers of the change channel hold their connections: room for them besides the rest.
             let server = try HTTPServer(
-                configuration: .init(host: host, port: port), responder: router.buildResponder())
+                configuration: .init(host: host, port: port, connectionLimit: 1000 + configuration.maxSubscribers),
+                responder: router.buildResponder())
             return RunningTableService(service: service, server: server)
         } catch {
             service.close()
