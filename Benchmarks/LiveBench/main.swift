@@ -151,12 +151,16 @@ func usage(_ pid: Int32) -> (rssKB: Int, ticks: Int) {
     return (rss, ticks)
 }
 
-/// The service's count of answered requests, from /metrics.
-func requestsAnswered(_ http: HTTPClient, _ base: String) async throws -> Double {
+/// The sum of a metric's series on the service's /metrics.
+func metric(_ name: String, _ http: HTTPClient, _ base: String) async throws -> Double {
     let response = try await http.execute(HTTPClientRequest(url: base + "/metrics"), timeout: .seconds(10))
     let text = String(buffer: try await response.body.collect(upTo: 16 << 20))
-    return text.split(separator: "\n").filter { $0.hasPrefix("todosync_http_requests_total") }
+    return text.split(separator: "\n").filter { $0.hasPrefix(name) }
         .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+}
+
+func requestsAnswered(_ http: HTTPClient, _ base: String) async throws -> Double {
+    try await metric("todosync_http_requests_total", http, base)
 }
 
 let port = 20_000 + Int.random(in: 0..<20_000)
@@ -197,16 +201,18 @@ for _ in 0..<subscribers {
 try await Task.sleep(for: .seconds(2))
 let opened = usage(serve.processIdentifier)
 let requestsBefore = try await requestsAnswered(http, base)
+let readsBefore = try await metric("todosync_database_reads_total", http, base)
 try await Task.sleep(for: .seconds(Double(idleSeconds)))
 let idle = usage(serve.processIdentifier)
 // (/metrics reads are not counted among the table requests.)
 let idleRequests = try await requestsAnswered(http, base) - requestsBefore
+let idleReads = try await metric("todosync_database_reads_total", http, base) - readsBefore
 let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 let cpuShare = Double(idle.ticks - opened.ticks) / ticksPerSecond / Double(idleSeconds)
 let perSubscriber = Double(opened.rssKB - before.rssKB) / Double(subscribers)
 line("c. \(subscribers) idle subscribers on one todosync serve (SQLite), an idle \(idleSeconds) s:")
 line("   memory: \(format(perSubscriber)) KB per subscriber (RSS \(before.rssKB) kB → \(opened.rssKB) kB)")
-line("   CPU: \(String(format: "%.2f", cpuShare * 100)) % of a core; requests: \(Int(idleRequests)) per idle period")
+line("   CPU: \(String(format: "%.2f", cpuShare * 100)) % of a core; requests: \(Int(idleRequests)); database reads: \(Int(idleReads))")
 let polling = Double(subscribers) * Double(idleSeconds) / 10
 line("   baseline: \(subscribers) clients polling every 10 s send \(Int(polling)); live/polling: \(String(format: "%.3f", idleRequests / polling))×")
 _ = streams.count

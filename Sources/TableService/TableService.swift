@@ -179,6 +179,8 @@ public final class TableService: Sendable {
             metrics.updateRows(Dictionary(summaries.map { ($0.schema.name, $0.live) }, uniquingKeysWith: +))
         }
         if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
+        if let reads = store.databaseReads { metrics.updateDatabaseReads(reads) }
+        metrics.updateSubscribers(store.changes.subscriberCount)
         return PrometheusExposition.response(metrics.exposition())
     }
 

@@ -32,6 +32,22 @@ import Testing
         #expect(try await server.send(.get, "/tables/todoitem/$changes?cursor=\(cursor)&timeout=0").status == 204)
     }
 
+    /// Waiting and waking cost the database nothing: 50 subscribers are woken by a write without
+    /// one read transaction.
+    @Test func wakingSubscribersReadsNothing() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        var streams: [TestEventStream] = []
+        for _ in 0..<50 {
+            streams.append(try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2))
+        }
+        let store = server.running.service.store
+        let before = try #require(store.databaseReads)
+        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "wakes-all"])
+        for stream in streams { #expect(ChangeCursor(text: try await stream.next()?.id ?? "")?.id == "wakes-all") }
+        #expect(store.databaseReads == before)
+    }
+
     @Test func cursorsIncreaseWithEveryWrite() async throws {
         let server = try await TestServer(.sqlite, tables: ["todoitem"])
         defer { server.stopInBackground() }

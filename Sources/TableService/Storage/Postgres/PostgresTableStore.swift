@@ -100,6 +100,8 @@ final class PostgresTableStore: TableStorage {
     /// PostgreSQL flushes its WAL before it answers a commit (`synchronous_commit`, on by default).
     var diskSyncs: Int? { nil }
 
+    var databaseReads: Int? { nil }
+
     func ready() async throws(TableServiceError) {
         do {
             try await opened()
