@@ -167,7 +167,7 @@ let port = 20_000 + Int.random(in: 0..<20_000)
 let serve = Process()
 serve.executableURL = URL(fileURLWithPath: binary)
 serve.arguments = [
-    "serve", "--port", String(port), "--quiet", "--database", "sqlite:" + work + "/idle.sqlite",
+    "serve", "--port", String(port), "--quiet", "--database", work + "/idle.sqlite",
     "--max-subscribers", String(subscribers + 10),
 ]
 serve.standardOutput = FileHandle.nullDevice
