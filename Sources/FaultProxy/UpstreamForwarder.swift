@@ -105,11 +105,7 @@ private final class UpstreamExchangeHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        writeRequest(head, body, context)
         context.fireChannelActive()
     }
 
@@ -163,26 +159,16 @@ private final class RelayHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        writeRequest(head, body, context)
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            var headers = HTTPHeaders()
-            for (name, value) in head.headers { headers.add(name: name, value: value) }
             // Without a length: the body ends when the connection closes.
-            var text = "HTTP/1.1 \(head.status.code) \(head.status.reasonPhrase)\r\n"
-            for (name, value) in headers
-            where !ProxiedResponse.hopByHop.contains(where: { $0.lowercased() == name.lowercased() }) {
-                text += "\(name): \(value)\r\n"
-            }
-            client.writeAndFlush(ByteBuffer(string: text + "Connection: close\r\n\r\n"), promise: nil)
+            let response = ProxiedResponse(status: Int(head.status.code), headers: head.headers)
+            client.writeAndFlush(ByteBuffer(bytes: response.head(bodyLength: nil, keepAlive: false)), promise: nil)
         case .body(let buffer):
             let written = client.writeAndFlush(buffer)
             if cut {
@@ -204,6 +190,15 @@ private final class RelayHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
+}
+
+/// Writes a request (head, body, end) on a connection to the service.
+private func writeRequest(_ head: HTTPRequestHead, _ body: [UInt8], _ context: ChannelHandlerContext) {
+    context.write(NIOAny(HTTPClientRequestPart.head(head)), promise: nil)
+    if !body.isEmpty {
+        context.write(NIOAny(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+    }
+    context.writeAndFlush(NIOAny(HTTPClientRequestPart.end(nil)), promise: nil)
 }
 
 /// Why the proxy could not pass one exchange on.
