@@ -126,6 +126,14 @@ let package = Package(
             ],
             path: "Benchmarks/ConflictBench"),
         .executableTarget(
+            name: "live-bench",
+            dependencies: [
+                "Dashboard", "SyncClient", "SyncProtocol", "TableService", "Views",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/LiveBench"),
+        .executableTarget(
             name: "dashboard-bench",
             dependencies: [
                 "Dashboard", "SyncClient", "SyncProtocol", "TableService", "Views",

@@ -9,6 +9,9 @@ enum ClientAction: Equatable, Sendable {
     case close
     /// Write nothing and read nothing more: the client waits until it gives up.
     case withhold
+    /// Relay an event stream (`Accept: text/event-stream`) as the service writes it, then close;
+    /// with `cut`, close both connections after the first part of the body: a stream that drops.
+    case relay(ProxiedRequest, cut: Bool)
 
     /// The answer to an exchange that a fault settles before the service is asked (`refuse`,
     /// `status`); nil when the request must be forwarded.
@@ -23,6 +26,15 @@ enum ClientAction: Equatable, Sendable {
                 ).framed(keepAlive: keepAlive), close: !keepAlive)
         case .passThrough, .delay, .resetMidResponse, .dropResponse, .truncateBody, .corruptBody, .duplicate:
             nil
+        }
+    }
+
+    /// How an event stream goes under `fault`, once the faults settled before forwarding are not it:
+    /// every fault that spoils an answer drops the stream after its first part.
+    static func relaying(_ request: ProxiedRequest, under fault: Fault) -> ClientAction {
+        switch fault {
+        case .dropResponse, .resetMidResponse, .truncateBody, .corruptBody: .relay(request, cut: true)
+        case .passThrough, .delay, .refuse, .status, .duplicate: .relay(request, cut: false)
         }
     }
 

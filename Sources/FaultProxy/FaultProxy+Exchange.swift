@@ -40,6 +40,12 @@ extension FaultProxy {
             } else {
                 eventLoop.makeSucceededVoidFuture()
             }
+        if request.wantsEventStream {
+            return waited.map {
+                self.finish(sequence, fault: fault, upstreamStatus: nil, failure: nil)
+                return .relaying(request, under: fault)
+            }
+        }
         let forwarder = self.forwarder
         return waited.flatMap { forwarder.send(request, on: eventLoop) }
             .flatMap { first -> EventLoopFuture<ClientAction> in

@@ -219,10 +219,11 @@ public final class FaultProxy: Sendable {
         try channel.pipeline.syncOperations.addHandler(
             ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
         try channel.pipeline.syncOperations.addHandler(
-            ProxyConnectionHandler { [weak self] request, eventLoop in
-                guard let self else { return eventLoop.makeSucceededFuture(.close) }
-                return self.exchange(request, on: eventLoop)
-            })
+            ProxyConnectionHandler(
+                exchange: { [weak self] request, eventLoop in
+                    guard let self else { return eventLoop.makeSucceededFuture(.close) }
+                    return self.exchange(request, on: eventLoop)
+                }, forwarder: forwarder))
     }
 }
 

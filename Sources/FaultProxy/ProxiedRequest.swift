@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// One request as the proxy read it from a client: what an ``Interceptor`` sees, and may change
 /// before it forwards the request with ``ProxyUpstream/forward(_:)``.
-public struct ProxiedRequest: Sendable {
+public struct ProxiedRequest: Sendable, Equatable {
     /// `GET`, `POST`...
     public var method: String
     /// The request target as sent: the path and the query, such as `/tables/todoitem?$top=5`.
@@ -43,4 +43,7 @@ public struct ProxiedRequest: Sendable {
 
     /// Whether the client wants the connection kept open after the answer.
     var keepAlive: Bool { header("Connection")?.lowercased() != "close" }
+
+    /// A request for Server-Sent Events, whose answer does not end: relayed as it comes.
+    var wantsEventStream: Bool { header("Accept")?.contains("text/event-stream") == true }
 }

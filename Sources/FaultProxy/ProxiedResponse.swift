@@ -32,14 +32,15 @@ public struct ProxiedResponse: Sendable {
     /// The fields that frame a message on one connection, which the proxy sets for each hop.
     static let hopByHop = ["Transfer-Encoding", "Content-Length", "Connection", "Keep-Alive", "Proxy-Connection"]
 
-    /// The status line and header fields, with a `Content-Length` of `bodyLength`, ending with the
-    /// empty line.
-    func head(bodyLength: Int, keepAlive: Bool) -> [UInt8] {
+    /// The status line and header fields, with a `Content-Length` of `bodyLength` (none when nil: the
+    /// body ends with the connection), ending with the empty line.
+    func head(bodyLength: Int?, keepAlive: Bool) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
         for (name, value) in headers where !Self.hopByHop.contains(where: { $0.lowercased() == name.lowercased() }) {
             text += "\(name): \(value)\r\n"
         }
-        text += "Content-Length: \(bodyLength)\r\nConnection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+        if let bodyLength { text += "Content-Length: \(bodyLength)\r\n" }
+        text += "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
         return Array(text.utf8)
     }
 

@@ -15,13 +15,16 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     typealias Exchange = @Sendable (ProxiedRequest, any EventLoop) -> EventLoopFuture<ClientAction>
 
     private let exchange: Exchange
+    /// Where event streams are relayed from.
+    private let forwarder: UpstreamForwarder
     private var reading: ProxiedRequest?
     private var waiting: [ProxiedRequest] = []
     private var busy = false
     private var open = true
 
-    init(exchange: @escaping Exchange) {
+    init(exchange: @escaping Exchange, forwarder: UpstreamForwarder) {
         self.exchange = exchange
+        self.forwarder = forwarder
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -88,6 +91,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             context.close(promise: nil)
         case .withhold:
             break
+        case .relay(let request, let cut):
+            forwarder.relay(request, to: context.channel, cutAfterFirstPart: cut)
         }
     }
 

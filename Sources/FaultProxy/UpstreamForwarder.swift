@@ -44,6 +44,35 @@ struct UpstreamForwarder: Sendable {
         return promise.futureResult
     }
 
+    /// Sends `request` and writes the service's answer to `client` as it comes (an event stream does
+    /// not end): the head at once, each part of the body as it arrives, and closes `client` when the
+    /// service's answer ends or its connection does (or, with `cutAfterFirstPart`, after the first
+    /// part: a stream that drops). A client that goes away closes the service's connection.
+    func relay(_ request: ProxiedRequest, to client: any Channel, cutAfterFirstPart: Bool) {
+        let head = outgoingHead(request)
+        let body = request.body
+        ClientBootstrap(group: client.eventLoop)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(
+                        RelayHandler(head: head, body: body, client: client, cut: cutAfterFirstPart))
+                }
+            }
+            .connect(host: host, port: port)
+            .whenComplete { result in
+                switch result {
+                case .failure:
+                    let text = #"{"error":"The proxy could not reach the service."}"#
+                    let answer = ProxiedResponse.json(502, text).framed(keepAlive: false)
+                    client.writeAndFlush(ByteBuffer(bytes: answer)).whenComplete { _ in client.close(promise: nil) }
+                case .success(let upstream):
+                    client.closeFuture.whenComplete { _ in upstream.close(promise: nil) }
+                }
+            }
+    }
+
     /// The client's head for the service: its own `Host`, framing for this hop, and a close after.
     private func outgoingHead(_ request: ProxiedRequest) -> HTTPRequestHead {
         var headers = request.headers
@@ -76,11 +105,7 @@ private final class UpstreamExchangeHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        writeRequest(head, body, context)
         context.fireChannelActive()
     }
 
@@ -114,6 +139,66 @@ private final class UpstreamExchangeHandler: ChannelInboundHandler {
         done = true
         promise.fail(failure)
     }
+}
+
+/// Writes one request to the service and relays its answer, part by part, to the client's connection.
+private final class RelayHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let head: HTTPRequestHead
+    private let body: [UInt8]
+    private let client: any Channel
+    private let cut: Bool
+
+    init(head: HTTPRequestHead, body: [UInt8], client: any Channel, cut: Bool) {
+        self.head = head
+        self.body = body
+        self.client = client
+        self.cut = cut
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        writeRequest(head, body, context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            // Without a length: the body ends when the connection closes.
+            let response = ProxiedResponse(status: Int(head.status.code), headers: head.headers)
+            client.writeAndFlush(ByteBuffer(bytes: response.head(bodyLength: nil, keepAlive: false)), promise: nil)
+        case .body(let buffer):
+            let written = client.writeAndFlush(buffer)
+            if cut {
+                let client = self.client
+                written.whenComplete { _ in client.close(promise: nil) }
+                context.close(promise: nil)
+            }
+        case .end:
+            client.close(promise: nil)
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        client.close(promise: nil)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// Writes a request (head, body, end) on a connection to the service.
+private func writeRequest(_ head: HTTPRequestHead, _ body: [UInt8], _ context: ChannelHandlerContext) {
+    context.write(NIOAny(HTTPClientRequestPart.head(head)), promise: nil)
+    if !body.isEmpty {
+        context.write(NIOAny(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+    }
+    context.writeAndFlush(NIOAny(HTTPClientRequestPart.end(nil)), promise: nil)
 }
 
 /// Why the proxy could not pass one exchange on.

@@ -179,6 +179,8 @@ public final class TableService: Sendable {
             metrics.updateRows(Dictionary(summaries.map { ($0.schema.name, $0.live) }, uniquingKeysWith: +))
         }
         if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
+        if let reads = store.databaseReads { metrics.updateDatabaseReads(reads) }
+        metrics.updateSubscribers(store.changes.subscriberCount)
         return PrometheusExposition.response(metrics.exposition())
     }
 
@@ -224,8 +226,10 @@ public final class TableService: Sendable {
         router.get("/metrics") { _ in await service.metricsResponse() }
         service.addRoutes(to: &router)
         do {
+            // Subscribers of the change channel hold their connections: room for them besides the rest.
             let server = try HTTPServer(
-                configuration: .init(host: host, port: port), responder: router.buildResponder())
+                configuration: .init(host: host, port: port, connectionLimit: 1000 + configuration.maxSubscribers),
+                responder: router.buildResponder())
             return RunningTableService(service: service, server: server)
         } catch {
             service.close()

@@ -19,7 +19,7 @@ struct ClientCommand: AsyncParsableCommand {
             ClientPurge.self, ClientStatus.self, ClientConflicts.self, ClientResolve.self, ClientHold.self,
             ClientRelease.self, ClientRetry.self, ClientQueue.self,
             ClientPolicy.self, ClientJournal.self, ClientOverturn.self, ClientUndo.self, ClientLog.self,
-            ClientVerify.self, ClientTokens.self, ClientHistory.self, ClientBundle.self,
+            ClientVerify.self, ClientTokens.self, ClientHistory.self, ClientBundle.self, ClientWatch.self,
         ]
     )
 

@@ -99,8 +99,8 @@ def test_doctor_is_green_on_serve_and_red_with_the_lie_escaped(setup, javascript
         wait_for(driver, "#doctor-url")
         assert driver.find_element(By.ID, "doctor-url").get_attribute("value") == url
         run_doctor(driver, base)
-        assert "8 green, 0 red" in summary(driver)
-        assert len(driver.find_elements(By.CSS_SELECTOR, "[data-outcome=green]")) == 8
+        assert "9 green, 0 red" in summary(driver)
+        assert len(driver.find_elements(By.CSS_SELECTOR, "[data-outcome=green]")) == 9
         green = driver.current_url
 
         run_doctor(driver, base, url=liar.url, read_only=True)

@@ -31,6 +31,28 @@ import Testing
         #expect(!goEarly && early == done, "a tick before the time changes nothing")
     }
 
+    @Test func followingTheChannelAChangeOnEitherSideSyncsAtOnce() {
+        let (idle, _) = syncing().decide(.syncFinished(.success), seen: seen(1), jitter: 1)
+        let (live, _) = idle.decide(.following(true), seen: seen(2), jitter: 1)
+        let (remote, goRemote) = live.decide(.remoteChange, seen: seen(3), jitter: 1)
+        #expect(goRemote && remote.syncing)
+        let (local, goLocal) = live.decide(.localChange, seen: seen(3), jitter: 1)
+        #expect(goLocal && local.syncing, "no debounce while live")
+        let (polling, goPolling) = idle.decide(.localChange, seen: seen(3), jitter: 1)
+        #expect(!goPolling && polling.nextAttemptAt == start.addingTimeInterval(3 + timing.debounce))
+    }
+
+    /// A change told while a sync runs may have come after its pull began: another sync follows.
+    @Test func aChangeDuringASyncGetsASyncRightAfterIt() {
+        let (live, _) = syncing().decide(.following(true), seen: seen(1), jitter: 1)
+        let (waiting, go) = live.decide(.remoteChange, seen: seen(2), jitter: 1)
+        #expect(!go && waiting.followUp)
+        let (done, _) = waiting.decide(.syncFinished(.success), seen: seen(3), jitter: 1)
+        #expect(done.nextAttemptAt == start.addingTimeInterval(3) && !done.followUp)
+        let (plain, _) = live.decide(.syncFinished(.success), seen: seen(3), jitter: 1)
+        #expect(plain.nextAttemptAt == start.addingTimeInterval(63))
+    }
+
     @Test func offMeansNoAttemptWhateverHappens() {
         let off = AutoSyncSchedule()
         for input: AutoSyncSchedule.Input in [.tick, .localChange, .syncFinished(.failure("down"))] {

@@ -22,7 +22,7 @@ import Testing
         let page = try await harness.client.send(.get, "/doctor/runs/1")
 
         #expect(run.report?.isHealthy == true)
-        #expect(page.text.contains("8 green, 0 red"))
+        #expect(page.text.contains("9 green, 0 red"))
         #expect(!page.text.contains("http-equiv=\"refresh\""), "a finished run stops reloading")
         #expect(try context.status() == before.0)
         #expect(try context.exchanges().exchanges.count == before.1, "a doctor run records nothing")

@@ -87,12 +87,16 @@ import Testing
                     }
                 }
             }, heartbeatInterval: .milliseconds(50))
-        let raw = Task {
-            try await RawHTTP.send(
-                port: server.server.port, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", deadline: .seconds(1))
+        let opened = TestEvent()
+        let reader = Task {
+            let stream = try await server.events("/events")
+            #expect(try await stream.next()?.data == "open")
+            opened.signal()
+            _ = try await stream.next()
         }
-        let seen = try await raw.value
-        #expect(seen.contains("data: open"))
+        await opened.wait()
+        // Cancelling the read closes the connection.
+        reader.cancel()
         await closed.wait()
         #expect(server.server.openEventStreams == 0)
         await server.server.stop()

@@ -10,7 +10,18 @@ import Testing
     func text(_ action: ClientAction) -> String {
         switch action {
         case .send(let bytes, _), .sendThenReset(let bytes): String(decoding: bytes, as: UTF8.self)
-        case .close, .withhold: ""
+        case .close, .withhold, .relay: ""
+        }
+    }
+
+    @Test func anEventStreamIsRelayedAndDropsUnderEveryFaultThatSpoilsAnAnswer() {
+        let request = ProxiedRequest(method: "GET", target: "/tables/todoitem/$changes", headers: ["Accept": "text/event-stream"])
+        #expect(request.wantsEventStream)
+        for fault in [Fault.passThrough, .delay(milliseconds: 5), .duplicate] {
+            #expect(ClientAction.relaying(request, under: fault) == .relay(request, cut: false))
+        }
+        for fault in [Fault.dropResponse, .resetMidResponse, .truncateBody, .corruptBody] {
+            #expect(ClientAction.relaying(request, under: fault) == .relay(request, cut: true))
         }
     }
 

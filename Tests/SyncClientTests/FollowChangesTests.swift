@@ -16,3 +16,53 @@ import Testing
         await server.server.stop()
     }
 }
+
+extension FollowChangesTests {
+    /// Through a link that goes down and comes back, the stream is opened again from its cursor: the
+    /// row written while it was down is announced at once (the client is behind).
+    @Test func aDroppedStreamResumesFromItsCursorAndMissesNothing() async throws {
+        let service = try await TestService.sqlite(in: try TemporaryFolder())
+        _ = try await service.rest.insert(["id": "before", "text": "there before"])
+        let proxy = try await service.proxy()
+        let context = try SyncContext.temporary(in: TemporaryFolder(), remote: proxy.endpoint)
+        let (ups, up) = AsyncStream<Bool>.makeStream()
+        let (wakes, woken) = AsyncStream<Void>.makeStream()
+        let follower = Task {
+            await context.followChanges(of: "todoitem", connected: { up.yield($0) }) { woken.yield() }
+        }
+        var connections = ups.makeAsyncIterator()
+        var wakeUps = wakes.makeAsyncIterator()
+        #expect(await connections.next() == true)
+        // Subscribed from the start of the table: told at once of the row there before.
+        _ = await wakeUps.next()
+        try await proxy.refuseConnections(true)
+        #expect(await connections.next() == false)
+        _ = try await service.rest.insert(["id": "while-away", "text": "written while the stream was down"])
+        try await proxy.refuseConnections(false)
+        #expect(await connections.next() == true)
+        // Resumed from the cursor of "before": behind, so told at once.
+        _ = await wakeUps.next()
+        follower.cancel()
+        #expect(await follower.value == .cancelled)
+        await proxy.stop()
+        await service.stop()
+    }
+
+    @Test func aStreamThatKeepsDroppingIsOpenedAgainEachTime() async throws {
+        let service = try await TestService.sqlite(in: try TemporaryFolder())
+        let proxy = try await service.proxy(plan: .always(.dropResponse))
+        let context = try SyncContext.temporary(in: TemporaryFolder(), remote: proxy.endpoint)
+        let (ups, up) = AsyncStream<Bool>.makeStream()
+        let follower = Task { await context.followChanges(of: "todoitem", connected: { up.yield($0) }) {} }
+        var connections = ups.makeAsyncIterator()
+        _ = try await service.rest.insert(["id": "a"])
+        for _ in 0..<2 {
+            #expect(await connections.next() == true)
+            #expect(await connections.next() == false)
+        }
+        follower.cancel()
+        _ = await follower.value
+        await proxy.stop()
+        await service.stop()
+    }
+}

@@ -34,6 +34,7 @@ import Testing
         #expect(report.results.count == ProtocolDoctor.checks.count + 1)
         #expect(report.results.allSatisfy { $0.verdict.outcome == .passed })
         #expect(Self.verdict(report, "paging")?.explanation.contains("in 3 page(s)") == true)
+        #expect(Self.verdict(report, "live")?.explanation.contains("It offers a change channel") == true)
         let probes = try await service.rest.all().filter { $0["id"]?.stringValue?.hasPrefix("doctor-") == true }
         #expect(!probes.isEmpty)
         #expect(probes.allSatisfy { $0["deleted"]?.boolValue == true }, "every probe row is deleted afterwards")

@@ -29,6 +29,8 @@ final class AutoSync: Sendable {
     private let followers = Mutex<[Task<Void, Never>]>([])
     /// The tables whose change stream is up now.
     private let connected = Mutex<Set<String>>([])
+    /// With `--live on`, what the remote answered when it offered no change channel.
+    private let channelMissing = Mutex<Int?>(nil)
 
     init(
         sync: BackgroundSync, context: SyncContext, metrics: DashboardMetrics,
@@ -66,9 +68,10 @@ final class AutoSync: Sendable {
         let context = self.context
         let tasks = tables.map { table in
             Task { [weak self] in
-                _ = await context.followChanges(
+                let end = await context.followChanges(
                     of: table, connected: { [weak self] in self?.streamChanged(table, up: $0) },
                     changed: { [weak self] in self?.apply(.remoteChange) })
+                if case .notOffered(let status) = end { self?.channelMissing.withLock { $0 = status } }
             }
         }
         followers.withLock { $0 += tasks }
@@ -106,7 +109,11 @@ final class AutoSync: Sendable {
     /// What `/api/status` and the header show.
     var status: AutoSyncStatus {
         let schedule = driver.withLock { $0.schedule }
-        return AutoSyncStatus(schedule, now: Date(), live: schedule.following)
+        var status = AutoSyncStatus(schedule, now: Date(), live: schedule.following)
+        if live == .on, let missing = channelMissing.withLock({ $0 }), status.enabled {
+            status.label = "polling: the remote has no change channel (HTTP \(missing))"
+        }
+        return status
     }
 
     private func apply(_ input: AutoSyncSchedule.Input) {

@@ -45,7 +45,7 @@ public struct ProtocolDoctor: Sendable {
 
     /// The checks after ``DoctorCheck/speaks``, in the order they run.
     public static let checks: [DoctorCheck] = [
-        .paging, .filter, .readOne, .timestamps, .ifMatch, .duplicate, .softDelete,
+        .paging, .filter, .readOne, .timestamps, .ifMatch, .duplicate, .softDelete, .changeChannel,
     ]
 
     let options: Options

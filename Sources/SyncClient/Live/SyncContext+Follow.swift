@@ -23,7 +23,7 @@ extension SyncContext {
     /// after each change the service announces to this client (and at once when the client is
     /// behind on connecting or reconnecting), for the caller to pull. A dropped stream is opened
     /// again with a growing pause (½ s doubling to 30 s), resumed from the last cursor it saw, so
-    /// nothing is missed; `connected` tells when the stream is up or down.
+    /// nothing is missed; `connected` tells when the stream goes up or down.
     ///
     /// In offline mode, or without a remote, it waits and looks again.
     public nonisolated func followChanges(
@@ -32,6 +32,7 @@ extension SyncContext {
     ) async -> FollowEnd {
         var cursor: String?
         var failures = 0
+        var up = false
         while !Task.isCancelled {
             var pause: TimeInterval?
             if let transport = await liveTransport() {
@@ -42,6 +43,7 @@ extension SyncContext {
                     case .refused(_, let retryAfter):
                         pause = retryAfter
                     case .stream(let cursors):
+                        up = true
                         connected(true)
                         failures = 0
                         for try await next in cursors {
@@ -50,7 +52,8 @@ extension SyncContext {
                         }
                     }
                 } catch {}
-                connected(false)
+                if up { connected(false) }
+                up = false
             }
             guard !Task.isCancelled else { break }
             failures += 1

@@ -14,7 +14,12 @@ enum OpenAPIDocument {
             components[name + "Page"] = pageSchema(name)
             paths["/tables/\(name)"] = collectionPath(name)
             paths["/tables/\(name)/{id}"] = itemPath(name)
+            paths["/tables/\(name)/$changes"] = changesPath(name)
         }
+        components["ChangeCursor"] = [
+            "type": "object", "required": ["table", "cursor"],
+            "properties": ["table": ["type": "string"], "cursor": ["type": "string"]],
+        ]
         return [
             "openapi": "3.1.1",
             "info": [
@@ -67,6 +72,36 @@ enum OpenAPIDocument {
         case .date: ["type": ["null", "string"], "format": "date-time"]
         case .unknown: ["type": ["null", "string", "number", "boolean"]]
         }
+    }
+
+    /// The change channel (see `ChangeChannel.swift`).
+    private static func changesPath(_ table: String) -> JSONValue {
+        [
+            "get": [
+                "operationId": .string("changes_" + table),
+                "summary": "Waits for a change past the cursor (long poll), or streams them as Server-Sent Events.",
+                "parameters": [
+                    ["name": "cursor", "in": "query", "required": false, "schema": ["type": "string"]],
+                    [
+                        "name": "timeout", "in": "query", "required": false,
+                        "schema": ["type": "integer", "minimum": 0, "maximum": 120, "default": 30],
+                    ],
+                    ["name": "Last-Event-ID", "in": "header", "required": false, "schema": ["type": "string"]],
+                ],
+                "responses": [
+                    "200": [
+                        "description": "The cursor now (without one), or past the one given.",
+                        "content": [
+                            "application/json": ["schema": ["$ref": "#/components/schemas/ChangeCursor"]],
+                            "text/event-stream": ["schema": ["type": "string"]],
+                        ],
+                    ],
+                    "204": ["description": "No change before the timeout."],
+                    "400": ["description": "A malformed or future cursor, or a timeout out of range."],
+                    "503": ["description": "As many subscribers as the service takes; see Retry-After."],
+                ],
+            ]
+        ]
     }
 
     private static func pageSchema(_ table: String) -> JSONValue {

@@ -29,9 +29,8 @@ public final class ServiceMetrics: Sendable {
     /// The counters made so far: asking the registry for one at every request costs more than this lookup.
     private let counters = Mutex<[Series: CoreMetrics.Counter]>([:])
     private let knownTables = Mutex<Set<String>>([])
-    private let diskSyncs: CoreMetrics.Counter
-    /// The disk syncs counted so far into ``diskSyncs``.
-    private let countedSyncs = Mutex(0)
+    private let diskSyncs: StoreTotal
+    private let databaseReads: StoreTotal
     /// Whether requests are counted (`TODOSYNC_METRICS=off` turns it off, to measure its cost).
     public let isRecording: Bool
 
@@ -54,7 +53,8 @@ public final class ServiceMetrics: Sendable {
         self.factory = factory
         self.isRecording = isRecording ?? MetricsSwitch.isOn
         duration = CoreMetrics.Timer(label: "todosync_http_request_duration_seconds", factory: factory)
-        diskSyncs = CoreMetrics.Counter(label: "todosync_disk_syncs_total", factory: factory)
+        diskSyncs = StoreTotal(CoreMetrics.Counter(label: "todosync_disk_syncs_total", factory: factory))
+        databaseReads = StoreTotal(CoreMetrics.Counter(label: "todosync_database_reads_total", factory: factory))
     }
 
     /// Counts one answered `/tables` request; `knows` tells whether the service holds a table.
@@ -94,12 +94,14 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Brings `todosync_disk_syncs_total` to `total`, the store's count since it opened.
-    func updateDiskSyncs(_ total: Int) {
-        let new = countedSyncs.withLock { counted in
-            defer { counted = max(counted, total) }
-            return max(0, total - counted)
-        }
-        if new > 0 { diskSyncs.increment(by: new) }
+    func updateDiskSyncs(_ total: Int) { diskSyncs.bring(to: total) }
+
+    /// Brings `todosync_database_reads_total` (read transactions) to `total`, the store's count.
+    func updateDatabaseReads(_ total: Int) { databaseReads.bring(to: total) }
+
+    /// `todosync_change_subscribers`: the change channel's subscriptions open now.
+    func updateSubscribers(_ count: Int) {
+        CoreMetrics.Gauge(label: "todosync_change_subscribers", factory: factory).record(count)
     }
 
     /// The registry in the Prometheus text format.
@@ -115,5 +117,21 @@ struct RequestMetrics: Middleware {
 
     func finish(_ request: Request, _ response: inout Response) {
         metrics.record(request, status: response.status) { store.schema(of: $0) != nil }
+    }
+}
+
+/// A counter that follows a total the store keeps (it counts since it opened; the counter only adds).
+private final class StoreTotal: Sendable {
+    let counter: CoreMetrics.Counter
+    let counted = Mutex(0)
+
+    init(_ counter: CoreMetrics.Counter) { self.counter = counter }
+
+    func bring(to total: Int) {
+        let new = counted.withLock { counted in
+            defer { counted = max(counted, total) }
+            return max(0, total - counted)
+        }
+        if new > 0 { counter.increment(by: new) }
     }
 }

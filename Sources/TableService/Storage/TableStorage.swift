@@ -28,6 +28,10 @@ protocol TableStorage: Sendable {
     /// there is none); nil when the table does not exist.
     func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor?
 
+    /// How many read transactions this process ran on the database (what an idle subscriber must
+    /// not cost); nil when the database counts them itself (PostgreSQL's `pg_stat_database`).
+    var databaseReads: Int? { get }
+
     /// The schema of `table` as this process last saw it, `nil` for a table it does not know.
     func schema(of table: String) -> TableSchema?
 

@@ -32,6 +32,18 @@ extension PostgresTableStore {
                     "tableName" text COLLATE "C" NOT NULL, "name" text COLLATE "C" NOT NULL, "type" text NOT NULL,
                     "position" integer NOT NULL, PRIMARY KEY ("tableName", "name"))
                 """, logger: self.logger)
+            for function in PostgresChangeBus.functionsSQL {
+                try await connection.query(PostgresQuery(unsafeSQL: function), logger: self.logger)
+            }
+            // Tables made before the change channel announce their writes too.
+            let existing = try await connection.query("SELECT \"name\" FROM \"__tables\"", logger: self.logger)
+            var names: [String] = []
+            for try await name in existing.decode(String.self) { names.append(name) }
+            for name in names {
+                let owned = ownedTables.contains { $0.lowercased() == name.lowercased() }
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: name, owned: owned)), logger: self.logger)
+            }
         }
         for table in tables + ownedTables {
             try await createTable(table, waitingForOpen: false)
@@ -124,6 +136,8 @@ extension PostgresTableStore {
                     PostgresQuery(unsafeSQL: "CREATE INDEX ON \(quoted) (\(columns))"), logger: self.logger)
             }
             try await connection.query(
+                PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: table, owned: false)), logger: self.logger)
+            try await connection.query(
                 "INSERT INTO \"__tables\" (\"name\", \"createdAt\") VALUES (\(table), \(created))", logger: self.logger)
             return TableSchema(name: table)
         }
@@ -144,6 +158,9 @@ extension PostgresTableStore {
                 PostgresQuery(
                     unsafeSQL: "CREATE INDEX IF NOT EXISTS \(SQLDialect.quoted(existing.name + "__owner")) "
                         + "ON \(quoted) (\(owner), \"updatedAt\", \"id\")"), logger: self.logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: existing.name, owned: true)),
+                logger: self.logger)
             return existing
         }
     }

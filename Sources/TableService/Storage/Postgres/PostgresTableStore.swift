@@ -26,6 +26,8 @@ final class PostgresTableStore: TableStorage {
     let location: PostgresLocation
     let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// The connection listening for other instances' writes (``PostgresChangeBus``).
+    private let listener = Mutex<Task<Void, Never>?>(nil)
     private let opening = Mutex<Task<Void, any Error>?>(nil)
     private let isOpen = Atomic<Bool>(false)
     let registry = SchemaRegistry()
@@ -78,6 +80,9 @@ final class PostgresTableStore: TableStorage {
         opening.withLock {
             $0 = Task {
                 try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
+                self.listener.withLock { listener in
+                    listener = Task { await PostgresChangeBus.listen(location, feed: changes, logger: logger) }
+                }
             }
         }
     }
@@ -95,6 +100,8 @@ final class PostgresTableStore: TableStorage {
     /// PostgreSQL flushes its WAL before it answers a commit (`synchronous_commit`, on by default).
     var diskSyncs: Int? { nil }
 
+    var databaseReads: Int? { nil }
+
     func ready() async throws(TableServiceError) {
         do {
             try await opened()
@@ -108,6 +115,7 @@ final class PostgresTableStore: TableStorage {
     }
 
     func close() {
+        listener.withLock { $0?.cancel() }
         runner.cancel()
     }
 
@@ -384,8 +392,8 @@ final class PostgresTableStore: TableStorage {
         return (schema, try await run(statement))
     }
 
-    /// Tells this instance's change feed of a row it stamped. (Subscribers on other instances are
-    /// not told: they learn of it at their next pull.)
+    /// Tells this instance's change feed of a row it stamped at once (the notification that reaches
+    /// every instance, this one included, follows through ``PostgresChangeBus``).
     private func published(_ item: StoredItem, in table: String, scope: RowScope) -> StoredItem {
         changes.published(
             .init(table: table, cursor: ChangeCursor(updatedAt: item.updatedAt, id: item.id), owner: scope.owner))

@@ -22,6 +22,7 @@ final class SQLiteTableStore: TableStorage {
     /// The latest `updatedAt` of each table written since the store opened, by table name, as
     /// committed: this process is the file's only writer, so a write need not read it back.
     private let latestStamps = Mutex<[String: Int64]>([:])
+    private let reads = Atomic<Int>(0)
     let changes: ChangeFeed
 
     static let migrations: [StoreMigration] = [
@@ -87,6 +88,8 @@ final class SQLiteTableStore: TableStorage {
     var dialect: SQLDialect { .sqlite }
 
     var diskSyncs: Int? { commits?.syncCount }
+
+    var databaseReads: Int? { reads.load(ordering: .relaxed) }
 
     func schema(of table: String) -> TableSchema? {
         registry.schema(of: table)
@@ -299,6 +302,7 @@ final class SQLiteTableStore: TableStorage {
     // MARK: Helpers
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(TableError) -> T {
+        reads.add(1, ordering: .relaxed)
         do {
             return try await database.read(body)
         } catch {
@@ -368,6 +372,7 @@ final class SQLiteTableStore: TableStorage {
     /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives for its transaction; pages and
     /// summaries, which take longer, go through GRDB's reader threads (``read(_:)``).
     private func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
+        reads.add(1, ordering: .relaxed)
         do {
             return try database.read(body)
         } catch {
