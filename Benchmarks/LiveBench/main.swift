@@ -98,7 +98,8 @@ do {
     let b = try await device("b", remote: sqlite.url, live: .auto)
     try await waitUntilLive(a)
     try await waitUntilLive(b)
-    let live = report("a. A's edit → B's store, live (SQLite)", try await editLatencies(from: a, to: b, count: edits, prefix: "live"))
+    let live = report(
+        "a. A's edit → B's store, live (SQLite)", try await editLatencies(from: a, to: b, count: edits, prefix: "live"))
     await a.stop()
     await b.stop()
     let pollA = try await device("poll-a", remote: sqlite.url, live: .off)
@@ -115,7 +116,8 @@ sqlite.stop()
 if let url = environment["TODOSYNC_BENCH_POSTGRES_URL"] {
     let location = try PostgresLocation(url: url, poolSize: 8)
     let first = try TableService.start(.init(database: .postgres(location), tables: ["todoitem"]), port: 0, quiet: true)
-    let second = try TableService.start(.init(database: .postgres(location), tables: ["todoitem"]), port: 0, quiet: true)
+    let second = try TableService.start(
+        .init(database: .postgres(location), tables: ["todoitem"]), port: 0, quiet: true)
     try await first.service.ready()
     try await second.service.ready()
     let a = try await device("pg-a", remote: first.url, live: .auto)
@@ -142,7 +144,8 @@ guard let binary else {
 /// The process's resident memory (kB) and CPU time (clock ticks), from /proc.
 func usage(_ pid: Int32) -> (rssKB: Int, ticks: Int) {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+    let rss =
+        status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
         .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
     let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
     let fields = stat.split(separator: ")").last.map { $0.split(separator: " ") } ?? []
@@ -212,7 +215,11 @@ let cpuShare = Double(idle.ticks - opened.ticks) / ticksPerSecond / Double(idleS
 let perSubscriber = Double(opened.rssKB - before.rssKB) / Double(subscribers)
 line("c. \(subscribers) idle subscribers on one todosync serve (SQLite), an idle \(idleSeconds) s:")
 line("   memory: \(format(perSubscriber)) KB per subscriber (RSS \(before.rssKB) kB → \(opened.rssKB) kB)")
-line("   CPU: \(String(format: "%.2f", cpuShare * 100)) % of a core; requests: \(Int(idleRequests)); database reads: \(Int(idleReads))")
+line(
+    "   CPU: \(String(format: "%.2f", cpuShare * 100)) % of a core; requests: \(Int(idleRequests)); database reads: \(Int(idleReads))"
+)
 let polling = Double(subscribers) * Double(idleSeconds) / 10
-line("   baseline: \(subscribers) clients polling every 10 s send \(Int(polling)); live/polling: \(String(format: "%.3f", idleRequests / polling))×")
+line(
+    "   baseline: \(subscribers) clients polling every 10 s send \(Int(polling)); live/polling: \(String(format: "%.3f", idleRequests / polling))×"
+)
 _ = streams.count

@@ -97,7 +97,8 @@ public final class Dashboard: Sendable {
         }
         let autoSync =
             configuration.isReadOnlyBundle
-            ? nil : AutoSync(
+            ? nil
+            : AutoSync(
                 sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming,
                 live: configuration.live)
         let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])

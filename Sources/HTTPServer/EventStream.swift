@@ -93,7 +93,8 @@ public final class EventStream: Sendable {
     /// how long to wait before it reconnects (the `retry:` field, in milliseconds).
     public func finish(retryAfter: Duration? = nil) {
         if let retryAfter {
-            let milliseconds = retryAfter.components.seconds * 1000 + retryAfter.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds =
+                retryAfter.components.seconds * 1000 + retryAfter.components.attoseconds / 1_000_000_000_000_000
             _ = enqueue("retry: \(milliseconds)\n\n")
         }
         let (wake, waiters) = state.withLock { state in
@@ -120,7 +121,8 @@ public final class EventStream: Sendable {
     }
 
     private func enqueue(_ text: String) -> Bool {
-        let (accepted, wake, waiters) = state.withLock { state -> (Bool, (@Sendable () -> Void)?, [CheckedContinuation<Void, Never>]) in
+        let (accepted, wake, waiters) = state.withLock {
+            state -> (Bool, (@Sendable () -> Void)?, [CheckedContinuation<Void, Never>]) in
             guard !state.closed else { return (false, nil, []) }
             state.pending.append(contentsOf: text.utf8)
             if state.pending.count - state.sent > bufferLimit {

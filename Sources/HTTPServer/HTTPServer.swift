@@ -266,7 +266,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     case .respond(let response):
         return queue(response, on: connection)
     case .run(.sync(let body), let routed):
-        return queue(server.responder.complete(routed) { try body(routed) }, on: connection, state: state, server: server)
+        return queue(
+            server.responder.complete(routed) { try body(routed) }, on: connection, state: state, server: server)
     case .run(.async(let body), let routed):
         return start(body, routed, state: state, server: server, on: connection)
     }
@@ -454,7 +455,8 @@ private func queueStream(
     }
     let writer = Unmanaged.passRetained(StreamWriter(stream: stream, connection: handle, streams: server.streams))
     // libmicrohttpd calls `streamEnded` when the response goes, queued or not, and so releases the writer.
-    guard let created = MHD_create_response_from_callback(UInt64.max, 4096, streamReader, writer.toOpaque(), streamEnded)
+    guard
+        let created = MHD_create_response_from_callback(UInt64.max, 4096, streamReader, writer.toOpaque(), streamEnded)
     else {
         writer.release()
         stream.connectionEnded()

@@ -37,7 +37,9 @@ public struct EventStreamParser: Sendable {
 
     /// A line longer than the parser's limit.
     public struct LineTooLong: Error, CustomStringConvertible {
-        public var description: String { "The event stream sent a line longer than the limit; it is not a stream of events." }
+        public var description: String {
+            "The event stream sent a line longer than the limit; it is not a stream of events."
+        }
     }
 
     /// Feeds the next bytes; returns the events they complete.
@@ -96,6 +98,7 @@ public struct EventStreamParser: Sendable {
             hasData = false
         }
         guard hasData else { return nil }
-        return ReceivedEvent(id: lastEventId, event: event.isEmpty ? "message" : event, data: data.joined(separator: "\n"))
+        return ReceivedEvent(
+            id: lastEventId, event: event.isEmpty ? "message" : event, data: data.joined(separator: "\n"))
     }
 }

@@ -28,7 +28,9 @@ struct ClientWatch: AsyncParsableCommand {
             let end = await Self.watch(context, tables: tables)
             if case .notOffered(let status)? = end {
                 FileHandle.standardError.write(
-                    Data("error: the service has no change channel (it answered \(status)); use client pull instead.\n".utf8))
+                    Data(
+                        "error: the service has no change channel (it answered \(status)); use client pull instead.\n"
+                            .utf8))
                 throw ExitCode.failure
             }
         }
@@ -58,7 +60,8 @@ struct ClientWatch: AsyncParsableCommand {
             let result = try await context.table(table).pull(queryId: queryId)
             guard result.written > 0 else { return }
             // The rows just written are the newest by the service's clock.
-            let rows = try context.table(table).query(TableQuery(orderBy: [.descending("updatedAt")], limit: result.written))
+            let rows = try context.table(table).query(
+                TableQuery(orderBy: [.descending("updatedAt")], limit: result.written))
             let description = try context.description(of: table)
             for row in rows.reversed() { announce("\(table)  \(describe(row, in: description))") }
             if result.deleted > 0 { announce("\(table)  \(result.deleted) deleted") }

@@ -155,7 +155,7 @@ def test_doctor_command_exit_status_says_green_red_or_stopped(setup):
     green = doctor(url, "--json")
     assert green.returncode == 0, green.stdout + green.stderr
     report = json.loads(green.stdout)
-    assert [result["verdict"]["outcome"] for result in report["results"]] == ["passed"] * 8
+    assert [result["verdict"]["outcome"] for result in report["results"]] == ["passed"] * 9
 
     liar = FakeService(lying=True)
     try:

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
 import HTTPTypes
-import Synchronization
 import SyncProtocol
+import Synchronization
 import TestSupport
 import Testing
 

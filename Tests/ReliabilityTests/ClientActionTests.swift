@@ -15,7 +15,8 @@ import Testing
     }
 
     @Test func anEventStreamIsRelayedAndDropsUnderEveryFaultThatSpoilsAnAnswer() {
-        let request = ProxiedRequest(method: "GET", target: "/tables/todoitem/$changes", headers: ["Accept": "text/event-stream"])
+        let request = ProxiedRequest(
+            method: "GET", target: "/tables/todoitem/$changes", headers: ["Accept": "text/event-stream"])
         #expect(request.wantsEventStream)
         for fault in [Fault.passThrough, .delay(milliseconds: 5), .duplicate] {
             #expect(ClientAction.relaying(request, under: fault) == .relay(request, cut: false))

@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct EventStreamParserTests {
     @Test func eventsCutAnywhereAreReadWhole() throws {
-        let text = ": heartbeat\n\nevent: change\nid: 7\ndata: {\"a\":1}\n\ndata: one\r\ndata:two\r\rretry: 1500\nid: 8\ndata: x\n\n"
+        let text =
+            ": heartbeat\n\nevent: change\nid: 7\ndata: {\"a\":1}\n\ndata: one\r\ndata:two\r\rretry: 1500\nid: 8\ndata: x\n\n"
         var parser = EventStreamParser()
         var events: [ReceivedEvent] = []
         for byte in text.utf8 { events += try parser.feed([byte]) }
@@ -23,6 +24,8 @@ import Testing
 
     @Test func aLineWithoutEndIsRefusedAtTheLimit() {
         var parser = EventStreamParser(maxLineLength: 16)
-        #expect(throws: EventStreamParser.LineTooLong.self) { _ = try parser.feed(Array(repeating: UInt8(ascii: "a"), count: 17)) }
+        #expect(throws: EventStreamParser.LineTooLong.self) {
+            _ = try parser.feed(Array(repeating: UInt8(ascii: "a"), count: 17))
+        }
     }
 }

@@ -58,7 +58,10 @@ import Testing
             cursors.append(try #require(Self.cursor(now).flatMap(ChangeCursor.init(text:))))
         }
         _ = try await server.send(.patch, "/tables/todoitem/r4", json: ["text": "again"])
-        cursors.append(try #require(Self.cursor(try await server.send(.get, "/tables/todoitem/$changes")).flatMap(ChangeCursor.init(text:))))
+        cursors.append(
+            try #require(
+                Self.cursor(try await server.send(.get, "/tables/todoitem/$changes")).flatMap(ChangeCursor.init(text:)))
+        )
         #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
     }
 
@@ -77,7 +80,9 @@ import Testing
         #expect(try await server.send(.get, "/tables/nothere/$changes").status == 404)
     }
 
-    @Test(arguments: Backend.all) func aStreamSendsAnEventPerCommitAndResumesFromLastEventID(_ backend: Backend)
+    @Test(arguments: Backend.all) func aStreamSendsAnEventPerCommitAndResumesFromLastEventID(
+        _ backend: Backend
+    )
         async throws
     {
         let server = try await TestServer(backend, tables: ["todoitem"])
@@ -171,7 +176,8 @@ import Testing
                 group.addTask {
                     var statuses: [Int] = []
                     for _ in 0..<(10_000 / 32) {
-                        statuses.append(try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=0").status)
+                        statuses.append(
+                            try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=0").status)
                     }
                     return statuses
                 }

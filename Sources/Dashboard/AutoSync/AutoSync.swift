@@ -59,22 +59,33 @@ final class AutoSync: Sendable {
                 for await _ in updates { self?.apply(.localChange) }
             }
         }
-        apply(.configure(interval: interval))
-        if live != .off { follow((try? context.syncedTables()) ?? []) }
+        setInterval(interval)
     }
 
-    /// Follows each table's change channel; a remote without one leaves auto-sync polling.
-    private func follow(_ tables: [String]) {
-        let context = self.context
-        let tasks = tables.map { table in
-            Task { [weak self] in
-                let end = await context.followChanges(
-                    of: table, connected: { [weak self] in self?.streamChanged(table, up: $0) },
-                    changed: { [weak self] in self?.apply(.remoteChange) })
-                if case .notOffered(let status) = end { self?.channelMissing.withLock { $0 = status } }
+    /// Follows each synced table's change channel while auto-sync is on (and `--live` is not off);
+    /// a remote without one leaves auto-sync polling.
+    private func follow(_ on: Bool) {
+        let wanted = on && live != .off
+        let tables = wanted ? ((try? context.syncedTables()) ?? []) : []
+        let stopped = followers.withLock { followers -> [Task<Void, Never>] in
+            guard wanted else {
+                defer { followers = [] }
+                return followers
             }
+            if followers.isEmpty { followers = tables.map(followTask) }
+            return []
         }
-        followers.withLock { $0 += tasks }
+        for task in stopped { task.cancel() }
+    }
+
+    private func followTask(_ table: String) -> Task<Void, Never> {
+        let context = self.context
+        return Task { [weak self] in
+            let end = await context.followChanges(
+                of: table, connected: { [weak self] in self?.streamChanged(table, up: $0) },
+                changed: { [weak self] in self?.apply(.remoteChange) })
+            if case .notOffered(let status) = end { self?.channelMissing.withLock { $0 = status } }
+        }
     }
 
     private func streamChanged(_ table: String, up: Bool) {
@@ -88,11 +99,16 @@ final class AutoSync: Sendable {
     /// Syncs every `interval` seconds from now on; nil or 0 turns auto-sync off.
     func setInterval(_ interval: TimeInterval?) {
         apply(.configure(interval: interval))
+        follow((interval ?? 0) > 0)
     }
 
     /// Something that may lift a pause changed (offline mode, the sign-in token): looks again now.
     func nudge() {
         apply(.tick)
+        // Streams stopped by a refused sign-in follow again, with the token as it is now.
+        let on = driver.withLock { $0.schedule.interval != nil }
+        follow(false)
+        follow(on)
     }
 
     /// Stops the timer and the listening; no sync starts afterwards.
@@ -180,12 +196,11 @@ struct AutoSyncStatus: Encodable, Sendable, Equatable {
         nextAttemptAt = schedule.nextAttemptAt
         consecutiveFailures = schedule.consecutiveFailures
         lastError = schedule.lastError
-        label = Self.label(schedule, now: now, live: live)
+        label = Self.label(schedule, now: now)
     }
 
-    private static func label(_ schedule: AutoSyncSchedule, now: Date, live: Bool) -> String {
+    private static func label(_ schedule: AutoSyncSchedule, now: Date) -> String {
         guard schedule.interval != nil else { return "" }
-        if live, schedule.pause == nil, schedule.consecutiveFailures == 0 { return "live" }
         switch schedule.pause {
         case .offline?: return "auto-sync paused: offline"
         case .unauthorized?: return "auto-sync stopped: sign in again"

@@ -44,10 +44,13 @@ extension HTTPTransport {
         switch status {
         case 200 where type.hasPrefix("text/event-stream"): break
         case 401:
-            throw .stopped(.notAuthorized(status: .unauthorized, message: "The change channel refused the sign-in; sign in again."))
+            throw .stopped(
+                .notAuthorized(status: .unauthorized, message: "The change channel refused the sign-in; sign in again.")
+            )
         case 200, 300..<500: return .notOffered(status)
         default:
-            return .refused(status: status, retryAfter: response.headers.first(name: "retry-after").flatMap(TimeInterval.init))
+            return .refused(
+                status: status, retryAfter: response.headers.first(name: "retry-after").flatMap(TimeInterval.init))
         }
         let body = response.body
         let cursors = AsyncThrowingStream<String, any Error> { continuation in

@@ -14,6 +14,8 @@ public enum LiveMode: String, Sendable, CaseIterable, Codable {
 public enum FollowEnd: Sendable, Equatable {
     /// The remote has no change channel (it answered this status): poll instead.
     case notOffered(status: Int)
+    /// The service refused the sign-in (401): following again needs another token.
+    case signInRefused
     /// The task was cancelled.
     case cancelled
 }
@@ -25,7 +27,8 @@ extension SyncContext {
     /// again with a growing pause (½ s doubling to 30 s), resumed from the last cursor it saw, so
     /// nothing is missed; `connected` tells when the stream goes up or down.
     ///
-    /// In offline mode, or without a remote, it waits and looks again.
+    /// In offline mode, or without a remote, it waits and looks again. A refused sign-in ends it
+    /// (asking again with the same token would only hammer the service).
     public nonisolated func followChanges(
         of table: String, connected: @escaping @Sendable (Bool) -> Void = { _ in },
         changed: @escaping @Sendable () async -> Void
@@ -51,6 +54,9 @@ extension SyncContext {
                             await changed()
                         }
                     }
+                } catch SyncError.stopped(.notAuthorized) {
+                    if up { connected(false) }
+                    return .signInRefused
                 } catch {}
                 if up { connected(false) }
                 up = false

@@ -96,8 +96,7 @@ struct TableController: Sendable {
     }
 
     /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
-    func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body)
-    {
+    func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body) {
         router.on(method, pattern, .async(handler(body)))
     }
 

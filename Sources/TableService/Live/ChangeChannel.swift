@@ -112,7 +112,8 @@ extension TableController {
     private static func cursor(_ text: String, head: ChangeCursor) throws(TableError) -> ChangeCursor {
         guard let cursor = ChangeCursor(text: text) else {
             throw .invalidQuery(
-                "'\(text)' is not a change cursor; send the cursor of an earlier answer or event, or none to get the current one.")
+                "'\(text)' is not a change cursor; send the cursor of an earlier answer or event, or none to get the current one."
+            )
         }
         guard cursor <= head else {
             throw .invalidQuery(

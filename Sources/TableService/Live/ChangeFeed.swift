@@ -73,7 +73,9 @@ final class ChangeFeed: Sendable {
             guard var subscribers = state.subscribers[name] else { return [] }
             var woken: [AsyncStream<ChangeCursor>.Continuation] = []
             for (key, subscriber) in subscribers where subscriber.after < commit.cursor {
-                guard subscriber.owner == nil || commit.owner == nil || subscriber.owner == commit.owner else { continue }
+                guard subscriber.owner == nil || commit.owner == nil || subscriber.owner == commit.owner else {
+                    continue
+                }
                 subscribers[key]?.after = commit.cursor
                 woken.append(subscriber.continuation)
             }

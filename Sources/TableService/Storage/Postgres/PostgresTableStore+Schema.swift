@@ -42,7 +42,8 @@ extension PostgresTableStore {
             for name in names {
                 let owned = ownedTables.contains { $0.lowercased() == name.lowercased() }
                 try await connection.query(
-                    PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: name, owned: owned)), logger: self.logger)
+                    PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: name, owned: owned)),
+                    logger: self.logger)
             }
         }
         for table in tables + ownedTables {
