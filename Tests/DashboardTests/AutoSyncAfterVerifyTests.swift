@@ -17,6 +17,8 @@ import Testing
         let proxy = try await service.proxy()
         // Auto-sync off at first: nothing syncs until the test turns it on.
         let harness = try await TestDashboard(remote: .url(proxy.endpoint, applicationKey: nil)) { configuration in
+            // Polling: live, the service's notice of the pushed row would add a sync (see LiveSyncTests).
+            configuration.live = .off
             configuration.autoSyncTiming = AutoSyncSchedule.Timing(
                 backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
         }

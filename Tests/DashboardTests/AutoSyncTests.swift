@@ -25,6 +25,8 @@ import Testing
         let harness = try await TestDashboard(remote: .url(proxy.endpoint, applicationKey: nil)) { configuration in
             configuration.autoSyncInterval = 3600
             configuration.autoSyncTiming = Self.quick
+            // The polling schedule's backoff is what this test watches (LiveSyncTests has the live one).
+            configuration.live = .off
         }
         // Every start and end of a sync, in order: never two at once.
         let events = SyncEventLog(harness)

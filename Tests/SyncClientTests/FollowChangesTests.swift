@@ -13,7 +13,9 @@ import Testing
         let context = try SyncContext.temporary(in: TemporaryFolder(), remote: URL(string: server.server.url)!)
         let end = await context.followChanges(of: "todoitem") {}
         #expect(end == .notOffered(status: 404))
+        // Kept with the remote: not asked again.
         await server.server.stop()
+        #expect(await context.followChanges(of: "todoitem") {} == .notOffered(status: 404))
     }
 }
 
