@@ -58,7 +58,8 @@ struct ClientWatch: AsyncParsableCommand {
 
     /// Follows (or polls) every table until a signal; a follower's end when it ended by itself
     /// (only with `--live on`: with auto, a table without the channel is polled).
-    private static func watch(_ context: SyncContext, tables: [String], live: LiveMode, every: Int) async -> FollowEnd? {
+    private static func watch(_ context: SyncContext, tables: [String], live: LiveMode, every: Int) async -> FollowEnd?
+    {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         return await withTaskGroup(of: FollowEnd?.self) { group in
             group.addTask {
@@ -72,7 +73,9 @@ struct ClientWatch: AsyncParsableCommand {
                         guard case .notOffered = end, live == .auto else { return end }
                         announce("\(table): the service has no change channel; polling every \(every) s.")
                     }
-                    repeat { await pullAndPrint(context, table: table) } while (try? await Task.sleep(for: .seconds(every))) != nil
+                    repeat {
+                        await pullAndPrint(context, table: table)
+                    } while (try? await Task.sleep(for: .seconds(every))) != nil
                     return .cancelled
                 }
             }
