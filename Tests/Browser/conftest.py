@@ -219,3 +219,12 @@ def browser():
     driver = make_browser(True)
     yield driver
     driver.quit()
+
+
+@pytest.fixture
+def pair():
+    """Two browsers with JavaScript on: two devices, or two tabs, side by side."""
+    a, b = make_browser(True), make_browser(True)
+    yield a, b
+    a.quit()
+    b.quit()

@@ -14,19 +14,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import make_browser, start
+from conftest import start
 from dashboard import add_todo, edit_todo, flash_text, open_page, open_todo, sync, wait_for
 from test_pages import serious_violations
 
 LIVE_DEADLINE = 15  # a change shows within a second; the margin is for a loaded machine
-
-
-@pytest.fixture
-def pair():
-    a, b = make_browser(True), make_browser(True)
-    yield a, b
-    a.quit()
-    b.quit()
 
 
 def follow(driver, url):

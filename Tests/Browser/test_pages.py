@@ -7,21 +7,12 @@ import pytest
 from axe_selenium_python import Axe
 from selenium.webdriver.common.by import By
 
-from conftest import make_browser
 from dashboard import add_todo, open_page, sync, wait_for
 from test_tutorial import make_conflict
 
 OUTPUT = os.environ.get("TEST_OUTPUT") or os.path.join(os.path.dirname(__file__), "..", "..", ".build", "test-output")
 SHOTS = os.path.join(OUTPUT, "screenshots")
 WIDTHS = (1280, 390)
-
-
-@pytest.fixture
-def pair():
-    a, b = make_browser(True), make_browser(True)
-    yield a, b
-    a.quit()
-    b.quit()
 
 
 def pages(demo, a, b):
