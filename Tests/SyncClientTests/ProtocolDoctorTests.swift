@@ -144,7 +144,11 @@ import Testing
         let service = try await MisbehavingService { _ in .silence }
         defer { service.stopInBackground() }
 
-        let run = Task { await ProtocolDoctor(.init(url: service.url)).run() }
+        // Deadlines far beyond the test's own limit: on a loaded machine the test may resume long after
+        // the request arrived, and only the cancel may end this run.
+        let run = Task {
+            await ProtocolDoctor(.init(url: service.url, idleTimeout: 600, requestTimeout: 600)).run()
+        }
         await service.requestsArrived(1)
         run.cancel()
         let report = try await withTimeLimit(30) { await run.value }
