@@ -197,6 +197,16 @@ import Testing
         #expect(!goIgnored && ignored.nextAttemptAt == failing.nextAttemptAt)
     }
 
+    /// A change stream opened again after the service was unreachable (it restarted) is an answer:
+    /// the queue goes out then, not at the end of the backoff.
+    @Test func aStreamOpenedAgainAfterNoAnswerSyncsAtOnce() {
+        let (down, _) = syncing().decide(.syncFinished(.unreachable("refused")), seen: seen(), jitter: 1)
+        let (lost, goLost) = down.decide(.following(false), seen: seen(1), jitter: 1)
+        #expect(!goLost && lost.nextAttemptAt == down.nextAttemptAt)
+        let (back, go) = lost.decide(.following(true), seen: seen(1), jitter: 1)
+        #expect(go && back.syncing && back.following)
+    }
+
     @Test func theStatusSaysWhenTheNextTryIs() {
         let (failed, _) = syncing().decide(.syncFinished(.failure("down")), seen: seen(), jitter: 1)
         #expect(AutoSyncStatus(failed, now: start).label == "next try in 2 s")

@@ -47,6 +47,35 @@ import Testing
         await service.stop()
     }
 
+    /// `todosync serve` stopped and started again on its port and database: the device's stream
+    /// ends, is opened again from its cursor once the service is back, the edit made meanwhile goes
+    /// out, the row written after the restart comes in, and `verify` finds the two sides equal.
+    @Test func aDeviceFollowsThroughAServiceRestartAndMissesNoRow() async throws {
+        let folder = try TemporaryFolder()
+        let first = try await TestService.sqlite(in: folder)
+        let device = try await Self.device(first)
+        let context = device.dashboard.context
+        _ = try await device.waitForAutoSync("following the change channel") { $0.follow == .live }
+        _ = try await first.rest.insert(["id": "before", "text": "written before the restart"])
+        try await Self.waitForStore(context) { try context.table("todoitem").item(id: "before") != nil }
+
+        await first.stop()
+        try context.table("todoitem").update(["id": "before", "text": "edited while the service was down"])
+        // The same port, as a restarted `todosync serve` has (its database file, too).
+        let second = try await TestService(first.configuration, port: first.port)
+        _ = try await second.rest.insert(["id": "after", "text": "written after the restart"])
+
+        try await Self.waitForStore(context) {
+            try context.table("todoitem").item(id: "after") != nil && context.operations().isEmpty
+        }
+        let edited = try await second.rest.get("todoitem", "before")
+        #expect(edited?["text"] == "edited while the service was down")
+        let report = try await context.verify("todoitem")
+        #expect(report.differences.isEmpty, "\(report.summary)")
+        await device.stop()
+        await second.stop()
+    }
+
     @Test func withLiveOffAutoSyncPolls() async throws {
         let service = try await TestService.sqlite(in: try TemporaryFolder())
         let device = try await Self.device(service, live: .off)

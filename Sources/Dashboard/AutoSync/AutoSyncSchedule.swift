@@ -160,13 +160,11 @@ struct AutoSyncSchedule: Sendable, Equatable {
         case .tick:
             return next.liftPause(seen)
         case .probed(let answered):
-            guard answered, next.wantsProbe else { return next.liftPause(seen) }
-            // Back: sync now rather than at the end of the backoff.
-            next.nextAttemptAt = seen.now
-            return next.liftPause(seen)
+            return next.serviceAnswers(answered, seen)
         case .following(let following):
             next.following = following
-            return (next, false)
+            // A stream opened again is an answer from the service, as a probe's is.
+            return following ? next.serviceAnswers(true, seen) : (next, false)
         case .localChange where next.following, .remoteChange:
             guard next.interval != nil, next.pause == nil, next.consecutiveFailures == 0 else { return (next, false) }
             // A sync under way may have begun before the change: the next one takes it.
@@ -240,6 +238,15 @@ struct AutoSyncSchedule: Sendable, Equatable {
             next.nextAttemptAt = seen.now.addingTimeInterval(wait)
             return (next, false)
         }
+    }
+
+    /// After the service answered again while auto-sync backed off from it: sync now rather than at
+    /// the end of the backoff.
+    private func serviceAnswers(_ answered: Bool, _ seen: Observation) -> (AutoSyncSchedule, startSync: Bool) {
+        var next = self
+        guard answered, next.wantsProbe else { return next.liftPause(seen) }
+        next.nextAttemptAt = seen.now
+        return next.liftPause(seen)
     }
 
     /// Lifts a pause whose reason is gone (back online, another token), pauses for offline mode,
