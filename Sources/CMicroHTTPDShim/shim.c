@@ -1,6 +1,7 @@
 #include "CMicroHTTPDShim.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -59,4 +60,14 @@ uint16_t todosync_mhd_bound_port(struct MHD_Daemon *daemon) {
 int todosync_mhd_connection_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+void todosync_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length) {
+    if (length == 0) return;
+    buffer[0] = '\0';
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *address = info->client_addr;
+    socklen_t size = address->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (getnameinfo(address, size, buffer, (socklen_t)length, NULL, 0, NI_NUMERICHOST) != 0) buffer[0] = '\0';
 }

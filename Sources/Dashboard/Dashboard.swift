@@ -23,7 +23,7 @@ public final class Dashboard: Sendable {
         "conflict/bulk", "conflict/decide", "conflict/cancel", "settings/policies", "data/tables", "data/list",
         "data/record", "data/delete", "doctor", "doctor/run", "settings/sync-state",
         "settings/bundle", "partials/header-counts", "data/list-body", "data/record-form", "data/record-details",
-        "data/tables-list", "operations/queue", "conflicts/list", "journal/list",
+        "data/tables-list", "operations/queue", "conflicts/list", "journal/list", "sign-in", "settings/access",
     ]
 
     /// This todosync's version (`todosync --version`, support bundles).
@@ -40,14 +40,26 @@ public final class Dashboard: Sendable {
     public let metrics: DashboardMetrics
     /// Run by ``stop()`` before the server stops (an embedded service ends its subscriptions).
     private let beforeStop = Mutex<[@Sendable () -> Void]>([])
+    /// Who may use it, when it asks who you are (bound off loopback); nil on loopback.
+    let access: SignInSessions?
+    /// A one-time link that signs in as an operator, made at start when the dashboard asks who you
+    /// are: `todosync` prints it.
+    public let signInLink: String?
 
     /// The dashboard's address, such as `http://127.0.0.1:8080`.
     public var url: String { server.url }
+    /// The address to give a browser: a wildcard bind is named by this machine's address.
+    public var browserURL: String { BrowserAddress.url(host: server.host, port: server.port) }
 
     private init(
         server: HTTPServer, context: SyncContext, sync: BackgroundSync, autoSync: AutoSync?, doctorRuns: DoctorRuns,
-        live: LiveUpdates, metrics: DashboardMetrics
+        live: LiveUpdates, metrics: DashboardMetrics, access: SignInSessions?
     ) {
+        self.access = access
+        signInLink = access.map {
+            BrowserAddress.url(host: server.host, port: server.port) + SignInController.path + "?token="
+                + $0.makeLink(for: .operator)
+        }
         self.server = server
         self.context = context
         self.sync = sync
@@ -101,9 +113,16 @@ public final class Dashboard: Sendable {
             : AutoSync(
                 sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming,
                 live: configuration.live)
-        let csrf = CSRFProtection(exemptPrefixes: embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
+        let access =
+            configuration.asksWhoYouAre
+            ? SignInSessions(standing: configuration.accessTokens, now: configuration.accessClock) : nil
+        // Signing in needs no CSRF token: the sign-in token is the stronger proof.
+        let csrf = CSRFProtection(
+            exemptPrefixes: (embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
+                + (access == nil ? [] : [SignInController.path]))
         // Known once the server is bound (port 0 picks the port then).
         let address = Mutex<String?>(nil)
+        let browserAddress = Mutex<String>("")
         let hasEmbedded = embed != nil
         let embedded: @Sendable () -> String? = { hasEmbedded ? address.withLock { $0 } : nil }
         let renderer = PageRenderer(
@@ -119,12 +138,13 @@ public final class Dashboard: Sendable {
             settings: settings,
             listRows: FragmentCache(templates: templates, template: "data/row"),
             live: LiveUpdates(context: context) { renderer.headerCounts() },
-            embeddedURL: embedded)
+            embeddedURL: embedded, access: access)
 
         var router = Router()
         router.use(HostAllowList(boundTo: configuration.host, extraNames: configuration.allowedHosts))
-        if configuration.isReadOnlyBundle { router.use(ReadOnlyGuard()) }
         if configuration.logRequests { router.use(RequestLogger()) }
+        if let access { router.use(AccessGate(sessions: access)) }
+        if configuration.isReadOnlyBundle { router.use(ReadOnlyGuard()) }
         router.use(sessions)
         router.use(SecurityHeaders())
         router.use(csrf)
@@ -137,6 +157,12 @@ public final class Dashboard: Sendable {
         }
         let files = StaticFiles(folder: configuration.resources.publicFolder)
         router.get("/public/*") { request in try files.respond(request) }
+        if let access {
+            SignInController(
+                access: access, templates: templates, flashes: sessions, secure: false,
+                browserURL: { browserAddress.withLock { $0 } }
+            ).addRoutes(to: &router)
+        }
         embed?(&router)
         HistoryController(environment: environment).addRoutes(to: &router)
         DataController(environment: environment).addRoutes(to: &router)
@@ -164,9 +190,10 @@ public final class Dashboard: Sendable {
             responder: router.buildResponder()
         )
         address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
+        browserAddress.withLock { $0 = BrowserAddress.url(host: configuration.host, port: server.port) }
         let dashboard = Dashboard(
             server: server, context: context, sync: sync, autoSync: autoSync, doctorRuns: doctorRuns,
-            live: environment.live, metrics: metrics)
+            live: environment.live, metrics: metrics, access: access)
         // An opened bundle keeps the remote it was made with (shown, never contacted).
         if configuration.isReadOnlyBundle { return dashboard }
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)

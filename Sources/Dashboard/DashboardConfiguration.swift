@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import SyncClient
 import Views
 
@@ -63,6 +64,12 @@ public struct DashboardConfiguration: Sendable {
     var heartbeatInterval: Duration = .seconds(15)
     /// Whether auto-sync follows the remote's change channel (`--live`).
     public var live: LiveMode = .auto
+    /// Tokens of `--access-token-file`, with their roles: off loopback they sign in as often as needed.
+    public var accessTokens: [String: AccessRole] = [:]
+    /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.
+    public var asksWhoYouAre: Bool { !BrowserAddress.isLoopback(host) }
+    /// The clock sessions and sign-in links expire by (tests move it).
+    var accessClock: @Sendable () -> Date = Date.init
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,

@@ -18,6 +18,8 @@ struct DashboardEnvironment: Sendable {
     let live: LiveUpdates
     /// The embedded service's address, when the dashboard has one.
     let embeddedURL: @Sendable () -> String?
+    /// Who may use the dashboard, when it asks who you are (bound off loopback).
+    let access: SignInSessions?
 
     static let table = BackgroundSync.table
 

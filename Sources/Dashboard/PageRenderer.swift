@@ -20,7 +20,7 @@ struct PageRenderer: Sendable {
     ) -> Response {
         let view = PageView(
             csrf: csrfToken, header: header(), nav: Navigation(section), back: request.path, device: deviceName,
-            flash: sessions.takeFlashes(request), page: content)
+            flash: sessions.takeFlashes(request), signedIn: request.accessRole?.rawValue, page: content)
         return templates.page(template, view, status: status)
     }
 

@@ -79,7 +79,12 @@ struct SettingsController: Sendable {
                 tables: tables
                     ?? SettingsPage.TablesForm(
                         value: ((try? environment.context.syncedTables()) ?? []).joined(separator: " ")),
-                syncState: SyncStateView(context: environment.context)))
+                syncState: SyncStateView(context: environment.context),
+                access: environment.access.map { access in
+                    let open = access.openSessions
+                    return SettingsPage.AccessView(
+                        role: request.accessRole?.rawValue ?? "", openSessions: open, oneSession: open == 1)
+                }))
     }
 
     private func save(_ request: Request) async throws -> Response {

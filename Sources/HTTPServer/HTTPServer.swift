@@ -71,6 +71,9 @@ public final class HTTPServer: Sendable {
         self.daemon = Mutex(DaemonHandle(pointer: started))
     }
 
+    /// The routes this server answers (see ``Responder/routeList``).
+    public var routeList: [(method: HTTPRequest.Method, pattern: String)] { context.responder.routeList }
+
     /// The base URL, such as `http://127.0.0.1:8080` (IPv6 hosts in brackets).
     public var url: String {
         host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
@@ -354,9 +357,19 @@ private func makeRequest(
     guard let requestMethod = HTTPRequest.Method(methodName) else {
         throw HTTPError(.badRequest, "The request method '\(methodName)' is not a valid HTTP method name.")
     }
-    return Request(
+    var request = Request(
         method: requestMethod, path: "/" + segments.joined(separator: "/"), pathSegments: segments,
         queryItems: query, headers: headerFields(connection), body: body, receivedAt: receivedAt)
+    request.clientAddress = clientAddress(connection)
+    return request
+}
+
+/// The client's numeric address, as libmicrohttpd saw it.
+private func clientAddress(_ connection: OpaquePointer) -> String? {
+    var buffer = [CChar](repeating: 0, count: 64)
+    todosync_mhd_client_address(connection, &buffer, buffer.count)
+    let address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return address.isEmpty ? nil : address
 }
 
 /// The request's header fields in arrival order. A field whose name is not a valid token is left

@@ -18,6 +18,8 @@ public struct Request: Sendable {
     public var attributes: [String: String] = [:]
     /// When the request's headers arrived; used for request logs.
     public let receivedAt: ContinuousClock.Instant
+    /// The client's numeric address (`192.0.2.7`, `::1`); nil when unknown.
+    public var clientAddress: String?
 
     public init(
         method: HTTPRequest.Method, path: String, pathSegments: [String]? = nil,

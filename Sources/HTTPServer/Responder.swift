@@ -21,6 +21,12 @@ public final class Responder: Sendable {
         self.errorRenderer = errorRenderer
     }
 
+    /// Every route, as `(method, pattern)` in the order added (`(.get, "/items/:id")`): what a
+    /// test walks to check that a rule holds for every route, one added later included.
+    public var routeList: [(method: HTTPRequest.Method, pattern: String)] {
+        routes.map { ($0.method, $0.pattern.text) }
+    }
+
     /// Answers a request completely, waiting for an asynchronous handler if need be.
     /// The server uses ``resolve(_:)`` and ``complete(_:_:)`` instead, to avoid suspending for
     /// synchronous handlers; tests and in-process callers use this.

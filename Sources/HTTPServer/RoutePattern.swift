@@ -10,8 +10,11 @@ struct RoutePattern: Sendable, Equatable {
     }
 
     let components: [Component]
+    /// The pattern as written, such as `/tables/:table/:id`.
+    let text: String
 
     init(_ pattern: String) {
+        text = pattern
         components = pattern.split(separator: "/").map { part in
             if part == "*" { return .rest }
             if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }

@@ -27,6 +27,29 @@ struct ListenOptions: ParsableArguments {
     }
 }
 
+/// `--access-token-file`, on the commands that start a dashboard: off loopback it asks who you are.
+struct AccessOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Bound off loopback, the dashboard asks who you are: these tokens sign in (one a line, optionally "
+                + "'viewer TOKEN' or 'operator TOKEN'), besides the one-time link printed at start.",
+            valueName: "path"))
+    var accessTokenFile: String?
+
+    /// The file's tokens with their roles; none without the option.
+    func tokens() throws -> [String: AccessRole] {
+        guard let accessTokenFile else { return [:] }
+        do { return try AccessTokenFile.read(accessTokenFile) } catch { throw ValidationError(error.description) }
+    }
+}
+
+/// What to print once a dashboard listens: its address, or, when it asks who you are, the one-time
+/// link that signs in as an operator.
+func dashboardAddress(_ dashboard: Dashboard) -> String {
+    guard let link = dashboard.signInLink else { return "open \(dashboard.url)/" }
+    return "sign in at \(link)  (it works once; anyone who can reach \(dashboard.browserURL) is asked who they are)"
+}
+
 /// `--allowed-host`, on every command that starts a server.
 struct AllowedHostOptions: ParsableArguments {
     @Option(

@@ -19,6 +19,7 @@ struct DashboardCommand: AsyncParsableCommand {
 
     @OptionGroup var listen: ListenOptions
     @OptionGroup var allowedHosts: AllowedHostOptions
+    @OptionGroup var access: AccessOptions
     @OptionGroup var resources: ResourceOptions
 
     @Option(help: "Folder for the local store, the embedded service's database and the settings.")
@@ -68,9 +69,9 @@ struct DashboardCommand: AsyncParsableCommand {
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
-            autoSyncInterval: autoSync.interval, live: autoSync.live
+            autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens()
         ).start()
-        announce("todosync dashboard: open \(dashboard.url)/  (Ctrl-C stops it)")
+        announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
         announce("todosync stopped.")
     }
@@ -102,6 +103,7 @@ struct DashboardLauncher {
     var tableProtocol: ProtocolChoice?
     var autoSyncInterval: Double?
     var live: LiveMode = .auto
+    var accessTokens: [String: AccessRole] = [:]
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -111,6 +113,7 @@ struct DashboardLauncher {
             onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables, tableProtocol: tableProtocol)
         configuration.autoSyncInterval = autoSyncInterval
         configuration.live = live
+        configuration.accessTokens = accessTokens
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

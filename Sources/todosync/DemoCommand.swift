@@ -130,8 +130,8 @@ struct DemoCommand: AsyncParsableCommand {
         announce(
             """
             todosync demo:
-              device A   \(devices[0].url)/
-              device B   \(devices[1].url)/
+              device A   \(devices[0].signInLink ?? devices[0].url + "/")
+              device B   \(devices[1].signInLink ?? devices[1].url + "/")
               service    \(service.url)/\(twoUsers ? "tables/todoitem  (signed-in users only)" : "service  (the table service's own page)")
             \(twoUsers
                 ? "Device A is signed in as alice, B as bob: each syncs only their own todos."

@@ -17,6 +17,7 @@ struct OpenBundleCommand: AsyncParsableCommand {
     @Argument(help: "The support bundle (.zip).") var file: String
     @OptionGroup var listen: ListenOptions
     @OptionGroup var allowedHosts: AllowedHostOptions
+    @OptionGroup var access: AccessOptions
     @OptionGroup var resources: ResourceOptions
 
     func run() async throws {
@@ -32,14 +33,14 @@ struct OpenBundleCommand: AsyncParsableCommand {
         do {
             dashboard = try await Dashboard.serve(
                 opened, host: listen.host, port: listen.port, resources: try resources.locate(),
-                allowedHosts: allowedHosts.names)
+                allowedHosts: allowedHosts.names, accessTokens: try access.tokens())
         } catch let error as HTTPServerError {
             throw ValidationError("\(error) (see --port and --host)")
         }
         let made = ISO8601DateFormatter().string(from: opened.manifest.createdAt)
         announce(
             "todosync support bundle \(file) (made \(made) by todosync \(opened.manifest.todosyncVersion)), "
-                + "read-only: open \(dashboard.url)/  (Ctrl-C stops it)")
+                + "read-only: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
         announce("todosync open-bundle stopped.")
     }

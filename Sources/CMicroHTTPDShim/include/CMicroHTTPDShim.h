@@ -29,4 +29,7 @@ uint16_t todosync_mhd_bound_port(struct MHD_Daemon *daemon);
 /// The connection's socket (-1 if unknown). MHD_get_connection_info is variadic, which Swift cannot call.
 int todosync_mhd_connection_socket(struct MHD_Connection *connection);
 
+/// The client's numeric address ("192.0.2.7", "::1") into `buffer`; an empty string when unknown.
+void todosync_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+
 #endif

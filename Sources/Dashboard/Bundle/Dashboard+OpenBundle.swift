@@ -10,7 +10,7 @@ extension Dashboard {
     ///   the store cannot be opened.
     public static func serve(
         _ bundle: SupportBundle.Opened, host: String = "127.0.0.1", port: Int = 0, resources: ResourceFolders,
-        allowedHosts: [String] = []
+        allowedHosts: [String] = [], accessTokens: [String: AccessRole] = [:]
     ) async throws -> Dashboard {
         let saved = bundle.settings
         let settings = DashboardSettings(
@@ -21,6 +21,7 @@ extension Dashboard {
             host: host, port: port, dataDirectory: bundle.folder, resources: resources,
             deviceName: "Support bundle (read-only)", allowedHosts: allowedHosts)
         configuration.isReadOnlyBundle = true
+        configuration.accessTokens = accessTokens
         return try await start(configuration)
     }
 }

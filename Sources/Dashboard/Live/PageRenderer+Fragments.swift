@@ -12,7 +12,7 @@ extension PageRenderer {
     ) -> [LiveFragment] {
         let view = PageView(
             csrf: csrfToken, header: header(), nav: Navigation(section), back: request.path, device: deviceName,
-            flash: [], page: content)
+            flash: [], signedIn: request.accessRole?.rawValue, page: content)
         return ([Self.headerCounts] + partials).map { template in
             LiveFragment(template: template, html: templates.render(template, view))
         }

@@ -17,6 +17,8 @@ struct PageView<Content: Encodable & Sendable>: Encodable, Sendable {
     var device: String?
     /// Messages from the last action, shown once.
     var flash: [Flash]
+    /// The signed-in role, when the dashboard asks who you are (Sign out shows then).
+    var signedIn: String?
     /// The page's own content.
     var page: Content
 }

@@ -12,6 +12,15 @@ struct SettingsPage: Encodable, Sendable {
     var tables: TablesForm
     /// The table protocol and the delta tokens.
     var syncState: SyncStateView
+    /// Sign-in links and sessions, when the dashboard asks who you are.
+    var access: AccessView?
+
+    /// The Access section: who you are and how many sessions are open.
+    struct AccessView: Encodable, Sendable {
+        var role: String
+        var openSessions: Int
+        var oneSession: Bool
+    }
 
     /// The Tables field.
     struct TablesForm: Encodable, Sendable {
