@@ -198,6 +198,7 @@ public final class Dashboard: Sendable {
         if configuration.isReadOnlyBundle { return dashboard }
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)
         if let token = configuration.authToken { try await context.setAuthToken(token) }
+        if let style = configuration.authStyle { try await context.setAuthStyle(style) }
         autoSync?.start(interval: settings.settings.autoSyncInterval)
         return dashboard
     }

@@ -64,6 +64,8 @@ public struct DashboardConfiguration: Sendable {
     var heartbeatInterval: Duration = .seconds(15)
     /// Whether auto-sync follows the remote's change channel (`--live`).
     public var live: LiveMode = .auto
+    /// How the token is sent to the remote (`--auth-style`), saved in the store; nil keeps the saved one.
+    public var authStyle: AuthStyle?
     /// Tokens of `--access-token-file`, with their roles: off loopback they sign in as often as needed.
     public var accessTokens: [String: AccessRole] = [:]
     /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.

@@ -68,8 +68,11 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "The application key sent as X-ZUMO-APPLICATION (saved in the store).")
     var appKey: String?
 
-    @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved in the store; \"\" removes it).")
+    @Option(help: "A signed-in user's token (saved in the store; \"\" removes it), sent as --auth-style says.")
     var authToken: String?
+
+    @Option(help: AuthStyle.help)
+    var authStyle: AuthStyle?
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
@@ -96,12 +99,12 @@ struct ClientOptions: ParsableArguments {
         guard let store else {
             throw ValidationError("Missing expected argument '--store <store>' (the local SQLite file).")
         }
-        let context = try SyncContext(
-            path: store,
-            configuration: SyncConfiguration(
-                remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey,
-                pushWindow: push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
-                onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto))
+        var configuration = SyncConfiguration(
+            remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey,
+            pushWindow: push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
+            onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto)
+        configuration.authStyle = authStyle
+        let context = try SyncContext(path: store, configuration: configuration)
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))
         }

@@ -162,3 +162,10 @@ func announce(_ line: String) {
 }
 
 extension LiveMode: ExpressibleByArgument {}
+
+extension AuthStyle: ExpressibleByArgument {
+    /// `--auth-style`'s help, the same on every command that takes it.
+    static let help = ArgumentHelp(
+        "How the token is sent: zumo (X-ZUMO-AUTH) or bearer (Authorization: Bearer), saved. At first: zumo "
+            + "over v2, bearer over v3, as each protocol's own clients send it.")
+}

@@ -31,8 +31,11 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: "Application key sent as X-ZUMO-APPLICATION to the remote service.")
     var appKey: String?
 
-    @Option(help: "A signed-in user's token sent as X-ZUMO-AUTH (saved; also settable on the Settings page).")
+    @Option(help: "A signed-in user's token (saved; also settable on the Settings page), sent as --auth-style says.")
     var authToken: String?
+
+    @Option(help: AuthStyle.help)
+    var authStyle: AuthStyle?
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
@@ -69,7 +72,8 @@ struct DashboardCommand: AsyncParsableCommand {
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
-            autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens()
+            autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
+            authStyle: authStyle
         ).start()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -104,6 +108,7 @@ struct DashboardLauncher {
     var autoSyncInterval: Double?
     var live: LiveMode = .auto
     var accessTokens: [String: AccessRole] = [:]
+    var authStyle: AuthStyle?
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -114,6 +119,7 @@ struct DashboardLauncher {
         configuration.autoSyncInterval = autoSyncInterval
         configuration.live = live
         configuration.accessTokens = accessTokens
+        configuration.authStyle = authStyle
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

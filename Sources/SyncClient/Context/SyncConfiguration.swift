@@ -6,9 +6,12 @@ public struct SyncConfiguration: Sendable {
     public var remoteURL: URL?
     /// Sent as `X-ZUMO-APPLICATION` when set; nil keeps the one saved in the store.
     public var applicationKey: String?
-    /// A signed-in user's token, sent as `X-ZUMO-AUTH` when set; nil keeps the one saved in the
+    /// A signed-in user's token, sent as ``authStyle`` says when set; nil keeps the one saved in the
     /// store, an empty string removes it.
     public var authToken: String?
+    /// How the token is sent (`X-ZUMO-AUTH` or `Authorization: Bearer`); nil keeps the one saved in
+    /// the store (at first: as the protocol's own clients send it, see ``AuthStyle/usual(for:)``).
+    public var authStyle: AuthStyle?
     /// Longest wait, in seconds, for the next byte of an answer (its head or any part of its body);
     /// 30 by default. A service that stops sending ends the request with ``StopReason/stalled(seconds:)``.
     public var idleTimeout: TimeInterval

@@ -72,7 +72,7 @@ public actor SyncContext {
         let store = self.store
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)
-        let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?)
+        let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?, style: AuthStyle?)
         var change: RemoteChange?
         var spoken: TableProtocol?
         monitor.protocolChoice = configuration.tableProtocol
@@ -91,11 +91,13 @@ public actor SyncContext {
                 if let token = configuration.authToken {
                     try store.setConfig(db, "authToken", token.isEmpty ? nil : token)
                 }
+                if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
                 try queue.recoverInterrupted(db)
                 return (
                     try binding.address(db), try store.config(db, "applicationKey"),
                     try store.config(db, "authToken"), try store.config(db, "offline") == "true",
-                    try store.config(db, Self.lastSyncKey)
+                    try store.config(db, Self.lastSyncKey),
+                    try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:))
                 )
             }
         } catch let error as SyncError {
@@ -113,7 +115,8 @@ public actor SyncContext {
         }
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
-                baseURL: url, applicationKey: saved.key, authToken: saved.token, idleTimeout: configuration.idleTimeout,
+                baseURL: url, applicationKey: saved.key, authToken: saved.token, authStyle: saved.style,
+                idleTimeout: configuration.idleTimeout,
                 requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
     }
@@ -196,19 +199,23 @@ public actor SyncContext {
                 await stopRunningJob()
             }
         }
-        let (change, token, spoken) = try write { [store, protocolChoice] db in
+        let (change, token, spoken, style) = try write { [store, protocolChoice] db in
             let change = try binding.point(db, to: url, service: service, choice: onSwitch)
             try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
             if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
             let spoken = try Self.bindProtocol(db, store: store, to: protocolChoice)
-            return (change, try store.config(db, "authToken"), spoken)
+            return (
+                change, try store.config(db, "authToken"), spoken,
+                try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:))
+            )
         }
         monitor.tableProtocol = spoken
         if case .switched = change { monitor.setLastSync(nil) }
         monitor.remote = url?.absoluteString
         transport = url.map {
             HTTPTransport(
-                baseURL: $0, applicationKey: applicationKey, authToken: token, idleTimeout: idleTimeout,
+                baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
+                idleTimeout: idleTimeout,
                 requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
         return change
@@ -220,18 +227,29 @@ public actor SyncContext {
         try read { [store, queue] db in try RemoteBinding(store: store, queue: queue).service(db) }
     }
 
-    /// Sets (or, with nil or "", removes) the signed-in user's token sent as `X-ZUMO-AUTH`; saved
-    /// in the store, used from the next request. The token is never logged or shown in full.
+    /// Sets (or, with nil or "", removes) the signed-in user's token (sent as ``authStyle`` says);
+    /// saved in the store, used from the next request. The token is never logged or shown in full.
     public func setAuthToken(_ token: String?) throws(SyncError) {
         let token = token.flatMap { $0.isEmpty ? nil : $0 }
         try write { [store] db in try store.setConfig(db, "authToken", token) }
-        transport = transport.map {
-            HTTPTransport(
-                baseURL: $0.baseURL, applicationKey: $0.applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, tableProtocol: $0.tableProtocol, recorder: recorder)
-        }
+        transport = transport.map { $0.signedIn(token: token, style: $0.authStyle) }
         monitor.authTokenHint = token.map(AuthTokenHint.init)
     }
+
+    /// Sets how the token is sent (nil: as the protocol's own clients send it, see
+    /// ``AuthStyle/usual(for:)``); saved in the store, used from the next request.
+    public func setAuthStyle(_ style: AuthStyle?) throws(SyncError) {
+        try write { [store] db in try store.setConfig(db, Self.authStyleKey, style?.rawValue) }
+        transport = transport.map { $0.signedIn(token: $0.authToken, style: style) }
+    }
+
+    /// How the token is sent: the style saved, else the usual one of the protocol spoken.
+    public nonisolated var authStyle: AuthStyle {
+        let saved = try? read { [store] db in try store.config(db, Self.authStyleKey) }
+        return saved.flatMap(AuthStyle.init(rawValue:)) ?? .usual(for: monitor.tableProtocol ?? .v2)
+    }
+
+    static let authStyleKey = "authStyle"
 
     /// How the saved auth token may be shown: never in full (see ``AuthTokenHint``); nil when none is set.
     public nonisolated var authTokenHint: AuthTokenHint? { monitor.authTokenHint }

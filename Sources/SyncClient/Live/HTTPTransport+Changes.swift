@@ -31,7 +31,7 @@ extension HTTPTransport {
         if let applicationKey, !applicationKey.isEmpty {
             request.headers.add(name: ProtocolHeader.applicationKey.rawName, value: applicationKey)
         }
-        if let authToken { request.headers.add(name: ProtocolHeader.authToken.rawName, value: authToken) }
+        if let authField { request.headers.add(name: authField.name.rawName, value: authField.value) }
         if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor) }
         let response: HTTPClientResponse
         do {

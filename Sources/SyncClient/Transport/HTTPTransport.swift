@@ -40,8 +40,10 @@ struct HTTPReply: Sendable {
 final class HTTPTransport: Sendable {
     let baseURL: URL
     let applicationKey: String?
-    /// The signed-in user's token, sent as `X-ZUMO-AUTH`; never logged or put in a message.
+    /// The signed-in user's token, sent as ``authStyle`` says; never logged or put in a message.
     let authToken: String?
+    /// How the token is sent; nil: as the protocol's own clients send it (``AuthStyle/usual(for:)``).
+    let authStyle: AuthStyle?
     let base: String
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
@@ -56,10 +58,12 @@ final class HTTPTransport: Sendable {
     static let maximumBody = 64 << 20
 
     init(
-        baseURL: URL, applicationKey: String?, authToken: String? = nil, idleTimeout: TimeInterval,
-        requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
+        baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
+        idleTimeout: TimeInterval, requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2,
+        recorder: FlightRecorder? = nil
     ) {
         self.tableProtocol = tableProtocol
+        self.authStyle = authStyle
         self.baseURL = baseURL
         self.applicationKey = applicationKey
         self.authToken = authToken.flatMap { $0.isEmpty ? nil : $0 }
@@ -105,8 +109,20 @@ final class HTTPTransport: Sendable {
     /// The same transport speaking `tableProtocol`.
     func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
         HTTPTransport(
-            baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, idleTimeout: idleTimeout,
-            requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+            baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
+            idleTimeout: idleTimeout, requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+    }
+
+    /// The same transport with another token or style.
+    func signedIn(token: String?, style: AuthStyle?) -> HTTPTransport {
+        HTTPTransport(
+            baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
+            idleTimeout: idleTimeout, requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+    }
+
+    /// The header field carrying the signed-in user's token; nil without one.
+    var authField: HTTPField? {
+        authToken.map { (authStyle ?? .usual(for: tableProtocol)).field($0) }
     }
 
     /// `/tables/{table}` or `/tables/{table}/{id}`, each segment percent-encoded.
@@ -162,7 +178,7 @@ final class HTTPTransport: Sendable {
             .accept: "application/json",
         ]
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }
-        if let authToken { fields[ProtocolHeader.authToken] = authToken }
+        if let authField { fields.append(authField) }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
         let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))

@@ -38,12 +38,23 @@ final class TokenVerifier: Sendable {
         self.now = now
     }
 
+    /// The token a request carries: `X-ZUMO-AUTH: T` (Mobile Apps) or `Authorization: Bearer T`
+    /// (ASP.NET Core, the Datasync toolkit's client); nil when it carries neither.
+    static func token(of request: Request) -> String? {
+        var token = request.headers[ProtocolHeader.authToken]
+        if token == nil, let authorization = request.headers[.authorization],
+            authorization.lowercased().hasPrefix("bearer ")
+        {
+            token = String(authorization.dropFirst("bearer ".count))
+        }
+        let trimmed = token?.trimmingCharacters(in: .whitespaces) ?? ""
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
     /// The user named by the request's token; nil when it carries none. A token that is present
     /// but not valid is refused (401), even where sign-in is optional.
     func user(of request: Request) async throws(TableError) -> String? {
-        guard let token = request.headers[ProtocolHeader.authToken]?.trimmingCharacters(in: .whitespaces),
-            !token.isEmpty
-        else { return nil }
+        guard let token = Self.token(of: request) else { return nil }
         let algorithm: String
         do {
             algorithm = try DefaultJWTParser().parse(Array(token.utf8), as: UserClaims.self).header.alg ?? "none"
