@@ -22,7 +22,8 @@ extension Dashboard {
         _ configuration: DashboardConfiguration, embeddedDatabase: TableService.Database? = nil
     ) async throws -> Dashboard {
         if case .url = configuration.remote { return try await start(configuration) }
-        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let database =
             embeddedDatabase ?? .sqlite(path: configuration.dataDirectory.appendingPathComponent("service.sqlite").path)
         let service = try TableService(

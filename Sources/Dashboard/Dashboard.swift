@@ -81,7 +81,8 @@ public final class Dashboard: Sendable {
     ) async throws -> Dashboard {
         let templates = try TemplateLibrary(
             folder: configuration.resources.templatesFolder, required: requiredTemplates)
-        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let settings = SettingsFile(folder: configuration.dataDirectory)
         if configuration.pushWindow.map({ $0 != settings.settings.pushWindow }) == true
             || configuration.tableProtocol.map({ $0 != settings.settings.tableProtocol }) == true
@@ -210,7 +211,7 @@ public final class Dashboard: Sendable {
         async throws
     {
         var remote = settings.settings.remoteURL.flatMap(URL.init(string:))
-        var key = settings.settings.applicationKey
+        var key = settings.settings.applicationKey ?? context.applicationKey
         switch configuration.remote {
         case .url(let url, let applicationKey)?:
             remote = url

@@ -9,6 +9,8 @@ import Synchronization
 struct DashboardSettings: Codable, Sendable, Equatable {
     /// `nil` means the embedded table service.
     var remoteURL: String?
+    /// Read from files an earlier todosync wrote, and moved beside the store at start (see
+    /// `SyncContext.applicationKey`); never written.
     var applicationKey: String?
     var pageSize: Int = 50
     /// nil: ``SyncConfiguration/defaultPushWindow`` (optional, so that older files still decode).

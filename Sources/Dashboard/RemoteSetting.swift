@@ -26,7 +26,8 @@ struct RemoteSetting: Sendable {
             service: embedded == nil ? nil : Self.embeddedService, onSwitch: onSwitch)
         var saved = settings.settings
         saved.remoteURL = remote?.absoluteString
-        saved.applicationKey = applicationKey
+        // The key is kept beside the store (see `SyncContext.applicationKey`), never in this file.
+        saved.applicationKey = nil
         if saved != settings.settings { try settings.save(saved) }
         return change
     }

@@ -27,16 +27,20 @@ public enum Durability: Sendable {
 /// foreign keys on, and the given migrations applied.
 public enum StoreDatabase {
     /// Opens (creating if needed) the file at `path` as a WAL `DatabasePool` and migrates it. The
-    /// file, its migrations and its name in the folder are on disk when this returns.
+    /// file, its migrations and its name in the folder are on disk when this returns. A new file is
+    /// created readable by its owner only (0600; SQLite gives its WAL the same mode), a new folder 0700.
     public static func open(
         at path: String, migrations: [StoreMigration], durability: Durability
     ) throws(StorageError) -> DatabasePool {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .cannotOpen(path: path, reason: "its folder cannot be created (\(error.localizedDescription))")
         }
+        let created = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 { close(created) }
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration())

@@ -34,7 +34,7 @@ struct SupportBundleController: Sendable {
         let settings = try bundleSettings()
         do {
             try SupportBundle.write(
-                context, settings: settings, secrets: [environment.settings.settings.applicationKey],
+                context, settings: settings, secrets: [context.applicationKey],
                 madeBy: "dashboard", version: Dashboard.version, to: file)
         } catch {
             throw HTTPError(.internalServerError, error.description)
@@ -64,7 +64,7 @@ struct SupportBundleController: Sendable {
             remoteURL: saved.remoteURL, pageSize: saved.pageSize, pushWindow: saved.pushWindow,
             tableProtocol: saved.tableProtocol,
             syncedTables: try storeCall { () throws(SyncError) in try context.syncedTables() },
-            offline: context.isOffline, applicationKeyWasSet: saved.applicationKey != nil,
+            offline: context.isOffline, applicationKeyWasSet: context.applicationKey != nil,
             signInTokenWasSet: context.authTokenHint != nil)
     }
 }

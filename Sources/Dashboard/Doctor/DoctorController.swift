@@ -61,7 +61,7 @@ struct DoctorController: Sendable {
             return form(request, page, status: .unprocessableContent)
         }
         let settings = environment.settings.settings
-        let key = settings.remoteURL == page.url ? settings.applicationKey : nil
+        let key = settings.remoteURL == page.url ? environment.context.applicationKey : nil
         let number = runs.start(
             .init(url: url, table: page.table, applicationKey: key, readOnly: page.readOnly))
         return .redirect(to: "/doctor/runs/\(number)")

@@ -31,6 +31,8 @@ public actor SyncContext {
     /// How a push or pull sends a request again after a dropped connection.
     nonisolated let connectionRetry: ConnectionRetry
     var transport: HTTPTransport?
+    /// The application key and the token, kept beside the store, never in it.
+    nonisolated let credentialsFile: CredentialsFile
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
     public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
     /// The protocol in use; nil while `auto` has not asked the service yet.
@@ -72,7 +74,14 @@ public actor SyncContext {
         let store = self.store
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)
-        let saved: (remote: String?, key: String?, token: String?, offline: Bool, last: String?, style: AuthStyle?)
+        credentialsFile = CredentialsFile(store: path)
+        var credentials = try Self.moveCredentials(out: store, into: credentialsFile)
+        if let key = configuration.applicationKey { credentials.applicationKey = key.isEmpty ? nil : key }
+        if let token = configuration.authToken { credentials.authToken = token.isEmpty ? nil : token }
+        if configuration.applicationKey != nil || configuration.authToken != nil {
+            try credentialsFile.save(credentials)
+        }
+        let saved: (remote: String?, offline: Bool, last: String?, style: AuthStyle?)
         var change: RemoteChange?
         var spoken: TableProtocol?
         monitor.protocolChoice = configuration.tableProtocol
@@ -85,17 +94,10 @@ public actor SyncContext {
                 }
                 if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
                 spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
-                if let key = configuration.applicationKey {
-                    try store.setConfig(db, "applicationKey", key.isEmpty ? nil : key)
-                }
-                if let token = configuration.authToken {
-                    try store.setConfig(db, "authToken", token.isEmpty ? nil : token)
-                }
                 if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
                 try queue.recoverInterrupted(db)
                 return (
-                    try binding.address(db), try store.config(db, "applicationKey"),
-                    try store.config(db, "authToken"), try store.config(db, "offline") == "true",
+                    try binding.address(db), try store.config(db, "offline") == "true",
                     try store.config(db, Self.lastSyncKey),
                     try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:))
                 )
@@ -109,13 +111,14 @@ public actor SyncContext {
         monitor.tableProtocol = spoken
         monitor.offline = saved.offline
         monitor.remote = saved.remote
-        monitor.authTokenHint = saved.token.map(AuthTokenHint.init)
+        monitor.authTokenHint = credentials.authToken.map(AuthTokenHint.init)
         if let last = saved.last?.data(using: .utf8) {
             monitor.setLastSync(try? Self.decoder.decode(SyncSummary.self, from: last))
         }
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
-                baseURL: url, applicationKey: saved.key, authToken: saved.token, authStyle: saved.style,
+                baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
+                authStyle: saved.style,
                 idleTimeout: configuration.idleTimeout,
                 requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
@@ -199,15 +202,15 @@ public actor SyncContext {
                 await stopRunningJob()
             }
         }
-        let (change, token, spoken, style) = try write { [store, protocolChoice] db in
+        var credentials = try credentialsFile.load()
+        credentials.applicationKey = applicationKey.flatMap { $0.isEmpty ? nil : $0 }
+        try credentialsFile.save(credentials)
+        let token = credentials.authToken
+        let (change, spoken, style) = try write { [store, protocolChoice] db in
             let change = try binding.point(db, to: url, service: service, choice: onSwitch)
-            try store.setConfig(db, "applicationKey", applicationKey.flatMap { $0.isEmpty ? nil : $0 })
             if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
             let spoken = try Self.bindProtocol(db, store: store, to: protocolChoice)
-            return (
-                change, try store.config(db, "authToken"), spoken,
-                try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:))
-            )
+            return (change, spoken, try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:)))
         }
         monitor.tableProtocol = spoken
         if case .switched = change { monitor.setLastSync(nil) }
@@ -231,9 +234,43 @@ public actor SyncContext {
     /// saved in the store, used from the next request. The token is never logged or shown in full.
     public func setAuthToken(_ token: String?) throws(SyncError) {
         let token = token.flatMap { $0.isEmpty ? nil : $0 }
-        try write { [store] db in try store.setConfig(db, "authToken", token) }
+        var credentials = try credentialsFile.load()
+        credentials.authToken = token
+        try credentialsFile.save(credentials)
         transport = transport.map { $0.signedIn(token: token, style: $0.authStyle) }
         monitor.authTokenHint = token.map(AuthTokenHint.init)
+    }
+
+    /// The credentials kept beside the store; an older store held them in its `__config`: they are
+    /// moved to the file, and the store is vacuumed and its WAL emptied, so that no byte of the store
+    /// keeps them.
+    private static func moveCredentials(
+        out store: LocalStore, into file: CredentialsFile
+    ) throws(SyncError) -> Credentials {
+        var credentials = try file.load()
+        let old: Credentials
+        do {
+            old = try store.pool.read { db in
+                Credentials(
+                    applicationKey: try store.config(db, "applicationKey"), authToken: try store.config(db, "authToken")
+                )
+            }
+        } catch { throw .storage(StoreFailure(error)) }
+        guard !old.isEmpty else { return credentials }
+        credentials.applicationKey = credentials.applicationKey ?? old.applicationKey
+        credentials.authToken = credentials.authToken ?? old.authToken
+        try file.save(credentials)
+        do {
+            try store.pool.write { db in
+                try store.setConfig(db, "applicationKey", nil)
+                try store.setConfig(db, "authToken", nil)
+            }
+            try store.pool.writeWithoutTransaction { db in
+                try db.execute(sql: "VACUUM")
+                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch { throw .storage(StoreFailure(error)) }
+        return credentials
     }
 
     /// Sets how the token is sent (nil: as the protocol's own clients send it, see
@@ -250,6 +287,9 @@ public actor SyncContext {
     }
 
     static let authStyleKey = "authStyle"
+
+    /// The application key sent to the remote (kept beside the store, never in it); nil when none is set.
+    public nonisolated var applicationKey: String? { (try? credentialsFile.load())?.applicationKey }
 
     /// How the saved auth token may be shown: never in full (see ``AuthTokenHint``); nil when none is set.
     public nonisolated var authTokenHint: AuthTokenHint? { monitor.authTokenHint }

@@ -39,9 +39,8 @@ extension SyncContext {
     ) throws(SyncError)
         -> StoreSnapshot
     {
-        let secrets = try read { [store] db in
-            [try store.config(db, "applicationKey"), try store.config(db, "authToken")]
-        }
+        let credentials = try credentialsFile.load()
+        let secrets = [credentials.applicationKey, credentials.authToken]
         let redaction = Redaction(secrets: secrets + removing)
         do {
             var configuration = Configuration()
