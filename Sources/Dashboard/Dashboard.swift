@@ -96,9 +96,13 @@ public final class Dashboard: Sendable {
         }
         let context = try SyncContext(
             path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path,
-            configuration: SyncConfiguration(
-                pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow,
-                tableProtocol: settings.settings.tableProtocol ?? .auto))
+            configuration: {
+                var sync = SyncConfiguration(
+                    pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow,
+                    tableProtocol: settings.settings.tableProtocol ?? .auto)
+                sync.authTokenCommand = configuration.authTokenCommand
+                return sync
+            }())
         if let tables = configuration.tables { try context.setSyncedTables(tables) }
         let sessions = Sessions()
         let metrics = DashboardMetrics()

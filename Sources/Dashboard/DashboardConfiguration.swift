@@ -66,6 +66,8 @@ public struct DashboardConfiguration: Sendable {
     public var live: LiveMode = .auto
     /// How the token is sent to the remote (`--auth-style`), saved in the store; nil keeps the saved one.
     public var authStyle: AuthStyle?
+    /// A command that prints the token (`--auth-token-command`); its tokens stay in memory.
+    public var authTokenCommand: TokenCommand?
     /// Tokens of `--access-token-file`, with their roles: off loopback they sign in as often as needed.
     public var accessTokens: [String: AccessRole] = [:]
     /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.

@@ -74,6 +74,9 @@ struct ClientOptions: ParsableArguments {
     @Option(help: AuthStyle.help)
     var authStyle: AuthStyle?
 
+    @Option(help: TokenCommand.help)
+    var authTokenCommand: String?
+
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
     @OptionGroup var tableProtocol: ProtocolOption
@@ -91,6 +94,7 @@ struct ClientOptions: ParsableArguments {
     func validate() throws {
         do { try TableDescription.checkName(table) } catch { throw ValidationError("--table: \(error.description)") }
         if let remote { _ = try RemoteAddress.option(remote) }
+        try TokenCommand.validate(authTokenCommand, besides: authToken)
     }
 
     /// Opens the store; errors are printed by ``run(_:)``.
@@ -104,6 +108,7 @@ struct ClientOptions: ParsableArguments {
             pushWindow: push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
             onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto)
         configuration.authStyle = authStyle
+        configuration.authTokenCommand = authTokenCommand.map { TokenCommand($0) }
         let context = try SyncContext(path: store, configuration: configuration)
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))

@@ -163,6 +163,26 @@ func announce(_ line: String) {
 
 extension LiveMode: ExpressibleByArgument {}
 
+extension TokenCommand {
+    /// `--auth-token-command`'s help, the same on every command that takes it.
+    static let help = ArgumentHelp(
+        "A command that prints the sign-in token (e.g. \"az account get-access-token --query accessToken -o tsv\"), "
+            + "run at the first request, after a 401 and a minute before the token expires. Its tokens are kept "
+            + "in memory only.",
+        valueName: "command")
+
+    /// Refuses an empty command, or one given with `--auth-token` (which token would be sent?).
+    static func validate(_ command: String?, besides token: String?) throws {
+        guard let command else { return }
+        if command.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw ValidationError("--auth-token-command is empty; give the command that prints the token.")
+        }
+        if token != nil {
+            throw ValidationError("--auth-token-command and --auth-token exclude each other: give one.")
+        }
+    }
+}
+
 extension AuthStyle: ExpressibleByArgument {
     /// `--auth-style`'s help, the same on every command that takes it.
     static let help = ArgumentHelp(

@@ -37,6 +37,9 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: AuthStyle.help)
     var authStyle: AuthStyle?
 
+    @Option(help: TokenCommand.help)
+    var authTokenCommand: String?
+
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
     @OptionGroup var tableProtocol: ProtocolOption
@@ -59,6 +62,7 @@ struct DashboardCommand: AsyncParsableCommand {
                 throw ValidationError("--table: \(error.description)")
             }
         }
+        try TokenCommand.validate(authTokenCommand, besides: authToken)
         if appKey != nil, remote == nil {
             throw ValidationError("--app-key needs --remote: the embedded service has no key.")
         }
@@ -73,7 +77,7 @@ struct DashboardCommand: AsyncParsableCommand {
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
             autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
-            authStyle: authStyle
+            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }
         ).start()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -109,6 +113,7 @@ struct DashboardLauncher {
     var live: LiveMode = .auto
     var accessTokens: [String: AccessRole] = [:]
     var authStyle: AuthStyle?
+    var authTokenCommand: TokenCommand?
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -120,6 +125,7 @@ struct DashboardLauncher {
         configuration.live = live
         configuration.accessTokens = accessTokens
         configuration.authStyle = authStyle
+        configuration.authTokenCommand = authTokenCommand
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

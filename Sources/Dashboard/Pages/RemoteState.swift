@@ -34,7 +34,7 @@ enum RemoteState: Equatable, Sendable {
         case .notAuthorized?, .redirectRefused?:
             contact.lastContact = summary.finishedAt
             contact.unreachableSince = nil
-        case .offline?, .cancelled?:
+        case .offline?, .cancelled?, .tokenCommandFailed?:
             break
         case nil:
             contact.lastContact = summary.finishedAt
@@ -55,7 +55,7 @@ enum RemoteState: Equatable, Sendable {
             return .unreachable(since: contact.unreachableSince ?? contact.lastContact ?? Date())
         case .serverError?:
             return .failing(since: contact.unreachableSince ?? contact.lastContact ?? Date())
-        case .notAuthorized?:
+        case .notAuthorized?, .tokenCommandFailed?:
             return .notAuthorized
         case .redirectRefused?:
             return .redirected

@@ -1,10 +1,10 @@
 import HTTPTypes
 
 extension StopReason {
-    private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds }
+    private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds, command }
 
     /// `unreachable`, `connectionLost`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
-    /// `redirectRefused`.
+    /// `redirectRefused`, `tokenCommandFailed`.
     public var kind: String {
         switch self {
         case .offline: "offline"
@@ -17,6 +17,7 @@ extension StopReason {
         case .notAuthorized: "notAuthorized"
         case .cancelled: "cancelled"
         case .redirectRefused: "redirectRefused"
+        case .tokenCommandFailed: "tokenCommandFailed"
         }
     }
 
@@ -36,6 +37,9 @@ extension StopReason {
         case "notAuthorized": self = .notAuthorized(status: status, message: detail)
         case "cancelled": self = .cancelled
         case "redirectRefused": self = .redirectRefused(to: detail)
+        case "tokenCommandFailed":
+            self = .tokenCommandFailed(
+                command: try container.decodeIfPresent(String.self, forKey: .command) ?? "", detail: detail)
         default: self = .unreachable(detail)
         }
     }
@@ -52,6 +56,9 @@ extension StopReason {
             try container.encode(detail, forKey: .detail)
         case .stalled(let seconds), .tooSlow(let seconds):
             try container.encode(seconds, forKey: .seconds)
+        case .tokenCommandFailed(let command, let detail):
+            try container.encode(command, forKey: .command)
+            try container.encode(detail, forKey: .detail)
         case .offline, .timedOut, .cancelled: break
         }
         try container.encode(description, forKey: .message)

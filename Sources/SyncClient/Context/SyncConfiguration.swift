@@ -12,6 +12,10 @@ public struct SyncConfiguration: Sendable {
     /// How the token is sent (`X-ZUMO-AUTH` or `Authorization: Bearer`); nil keeps the one saved in
     /// the store (at first: as the protocol's own clients send it, see ``AuthStyle/usual(for:)``).
     public var authStyle: AuthStyle?
+    /// A command whose output is the token (`--auth-token-command`), run when a token is first
+    /// needed, after a 401 and a minute before a JWT's `exp`; its tokens stay in memory. Takes the
+    /// place of ``authToken``.
+    public var authTokenCommand: TokenCommand?
     /// Longest wait, in seconds, for the next byte of an answer (its head or any part of its body);
     /// 30 by default. A service that stops sending ends the request with ``StopReason/stalled(seconds:)``.
     public var idleTimeout: TimeInterval

@@ -33,6 +33,8 @@ public actor SyncContext {
     var transport: HTTPTransport?
     /// The application key and the token, kept beside the store, never in it.
     nonisolated let credentialsFile: CredentialsFile
+    /// Tokens from ``SyncConfiguration/authTokenCommand``, in memory only.
+    nonisolated let tokenSupply: TokenSupply?
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
     public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
     /// The protocol in use; nil while `auto` has not asked the service yet.
@@ -75,6 +77,7 @@ public actor SyncContext {
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)
         credentialsFile = CredentialsFile(store: path)
+        tokenSupply = configuration.authTokenCommand.map { TokenSupply($0) }
         var credentials = try Self.moveCredentials(out: store, into: credentialsFile)
         if let key = configuration.applicationKey { credentials.applicationKey = key.isEmpty ? nil : key }
         if let token = configuration.authToken { credentials.authToken = token.isEmpty ? nil : token }
@@ -118,7 +121,7 @@ public actor SyncContext {
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
-                authStyle: saved.style,
+                authStyle: saved.style, tokenSupply: tokenSupply,
                 idleTimeout: configuration.idleTimeout,
                 requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
@@ -218,7 +221,7 @@ public actor SyncContext {
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
-                idleTimeout: idleTimeout,
+                tokenSupply: tokenSupply, idleTimeout: idleTimeout,
                 requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
         return change

@@ -126,6 +126,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     case notAuthorized(status: HTTPResponse.Status, message: String)
     /// The call was cancelled.
     case cancelled
+    /// The token command (`--auth-token-command`) gave no token: it failed, hung, printed nothing
+    /// or printed something that is not a JSON Web Token.
+    case tokenCommandFailed(command: String, detail: String)
     /// The server redirected to another origin (or a write anywhere): not followed, so neither the
     /// key nor the token nor the data went there. Carries the target.
     case redirectRefused(to: String)
@@ -155,6 +158,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
             "The server refused access (HTTP \(status.code)\(message.isEmpty ? "" : ": " + message)). Check the application key."
         case .cancelled:
             "Cancelled. Your changes are kept and go out with the next sync."
+        case .tokenCommandFailed(let command, let detail):
+            "The token command `\(command)` gave no sign-in token: \(detail). Your changes are kept; fix the "
+                + "command (--auth-token-command) and sync again."
         case .redirectRefused(let target):
             "The server redirected to \(target); todosync does not follow that (it would send the key, the sign-in "
                 + "or your changes elsewhere), so nothing was sent there and your changes are kept. "

@@ -31,7 +31,10 @@ extension HTTPTransport {
         if let applicationKey, !applicationKey.isEmpty {
             request.headers.add(name: ProtocolHeader.applicationKey.rawName, value: applicationKey)
         }
-        if let authField { request.headers.add(name: authField.name.rawName, value: authField.value) }
+        let token = try await currentToken()
+        if let authField = authField(token) {
+            request.headers.add(name: authField.name.rawName, value: authField.value)
+        }
         if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor) }
         let response: HTTPClientResponse
         do {
@@ -43,6 +46,10 @@ extension HTTPTransport {
         let type = response.headers.first(name: "content-type") ?? ""
         switch status {
         case 200 where type.hasPrefix("text/event-stream"): break
+        case 401 where tokenSupply != nil && token != nil:
+            // The command gives the next token; the stream is opened again with it a second later.
+            _ = try await tokenSupply?.refused(token ?? "")
+            return .refused(status: status, retryAfter: 1)
         case 401:
             throw .stopped(
                 .notAuthorized(status: .unauthorized, message: "The change channel refused the sign-in; sign in again.")

@@ -44,6 +44,8 @@ final class HTTPTransport: Sendable {
     let authToken: String?
     /// How the token is sent; nil: as the protocol's own clients send it (``AuthStyle/usual(for:)``).
     let authStyle: AuthStyle?
+    /// Where tokens come from when a command gives them (``TokenCommand``); ``authToken`` otherwise.
+    let tokenSupply: TokenSupply?
     let base: String
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
@@ -59,11 +61,12 @@ final class HTTPTransport: Sendable {
 
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
-        idleTimeout: TimeInterval, requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2,
-        recorder: FlightRecorder? = nil
+        tokenSupply: TokenSupply? = nil, idleTimeout: TimeInterval, requestTimeout: TimeInterval,
+        tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
     ) {
         self.tableProtocol = tableProtocol
         self.authStyle = authStyle
+        self.tokenSupply = tokenSupply
         self.baseURL = baseURL
         self.applicationKey = applicationKey
         self.authToken = authToken.flatMap { $0.isEmpty ? nil : $0 }
@@ -110,19 +113,27 @@ final class HTTPTransport: Sendable {
     func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
-            idleTimeout: idleTimeout, requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+            tokenSupply: tokenSupply, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+            tableProtocol: tableProtocol, recorder: recorder)
     }
 
     /// The same transport with another token or style.
     func signedIn(token: String?, style: AuthStyle?) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
-            idleTimeout: idleTimeout, requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+            tokenSupply: tokenSupply, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+            tableProtocol: tableProtocol, recorder: recorder)
     }
 
-    /// The header field carrying the signed-in user's token; nil without one.
-    var authField: HTTPField? {
-        authToken.map { (authStyle ?? .usual(for: tableProtocol)).field($0) }
+    /// The token to send now: the command's (run if need be), else the saved one.
+    func currentToken() async throws(SyncError) -> String? {
+        if let tokenSupply { return try await tokenSupply.current() }
+        return authToken
+    }
+
+    /// The header field carrying `token` as ``authStyle`` says; nil without a token.
+    func authField(_ token: String?) -> HTTPField? {
+        token.map { (authStyle ?? .usual(for: tableProtocol)).field($0) }
     }
 
     /// `/tables/{table}` or `/tables/{table}/{id}`, each segment percent-encoded.
@@ -148,9 +159,18 @@ final class HTTPTransport: Sendable {
         if !query.isEmpty {
             text += "?" + query.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&")
         }
+        var token = try await currentToken()
+        var renewed = false
         for _ in 0...RedirectPolicy.maximumHops {
-            let reply = try await exchange(
-                method, text, body: body, ifMatch: version, apiVersion: apiVersion, for: purpose)
+            var reply = try await exchange(
+                method, text, body: body, ifMatch: version, apiVersion: apiVersion, token: token, for: purpose)
+            // A token the service refused is renewed once, and the request sent again with the new one.
+            if reply.status == .unauthorized, let tokenSupply, let sent = token, !renewed {
+                renewed = true
+                token = try await tokenSupply.refused(sent)
+                reply = try await exchange(
+                    method, text, body: body, ifMatch: version, apiVersion: apiVersion, token: token, for: purpose)
+            }
             guard RedirectPolicy.redirectStatuses.contains(reply.status), let current = URL(string: text) else {
                 return reply
             }
@@ -171,14 +191,14 @@ final class HTTPTransport: Sendable {
     /// it): no task or timer of our own per request. Its async API's deadline covers only the head.
     private func exchange(
         _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?, apiVersion: String?,
-        for purpose: ExchangePurpose
+        token: String?, for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var fields: HTTPFields = [
             ProtocolHeader.apiVersion: apiVersion ?? tableProtocol.apiVersion,
             .accept: "application/json",
         ]
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }
-        if let authField { fields.append(authField) }
+        if let authField = authField(token) { fields.append(authField) }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
         let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
