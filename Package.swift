@@ -14,6 +14,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The client's TLS settings (--ca-file); async-http-client speaks TLS through it already.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Tests make a CA and a server certificate at run time (jwt-kit depends on both already).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
@@ -74,6 +80,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(
@@ -152,6 +159,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"),
         .testTarget(

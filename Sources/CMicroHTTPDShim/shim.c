@@ -18,6 +18,7 @@ struct MHD_Daemon *todosync_mhd_start(const char *host, uint16_t port,
                                       unsigned int connection_limit,
                                       MHD_AccessHandlerCallback handler, void *handler_cls,
                                       MHD_RequestCompletedCallback completed, void *completed_cls,
+                                      const char *tls_certificate, const char *tls_key,
                                       int *error_out) {
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
@@ -42,6 +43,22 @@ struct MHD_Daemon *todosync_mhd_start(const char *host, uint16_t port,
     *error_out = 0;
     if (thread_pool_size < 2) thread_pool_size = 0; /* 1 is refused by libmicrohttpd */
 
+    if (tls_certificate != NULL && tls_key != NULL) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            *error_out = -2;
+            return NULL;
+        }
+        return MHD_start_daemon(flags | MHD_USE_TLS, port, NULL, NULL, handler, handler_cls,
+                                MHD_OPTION_SOCK_ADDR, address,
+                                MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                                MHD_OPTION_UNESCAPE_CALLBACK, todosync_mhd_keep_escapes, NULL,
+                                MHD_OPTION_HTTPS_MEM_CERT, tls_certificate,
+                                MHD_OPTION_HTTPS_MEM_KEY, tls_key,
+                                MHD_OPTION_END);
+    }
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,

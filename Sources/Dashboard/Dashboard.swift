@@ -101,6 +101,7 @@ public final class Dashboard: Sendable {
                     pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow,
                     tableProtocol: settings.settings.tableProtocol ?? .auto)
                 sync.authTokenCommand = configuration.authTokenCommand
+                sync.caFile = configuration.caFile
                 return sync
             }())
         if let tables = configuration.tables { try context.setSyncedTables(tables) }

@@ -68,6 +68,8 @@ public struct DashboardConfiguration: Sendable {
     public var authStyle: AuthStyle?
     /// A command that prints the token (`--auth-token-command`); its tokens stay in memory.
     public var authTokenCommand: TokenCommand?
+    /// CAs the sync client trusts besides the system's (`--ca-file`).
+    public var caFile: String?
     /// Tokens of `--access-token-file`, with their roles: off loopback they sign in as often as needed.
     public var accessTokens: [String: AccessRole] = [:]
     /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.

@@ -25,6 +25,8 @@ public final class HTTPServer: Sendable {
         public var connectionLimit: Int
         /// How often every open event stream gets a heartbeat comment.
         public var heartbeatInterval: Duration
+        /// Speaks HTTPS with this certificate and key; plain HTTP without.
+        public var tls: TLSIdentity?
 
         public init(
             host: String = "127.0.0.1", port: Int = 0,
@@ -60,11 +62,19 @@ public final class HTTPServer: Sendable {
         let started = todosync_mhd_start(
             configuration.host, UInt16(configuration.port), UInt32(max(0, configuration.threadPoolSize)),
             UInt32(max(1, configuration.connectionTimeout)), UInt32(max(1, configuration.connectionLimit)),
-            accessHandler, opaque, requestCompleted, opaque, &failure)
+            accessHandler, opaque, requestCompleted, opaque, configuration.tls?.certificate, configuration.tls?.key,
+            &failure)
         guard let started else {
-            throw failure == -1
-                ? .invalidHost(configuration.host) : .cannotBind(host: configuration.host, port: configuration.port)
+            switch failure {
+            case -1: throw .invalidHost(configuration.host)
+            case -2: throw .noTLS
+            default:
+                throw configuration.tls == nil
+                    ? .cannotBind(host: configuration.host, port: configuration.port)
+                    : .cannotStartTLS(host: configuration.host, port: configuration.port)
+            }
         }
+        scheme = configuration.tls == nil ? "http" : "https"
         self.context = context
         self.host = configuration.host
         self.port = Int(todosync_mhd_bound_port(started))
@@ -74,9 +84,12 @@ public final class HTTPServer: Sendable {
     /// The routes this server answers (see ``Responder/routeList``).
     public var routeList: [(method: HTTPRequest.Method, pattern: String)] { context.responder.routeList }
 
+    /// `https` when it speaks TLS, else `http`.
+    public let scheme: String
+
     /// The base URL, such as `http://127.0.0.1:8080` (IPv6 hosts in brackets).
     public var url: String {
-        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+        host.contains(":") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
     }
 
     /// Stops accepting connections, lets running asynchronous handlers finish and their
@@ -137,6 +150,12 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
     case invalidHost(String)
     case invalidPort(Int)
     case cannotBind(host: String, port: Int)
+    /// The certificate or key is not one libmicrohttpd can use (or the port is taken).
+    case cannotStartTLS(host: String, port: Int)
+    /// This libmicrohttpd was built without TLS.
+    case noTLS
+    /// `--tls-cert` or `--tls-key` names a file that cannot serve.
+    case unusableTLSFile(option: String, path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -145,6 +164,13 @@ public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
         case .invalidPort(let port): "Port \(port) is out of range; use 0 to 65535."
         case .cannotBind(let host, let port):
             "Cannot listen on \(host):\(port): the port is probably in use. Stop the other program or pick another port."
+        case .cannotStartTLS(let host, let port):
+            "Cannot serve HTTPS on \(host):\(port): the port is in use, or --tls-cert and --tls-key are not a "
+                + "certificate and its unencrypted private key in PEM."
+        case .noTLS:
+            "This libmicrohttpd was built without TLS; install Debian's libmicrohttpd12 (it links GnuTLS)."
+        case .unusableTLSFile(let option, let path, let reason):
+            "\(option) '\(path)': \(reason); give a PEM file."
         }
     }
 }

@@ -216,7 +216,7 @@ public final class TableService: Sendable {
     /// `allowedHosts` (others get 421: see ``HostAllowList``).
     public static func start(
         _ configuration: Configuration, host: String = "127.0.0.1", port: Int = 0, quiet: Bool = false,
-        allowedHosts: [String] = [], logger: Logger = Logger(label: "todosync.tables")
+        allowedHosts: [String] = [], tls: TLSIdentity? = nil, logger: Logger = Logger(label: "todosync.tables")
     ) throws(TableServiceError) -> RunningTableService {
         let service = try TableService(configuration: configuration, logger: logger)
         var router = Router()
@@ -227,9 +227,10 @@ public final class TableService: Sendable {
         service.addRoutes(to: &router)
         do {
             // Subscribers of the change channel hold their connections: room for them besides the rest.
-            let server = try HTTPServer(
-                configuration: .init(host: host, port: port, connectionLimit: 1000 + configuration.maxSubscribers),
-                responder: router.buildResponder())
+            var listen = HTTPServer.Configuration(
+                host: host, port: port, connectionLimit: 1000 + configuration.maxSubscribers)
+            listen.tls = tls
+            let server = try HTTPServer(configuration: listen, responder: router.buildResponder())
             return RunningTableService(service: service, server: server)
         } catch {
             service.close()

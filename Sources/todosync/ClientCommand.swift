@@ -77,6 +77,8 @@ struct ClientOptions: ParsableArguments {
     @Option(help: TokenCommand.help)
     var authTokenCommand: String?
 
+    @OptionGroup var trust: CAFileOption
+
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
     @OptionGroup var tableProtocol: ProtocolOption
@@ -109,6 +111,7 @@ struct ClientOptions: ParsableArguments {
             onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto)
         configuration.authStyle = authStyle
         configuration.authTokenCommand = authTokenCommand.map { TokenCommand($0) }
+        configuration.caFile = trust.caFile
         let context = try SyncContext(path: store, configuration: configuration)
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))

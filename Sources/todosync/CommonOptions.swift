@@ -27,6 +27,46 @@ struct ListenOptions: ParsableArguments {
     }
 }
 
+/// `--ca-file`: CAs a client trusts besides the system's.
+struct CAFileOption: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Trust the CAs in this PEM file besides the system's (a service with your own CA or a development "
+                + "certificate).", valueName: "file"))
+    var caFile: String?
+
+    func validate() throws {
+        guard let caFile else { return }
+        guard let text = try? String(contentsOfFile: caFile, encoding: .utf8) else {
+            throw ValidationError("--ca-file '\(caFile)' cannot be read; give a PEM file of CA certificates.")
+        }
+        guard text.contains("-----BEGIN CERTIFICATE-----") else {
+            throw ValidationError("--ca-file '\(caFile)' holds no PEM certificate.")
+        }
+    }
+}
+
+/// `--tls-cert` and `--tls-key`: serve HTTPS (libmicrohttpd's own TLS).
+struct TLSOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Serve HTTPS with this certificate (PEM, with its chain).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The certificate's private key (PEM, unencrypted).", valueName: "file"))
+    var tlsKey: String?
+
+    func validate() throws {
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
+    }
+
+    /// The certificate and key; nil for plain HTTP.
+    func identity() throws -> TLSIdentity? {
+        guard let tlsCert, let tlsKey else { return nil }
+        do { return try TLSIdentity.read(certificate: tlsCert, key: tlsKey) } catch {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
 /// `--access-token-file`, on the commands that start a dashboard: off loopback it asks who you are.
 struct AccessOptions: ParsableArguments {
     @Option(

@@ -40,6 +40,8 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: TokenCommand.help)
     var authTokenCommand: String?
 
+    @OptionGroup var trust: CAFileOption
+
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
     @OptionGroup var tableProtocol: ProtocolOption
@@ -77,7 +79,7 @@ struct DashboardCommand: AsyncParsableCommand {
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
             autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
-            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }
+            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }, caFile: trust.caFile
         ).start()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -114,6 +116,7 @@ struct DashboardLauncher {
     var accessTokens: [String: AccessRole] = [:]
     var authStyle: AuthStyle?
     var authTokenCommand: TokenCommand?
+    var caFile: String?
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -126,6 +129,7 @@ struct DashboardLauncher {
         configuration.accessTokens = accessTokens
         configuration.authStyle = authStyle
         configuration.authTokenCommand = authTokenCommand
+        configuration.caFile = caFile
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

@@ -29,16 +29,18 @@ struct DoctorCommand: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Send only GETs: the checks that write are not run.")
     var readOnly = false
     @Flag(help: "Print the report as JSON.") var json = false
+    @OptionGroup var trust: CAFileOption
 
     func validate() throws {
         _ = try RemoteAddress.option(url, "URL")
     }
 
     func run() async throws {
-        let doctor = ProtocolDoctor(
-            .init(
-                url: try RemoteAddress.option(url, "URL").url, table: table, applicationKey: appKey, readOnly: readOnly,
-                protocolChoice: protocolChoice))
+        var options = ProtocolDoctor.Options(
+            url: try RemoteAddress.option(url, "URL").url, table: table, applicationKey: appKey, readOnly: readOnly,
+            protocolChoice: protocolChoice)
+        options.caFile = trust.caFile
+        let doctor = ProtocolDoctor(options)
         let json = json
         // Trapped before the first request, so that a signal always cancels instead of killing.
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)

@@ -62,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var allowedHosts: AllowedHostOptions
     @OptionGroup var signIn: SignInOptions
+    @OptionGroup var tls: TLSOptions
 
     @Option(
         name: .customLong("allowed-origin"),
@@ -147,7 +148,7 @@ struct ServeCommand: AsyncParsableCommand {
                     allowedOrigins: allowedOrigins,
                     templatesFolder: templates, signIn: try signIn.signIn(), schema: declared,
                     maxSubscribers: maxSubscribers),
-                host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names)
+                host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names, tls: try tls.identity())
         } catch {
             throw ValidationError("\(error)")
         }

@@ -7,10 +7,12 @@ import SyncProtocol
 public struct TableClient: Sendable {
     /// The service's address, such as `http://127.0.0.1:8090`.
     public let base: String
-    private let http = TestHTTPClient()
+    private let http: TestHTTPClient
 
-    public init(base: String) {
+    /// - Parameter caFile: CAs trusted besides the system's, for a service speaking HTTPS.
+    public init(base: String, caFile: String? = nil) {
         self.base = base
+        http = TestHTTPClient(caFile: caFile)
     }
 
     /// An answer: its status and body, and the body read as one item or a page of items.

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Synchronization
 
 /// HTTP for tests, on async-http-client: one client every harness uses to talk to the servers it
@@ -30,13 +31,18 @@ public final class TestHTTPClient: Sendable {
     /// - Parameters:
     ///   - followsRedirects: follow up to five redirects (off: the 3xx is the answer).
     ///   - keepsCookies: send back the cookies the servers set, as a browser would.
-    public init(followsRedirects: Bool = false, keepsCookies: Bool = false) {
+    ///   - caFile: a PEM file of CAs trusted besides the system's.
+    public init(followsRedirects: Bool = false, keepsCookies: Bool = false, caFile: String? = nil) {
         // A pool of its own: a pool shared by every test would keep connections to a server that
         // stopped, and use them for the next server given the same port.
-        client = HTTPClient(
-            eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-            configuration: Self.configuration(
-                redirects: followsRedirects ? .follow(max: 5, allowCycles: false) : .disallow))
+        var configuration = Self.configuration(
+            redirects: followsRedirects ? .follow(max: 5, allowCycles: false) : .disallow)
+        if let caFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.file(caFile)]
+            configuration.tlsConfiguration = tls
+        }
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         self.keepsCookies = keepsCookies
     }
 

@@ -1,5 +1,6 @@
 import FaultProxy
 import Foundation
+import HTTPServer
 import TableService
 
 /// The table service as `todosync serve` runs it, in this process: on 127.0.0.1 and an ephemeral
@@ -25,11 +26,13 @@ public final class TestService: Sendable {
     /// Starts a service with `configuration` on `port` (0 picks a free one) and waits until its
     /// database is ready.
     public init(
-        _ configuration: TableService.Configuration, port: Int = 0, allowedHosts: [String] = []
+        _ configuration: TableService.Configuration, port: Int = 0, allowedHosts: [String] = [],
+        tls: TLSIdentity? = nil
     ) async throws {
         self.configuration = configuration
         self.allowedHosts = allowedHosts
-        running = try TableService.start(configuration, port: port, quiet: true, allowedHosts: allowedHosts)
+        running = try TableService.start(
+            configuration, port: port, quiet: true, allowedHosts: allowedHosts, tls: tls)
         rest = TableClient(base: running.url)
         do {
             try await running.service.ready()
@@ -42,12 +45,12 @@ public final class TestService: Sendable {
     /// A service keeping `tables` in `folder/service.sqlite`; `configure` changes other settings.
     public static func sqlite(
         in folder: TemporaryFolder, tables: [String] = ["todoitem"], allowedHosts: [String] = [],
-        configure: (inout TableService.Configuration) -> Void = { _ in }
+        tls: TLSIdentity? = nil, configure: (inout TableService.Configuration) -> Void = { _ in }
     ) async throws -> TestService {
         var configuration = TableService.Configuration(
             database: .sqlite(path: folder.file("service.sqlite")), tables: tables)
         configure(&configuration)
-        return try await TestService(configuration, allowedHosts: allowedHosts)
+        return try await TestService(configuration, allowedHosts: allowedHosts, tls: tls)
     }
 
     /// A service keeping `tables` in a new, empty database of the test cluster (see ``TestPostgres``).

@@ -11,7 +11,9 @@
 /// `thread_pool_size` >= 2), suspend/resume allowed, bound to `host` (IPv4 or IPv6
 /// literal) and `port` (0 = ephemeral). Paths and query arguments reach the handler
 /// still percent-encoded. Returns NULL when the daemon cannot start;
-/// `error_out` then says why (-1: bad address, 0: libmicrohttpd refused, e.g. port in use).
+/// `error_out` then says why (-1: bad address, -2: this libmicrohttpd has no TLS, 0: libmicrohttpd
+/// refused, e.g. port in use or a certificate or key it cannot read). With `tls_certificate` and
+/// `tls_key` (PEM text, both or neither) it speaks HTTPS, through libmicrohttpd's own TLS (GnuTLS).
 struct MHD_Daemon *todosync_mhd_start(const char *host,
                                       uint16_t port,
                                       unsigned int thread_pool_size,
@@ -21,6 +23,8 @@ struct MHD_Daemon *todosync_mhd_start(const char *host,
                                       void *handler_cls,
                                       MHD_RequestCompletedCallback completed,
                                       void *completed_cls,
+                                      const char *tls_certificate,
+                                      const char *tls_key,
                                       int *error_out);
 
 /// The port the daemon is bound to (the real one when it was started on port 0).

@@ -29,7 +29,7 @@ enum RemoteState: Equatable, Sendable {
         var contact = previous ?? Contact()
         contact.stopReason = summary.stopReason
         switch summary.stopReason {
-        case .unreachable?, .connectionLost?, .timedOut?, .stalled?, .tooSlow?, .serverError?:
+        case .unreachable?, .connectionLost?, .timedOut?, .stalled?, .tooSlow?, .serverError?, .certificateRefused?:
             contact.unreachableSince = contact.unreachableSince ?? summary.finishedAt
         case .notAuthorized?, .redirectRefused?:
             contact.lastContact = summary.finishedAt
@@ -51,7 +51,7 @@ enum RemoteState: Equatable, Sendable {
         if running { return .syncing }
         guard let contact else { return .notContacted }
         switch contact.stopReason {
-        case .unreachable?, .connectionLost?, .timedOut?, .stalled?, .tooSlow?:
+        case .unreachable?, .connectionLost?, .timedOut?, .stalled?, .tooSlow?, .certificateRefused?:
             return .unreachable(since: contact.unreachableSince ?? contact.lastContact ?? Date())
         case .serverError?:
             return .failing(since: contact.unreachableSince ?? contact.lastContact ?? Date())

@@ -1,10 +1,11 @@
 import HTTPTypes
 
 extension StopReason {
+    /// `command` holds a token command's text, or the host whose certificate was refused.
     private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds, command }
 
     /// `unreachable`, `connectionLost`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
-    /// `redirectRefused`, `tokenCommandFailed`.
+    /// `redirectRefused`, `tokenCommandFailed`, `certificateRefused`.
     public var kind: String {
         switch self {
         case .offline: "offline"
@@ -18,6 +19,7 @@ extension StopReason {
         case .cancelled: "cancelled"
         case .redirectRefused: "redirectRefused"
         case .tokenCommandFailed: "tokenCommandFailed"
+        case .certificateRefused: "certificateRefused"
         }
     }
 
@@ -37,6 +39,9 @@ extension StopReason {
         case "notAuthorized": self = .notAuthorized(status: status, message: detail)
         case "cancelled": self = .cancelled
         case "redirectRefused": self = .redirectRefused(to: detail)
+        case "certificateRefused":
+            self = .certificateRefused(
+                host: try container.decodeIfPresent(String.self, forKey: .command) ?? "", detail: detail)
         case "tokenCommandFailed":
             self = .tokenCommandFailed(
                 command: try container.decodeIfPresent(String.self, forKey: .command) ?? "", detail: detail)
@@ -56,7 +61,7 @@ extension StopReason {
             try container.encode(detail, forKey: .detail)
         case .stalled(let seconds), .tooSlow(let seconds):
             try container.encode(seconds, forKey: .seconds)
-        case .tokenCommandFailed(let command, let detail):
+        case .tokenCommandFailed(let command, let detail), .certificateRefused(let command, let detail):
             try container.encode(command, forKey: .command)
             try container.encode(detail, forKey: .detail)
         case .offline, .timedOut, .cancelled: break

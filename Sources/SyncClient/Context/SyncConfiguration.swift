@@ -16,6 +16,9 @@ public struct SyncConfiguration: Sendable {
     /// needed, after a 401 and a minute before a JWT's `exp`; its tokens stay in memory. Takes the
     /// place of ``authToken``.
     public var authTokenCommand: TokenCommand?
+    /// A PEM file of CAs to trust besides the system's (`--ca-file`), for a service with a
+    /// certificate of your own CA or a development certificate.
+    public var caFile: String?
     /// Longest wait, in seconds, for the next byte of an answer (its head or any part of its body);
     /// 30 by default. A service that stops sending ends the request with ``StopReason/stalled(seconds:)``.
     public var idleTimeout: TimeInterval

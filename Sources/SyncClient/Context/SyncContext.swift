@@ -35,6 +35,8 @@ public actor SyncContext {
     nonisolated let credentialsFile: CredentialsFile
     /// Tokens from ``SyncConfiguration/authTokenCommand``, in memory only.
     nonisolated let tokenSupply: TokenSupply?
+    /// CAs trusted besides the system's (``SyncConfiguration/caFile``).
+    nonisolated let caFile: String?
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
     public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
     /// The protocol in use; nil while `auto` has not asked the service yet.
@@ -78,6 +80,7 @@ public actor SyncContext {
         let binding = RemoteBinding(store: store, queue: queue)
         credentialsFile = CredentialsFile(store: path)
         tokenSupply = configuration.authTokenCommand.map { TokenSupply($0) }
+        caFile = configuration.caFile
         var credentials = try Self.moveCredentials(out: store, into: credentialsFile)
         if let key = configuration.applicationKey { credentials.applicationKey = key.isEmpty ? nil : key }
         if let token = configuration.authToken { credentials.authToken = token.isEmpty ? nil : token }
@@ -121,7 +124,7 @@ public actor SyncContext {
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
-                authStyle: saved.style, tokenSupply: tokenSupply,
+                authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile,
                 idleTimeout: configuration.idleTimeout,
                 requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
@@ -221,7 +224,7 @@ public actor SyncContext {
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
-                tokenSupply: tokenSupply, idleTimeout: idleTimeout,
+                tokenSupply: tokenSupply, caFile: caFile, idleTimeout: idleTimeout,
                 requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
         return change

@@ -129,6 +129,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The token command (`--auth-token-command`) gave no token: it failed, hung, printed nothing
     /// or printed something that is not a JSON Web Token.
     case tokenCommandFailed(command: String, detail: String)
+    /// The service's TLS certificate was refused: not signed by a trusted CA, for another host, or
+    /// expired. Nothing was sent.
+    case certificateRefused(host: String, detail: String)
     /// The server redirected to another origin (or a write anywhere): not followed, so neither the
     /// key nor the token nor the data went there. Carries the target.
     case redirectRefused(to: String)
@@ -158,6 +161,10 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
             "The server refused access (HTTP \(status.code)\(message.isEmpty ? "" : ": " + message)). Check the application key."
         case .cancelled:
             "Cancelled. Your changes are kept and go out with the next sync."
+        case .certificateRefused(let host, let detail):
+            "The certificate of \(host) is not trusted (\(detail)), so nothing was sent; your changes are kept. If "
+                + "the service uses a CA of your own, give its certificate with --ca-file; check that the address "
+                + "names the host its certificate is for."
         case .tokenCommandFailed(let command, let detail):
             "The token command `\(command)` gave no sign-in token: \(detail). Your changes are kept; fix the "
                 + "command (--auth-token-command) and sync again."

@@ -26,6 +26,8 @@ public struct ProtocolDoctor: Sendable {
         public var idleTimeout: TimeInterval
         /// An exchange longer than this ends the run.
         public var requestTimeout: TimeInterval
+        /// CAs trusted besides the system's (`--ca-file`).
+        public var caFile: String?
 
         /// Options with the sync engine's deadlines shortened for a diagnosis (10 s idle, 30 s per exchange).
         public init(
@@ -57,7 +59,8 @@ public struct ProtocolDoctor: Sendable {
     /// the run is in ``DoctorReport/stopped``.
     public func run(progress: @Sendable (DoctorResult) -> Void = { _ in }) async -> DoctorReport {
         let transport = HTTPTransport(
-            baseURL: options.url, applicationKey: options.applicationKey, idleTimeout: options.idleTimeout,
+            baseURL: options.url, applicationKey: options.applicationKey, caFile: options.caFile,
+            idleTimeout: options.idleTimeout,
             requestTimeout: options.requestTimeout)
         let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"
         var report = DoctorReport(

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import SyncProtocol
 import Synchronization
 
@@ -46,6 +47,8 @@ final class HTTPTransport: Sendable {
     let authStyle: AuthStyle?
     /// Where tokens come from when a command gives them (``TokenCommand``); ``authToken`` otherwise.
     let tokenSupply: TokenSupply?
+    /// A PEM file of CAs trusted besides the system's (`--ca-file`).
+    let caFile: String?
     let base: String
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
@@ -61,9 +64,10 @@ final class HTTPTransport: Sendable {
 
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
-        tokenSupply: TokenSupply? = nil, idleTimeout: TimeInterval, requestTimeout: TimeInterval,
-        tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
+        tokenSupply: TokenSupply? = nil, caFile: String? = nil, idleTimeout: TimeInterval,
+        requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
     ) {
+        self.caFile = caFile
         self.tableProtocol = tableProtocol
         self.authStyle = authStyle
         self.tokenSupply = tokenSupply
@@ -75,7 +79,7 @@ final class HTTPTransport: Sendable {
         self.base = base
         self.idleTimeout = max(0.001, idleTimeout)
         self.requestTimeout = max(0.001, requestTimeout)
-        client = Self.client(idleTimeout: self.idleTimeout)
+        client = Self.client(idleTimeout: self.idleTimeout, caFile: caFile)
         self.recorder = recorder
         redaction = Redaction(secrets: [applicationKey, self.authToken])
     }
@@ -84,11 +88,17 @@ final class HTTPTransport: Sendable {
     /// `HTTPClient.shared`); the idle deadline is async-http-client's read timeout, which covers the
     /// head and every part of the body. A connection that cannot be made fails the request at once,
     /// instead of retrying with a back-off: an offline client should say "unreachable" now.
-    private static func client(idleTimeout: TimeInterval) -> HTTPClient {
+    private static func client(idleTimeout: TimeInterval, caFile: String?) -> HTTPClient {
         let milliseconds = Int64((idleTimeout * 1000).rounded(.up))
+        let key = PoolKey(idleMilliseconds: milliseconds, caFile: caFile)
         return clients.withLock { clients in
-            if let client = clients[milliseconds] { return client }
+            if let client = clients[key] { return client }
             var configuration = HTTPClient.Configuration()
+            if let caFile {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.additionalTrustRoots = [.file(caFile)]
+                configuration.tlsConfiguration = tls
+            }
             configuration.connectionPool.retryConnectionEstablishment = false
             // A push keeps up to its window of requests on the wire at once, each on a keep-alive
             // connection of its own (async-http-client's default is 8 per host).
@@ -102,18 +112,24 @@ final class HTTPTransport: Sendable {
             // Followed (or refused) by `send`, so that nothing goes to another origin.
             configuration.redirectConfiguration = .disallow
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            clients[milliseconds] = client
+            clients[key] = client
             return client
         }
     }
 
-    private static let clients = Mutex<[Int64: HTTPClient]>([:])
+    /// What tells one pool from another: its idle deadline and the CAs it trusts.
+    private struct PoolKey: Hashable {
+        var idleMilliseconds: Int64
+        var caFile: String?
+    }
+
+    private static let clients = Mutex<[PoolKey: HTTPClient]>([:])
 
     /// The same transport speaking `tableProtocol`.
     func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
-            tokenSupply: tokenSupply, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+            tokenSupply: tokenSupply, caFile: caFile, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
             tableProtocol: tableProtocol, recorder: recorder)
     }
 
@@ -121,7 +137,7 @@ final class HTTPTransport: Sendable {
     func signedIn(token: String?, style: AuthStyle?) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
-            tokenSupply: tokenSupply, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+            tokenSupply: tokenSupply, caFile: caFile, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
             tableProtocol: tableProtocol, recorder: recorder)
     }
 
@@ -298,6 +314,10 @@ final class HTTPTransport: Sendable {
             return .serviceFault(.answerTooLarge(limit: Self.maximumBody))
         case is CancellationError:
             return .stopped(.cancelled)
+        case let error as NIOSSLError:
+            return .stopped(.certificateRefused(host: baseURL.host ?? baseURL.absoluteString, detail: "\(error)"))
+        case let error as NIOSSLExtraError:
+            return .stopped(.certificateRefused(host: baseURL.host ?? baseURL.absoluteString, detail: "\(error)"))
         case let error as IOError where [ECONNRESET, EPIPE].contains(error.errnoCode):
             return .stopped(.connectionLost("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
         case let error as IOError:

@@ -1,0 +1,37 @@
+import Foundation
+import TableService
+import TestSupport
+import Testing
+
+@testable import SyncClient
+
+/// HTTPS to a service whose certificate a CA of its own signed (made for the test): trusted with
+/// `--ca-file`, refused without it, nothing sent and the queue kept.
+@Suite(.timeLimit(.minutes(1))) struct TLSTests {
+    @Test func aServiceWithItsOwnCAIsReachedWithTheCAFileAndRefusedWithout() async throws {
+        let folder = try TemporaryFolder()
+        let certificates = try TestCertificates(in: folder)
+        let service = try await TestService.sqlite(in: folder, tls: certificates.server)
+        #expect(service.url.hasPrefix("https://127.0.0.1:"))
+        _ = try await TableClient(base: service.url, caFile: certificates.caFile).insert(["id": "there", "text": "x"])
+
+        let refused = try SyncContext(
+            path: folder.file("refused.sqlite"), configuration: .init(remoteURL: service.endpoint))
+        try refused.table("todoitem").insert(["id": "a", "text": "kept"])
+        let error = await #expect(throws: SyncError.self) { try await refused.push() }
+        guard case .stopped(.certificateRefused(let host, _))? = error else {
+            Issue.record("stopped by \(String(describing: error))")
+            return
+        }
+        #expect(host == "127.0.0.1" && error?.description.contains("--ca-file") == true)
+        #expect(try refused.status().pending == 1)
+
+        var configuration = SyncConfiguration(remoteURL: service.endpoint)
+        configuration.caFile = certificates.caFile
+        let trusted = try SyncContext(path: folder.file("refused.sqlite"), configuration: configuration)
+        #expect(try await trusted.push().pushed.count == 1)
+        try await trusted.table("todoitem").pull(queryId: "all")
+        #expect(try trusted.table("todoitem").item(id: "there") != nil)
+        await service.stop()
+    }
+}
