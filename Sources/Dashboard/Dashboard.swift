@@ -102,6 +102,7 @@ public final class Dashboard: Sendable {
                     tableProtocol: settings.settings.tableProtocol ?? .auto)
                 sync.authTokenCommand = configuration.authTokenCommand
                 sync.caFile = configuration.caFile
+                sync.allowPlainHTTP = configuration.allowPlainHTTP
                 return sync
             }())
         if let tables = configuration.tables { try context.setSyncedTables(tables) }

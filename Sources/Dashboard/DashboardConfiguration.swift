@@ -70,6 +70,8 @@ public struct DashboardConfiguration: Sendable {
     public var authTokenCommand: TokenCommand?
     /// CAs the sync client trusts besides the system's (`--ca-file`).
     public var caFile: String?
+    /// Lets the sync client send the key and the token in plain HTTP to another machine (`--allow-plain-http`).
+    public var allowPlainHTTP = false
     /// Tokens of `--access-token-file`, with their roles: off loopback they sign in as often as needed.
     public var accessTokens: [String: AccessRole] = [:]
     /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.

@@ -77,7 +77,7 @@ struct ClientOptions: ParsableArguments {
     @Option(help: TokenCommand.help)
     var authTokenCommand: String?
 
-    @OptionGroup var trust: CAFileOption
+    @OptionGroup var trust: TransportSecurityOptions
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
@@ -111,7 +111,7 @@ struct ClientOptions: ParsableArguments {
             onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto)
         configuration.authStyle = authStyle
         configuration.authTokenCommand = authTokenCommand.map { TokenCommand($0) }
-        configuration.caFile = trust.caFile
+        trust.apply(to: &configuration)
         let context = try SyncContext(path: store, configuration: configuration)
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))

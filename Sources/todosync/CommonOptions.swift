@@ -27,13 +27,25 @@ struct ListenOptions: ParsableArguments {
     }
 }
 
-/// `--ca-file`: CAs a client trusts besides the system's.
-struct CAFileOption: ParsableArguments {
+/// `--ca-file` and `--allow-plain-http`: what a client trusts, and where it sends secrets.
+struct TransportSecurityOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Trust the CAs in this PEM file besides the system's (a service with your own CA or a development "
                 + "certificate).", valueName: "file"))
     var caFile: String?
+
+    @Flag(
+        help: ArgumentHelp(
+            "Send the application key and the token in plain HTTP to another machine too (refused by default: "
+                + "anyone on the way could read them)."))
+    var allowPlainHttp = false
+
+    /// Sets both in a sync configuration.
+    func apply(to configuration: inout SyncConfiguration) {
+        configuration.caFile = caFile
+        configuration.allowPlainHTTP = allowPlainHttp
+    }
 
     func validate() throws {
         guard let caFile else { return }

@@ -40,7 +40,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: TokenCommand.help)
     var authTokenCommand: String?
 
-    @OptionGroup var trust: CAFileOption
+    @OptionGroup var trust: TransportSecurityOptions
 
     @OptionGroup var remoteSwitch: RemoteSwitchOption
     @OptionGroup var push: PushWindowOption
@@ -79,7 +79,8 @@ struct DashboardCommand: AsyncParsableCommand {
             onSwitch: remoteSwitch.onSwitch,
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
             autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
-            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }, caFile: trust.caFile
+            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }, caFile: trust.caFile,
+            allowPlainHTTP: trust.allowPlainHttp
         ).start()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -117,6 +118,7 @@ struct DashboardLauncher {
     var authStyle: AuthStyle?
     var authTokenCommand: TokenCommand?
     var caFile: String?
+    var allowPlainHTTP = false
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -130,6 +132,7 @@ struct DashboardLauncher {
         configuration.authStyle = authStyle
         configuration.authTokenCommand = authTokenCommand
         configuration.caFile = caFile
+        configuration.allowPlainHTTP = allowPlainHTTP
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

@@ -29,7 +29,7 @@ struct DoctorCommand: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Send only GETs: the checks that write are not run.")
     var readOnly = false
     @Flag(help: "Print the report as JSON.") var json = false
-    @OptionGroup var trust: CAFileOption
+    @OptionGroup var trust: TransportSecurityOptions
 
     func validate() throws {
         _ = try RemoteAddress.option(url, "URL")
@@ -40,6 +40,7 @@ struct DoctorCommand: AsyncParsableCommand {
             url: try RemoteAddress.option(url, "URL").url, table: table, applicationKey: appKey, readOnly: readOnly,
             protocolChoice: protocolChoice)
         options.caFile = trust.caFile
+        options.allowPlainHTTP = trust.allowPlainHttp
         let doctor = ProtocolDoctor(options)
         let json = json
         // Trapped before the first request, so that a signal always cancels instead of killing.

@@ -35,3 +35,27 @@ import Testing
         await service.stop()
     }
 }
+
+extension TLSTests {
+    /// Anyone on the way could read a key or a token sent in plain HTTP to another machine.
+    @Test func secretsAreNotSentInPlainHTTPToAnotherMachineUnlessAllowed() async throws {
+        let folder = try TemporaryFolder()
+        // TEST-NET-1: never reached by the refusal, which comes before any connection.
+        let elsewhere = URL(string: "http://192.0.2.1:9")!
+        var configuration = SyncConfiguration(remoteURL: elsewhere, requestTimeout: 0.5)
+        configuration.authToken = "a-token-for-elsewhere"
+        let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
+        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        #expect(error == SyncError.stopped(.plainHTTPRefused(host: "192.0.2.1")))
+        #expect(error?.description.contains("--allow-plain-http") == true)
+        #expect(try context.exchanges().exchanges.isEmpty, "nothing was sent")
+        try await context.close()
+
+        configuration.allowPlainHTTP = true
+        let allowed = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
+        let sent = await #expect(throws: SyncError.self) { try await allowed.push() }
+        #expect(sent != SyncError.stopped(.plainHTTPRefused(host: "192.0.2.1")), "allowed: it tried")
+        #expect(try allowed.status().pending == 1)
+    }
+}

@@ -34,7 +34,7 @@ enum RemoteState: Equatable, Sendable {
         case .notAuthorized?, .redirectRefused?:
             contact.lastContact = summary.finishedAt
             contact.unreachableSince = nil
-        case .offline?, .cancelled?, .tokenCommandFailed?:
+        case .offline?, .cancelled?, .tokenCommandFailed?, .plainHTTPRefused?:
             break
         case nil:
             contact.lastContact = summary.finishedAt
@@ -57,7 +57,7 @@ enum RemoteState: Equatable, Sendable {
             return .failing(since: contact.unreachableSince ?? contact.lastContact ?? Date())
         case .notAuthorized?, .tokenCommandFailed?:
             return .notAuthorized
-        case .redirectRefused?:
+        case .redirectRefused?, .plainHTTPRefused?:
             return .redirected
         case .offline?, .cancelled?, nil:
             guard let last = contact.lastContact else { return .notContacted }

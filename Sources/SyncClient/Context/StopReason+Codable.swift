@@ -5,7 +5,7 @@ extension StopReason {
     private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds, command }
 
     /// `unreachable`, `connectionLost`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
-    /// `redirectRefused`, `tokenCommandFailed`, `certificateRefused`.
+    /// `redirectRefused`, `tokenCommandFailed`, `certificateRefused`, `plainHTTPRefused`.
     public var kind: String {
         switch self {
         case .offline: "offline"
@@ -20,6 +20,7 @@ extension StopReason {
         case .redirectRefused: "redirectRefused"
         case .tokenCommandFailed: "tokenCommandFailed"
         case .certificateRefused: "certificateRefused"
+        case .plainHTTPRefused: "plainHTTPRefused"
         }
     }
 
@@ -39,6 +40,7 @@ extension StopReason {
         case "notAuthorized": self = .notAuthorized(status: status, message: detail)
         case "cancelled": self = .cancelled
         case "redirectRefused": self = .redirectRefused(to: detail)
+        case "plainHTTPRefused": self = .plainHTTPRefused(host: detail)
         case "certificateRefused":
             self = .certificateRefused(
                 host: try container.decodeIfPresent(String.self, forKey: .command) ?? "", detail: detail)
@@ -54,7 +56,8 @@ extension StopReason {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         switch self {
-        case .unreachable(let detail), .connectionLost(let detail), .redirectRefused(let detail):
+        case .unreachable(let detail), .connectionLost(let detail), .redirectRefused(let detail),
+            .plainHTTPRefused(let detail):
             try container.encode(detail, forKey: .detail)
         case .serverError(let status, let detail), .notAuthorized(let status, let detail):
             try container.encode(status.code, forKey: .status)

@@ -19,6 +19,9 @@ public struct SyncConfiguration: Sendable {
     /// A PEM file of CAs to trust besides the system's (`--ca-file`), for a service with a
     /// certificate of your own CA or a development certificate.
     public var caFile: String?
+    /// Sends the key and the token in plain HTTP to another machine too (`--allow-plain-http`);
+    /// refused by default, as anyone on the way could read them. Loopback is always allowed.
+    public var allowPlainHTTP = false
     /// Longest wait, in seconds, for the next byte of an answer (its head or any part of its body);
     /// 30 by default. A service that stops sending ends the request with ``StopReason/stalled(seconds:)``.
     public var idleTimeout: TimeInterval

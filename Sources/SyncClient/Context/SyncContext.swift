@@ -37,6 +37,8 @@ public actor SyncContext {
     nonisolated let tokenSupply: TokenSupply?
     /// CAs trusted besides the system's (``SyncConfiguration/caFile``).
     nonisolated let caFile: String?
+    /// See ``SyncConfiguration/allowPlainHTTP``.
+    nonisolated let allowPlainHTTP: Bool
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
     public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
     /// The protocol in use; nil while `auto` has not asked the service yet.
@@ -81,6 +83,7 @@ public actor SyncContext {
         credentialsFile = CredentialsFile(store: path)
         tokenSupply = configuration.authTokenCommand.map { TokenSupply($0) }
         caFile = configuration.caFile
+        allowPlainHTTP = configuration.allowPlainHTTP
         var credentials = try Self.moveCredentials(out: store, into: credentialsFile)
         if let key = configuration.applicationKey { credentials.applicationKey = key.isEmpty ? nil : key }
         if let token = configuration.authToken { credentials.authToken = token.isEmpty ? nil : token }
@@ -124,7 +127,7 @@ public actor SyncContext {
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
-                authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile,
+                authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP,
                 idleTimeout: configuration.idleTimeout,
                 requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
@@ -224,7 +227,7 @@ public actor SyncContext {
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
-                tokenSupply: tokenSupply, caFile: caFile, idleTimeout: idleTimeout,
+                tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
                 requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
         }
         return change

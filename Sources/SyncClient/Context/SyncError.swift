@@ -132,6 +132,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The service's TLS certificate was refused: not signed by a trusted CA, for another host, or
     /// expired. Nothing was sent.
     case certificateRefused(host: String, detail: String)
+    /// The key or the token would have gone in plain HTTP to a machine that is not this one: refused
+    /// (anyone on the way could read it) unless ``SyncConfiguration/allowPlainHTTP``.
+    case plainHTTPRefused(host: String)
     /// The server redirected to another origin (or a write anywhere): not followed, so neither the
     /// key nor the token nor the data went there. Carries the target.
     case redirectRefused(to: String)
@@ -165,6 +168,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
             "The certificate of \(host) is not trusted (\(detail)), so nothing was sent; your changes are kept. If "
                 + "the service uses a CA of your own, give its certificate with --ca-file; check that the address "
                 + "names the host its certificate is for."
+        case .plainHTTPRefused(let host):
+            "Not sent: the application key or the sign-in token would go to \(host) in plain HTTP, readable by anyone "
+                + "on the way. Use the service's https:// address, or, on a network you trust, --allow-plain-http."
         case .tokenCommandFailed(let command, let detail):
             "The token command `\(command)` gave no sign-in token: \(detail). Your changes are kept; fix the "
                 + "command (--auth-token-command) and sync again."

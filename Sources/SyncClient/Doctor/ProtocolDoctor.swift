@@ -28,6 +28,8 @@ public struct ProtocolDoctor: Sendable {
         public var requestTimeout: TimeInterval
         /// CAs trusted besides the system's (`--ca-file`).
         public var caFile: String?
+        /// Sends the key in plain HTTP to another machine too (`--allow-plain-http`).
+        public var allowPlainHTTP = false
 
         /// Options with the sync engine's deadlines shortened for a diagnosis (10 s idle, 30 s per exchange).
         public init(
@@ -60,6 +62,7 @@ public struct ProtocolDoctor: Sendable {
     public func run(progress: @Sendable (DoctorResult) -> Void = { _ in }) async -> DoctorReport {
         let transport = HTTPTransport(
             baseURL: options.url, applicationKey: options.applicationKey, caFile: options.caFile,
+            allowPlainHTTP: options.allowPlainHTTP,
             idleTimeout: options.idleTimeout,
             requestTimeout: options.requestTimeout)
         let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"

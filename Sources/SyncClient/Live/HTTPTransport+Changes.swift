@@ -32,6 +32,7 @@ extension HTTPTransport {
             request.headers.add(name: ProtocolHeader.applicationKey.rawName, value: applicationKey)
         }
         let token = try await currentToken()
+        try checkPlainHTTP(sendsSecret: token != nil || applicationKey.map { !$0.isEmpty } == true)
         if let authField = authField(token) {
             request.headers.add(name: authField.name.rawName, value: authField.value)
         }

@@ -49,6 +49,8 @@ final class HTTPTransport: Sendable {
     let tokenSupply: TokenSupply?
     /// A PEM file of CAs trusted besides the system's (`--ca-file`).
     let caFile: String?
+    /// Lets the key and the token go in plain HTTP to another machine (`--allow-plain-http`).
+    let allowPlainHTTP: Bool
     let base: String
     private let idleTimeout: TimeInterval
     private let requestTimeout: TimeInterval
@@ -64,10 +66,12 @@ final class HTTPTransport: Sendable {
 
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
-        tokenSupply: TokenSupply? = nil, caFile: String? = nil, idleTimeout: TimeInterval,
-        requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
+        tokenSupply: TokenSupply? = nil, caFile: String? = nil, allowPlainHTTP: Bool = false,
+        idleTimeout: TimeInterval, requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2,
+        recorder: FlightRecorder? = nil
     ) {
         self.caFile = caFile
+        self.allowPlainHTTP = allowPlainHTTP
         self.tableProtocol = tableProtocol
         self.authStyle = authStyle
         self.tokenSupply = tokenSupply
@@ -129,7 +133,8 @@ final class HTTPTransport: Sendable {
     func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
-            tokenSupply: tokenSupply, caFile: caFile, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+            tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
+            requestTimeout: requestTimeout,
             tableProtocol: tableProtocol, recorder: recorder)
     }
 
@@ -137,8 +142,18 @@ final class HTTPTransport: Sendable {
     func signedIn(token: String?, style: AuthStyle?) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
-            tokenSupply: tokenSupply, caFile: caFile, idleTimeout: idleTimeout, requestTimeout: requestTimeout,
+            tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
+            requestTimeout: requestTimeout,
             tableProtocol: tableProtocol, recorder: recorder)
+    }
+
+    /// Refuses to send a secret in plain HTTP to another machine than this one.
+    func checkPlainHTTP(sendsSecret: Bool) throws(SyncError) {
+        guard sendsSecret, !allowPlainHTTP, baseURL.scheme?.lowercased() == "http" else { return }
+        let host = (baseURL.host ?? "").lowercased()
+        // 0.0.0.0 and :: are this machine too (a service bound to every interface, reached as such).
+        let loopback = ["localhost", "::1", "[::1]", "0.0.0.0", "::", "[::]"].contains(host) || host.hasPrefix("127.")
+        if !loopback { throw .stopped(.plainHTTPRefused(host: host)) }
     }
 
     /// The token to send now: the command's (run if need be), else the saved one.
@@ -176,6 +191,7 @@ final class HTTPTransport: Sendable {
             text += "?" + query.map { Self.encode($0.0) + "=" + Self.encode($0.1) }.joined(separator: "&")
         }
         var token = try await currentToken()
+        try checkPlainHTTP(sendsSecret: token != nil || applicationKey.map { !$0.isEmpty } == true)
         var renewed = false
         for _ in 0...RedirectPolicy.maximumHops {
             var reply = try await exchange(
