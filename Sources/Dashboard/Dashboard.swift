@@ -49,7 +49,7 @@ public final class Dashboard: Sendable {
     /// The dashboard's address, such as `http://127.0.0.1:8080`.
     public var url: String { server.url }
     /// The address to give a browser: a wildcard bind is named by this machine's address.
-    public var browserURL: String { BrowserAddress.url(host: server.host, port: server.port) }
+    public var browserURL: String { BrowserAddress.url(host: server.host, port: server.port, scheme: server.scheme) }
 
     private init(
         server: HTTPServer, context: SyncContext, sync: BackgroundSync, autoSync: AutoSync?, doctorRuns: DoctorRuns,
@@ -57,7 +57,8 @@ public final class Dashboard: Sendable {
     ) {
         self.access = access
         signInLink = access.map {
-            BrowserAddress.url(host: server.host, port: server.port) + SignInController.path + "?token="
+            BrowserAddress.url(host: server.host, port: server.port, scheme: server.scheme) + SignInController.path
+                + "?token="
                 + $0.makeLink(for: .operator)
         }
         self.server = server
@@ -101,7 +102,7 @@ public final class Dashboard: Sendable {
                     pushWindow: settings.settings.pushWindow ?? SyncConfiguration.defaultPushWindow,
                     tableProtocol: settings.settings.tableProtocol ?? .auto)
                 sync.authTokenCommand = configuration.authTokenCommand
-                sync.caFile = configuration.caFile
+                sync.caFile = configuration.caFile ?? configuration.tlsCertificateFile
                 sync.allowPlainHTTP = configuration.allowPlainHTTP
                 return sync
             }())
@@ -166,7 +167,7 @@ public final class Dashboard: Sendable {
         router.get("/public/*") { request in try files.respond(request) }
         if let access {
             SignInController(
-                access: access, templates: templates, flashes: sessions, secure: false,
+                access: access, templates: templates, flashes: sessions, secure: configuration.tls != nil,
                 browserURL: { browserAddress.withLock { $0 } }
             ).addRoutes(to: &router)
         }
@@ -190,14 +191,14 @@ public final class Dashboard: Sendable {
         MetricsController(context: context, metrics: metrics).addRoutes(to: &router)
         SupportBundleController(environment: environment).addRoutes(to: &router)
 
-        let server = try HTTPServer(
-            configuration: .init(
-                host: configuration.host, port: configuration.port,
-                heartbeatInterval: configuration.heartbeatInterval),
-            responder: router.buildResponder()
-        )
-        address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port) }
-        browserAddress.withLock { $0 = BrowserAddress.url(host: configuration.host, port: server.port) }
+        var listen = HTTPServer.Configuration(
+            host: configuration.host, port: configuration.port, heartbeatInterval: configuration.heartbeatInterval)
+        listen.tls = configuration.tls
+        let server = try HTTPServer(configuration: listen, responder: router.buildResponder())
+        address.withLock { $0 = Self.clientURL(host: configuration.host, port: server.port, scheme: server.scheme) }
+        browserAddress.withLock {
+            $0 = BrowserAddress.url(host: configuration.host, port: server.port, scheme: server.scheme)
+        }
         let dashboard = Dashboard(
             server: server, context: context, sync: sync, autoSync: autoSync, doctorRuns: doctorRuns,
             live: environment.live, metrics: metrics, access: access)
@@ -228,16 +229,17 @@ public final class Dashboard: Sendable {
         case nil:
             break
         }
-        try await RemoteSetting(context: context, settings: settings, embeddedURL: embeddedURL)
-            .apply(remote: remote, applicationKey: key, onSwitch: configuration.onRemoteSwitch)
+        try await RemoteSetting(
+            context: context, settings: settings, embeddedURL: embeddedURL, embeddedKey: access?.embeddedKey
+        ).apply(remote: remote, applicationKey: key, onSwitch: configuration.onRemoteSwitch)
     }
 
     /// The address this process uses to reach a server bound to `host` (a wildcard → loopback).
-    static func clientURL(host: String, port: Int) -> String {
+    static func clientURL(host: String, port: Int, scheme: String = "http") -> String {
         switch host {
-        case "0.0.0.0": "http://127.0.0.1:\(port)"
-        case "::": "http://[::1]:\(port)"
-        default: host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+        case "0.0.0.0": "\(scheme)://127.0.0.1:\(port)"
+        case "::": "\(scheme)://[::1]:\(port)"
+        default: host.contains(":") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
         }
     }
 

@@ -72,6 +72,12 @@ public struct DashboardConfiguration: Sendable {
     public var caFile: String?
     /// Lets the sync client send the key and the token in plain HTTP to another machine (`--allow-plain-http`).
     public var allowPlainHTTP = false
+    /// Serves HTTPS with this certificate and key (`--tls-cert`, `--tls-key`); the embedded service's
+    /// sync client then trusts `tlsCertificateFile` (or ``caFile``), so the certificate must name
+    /// 127.0.0.1 or the address bound.
+    public var tls: TLSIdentity?
+    /// The certificate file behind ``tls``, trusted by the dashboard's own sync client.
+    public var tlsCertificateFile: String?
     /// Tokens of `--access-token-file`, with their roles: off loopback they sign in as often as needed.
     public var accessTokens: [String: AccessRole] = [:]
     /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.

@@ -20,6 +20,8 @@ struct DashboardEnvironment: Sendable {
     let embeddedURL: @Sendable () -> String?
     /// Who may use the dashboard, when it asks who you are (bound off loopback).
     let access: SignInSessions?
+    /// The key the dashboard's own sync client shows its embedded service past ``AccessGate``.
+    var embeddedKey: String? { access?.embeddedKey }
 
     static let table = BackgroundSync.table
 

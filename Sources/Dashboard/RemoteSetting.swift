@@ -16,13 +16,16 @@ struct RemoteSetting: Sendable {
     let context: SyncContext
     let settings: SettingsFile
     let embeddedURL: @Sendable () -> String?
+    /// What the dashboard's own client sends the embedded service when the dashboard asks who you
+    /// are (see ``AccessGate``); nil on loopback.
+    var embeddedKey: String? = nil
 
     /// Points the store at `remote` (nil: the embedded service, if any) and saves the choice.
     @discardableResult
     func apply(remote: URL?, applicationKey: String?, onSwitch: RemoteSwitchChoice?) async throws -> RemoteChange {
         let embedded = remote == nil ? embeddedURL().flatMap(URL.init(string:)) : nil
         let change = try await context.setRemote(
-            url: remote ?? embedded, applicationKey: applicationKey,
+            url: remote ?? embedded, applicationKey: embedded == nil ? applicationKey : embeddedKey,
             service: embedded == nil ? nil : Self.embeddedService, onSwitch: onSwitch)
         var saved = settings.settings
         saved.remoteURL = remote?.absoluteString

@@ -132,7 +132,8 @@ struct SettingsChange: Sendable {
             var url: URL?
             if case .address(let address) = remote { url = address.url }
             change = try await RemoteSetting(
-                context: context, settings: environment.settings, embeddedURL: environment.embeddedURL
+                context: context, settings: environment.settings, embeddedURL: environment.embeddedURL,
+                embeddedKey: environment.embeddedKey
             ).apply(remote: url, applicationKey: applicationKey, onSwitch: onSwitch)
         }
         if let tables { try context.setSyncedTables(tables) }

@@ -4,14 +4,14 @@ import Foundation
 /// a wildcard (`0.0.0.0`, `::`) is replaced by this machine's first address that is not loopback
 /// (its host name when it has none).
 public enum BrowserAddress {
-    public static func url(host: String, port: Int) -> String {
+    public static func url(host: String, port: Int, scheme: String = "http") -> String {
         let shown: String
         switch host {
         case "0.0.0.0": shown = firstAddress(family: AF_INET) ?? ProcessInfo.processInfo.hostName
         case "::": shown = firstAddress(family: AF_INET6).map { "[\($0)]" } ?? ProcessInfo.processInfo.hostName
         default: shown = host.contains(":") ? "[\(host)]" : host
         }
-        return "http://\(shown):\(port)"
+        return "\(scheme)://\(shown):\(port)"
     }
 
     /// Whether `host` can be reached from this machine only.

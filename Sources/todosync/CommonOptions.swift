@@ -58,7 +58,7 @@ struct TransportSecurityOptions: ParsableArguments {
     }
 }
 
-/// `--tls-cert` and `--tls-key`: serve HTTPS (libmicrohttpd's own TLS).
+/// `--tls-cert` and `--tls-key`: serve HTTPS (libmicrohttpd's own TLS), on `serve` and the dashboard.
 struct TLSOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Serve HTTPS with this certificate (PEM, with its chain).", valueName: "file"))
     var tlsCert: String?

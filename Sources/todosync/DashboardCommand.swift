@@ -20,6 +20,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @OptionGroup var listen: ListenOptions
     @OptionGroup var allowedHosts: AllowedHostOptions
     @OptionGroup var access: AccessOptions
+    @OptionGroup var tls: TLSOptions
     @OptionGroup var resources: ResourceOptions
 
     @Option(help: "Folder for the local store, the embedded service's database and the settings.")
@@ -80,7 +81,7 @@ struct DashboardCommand: AsyncParsableCommand {
             pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
             autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
             authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }, caFile: trust.caFile,
-            allowPlainHTTP: trust.allowPlainHttp
+            allowPlainHTTP: trust.allowPlainHttp, tls: try tls.identity(), tlsCertificateFile: tls.tlsCert
         ).start()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
@@ -119,6 +120,8 @@ struct DashboardLauncher {
     var authTokenCommand: TokenCommand?
     var caFile: String?
     var allowPlainHTTP = false
+    var tls: TLSIdentity?
+    var tlsCertificateFile: String?
 
     func start() async throws -> Dashboard {
         var configuration = DashboardConfiguration(
@@ -133,6 +136,8 @@ struct DashboardLauncher {
         configuration.authTokenCommand = authTokenCommand
         configuration.caFile = caFile
         configuration.allowPlainHTTP = allowPlainHTTP
+        configuration.tls = tls
+        configuration.tlsCertificateFile = tlsCertificateFile
         do {
             return try await Dashboard.launch(configuration)
         } catch let error as HTTPServerError {

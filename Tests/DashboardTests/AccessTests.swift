@@ -182,6 +182,34 @@ import Testing
         await harness.stop()
     }
 
+    /// Over HTTPS (a CA made for the test): the session cookie is `Secure`, the printed link says
+    /// `https://`, and the dashboard's own sync reaches its embedded service through TLS too.
+    @Test func overHTTPSTheSessionCookieIsSecureAndTheEmbeddedServiceSyncs() async throws {
+        let folder = try TemporaryFolder()
+        let certificates = try TestCertificates(in: folder)
+        let certificateFile = folder.file("server.pem")
+        try certificates.server.certificate.write(toFile: certificateFile, atomically: true, encoding: .utf8)
+        let harness = try await TestDashboard { configuration in
+            configuration.host = "0.0.0.0"
+            configuration.accessTokens = [Self.operatorToken: .operator]
+            configuration.tls = certificates.server
+            configuration.caFile = certificates.caFile
+            configuration.tlsCertificateFile = certificateFile
+        }
+        #expect(harness.dashboard.signInLink?.hasPrefix("https://") == true)
+        let browser = BrowserClient(
+            base: "https://127.0.0.1:\(harness.dashboard.server.port)", caFile: certificates.caFile)
+        let signedIn = try await browser.send(.post, "/sign-in", form: ["token": Self.operatorToken, "next": "/"])
+        #expect(signedIn.status == 303 && signedIn.headers["set-cookie"]?.contains("; Secure") == true)
+        try harness.dashboard.context.table("todoitem").insert(["id": "over-tls", "text": "synced through TLS"])
+        let csrf = try await Self.csrfToken(browser)
+        #expect(try await browser.send(.post, "/sync", form: ["_csrf": csrf, "back": "/"]).status == 303)
+        await harness.dashboard.waitUntilIdle()
+        #expect(try harness.dashboard.context.operations().isEmpty)
+        #expect(harness.dashboard.context.lastSync?.stopReason == nil)
+        await harness.stop()
+    }
+
     @Test func onLoopbackNothingIsAsked() async throws {
         let harness = try await TestDashboard()
         #expect(harness.dashboard.signInLink == nil)

@@ -7,10 +7,12 @@ import HTTPTypes
 public final class BrowserClient: Sendable {
     /// The address paths are relative to, such as `http://127.0.0.1:8080`.
     public let base: String
-    private let http = TestHTTPClient(keepsCookies: true)
+    private let http: TestHTTPClient
 
-    public init(base: String) {
+    /// - Parameter caFile: CAs trusted besides the system's, for a dashboard speaking HTTPS.
+    public init(base: String, caFile: String? = nil) {
         self.base = base
+        http = TestHTTPClient(keepsCookies: true, caFile: caFile)
     }
 
     /// Sends a request to `base + path`, with `form` URL-encoded or `json` as the body.

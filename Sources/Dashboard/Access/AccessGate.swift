@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPTypes
+import SyncProtocol
 
 /// Asks who you are on a dashboard bound off loopback: every request but the sign-in page and
 /// the static files needs a session (pages are sent to sign in, everything else gets 401), and a
@@ -14,6 +15,12 @@ struct AccessGate: Middleware {
 
     func intercept(_ request: inout Request) throws -> Response? {
         if request.path == SignInController.path || request.path.hasPrefix("/public/") { return nil }
+        // The dashboard's own sync client, reaching the embedded service.
+        if request.path.hasPrefix("/tables"), let key = request.headers[ProtocolHeader.applicationKey],
+            CSRFProtection.constantTimeEquals(key, sessions.embeddedKey)
+        {
+            return nil
+        }
         guard let id = request.cookies[SignInSessions.cookieName], let role = sessions.role(ofSession: id) else {
             return Self.askWhoYouAre(request)
         }

@@ -18,6 +18,9 @@ public final class SignInSessions: Sendable {
     /// Sessions kept at most; beyond, the one closest to its end goes.
     static let maximumSessions = 10_000
     let now: @Sendable () -> Date
+    /// Random per process: the dashboard's own sync client sends it (as its application key) to
+    /// the embedded service's `/tables`, which no one else reaches without a session.
+    let embeddedKey = CSRFProtection.randomToken()
 
     private struct Grant {
         var role: AccessRole
