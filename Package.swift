@@ -120,7 +120,8 @@ let package = Package(
         .executableTarget(
             name: "client-bench",
             dependencies: [
-                "SyncClient", "TableService", "Storage", "SyncProtocol", .product(name: "GRDB", package: "GRDB.swift"),
+                "SyncClient", "TableService", "Storage", "SyncProtocol", "HTTPServer", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

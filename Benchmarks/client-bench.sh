@@ -4,7 +4,8 @@
 # queued inserts (default 10k), each also over Datasync v3,
 # with the floors measured in the same run (plain GETs of the same pages, prepared-statement inserts
 # of the same rows, plain sequential POSTs of the same bodies), and a push over a slow link (through
-# `todosync proxy --fault delay=25`) against the same POSTs sent one by one through it. Figures are
+# `todosync proxy --fault delay=25`) against the same POSTs sent one by one through it, and the pull
+# and push again over HTTPS against plain HTTP, alternating (`ONLY=tls` runs only that). Figures are
 # noisy: compare ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -42,6 +42,33 @@ let service = try TableService.start(
     .init(database: .sqlite(path: work + "/service.sqlite"), tables: ["todoitem", "floor"]), port: 0, quiet: true)
 let base = service.url
 
+// `ONLY=tls`: only the pull and push over HTTPS against plain HTTP (section e).
+if ProcessInfo.processInfo.environment["ONLY"] == "tls" {
+    line("seeding \(rowCount) rows…")
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<8 {
+            group.addTask {
+                for index in stride(from: worker, to: rowCount, by: 8) {
+                    var request = HTTPClientRequest(url: base + "/tables/todoitem")
+                    request.method = .POST
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.body = .bytes(
+                        ByteBuffer(string: #"{"id":"row-\#(index)","text":"task number \#(index) with some words"}"#))
+                    _ = try await HTTPClient.shared.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20)
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    service.stop()
+    for text in try await TLSRounds.run(
+        database: work + "/service.sqlite", rows: rowCount, pushes: pushCount, work: work)
+    {
+        line(text)
+    }
+    exit(0)
+}
+
 // `ONLY=wide`: only the 12-column pull and its floors (to profile it, e.g. under `perf record -g`).
 if ProcessInfo.processInfo.environment["ONLY"] == "wide" {
     line("seeding \(rowCount) rows of a 12-column table…")
@@ -414,3 +441,8 @@ line(
     "  2 % dropped: push \(slowCount) inserts, window \(window): \(ratio(dropsTime)) s in \(dropsPushes) push(es), "
         + "\(rate(slowCount, dropsTime)) ops/s, \(dropsArrived) on the service;  / lossless = "
         + "\(ratio(slowTime / dropsTime))   [target ≥ 0.8]")
+
+// e. Pull and push over HTTPS against plain HTTP (`TLSRounds`), on the (stopped) service's file.
+for text in try await TLSRounds.run(database: work + "/service.sqlite", rows: rowCount, pushes: pushCount, work: work) {
+    line(text)
+}
