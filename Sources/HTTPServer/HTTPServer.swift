@@ -56,13 +56,14 @@ public final class HTTPServer: Sendable {
         guard (0...65535).contains(configuration.port) else { throw .invalidPort(configuration.port) }
         let context = ServerContext(
             responder: responder, maxBodySize: configuration.maxBodySize,
-            streams: OpenStreams(heartbeatEvery: configuration.heartbeatInterval))
+            streams: OpenStreams(heartbeatEvery: configuration.heartbeatInterval),
+            tls: configuration.tls.map { DaemonStrings([$0.certificate, $0.key]) })
         var failure: Int32 = 0
         let opaque = Unmanaged.passUnretained(context).toOpaque()
         let started = todosync_mhd_start(
             configuration.host, UInt16(configuration.port), UInt32(max(0, configuration.threadPoolSize)),
             UInt32(max(1, configuration.connectionTimeout)), UInt32(max(1, configuration.connectionLimit)),
-            accessHandler, opaque, requestCompleted, opaque, configuration.tls?.certificate, configuration.tls?.key,
+            accessHandler, opaque, requestCompleted, opaque, context.tls?.pointers[0], context.tls?.pointers[1],
             &failure)
         guard let started else {
             switch failure {
@@ -134,13 +135,16 @@ public final class HTTPServer: Sendable {
     public var openEventStreams: Int { context.streams.count }
 
     /// A server dropped without ``stop(grace:)`` stops on a thread of its own: a deinit may run on a
-    /// cooperative thread, which must not wait there for the handlers it may be starving.
+    /// cooperative thread, which must not wait there for the handlers it may be starving. That
+    /// thread keeps the context alive until the daemon is gone: libmicrohttpd's threads hold it
+    /// unretained, and go on answering the connections still open until then.
     deinit {
         guard let handle = quiesce() else { return }
-        let parked = context.parked
+        let context = context
         Thread.detachNewThread {
-            parked.waitUntilNone(deadline: .now + .seconds(60))
+            context.parked.waitUntilNone(deadline: .now + .seconds(60))
             MHD_stop_daemon(handle.pointer)
+            withExtendedLifetime(context) {}
         }
     }
 }
@@ -186,9 +190,24 @@ private struct ConnectionHandle: @unchecked Sendable {
 }
 
 /// What the C callbacks need, reached through the `cls` pointer.
+/// Strings copied for libmicrohttpd, freed with the context that owns them (after the daemon stops).
+private final class DaemonStrings: Sendable {
+    nonisolated(unsafe) let pointers: [UnsafeMutablePointer<CChar>]
+
+    init(_ strings: [String]) {
+        pointers = strings.map { strdup($0)! }
+    }
+
+    deinit {
+        for pointer in pointers { free(pointer) }
+    }
+}
+
 private final class ServerContext: Sendable {
     let responder: Responder
     let maxBodySize: Int
+    /// The certificate and key as C strings, for as long as the daemon may read them.
+    let tls: DaemonStrings?
     /// Requests whose asynchronous handler runs, or whose connection is suspended for one and not
     /// yet taken back by libmicrohttpd; stopping the daemon with a connection still suspended would
     /// abort the process.
@@ -204,10 +223,11 @@ private final class ServerContext: Sendable {
         parked.remove()
     }
 
-    init(responder: Responder, maxBodySize: Int, streams: OpenStreams) {
+    init(responder: Responder, maxBodySize: Int, streams: OpenStreams, tls: DaemonStrings?) {
         self.responder = responder
         self.maxBodySize = maxBodySize
         self.streams = streams
+        self.tls = tls
     }
 }
 

@@ -60,6 +60,7 @@ import Testing
         #expect(try await reopened.push().pushed.count == 1)
         try await reopened.close()
         #expect(!Self.holds(Self.storeBytes(path), token))
+        await service.stop()
     }
 
     /// A store written by an earlier todosync kept both in its `__config`.

@@ -64,6 +64,8 @@ import Testing
         let other = try SyncContext(path: folder.file("other.sqlite"), configuration: configuration)
         try await other.table("todoitem").pull(queryId: "all")
         #expect(try other.table("todoitem").item(id: "a")?["text"] == "alice's")
+        await proxy.stop()
+        await service.stop()
     }
 
     @Test func eachProtocolsUsualStyleIsTheDefault() {
