@@ -47,7 +47,7 @@ struct DatasyncItemEndpoints: Sendable {
 
     func insert(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
         let table = try controller.tableName(request)
-        let changes = try controller.changes(request, .v3, table: table)
+        let changes = try controller.changes(request, .v3, table: table, inserting: true)
         let item = try await store.insert(into: table, changes, scope: scope)
         var response = controller.itemResponse(item, .v3, status: .created, request: request)
         if let location = location(of: item, request) { response.headers[.location] = location }

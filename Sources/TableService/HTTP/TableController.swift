@@ -13,6 +13,8 @@ struct TableController: Sendable {
     /// Checks `X-ZUMO-AUTH` when the service has sign-in configured.
     let verifier: TokenVerifier?
     let logger: Logger
+    /// Who writes, and which of them still send the old shape of a declared table.
+    let installations: InstallationRegistry
 
     /// What a request body runs with: its protocol style and the rows its caller may touch.
     typealias Body = @Sendable (Request, ProtocolStyle, RowScope) async throws(TableError) -> Response
@@ -150,7 +152,7 @@ struct TableController: Sendable {
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
         let table = try tableName(request)
-        let changes = try self.changes(request, style, table: table)
+        let changes = try self.changes(request, style, table: table, inserting: true)
         let item = try await store.insert(into: table, changes, scope: scope)
         return itemResponse(item, style, status: .created, request: request)
     }
@@ -193,9 +195,17 @@ struct TableController: Sendable {
 
     /// The body of a write read by the protocol's rules, its values checked against the table's
     /// declared columns.
-    func changes(_ request: Request, _ style: ProtocolStyle, table: String) throws(TableError) -> ItemChanges {
+    /// Fields under a renamed column's former name are stored under the new one, retired columns
+    /// are left out, and an insert gets the declared defaults of the columns it leaves out.
+    func changes(
+        _ request: Request, _ style: ProtocolStyle, table: String, inserting: Bool = false
+    ) throws(TableError) -> ItemChanges {
         var changes = try ItemChanges(body: request.body, style: style)
-        try configuration.schema.declaration(of: table)?.check(&changes.fields)
+        let declaration = configuration.schema.declaration(of: table)
+        let oldNames = declaration?.bringForward(&changes.fields) ?? []
+        if inserting { declaration?.addDefaults(to: &changes.fields) }
+        try declaration?.check(&changes.fields)
+        installations.wrote(request, table: table, oldNames: oldNames)
         return changes
     }
 

@@ -81,6 +81,14 @@ protocol TableStorage: Sendable {
     /// Up to `limit` rows of `table` (soft-deleted ones included), newest first.
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem])
 
+    /// The schema changes applied from `--schema` files, oldest first, with their backfills' progress.
+    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord]
+
+    /// Stamps the next batch of up to `limit` rows of `change`'s backfill (a new `updatedAt` and
+    /// `version` each, so incremental pull brings them), moving its cursor in the same
+    /// transaction; returns the rows stamped, fewer than `limit` once the backfill is done.
+    func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int
+
     /// Closes the store's connections (without waiting for them); it answers nothing afterwards.
     func close()
 }

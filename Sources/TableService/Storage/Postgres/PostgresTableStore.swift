@@ -58,9 +58,7 @@ final class PostgresTableStore: TableStorage {
         self.location = location
         self.clock = clock
         self.logger = logger
-        var configuration = PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: Self.tls(location.tls))
+        var configuration = Self.clientConfiguration(location)
         configuration.options.maximumConnections = location.poolSize
         if location.keepsConnectionsOpen {
             // No timers per statement (see `keepsConnectionsOpen`): every connection is a minimum
@@ -87,6 +85,13 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
+    /// The client configuration for `location` (its pool's sizes are the caller's).
+    static func clientConfiguration(_ location: PostgresLocation) -> PostgresClient.Configuration {
+        PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: Self.tls(location.tls))
+    }
+
     private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
         switch mode {
         case .disable: .disable
@@ -107,6 +112,9 @@ final class PostgresTableStore: TableStorage {
             try await opened()
         } catch let error as ServiceSchemaError {
             throw .invalidConfiguration(error.description)
+        } catch let error as PostgresTransactionError where error.closureError is ServiceSchemaError {
+            // A schema file refused inside the transaction that would have applied it.
+            throw .invalidConfiguration("\(error.closureError!)")
         } catch {
             throw .cannotOpenDatabase(
                 "PostgreSQL at \(location.displayURL) cannot be used: \(Self.describe(error)). "
