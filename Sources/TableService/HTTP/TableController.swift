@@ -55,7 +55,9 @@ struct TableController: Sendable {
         }
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
-            router.options(pattern) { request in self.cors.preflight(request) }
+            router.options(pattern) { request in
+                self.cors.preflight(request, allow: Self.allowedMethods(pattern, v3: ProtocolStyle.isV3(request)))
+            }
             // Clients of a JSON protocol get JSON for a method the protocol does not have.
             router.on(
                 .put, pattern,
@@ -79,6 +81,13 @@ struct TableController: Sendable {
             response = errorResponse(error, .v3, request: request)
         }
         return finish(request, response)
+    }
+
+    /// The methods of a table (`/tables/:table`) or item address in v3 (as its OpenAPI document
+    /// says) or v2, for `Allow`.
+    static func allowedMethods(_ pattern: String, v3: Bool) -> String {
+        guard pattern.hasSuffix(":id") else { return "GET,HEAD,POST" }
+        return v3 ? "GET,HEAD,PUT,DELETE" : "GET,HEAD,PATCH,DELETE,POST"
     }
 
     /// v2's answer to PUT, which it does not have.
