@@ -21,6 +21,8 @@ public actor SyncContext {
     nonisolated let monitor = SyncMonitor()
     /// Every exchange with the service, kept in the store (see ``exchanges(_:)``).
     nonisolated let recorder: FlightRecorder
+    /// This store's installation id (a UUID kept in the store), sent as `X-ZUMO-INSTALLATION-ID`.
+    public nonisolated let installationID: String
     /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
     let idleTimeout: TimeInterval
     let requestTimeout: TimeInterval
@@ -64,6 +66,7 @@ public actor SyncContext {
         store = try LocalStore(path: path, tables: described)
         queue = SyncOperationQueue(store: store)
         recorder = FlightRecorder(store: store)
+        installationID = try Self.installationID(of: store)
         idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
         defaultConflictPolicy = configuration.conflictPolicy
@@ -114,7 +117,8 @@ public actor SyncContext {
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: saved.key, authToken: saved.token, idleTimeout: configuration.idleTimeout,
-                requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
+                requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder,
+                installationID: installationID)
         }
     }
 
@@ -209,7 +213,8 @@ public actor SyncContext {
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
+                requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder,
+                installationID: installationID)
         }
         return change
     }
@@ -228,7 +233,8 @@ public actor SyncContext {
         transport = transport.map {
             HTTPTransport(
                 baseURL: $0.baseURL, applicationKey: $0.applicationKey, authToken: token, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, tableProtocol: $0.tableProtocol, recorder: recorder)
+                requestTimeout: requestTimeout, tableProtocol: $0.tableProtocol, recorder: recorder,
+                installationID: installationID)
         }
         monitor.authTokenHint = token.map(AuthTokenHint.init)
     }

@@ -51,14 +51,18 @@ final class HTTPTransport: Sendable {
     /// Where every exchange goes when it ends, with its secrets removed by `redaction`.
     private let recorder: FlightRecorder?
     private let redaction: Redaction
+    /// Sent as `X-ZUMO-INSTALLATION-ID`: this store's id, so the service can tell who is behind.
+    let installationID: String?
 
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     static let maximumBody = 64 << 20
 
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, idleTimeout: TimeInterval,
-        requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil
+        requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2, recorder: FlightRecorder? = nil,
+        installationID: String? = nil
     ) {
+        self.installationID = installationID
         self.tableProtocol = tableProtocol
         self.baseURL = baseURL
         self.applicationKey = applicationKey
@@ -106,7 +110,8 @@ final class HTTPTransport: Sendable {
     func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, idleTimeout: idleTimeout,
-            requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder)
+            requestTimeout: requestTimeout, tableProtocol: tableProtocol, recorder: recorder,
+            installationID: installationID)
     }
 
     /// `/tables/{table}` or `/tables/{table}/{id}`, each segment percent-encoded.
@@ -163,6 +168,7 @@ final class HTTPTransport: Sendable {
         ]
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }
         if let authToken { fields[ProtocolHeader.authToken] = authToken }
+        if let installationID { fields[ProtocolHeader.installationID] = installationID }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
         let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
