@@ -107,6 +107,35 @@ struct SchemaChangeTests {
         #expect(put.object?["text"] == nil)
     }
 
+    @Test("An app that read a row before the schema changed writes it with the version it read, without a conflict",
+        arguments: Backend.all)
+    func writeReadBeforeTheBackfillIsNoConflict(_ backend: Backend) async throws {
+        let (first, _) = try await Self.serverWithRows(backend, rows: 2)
+        let tags = [
+            try await first.send(.get, "/tables/todo/r0", headers: Self.v3).header("ETag"),
+            try await first.send(.get, "/tables/todo/r1", headers: Self.v3).header("ETag"),
+        ]
+        await first.started.stop()
+        defer { first.folder.remove() }
+        let server = try await TestServer(backend, sharing: first) { $0.schema = try! Self.schema(Self.schema2) }
+        defer { server.stopInBackground() }
+        await server.running.service.schemaBackfillsFinished()
+
+        var stale = Self.v3
+        stale[.ifMatch] = tags[0]
+        let put = try await server.send(
+            .put, "/tables/todo/r0", json: ["id": "r0", "text": "edited", "complete": true, "estimate": 0],
+            headers: stale)
+        #expect(put.status == 200, "\(put.text)")
+        #expect(put.object?["title"] as? String == "edited" && put.object?["priority"] as? Int == 3)
+        let again = try await server.send(
+            .put, "/tables/todo/r0", json: ["id": "r0", "text": "again"], headers: stale)
+        #expect(again.status == 412, "a version older than a real write is a conflict")
+        stale[.ifMatch] = tags[1]
+        let delete = try await server.send(.delete, "/tables/todo/r1", headers: stale)
+        #expect(delete.status == 204, "\(delete.text)")
+    }
+
     @Test("A retired column is left out of answers, writes to it are ignored, and its values stay stored",
         arguments: Backend.all)
     func retiredColumnIsHiddenAndKept(_ backend: Backend) async throws {

@@ -152,6 +152,7 @@ extension SyncContext {
                     .get, path, query: pageQuery, for: .pull(table: table.name, queryId: queryId, page: pageNumber))
             }
             try Self.checkPage(reply, table: table.name)
+            let renames = ColumnRenames(header: reply.headers[ProtocolHeader.renamedColumns])
             // The layout as the table is now: a column an earlier page brought is decoded in place.
             let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
             let (rows, count) = try layout.decode(reply.body)
@@ -175,6 +176,8 @@ extension SyncContext {
                 try await store.asyncWrite { db in
                     // A column this page brings is added by the transaction that stores the page.
                     if store.catalog.entry(table.name, for: db) == nil { try store.describe(db, table) }
+                    // A column the service renamed is renamed here first, so the page fills it.
+                    if !renames.isEmpty { _ = try store.followRenames(db, table.name, renames, queue: queue) }
                     let (table, rows) = try store.widen(db, table.name, forPulled: rows)
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))

@@ -146,8 +146,13 @@ struct TableController: Sendable {
         if declaration?.softDelete == false { options.includeDeleted = true }
         let query = try await store.compile(options, table: table, style: style, declaration: declaration, scope: scope)
         let page = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
-        return style.pageEnvelope.response(
+        var response = style.pageEnvelope.response(
             page, options: options, request: request, queryItems: queryItems, publicURL: configuration.publicURL)
+        // A client whose store still has a column under its former name renames it before storing the page.
+        if let renames = declaration?.renames, !renames.isEmpty {
+            response.headers[ProtocolHeader.renamedColumns] = renames.header
+        }
+        return response
     }
 
     private func read(

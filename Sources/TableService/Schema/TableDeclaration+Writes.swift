@@ -35,4 +35,13 @@ extension TableDeclaration {
         }
     }
 
+
+    /// The columns renamed from a former name, as pages announce them.
+    var renames: ColumnRenames {
+        var names: [String: String] = [:]
+        for column in columns where !column.retired {
+            if let former = column.renamedFrom { names[former] = column.name }
+        }
+        return ColumnRenames(names)
+    }
 }

@@ -23,6 +23,7 @@ extension StoredItem {
             case SystemColumn.deleted: deleted = try cell.decode(Bool.self)
             case RowScope.ownerColumn: continue
             case let name where name.hasPrefix(SchemaChangePlanner.retiredPrefix): continue
+            case BackfillMarker.column: continue
             default: fields.append(Field(name: cell.columnName, value: try Self.value(of: cell)))
             }
         }
@@ -92,6 +93,8 @@ extension ItemJSONEncoder {
                 case RowScope.ownerColumn:
                     roles.append(.skipped)
                 case let name where name.hasPrefix(SchemaChangePlanner.retiredPrefix):
+                    roles.append(.skipped)
+                case BackfillMarker.column:
                     roles.append(.skipped)
                 default:
                     var key = Array(",".utf8)

@@ -103,6 +103,8 @@ extension PostgresTableStore {
         else { return 0 }
         let table = SQLDialect.quoted(schema.name)
         let quoted = SQLDialect.quoted(column.name)
+        let marker = SQLDialect.quoted(BackfillMarker.column)
+        try await addBackfillMarker(to: schema.name)
         let clock = clock()
         let result: (count: Int, last: ChangeCursor?)
         do {
@@ -141,8 +143,15 @@ extension PostgresTableStore {
                     var binds = PostgresBindings()
                     binds.append(ids)
                     binds.append(first)
+                    // The marker keeps the version before the first backfill while no one writes the row.
+                    let stamp = "($2 + b.n - 1)"
+                    let before =
+                        "CASE WHEN split_part(\(table).\(marker), ' ', 1) = \(table).\"updatedAt\"::text "
+                        + "THEN substr(\(table).\(marker), strpos(\(table).\(marker), ' ') + 1) "
+                        + "ELSE \(table).\"version\" END"
                     var assignments =
-                        "\"updatedAt\" = $2 + b.n - 1, \"version\" = encode(int8send(($2 + b.n - 1)::bigint), 'base64')"
+                        "\"updatedAt\" = \(stamp), \"version\" = encode(int8send(\(stamp)::bigint), 'base64'), "
+                        + "\(marker) = \(stamp)::text || ' ' || \(before)"
                     if case .fill(let value) = rowChange {
                         switch SQLValue(value) {
                         case .null: binds.appendNull()
@@ -229,5 +238,35 @@ extension PostgresTableStore {
             counts.append(try rows.first?.decode(Int.self) ?? 0)
         }
         return SchemaChangeReport(plan) { counts[$0] }
+    }
+
+    /// Adds the hidden ``BackfillMarker/column`` to `table` once per process (under the schema
+    /// lock, as other column changes).
+    private func addBackfillMarker(to table: String) async throws(TableError) {
+        guard !markedTables.withLock({ $0.contains(table) }) else { return }
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "ALTER TABLE \(SQLDialect.quoted(table)) ADD COLUMN IF NOT EXISTS "
+                            + "\(SQLDialect.quoted(BackfillMarker.column)) text"), logger: self.logger)
+            }
+        } catch {
+            throw Self.tableError(error)
+        }
+        markedTables.withLock { _ = $0.insert(table) }
+    }
+
+    /// The version `current` had before backfills stamped it, when no one wrote it since (read
+    /// through `to_jsonb` so that a table without the marker column answers nil).
+    func versionBeforeBackfill(in table: String, _ current: StoredItem) async throws(TableError) -> String? {
+        var statement = PostgresStatement()
+        let quoted = SQLDialect.quoted(table)
+        statement.sql =
+            "SELECT to_jsonb(\(quoted).*) ->> '\(BackfillMarker.column)' FROM \(quoted) "
+            + "WHERE \"id\" = \(statement.bind(.text(current.id)))"
+        let markers = try await values(statement) { row in try row.decode(String?.self) }
+        return BackfillMarker(markers.first ?? nil)?.versionBefore(rowUpdatedAt: current.updatedAt)
     }
 }

@@ -84,22 +84,29 @@ extension SQLiteTableStore {
             let cursor: String = row[1] ?? ""
             let table = SQLDialect.quoted(schema.name)
             let quoted = SQLDialect.quoted(column.name)
-            let ids = try String.fetchAll(
+            let marker = SQLDialect.quoted(BackfillMarker.column)
+            try Self.addBackfillMarker(db, to: schema.name)
+            let rows = try Row.fetchAll(
                 db,
-                sql: "SELECT \"id\" FROM \(table) WHERE \"id\" > ? AND \(rowChange.condition(quoted)) "
-                    + "ORDER BY \"id\" LIMIT ?", arguments: [cursor, limit])
+                sql: "SELECT \"id\", \"updatedAt\", \"version\", \(marker) FROM \(table) WHERE \"id\" > ? "
+                    + "AND \(rowChange.condition(quoted)) ORDER BY \"id\" LIMIT ?", arguments: [cursor, limit])
+            let ids = rows.map { $0[0] as String }
             var last: ChangeCursor?
             if !ids.isEmpty {
                 let first = try self.nextTimestamp(db, schema, count: Int64(ids.count))
-                var assignments = ["\"updatedAt\" = ?", "\"version\" = ?"]
+                var assignments = ["\"updatedAt\" = ?", "\"version\" = ?", "\(marker) = ?"]
                 if let assignment = rowChange.assignment(quoted) { assignments.insert(assignment, at: 0) }
                 let statement = try db.makeStatement(
                     sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?")
-                for (offset, id) in ids.enumerated() {
+                for (offset, row) in rows.enumerated() {
                     let stamp = first + Int64(offset)
+                    let next = BackfillMarker.next(stamp: stamp, updatedAt: row[1], version: row[2], previous: row[3])
                     var arguments: [DatabaseValue] = []
                     if case .fill(let value) = rowChange { arguments.append(Self.databaseValue(SQLValue(value))) }
-                    arguments += [stamp.databaseValue, StoredItem.version(for: stamp).databaseValue, id.databaseValue]
+                    arguments += [
+                        stamp.databaseValue, StoredItem.version(for: stamp).databaseValue, next.text.databaseValue,
+                        (row[0] as String).databaseValue,
+                    ]
                     try statement.execute(arguments: StatementArguments(arguments))
                 }
                 last = ChangeCursor(updatedAt: first + Int64(ids.count) - 1, id: ids.last!)
@@ -115,6 +122,34 @@ extension SQLiteTableStore {
             changes.published(.init(table: change.table, cursor: last, owner: nil))
         }
         return stamped.count
+    }
+
+    /// Adds the hidden ``BackfillMarker/column`` to `table` unless it has it.
+    static func addBackfillMarker(_ db: Database, to table: String) throws {
+        guard try !hasBackfillMarker(db, table) else { return }
+        try db.execute(
+            sql: "ALTER TABLE \(SQLDialect.quoted(table)) ADD COLUMN \(SQLDialect.quoted(BackfillMarker.column)) TEXT")
+    }
+
+    static func hasBackfillMarker(_ db: Database, _ table: String) throws -> Bool {
+        try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLDialect.quoted(table)))").contains {
+            $0["name"] as String == BackfillMarker.column
+        }
+    }
+
+    func versionBeforeBackfill(in table: String, _ current: StoredItem) async throws(TableError) -> String? {
+        guard let schema = registry.schema(of: table) else { return nil }
+        return try readNow { db in try self.versionBeforeBackfill(db, schema, current) }
+    }
+
+    /// The version `current` had before backfills stamped it, when no one wrote it since.
+    func versionBeforeBackfill(_ db: Database, _ schema: TableSchema, _ current: StoredItem) throws -> String? {
+        guard try Self.hasBackfillMarker(db, schema.name) else { return nil }
+        let text = try String.fetchOne(
+            db,
+            sql: "SELECT \(SQLDialect.quoted(BackfillMarker.column)) FROM \(SQLDialect.quoted(schema.name)) "
+                + "WHERE \"id\" = ?", arguments: [current.id])
+        return BackfillMarker(text)?.versionBefore(rowUpdatedAt: current.updatedAt)
     }
 
     /// What `declarations` would change in the file at `path`, read without changing it (a

@@ -179,6 +179,15 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
+    /// Throws the 412 for an `If-Match` that is neither the row's version nor the one it had
+    /// before schema backfills stamped it.
+    private func checkIfMatch(_ db: Database, _ schema: TableSchema, _ ifMatch: String?, _ current: StoredItem) throws {
+        guard let ifMatch, ifMatch != current.version else { return }
+        guard try versionBeforeBackfill(db, schema, current) == ifMatch else {
+            throw TableError.preconditionFailed(current)
+        }
+    }
+
     /// Throws the 409 for an id already in the table: with the stored item when `scope` may see it.
     private func refuseExisting(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope) throws {
         if let existing = try fetch(db, schema, id: id, scope: scope) { throw TableError.alreadyExists(existing) }
@@ -194,7 +203,13 @@ final class SQLiteTableStore: TableStorage {
             guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
                 throw TableError.itemNotFound
             }
-            if let failure = check.failure(for: current) { throw failure }
+            if check.failure(for: current) != nil,
+                let failure = check.accepting(
+                    versionBeforeBackfill: try self.versionBeforeBackfill(db, schema, current)
+                ).failure(for: current)
+            {
+                throw failure
+            }
             try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
             var assignments = ["\"updatedAt\" = ?", "\"version\" = ?"]
@@ -219,7 +234,7 @@ final class SQLiteTableStore: TableStorage {
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
-            if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
+            try self.checkIfMatch(db, schema, ifMatch, current)
             if current.deleted == deleted { return current }
             let now = try self.nextTimestamp(db, schema)
             let statement = try db.cachedStatement(
@@ -236,7 +251,7 @@ final class SQLiteTableStore: TableStorage {
         return try await writeNow { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
-            if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
+            try self.checkIfMatch(db, schema, ifMatch, current)
             try db.cachedStatement(sql: "DELETE FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?")
                 .execute(arguments: [id])
             return current
