@@ -3,9 +3,11 @@ import SyncProtocol
 
 extension LocalStore {
     /// Follows the service's renamed columns in `table`, in the caller's write transaction: a
-    /// column the store holds under a former name (and not yet under the new one) is renamed in
-    /// place, values and type kept, and the queued changes of the table move with it. Returns the
-    /// table as the store now holds it.
+    /// column the store holds under a former name is renamed in place, values and type kept, and
+    /// the queued changes of the table move with it. When the store already has the new column
+    /// too (an answer to a push brought it before a page told of the rename), the former column's
+    /// values fill the new one's nulls and the former column goes. Returns the table as the store
+    /// now holds it.
     func followRenames(
         _ db: Database, _ table: String, _ renames: ColumnRenames, queue: SyncOperationQueue
     ) throws -> TableDescription {
@@ -13,19 +15,48 @@ extension LocalStore {
         var changed = false
         for (former, current) in renames.currentNames.sorted(by: { $0.key < $1.key }) {
             guard let index = description.columns.firstIndex(where: { $0.name == former }),
-                !description.columns.contains(where: { $0.name == current }), TableDescription.canBeColumn(current)
+                TableDescription.canBeColumn(current)
             else { continue }
+            if description.columns.contains(where: { $0.name == current }) {
+                try db.execute(
+                    sql: "UPDATE \(table.quotedSQLName) SET \(current.quotedSQLName) = \(former.quotedSQLName) "
+                        + "WHERE \(current.quotedSQLName) IS NULL")
+                description.columns.remove(at: index)
+                try dropColumn(db, former, of: description)
+            } else {
+                try db.execute(
+                    sql: "ALTER TABLE \(table.quotedSQLName) RENAME COLUMN \(former.quotedSQLName) "
+                        + "TO \(current.quotedSQLName)")
+                description.columns[index] = TableDescription.Column(current, description.columns[index].type)
+            }
             try db.execute(
-                sql: "ALTER TABLE \(table.quotedSQLName) RENAME COLUMN \(former.quotedSQLName) TO \(current.quotedSQLName)")
-            try db.execute(
-                sql: "UPDATE __columns SET columnName = ? WHERE tableName = ? AND columnName = ?",
-                arguments: [current, table, former])
-            description.columns[index] = TableDescription.Column(current, description.columns[index].type)
+                sql: "DELETE FROM __columns WHERE tableName = ? AND columnName = ?", arguments: [table, former])
             try queue.renameColumn(db, table: table, from: former, to: current)
             changed = true
         }
         guard changed else { return description }
+        try saveColumns(db, description)
         catalog.set(description, in: db)
         return description
+    }
+
+    /// Drops `column` from the local table of `table` (which no longer lists it): its flag index
+    /// and the list triggers and search index that name it go first.
+    private func dropColumn(_ db: Database, _ column: String, of table: TableDescription) throws {
+        try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)__\(column)".quotedSQLName)")
+        try ListIndex(table).create(in: db)
+        try db.execute(sql: "ALTER TABLE \(table.name.quotedSQLName) DROP COLUMN \(column.quotedSQLName)")
+    }
+
+    /// Saves the columns of `table` in `__columns` as they are now, and brings its list index
+    /// (triggers, search index) to them.
+    private func saveColumns(_ db: Database, _ table: TableDescription) throws {
+        try db.execute(sql: "DELETE FROM __columns WHERE tableName = ?", arguments: [table.name])
+        for (position, column) in table.columns.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO __columns (tableName, columnName, type, position) VALUES (?, ?, ?, ?)",
+                arguments: [table.name, column.name, column.type.rawValue, position])
+        }
+        try ListIndex(table).create(in: db)
     }
 }
