@@ -51,7 +51,10 @@ struct ServeCommand: AsyncParsableCommand {
                 """, valueName: "file"))
     var schema: String?
 
-    @Flag(help: "With --schema: print what the file would change (columns, rows to backfill, a time estimate), change nothing.")
+    @Flag(
+        help:
+            "With --schema: print what the file would change (columns, rows to backfill, a time estimate), change nothing."
+    )
     var plan = false
 
     @Option(

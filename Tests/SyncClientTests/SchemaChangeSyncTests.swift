@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Testing) import TableService
 import SyncProtocol
+@_spi(Testing) import TableService
 import TestSupport
 import Testing
 

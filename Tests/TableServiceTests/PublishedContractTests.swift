@@ -26,7 +26,9 @@ struct PublishedContractTests {
     func optionsAllowsTheDocumentedMethods() async throws {
         let server = try await TestServer(tables: ["todoitem"])
         defer { server.stopInBackground() }
-        for (target, path) in [("/tables/todoitem", "/tables/todoitem"), ("/tables/todoitem/a", "/tables/todoitem/{id}")] {
+        for (target, path) in [
+            ("/tables/todoitem", "/tables/todoitem"), ("/tables/todoitem/a", "/tables/todoitem/{id}"),
+        ] {
             let reply = try await server.send(.options, target, headers: Self.v3)
             #expect(reply.status == 200)
             let allowed = (reply.header("Allow") ?? "").split(separator: ",").map(String.init).sorted()
@@ -46,7 +48,9 @@ struct PublishedContractTests {
             #expect((reply.object?["error"] as? String)?.contains("__includeDeleted") == true, "\(reply.text)")
         }
         for value in ["true", "FALSE"] {
-            #expect(try await server.send(.get, "/tables/todoitem?__includedeleted=\(value)", headers: Self.v3).status == 200)
+            #expect(
+                try await server.send(.get, "/tables/todoitem?__includedeleted=\(value)", headers: Self.v3).status
+                    == 200)
         }
     }
 
@@ -75,7 +79,8 @@ struct PublishedContractTests {
         _ = try await server.send(.post, "/tables/todo", json: ["id": "a", "title": "x"], headers: Self.v3)
         let document = try await server.send(.get, "/openapi.json", headers: Self.v3).object
         let components = (document?["components"] as? [String: Any])?["schemas"] as? [String: Any]
-        let properties = try #require((components?["todo"] as? [String: Any])?["properties"] as? [String: [String: Any]])
+        let properties = try #require(
+            (components?["todo"] as? [String: Any])?["properties"] as? [String: [String: Any]])
         #expect(properties["title"] != nil)
         #expect(properties["priority"]?["default"] as? Int == 3)
         #expect(properties["text"]?["writeOnly"] as? Bool == true && properties["text"]?["deprecated"] as? Bool == true)

@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import SyncProtocol
-@testable @_spi(Testing) import TableService
 import TestSupport
 import Testing
+
+@testable @_spi(Testing) import TableService
 
 /// Schema changes in the `--schema` file, applied at start: defaults, renames, widened types and
 /// retired columns reach every row through incremental pull, old writers keep working, and a file
@@ -41,7 +42,8 @@ struct SchemaChangeTests {
         var newest = ""
         for index in 0..<rows {
             let reply = try await server.send(
-                .post, "/tables/todo", json: ["id": "r\(index)", "text": "t\(index)", "complete": false, "estimate": index],
+                .post, "/tables/todo",
+                json: ["id": "r\(index)", "text": "t\(index)", "complete": false, "estimate": index],
                 headers: v3)
             #expect(reply.status == 201, "\(reply.text)")
             newest = max(newest, reply.object?["updatedAt"] as? String ?? "")
@@ -74,12 +76,14 @@ struct SchemaChangeTests {
             #expect(row["priority"] as? Int == 3)
             #expect(row["text"] == nil, "the old name is not answered")
         }
-        let widened = try await second.send(.post, "/tables/todo", json: ["id": "w", "estimate": 1.5], headers: Self.v3)
+        let widened = try await second.send(
+            .post, "/tables/todo", json: ["id": "w", "estimate": 1.5], headers: Self.v3)
         #expect(widened.status == 201, "\(widened.text)")
         #expect(widened.object?["priority"] as? Int == 3, "an insert gets the default")
     }
 
-    @Test("An old client's writes under a renamed column's name are stored under the new one, and its PUT keeps the new column",
+    @Test(
+        "An old client's writes under a renamed column's name are stored under the new one, and its PUT keeps the new column",
         arguments: Backend.all)
     func oldClientsWritesAreBroughtForward(_ backend: Backend) async throws {
         let (first, _) = try await Self.serverWithRows(backend, rows: 2)
@@ -107,7 +111,8 @@ struct SchemaChangeTests {
         #expect(put.object?["text"] == nil)
     }
 
-    @Test("An app that read a row before the schema changed writes it with the version it read, without a conflict",
+    @Test(
+        "An app that read a row before the schema changed writes it with the version it read, without a conflict",
         arguments: Backend.all)
     func writeReadBeforeTheBackfillIsNoConflict(_ backend: Backend) async throws {
         let (first, _) = try await Self.serverWithRows(backend, rows: 2)
@@ -136,7 +141,8 @@ struct SchemaChangeTests {
         #expect(delete.status == 204, "\(delete.text)")
     }
 
-    @Test("A retired column is left out of answers, writes to it are ignored, and its values stay stored",
+    @Test(
+        "A retired column is left out of answers, writes to it are ignored, and its values stay stored",
         arguments: Backend.all)
     func retiredColumnIsHiddenAndKept(_ backend: Backend) async throws {
         let (first, _) = try await Self.serverWithRows(backend, rows: 1)
@@ -156,7 +162,8 @@ struct SchemaChangeTests {
         #expect(!page.text.contains("complete"), "\(page.text)")
     }
 
-    @Test("A schema file that narrows a type or renames onto an existing column is refused with its line, changing nothing",
+    @Test(
+        "A schema file that narrows a type or renames onto an existing column is refused with its line, changing nothing",
         arguments: Backend.all)
     func refusedSchemaChangesNameTheLineAndChangeNothing(_ backend: Backend) async throws {
         let widened = Self.schema1.replacingOccurrences(of: #""estimate": "integer""#, with: #""estimate": "number""#)

@@ -38,7 +38,8 @@ final class InstallationRegistry: Sendable {
             var installation = all[id] ?? Installation(id: id, lastWrite: now, oldNames: [:])
             installation.lastWrite = now
             for name in oldNames { installation.oldNames["\(table).\(name)"] = now }
-            if all[id] == nil, all.count >= Self.limit, let oldest = all.values.min(by: { $0.lastWrite < $1.lastWrite }) {
+            if all[id] == nil, all.count >= Self.limit, let oldest = all.values.min(by: { $0.lastWrite < $1.lastWrite })
+            {
                 all[oldest.id] = nil
             }
             all[id] = installation

@@ -47,7 +47,9 @@ enum SchemaChangePlanner {
         _ recorded: [SchemaChangeRecord], _ now: Int64, into plan: inout Plan
     ) throws(ServiceSchemaError) {
         let place = "Table '\(tableName)', column '\(column.name)'"
-        func record(_ kind: SchemaChangeRecord.Kind, _ detail: String, backfill: SchemaChangeRecord.Backfill)
+        func record(
+            _ kind: SchemaChangeRecord.Kind, _ detail: String, backfill: SchemaChangeRecord.Backfill
+        )
             -> SchemaChangeRecord
         {
             SchemaChangeRecord(

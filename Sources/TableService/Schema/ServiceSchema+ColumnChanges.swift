@@ -17,7 +17,8 @@ extension ServiceSchema {
             throw ServiceSchemaError("\(place): unknown setting '\(key)'; use type, default, renamedFrom and retired.")
         }
         guard let typeValue = settings["type"] else {
-            throw ServiceSchemaError("\(place): give the column's type, such as {\"type\": \"integer\", \"default\": 3}.")
+            throw ServiceSchemaError(
+                "\(place): give the column's type, such as {\"type\": \"integer\", \"default\": 3}.")
         }
         var declared = TableDeclaration.DeclaredColumn(name: column, type: try type(typeValue, table: table, column))
         if let value = settings["default"], value != .null {

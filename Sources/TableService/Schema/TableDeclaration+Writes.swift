@@ -35,7 +35,6 @@ extension TableDeclaration {
         }
     }
 
-
     /// The columns renamed from a former name, as pages announce them.
     var renames: ColumnRenames {
         var names: [String: String] = [:]

@@ -72,7 +72,9 @@ extension SQLiteTableStore {
     /// transaction; the rows stamped (fewer than `limit` when the backfill is done).
     func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int {
         let stamped: (count: Int, last: ChangeCursor?) = try await writeNow { db in
-            let key: [any DatabaseValueConvertible] = [change.table, change.column, change.kind.rawValue, change.detail]
+            let key: [any DatabaseValueConvertible] = [
+                change.table, change.column, change.kind.rawValue, change.detail,
+            ]
             let keyCondition = "\"tableName\" = ? AND \"columnName\" = ? AND \"kind\" = ? AND \"detail\" = ?"
             guard
                 let row = try Row.fetchOne(
