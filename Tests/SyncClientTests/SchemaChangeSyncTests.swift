@@ -83,11 +83,51 @@ struct SchemaChangeSyncTests {
             let item = try #require(try context.table("todo").item(id: "c0-0"))
             #expect(item["title"]?.stringValue == "edited 0 0" && item["text"] == nil, "the store follows: \(item)")
             #expect(try context.operations().isEmpty)
+            let changes = try context.columnChanges(of: "todo").columns
+            #expect(changes["title"] == .renamed(from: "text") && changes["priority"] == .added, "\(changes)")
         }
         let page = String(decoding: try await TableClient(base: new.url).send(.get, "/service").body, as: UTF8.self)
         for context in contexts {
             #expect(page.contains(context.installationID), "the service page names \(context.installationID)")
         }
         #expect(page.contains("todo.text"))
+    }
+
+    @Test func aPulledPageRenamesTheColumnInPlaceAfterTheQueuedChangeWentOut() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("service.sqlite")
+        let old = try await Self.service(Self.schema1, path: path)
+        _ = try await old.rest.insert(["id": "a", "text": "milk", "complete": false, "estimate": 1], table: "todo")
+        _ = try await old.rest.insert(["id": "b", "text": "bread", "complete": false, "estimate": 2], table: "todo")
+        let context = try SyncContext(
+            path: folder.file("client.sqlite"), tables: [TableDescription(name: "todo", columns: [])],
+            configuration: SyncConfiguration(remoteURL: old.endpoint, tableProtocol: .v3))
+        _ = try await context.table("todo").pull(queryId: "all")
+        let port = old.port
+        await old.stop()
+        _ = try context.table("todo").update(["id": "a", "text": "oat milk"])
+
+        let new = try await Self.service(Self.schema2, path: path, port: port)
+        defer { new.stopInBackground() }
+        await new.running.service.schemaBackfillsFinished()
+        // A pull pushes the table's queued change first, then stores the pages.
+        _ = try await context.table("todo").pull(queryId: "all")
+        let table = try context.description(of: "todo")
+        #expect(table.columnType("title") == .text && table.columnType("text") == nil, "renamed in place")
+        #expect(try context.table("todo").item(id: "b")?["title"]?.stringValue == "bread")
+        #expect(try context.table("todo").item(id: "a")?["title"]?.stringValue == "oat milk")
+        #expect(try context.operations().isEmpty)
+        let a = try #require(try await new.rest.get("todo", "a"))
+        #expect(a["title"]?.stringValue == "oat milk" && a["priority"] == .number(3), "\(a)")
+        #expect(try await context.verify("todo").differences.isEmpty)
+    }
+
+    @Test func queuedBodiesMoveFromAFormerColumnNameToTheNewOne() {
+        let rename = { (text: String) in SyncOperationQueue.renamingKey(in: text, from: "text", to: "title") }
+        #expect(rename(#"{"id":"a","text":"milk"}"#) == #"{"id":"a","title":"milk"}"#)
+        #expect(rename(#"[{"text":"x"},{"title":"kept","text":"old"}]"#) == #"[{"title":"x"},{"title":"kept"}]"#)
+        #expect(rename(#"["complete","text"]"#) == #"["complete","title"]"#)
+        #expect(rename("not json") == "not json")
     }
 }

@@ -152,7 +152,7 @@ extension SyncContext {
                     .get, path, query: pageQuery, for: .pull(table: table.name, queryId: queryId, page: pageNumber))
             }
             try Self.checkPage(reply, table: table.name)
-            let renames = ColumnRenames(header: reply.headers[ProtocolHeader.renamedColumns])
+            let columnChanges = ColumnChanges(header: reply.headers[ProtocolHeader.columnChanges])
             // The layout as the table is now: a column an earlier page brought is decoded in place.
             let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
             let (rows, count) = try layout.decode(reply.body)
@@ -179,9 +179,9 @@ extension SyncContext {
                     // A column the service renamed is renamed here first, so the page fills it (read
                     // again when that changed the table's layout).
                     var decoded = rows
-                    if !renames.isEmpty {
+                    if !columnChanges.isEmpty {
                         let before = try store.description(of: table.name, in: db)
-                        let after = try store.followRenames(db, table.name, renames, queue: queue)
+                        let after = try store.follow(db, table.name, columnChanges, queue: queue)
                         if after.columns != before.columns { decoded = try PageLayout(after).decode(body).0 }
                     }
                     let (table, rows) = try store.widen(db, table.name, forPulled: decoded)

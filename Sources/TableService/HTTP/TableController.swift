@@ -149,8 +149,8 @@ struct TableController: Sendable {
         var response = style.pageEnvelope.response(
             page, options: options, request: request, queryItems: queryItems, publicURL: configuration.publicURL)
         // A client whose store still has a column under its former name renames it before storing the page.
-        if let renames = declaration?.renames, !renames.isEmpty {
-            response.headers[ProtocolHeader.renamedColumns] = renames.header
+        if let changes = declaration?.columnChanges, !changes.isEmpty {
+            response.headers[ProtocolHeader.columnChanges] = changes.header
         }
         return response
     }

@@ -35,12 +35,18 @@ extension TableDeclaration {
         }
     }
 
-    /// The columns renamed from a former name, as pages announce them.
-    var renames: ColumnRenames {
-        var names: [String: String] = [:]
-        for column in columns where !column.retired {
-            if let former = column.renamedFrom { names[former] = column.name }
+    /// The columns the file added (with a default), renamed or retired, as pages announce them.
+    var columnChanges: ColumnChanges {
+        var changes: [String: ColumnChanges.Change] = [:]
+        for column in columns {
+            if column.retired {
+                changes[column.name] = .retired
+            } else if let former = column.renamedFrom {
+                changes[column.name] = .renamed(from: former)
+            } else if column.defaultValue != nil {
+                changes[column.name] = .added
+            }
         }
-        return ColumnRenames(names)
+        return ColumnChanges(changes)
     }
 }

@@ -2,18 +2,20 @@ import GRDB
 import SyncProtocol
 
 extension LocalStore {
-    /// Follows the service's renamed columns in `table`, in the caller's write transaction: a
+    /// Follows the service's column changes in `table`, in the caller's write transaction, and
+    /// keeps them for the Data page (``columnChanges(of:in:)``). For a renamed column: a
     /// column the store holds under a former name is renamed in place, values and type kept, and
     /// the queued changes of the table move with it. When the store already has the new column
     /// too (an answer to a push brought it before a page told of the rename), the former column's
     /// values fill the new one's nulls and the former column goes. Returns the table as the store
     /// now holds it.
-    func followRenames(
-        _ db: Database, _ table: String, _ renames: ColumnRenames, queue: SyncOperationQueue
+    func follow(
+        _ db: Database, _ table: String, _ changes: ColumnChanges, queue: SyncOperationQueue
     ) throws -> TableDescription {
+        try saveColumnChanges(db, table, changes)
         var description = try description(of: table, in: db)
         var changed = false
-        for (former, current) in renames.currentNames.sorted(by: { $0.key < $1.key }) {
+        for (former, current) in changes.renames.sorted(by: { $0.key < $1.key }) {
             guard let index = description.columns.firstIndex(where: { $0.name == former }),
                 TableDescription.canBeColumn(current)
             else { continue }
@@ -58,5 +60,20 @@ extension LocalStore {
                 arguments: [table.name, column.name, column.type.rawValue, position])
         }
         try ListIndex(table).create(in: db)
+    }
+
+    /// Where the store keeps the column changes the service announced for `table`.
+    static func columnChangesKey(_ table: String) -> String { "columnChanges." + table }
+
+    /// Saves the column changes the service announced for `table`, when they differ from those saved.
+    private func saveColumnChanges(_ db: Database, _ table: String, _ changes: ColumnChanges) throws {
+        let key = Self.columnChangesKey(table)
+        guard try config(db, key) != changes.header else { return }
+        try setConfig(db, key, changes.header)
+    }
+
+    /// The column changes the service last announced for `table` (none when it announced none).
+    func columnChanges(of table: String, in db: Database) throws -> ColumnChanges {
+        ColumnChanges(header: try config(db, Self.columnChangesKey(table)))
     }
 }
