@@ -99,7 +99,7 @@ let context = try SyncContext(
     configuration: SyncConfiguration(remoteURL: URL(string: running.url)!, tableProtocol: .v3))
 let clock = ContinuousClock()
 let pullStarted = clock.now
-_ = try await context.table("todo").pull(queryId: "all")
+_ = try await context.pull("todo", queryId: "all", settings: PullSettings(pageSize: 1000))
 let baselineRate = Double(rows) / seconds(clock.now - pullStarted)
 line("a. baseline: the client pulls \(rows) rows at \(format(baselineRate, 0)) rows/s")
 let writes = 2_000
@@ -119,7 +119,7 @@ let during = Task { try await writer(running.url, count: writes, prefix: "during
 // Pulls as the rows come; the last pull begins after the backfill ended.
 while true {
     let done = backfillDone.load(ordering: .acquiring)
-    _ = try await context.table("todo").pull(queryId: "all")
+    _ = try await context.pull("todo", queryId: "all", settings: PullSettings(pageSize: 1000))
     if done { break }
 }
 let changeRate = Double(rows) / seconds(clock.now - changeStarted)

@@ -166,8 +166,10 @@ extension PostgresTableStore {
                     }
                     try await connection.query(
                         PostgresQuery(
+                            // The condition again: a writer may have given the row a value since it was chosen.
                             unsafeSQL: "UPDATE \(table) SET \(assignments) FROM unnest($1::text[]) WITH ORDINALITY "
-                                + "AS b(id, n) WHERE \(table).\"id\" = b.id", binds: binds), logger: self.logger)
+                                + "AS b(id, n) WHERE \(table).\"id\" = b.id AND \(rowChange.condition("\(table).\(quoted)"))",
+                            binds: binds), logger: self.logger)
                     last = ChangeCursor(updatedAt: lastStamp, id: ids.last!)
                 }
                 let done = ids.count < limit ? "done" : "pending"
