@@ -130,4 +130,16 @@ struct SchemaChangeSyncTests {
         #expect(rename(#"["complete","text"]"#) == #"["complete","title"]"#)
         #expect(rename("not json") == "not json")
     }
+
+    @Test func theInstallationIdIsMadeOnceAndKeptWithTheStore() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let first = try SyncContext.temporary(in: folder)
+        let id = first.installationID
+        #expect(UUID(uuidString: id) != nil)
+        let again = try await first.reopened(at: folder.file("store.sqlite"), remote: unreachableURL)
+        #expect(again.installationID == id)
+        let other = try SyncContext.temporary(in: folder, name: "other.sqlite")
+        #expect(other.installationID != id)
+    }
 }
