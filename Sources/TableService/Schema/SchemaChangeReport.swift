@@ -37,7 +37,7 @@ public struct SchemaChangeReport: Sendable, CustomStringConvertible {
         for rename in renames { text += "  column renamed in place: \(rename)\n" }
         let seconds = estimatedSeconds
         text +=
-            "Rows to backfill: \(rowsToBackfill) (about \(seconds < 1 ? "under a second" : "\(Int(seconds.rounded(.up))) s") "
+            "Rows to backfill: \(rowsToBackfill) (\(seconds < 1 ? "under a second" : "about \(Int(seconds.rounded(.up))) s") "
             + "at \(Self.assumedRowsPerSecond) rows/s; writers are answered meanwhile, and every device receives "
             + "the new values through incremental pull).\nNothing was changed (--plan)."
         return text
