@@ -142,6 +142,14 @@ let package = Package(
             ],
             path: "Benchmarks/LiveBench"),
         .executableTarget(
+            name: "schema-bench",
+            dependencies: [
+                "SyncClient", "SyncProtocol", "TableService", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/SchemaBench"),
+        .executableTarget(
             name: "dashboard-bench",
             dependencies: [
                 "Dashboard", "SyncClient", "SyncProtocol", "TableService", "Views",

@@ -26,6 +26,9 @@ public enum ProtocolHeader {
     public static let applicationKey = HTTPField.Name("X-ZUMO-APPLICATION")!
     /// A signed-in user's token (a JWT), as Mobile Apps clients send it.
     public static let authToken = HTTPField.Name("X-ZUMO-AUTH")!
+    /// The installation (one app on one device) that sends a request, as the Mobile Apps and
+    /// Datasync clients send it: a UUID kept with the client's store.
+    public static let installationID = HTTPField.Name("X-ZUMO-INSTALLATION-ID")!
     /// The protocol version this project speaks.
     public static let currentVersion = "2.0.0"
 }

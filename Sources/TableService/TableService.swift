@@ -60,6 +60,11 @@ public final class TableService: Sendable {
         /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
+        /// Rows per batch of a schema change's backfill.
+        @_spi(Testing) public var backfillBatchSize = 500
+        /// The most backfill batches run after this start (the rest waits for the next start, as
+        /// after a SIGTERM); `nil`: all.
+        @_spi(Testing) public var backfillBatchesPerStart: Int?
         /// The most subscriptions the change channel (`/tables/{table}/$changes`) keeps open at
         /// once; more are answered 503 with `Retry-After`.
         public var maxSubscribers: Int
@@ -93,7 +98,11 @@ public final class TableService: Sendable {
     public let configuration: Configuration
     /// What `GET /metrics` of ``start(_:host:port:quiet:allowedHosts:logger:)`` shows.
     public let metrics = ServiceMetrics()
+    /// The installations (`X-ZUMO-INSTALLATION-ID`) that wrote, and the old column names they sent.
+    let installations: InstallationRegistry
     let store: any TableStorage
+    /// Stamps the rows that schema changes gave new values, in the background.
+    private let backfill: SchemaBackfill
     private let logger: Logger
     private let page: ServicePage?
     private let verifier: TokenVerifier?
@@ -125,6 +134,7 @@ public final class TableService: Sendable {
             throw .invalidConfiguration("The most subscribers (\(configuration.maxSubscribers)) cannot be negative.")
         }
         let clock = configuration.clock ?? Self.systemClock
+        installations = InstallationRegistry(clock: clock)
         let changes = ChangeFeed(limit: configuration.maxSubscribers)
         let store: any TableStorage
         switch configuration.database {
@@ -138,6 +148,9 @@ public final class TableService: Sendable {
                 declarations: configuration.schema.tables, logger: logger, changes: changes)
         }
         self.store = store
+        backfill = SchemaBackfill(
+            store: store, batchSize: configuration.backfillBatchSize,
+            maximumBatches: configuration.backfillBatchesPerStart, logger: logger)
         verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }
         // The page shows every user's rows: with sign-in it is served only behind the application key.
         if let folder = configuration.templatesFolder,
@@ -153,7 +166,7 @@ public final class TableService: Sendable {
                 configuration.pagePath.hasSuffix("/")
                 ? String(configuration.pagePath.dropLast()) : configuration.pagePath
             page = ServicePage(
-                store: store, templates: templates, base: base,
+                store: store, installations: installations, templates: templates, base: base,
                 csrfToken: configuration.csrfToken ?? CSRFProtection.randomToken(),
                 applicationKey: configuration.applicationKey, sessionToken: CSRFProtection.randomToken())
         } else {
@@ -169,7 +182,7 @@ public final class TableService: Sendable {
         TableController(
             store: store, configuration: configuration,
             cors: CORSPolicy(allowedOrigins: Set(configuration.allowedOrigins)),
-            verifier: verifier, logger: logger
+            verifier: verifier, logger: logger, installations: installations
         ).addRoutes(to: &router)
     }
 
@@ -181,12 +194,30 @@ public final class TableService: Sendable {
         if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
         if let reads = store.databaseReads { metrics.updateDatabaseReads(reads) }
         metrics.updateSubscribers(store.changes.subscriberCount)
+        let installations = installations.all()
+        metrics.updateInstallations(
+            total: installations.count, writingOldShape: installations.filter(\.writesOldShape).count)
         return PrometheusExposition.response(metrics.exposition())
     }
 
     /// Milliseconds since 1970 by the system clock.
     static let systemClock: @Sendable () -> Int64 = {
         Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// What `schema` would change in `database` (columns, rows to backfill, a time estimate),
+    /// read without changing anything; throws when the file would be refused at start.
+    public static func planSchemaChanges(
+        _ schema: ServiceSchema, database: Database, logger: Logger = Logger(label: "todosync.tables")
+    ) async throws(TableServiceError) -> SchemaChangeReport {
+        switch database {
+        case .sqlite(let path):
+            // In memory: planned against an empty database.
+            return try SQLiteTableStore.planSchemaChanges(path: path ?? "", declarations: schema.tables)
+        case .postgres(let location):
+            return try await PostgresTableStore.planSchemaChanges(
+                location: location, declarations: schema.tables, logger: logger)
+        }
     }
 
     /// Waits until the database is open and prepared; throws when it cannot be (a PostgreSQL
@@ -205,8 +236,14 @@ public final class TableService: Sendable {
     /// Subscriptions of the change channel open now.
     public var subscriberCount: Int { store.changes.subscriberCount }
 
+    /// Waits until the backfills of the schema changes applied at start are done (or stopped).
+    @_spi(Testing) public func schemaBackfillsFinished() async {
+        await backfill.finished()
+    }
+
     /// Closes the database connections (after the server that routes to the service has stopped).
     public func close() {
+        backfill.stop()
         store.changes.close()
         store.close()
     }

@@ -51,6 +51,12 @@ struct ServeCommand: AsyncParsableCommand {
                 """, valueName: "file"))
     var schema: String?
 
+    @Flag(
+        help:
+            "With --schema: print what the file would change (columns, rows to backfill, a time estimate), change nothing."
+    )
+    var plan = false
+
     @Option(
         help: ArgumentHelp(
             "Most clients subscribed to the change channel at once (more are answered 503 with Retry-After).",
@@ -138,6 +144,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let store = try location()
         let declared = try schemaFile()
+        if plan {
+            guard schema != nil else { throw ValidationError("--plan needs --schema FILE: the file to plan.") }
+            do {
+                print(try await TableService.planSchemaChanges(declared, database: store))
+            } catch {
+                throw ValidationError("--schema \(schema ?? ""): \(error)")
+            }
+            return
+        }
         let templates = try? resources.locate().templatesFolder
         let running: RunningTableService
         do {

@@ -94,6 +94,7 @@ struct DataController: Sendable {
         let context = environment.context
         let page = try storeCall { () throws(SyncError) in try context.listPage(table.name, query.request) }
         let view = ListView(table: table, preset: preset, csrf: environment.renderer.csrfToken)
+        let columnChanges = (try? context.columnChanges(of: table.name)) ?? ColumnChanges()
         let rows = page.items.map { item in
             view.row(item, operation: item[SystemColumn.id]?.stringValue.flatMap { page.operations[$0] })
         }
@@ -130,7 +131,11 @@ struct DataController: Sendable {
             addAction: preset.recordPath, tabs: tabs, hasTabs: !tabs.isEmpty, flagFilters: flags,
             searchable: table.columns.contains { $0.type == .text }, search: query.search,
             hidden: query.filterFields.map { .init(name: $0.name, value: $0.value) }, showsId: view.showsId,
-            columns: view.columns.map { .init(heading: $0.heading, type: $0.type, isNumber: $0.isNumber) },
+            columns: view.columns.map {
+                .init(
+                    heading: $0.heading, type: $0.type, isNumber: $0.isNumber,
+                    serviceChange: columnChanges.columns[$0.name]?.label)
+            },
             rows: environment.listRows.fragments(rows), hasRows: !rows.isEmpty, total: page.total,
             emptyMessage: emptyMessage(query), pager: pager,
             quickAdd: preset.labelColumn.map { column in

@@ -28,6 +28,9 @@ struct DataListPage: Encodable, Sendable {
         /// The store's type, shown beside the name (not with a preset's own headings).
         var type: String?
         var isNumber: Bool
+        /// What the service's schema did to the column ("renamed from text", "added by the
+        /// service", "retired by the service"), nil when nothing.
+        var serviceChange: String? = nil
     }
 
     /// The filter links of one true/false column.

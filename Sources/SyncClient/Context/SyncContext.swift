@@ -21,6 +21,8 @@ public actor SyncContext {
     nonisolated let monitor = SyncMonitor()
     /// Every exchange with the service, kept in the store (see ``exchanges(_:)``).
     nonisolated let recorder: FlightRecorder
+    /// This store's installation id (a UUID kept in the store), sent as `X-ZUMO-INSTALLATION-ID`.
+    public nonisolated let installationID: String
     /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
     let idleTimeout: TimeInterval
     let requestTimeout: TimeInterval
@@ -72,6 +74,7 @@ public actor SyncContext {
         store = try LocalStore(path: path, tables: described)
         queue = SyncOperationQueue(store: store)
         recorder = FlightRecorder(store: store)
+        installationID = try Self.installationID(of: store)
         idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
         defaultConflictPolicy = configuration.conflictPolicy
@@ -129,7 +132,8 @@ public actor SyncContext {
                 baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
                 authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP,
                 idleTimeout: configuration.idleTimeout,
-                requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
+                requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder,
+                installationID: installationID)
         }
     }
 
@@ -228,7 +232,8 @@ public actor SyncContext {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
                 tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder)
+                requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder,
+                installationID: installationID)
         }
         return change
     }

@@ -152,6 +152,7 @@ extension SyncContext {
                     .get, path, query: pageQuery, for: .pull(table: table.name, queryId: queryId, page: pageNumber))
             }
             try Self.checkPage(reply, table: table.name)
+            let columnChanges = ColumnChanges(header: reply.headers[ProtocolHeader.columnChanges])
             // The layout as the table is now: a column an earlier page brought is decoded in place.
             let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
             let (rows, count) = try layout.decode(reply.body)
@@ -170,12 +171,20 @@ extension SyncContext {
                 String(decoding: try JSONEncoder().encode(cursor.token), as: UTF8.self)
             }
             let predicate = query?.predicate
-            let (page, tokenAfter) = (result.pages, cursor.token)
+            let (page, tokenAfter, body) = (result.pages, cursor.token, reply.body)
             pendingWrite = Task.detached { [store, queue] in
                 try await store.asyncWrite { db in
                     // A column this page brings is added by the transaction that stores the page.
                     if store.catalog.entry(table.name, for: db) == nil { try store.describe(db, table) }
-                    let (table, rows) = try store.widen(db, table.name, forPulled: rows)
+                    // A column the service renamed is renamed here first, so the page fills it (read
+                    // again when that changed the table's layout).
+                    var decoded = rows
+                    if !columnChanges.isEmpty {
+                        let before = try store.description(of: table.name, in: db)
+                        let after = try store.follow(db, table.name, columnChanges, queue: queue)
+                        if after.columns != before.columns { decoded = try PageLayout(after).decode(body).0 }
+                    }
+                    let (table, rows) = try store.widen(db, table.name, forPulled: decoded)
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
                         throw SyncError.serviceFault(.rowOutsideQuery(table: table.name, rowId: outside))
                     }

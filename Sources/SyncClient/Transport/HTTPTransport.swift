@@ -60,6 +60,8 @@ final class HTTPTransport: Sendable {
     /// Where every exchange goes when it ends, with its secrets removed by `redaction`.
     private let recorder: FlightRecorder?
     private let redaction: Redaction
+    /// Sent as `X-ZUMO-INSTALLATION-ID`: this store's id, so the service can tell who is behind.
+    let installationID: String?
 
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     static let maximumBody = 64 << 20
@@ -68,8 +70,9 @@ final class HTTPTransport: Sendable {
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
         tokenSupply: TokenSupply? = nil, caFile: String? = nil, allowPlainHTTP: Bool = false,
         idleTimeout: TimeInterval, requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2,
-        recorder: FlightRecorder? = nil
+        recorder: FlightRecorder? = nil, installationID: String? = nil
     ) {
+        self.installationID = installationID
         self.caFile = caFile
         self.allowPlainHTTP = allowPlainHTTP
         self.tableProtocol = tableProtocol
@@ -135,7 +138,7 @@ final class HTTPTransport: Sendable {
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
             tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
             requestTimeout: requestTimeout,
-            tableProtocol: tableProtocol, recorder: recorder)
+            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID)
     }
 
     /// The same transport with another token or style.
@@ -144,7 +147,7 @@ final class HTTPTransport: Sendable {
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
             tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
             requestTimeout: requestTimeout,
-            tableProtocol: tableProtocol, recorder: recorder)
+            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID)
     }
 
     /// Refuses to send a secret in plain HTTP to another machine than this one.
@@ -231,6 +234,7 @@ final class HTTPTransport: Sendable {
         ]
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }
         if let authField = authField(token) { fields.append(authField) }
+        if let installationID { fields[ProtocolHeader.installationID] = installationID }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
         let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))

@@ -12,7 +12,6 @@ struct CORSPolicy: Sendable {
     let allowedOrigins: Set<WebOrigin>
 
     static let methods = "GET, PUT, PATCH, POST, DELETE, OPTIONS"
-    static let allow = "GET,HEAD,POST,PATCH,DELETE"
 
     /// Whether a page on `origin` (the request's `Origin`, such as `http://localhost:3000`) may
     /// make `request`: the service's own origin (the scheme, host and port the request was sent
@@ -23,10 +22,11 @@ struct CORSPolicy: Sendable {
         return allowedOrigins.contains(origin)
     }
 
-    /// The answer to `OPTIONS`: 200 with `Allow` (and the CORS headers for an allowed origin).
-    func preflight(_ request: Request) -> Response {
-        var response = Response.text(Self.allow)
-        response.headers[.allow] = Self.allow
+    /// The answer to `OPTIONS`: 200 with `Allow` (the methods of the address in the request's
+    /// protocol) and the CORS headers for an allowed origin.
+    func preflight(_ request: Request, allow: String) -> Response {
+        var response = Response.text(allow)
+        response.headers[.allow] = allow
         if let origin = request.headers[.origin], allows(origin, on: request) {
             response.headers[.accessControlAllowOrigin] = origin
             response.headers[.accessControlAllowMethods] = Self.methods

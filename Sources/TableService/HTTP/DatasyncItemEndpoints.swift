@@ -47,7 +47,7 @@ struct DatasyncItemEndpoints: Sendable {
 
     func insert(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
         let table = try controller.tableName(request)
-        let changes = try controller.changes(request, .v3, table: table)
+        let changes = try controller.changes(request, .v3, table: table, inserting: true)
         let item = try await store.insert(into: table, changes, scope: scope)
         var response = controller.itemResponse(item, .v3, status: .created, request: request)
         if let location = location(of: item, request) { response.headers[.location] = location }
@@ -65,7 +65,7 @@ struct DatasyncItemEndpoints: Sendable {
         }
         changes.id = nil
         var current = try await visibleItem(table, id, request, scope)
-        let preconditions = Preconditions(request)
+        let preconditions = try await self.preconditions(request, table, current)
         if let failure = preconditions.failure(writing: current) { throw failure }
         var expected = preconditions.expectedVersion(of: current)
         if current.deleted {
@@ -93,7 +93,7 @@ struct DatasyncItemEndpoints: Sendable {
         let id = try controller.itemID(request)
         guard let current = try await store.anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
         if current.deleted { throw .gone }
-        let preconditions = Preconditions(request)
+        let preconditions = try await self.preconditions(request, table, current)
         if let failure = preconditions.failure(writing: current) { throw failure }
         let expected = preconditions.expectedVersion(of: current)
         if controller.softDeletes(table) {
@@ -105,6 +105,17 @@ struct DatasyncItemEndpoints: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The request's conditional headers, an `If-Match` of the version `current` had before a
+    /// schema backfill stamped it counting as its own (looked up only when it does not match).
+    private func preconditions(
+        _ request: Request, _ table: String, _ current: StoredItem
+    ) async throws(TableError) -> Preconditions {
+        let preconditions = Preconditions(request)
+        guard let ifMatch = preconditions.ifMatch, !ifMatch.match(current) else { return preconditions }
+        return preconditions.accepting(
+            versionBeforeBackfill: try await store.versionBeforeBackfill(in: table, current), of: current)
+    }
 
     /// The item `id`, soft-deleted ones only with `__includedeleted=true` (else 410); 404 when missing.
     private func visibleItem(

@@ -42,12 +42,41 @@ enum OpenAPIDocument {
         ]
         for column in schema.userColumns {
             if let declared = declaration?.column(named: column.name) {
-                properties[column.name] = self.declared(declared.type)
+                properties[column.name] = self.declared(declared)
             } else {
                 properties[column.name] = dynamic(column.type)
             }
         }
+        // Names an older app may still send: accepted in writes, never answered.
+        for column in declaration?.columns ?? [] {
+            if let former = column.renamedFrom, properties[former] == nil {
+                properties[former] = formerName(
+                    column.type, "Renamed to '\(column.name)': a write under this name is stored there.")
+            }
+            if column.retired, properties[column.name] == nil {
+                properties[column.name] = formerName(column.type, "Retired: writes to it are ignored.")
+            }
+        }
         return ["type": "object", "properties": .object(properties)]
+    }
+
+    /// A declared column, with its default.
+    private static func declared(_ column: TableDeclaration.DeclaredColumn) -> JSONValue {
+        var schema = declared(column.type)
+        if let value = column.defaultValue, case .object(var members) = schema {
+            members["default"] = value
+            schema = .object(members)
+        }
+        return schema
+    }
+
+    /// A name writes may use but answers never have.
+    private static func formerName(_ type: DeclaredType, _ description: String) -> JSONValue {
+        guard case .object(var members) = declared(type) else { return declared(type) }
+        members["deprecated"] = true
+        members["writeOnly"] = true
+        members["description"] = .string(description)
+        return .object(members)
     }
 
     private static func declared(_ type: DeclaredType) -> JSONValue {
@@ -147,7 +176,7 @@ enum OpenAPIDocument {
             ],
             "post": [
                 "tags": [.string(table)],
-                "requestBody": ["content": json(reference(table))],
+                "requestBody": ["required": true, "content": json(reference(table))],
                 "responses": [
                     "201": ["description": "Created", "content": json(reference(table))],
                     "400": ["description": "Bad Request"],
@@ -173,7 +202,7 @@ enum OpenAPIDocument {
             ],
             "put": [
                 "tags": [.string(table)],
-                "requestBody": ["content": json(reference(table))],
+                "requestBody": ["required": true, "content": json(reference(table))],
                 "responses": [
                     "200": entity, "400": ["description": "Bad Request"], "404": ["description": "Not Found"],
                     "410": ["description": "Gone"], "412": conflict,

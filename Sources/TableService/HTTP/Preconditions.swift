@@ -50,6 +50,15 @@ struct Preconditions: Sendable, Equatable {
         ifModifiedSince = ifNoneMatch == nil ? request.headers[.ifModifiedSince].flatMap(HTTPDate.parse) : nil
     }
 
+    /// The headers with `before` (the version `current` had before schema backfills stamped it,
+    /// see ``BackfillMarker``) taken as `current`'s own in `If-Match`.
+    func accepting(versionBeforeBackfill before: String?, of current: StoredItem) -> Preconditions {
+        guard let before, case .versions(let versions) = ifMatch, versions.contains(before) else { return self }
+        var accepted = self
+        accepted.ifMatch = .versions(versions + [current.version])
+        return accepted
+    }
+
     /// Whether `current` changed after `date` (compared in whole seconds).
     private static func changed(_ current: StoredItem, after date: Int64) -> Bool {
         current.updatedAt / 1000 > date / 1000

@@ -80,12 +80,15 @@ enum ProtocolStyle: Equatable, Sendable {
 
     /// Finds the column a name in a query refers to. In the legacy style `__updatedAt` means the
     /// system column; in v2 a user column called `__version` is an ordinary column.
-    /// Columns declared in a schema file carry their declared type.
+    /// Columns declared in a schema file carry their declared type, and answer to a former name.
     func resolver(for schema: TableSchema, declaration: TableDeclaration? = nil) -> (String) -> Column? {
         let legacy = isLegacy
         return { name in
             if legacy, let system = Self.legacySystemColumn(name) { return schema.column(named: system) }
-            guard var column = schema.column(named: name) else { return nil }
+            // An old app's query may name a renamed column by its former name.
+            let renamed = declaration?.columns.first { $0.renamedFrom?.lowercased() == name.lowercased() }
+            guard var column = schema.column(named: name) ?? renamed.flatMap({ schema.column(named: $0.name) })
+            else { return nil }
             if !column.isSystem, let declared = declaration?.column(named: column.name) {
                 column.declared = declared.type
             }

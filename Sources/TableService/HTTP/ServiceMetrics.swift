@@ -100,6 +100,14 @@ public final class ServiceMetrics: Sendable {
     func updateDatabaseReads(_ total: Int) { databaseReads.bring(to: total) }
 
     /// `todosync_change_subscribers`: the change channel's subscriptions open now.
+    /// Sets `todosync_installations` (installations seen writing) and
+    /// `todosync_installations_writing_old_shape` (those still sending a renamed or retired
+    /// column's old name).
+    func updateInstallations(total: Int, writingOldShape: Int) {
+        CoreMetrics.Gauge(label: "todosync_installations", factory: factory).record(total)
+        CoreMetrics.Gauge(label: "todosync_installations_writing_old_shape", factory: factory).record(writingOldShape)
+    }
+
     func updateSubscribers(_ count: Int) {
         CoreMetrics.Gauge(label: "todosync_change_subscribers", factory: factory).record(count)
     }

@@ -13,6 +13,8 @@ struct TableController: Sendable {
     /// Checks `X-ZUMO-AUTH` when the service has sign-in configured.
     let verifier: TokenVerifier?
     let logger: Logger
+    /// Who writes, and which of them still send the old shape of a declared table.
+    let installations: InstallationRegistry
 
     /// What a request body runs with: its protocol style and the rows its caller may touch.
     typealias Body = @Sendable (Request, ProtocolStyle, RowScope) async throws(TableError) -> Response
@@ -53,7 +55,9 @@ struct TableController: Sendable {
         }
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
-            router.options(pattern) { request in self.cors.preflight(request) }
+            router.options(pattern) { request in
+                self.cors.preflight(request, allow: Self.allowedMethods(pattern, v3: ProtocolStyle.isV3(request)))
+            }
             // Clients of a JSON protocol get JSON for a method the protocol does not have.
             router.on(
                 .put, pattern,
@@ -77,6 +81,13 @@ struct TableController: Sendable {
             response = errorResponse(error, .v3, request: request)
         }
         return finish(request, response)
+    }
+
+    /// The methods of a table (`/tables/:table`) or item address in v3 (as its OpenAPI document
+    /// says) or v2, for `Allow`.
+    static func allowedMethods(_ pattern: String, v3: Bool) -> String {
+        guard pattern.hasSuffix(":id") else { return "GET,HEAD,POST" }
+        return v3 ? "GET,HEAD,PUT,DELETE" : "GET,HEAD,PATCH,DELETE,POST"
     }
 
     /// v2's answer to PUT, which it does not have.
@@ -135,8 +146,13 @@ struct TableController: Sendable {
         if declaration?.softDelete == false { options.includeDeleted = true }
         let query = try await store.compile(options, table: table, style: style, declaration: declaration, scope: scope)
         let page = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
-        return style.pageEnvelope.response(
+        var response = style.pageEnvelope.response(
             page, options: options, request: request, queryItems: queryItems, publicURL: configuration.publicURL)
+        // A client whose store still has a column under its former name renames it before storing the page.
+        if let changes = declaration?.columnChanges, !changes.isEmpty {
+            response.headers[ProtocolHeader.columnChanges] = changes.header
+        }
+        return response
     }
 
     private func read(
@@ -150,7 +166,7 @@ struct TableController: Sendable {
         _ request: Request, _ style: ProtocolStyle, _ scope: RowScope
     ) async throws(TableError) -> Response {
         let table = try tableName(request)
-        let changes = try self.changes(request, style, table: table)
+        let changes = try self.changes(request, style, table: table, inserting: true)
         let item = try await store.insert(into: table, changes, scope: scope)
         return itemResponse(item, style, status: .created, request: request)
     }
@@ -193,9 +209,17 @@ struct TableController: Sendable {
 
     /// The body of a write read by the protocol's rules, its values checked against the table's
     /// declared columns.
-    func changes(_ request: Request, _ style: ProtocolStyle, table: String) throws(TableError) -> ItemChanges {
+    /// Fields under a renamed column's former name are stored under the new one, retired columns
+    /// are left out, and an insert gets the declared defaults of the columns it leaves out.
+    func changes(
+        _ request: Request, _ style: ProtocolStyle, table: String, inserting: Bool = false
+    ) throws(TableError) -> ItemChanges {
         var changes = try ItemChanges(body: request.body, style: style)
-        try configuration.schema.declaration(of: table)?.check(&changes.fields)
+        let declaration = configuration.schema.declaration(of: table)
+        let oldNames = declaration?.bringForward(&changes.fields) ?? []
+        if inserting { declaration?.addDefaults(to: &changes.fields) }
+        try declaration?.check(&changes.fields)
+        installations.wrote(request, table: table, oldNames: oldNames)
         return changes
     }
 

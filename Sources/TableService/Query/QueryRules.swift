@@ -18,8 +18,9 @@ struct QueryRules: Sendable, Equatable {
     }
 
     var countOption: CountOption
-    /// Whether `__includeDeleted` must be `true` or `false` (v2: anything else is a 400), or is
-    /// "true" in any case to include deleted rows and ignored otherwise (v3).
+    /// Whether `__includeDeleted` must be `true` or `false` in any letter case (v2 and v3, whose
+    /// document declares it a boolean: anything else is a 400), or is "true" to include deleted
+    /// rows and ignored otherwise.
     var strictIncludeDeleted: Bool
     var defaultOrder: DefaultOrder
     /// Whether the `id` added after `$orderby` takes the last key's direction (v2) or is always
@@ -41,7 +42,7 @@ struct QueryRules: Sendable, Equatable {
 
     /// Datasync v3, as the CommunityToolkit server answers.
     static let datasync = QueryRules(
-        countOption: .count, strictIncludeDeleted: false, defaultOrder: .id, tieBreakFollowsLastKey: false,
+        countOption: .count, strictIncludeDeleted: true, defaultOrder: .id, tieBreakFollowsLastKey: false,
         maximumTop: 128_000, pageSizeCapsTop: true, probesNextRow: true)
 }
 

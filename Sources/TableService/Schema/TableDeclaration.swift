@@ -4,10 +4,19 @@ import SyncProtocol
 /// One table of a schema file: its declared columns and how it pages and deletes. Columns the
 /// file does not name stay dynamic (typed by their first value), as in undeclared tables.
 public struct TableDeclaration: Sendable, Equatable {
-    /// One declared column.
+    /// One declared column, and the changes the file makes to it.
     public struct DeclaredColumn: Sendable, Equatable {
         public let name: String
         let type: DeclaredType
+        /// The value rows that lack one get (`"default"`): new rows at insert, existing ones by a
+        /// backfill that goes out through the incremental pull.
+        var defaultValue: JSONValue? = nil
+        /// The column's former name (`"renamedFrom"`): writes under it are stored under ``name``.
+        var renamedFrom: String? = nil
+        /// Kept in the database, left out of answers; writes to it are ignored (`"retired": true`).
+        var retired = false
+        /// The line of the schema file that declares it, for messages (0 when unknown).
+        var line = 0
     }
 
     public let name: String
@@ -31,7 +40,7 @@ public struct TableDeclaration: Sendable, Equatable {
     /// One value of each declared column's stored type, in column order: what
     /// ``TableSchema/changes(for:)`` reads to create the columns (nothing is written).
     var typeWitnesses: [StoredItem.Field] {
-        columns.map { column in
+        columns.filter { !$0.retired }.map { column in
             let value: JSONValue =
                 switch column.type.storage {
                 case .number: .number(0)
@@ -99,14 +108,17 @@ public struct ServiceSchema: Sendable, Equatable {
         } catch {
             throw ServiceSchemaError("The schema is not a JSON object of tables (\(error.message)).")
         }
+        let lines = SchemaFileLines(data)
         var tables: [TableDeclaration] = []
         for (name, value) in members {
-            tables.append(try Self.table(name, value))
+            tables.append(try Self.table(name, value, lines: lines))
         }
         self.tables = tables
     }
 
-    private static func table(_ name: String, _ value: JSONValue) throws(ServiceSchemaError) -> TableDeclaration {
+    private static func table(
+        _ name: String, _ value: JSONValue, lines: SchemaFileLines
+    ) throws(ServiceSchemaError) -> TableDeclaration {
         guard TableService.isValidTableName(name) else {
             throw ServiceSchemaError(
                 "Table '\(name)': not a table name; use letters, digits and underscores, starting with a letter.")
@@ -145,14 +157,24 @@ public struct ServiceSchema: Sendable, Equatable {
                 throw ServiceSchemaError("Table '\(name)': columns must be an object of column name to type.")
             }
             for columnName in declared.keys.sorted() {
-                columns.append(.init(name: columnName, type: try type(declared[columnName]!, table: name, columnName)))
+                let line = lines.line(ofColumn: columnName, inTable: name)
+                var column: TableDeclaration.DeclaredColumn
+                do {
+                    column = try Self.column(declared[columnName]!, table: name, columnName)
+                } catch {
+                    throw ServiceSchemaError(error.description, line: line)
+                }
+                column.line = line
+                columns.append(column)
             }
+            try checkRenames(columns, table: name, lines: lines)
+
         }
         return TableDeclaration(
             name: name, pageSize: pageSize, softDelete: softDelete, putReplaces: putReplaces, columns: columns)
     }
 
-    private static func type(
+    static func type(
         _ value: JSONValue, table: String, _ column: String
     ) throws(ServiceSchemaError) -> DeclaredType {
         let place = "Table '\(table)', column '\(column)'"
@@ -205,11 +227,12 @@ public struct ServiceSchema: Sendable, Equatable {
     }
 }
 
-/// Why a schema file cannot be used; the message names the table and column.
+/// Why a schema file cannot be used; the message names the table and column, and the line of
+/// the file when it is known.
 public struct ServiceSchemaError: Error, CustomStringConvertible, Equatable {
     public let description: String
 
-    init(_ description: String) {
-        self.description = description
+    init(_ description: String, line: Int = 0) {
+        self.description = line > 0 ? "Line \(line): \(description)" : description
     }
 }

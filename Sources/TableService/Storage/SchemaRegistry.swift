@@ -16,9 +16,11 @@ final class SchemaRegistry: Sendable {
         schemas.withLock { $0.values.sorted { $0.name < $1.name } }
     }
 
-    /// Replaces the schema of its table (at once: the caller knows it is committed).
-    func store(_ schema: TableSchema) {
+    /// Replaces the schema of its table (at once: the caller knows it is committed); returns it.
+    @discardableResult
+    func store(_ schema: TableSchema) -> TableSchema {
         schemas.withLock { $0[schema.name.lowercased()] = schema }
+        return schema
     }
 
     /// Publishes `schema` when the current transaction of `db` commits.
@@ -30,6 +32,12 @@ final class SchemaRegistry: Sendable {
 
     /// Loads every table's schema from the metadata tables.
     func load(_ db: Database) throws {
+        let loaded = try Self.read(db)
+        schemas.withLock { $0 = loaded }
+    }
+
+    /// Every table's schema as the metadata tables hold it, by lower-cased name.
+    static func read(_ db: Database) throws -> [String: TableSchema] {
         var loaded: [String: TableSchema] = [:]
         for name in try String.fetchAll(db, sql: "SELECT name FROM __tables") {
             loaded[name.lowercased()] = TableSchema(name: name)
@@ -42,6 +50,6 @@ final class SchemaRegistry: Sendable {
             let type = ColumnType(rawValue: row[2]) ?? .unknown
             loaded[table.lowercased()]?.add(Column(name: name, type: type, isSystem: false))
         }
-        schemas.withLock { $0 = loaded }
+        return loaded
     }
 }

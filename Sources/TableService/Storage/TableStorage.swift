@@ -81,6 +81,18 @@ protocol TableStorage: Sendable {
     /// Up to `limit` rows of `table` (soft-deleted ones included), newest first.
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem])
 
+    /// The schema changes applied from `--schema` files, oldest first, with their backfills' progress.
+    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord]
+
+    /// Stamps the next batch of up to `limit` rows of `change`'s backfill (a new `updatedAt` and
+    /// `version` each, so incremental pull brings them), moving its cursor in the same
+    /// transaction; returns the rows stamped, fewer than `limit` once the backfill is done.
+    func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int
+
+    /// The version the row `current` of `table` had before schema backfills stamped it, while no
+    /// one has written it since (see ``BackfillMarker``); nil otherwise.
+    func versionBeforeBackfill(in table: String, _ current: StoredItem) async throws(TableError) -> String?
+
     /// Closes the store's connections (without waiting for them); it answers nothing afterwards.
     func close()
 }
@@ -113,6 +125,17 @@ struct VersionCheck: Sendable, Equatable {
     var bodyVersion: String?
     /// The status of a stale body version.
     var bodyVersionStatus: Int = 409
+
+    /// The check with `before` (the version a row had before schema backfills stamped it, see
+    /// ``BackfillMarker``) accepted as the current version: a client that read the row before the
+    /// backfill changed nothing the backfill set, so its write does not conflict with it.
+    func accepting(versionBeforeBackfill before: String?) -> VersionCheck {
+        guard let before else { return self }
+        var relaxed = self
+        if relaxed.ifMatch == before { relaxed.ifMatch = nil }
+        if relaxed.bodyVersion == before { relaxed.bodyVersion = nil }
+        return relaxed
+    }
 
     /// The error for a stored item whose version is not the expected one, `nil` when it is.
     func failure(for current: StoredItem) -> TableError? {

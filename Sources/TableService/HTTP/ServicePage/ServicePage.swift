@@ -18,6 +18,8 @@ struct ServicePage: Sendable {
     static let rowLimit = 500
 
     let store: any TableStorage
+    /// Who writes, for the list of installations still writing the old shape.
+    let installations: InstallationRegistry
     let templates: TemplateLibrary
     let base: String
     let csrfToken: String
@@ -57,7 +59,11 @@ struct ServicePage: Sendable {
     // MARK: Pages
 
     private func index() async throws -> Response {
-        page("service/index", title: "Tables", ServiceTablesPage(try await store.tableSummaries(), base: base))
+        page(
+            "service/index", title: "Tables",
+            ServiceTablesPage(
+                try await store.tableSummaries(), base: base, changes: try await store.schemaChanges(),
+                behind: installations.behind))
     }
 
     private func table(_ request: Request) async throws -> Response {

@@ -22,6 +22,8 @@ extension StoredItem {
             case SystemColumn.version: version = try cell.decode(String.self)
             case SystemColumn.deleted: deleted = try cell.decode(Bool.self)
             case RowScope.ownerColumn: continue
+            case let name where name.hasPrefix(SchemaChangePlanner.retiredPrefix): continue
+            case BackfillMarker.column: continue
             default: fields.append(Field(name: cell.columnName, value: try Self.value(of: cell)))
             }
         }
@@ -89,6 +91,10 @@ extension ItemJSONEncoder {
                     SystemColumn.deleted:
                     return nil
                 case RowScope.ownerColumn:
+                    roles.append(.skipped)
+                case let name where name.hasPrefix(SchemaChangePlanner.retiredPrefix):
+                    roles.append(.skipped)
+                case BackfillMarker.column:
                     roles.append(.skipped)
                 default:
                     var key = Array(",".utf8)

@@ -32,6 +32,8 @@ extension PostgresTableStore {
                     "tableName" text COLLATE "C" NOT NULL, "name" text COLLATE "C" NOT NULL, "type" text NOT NULL,
                     "position" integer NOT NULL, PRIMARY KEY ("tableName", "name"))
                 """, logger: self.logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: SchemaChangeRecord.createTableSQL(dialect: .postgres)), logger: self.logger)
             for function in PostgresChangeBus.functionsSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: function), logger: self.logger)
             }
@@ -46,6 +48,9 @@ extension PostgresTableStore {
                     logger: self.logger)
             }
         }
+        // Renames and records before the declared columns are made (a renamed column's new name
+        // must not exist yet).
+        try await applySchemaChanges(declarations)
         for table in tables + ownedTables {
             try await createTable(table, waitingForOpen: false)
         }
@@ -72,8 +77,7 @@ extension PostgresTableStore {
             let schema = try await client.withConnection { connection in
                 try await Self.readSchema(of: table, connection, logger: self.logger)
             }
-            if let schema { registry.store(schema) }
-            return schema
+            return schema.map { registry.store($0) }
         } catch {
             throw Self.tableError(error)
         }
@@ -231,8 +235,7 @@ extension PostgresTableStore {
                 }
                 return try await change(connection, existing)
             }
-            registry.store(schema)
-            return schema
+            return registry.store(schema)
         } catch {
             throw Self.tableError(error)
         }

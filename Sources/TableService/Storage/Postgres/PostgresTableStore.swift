@@ -31,6 +31,8 @@ final class PostgresTableStore: TableStorage {
     private let opening = Mutex<Task<Void, any Error>?>(nil)
     private let isOpen = Atomic<Bool>(false)
     let registry = SchemaRegistry()
+    /// Tables this process knows to have the hidden ``BackfillMarker/column``.
+    let markedTables = Mutex<Set<String>>([])
     /// The names of the statements this instance has prepared.
     let prepared = PreparedStatements()
     /// Where this instance's pages in `updatedAt` or `createdAt` order ended.
@@ -58,9 +60,7 @@ final class PostgresTableStore: TableStorage {
         self.location = location
         self.clock = clock
         self.logger = logger
-        var configuration = PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: Self.tls(location.tls))
+        var configuration = Self.clientConfiguration(location)
         configuration.options.maximumConnections = location.poolSize
         if location.keepsConnectionsOpen {
             // No timers per statement (see `keepsConnectionsOpen`): every connection is a minimum
@@ -87,6 +87,13 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
+    /// The client configuration for `location` (its pool's sizes are the caller's).
+    static func clientConfiguration(_ location: PostgresLocation) -> PostgresClient.Configuration {
+        PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: Self.tls(location.tls))
+    }
+
     private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
         switch mode {
         case .disable: .disable
@@ -107,6 +114,9 @@ final class PostgresTableStore: TableStorage {
             try await opened()
         } catch let error as ServiceSchemaError {
             throw .invalidConfiguration(error.description)
+        } catch let error as PostgresTransactionError where error.closureError is ServiceSchemaError {
+            // A schema file refused inside the transaction that would have applied it.
+            throw .invalidConfiguration("\(error.closureError!)")
         } catch {
             throw .cannotOpenDatabase(
                 "PostgreSQL at \(location.displayURL) cannot be used: \(Self.describe(error)). "
@@ -176,6 +186,7 @@ final class PostgresTableStore: TableStorage {
     ) async throws(TableError) -> StoredItem {
         guard var schema = try await knownSchema(of: table) else { throw .itemNotFound }
         schema = try await ensureColumns(schema, for: changes.fields)
+        var check = check
         // A lost race is answered from the row that won it; a row that changed between the failed
         // update and the read (deleted, brought back) is tried again.
         for _ in 0..<3 {
@@ -202,7 +213,13 @@ final class PostgresTableStore: TableStorage {
             guard let current = try await anyItem(in: table, id: id, scope: scope), !current.deleted else {
                 throw .itemNotFound
             }
-            if let failure = check.failure(for: current) { throw failure }
+            if check.failure(for: current) != nil {
+                let relaxed = check.accepting(
+                    versionBeforeBackfill: try await versionBeforeBackfill(in: schema.name, current))
+                if let failure = relaxed.failure(for: current) { throw failure }
+                // Read before a schema backfill stamped the row: tried again against its version now.
+                check = VersionCheck(ifMatch: current.version, bodyVersion: nil)
+            }
         }
         throw .storage(.keptChanging(id: id))
     }
@@ -211,6 +228,7 @@ final class PostgresTableStore: TableStorage {
         _ deleted: Bool, in table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
+        var ifMatch = ifMatch
         for _ in 0..<3 {
             var statement = PostgresStatement()
             let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
@@ -230,7 +248,7 @@ final class PostgresTableStore: TableStorage {
             if let stored = try await run(statement).first { return published(stored, in: table, scope: scope) }
             guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
             if deleted, current.deleted { throw .itemNotFound }
-            if let ifMatch, ifMatch != current.version { throw .preconditionFailed(current) }
+            ifMatch = try await currentIfMatch(ifMatch, table: schema.name, current)
             if current.deleted == deleted { return current }
         }
         throw .storage(.keptChanging(id: id))
@@ -240,6 +258,7 @@ final class PostgresTableStore: TableStorage {
         from table: String, id: String, ifMatch: String?, scope: RowScope
     ) async throws(TableError) -> StoredItem {
         guard let schema = try await knownSchema(of: table) else { throw .itemNotFound }
+        var ifMatch = ifMatch
         for _ in 0..<3 {
             var statement = PostgresStatement()
             // A rewrite: pages after this row move up (see PageCursors).
@@ -254,9 +273,21 @@ final class PostgresTableStore: TableStorage {
             statement.sql += "DELETE FROM \(target) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
             if let removed = try await run(statement).first { return removed }
             guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
-            if let ifMatch, ifMatch != current.version { throw .preconditionFailed(current) }
+            ifMatch = try await currentIfMatch(ifMatch, table: schema.name, current)
         }
         throw .storage(.keptChanging(id: id))
+    }
+
+    /// The `If-Match` to try again with: the row's version when `ifMatch` is it, or the one the
+    /// row had before schema backfills stamped it; a 412 otherwise.
+    private func currentIfMatch(
+        _ ifMatch: String?, table: String, _ current: StoredItem
+    ) async throws(TableError) -> String? {
+        guard let ifMatch, ifMatch != current.version else { return ifMatch }
+        guard try await versionBeforeBackfill(in: table, current) == ifMatch else {
+            throw .preconditionFailed(current)
+        }
+        return current.version
     }
 
     // MARK: Queries

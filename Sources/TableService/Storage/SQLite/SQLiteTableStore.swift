@@ -14,11 +14,11 @@ import Synchronization
 /// A write returns once its commit is on disk: concurrent writes share one sync of the WAL
 /// (``GroupCommit``), so a write that was answered survives a power cut.
 final class SQLiteTableStore: TableStorage {
-    private let database: any DatabaseWriter
+    let database: any DatabaseWriter
     /// Makes each write durable before it is answered (nil for an in-memory database).
     private let commits: GroupCommit?
-    private let registry = SchemaRegistry()
-    private let clock: @Sendable () -> Int64
+    let registry = SchemaRegistry()
+    let clock: @Sendable () -> Int64
     /// The latest `updatedAt` of each table written since the store opened, by table name, as
     /// committed: this process is the file's only writer, so a write need not read it back.
     private let latestStamps = Mutex<[String: Int64]>([:])
@@ -34,7 +34,10 @@ final class SQLiteTableStore: TableStorage {
                         tableName TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, position INTEGER NOT NULL,
                         PRIMARY KEY (tableName, name));
                     """)
-        }
+        },
+        StoreMigration("tableService.v2.schemaChanges") { db in
+            try db.execute(sql: SchemaChangeRecord.createTableSQL(dialect: .sqlite))
+        },
     ]
 
     /// Opens the file at `path` (or a private in-memory database when `nil`), creates `tables` and
@@ -57,6 +60,8 @@ final class SQLiteTableStore: TableStorage {
         }
         self.clock = clock
         do {
+            // Renames and records first, in one transaction: a refused file changes nothing.
+            try database.write { db in try self.applySchemaChanges(db, declarations) }
             try database.read { db in try registry.load(db) }
             try database.write { db in
                 var created: Set<String> = []
@@ -174,6 +179,15 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
+    /// Throws the 412 for an `If-Match` that is neither the row's version nor the one it had
+    /// before schema backfills stamped it.
+    private func checkIfMatch(_ db: Database, _ schema: TableSchema, _ ifMatch: String?, _ current: StoredItem) throws {
+        guard let ifMatch, ifMatch != current.version else { return }
+        guard try versionBeforeBackfill(db, schema, current) == ifMatch else {
+            throw TableError.preconditionFailed(current)
+        }
+    }
+
     /// Throws the 409 for an id already in the table: with the stored item when `scope` may see it.
     private func refuseExisting(_ db: Database, _ schema: TableSchema, id: String, scope: RowScope) throws {
         if let existing = try fetch(db, schema, id: id, scope: scope) { throw TableError.alreadyExists(existing) }
@@ -189,7 +203,13 @@ final class SQLiteTableStore: TableStorage {
             guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
                 throw TableError.itemNotFound
             }
-            if let failure = check.failure(for: current) { throw failure }
+            if check.failure(for: current) != nil,
+                let failure = check.accepting(
+                    versionBeforeBackfill: try self.versionBeforeBackfill(db, schema, current)
+                ).failure(for: current)
+            {
+                throw failure
+            }
             try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
             var assignments = ["\"updatedAt\" = ?", "\"version\" = ?"]
@@ -214,7 +234,7 @@ final class SQLiteTableStore: TableStorage {
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
             if deleted, current.deleted { throw TableError.itemNotFound }
-            if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
+            try self.checkIfMatch(db, schema, ifMatch, current)
             if current.deleted == deleted { return current }
             let now = try self.nextTimestamp(db, schema)
             let statement = try db.cachedStatement(
@@ -231,7 +251,7 @@ final class SQLiteTableStore: TableStorage {
         return try await writeNow { db in
             let schema = try self.ensureTable(db, table)
             guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
-            if let ifMatch, ifMatch != current.version { throw TableError.preconditionFailed(current) }
+            try self.checkIfMatch(db, schema, ifMatch, current)
             try db.cachedStatement(sql: "DELETE FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?")
                 .execute(arguments: [id])
             return current
@@ -316,7 +336,7 @@ final class SQLiteTableStore: TableStorage {
     /// waits only for another such write (this process is the file's only writer). Then the request
     /// is suspended, its thread free for others, until the sync that makes it durable (shared with
     /// the writes committed meanwhile) has finished.
-    private func writeNow<T: Sendable>(_ body: (Database) throws -> T) async throws(TableError) -> T {
+    func writeNow<T: Sendable>(_ body: (Database) throws -> T) async throws(TableError) -> T {
         let (result, ticket) = try commitNow(body)
         if let ticket, let commits {
             do { try await commits.waitUntilDurable(ticket) } catch { throw Self.tableError(error) }
@@ -371,7 +391,7 @@ final class SQLiteTableStore: TableStorage {
 
     /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives for its transaction; pages and
     /// summaries, which take longer, go through GRDB's reader threads (``read(_:)``).
-    private func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
+    func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
         reads.add(1, ordering: .relaxed)
         do {
             return try database.read(body)
@@ -456,9 +476,9 @@ final class SQLiteTableStore: TableStorage {
     }
 
     /// A timestamp for a write: now, or 1 ms past the table's latest `updatedAt` if that is not
-    /// earlier. The latest is read from the table once, then remembered at each commit (a write
+    /// earlier; a write of `count` rows takes this one and the `count - 1` after it. The latest is read from the table once, then remembered at each commit (a write
     /// rolled back leaves it as it was).
-    private func nextTimestamp(_ db: Database, _ schema: TableSchema) throws -> Int64 {
+    func nextTimestamp(_ db: Database, _ schema: TableSchema, count: Int64 = 1) throws -> Int64 {
         let table = schema.name
         let latest: Int64?
         if let remembered = latestStamps.withLock({ $0[table] }) {
@@ -467,7 +487,8 @@ final class SQLiteTableStore: TableStorage {
             latest = try Int64.fetchOne(db, sql: "SELECT max(\"updatedAt\") FROM \(SQLDialect.quoted(table))")
         }
         let stamp = latest.map { max(clock(), $0 + 1) } ?? clock()
-        db.afterNextTransaction(onCommit: { [self] _ in latestStamps.withLock { $0[table] = stamp } })
+        let last = stamp + count - 1
+        db.afterNextTransaction(onCommit: { [self] _ in latestStamps.withLock { $0[table] = last } })
         return stamp
     }
 

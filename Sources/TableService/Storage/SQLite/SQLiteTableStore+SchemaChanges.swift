@@ -1,0 +1,191 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// Schema changes of a `--schema` file in SQLite: applied at open in one transaction (renames,
+/// records), then backfilled in batches, each batch one transaction that stamps its rows and
+/// moves the backfill's cursor.
+extension SQLiteTableStore {
+    /// Plans `declarations` against the file and applies the plan; a refused file changes nothing
+    /// (the caller's transaction rolls back).
+    func applySchemaChanges(_ db: Database, _ declarations: [TableDeclaration]) throws {
+        guard !declarations.isEmpty else { return }
+        let stored = try SchemaRegistry.read(db)
+        for declaration in declarations {
+            if let schema = stored[declaration.name.lowercased()] { try declaration.checkFits(schema) }
+        }
+        let plan = try SchemaChangePlanner.plan(
+            declarations, stored: stored, recorded: try Self.records(db), now: clock())
+        for rename in plan.renames {
+            try db.execute(
+                sql: "ALTER TABLE \(SQLDialect.quoted(rename.table)) RENAME COLUMN \(SQLDialect.quoted(rename.from)) "
+                    + "TO \(SQLDialect.quoted(rename.to))")
+            try db.execute(
+                sql: "UPDATE __columns SET name = ? WHERE tableName = ? AND name = ?",
+                arguments: [rename.to, rename.table, rename.from])
+        }
+        for retirement in plan.retirements {
+            try db.execute(
+                sql: "ALTER TABLE \(SQLDialect.quoted(retirement.table)) RENAME COLUMN "
+                    + "\(SQLDialect.quoted(retirement.column)) TO "
+                    + SQLDialect.quoted(SchemaChangePlanner.retiredPrefix + retirement.column))
+            try db.execute(
+                sql: "DELETE FROM __columns WHERE tableName = ? AND name = ?",
+                arguments: [retirement.table, retirement.column])
+        }
+        for change in plan.changes {
+            let backfill = change.storedBackfill
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO \"__schema_changes\" (\(SchemaChangeRecord.selectList)) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                arguments: [
+                    change.table, change.column, change.kind.rawValue, change.detail, change.from, change.appliedAt,
+                    backfill.state, backfill.cursor,
+                ])
+        }
+    }
+
+    /// Every recorded schema change, oldest first.
+    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord] {
+        try readNow { db in try Self.records(db) }
+    }
+
+    static func records(_ db: Database) throws -> [SchemaChangeRecord] {
+        try Row.fetchAll(
+            db,
+            sql: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" ORDER BY \"appliedAt\", rowid"
+        ).map { row in
+            guard
+                let record = SchemaChangeRecord(
+                    table: row[0], column: row[1], kind: row[2], detail: row[3], from: row[4], appliedAt: row[5],
+                    backfill: row[6], cursor: row[7], stamped: row[8])
+            else {
+                throw TableError.invalidRequest(
+                    "The database records a schema change this version does not know (\(row[2] as String)); "
+                        + "run the newer todosync that made it.")
+            }
+            return record
+        }
+    }
+
+    /// Stamps the next batch of up to `limit` rows of `change`'s backfill, with its cursor, in one
+    /// transaction; the rows stamped (fewer than `limit` when the backfill is done).
+    func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int {
+        let stamped: (count: Int, last: ChangeCursor?) = try await writeNow { db in
+            let key: [any DatabaseValueConvertible] = [
+                change.table, change.column, change.kind.rawValue, change.detail,
+            ]
+            let keyCondition = "\"tableName\" = ? AND \"columnName\" = ? AND \"kind\" = ? AND \"detail\" = ?"
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT \"backfill\", \"cursor\" FROM \"__schema_changes\" WHERE \(keyCondition)",
+                    arguments: StatementArguments(key)),
+                row[0] as String == "pending", let rowChange = change.rowChange,
+                let schema = self.registry.schema(of: change.table), let column = schema.column(named: change.column)
+            else { return (0, nil) }
+            let cursor: String = row[1] ?? ""
+            let table = SQLDialect.quoted(schema.name)
+            let quoted = SQLDialect.quoted(column.name)
+            let marker = SQLDialect.quoted(BackfillMarker.column)
+            try Self.addBackfillMarker(db, to: schema.name)
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT \"id\", \"updatedAt\", \"version\", \(marker) FROM \(table) WHERE \"id\" > ? "
+                    + "AND \(rowChange.condition(quoted)) ORDER BY \"id\" LIMIT ?", arguments: [cursor, limit])
+            let ids = rows.map { $0[0] as String }
+            var last: ChangeCursor?
+            if !ids.isEmpty {
+                let first = try self.nextTimestamp(db, schema, count: Int64(ids.count))
+                var assignments = ["\"updatedAt\" = ?", "\"version\" = ?", "\(marker) = ?"]
+                if let assignment = rowChange.assignment(quoted) { assignments.insert(assignment, at: 0) }
+                let statement = try db.makeStatement(
+                    sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?")
+                for (offset, row) in rows.enumerated() {
+                    let stamp = first + Int64(offset)
+                    let next = BackfillMarker.next(stamp: stamp, updatedAt: row[1], version: row[2], previous: row[3])
+                    var arguments: [DatabaseValue] = []
+                    if case .fill(let value) = rowChange { arguments.append(Self.databaseValue(SQLValue(value))) }
+                    arguments += [
+                        stamp.databaseValue, StoredItem.version(for: stamp).databaseValue, next.text.databaseValue,
+                        (row[0] as String).databaseValue,
+                    ]
+                    try statement.execute(arguments: StatementArguments(arguments))
+                }
+                last = ChangeCursor(updatedAt: first + Int64(ids.count) - 1, id: ids.last!)
+            }
+            try db.execute(
+                sql: "UPDATE \"__schema_changes\" SET \"backfill\" = ?, \"cursor\" = ?, \"stamped\" = \"stamped\" + ? "
+                    + "WHERE \(keyCondition)",
+                arguments: StatementArguments(
+                    [ids.count < limit ? "done" : "pending", ids.last ?? cursor, ids.count] + key))
+            return (ids.count, last)
+        }
+        if let last = stamped.last {
+            changes.published(.init(table: change.table, cursor: last, owner: nil))
+        }
+        return stamped.count
+    }
+
+    /// Adds the hidden ``BackfillMarker/column`` to `table` unless it has it.
+    static func addBackfillMarker(_ db: Database, to table: String) throws {
+        guard try !hasBackfillMarker(db, table) else { return }
+        try db.execute(
+            sql: "ALTER TABLE \(SQLDialect.quoted(table)) ADD COLUMN \(SQLDialect.quoted(BackfillMarker.column)) TEXT")
+    }
+
+    static func hasBackfillMarker(_ db: Database, _ table: String) throws -> Bool {
+        try Row.fetchAll(db, sql: "PRAGMA table_info(\(SQLDialect.quoted(table)))").contains {
+            $0["name"] as String == BackfillMarker.column
+        }
+    }
+
+    func versionBeforeBackfill(in table: String, _ current: StoredItem) async throws(TableError) -> String? {
+        guard let schema = registry.schema(of: table) else { return nil }
+        return try readNow { db in try self.versionBeforeBackfill(db, schema, current) }
+    }
+
+    /// The version `current` had before backfills stamped it, when no one wrote it since.
+    func versionBeforeBackfill(_ db: Database, _ schema: TableSchema, _ current: StoredItem) throws -> String? {
+        guard try Self.hasBackfillMarker(db, schema.name) else { return nil }
+        let text = try String.fetchOne(
+            db,
+            sql: "SELECT \(SQLDialect.quoted(BackfillMarker.column)) FROM \(SQLDialect.quoted(schema.name)) "
+                + "WHERE \"id\" = ?", arguments: [current.id])
+        return BackfillMarker(text)?.versionBefore(rowUpdatedAt: current.updatedAt)
+    }
+
+    /// What `declarations` would change in the file at `path`, read without changing it (a
+    /// missing file: every table is new).
+    static func planSchemaChanges(
+        path: String, declarations: [TableDeclaration]
+    ) throws(TableServiceError) -> SchemaChangeReport {
+        guard FileManager.default.fileExists(atPath: path) else {
+            let plan = try? SchemaChangePlanner.plan(declarations, stored: [:], recorded: [], now: 0)
+            return SchemaChangeReport(plan ?? .init()) { _ in 0 }
+        }
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            return try queue.read { db in
+                let hasMetadata = try db.tableExists("__tables")
+                let stored = hasMetadata ? try SchemaRegistry.read(db) : [:]
+                for declaration in declarations {
+                    if let schema = stored[declaration.name.lowercased()] { try declaration.checkFits(schema) }
+                }
+                let recorded = try db.tableExists("__schema_changes") ? try records(db) : []
+                let plan = try SchemaChangePlanner.plan(declarations, stored: stored, recorded: recorded, now: 0)
+                var counts: [Int] = []
+                for change in plan.changes {
+                    let sql = SchemaChangePlanner.backfillCountSQL(change, in: stored[change.table.lowercased()])
+                    counts.append(try sql.map { try Int.fetchOne(db, sql: $0) ?? 0 } ?? 0)
+                }
+                return SchemaChangeReport(plan) { counts[$0] }
+            }
+        } catch let error as ServiceSchemaError {
+            throw .invalidConfiguration(error.description)
+        } catch {
+            throw .cannotOpenDatabase("\(error)")
+        }
+    }
+}
