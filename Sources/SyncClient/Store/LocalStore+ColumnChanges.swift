@@ -37,7 +37,7 @@ extension LocalStore {
             changed = true
         }
         guard changed else { return description }
-        try saveColumns(db, description)
+        try Self.saveColumns(db, description)
         catalog.set(description, in: db)
         return description
     }
@@ -48,18 +48,6 @@ extension LocalStore {
         try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)__\(column)".quotedSQLName)")
         try ListIndex(table).create(in: db)
         try db.execute(sql: "ALTER TABLE \(table.name.quotedSQLName) DROP COLUMN \(column.quotedSQLName)")
-    }
-
-    /// Saves the columns of `table` in `__columns` as they are now, and brings its list index
-    /// (triggers, search index) to them.
-    private func saveColumns(_ db: Database, _ table: TableDescription) throws {
-        try db.execute(sql: "DELETE FROM __columns WHERE tableName = ?", arguments: [table.name])
-        for (position, column) in table.columns.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO __columns (tableName, columnName, type, position) VALUES (?, ?, ?, ?)",
-                arguments: [table.name, column.name, column.type.rawValue, position])
-        }
-        try ListIndex(table).create(in: db)
     }
 
     /// Where the store keeps the column changes the service announced for `table`.

@@ -189,6 +189,12 @@ extension LocalStore {
         // Lists page by rowid now; this index of an older todosync only slowed every write.
         try db.execute(sql: "DROP INDEX IF EXISTS \("\(table.name)_createdAt".quotedSQLName)")
         try db.execute(sql: "INSERT OR IGNORE INTO __tables (name) VALUES (?)", arguments: [table.name])
+        try saveColumns(db, table)
+    }
+
+    /// Saves the columns of `table` in `__columns` as they are now, and brings its list index
+    /// (triggers, search index) to them.
+    static func saveColumns(_ db: Database, _ table: TableDescription) throws {
         try db.execute(sql: "DELETE FROM __columns WHERE tableName = ?", arguments: [table.name])
         for (position, column) in table.columns.enumerated() {
             try db.execute(
