@@ -58,7 +58,8 @@ struct SettingsController: Sendable {
     private func current() -> Form {
         let settings = environment.settings.settings
         return Form(
-            remote: settings.remoteURL ?? "", key: environment.context.applicationKey ?? "",
+            remote: settings.remoteURL ?? "",
+            key: settings.remoteURL == nil ? "" : environment.context.applicationKey ?? "",
             pageSize: String(settings.pageSize),
             pushWindow: String(settings.pushWindow ?? SyncConfiguration.defaultPushWindow),
             autoSync: settings.autoSyncInterval.map { String(Int($0)) } ?? "0",

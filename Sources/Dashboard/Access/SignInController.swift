@@ -77,7 +77,8 @@ struct SignInController: Sendable {
         let link = browserURL() + Self.path + "?token=" + access.makeLink(for: role)
         flashes.flash(
             request, .success, "A one-time sign-in link for a \(role.rawValue) (it works once, within a day): \(link)")
-        return .redirect(to: "/settings#access")
+        // Not to #access: the link is in the flash message at the top of the page.
+        return .redirect(to: "/settings")
     }
 
     private func page(_ content: SignInPage, status: HTTPResponse.Status = .ok) -> Response {
