@@ -11,7 +11,7 @@ import Testing
 
 /// Auto-sync against real services: it drains the queue once a service that refused every connection
 /// is back, backing off meanwhile; a refused sign-in stops it until the token changes; offline mode pauses it.
-@Suite(.timeLimit(.minutes(2))) struct AutoSyncTests {
+@Suite(.timeLimit(.minutes(3))) struct AutoSyncTests {
     /// Short waits, and the whole backoff ceiling each time, so that the waits are seen to grow.
     static let quick = AutoSyncSchedule.Timing(
         backoffBase: 0.2, backoffCap: 5, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
@@ -38,7 +38,9 @@ import Testing
         proxy.setPlan(.always(.refuse))
         try context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
         var planned: [Int: Date] = [:]
-        _ = try await harness.waitForAutoSync("three failures") { status in
+        // Each failure is a whole sync against the refusing proxy (its requests sent again a few
+        // times): on a machine busy with other suites, three of them take a while.
+        _ = try await harness.waitForAutoSync("three failures", seconds: 90, log: events) { status in
             if status.consecutiveFailures > 0, let next = status.nextAttemptAt {
                 planned[status.consecutiveFailures] = next
             }
@@ -53,7 +55,7 @@ import Testing
         #expect(api.text.contains(#""interval":3600"#) && api.text.contains(#""enabled":true"#))
 
         proxy.setPlan(.passThrough)
-        _ = try await harness.waitForAutoSync("the queue drained") { status in
+        _ = try await harness.waitForAutoSync("the queue drained", log: events) { status in
             try status.consecutiveFailures == 0 && context.status().pending == 0
         }
         #expect(try await service.rest.get("todoitem", "offline-edit")?["text"] == "made while the service is down")

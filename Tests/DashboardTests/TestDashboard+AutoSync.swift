@@ -9,35 +9,49 @@ extension TestDashboard {
     /// Waits (polling, with a deadline) until `condition` holds for the dashboard's auto-sync
     /// status, and returns that status; records an issue naming `what` and throws when it never does.
     func waitForAutoSync(
-        _ what: String, seconds: Double = 30, _ condition: (AutoSyncStatus) throws -> Bool
+        _ what: String, seconds: Double = 30, log: SyncEventLog? = nil, _ condition: (AutoSyncStatus) throws -> Bool
     ) async throws -> AutoSyncStatus {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if let status = dashboard.autoSync?.status, try condition(status) { return status }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("auto-sync never reached: \(what); it is \(String(describing: dashboard.autoSync?.status))")
+        Issue.record(
+            "auto-sync never reached: \(what); it is \(String(describing: dashboard.autoSync?.status)); syncs: \(log?.timed ?? "not logged")"
+        )
         throw CancellationError()
     }
 }
 
-/// Every start and end of a dashboard's syncs, in order: "auto" or "manual" when one starts, "ok"
-/// or "failed" when it ends.
+/// Every start and end of a dashboard's syncs, in order, from the first start it hears of (a sync
+/// that began before it listened is not its): "auto" or "manual" when one starts, "ok" or "failed"
+/// when it ends.
 final class SyncEventLog: Sendable {
-    private let events = Mutex<[String]>([])
+    private let events = Mutex<[(event: String, at: ContinuousClock.Instant)]>([])
 
     init(_ harness: TestDashboard) {
         harness.dashboard.sync.observe { [self] event in
+            let now = ContinuousClock.now
             self.events.withLock { log in
                 switch event {
-                case .started(let automatic): log.append(automatic ? "auto" : "manual")
-                case .finished(let error): log.append(error == nil ? "ok" : "failed")
-                case .idle: break
+                case .started(let automatic): log.append((automatic ? "auto" : "manual", now))
+                case .finished(let error) where !log.isEmpty:
+                    log.append((error == nil ? "ok" : "failed", now))
+                case .finished, .idle: break
                 }
             }
         }
     }
 
     /// The events so far.
-    var all: [String] { events.withLock { $0 } }
+    var all: [String] { events.withLock { $0.map(\.event) } }
+
+    /// The events so far with the seconds since the first: for a failure's message.
+    var timed: String {
+        events.withLock { log in
+            guard let first = log.first?.at else { return "none" }
+            return log.map { "\($0.event) +\(($0.at - first).formatted(.units(allowed: [.milliseconds])))" }
+                .joined(separator: ", ")
+        }
+    }
 }
