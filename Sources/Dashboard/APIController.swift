@@ -179,6 +179,8 @@ struct APIController: Sendable {
         /// The protocol setting ("auto", "v2", "v3"), and the one spoken (nil: not found out yet).
         var `protocol`: ProtocolChoice
         var spoken: TableProtocol?
+        /// How the token is sent ("auto", "zumo", "bearer").
+        var authStyle: String
         /// Seconds between automatic syncs; 0 when auto-sync is off.
         var autoSyncInterval: Int
     }
@@ -192,6 +194,7 @@ struct APIController: Sendable {
                 pushWindow: settings.pushWindow ?? SyncConfiguration.defaultPushWindow, offline: context.isOffline,
                 tables: try storeCall { () throws(SyncError) in try context.syncedTables() },
                 protocol: context.protocolChoice, spoken: context.tableProtocol,
+                authStyle: SettingsChange.TokenHeader(context.authStyleChoice).rawValue,
                 autoSyncInterval: settings.autoSyncInterval.map { Int($0) } ?? 0))
     }
 

@@ -9,8 +9,20 @@ import SyncProtocol
 struct SettingsChange: Sendable {
     /// A setting, named as `/api/settings` names it.
     enum Setting: String, Sendable, CaseIterable {
-        case remote, applicationKey, authToken, signOut, onSwitch, pageSize, pushWindow, autoSyncInterval, offline
-        case tables, `protocol`
+        case remote, applicationKey, authToken, authStyle, signOut, onSwitch, pageSize, pushWindow, autoSyncInterval
+        case offline, tables, `protocol`
+    }
+
+    /// How the sign-in token is sent: as the protocol's own clients send it (`X-ZUMO-AUTH` over v2,
+    /// `Authorization: Bearer` over v3), or in one header always.
+    enum TokenHeader: String, Sendable, CaseIterable {
+        case usual = "auto", zumo, bearer
+
+        /// The style saved for it (nil: the protocol's usual one).
+        var style: AuthStyle? { AuthStyle(rawValue: rawValue) }
+
+        /// The choice a saved style (nil: none) stands for.
+        init(_ style: AuthStyle?) { self = style.flatMap { Self(rawValue: $0.rawValue) } ?? .usual }
     }
 
     /// Where the store syncs: the embedded service or an address.
@@ -36,6 +48,8 @@ struct SettingsChange: Sendable {
     var applicationKey: String?
     /// A new sign-in token (nil: keep the saved one).
     var authToken: String?
+    /// How the token is sent from now on (nil: as it is).
+    var authStyle: TokenHeader?
     /// Remove the saved sign-in token.
     var signOut = false
     /// What becomes of queued changes when `remote` is another service.
@@ -80,6 +94,7 @@ struct SettingsChange: Sendable {
             .authToken, { $0.count <= 8192 && !Self.hasControlCharacters($0, orSpace: true) ? $0 : nil },
             "The token must be one line of at most 8192 characters, without spaces.")
         if authToken?.isEmpty == true { authToken = nil }
+        authStyle = read(.authStyle, TokenHeader.init(rawValue:), #"authStyle must be "auto", "zumo" or "bearer"."#)
         signOut = read(.signOut, Self.flag, "signOut must be true or false.") ?? false
         onSwitch = read(
             .onSwitch, { $0.isEmpty ? nil : RemoteSwitchChoice(rawValue: $0) },
@@ -146,6 +161,9 @@ struct SettingsChange: Sendable {
         if let pushWindow { await context.setPushWindow(pushWindow) }
         if autoSyncInterval != nil { environment.autoSync?.setInterval(saved.autoSyncInterval) }
         if let tableProtocol { try await context.setTableProtocol(tableProtocol) }
+        if let authStyle, authStyle != TokenHeader(context.authStyleChoice) {
+            try await context.setAuthStyle(authStyle.style)
+        }
         if signOut {
             try await context.setAuthToken(nil)
         } else if let authToken {
@@ -153,7 +171,7 @@ struct SettingsChange: Sendable {
         }
         if let offline { try context.setOffline(offline) }
         // Back online, or another token: auto-sync looks again now rather than at its next tick.
-        if offline != nil || signOut || authToken != nil { environment.autoSync?.nudge() }
+        if offline != nil || signOut || authToken != nil || authStyle != nil { environment.autoSync?.nudge() }
         return change
     }
 }

@@ -19,12 +19,33 @@ struct SettingsController: Sendable {
         var offline: Bool
         /// The saved token as it may be shown (never the token itself); nil when none is set.
         var tokenHint: String?
+        /// How the token is sent: each choice, the one in force selected.
+        var tokenHeaders: [TokenHeaderChoice]
         var remoteError: String?
         var keyError: String?
         var pageSizeError: String?
         var pushWindowError: String?
         var autoSyncError: String?
         var tokenError: String?
+    }
+
+    /// One choice of the "Send the token as" list.
+    struct TokenHeaderChoice: Encodable, Sendable {
+        var value: String
+        var label: String
+        var selected: Bool
+
+        static func all(selected: SettingsChange.TokenHeader) -> [Self] {
+            SettingsChange.TokenHeader.allCases.map { header in
+                let label =
+                    switch header {
+                    case .usual: "as the protocol's clients do (X-ZUMO-AUTH over v2, Authorization: Bearer over v3)"
+                    case .zumo: "X-ZUMO-AUTH (Mobile Apps)"
+                    case .bearer: "Authorization: Bearer (a service secured the ASP.NET Core way)"
+                    }
+                return Self(value: header.rawValue, label: label, selected: header == selected)
+            }
+        }
     }
 
     func addRoutes(to router: inout Router) {
@@ -64,7 +85,8 @@ struct SettingsController: Sendable {
             pushWindow: String(settings.pushWindow ?? SyncConfiguration.defaultPushWindow),
             autoSync: settings.autoSyncInterval.map { String(Int($0)) } ?? "0",
             offline: environment.context.isOffline,
-            tokenHint: environment.context.authTokenHint?.description)
+            tokenHint: environment.context.authTokenHint?.description,
+            tokenHeaders: TokenHeaderChoice.all(selected: .init(environment.context.authStyleChoice)))
     }
 
     private func show(
@@ -95,10 +117,14 @@ struct SettingsController: Sendable {
             remote: (fields["remote"] ?? "").trimmingCharacters(in: .whitespaces), key: fields["key"] ?? "",
             pageSize: fields["pageSize"] ?? saved.pageSize, pushWindow: fields["pushWindow"] ?? saved.pushWindow,
             autoSync: fields["autoSync"] ?? saved.autoSync, offline: fields["offline"] == "true",
-            tokenHint: saved.tokenHint)
+            tokenHint: saved.tokenHint,
+            tokenHeaders: TokenHeaderChoice.all(
+                selected: fields["authStyle"].flatMap(SettingsChange.TokenHeader.init(rawValue:))
+                    ?? .init(environment.context.authStyleChoice)))
         let given: [SettingsChange.Setting: String?] = [
             .remote: form.remote, .applicationKey: form.key, .pageSize: form.pageSize, .pushWindow: form.pushWindow,
             .autoSyncInterval: form.autoSync, .offline: String(form.offline), .authToken: fields["authToken"],
+            .authStyle: fields["authStyle"],
             .signOut: String(fields["signOut"] == "true"), .onSwitch: fields["onSwitch"],
         ]
         let change: SettingsChange
@@ -106,8 +132,11 @@ struct SettingsController: Sendable {
             change = try SettingsChange(
                 given.compactMapValues { $0 }, hasEmbeddedService: environment.embeddedURL() != nil)
         } catch {
-            // The switch's choice and the sign-out come from buttons, not from fields to correct.
-            if let message = error[.onSwitch] ?? error[.signOut] { throw HTTPError(.unprocessableContent, message) }
+            // The switch's choice, the sign-out and the token's header come from buttons and a list, not
+            // from fields to correct.
+            if let message = error[.onSwitch] ?? error[.signOut] ?? error[.authStyle] {
+                throw HTTPError(.unprocessableContent, message)
+            }
             form.remoteError = error[.remote]
             form.keyError = error[.applicationKey]
             form.tokenError = error[.authToken]

@@ -24,6 +24,10 @@ struct DoctorCommand: AsyncParsableCommand {
     @Argument(help: "The service's base URL, e.g. http://127.0.0.1:8090.") var url: String
     @Option(help: "The table to probe.") var table = "todoitem"
     @Option(name: .customLong("app-key"), help: "The application key (X-ZUMO-APPLICATION).") var appKey: String?
+    @Option(help: "A signed-in user's token, sent as --auth-style says (never shown).") var authToken: String?
+    @Option(help: "How the token is sent: zumo (X-ZUMO-AUTH) or bearer (Authorization: Bearer); at first as each protocol's clients send it.")
+    var authStyle: AuthStyle?
+    @Option(help: TokenCommand.help) var authTokenCommand: String?
     @Option(name: .customLong("protocol"), help: "auto (v2 when answered, else v3), v2 or v3.")
     var protocolChoice = ProtocolChoice.auto
     @Flag(name: .customLong("read-only"), help: "Send only GETs: the checks that write are not run.")
@@ -33,12 +37,16 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try RemoteAddress.option(url, "URL")
+        try TokenCommand.validate(authTokenCommand, besides: authToken)
     }
 
     func run() async throws {
         var options = ProtocolDoctor.Options(
             url: try RemoteAddress.option(url, "URL").url, table: table, applicationKey: appKey, readOnly: readOnly,
             protocolChoice: protocolChoice)
+        options.authToken = authToken
+        options.authStyle = authStyle
+        options.authTokenCommand = authTokenCommand.map { TokenCommand($0) }
         options.caFile = trust.caFile
         options.allowPlainHTTP = trust.allowPlainHttp
         let doctor = ProtocolDoctor(options)

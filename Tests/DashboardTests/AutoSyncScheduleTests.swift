@@ -9,10 +9,12 @@ import Testing
     let start = Date(timeIntervalSince1970: 1_800_000_000)
     let timing = AutoSyncSchedule.Timing()
 
-    func seen(_ seconds: TimeInterval = 0, offline: Bool = false, token: String? = nil) -> AutoSyncSchedule.Observation
-    {
+    func seen(
+        _ seconds: TimeInterval = 0, offline: Bool = false, token: String? = nil, style: AuthStyle? = nil
+    ) -> AutoSyncSchedule.Observation {
         AutoSyncSchedule.Observation(
-            now: start.addingTimeInterval(seconds), offline: offline, token: token.map(AuthTokenHint.init))
+            now: start.addingTimeInterval(seconds), offline: offline, token: token.map(AuthTokenHint.init),
+            style: style)
     }
 
     /// An auto-sync on every 60 s whose first sync has started.
@@ -166,6 +168,15 @@ import Testing
         #expect(!local)
         let (again, goAgain) = refused.decide(.tick, seen: seen(602, token: "new-token-22222"), jitter: 1)
         #expect(goAgain && again.pause == nil && again.consecutiveFailures == 0)
+    }
+
+    @Test func aRefusedSignInIsTriedAgainWhenTheTokenGoesInAnotherHeader() {
+        let (refused, _) = syncing().decide(
+            .syncFinished(.unauthorized("HTTP 401")), seen: seen(token: "the-token-1111"), jitter: 1)
+        let (same, go) = refused.decide(.tick, seen: seen(60, token: "the-token-1111"), jitter: 1)
+        #expect(!go && same.pause != nil)
+        let (bearer, goBearer) = refused.decide(.tick, seen: seen(61, token: "the-token-1111", style: .bearer), jitter: 1)
+        #expect(goBearer && bearer.pause == nil)
     }
 
     @Test func outcomesAreToldApartFromTheError() {

@@ -127,6 +127,43 @@ import Testing
         await refusing.stop()
     }
 
+    /// A service secured the ASP.NET Core way reads only `Authorization: Bearer`: choosing it in
+    /// Settings sends the same token there, and auto-sync tries again at once.
+    @Test func aTokenRefusedInOneHeaderIsSentInTheOtherOnceSettingsSaySo() async throws {
+        let refusing = try await MisbehavingService { request in
+            request.headers["authorization"] == "Bearer the-token-3333"
+                ? .json(200, "[]") : .json(401, #"{"error":"No bearer token."}"#)
+        }
+        let harness = try await TestDashboard(remote: .url(refusing.url, applicationKey: nil)) { configuration in
+            configuration.autoSyncInterval = 3600
+            configuration.autoSyncTiming = Self.quick
+            configuration.authToken = "the-token-3333"
+        }
+        _ = try await harness.waitForAutoSync("stopped by the 401") { $0.label == "auto-sync stopped: sign in again" }
+        #expect(refusing.requests.last?.headers["x-zumo-auth"] == "the-token-3333", "zumo over v2 at first")
+        let form = try await harness.client.send(.get, "/settings")
+        #expect(form.text.contains(#"<option value="auto" selected>"#))
+
+        let fields = [
+            "remote": refusing.url.absoluteString, "pageSize": "50", "pushWindow": "16", "autoSync": "3600",
+            "offline": "false",
+        ]
+        let wrong = try await harness.submit("/settings", fields.merging(["authStyle": "basic"]) { $1 })
+        #expect(wrong.status == 422 && wrong.text.contains("authStyle must be"))
+        let saved = try await harness.submit("/settings", fields.merging(["authStyle": "bearer"]) { $1 })
+        #expect(saved.status == 303)
+        let synced = try await harness.waitForAutoSync("synced with the bearer token") {
+            $0.consecutiveFailures == 0 && $0.nextAttemptAt != nil
+        }
+        #expect(synced.lastError == nil)
+        #expect(refusing.requests.last?.headers["authorization"] == "Bearer the-token-3333")
+        #expect(refusing.requests.last?.headers["x-zumo-auth"] == nil)
+        #expect(try await harness.client.send(.get, "/settings").text.contains(#"<option value="bearer" selected>"#))
+        #expect(try await harness.client.send(.get, "/api/settings").text.contains(#""authStyle":"bearer""#))
+        await harness.stop()
+        await refusing.stop()
+    }
+
     @Test func offlineModePausesAutoSyncAndTheSettingTurnsItOff() async throws {
         let harness = try await TestDashboard { configuration in
             configuration.autoSyncInterval = 3600

@@ -1,5 +1,6 @@
 import Foundation
 import SyncClient
+import TableService
 import TestSupport
 import Testing
 
@@ -28,6 +29,30 @@ import Testing
         #expect(try context.exchanges().exchanges.count == before.1, "a doctor run records nothing")
         #expect(try context.table("todoitem").item(id: "mine")?["text"] == "kept as it is")
         await harness.stop()
+    }
+
+    /// The remote the dashboard syncs with is probed as its syncs reach it: with its key and token.
+    @Test func aRunOnTheSecuredRemoteSendsTheDashboardsKeyAndToken() async throws {
+        let folder = try TemporaryFolder()
+        let signIn = SignIn(secret: "a-doctor-page-secret-of-32-chars!", required: true)
+        let service = try await TestService.sqlite(in: folder) { configuration in
+            configuration.signIn = signIn
+            configuration.applicationKey = "the-remote-key-5d1c"
+        }
+        let token = try await TokenIssuer.token(for: "alice", signIn: signIn)
+        let harness = try await TestDashboard(remote: .url(service.endpoint, applicationKey: "the-remote-key-5d1c")) {
+            $0.authToken = token
+        }
+
+        let remote = service.endpoint.absoluteString
+        #expect(try await harness.submit("/doctor", ["url": remote, "table": "todoitem"]).status == 303)
+        let run = try #require(await harness.dashboard.doctorRuns.finished(1))
+        let page = try await harness.client.send(.get, "/doctor/runs/1")
+
+        #expect(run.report?.isHealthy == true, "\(run.report?.failures.map(\.verdict.explanation) ?? [])")
+        #expect(!page.text.contains(token) && !page.text.contains("the-remote-key-5d1c"))
+        await harness.stop()
+        await service.stop()
     }
 
     @Test func aBadAddressIsRefusedWithAMessageAndNoRun() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TableService
 import TestSupport
 import Testing
 
@@ -231,5 +232,37 @@ extension ProtocolDoctorTests {
         let shown = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
         #expect(!shown.contains(key))
         #expect(shown.contains("X-ZUMO-APPLICATION: [redacted]"))
+    }
+}
+
+/// A service that needs a signed-in user is probed with the token, sent in the header each protocol's
+/// clients use (or the one `--auth-style` names), and never shown.
+@Suite struct ProtocolDoctorSignInTests {
+    static let signIn = SignIn(secret: "a-doctor-secret-of-32-characters!", required: true)
+
+    @Test(arguments: [
+        (ProtocolChoice.v2, AuthStyle?.none, "X-ZUMO-AUTH: [redacted]"), (.v3, nil, "Authorization: Bearer [redacted]"),
+        (.v2, .bearer, "Authorization: Bearer [redacted]"), (.v3, .zumo, "X-ZUMO-AUTH: [redacted]"),
+    ])
+    func aServiceNeedingSignInIsProbedWithTheToken(
+        _ choice: ProtocolChoice, _ style: AuthStyle?, _ shown: String
+    ) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let service = try await TestService.sqlite(in: folder) { $0.signIn = Self.signIn }
+        defer { service.stopInBackground() }
+        let token = try await TokenIssuer.token(for: "doctor", signIn: Self.signIn)
+
+        let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true, protocolChoice: choice)).run()
+        var options = ProtocolDoctor.Options(url: service.endpoint, protocolChoice: choice)
+        options.authToken = token
+        options.authStyle = style
+        let report = await ProtocolDoctor(options).run()
+
+        #expect(!refused.isHealthy)
+        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+        #expect(!String(decoding: try JSONEncoder().encode(report), as: UTF8.self).contains(token))
+        let sent = report.results.flatMap(\.exchanges).filter { $0.method == "POST" }.flatMap(\.requestHeaders)
+        #expect(sent.contains(shown), "\(sent)")
     }
 }

@@ -133,7 +133,8 @@ final class AutoSync: Sendable {
     }
 
     private func apply(_ input: AutoSyncSchedule.Input) {
-        let seen = AutoSyncSchedule.Observation(now: Date(), offline: context.isOffline, token: context.authTokenHint)
+        let seen = AutoSyncSchedule.Observation(
+            now: Date(), offline: context.isOffline, token: context.authTokenHint, style: context.authStyleChoice)
         let (start, nextAttempt) = driver.withLock { driver -> (Bool, Date?) in
             guard !driver.stopped else { return (false, nil) }
             let (schedule, start) = driver.schedule.decide(

@@ -22,8 +22,8 @@ struct AutoSyncSchedule: Sendable, Equatable {
         /// Offline mode is on: nothing is sent until it is off.
         case offline
         /// The service refused the credentials (401/403): no retry until the sign-in token changes
-        /// from `token` (the hint of the one refused).
-        case unauthorized(token: AuthTokenHint?)
+        /// from `token` (the hint of the one refused) or is sent another way than `style`.
+        case unauthorized(token: AuthTokenHint?, style: AuthStyle? = nil)
     }
 
     /// What is seen of the world with each input.
@@ -31,6 +31,8 @@ struct AutoSyncSchedule: Sendable, Equatable {
         var now: Date
         var offline: Bool
         var token: AuthTokenHint?
+        /// How the token is sent, as chosen (nil: as the protocol's clients send it).
+        var style: AuthStyle? = nil
     }
 
     /// How a sync ended, as auto-sync tells outcomes apart.
@@ -219,7 +221,7 @@ struct AutoSyncSchedule: Sendable, Equatable {
                 next.consecutiveFailures += 1
                 next.lastError = message
                 next.lastFailureUnreachable = false
-                next.pause = .unauthorized(token: seen.token)
+                next.pause = .unauthorized(token: seen.token, style: seen.style)
             case .skipped:
                 break
             }
@@ -259,8 +261,8 @@ struct AutoSyncSchedule: Sendable, Equatable {
             guard !seen.offline else { return (next, false) }
             next.pause = nil
             next.nextAttemptAt = seen.now
-        case .unauthorized(let refused)?:
-            guard seen.token != refused else { return (next, false) }
+        case .unauthorized(let refused, let refusedStyle)?:
+            guard seen.token != refused || seen.style != refusedStyle else { return (next, false) }
             next.pause = nil
             next.consecutiveFailures = 0
             next.nextAttemptAt = seen.now

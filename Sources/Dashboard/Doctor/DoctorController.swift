@@ -60,10 +60,15 @@ struct DoctorController: Sendable {
         guard let url, page.urlError == nil, page.tableError == nil else {
             return form(request, page, status: .unprocessableContent)
         }
-        let settings = environment.settings.settings
-        let key = settings.remoteURL == page.url ? environment.context.applicationKey : nil
-        let number = runs.start(
-            .init(url: url, table: page.table, applicationKey: key, readOnly: page.readOnly))
+        // The remote this dashboard syncs with is probed as its syncs reach it (key, token, CA file).
+        var options = ProtocolDoctor.Options(url: url, table: page.table, readOnly: page.readOnly)
+        if environment.settings.settings.remoteURL == page.url,
+            var synced = environment.context.doctorOptions(table: page.table, readOnly: page.readOnly)
+        {
+            synced.url = url
+            options = synced
+        }
+        let number = runs.start(options)
         return .redirect(to: "/doctor/runs/\(number)")
     }
 

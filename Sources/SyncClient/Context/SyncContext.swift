@@ -296,8 +296,13 @@ public actor SyncContext {
 
     /// How the token is sent: the style saved, else the usual one of the protocol spoken.
     public nonisolated var authStyle: AuthStyle {
+        authStyleChoice ?? .usual(for: monitor.tableProtocol ?? .v2)
+    }
+
+    /// The style saved by ``setAuthStyle(_:)``; nil: the usual one of the protocol spoken.
+    public nonisolated var authStyleChoice: AuthStyle? {
         let saved = try? read { [store] db in try store.config(db, Self.authStyleKey) }
-        return saved.flatMap(AuthStyle.init(rawValue:)) ?? .usual(for: monitor.tableProtocol ?? .v2)
+        return saved.flatMap(AuthStyle.init(rawValue:))
     }
 
     static let authStyleKey = "authStyle"

@@ -39,6 +39,8 @@ final class DoctorSession: Sendable {
     ) async throws(SyncError) -> DoctorExchange {
         let data = body.flatMap { try? JSONEncoder.sorted.encode($0) }
         let version = apiVersion ?? dialect.apiVersion
+        // The protocol check asks in both versions: the token goes as each version's clients send it.
+        let transport = transport.speaking(TableProtocol.allCases.first { $0.apiVersion == version } ?? dialect)
         let path = transport.path(table: table, id: id)
         let target =
             path
@@ -50,6 +52,9 @@ final class DoctorSession: Sendable {
         if let ifMatch { requestHeaders.append("If-Match: " + EntityTag.header(for: ifMatch)) }
         if transport.applicationKey.map({ !$0.isEmpty }) == true {
             requestHeaders.append("X-ZUMO-APPLICATION: [redacted]")
+        }
+        if transport.signsIn, let field = transport.authField("[redacted]") {
+            requestHeaders.append("\(field.name.rawName): \(field.value)")
         }
         if data != nil { requestHeaders.append("Content-Type: application/json") }
         var exchange = DoctorExchange(

@@ -18,6 +18,12 @@ public struct ProtocolDoctor: Sendable {
         public var table: String
         /// Sent as `X-ZUMO-APPLICATION`; never shown.
         public var applicationKey: String?
+        /// A signed-in user's token, sent as ``authStyle`` says; never shown.
+        public var authToken: String?
+        /// Runs to get the token (instead of ``authToken``), as a sync does.
+        public var authTokenCommand: TokenCommand?
+        /// How the token is sent; nil: as the protocol's own clients send it.
+        public var authStyle: AuthStyle?
         /// Only GETs: the checks that write are not run.
         public var readOnly: Bool
         /// Which protocol to speak.
@@ -61,8 +67,9 @@ public struct ProtocolDoctor: Sendable {
     /// the run is in ``DoctorReport/stopped``.
     public func run(progress: @Sendable (DoctorResult) -> Void = { _ in }) async -> DoctorReport {
         let transport = HTTPTransport(
-            baseURL: options.url, applicationKey: options.applicationKey, caFile: options.caFile,
-            allowPlainHTTP: options.allowPlainHTTP,
+            baseURL: options.url, applicationKey: options.applicationKey, authToken: options.authToken,
+            authStyle: options.authStyle, tokenSupply: options.authTokenCommand.map { TokenSupply($0) },
+            caFile: options.caFile, allowPlainHTTP: options.allowPlainHTTP,
             idleTimeout: options.idleTimeout,
             requestTimeout: options.requestTimeout)
         let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"

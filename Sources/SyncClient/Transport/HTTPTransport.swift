@@ -165,6 +165,9 @@ final class HTTPTransport: Sendable {
         return authToken
     }
 
+    /// Whether requests carry a sign-in token (saved, or a command's).
+    var signsIn: Bool { authToken != nil || tokenSupply != nil }
+
     /// The header field carrying `token` as ``authStyle`` says; nil without a token.
     func authField(_ token: String?) -> HTTPField? {
         token.map { (authStyle ?? .usual(for: tableProtocol)).field($0) }
