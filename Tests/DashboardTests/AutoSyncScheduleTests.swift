@@ -175,7 +175,8 @@ import Testing
             .syncFinished(.unauthorized("HTTP 401")), seen: seen(token: "the-token-1111"), jitter: 1)
         let (same, go) = refused.decide(.tick, seen: seen(60, token: "the-token-1111"), jitter: 1)
         #expect(!go && same.pause != nil)
-        let (bearer, goBearer) = refused.decide(.tick, seen: seen(61, token: "the-token-1111", style: .bearer), jitter: 1)
+        let (bearer, goBearer) = refused.decide(
+            .tick, seen: seen(61, token: "the-token-1111", style: .bearer), jitter: 1)
         #expect(goBearer && bearer.pause == nil)
     }
 
