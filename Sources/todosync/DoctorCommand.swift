@@ -26,8 +26,9 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-key"), help: "The application key (X-ZUMO-APPLICATION).") var appKey: String?
     @Option(help: "A signed-in user's token, sent as --auth-style says (never shown).") var authToken: String?
     @Option(
-        help: "How the token is sent: zumo (X-ZUMO-AUTH) or bearer (Authorization: Bearer); at first as each "
-            + "protocol's clients send it.")
+        help: ArgumentHelp(
+            "How the token is sent: zumo (X-ZUMO-AUTH) or bearer (Authorization: Bearer); at first as each "
+                + "protocol's clients send it."))
     var authStyle: AuthStyle?
     @Option(help: TokenCommand.help) var authTokenCommand: String?
     @Option(name: .customLong("protocol"), help: "auto (v2 when answered, else v3), v2 or v3.")
