@@ -309,32 +309,9 @@ struct ServiceIdentityTests {
 /// `todosync client --remote` on a store bound to another service, as a script runs it.
 @Suite(.timeLimit(.minutes(2)))
 struct ClientRemoteSwitchTests {
-    static let binary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/debug/todosync").path
-
-    struct Run {
-        var status: Int32
-        var output: String
-        var errors: String
-    }
-
-    /// Runs `todosync client --store store …` and waits for it without holding a thread.
-    func client(_ store: String, _ arguments: [String]) async throws -> Run {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build todosync first")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["client", "--store", store] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        return Run(
-            status: status, output: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            errors: String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    /// Runs `todosync client --store store …`.
+    func client(_ store: String, _ arguments: [String]) async throws -> TodosyncCommand.Run {
+        try await TodosyncCommand.run(["client", "--store", store] + arguments)
     }
 
     @Test func anotherRemoteWithQueuedChangesIsRefusedNamingTheFlagThenEachChoiceWorks() async throws {
