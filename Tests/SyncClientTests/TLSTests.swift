@@ -59,3 +59,44 @@ extension TLSTests {
         #expect(try allowed.status().pending == 1)
     }
 }
+
+extension TLSTests {
+    /// The certificate changes mid-pull (another CA's: a misconfigured balancer, or someone in the
+    /// middle): the pull stops with a typed error naming the host, the pages received are kept, and
+    /// once the service's own certificate is back the next pull brings the rest.
+    @Test func aCertificateThatChangesMidPullStopsItAndLosesNothing() async throws {
+        let (folder, impostorFolder) = (try TemporaryFolder(), try TemporaryFolder())
+        let certificates = try TestCertificates(in: folder)
+        let service = try await TestService.sqlite(in: folder, tls: certificates.server)
+        let impostor = try await TestService.sqlite(
+            in: impostorFolder, tls: try TestCertificates(in: impostorFolder).server)
+        try await TableClient(base: service.url, caFile: certificates.caFile).seed(400)
+        let relay = try await TCPRelay(to: service.port)
+        var configuration = SyncConfiguration(remoteURL: URL(string: "https://127.0.0.1:\(relay.port)")!)
+        configuration.caFile = certificates.caFile
+        let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
+        try context.table("todoitem").insert(["id": "mine", "text": "queued before the change"])
+
+        // Pages of 50 rows are about 8 KB: the move comes a few pages in.
+        relay.move(to: impostor.port, afterSending: 20_000)
+        let error = await #expect(throws: SyncError.self) {
+            try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 50))
+        }
+        guard case .stopped(.certificateRefused(let host, _))? = error else {
+            Issue.record("stopped by \(String(describing: error))")
+            return
+        }
+        #expect(host == "127.0.0.1" && error?.description.contains("--ca-file") == true)
+        let kept = try context.table("todoitem").count()
+        #expect(kept > 1 && kept < 401, "the pages received before the change are kept: \(kept)")
+
+        relay.move(to: service.port, afterSending: 0)
+        try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 50))
+        #expect(try context.table("todoitem").count() == 401)
+        #expect(try await TableClient(base: service.url, caFile: certificates.caFile).get("todoitem", "mine") != nil)
+        try await context.close()
+        await relay.stop()
+        await impostor.stop()
+        await service.stop()
+    }
+}

@@ -333,10 +333,21 @@ final class HTTPTransport: Sendable {
             default:
                 return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
             }
+        case HTTPParserError.invalidEOFState:
+            // The connection closed in the middle of the answer's bytes.
+            return .stopped(
+                .connectionLost("\(baseURL.absoluteString): the connection closed before the answer was complete"))
         case is ResponseAccumulator.ResponseTooBigError, is NIOTooManyBytesError:
             return .serviceFault(.answerTooLarge(limit: Self.maximumBody))
         case is CancellationError:
             return .stopped(.cancelled)
+        case NIOSSLError.uncleanShutdown:
+            return .stopped(
+                .connectionLost("\(baseURL.absoluteString): the TLS connection closed before the answer was complete"))
+        case let error as NIOSSLError where Self.droppedDuringHandshake(error):
+            // A connection dropped while meeting: not the certificate's fault, and sent again.
+            return .stopped(
+                .connectionLost("\(baseURL.absoluteString): the connection closed during the TLS handshake"))
         case let error as NIOSSLError:
             return .stopped(.certificateRefused(host: baseURL.host ?? baseURL.absoluteString, detail: "\(error)"))
         case let error as NIOSSLExtraError:
@@ -347,6 +358,15 @@ final class HTTPTransport: Sendable {
             return .stopped(.unreachable("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
         default:
             return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
+        }
+    }
+
+    /// Whether the TLS handshake failed because the connection closed, not because of what it said.
+    private static func droppedDuringHandshake(_ error: NIOSSLError) -> Bool {
+        switch error {
+        case .handshakeFailed(.sslError(let errors)): errors.contains(.eofDuringHandshake)
+        case .handshakeFailed(.syscallError), .handshakeFailed(.zeroReturn): true
+        default: false
         }
     }
 
