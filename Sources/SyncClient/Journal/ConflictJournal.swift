@@ -238,15 +238,16 @@ struct ConflictJournal: Sendable {
         try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM __journal")) ?? 0
     }
 
-    private static func entry(_ row: Row) -> JournalEntry {
+    private static func entry(_ row: Row) throws -> JournalEntry {
         JournalEntry(
-            id: row[1], sequence: row[0], table: row[2], itemId: row[3],
-            operation: OperationKind(rawValue: row[4]) ?? .update,
-            base: ItemCoding.decode(row[7]), client: ItemCoding.decode(row[8]), server: ItemCoding.decode(row[9]),
-            result: ItemCoding.decode(row[10]), decision: JournalEntry.Decision(rawValue: row[5]) ?? .useClient,
-            decidedBy: JournalEntry.Decider(rawValue: row[6]) ?? .person, versionBefore: row[11],
-            versionAfter: row[12], recordedAt: Timestamp.date(row[13]) ?? Date(timeIntervalSince1970: 0),
-            batch: row[14], overturns: row[15])
+            id: row["id"], sequence: row["sequence"], table: row["tableName"], itemId: row["itemId"],
+            operation: try StoredValue.known(row, "operation", of: "__journal"),
+            base: ItemCoding.decode(row["base"]), client: ItemCoding.decode(row["client"]),
+            server: ItemCoding.decode(row["server"]), result: ItemCoding.decode(row["result"]),
+            decision: try StoredValue.known(row, "decision", of: "__journal"),
+            decidedBy: try StoredValue.known(row, "decidedBy", of: "__journal"), versionBefore: row["versionBefore"],
+            versionAfter: row["versionAfter"], recordedAt: try StoredValue.time(row, "recordedAt", of: "__journal"),
+            batch: row["batch"], overturns: row["overturns"])
     }
 
     /// The user-visible text values of `items` (and the item id), one per line, for text search.

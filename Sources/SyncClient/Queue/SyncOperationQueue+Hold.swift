@@ -84,11 +84,13 @@ extension SyncOperationQueue {
 
     /// How many operations are held, by the state underneath.
     func heldCounts(_ db: Database) throws -> [OperationState: Int] {
-        try Row.fetchAll(
+        var counts: [OperationState: Int] = [:]
+        for row in try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT state, COUNT(*) FROM __operations WHERE heldAt IS NOT NULL GROUP BY state")
-        ).reduce(into: [:]) { counts, row in
-            counts[OperationState(rawValue: row[0]) ?? .pending, default: 0] += row[1] as Int
+                sql: "SELECT state, COUNT(*) AS count FROM __operations WHERE heldAt IS NOT NULL GROUP BY state"))
+        {
+            counts[try OperationRecord.known(row, "state"), default: 0] += row["count"] as Int
         }
+        return counts
     }
 }

@@ -37,10 +37,9 @@ extension SyncOperationQueue {
     func page(_ db: Database, _ position: QueuePosition, limit: Int) throws -> QueuePage {
         func fetch(_ condition: String?, _ id: Int64?, ascending: Bool, limit: Int) throws -> [TableOperation] {
             let sql =
-                "SELECT \(Self.columns) FROM __operations" + (condition.map { " WHERE id \($0) ?" } ?? "")
+                "SELECT \(OperationRecord.selection) FROM __operations" + (condition.map { " WHERE id \($0) ?" } ?? "")
                 + " ORDER BY id \(ascending ? "ASC" : "DESC") LIMIT \(limit)"
-            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(id.map { [$0] } ?? []))
-                .map(Self.operation)
+            return try fetchOperations(db, sql, StatementArguments(id.map { [$0] } ?? []))
         }
         let pager = KeysetPager<TableOperation>(
             ascending: true, fetch: { try fetch($0, $1, ascending: $2, limit: $3) }, key: \.id)
@@ -54,13 +53,11 @@ extension SyncOperationQueue {
         let (operations, hasEarlier, hasLater) = try pager.page(cursor, limit: limit)
         let entries = try operations.map { operation in
             let table = store.tables[operation.table]
-            let first = try Row.fetchOne(
-                db.cachedStatement(
-                    sql:
-                        "SELECT \(Self.columns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id LIMIT 1"
-                ),
-                arguments: [operation.table, operation.itemId]
-            ).map(Self.operation)
+            let first = try fetchOperations(
+                db,
+                "SELECT \(OperationRecord.selection) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id LIMIT 1",
+                [operation.table, operation.itemId]
+            ).first
             return QueuePage.Entry(
                 operation: operation,
                 localItem: try table.flatMap { try store.readItem(db, table: $0, id: operation.itemId) },

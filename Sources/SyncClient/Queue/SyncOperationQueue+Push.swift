@@ -25,8 +25,9 @@ extension SyncOperationQueue {
                 sql: """
                     SELECT id, tableName, itemId, kind, state, recreate, item, lastAttemptAt, earlierBodies,
                         id = (SELECT min(id) FROM __operations AS first
-                              WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId),
-                        base, heldAt IS NULL, changedColumns
+                              WHERE first.tableName = operation.tableName AND first.itemId = operation.itemId)
+                            AS isFirst,
+                        base, heldAt IS NULL AS notHeld, changedColumns
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
             arguments: StatementArguments(positional: ids))
@@ -34,14 +35,17 @@ extension SyncOperationQueue {
         var changedItems: [String: [String]] = [:]
         for row in rows {
             // Held, or behind an earlier operation of the item (which a held one always is): not now.
-            guard let state = OperationState(rawValue: row[4]), state.isSendable, row[9] as Bool, row[11] as Bool
-            else { continue }
-            let before = OperationMark(state: state, lastAttemptAt: row[7], item: row[6], earlierBodies: row[8])
+            let state: OperationState = try OperationRecord.known(row, "state")
+            guard state.isSendable, row["isFirst"] as Bool, row["notHeld"] as Bool else { continue }
+            let before = OperationMark(
+                state: state, lastAttemptAt: row["lastAttemptAt"], item: row["item"],
+                earlierBodies: row["earlierBodies"])
             let attempt = PushAttempt(
-                operationId: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
-                recreate: row[5], before: before)
+                operationId: row["id"], table: row["tableName"], itemId: row["itemId"],
+                kind: try OperationRecord.known(row, "kind"), recreate: row["recreate"], before: before)
             sendable[attempt.operationId] = (
-                attempt, ItemCoding.decode(before.item), ItemCoding.decode(row[10]), Self.decodeColumns(row[12])
+                attempt, ItemCoding.decode(before.item), ItemCoding.decode(row["base"]),
+                Self.decodeColumns(row["changedColumns"])
             )
             if attempt.kind != .delete { changedItems[attempt.table, default: []].append(attempt.itemId) }
         }
@@ -170,17 +174,20 @@ extension SyncOperationQueue {
                     SELECT id, tableName, itemId, kind,
                         EXISTS (SELECT 1 FROM __operations AS later
                             WHERE later.tableName = operation.tableName AND later.itemId = operation.itemId
-                                AND later.id > operation.id)
+                                AND later.id > operation.id) AS hasLater
                     FROM __operations AS operation WHERE id IN (\(sqlParameters(ids.count)))
                     """),
             arguments: StatementArguments(positional: ids))
-        let queued = Dictionary(uniqueKeysWithValues: rows.map { row in (row[0] as Int64, row) })
+        let queued = Dictionary(uniqueKeysWithValues: rows.map { row in (row["id"] as Int64, row) })
         let held = try journal.held(db, among: ids)
         // The service's items, by table, of the items with nothing newer queued: adopted together.
         var adoptions: [String: [Item]] = [:]
         for (id, serverItem) in applied {
-            guard let row = queued[id], let serverItem, OperationKind(rawValue: row[3]) != .delete else { continue }
-            let (tableName, itemId, hasLater): (String, String, Bool) = (row[1], row[2], row[4])
+            guard let row = queued[id], let serverItem, try OperationRecord.known(row, "kind") != OperationKind.delete
+            else { continue }
+            let (tableName, itemId, hasLater): (String, String, Bool) = (
+                row["tableName"], row["itemId"], row["hasLater"]
+            )
             if hasLater {
                 try adoptVersion(
                     db, of: serverItem, table: store.description(of: tableName, in: db), itemId: itemId, after: id)
@@ -200,10 +207,11 @@ extension SyncOperationQueue {
         for (id, serverItem) in applied where held.contains(id) {
             guard let row = queued[id] else { continue }
             var result: Item?
-            if let serverItem, OperationKind(rawValue: row[3]) != .delete {
+            if let serverItem, try OperationRecord.known(row, "kind") != OperationKind.delete {
                 result =
-                    row[4]
-                    ? serverItem : try store.readItem(db, table: store.description(of: row[1], in: db), id: row[2])
+                    row["hasLater"]
+                    ? serverItem
+                    : try store.readItem(db, table: store.description(of: row["tableName"], in: db), id: row["itemId"])
             }
             try journal.settle(db, operationId: id, result: result)
         }

@@ -23,15 +23,15 @@ extension SyncOperationQueue {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT tableName, state, COUNT(*), heldAt IS NOT NULL FROM __operations
+                    SELECT tableName, state, COUNT(*) AS count, heldAt IS NOT NULL AS held FROM __operations
                     GROUP BY tableName, state, heldAt IS NOT NULL
                     """))
         var counts: [String: TableQueueCounts] = [:]
         for row in rows {
-            let table: String = row[0]
-            let count: Int = row[2]
-            let state = OperationState(rawValue: row[1]) ?? .pending
-            if row[3] as Bool {
+            let table: String = row["tableName"]
+            let count: Int = row["count"]
+            let state: OperationState = try OperationRecord.known(row, "state")
+            if row["held"] as Bool {
                 counts[table, default: TableQueueCounts()].held += count
             } else if state.isWaiting {
                 counts[table, default: TableQueueCounts()].waiting += count

@@ -88,28 +88,8 @@ struct SyncOperationQueue: Sendable {
 
     // MARK: Reading
 
-    /// The columns ``operation(from:)`` reads, by position.
-    static let columns =
-        "id, tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate, "
-        + "heldAt, heldReason, changedColumns"
-
-    /// The operation of a row selected with ``columns``.
-    static func operation(from row: Row) -> TableOperation {
-        TableOperation(
-            id: row[0], table: row[1], itemId: row[2], kind: OperationKind(rawValue: row[3]) ?? .update,
-            state: OperationState(rawValue: row[4]) ?? .pending, item: ItemCoding.decode(row[5]),
-            base: ItemCoding.decode(row[6]), attempts: row[7],
-            queuedAt: Timestamp.date(row[8]) ?? Date(timeIntervalSince1970: 0), lastAttemptAt: Timestamp.date(row[9]),
-            lastStatus: row[10], message: row[11], recreate: row[12],
-            hold: Timestamp.date(row[13]).map { OperationHold(since: $0, reason: row[14]) },
-            changedColumns: decodeColumns(row[15]))
-    }
-
     func operation(_ db: Database, id: Int64) throws -> TableOperation? {
-        try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(Self.columns) FROM __operations WHERE id = ?"), arguments: [id]
-        )
-        .map(Self.operation)
+        try fetchOperations(db, "SELECT \(OperationRecord.selection) FROM __operations WHERE id = ?", [id]).first
     }
 
     /// The operation, or ``SyncError/operationNotFound(_:)``.
@@ -120,29 +100,24 @@ struct SyncOperationQueue: Sendable {
 
     /// The item's operations in push order (at most one queued, plus one in flight or settled earlier).
     func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
-        try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT \(Self.columns) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id"),
-            arguments: [table, itemId]
-        ).map(Self.operation)
+        try fetchOperations(
+            db, "SELECT \(OperationRecord.selection) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id",
+            [table, itemId])
     }
 
     /// Every operation in push order, optionally one table's.
     func all(_ db: Database, table: String? = nil) throws -> [TableOperation] {
         if let table {
-            return try Row.fetchAll(
-                db, sql: "SELECT \(Self.columns) FROM __operations WHERE tableName = ? ORDER BY id", arguments: [table]
-            ).map(Self.operation)
+            return try fetchOperations(
+                db, "SELECT \(OperationRecord.selection) FROM __operations WHERE tableName = ? ORDER BY id", [table])
         }
-        return try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM __operations ORDER BY id").map(Self.operation)
+        return try fetchOperations(db, "SELECT \(OperationRecord.selection) FROM __operations ORDER BY id")
     }
 
     /// The operations in `state`, in push order.
     func all(_ db: Database, in state: OperationState) throws -> [TableOperation] {
-        try Row.fetchAll(
-            db, sql: "SELECT \(Self.columns) FROM __operations WHERE state = ? ORDER BY id",
-            arguments: [state.rawValue]
-        ).map(Self.operation)
+        try fetchOperations(
+            db, "SELECT \(OperationRecord.selection) FROM __operations WHERE state = ? ORDER BY id", [state.rawValue])
     }
 
     /// Summaries of the operations of several items, in push order.
@@ -151,14 +126,14 @@ struct SyncOperationQueue: Sendable {
         return try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT id, itemId, kind, state, heldAt IS NOT NULL FROM __operations
+                    SELECT id, itemId, kind, state, heldAt IS NOT NULL AS held FROM __operations
                     WHERE tableName = ? AND itemId IN (\(sqlParameters(itemIds.count))) ORDER BY id
                     """),
             arguments: StatementArguments([table] + itemIds)
         ).map { row in
             OperationSummary(
-                id: row[0], itemId: row[1], kind: OperationKind(rawValue: row[2]) ?? .update,
-                state: OperationState(rawValue: row[3]) ?? .pending, isHeld: row[4])
+                id: row["id"], itemId: row["itemId"], kind: try OperationRecord.known(row, "kind"),
+                state: try OperationRecord.known(row, "state"), isHeld: row["held"])
         }
     }
 
@@ -166,12 +141,14 @@ struct SyncOperationQueue: Sendable {
     func counts(_ db: Database, table: String? = nil) throws -> [OperationState: Int] {
         let statement =
             try table == nil
-            ? db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations GROUP BY state")
-            : db.cachedStatement(sql: "SELECT state, COUNT(*) FROM __operations WHERE tableName = ? GROUP BY state")
-        return try Row.fetchAll(statement, arguments: StatementArguments(table.map { [$0] } ?? []))
-            .reduce(into: [:]) { counts, row in
-                counts[OperationState(rawValue: row[0]) ?? .pending, default: 0] += row[1] as Int
-            }
+            ? db.cachedStatement(sql: "SELECT state, COUNT(*) AS count FROM __operations GROUP BY state")
+            : db.cachedStatement(
+                sql: "SELECT state, COUNT(*) AS count FROM __operations WHERE tableName = ? GROUP BY state")
+        var counts: [OperationState: Int] = [:]
+        for row in try Row.fetchAll(statement, arguments: StatementArguments(table.map { [$0] } ?? [])) {
+            counts[try OperationRecord.known(row, "state"), default: 0] += row["count"] as Int
+        }
+        return counts
     }
 
     /// The condition on an `__operations` row (not aliased) that a push sends it: pending or
