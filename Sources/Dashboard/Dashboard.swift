@@ -120,10 +120,10 @@ public final class Dashboard: Sendable {
             ? nil
             : AutoSync(
                 sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming,
-                live: configuration.live)
+                live: configuration.live, clock: configuration.clock)
         let access =
             configuration.asksWhoYouAre
-            ? SignInSessions(standing: configuration.accessTokens, now: configuration.accessClock) : nil
+            ? SignInSessions(standing: configuration.accessTokens, now: { [clock = configuration.clock] in clock.now }) : nil
         // Signing in needs no CSRF token: the sign-in token is the stronger proof.
         let csrf = CSRFProtection(
             exemptPrefixes: (embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])

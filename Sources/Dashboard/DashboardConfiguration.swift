@@ -82,8 +82,8 @@ public struct DashboardConfiguration: Sendable {
     public var accessTokens: [String: AccessRole] = [:]
     /// Whether every request needs a session (see ``AccessGate``): bound to any address but loopback.
     public var asksWhoYouAre: Bool { !BrowserAddress.isLoopback(host) }
-    /// The clock sessions and sign-in links expire by (tests move it).
-    var accessClock: @Sendable () -> Date = Date.init
+    /// The clock auto-sync plans by and sessions and sign-in links expire by (tests move it).
+    var clock: any WallClock = SystemWallClock()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL, resources: ResourceFolders,

@@ -13,19 +13,12 @@ import Testing
     static let operatorToken = "operator-token-0123456789"
     static let viewerToken = "viewer-token-0123456789"
 
-    /// A clock the test moves.
-    final class Clock: Sendable {
-        private let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-        var read: @Sendable () -> Date { { self.now.withLock { $0 } } }
-        func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
-    }
-
     /// A dashboard bound to every interface, with a standing token per role.
-    static func exposed(clock: Clock = Clock()) async throws -> TestDashboard {
+    static func exposed(clock: ManualWallClock = ManualWallClock()) async throws -> TestDashboard {
         try await TestDashboard { configuration in
             configuration.host = "0.0.0.0"
             configuration.accessTokens = [operatorToken: .operator, viewerToken: .viewer]
-            configuration.accessClock = clock.read
+            configuration.clock = clock
         }
     }
 
@@ -121,10 +114,10 @@ import Testing
     }
 
     @Test func sessionsExpireAndEndingThemAllSignsEveryoneOut() async throws {
-        let clock = Clock()
+        let clock = ManualWallClock()
         let harness = try await Self.exposed(clock: clock)
         let first = try await Self.signedIn(harness, Self.operatorToken)
-        clock.advance(13 * 3600)
+        clock.advance(by: 13 * 3600)
         #expect(try await first.send(.get, "/").status == 303, "expired after 12 hours")
 
         let a = try await Self.signedIn(harness, Self.operatorToken)
@@ -155,7 +148,7 @@ import Testing
     }
 
     @Test func failedSignInsAreLimitedPerAddressAndSayNothingOfSessions() async throws {
-        let clock = Clock()
+        let clock = ManualWallClock()
         let harness = try await Self.exposed(clock: clock)
         let browser = Self.browser(harness)
         let before = try await browser.send(.post, "/sign-in", form: ["token": "wrong-token-aaaaaaaa"])
@@ -165,7 +158,7 @@ import Testing
         for _ in 0..<3 { _ = try await browser.send(.post, "/sign-in", form: ["token": "wrong"]) }
         let limited = try await browser.send(.post, "/sign-in", form: ["token": Self.operatorToken])
         #expect(limited.status == 429 && limited.headers["retry-after"] != nil)
-        clock.advance(61)
+        clock.advance(by: 61)
         _ = try await Self.signedIn(harness, Self.operatorToken)
         await harness.stop()
     }

@@ -15,10 +15,13 @@ import Testing
         let folder = try TemporaryFolder()
         let service = try await TestService.sqlite(in: folder)
         let proxy = try await service.proxy()
-        // Auto-sync off at first: nothing syncs until the test turns it on.
+        // Auto-sync off at first: nothing syncs until the test turns it on. Its clock never moves:
+        // the sync after the verify starts because the verify ended, not because time passed.
+        let clock = ManualWallClock()
         let harness = try await TestDashboard(remote: .url(proxy.endpoint, applicationKey: nil)) { configuration in
             // Polling: live, the service's notice of the pushed row would add a sync (see LiveSyncTests).
             configuration.live = .off
+            configuration.clock = clock
             configuration.autoSyncTiming = AutoSyncSchedule.Timing(
                 backoffBase: 3600, backoffCap: 3600, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)
         }
@@ -47,7 +50,7 @@ import Testing
         let blocked = try #require(harness.dashboard.autoSync?.status)
         #expect(events.all.isEmpty, "no sync started beside the verify")
         #expect(
-            blocked.nextAttemptAt.map { $0.timeIntervalSinceNow < 60 } ?? true,
+            blocked.nextAttemptAt.map { $0.timeIntervalSince(clock.now) < 60 } ?? true,
             "the sync is not put off for an interval: \(blocked)")
 
         release.signal()

@@ -22,6 +22,8 @@ final class AutoSync: Sendable {
     private let context: SyncContext
     private let metrics: DashboardMetrics
     private let timing: AutoSyncSchedule.Timing
+    /// What time it is, and the waits for the next attempt and probe (tests move it).
+    private let clock: any WallClock
     private let driver = Mutex(Driver())
     private let changes = Mutex<Task<Void, Never>?>(nil)
     private let live: LiveMode
@@ -34,8 +36,9 @@ final class AutoSync: Sendable {
 
     init(
         sync: BackgroundSync, context: SyncContext, metrics: DashboardMetrics,
-        timing: AutoSyncSchedule.Timing = .init(), live: LiveMode = .auto
+        timing: AutoSyncSchedule.Timing = .init(), live: LiveMode = .auto, clock: any WallClock = SystemWallClock()
     ) {
+        self.clock = clock
         self.sync = sync
         self.context = context
         self.metrics = metrics
@@ -125,7 +128,7 @@ final class AutoSync: Sendable {
     /// What `/api/status` and the header show.
     var status: AutoSyncStatus {
         let schedule = driver.withLock { $0.schedule }
-        var status = AutoSyncStatus(schedule, now: Date(), live: schedule.following)
+        var status = AutoSyncStatus(schedule, now: clock.now, live: schedule.following)
         if live == .on, let missing = channelMissing.withLock({ $0 }), status.enabled {
             status.label = "polling: the remote has no change channel (HTTP \(missing))"
         }
@@ -134,7 +137,7 @@ final class AutoSync: Sendable {
 
     private func apply(_ input: AutoSyncSchedule.Input) {
         let seen = AutoSyncSchedule.Observation(
-            now: Date(), offline: context.isOffline, token: context.authTokenHint, style: context.authStyleChoice)
+            now: clock.now, offline: context.isOffline, token: context.authTokenHint, style: context.authStyleChoice)
         let (start, nextAttempt) = driver.withLock { driver -> (Bool, Date?) in
             guard !driver.stopped else { return (false, nil) }
             let (schedule, start) = driver.schedule.decide(
@@ -142,18 +145,17 @@ final class AutoSync: Sendable {
             driver.schedule = schedule
             // One timer, for the planned attempt; replaced under the lock, so ticks keep their order.
             driver.timer?.cancel()
-            driver.timer = schedule.nextAttemptAt.map { due in
+            driver.timer = schedule.nextAttemptAt.map { [clock] due in
                 Task { [weak self] in
-                    let wait = max(0, due.timeIntervalSinceNow)
-                    guard (try? await Task.sleep(for: .seconds(wait))) != nil else { return }
+                    guard (try? await clock.sleep(until: due)) != nil else { return }
                     self?.apply(.tick)
                 }
             }
             if case .probed = input { driver.probe = nil }
             if schedule.wantsProbe, driver.probe == nil {
-                let (context, every) = (context, timing.probeEvery)
+                let (context, clock, due) = (context, clock, seen.now.addingTimeInterval(timing.probeEvery))
                 driver.probe = Task { [weak self] in
-                    guard (try? await Task.sleep(for: .seconds(every))) != nil else { return }
+                    guard (try? await clock.sleep(until: due)) != nil else { return }
                     let answered = await context.remoteAnswers()
                     guard !Task.isCancelled else { return }
                     self?.apply(.probed(answered: answered))
