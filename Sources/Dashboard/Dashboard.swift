@@ -123,7 +123,8 @@ public final class Dashboard: Sendable {
                 live: configuration.live, clock: configuration.clock)
         let access =
             configuration.asksWhoYouAre
-            ? SignInSessions(standing: configuration.accessTokens, now: { [clock = configuration.clock] in clock.now }) : nil
+            ? SignInSessions(standing: configuration.accessTokens, now: { [clock = configuration.clock] in clock.now })
+            : nil
         // Signing in needs no CSRF token: the sign-in token is the stronger proof.
         let csrf = CSRFProtection(
             exemptPrefixes: (embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])

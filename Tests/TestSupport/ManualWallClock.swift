@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SyncClient
+import Synchronization
 
 /// A clock that only moves when the test moves it: whoever sleeps until a time wakes when the test
 /// advances past it, at once and in order, however loaded the machine is.
@@ -45,7 +45,11 @@ public final class ManualWallClock: WallClock {
                     return false
                 }
                 if ready {
-                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume()
+                    }
                 }
             }
         } onCancel: {
