@@ -45,6 +45,28 @@ import Testing
         }
     }
 
+    // MARK: Dropped connections
+
+    /// An answer whose connection closes in the middle of its body is a dropped connection: sent
+    /// again (each pull page is a GET), and when it keeps dropping the pull stops saying so, with
+    /// nothing written.
+    @Test func anAnswerCutInTheMiddleOfItsBodyIsSentAgainThenStopsAsADroppedConnection() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await MisbehavingService { _ in .cut(length: 5000, sent: 1000) }
+        defer { service.stopInBackground() }
+        var configuration = SyncConfiguration(remoteURL: service.url, tableProtocol: .v2)
+        configuration.connectionRetry = ConnectionRetry(retries: 2, firstPause: .milliseconds(1))
+        let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
+        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "all") }
+        guard case .stopped(.connectionLost(let detail))? = error else {
+            Issue.record("stopped by \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("closed before the answer was complete"))
+        #expect(service.requests.count == 3, "sent once, then again twice")
+        #expect(try context.table("todoitem").count() == 0)
+    }
+
     // MARK: Deadlines
 
     @Test(arguments: TableProtocol.allCases)

@@ -62,6 +62,11 @@ final class MisbehavingConnectionHandler: ChannelInboundHandler {
             pour(context: context)
         case .silence:
             break
+        case .cut(let length, let sent):
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
+            context.writeAndFlush(
+                wrapOutboundOut(ByteBuffer(bytes: Array(head.utf8) + Array(repeating: UInt8(ascii: " "), count: sent)))
+            ).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
     }
 

@@ -41,6 +41,8 @@ public final class MisbehavingService: Sendable {
         case endless
         /// Reads the request and says nothing until the client gives up.
         case silence
+        /// A 200 announcing `length` bytes of body, then only `sent` of them, then the connection closes.
+        case cut(length: Int, sent: Int)
     }
 
     /// The port it listens on.
