@@ -161,17 +161,16 @@ struct SettingsChange: Sendable {
         if let pushWindow { await context.setPushWindow(pushWindow) }
         if autoSyncInterval != nil { environment.autoSync?.setInterval(saved.autoSyncInterval) }
         if let tableProtocol { try await context.setTableProtocol(tableProtocol) }
-        if let authStyle, authStyle != TokenHeader(context.authStyleChoice) {
-            try await context.setAuthStyle(authStyle.style)
-        }
+        let restyled = authStyle.map { $0 != TokenHeader(context.authStyleChoice) } ?? false
+        if restyled { try await context.setAuthStyle(authStyle?.style) }
         if signOut {
             try await context.setAuthToken(nil)
         } else if let authToken {
             try await context.setAuthToken(authToken)
         }
         if let offline { try context.setOffline(offline) }
-        // Back online, or another token: auto-sync looks again now rather than at its next tick.
-        if offline != nil || signOut || authToken != nil || authStyle != nil { environment.autoSync?.nudge() }
+        // Back online, or another token or header: auto-sync looks again now rather than at its next tick.
+        if offline != nil || signOut || authToken != nil || restyled { environment.autoSync?.nudge() }
         return change
     }
 }
