@@ -27,6 +27,39 @@ import Testing
         try await context.close()
     }
 
+    /// A column type a newer todosync wrote is not read as "null": the store does not open.
+    @Test func aColumnTypeItDoesNotKnowKeepsTheStoreFromOpeningNamingIt() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("store.sqlite")
+        let context = try SyncContext(path: path)
+        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await context.store.pool.write { db in
+            try db.execute(sql: "UPDATE __columns SET type = 'decimal128' WHERE columnName = 'text'")
+        }
+        try await context.close()
+
+        let error = #expect(throws: SyncError.self) { _ = try SyncContext(path: path) }
+        let failure = try #require(Self.corruption(error), "\(String(describing: error))")
+        #expect(failure.description.contains("__columns.type holds 'decimal128'"))
+    }
+
+    @Test func aRecordedExchangeOfAPurposeItDoesNotKnowIsNamedNotTakenForAPull() async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try await context.store.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO __exchanges (startedAt, milliseconds, method, target, purpose, tableName,
+                        bytesSent, bytesReceived, requestHeaders, responseHeaders)
+                    VALUES ('2026-11-27T10:00:00.000Z', 1, 'GET', '/tables/todoitem', 'replicate', 'todoitem',
+                        0, 0, '', '')
+                    """)
+        }
+        let error = #expect(throws: SyncError.self) { _ = try context.exchanges() }
+        #expect(Self.corruption(error)?.description.contains("__exchanges.purpose holds 'replicate'") == true)
+        try await context.close()
+    }
+
     /// A change of a kind it does not know is not pushed as an update.
     @Test func aQueuedChangeOfAnUnknownKindStopsThePushAndNothingIsSent() async throws {
         let folder = try TemporaryFolder()

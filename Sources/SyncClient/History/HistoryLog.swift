@@ -168,7 +168,7 @@ struct HistoryLog: Sendable {
     }
 
     private static func event(_ row: Row, itemId: String, _ db: Database) throws -> HistoryEvent? {
-        let recordedAt = Timestamp.date(row["recordedAt"]) ?? Date(timeIntervalSince1970: 0)
+        let recordedAt: Date = try StoredValue.time(row, "recordedAt", of: "__history")
         var event = HistoryEvent(
             sequence: row["sequence"], recordedAt: recordedAt, kind: .pulled, operationId: row["operationId"],
             status: row["status"], version: row["version"], previousVersion: row["previousVersion"],
@@ -183,8 +183,7 @@ struct HistoryLog: Sendable {
                 tokenAfter: row["tokenAfter"])
             return event
         }
-        guard let known = HistoryEvent.Kind(rawValue: kind) else { return nil }
-        event.kind = known
+        event.kind = try StoredValue.known(row, "kind", of: "__history")
         if let sequence: Int64 = row["journalSequence"] {
             event.journalEntry = try ConflictJournal().entry(db, sequence: sequence)
         }

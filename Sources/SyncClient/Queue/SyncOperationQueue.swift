@@ -167,7 +167,7 @@ struct SyncOperationQueue: Sendable {
             db,
             sql:
                 "SELECT id, tableName, itemId FROM __operations WHERE \(Self.sendableSQL) ORDER BY id"
-        ).map { ($0[0], $0[1], $0[2]) }
+        ).map { ($0["id"], $0["tableName"], $0["itemId"]) }
     }
 
     /// The table of the first operation a push sends; nil when none waits.
@@ -216,9 +216,10 @@ struct SyncOperationQueue: Sendable {
             arguments: [operationId]
         ).map { row in
             OperationError(
-                operationId: row[0], kind: OperationErrorKind(rawValue: row[1]) ?? .failed, status: row[2],
-                message: row[3], serverItem: ItemCoding.decode(row[4]), clientItem: ItemCoding.decode(row[5]),
-                recordedAt: Timestamp.date(row[6]) ?? Date(timeIntervalSince1970: 0))
+                operationId: row["operationId"], kind: try StoredValue.known(row, "kind", of: "__errors"),
+                status: row["status"], message: row["message"], serverItem: ItemCoding.decode(row["serverItem"]),
+                clientItem: ItemCoding.decode(row["clientItem"]),
+                recordedAt: try StoredValue.time(row, "recordedAt", of: "__errors"))
         }
     }
 

@@ -161,19 +161,20 @@ final class FlightRecorder: Sendable {
         return ExchangePage(exchanges: exchanges, next: next)
     }
 
-    private static func exchange(_ row: Row) -> RecordedExchange {
+    private static func exchange(_ row: Row) throws -> RecordedExchange {
         let table: String = row["tableName"]
-        let purpose: ExchangePurpose =
-            switch row["purpose"] as String {
-            case "push": .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
-            case "verify": .verify(table: table, page: row["page"] ?? 0)
-            case "probe": .protocolProbe(table: table)
-            case "reach": .reachability(table: table)
-            case "doctor": .doctor(table: table)
-            default: .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
-            }
+        let purpose: ExchangePurpose
+        switch row["purpose"] as String? {
+        case "push": purpose = .push(operationId: row["operationId"] ?? 0, table: table, itemId: row["itemId"] ?? "")
+        case "verify": purpose = .verify(table: table, page: row["page"] ?? 0)
+        case "probe": purpose = .protocolProbe(table: table)
+        case "reach": purpose = .reachability(table: table)
+        case "doctor": purpose = .doctor(table: table)
+        case "pull": purpose = .pull(table: table, queryId: row["queryId"], page: row["page"] ?? 0)
+        case let other: throw StoredValue.corrupt("__exchanges", "purpose", other)
+        }
         return RecordedExchange(
-            id: row["id"], startedAt: Timestamp.date(row["startedAt"]) ?? Date(timeIntervalSince1970: 0),
+            id: row["id"], startedAt: try StoredValue.time(row, "startedAt", of: "__exchanges"),
             milliseconds: row["milliseconds"], method: row["method"], target: row["target"], purpose: purpose,
             status: row["status"], failure: row["failure"], bytesSent: row["bytesSent"],
             bytesReceived: row["bytesReceived"], requestHeaders: row["requestHeaders"],

@@ -27,7 +27,8 @@ enum StoredValue {
         return date
     }
 
-    private static func corrupt(_ table: String, _ column: String, _ text: String?) -> StoreFailure {
+    /// The failure of `table`.`column` holding `text`, which this version does not know.
+    static func corrupt(_ table: String, _ column: String, _ text: String?) -> StoreFailure {
         StoreFailure(
             kind: .corrupt,
             detail: "\(table).\(column) holds \(text.map { "'\($0)'" } ?? "NULL"), which this version does not know")
