@@ -1,4 +1,5 @@
 import Foundation
+import SyncClient
 import Testing
 
 /// The `todosync` command built beside the tests (`swift build --build-tests` builds it), run as a
@@ -27,7 +28,7 @@ public enum TodosyncCommand {
         process.standardError = errors
         async let ended: Int32 = withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+            do { try ProcessLaunch.run(process) } catch { continuation.resume(throwing: error) }
         }
         // Read while it runs (a full pipe would stop it), on threads outside the cooperative pool.
         async let printed = readAll(output)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a finished program left: its exit status and its output. Foundation's `Process` runs it;
 /// this adds the deadline and the cancel a sync needs (neither is Foundation's), and reads both
@@ -27,7 +28,7 @@ struct ProcessOutcome: Sendable {
             exited.continuation.yield()
             exited.continuation.finish()
         }
-        try process.run()
+        try ProcessLaunch.run(process)
         let reading = (read(output), read(errors))
         let stopper = Task {
             try? await Task.sleep(for: .seconds(deadline))
@@ -68,5 +69,17 @@ struct ProcessOutcome: Sendable {
         let group = -process.processIdentifier
         kill(group, SIGTERM)
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { kill(group, SIGKILL) }
+    }
+}
+
+/// Starts programs one at a time in this process. Foundation's `Process.run()` crashed (in a
+/// `memcpy` of its launch) when two threads started programs at once; a launch takes about a
+/// millisecond, so the line costs nothing.
+public enum ProcessLaunch {
+    private static let line = Mutex(())
+
+    /// Starts `process` (as `Process.run()` does), after any other launch under way.
+    public static func run(_ process: Process) throws {
+        try line.withLock { _ in try process.run() }
     }
 }
