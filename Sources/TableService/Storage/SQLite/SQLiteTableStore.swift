@@ -38,6 +38,9 @@ final class SQLiteTableStore: TableStorage {
         StoreMigration("tableService.v2.schemaChanges") { db in
             try db.execute(sql: SchemaChangeRecord.createTableSQL(dialect: .sqlite))
         },
+        StoreMigration("tableService.v3.installations") { db in
+            try db.execute(sql: InstallationRegistry.createTableSQL(dialect: .sqlite))
+        },
     ]
 
     /// Opens the file at `path` (or a private in-memory database when `nil`), creates `tables` and
@@ -93,6 +96,8 @@ final class SQLiteTableStore: TableStorage {
     var dialect: SQLDialect { .sqlite }
 
     var diskSyncs: Int? { commits?.syncCount }
+
+    var writesUnderWay: Int? { commits?.writesUnderWay }
 
     var databaseReads: Int? { reads.load(ordering: .relaxed) }
 
