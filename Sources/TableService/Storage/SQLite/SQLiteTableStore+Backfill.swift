@@ -26,7 +26,8 @@ extension SQLiteTableStore {
             else { return (0, nil) }
             try Self.addBackfillMarker(db, to: schema.name)
             let table = SQLDialect.quoted(schema.name)
-            var rangeSQL = "SELECT \"id\" FROM \(table) WHERE \(condition.sql)"
+            let rowid = Self.rowidName(schema)
+            var rangeSQL = "SELECT \(rowid.select)\"id\" FROM \(table) WHERE \(condition.sql)"
             var rangeValues = condition.values
             if let cursor = current.cursor {
                 rangeSQL += " AND \"id\" > ?"
@@ -40,7 +41,7 @@ extension SQLiteTableStore {
             if count > 0, let lastID: String = range?[1] {
                 let first = try self.nextTimestamp(db, schema, count: Int64(count))
                 let statement = Self.stampStatement(
-                    current, schema, rows: rangeSQL + " AND \"id\" <= ?", first: first)
+                    current, schema, rows: rangeSQL + " AND \"id\" <= ?", join: rowid.join, first: first)
                 db.add(function: Self.versionFunction)
                 try db.execute(
                     sql: statement.sql, arguments: Self.arguments(statement.values + rangeValues + [.text(lastID)]))
@@ -66,11 +67,21 @@ extension SQLiteTableStore {
         return stamped.count
     }
 
+    /// How the stamping `UPDATE` finds the rows it numbered: by rowid (a third faster than by id,
+    /// which goes through the id index), under a name no user column shadows; by id if a table
+    /// has columns named `rowid`, `_rowid_` and `oid`.
+    private static func rowidName(_ schema: TableSchema) -> (select: String, join: String) {
+        guard let name = ["rowid", "_rowid_", "oid"].first(where: { schema.column(named: $0) == nil }) else {
+            return ("", "\(SQLDialect.quoted(schema.name)).\"id\" = \"b\".\"id\"")
+        }
+        return ("\(name) AS \"r\", ", "\(SQLDialect.quoted(schema.name)).\(name) = \"b\".\"r\"")
+    }
+
     /// `UPDATE table SET … FROM (rows numbered by id)`: each row's changed columns, its stamp
     /// (`first` + its rank − 1), the version of that stamp, and the ``BackfillMarker`` (the
     /// version before the first backfill, while no one wrote the row since).
     private static func stampStatement(
-        _ pass: BackfillPass, _ schema: TableSchema, rows: String, first: Int64
+        _ pass: BackfillPass, _ schema: TableSchema, rows: String, join: String, first: Int64
     ) -> BackfillPass.Fragment {
         let table = SQLDialect.quoted(schema.name)
         let marker = "\(table).\(SQLDialect.quoted(BackfillMarker.column))"
@@ -84,8 +95,8 @@ extension SQLiteTableStore {
         sql +=
             "\"updatedAt\" = \(stamp), \"version\" = todosync_version(\(stamp)), "
             + "\(SQLDialect.quoted(BackfillMarker.column)) = \(stamp) || ' ' || \(before) "
-            + "FROM (SELECT \"id\", row_number() OVER (ORDER BY \"id\") AS \"n\" FROM (\(rows))) AS \"b\" "
-            + "WHERE \(table).\"id\" = \"b\".\"id\""
+            + "FROM (SELECT *, row_number() OVER (ORDER BY \"id\") AS \"n\" FROM (\(rows))) AS \"b\" "
+            + "WHERE \(join)"
         return .init(sql: sql, values: assignments.values + [.integer(first), .integer(first), .integer(first)])
     }
 }
