@@ -37,7 +37,7 @@ enum OpenAPIDocument {
         var properties: [String: JSONValue] = [
             // Null or left out: the service gives the item a UUID.
             SystemColumn.id: [
-                "type": ["null", "string"], "minLength": 1, "maxLength": 63, "pattern": .string(idPattern),
+                "type": ["null", "string"], "minLength": 1, "maxLength": 255, "pattern": .string(idPattern),
             ],
             SystemColumn.updatedAt: ["type": ["null", "string"], "format": "date-time", "readOnly": true],
             SystemColumn.version: ["type": "string", "format": "byte", "readOnly": true],
@@ -69,8 +69,8 @@ enum OpenAPIDocument {
     }
 
     /// The ids the service takes in an address or a body: text without control characters (and,
-    /// in this description, without the characters an address escapes), at most 63 characters
-    /// (the service's limit is 255 bytes of UTF-8).
+    /// in this description, without the characters an address escapes), at most 255 characters
+    /// (the service's limit is 255 bytes of UTF-8: an id of many non-ASCII characters is refused).
     static let idPattern = "^[^\\u0000-\\u001f\\u007f/?#%\\\\]+$"
 
     /// A declared column, with its default.
@@ -211,7 +211,7 @@ enum OpenAPIDocument {
     private static func itemPath(_ table: String) -> JSONValue {
         let id: JSONValue = [
             "name": "id", "in": "path", "required": true,
-            "schema": ["type": "string", "minLength": 1, "maxLength": 63, "pattern": .string(idPattern)],
+            "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": .string(idPattern)],
         ]
         let entity: JSONValue = ["description": "OK", "content": json(reference(table))]
         let conflict: JSONValue = ["description": "Precondition Failed", "content": json(reference(table))]
@@ -220,8 +220,8 @@ enum OpenAPIDocument {
             "get": [
                 "tags": [.string(table)],
                 "responses": [
-                    "200": entity, "304": ["description": "Not Modified"], "404": ["description": "Not Found"],
-                    "410": ["description": "Gone"],
+                    "200": entity, "304": ["description": "Not Modified"], "400": ["description": "Bad Request"],
+                    "404": ["description": "Not Found"], "410": ["description": "Gone"],
                 ],
             ],
             "put": [
@@ -235,8 +235,8 @@ enum OpenAPIDocument {
             "delete": [
                 "tags": [.string(table)],
                 "responses": [
-                    "204": ["description": "No Content"], "404": ["description": "Not Found"],
-                    "410": ["description": "Gone"], "412": conflict,
+                    "204": ["description": "No Content"], "400": ["description": "Bad Request"],
+                    "404": ["description": "Not Found"], "410": ["description": "Gone"], "412": conflict,
                 ],
             ],
         ]
