@@ -38,3 +38,10 @@ struct BackfillPacer: Sendable, Equatable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
+
+/// What one backfill batch did: the rows it stamped, and how long it held the table's writers
+/// (its transaction; not the wait for the commit to reach the disk, during which writers go on).
+struct BackfillBatch: Sendable, Equatable {
+    let rows: Int
+    let held: Duration
+}

@@ -18,19 +18,24 @@ final class SchemaBackfill: Sendable {
             do {
                 for pass in BackfillPass.passes(try await store.schemaChanges()) {
                     var pacer = BackfillPacer(fixed: batchSize)
+                    let passStarted = clock.now
+                    var (passBatches, passRows) = (0, 0)
                     while !Task.isCancelled {
                         if let maximumBatches, batches >= maximumBatches { return }
                         batches += 1
                         let limit = pacer.limit
-                        let started = clock.now
-                        let stamped = try await store.backfillBatch(pass, limit: limit)
-                        pacer.finished(rows: stamped, took: clock.now - started)
-                        if stamped < limit { break }
+                        let batch = try await store.backfillBatch(pass, limit: limit)
+                        pacer.finished(rows: batch.rows, took: batch.held)
+                        passBatches += 1
+                        passRows += batch.rows
+                        if batch.rows < limit { break }
                         await Self.letWritersIn(store)
                     }
                     guard !Task.isCancelled else { return }
+                    let took = clock.now - passStarted
                     for change in pass.changes {
-                        logger.info("schema change applied to every row: \(change.summary)")
+                        let detail = "\(passRows) rows stamped in \(passBatches) batches, \(took)"
+                        logger.info("schema change applied to every row: \(change.summary) (\(detail))")
                     }
                 }
             } catch {

@@ -87,9 +87,9 @@ protocol TableStorage: Sendable {
     /// Stamps the next batch of up to `limit` rows of `pass` (its changes' new values, and a new
     /// `updatedAt` and `version` for each row, so incremental pull brings them), in one set-based
     /// statement, moving the cursors of its changes in the same transaction; returns the rows
-    /// stamped, fewer than `limit` once the pass is done. Changes another instance finished are
-    /// left out.
-    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> Int
+    /// stamped (fewer than `limit` once the pass is done) and how long the batch held the table's
+    /// writers. Changes another instance finished are left out.
+    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> BackfillBatch
 
     /// Writes waiting for the write lock or in their transaction, when the store can tell (the
     /// backfill lets them in between its batches); `nil` otherwise.

@@ -104,12 +104,13 @@ extension PostgresTableStore {
     /// with one `UPDATE … FROM unnest(ids) WITH ORDINALITY` that checks the condition again: a
     /// writer may have given a row its value after the batch chose it, and that row is left as the
     /// writer left it.
-    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> Int {
+    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> BackfillBatch {
         try await openedForRequest()
-        guard let schema = try await knownSchema(of: pass.table) else { return 0 }
+        guard let schema = try await knownSchema(of: pass.table) else { return BackfillBatch(rows: 0, held: .zero) }
         try await addBackfillMarker(to: schema.name)
         let clock = clock()
         let result: (count: Int, last: ChangeCursor?)
+        let started = ContinuousClock.now
         do {
             result = try await client.withTransaction(logger: logger) { connection in
                 let locked = try await Self.lockedRecords(of: pass.table, connection, logger: self.logger)
@@ -150,8 +151,11 @@ extension PostgresTableStore {
         } catch {
             throw Self.tableError(error)
         }
+        // The whole transaction: writers of the table wait for its stamps from the first statement
+        // that takes them to the commit.
+        let held = ContinuousClock.now - started
         if let last = result.last { changes.published(.init(table: pass.table, cursor: last, owner: nil)) }
-        return result.count
+        return BackfillBatch(rows: result.count, held: held)
     }
 
     /// The change records of `table`, locked until the transaction ends.

@@ -13,8 +13,10 @@ extension SQLiteTableStore {
         return StoredItem.version(for: stamp)
     }
 
-    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> Int {
-        let stamped: (count: Int, last: ChangeCursor?) = try await writeNow { db in
+    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> BackfillBatch {
+        let clock = ContinuousClock()
+        let stamped: (count: Int, last: ChangeCursor?, held: Duration) = try await writeNow { db in
+            let started = clock.now
             // The changes as committed (a previous start may have finished some).
             let records = try Self.records(db)
             let pending = pass.changes.compactMap { change in
@@ -23,7 +25,7 @@ extension SQLiteTableStore {
             let current = BackfillPass(table: pass.table, changes: pending)
             guard !pending.isEmpty, let schema = self.registry.schema(of: pass.table),
                 let condition = current.condition(schema)
-            else { return (0, nil) }
+            else { return (0, nil, clock.now - started) }
             try Self.addBackfillMarker(db, to: schema.name)
             let table = SQLDialect.quoted(schema.name)
             let rowid = Self.rowidName(schema)
@@ -42,7 +44,10 @@ extension SQLiteTableStore {
                 let first = try self.nextTimestamp(db, schema, count: Int64(count))
                 let statement = Self.stampStatement(
                     current, schema, rows: rangeSQL + " AND \"id\" <= ?", join: rowid.join, first: first)
-                db.add(function: Self.versionFunction)
+                if !self.backfillFunctionInstalled.withLock({ $0 }) {
+                    db.add(function: Self.versionFunction)
+                    self.backfillFunctionInstalled.withLock { $0 = true }
+                }
                 try db.execute(
                     sql: statement.sql, arguments: Self.arguments(statement.values + rangeValues + [.text(lastID)]))
                 last = ChangeCursor(updatedAt: first + Int64(count) - 1, id: lastID)
@@ -59,12 +64,12 @@ extension SQLiteTableStore {
                         change.kind.rawValue, change.detail,
                     ])
             }
-            return (count, last)
+            return (count, last, clock.now - started)
         }
         if let last = stamped.last {
             changes.published(.init(table: pass.table, cursor: last, owner: nil))
         }
-        return stamped.count
+        return BackfillBatch(rows: stamped.count, held: stamped.held)
     }
 
     /// How the stamping `UPDATE` finds the rows it numbered: by rowid (a third faster than by id,

@@ -23,6 +23,9 @@ final class SQLiteTableStore: TableStorage {
     /// committed: this process is the file's only writer, so a write need not read it back.
     private let latestStamps = Mutex<[String: Int64]>([:])
     private let reads = Atomic<Int>(0)
+    /// Whether the writer's connection has the backfill's SQL function: installing a function
+    /// again expires every prepared statement of the connection, writers' included.
+    let backfillFunctionInstalled = Mutex(false)
     let changes: ChangeFeed
 
     static let migrations: [StoreMigration] = [
