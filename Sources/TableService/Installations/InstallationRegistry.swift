@@ -49,6 +49,8 @@ final class InstallationRegistry: Sendable {
     private let store: any TableStorage
     private let state = Mutex(State())
     private let flusher = Mutex<Task<Void, Never>?>(nil)
+    /// Reads what the store holds, once it is ready; readers of the list wait for it.
+    private let loading = Mutex<Task<Void, Never>?>(nil)
     private let logger: Logger
 
     /// A registry kept in `store`: it loads what the store holds once the store is ready, then
@@ -57,10 +59,14 @@ final class InstallationRegistry: Sendable {
         self.clock = clock
         self.store = store
         self.logger = logger
+        let loaded = Task { [weak self] in
+            guard (try? await store.ready()) != nil else { return }
+            await self?.load()
+        }
+        loading.withLock { $0 = loaded }
         flusher.withLock { task in
             task = Task { [weak self] in
-                guard (try? await store.ready()) != nil else { return }
-                await self?.load()
+                await loaded.value
                 while !Task.isCancelled {
                     try? await Task.sleep(for: Self.flushInterval)
                     guard let self else { return }
@@ -94,6 +100,7 @@ final class InstallationRegistry: Sendable {
     /// Every installation, most recent writer first. Where other instances write the same
     /// database, what is noted here is saved first and the list is read from the database.
     func all() async -> [Installation] {
+        await loading.withLock { $0 }?.value
         if store.isShared {
             await save()
             await load()
@@ -108,7 +115,12 @@ final class InstallationRegistry: Sendable {
 
     /// Saves what is unsaved and stops saving (the service stops).
     func stop() async {
-        flusher.withLock { $0?.cancel() }
+        let task = flusher.withLock { task in
+            task?.cancel()
+            return task
+        }
+        // A save under way finishes first: its installations are no longer noted as unsaved.
+        await task?.value
         await save()
     }
 
