@@ -100,10 +100,12 @@ final class InstallationRegistry: Sendable {
     /// Every installation, most recent writer first. Where other instances write the same
     /// database, what is noted here is saved first and the list is read from the database.
     func all() async -> [Installation] {
-        await loading.withLock { $0 }?.value
         if store.isShared {
             await save()
             await load()
+        } else {
+            // The file's list is read once, at start (this process is its only writer).
+            await loading.withLock { $0 }?.value
         }
         return state.withLock { Array($0.installations.values) }.sorted {
             ($0.lastWrite, $0.id) > ($1.lastWrite, $1.id)
