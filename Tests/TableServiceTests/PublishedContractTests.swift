@@ -86,6 +86,14 @@ struct PublishedContractTests {
         #expect(properties["text"]?["writeOnly"] as? Bool == true && properties["text"]?["deprecated"] as? Bool == true)
     }
 
+    @Test("$skip past the document's maximum is a 400")
+    func skipPastTheMaximumIsRefused() async throws {
+        let server = try await TestServer(tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        #expect(try await server.send(.get, "/tables/todoitem?$skip=2147483647", headers: Self.v3).status == 200)
+        #expect(try await server.send(.get, "/tables/todoitem?$skip=2147483648", headers: Self.v3).status == 400)
+    }
+
     @Test("A malformed timeout on the change channel is a 400 even without a cursor")
     func malformedTimeoutIsRefusedWithoutACursor() async throws {
         let server = try await TestServer(tables: ["todoitem"])

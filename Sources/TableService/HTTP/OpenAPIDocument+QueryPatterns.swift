@@ -15,9 +15,10 @@ extension OpenAPIDocument {
         init(_ schema: TableSchema, _ declaration: TableDeclaration?) {
             let names = schema.columns.map(\.name).map(Self.escaped)
             let column = "(" + names.joined(separator: "|") + ")"
-            select = "^\(column)(,\(column))*$"
+            // Empty: as without the option (every column; the default order).
+            select = "^(\(column)(,\(column))*)?$"
             let order = "\(column)( (asc|desc))?"
-            orderBy = "^\(order)(,\(order))*$"
+            orderBy = "^(\(order)(,\(order))*)?$"
             var comparisons: [String] = []
             let comparable = schema.columns.filter { column in
                 switch declaration?.column(named: column.name)?.type {

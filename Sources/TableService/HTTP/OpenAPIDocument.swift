@@ -95,7 +95,12 @@ enum OpenAPIDocument {
     private static func declared(_ type: DeclaredType) -> JSONValue {
         switch type {
         case .string: ["type": ["null", "string"]]
-        case .integer: ["type": ["null", "integer"], "format": "int64"]
+        // Whole numbers past 2^53 do not survive a JSON number (a double): refused.
+        case .integer:
+            [
+                "type": ["null", "integer"], "format": "int64", "minimum": -9_007_199_254_740_991,
+                "maximum": 9_007_199_254_740_991,
+            ]
         case .number: ["type": ["null", "number"], "format": "double"]
         case .boolean: ["type": ["null", "boolean"]]
         case .dateTime: ["type": ["null", "string"], "format": "date-time"]
@@ -183,7 +188,8 @@ enum OpenAPIDocument {
             parameter(
                 "$select", "The comma-separated list of fields to return",
                 ["type": "string", "pattern": .string(patterns.select)]),
-            parameter("$skip", "The number of items to skip", ["type": "integer", "minimum": 0]),
+            parameter(
+                "$skip", "The number of items to skip", ["type": "integer", "minimum": 0, "maximum": 2_147_483_647]),
             parameter("$top", "The number of items to return", ["type": "integer", "minimum": 0, "maximum": 128_000]),
             parameter("__includedeleted", "Include soft-deleted items ('true' or 'false')", ["type": "boolean"]),
         ]
