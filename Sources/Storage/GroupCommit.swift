@@ -57,6 +57,10 @@ public final class GroupCommit: Sendable {
         syncer.locked { $0.writing += 1 }
     }
 
+    /// Write transactions begun (``beginning()``) and not yet committed or abandoned: those waiting
+    /// for the write lock and the one holding it.
+    public var writesUnderWay: Int { syncer.locked { $0.writing } }
+
     /// The transaction begun with ``beginning()`` failed or rolled back: nothing to wait for.
     public func abandoned() {
         syncer.locked { $0.writing -= 1 }

@@ -60,8 +60,9 @@ public final class TableService: Sendable {
         /// The clock of `createdAt`/`updatedAt` in milliseconds since 1970; replays set it to the
         /// reference timeline. `nil` is the system clock.
         @_spi(Testing) public var clock: (@Sendable () -> Int64)?
-        /// Rows per batch of a schema change's backfill.
-        @_spi(Testing) public var backfillBatchSize = 500
+        /// Rows per batch of a schema change's backfill; `nil` sizes batches by time
+        /// (``BackfillPacer``), a number fixes them (tests that stop after some rows).
+        @_spi(Testing) public var backfillBatchSize: Int?
         /// The most backfill batches run after this start (the rest waits for the next start, as
         /// after a SIGTERM); `nil`: all.
         @_spi(Testing) public var backfillBatchesPerStart: Int?
@@ -134,7 +135,6 @@ public final class TableService: Sendable {
             throw .invalidConfiguration("The most subscribers (\(configuration.maxSubscribers)) cannot be negative.")
         }
         let clock = configuration.clock ?? Self.systemClock
-        installations = InstallationRegistry(clock: clock)
         let changes = ChangeFeed(limit: configuration.maxSubscribers)
         let store: any TableStorage
         switch configuration.database {
@@ -148,6 +148,7 @@ public final class TableService: Sendable {
                 declarations: configuration.schema.tables, logger: logger, changes: changes)
         }
         self.store = store
+        installations = InstallationRegistry(clock: clock, store: store, logger: logger)
         backfill = SchemaBackfill(
             store: store, batchSize: configuration.backfillBatchSize,
             maximumBatches: configuration.backfillBatchesPerStart, logger: logger)
@@ -194,7 +195,7 @@ public final class TableService: Sendable {
         if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
         if let reads = store.databaseReads { metrics.updateDatabaseReads(reads) }
         metrics.updateSubscribers(store.changes.subscriberCount)
-        let installations = installations.all()
+        let installations = await installations.all()
         metrics.updateInstallations(
             total: installations.count, writingOldShape: installations.filter(\.writesOldShape).count)
         return PrometheusExposition.response(metrics.exposition())
@@ -241,8 +242,15 @@ public final class TableService: Sendable {
         await backfill.finished()
     }
 
+    /// Saves the installations seen writing since the last save (``InstallationRegistry``): call
+    /// it once the server that routes to the service has stopped, before ``close()``.
+    public func saveInstallations() async {
+        await installations.stop()
+    }
+
     /// Closes the database connections (after the server that routes to the service has stopped).
     public func close() {
+        installations.cancel()
         backfill.stop()
         store.changes.close()
         store.close()
@@ -300,7 +308,8 @@ public struct RunningTableService: Sendable {
     public var port: Int { server.port }
 
     /// Stops the server, waiting for requests in progress, then closes the database. It blocks
-    /// the calling thread while it waits: from async code, call the `async` variant.
+    /// the calling thread while it waits: from async code, call the `async` variant, which also
+    /// saves the installations noted since the last save (this one leaves up to a second unsaved).
     public func stop() {
         service.endSubscriptions()
         server.stop()
@@ -311,6 +320,7 @@ public struct RunningTableService: Sendable {
     public func stop() async {
         service.endSubscriptions()
         await server.stop()
+        await service.saveInstallations()
         service.close()
     }
 }

@@ -20,17 +20,39 @@ struct SchemaChangeSyncTests {
         """
 
     static func service(_ schema: String, path: String, port: Int = 0) async throws -> TestService {
+        try await service(schema, database: .sqlite(path: path), port: port)
+    }
+
+    static func service(_ schema: String, database: TableService.Database, port: Int = 0) async throws -> TestService {
         var configuration = TableService.Configuration(
-            database: .sqlite(path: path), templatesFolder: ProjectResources.templatesFolder)
+            database: database, templatesFolder: ProjectResources.templatesFolder)
         configuration.schema = try ServiceSchema(json: Data(schema.utf8))
         return try await TestService(configuration, port: port)
     }
 
-    @Test func threeOfflineClientsEditsUnderTheOldSchemaAllLandUnderTheNewOne() async throws {
+    /// Where the service keeps its tables in a test.
+    enum Store: String, CaseIterable, Sendable {
+        case sqlite, postgres
+
+        /// A new database in `folder`, or a fresh PostgreSQL database of the test command's cluster.
+        func database(in folder: TemporaryFolder) async throws -> TableService.Database {
+            switch self {
+            case .sqlite: .sqlite(path: folder.file("service.sqlite"))
+            case .postgres: try await TestPostgres.freshDatabase(poolSize: 4)
+            }
+        }
+
+        /// SQLite always; PostgreSQL when the test command started a cluster (always under CI).
+        var isAvailable: Bool { self == .sqlite || TestPostgres.isRequired }
+    }
+
+    @Test(arguments: Store.allCases)
+    func threeOfflineClientsEditsUnderTheOldSchemaAllLandUnderTheNewOne(_ store: Store) async throws {
+        guard store.isAvailable else { return }
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let path = folder.file("service.sqlite")
-        let old = try await Self.service(Self.schema1, path: path)
+        let database = try await store.database(in: folder)
+        let old = try await Self.service(Self.schema1, database: database)
         for client in 0..<3 {
             for index in 0..<10 {
                 _ = try await old.rest.insert(
@@ -58,7 +80,7 @@ struct SchemaChangeSyncTests {
                 ])
             }
         }
-        let new = try await Self.service(Self.schema2, path: path, port: port)
+        let new = try await Self.service(Self.schema2, database: database, port: port)
         defer { new.stopInBackground() }
         await new.running.service.schemaBackfillsFinished()
 
@@ -120,6 +142,38 @@ struct SchemaChangeSyncTests {
         #expect(try context.operations().isEmpty)
         let a = try #require(try await new.rest.get("todo", "a"))
         #expect(a["title"]?.stringValue == "oat milk" && a["priority"] == .number(3), "\(a)")
+        #expect(try await context.verify("todo").differences.isEmpty)
+    }
+
+    @Test func aDateWrittenBeforeTheColumnWidenedReachesTheClientAsTheStartOfItsDay() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.file("service.sqlite")
+        let before = #"{"todo": {"columns": {"text": "string", "due": "date-only"}}}"#
+        let after = #"{"todo": {"columns": {"text": "string", "due": "datetime"}}}"#
+        let old = try await Self.service(before, path: path)
+        _ = try await old.rest.insert(["id": "a", "text": "taxes", "due": "2026-04-15"], table: "todo")
+        _ = try await old.rest.insert(["id": "b", "text": "no date"], table: "todo")
+        let context = try SyncContext(
+            path: folder.file("client.sqlite"), tables: [TableDescription(name: "todo", columns: [])],
+            configuration: SyncConfiguration(remoteURL: old.endpoint, tableProtocol: .v3))
+        _ = try await context.table("todo").pull(queryId: "all")
+        #expect(try context.table("todo").item(id: "a")?["due"]?.stringValue == "2026-04-15")
+        let port = old.port
+        await old.stop()
+
+        let new = try await Self.service(after, path: path, port: port)
+        defer { new.stopInBackground() }
+        await new.running.service.schemaBackfillsFinished()
+        let pulled = try await context.table("todo").pull(queryId: "all")
+        #expect(pulled.received == 1, "only the row with a date is stamped: \(pulled)")
+        #expect(try context.table("todo").item(id: "a")?["due"]?.stringValue == "2026-04-15T00:00:00.000Z")
+        let served = try #require(try await new.rest.get("todo", "a"))
+        #expect(served["due"]?.stringValue == "2026-04-15T00:00:00.000Z", "\(served)")
+        // A datetime write after the change is kept as written.
+        _ = try await new.rest.insert(["id": "c", "text": "call", "due": "2026-05-01T09:30:00.000Z"], table: "todo")
+        _ = try await context.table("todo").pull(queryId: "all")
+        #expect(try context.table("todo").item(id: "c")?["due"]?.stringValue == "2026-05-01T09:30:00.000Z")
         #expect(try await context.verify("todo").differences.isEmpty)
     }
 

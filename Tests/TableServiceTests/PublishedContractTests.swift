@@ -85,4 +85,48 @@ struct PublishedContractTests {
         #expect(properties["priority"]?["default"] as? Int == 3)
         #expect(properties["text"]?["writeOnly"] as? Bool == true && properties["text"]?["deprecated"] as? Bool == true)
     }
+
+    @Test("$skip past the document's maximum is a 400")
+    func skipPastTheMaximumIsRefused() async throws {
+        let server = try await TestServer(tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        #expect(try await server.send(.get, "/tables/todoitem?$skip=2147483647", headers: Self.v3).status == 200)
+        #expect(try await server.send(.get, "/tables/todoitem?$skip=2147483648", headers: Self.v3).status == 400)
+    }
+
+    @Test("A malformed timeout on the change channel is a 400 even without a cursor")
+    func malformedTimeoutIsRefusedWithoutACursor() async throws {
+        let server = try await TestServer(tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        let reply = try await server.send(.get, "/tables/todoitem/$changes?timeout=null", headers: Self.v3)
+        #expect(reply.status == 400, "\(reply.text)")
+        #expect(try await server.send(.get, "/tables/todoitem/$changes?timeout=5", headers: Self.v3).status == 200)
+    }
+
+    @Test("A value of the wrong type under a former or retired name is a 400, even when the new name is sent too")
+    func wrongTypeUnderAFormerNameIsRefused() async throws {
+        let json = """
+            {"todo": {"columns": {"title": {"type": "string", "renamedFrom": "text"},
+                "notes": {"type": "string", "retired": true}}}}
+            """
+        let server = try await TestServer { $0.schema = try! ServiceSchema(json: Data(json.utf8)) }
+        defer { server.stopInBackground() }
+        for body: [String: Any] in [["id": "a", "title": "x", "text": false], ["id": "b", "notes": 5]] {
+            let reply = try await server.send(.post, "/tables/todo", json: body, headers: Self.v3)
+            #expect(reply.status == 400, "\(body): \(reply.text)")
+        }
+        let fine = try await server.send(
+            .post, "/tables/todo", json: ["id": "c", "text": "old", "notes": "n"], headers: Self.v3)
+        #expect(fine.status == 201 && fine.object?["title"] as? String == "old", "\(fine.text)")
+    }
+
+    @Test("The hidden columns of schema changes cannot be written")
+    func hiddenSchemaColumnsCannotBeWritten() async throws {
+        let server = try await TestServer { $0.schema = try! ServiceSchema(json: Data(SchemaChangeTests.schema2.utf8)) }
+        defer { server.stopInBackground() }
+        for name in ["__backfilled", "__retired_text"] {
+            let reply = try await server.send(.post, "/tables/todo", json: ["id": "a", name: "1 x"], headers: Self.v3)
+            #expect(reply.status == 400 && reply.text.contains("kept by the service"), "\(name): \(reply.text)")
+        }
+    }
 }

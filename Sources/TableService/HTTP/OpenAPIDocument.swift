@@ -12,7 +12,7 @@ enum OpenAPIDocument {
             let name = schema.name
             components[name] = itemSchema(schema, declarations.declaration(of: name))
             components[name + "Page"] = pageSchema(name)
-            paths["/tables/\(name)"] = collectionPath(name)
+            paths["/tables/\(name)"] = collectionPath(name, QueryPatterns(schema, declarations.declaration(of: name)))
             paths["/tables/\(name)/{id}"] = itemPath(name)
             paths["/tables/\(name)/$changes"] = changesPath(name)
         }
@@ -35,7 +35,10 @@ enum OpenAPIDocument {
 
     private static func itemSchema(_ schema: TableSchema, _ declaration: TableDeclaration?) -> JSONValue {
         var properties: [String: JSONValue] = [
-            SystemColumn.id: ["type": "string"],
+            // Null or left out: the service gives the item a UUID.
+            SystemColumn.id: [
+                "type": ["null", "string"], "minLength": 1, "maxLength": 255, "pattern": .string(idPattern),
+            ],
             SystemColumn.updatedAt: ["type": ["null", "string"], "format": "date-time", "readOnly": true],
             SystemColumn.version: ["type": "string", "format": "byte", "readOnly": true],
             SystemColumn.deleted: ["type": "boolean", "readOnly": true],
@@ -57,8 +60,18 @@ enum OpenAPIDocument {
                 properties[column.name] = formerName(column.type, "Retired: writes to it are ignored.")
             }
         }
-        return ["type": "object", "properties": .object(properties)]
+        // Other names are dynamic columns: a scalar value each, named as a column may be.
+        return [
+            "type": "object", "properties": .object(properties),
+            "propertyNames": ["pattern": "^[A-Za-z_][A-Za-z0-9_]{0,127}$"],
+            "additionalProperties": ["type": ["null", "string", "number", "boolean"]],
+        ]
     }
+
+    /// The ids the service takes in an address or a body: text without control characters (and,
+    /// in this description, without the characters an address escapes), at most 255 characters
+    /// (the service's limit is 255 bytes of UTF-8: an id of many non-ASCII characters is refused).
+    static let idPattern = "^[^\\u0000-\\u001f\\u007f/?#%\\\\]+$"
 
     /// A declared column, with its default.
     private static func declared(_ column: TableDeclaration.DeclaredColumn) -> JSONValue {
@@ -82,7 +95,12 @@ enum OpenAPIDocument {
     private static func declared(_ type: DeclaredType) -> JSONValue {
         switch type {
         case .string: ["type": ["null", "string"]]
-        case .integer: ["type": ["null", "integer"], "format": "int64"]
+        // Whole numbers past 2^53 do not survive a JSON number (a double): refused.
+        case .integer:
+            [
+                "type": ["null", "integer"], "format": "int64", "minimum": -9_007_199_254_740_991,
+                "maximum": 9_007_199_254_740_991,
+            ]
         case .number: ["type": ["null", "number"], "format": "double"]
         case .boolean: ["type": ["null", "boolean"]]
         case .dateTime: ["type": ["null", "string"], "format": "date-time"]
@@ -156,13 +174,22 @@ enum OpenAPIDocument {
         ["name": .string(name), "in": "query", "description": .string(description), "schema": schema]
     }
 
-    private static func collectionPath(_ table: String) -> JSONValue {
+    private static func collectionPath(_ table: String, _ patterns: QueryPatterns) -> JSONValue {
         let parameters: [JSONValue] = [
             parameter("$count", "Whether to include the total count of items matching the query", ["type": "boolean"]),
-            parameter("$filter", "The OData filter to apply to the query", ["type": "string"]),
-            parameter("$orderby", "The comma-separated list of ordering instructions", ["type": "string"]),
-            parameter("$select", "The comma-separated list of fields to return", ["type": "string"]),
-            parameter("$skip", "The number of items to skip", ["type": "integer", "minimum": 0]),
+            parameter(
+                "$filter",
+                "The OData filter to apply to the query. The pattern describes comparisons of a column with a "
+                    + "value joined by 'and'; the service takes the rest of OData's filter language too.",
+                ["type": "string", "pattern": .string(patterns.filter)]),
+            parameter(
+                "$orderby", "The comma-separated list of ordering instructions",
+                ["type": "string", "pattern": .string(patterns.orderBy)]),
+            parameter(
+                "$select", "The comma-separated list of fields to return",
+                ["type": "string", "pattern": .string(patterns.select)]),
+            parameter(
+                "$skip", "The number of items to skip", ["type": "integer", "minimum": 0, "maximum": 2_147_483_647]),
             parameter("$top", "The number of items to return", ["type": "integer", "minimum": 0, "maximum": 128_000]),
             parameter("__includedeleted", "Include soft-deleted items ('true' or 'false')", ["type": "boolean"]),
         ]
@@ -188,7 +215,10 @@ enum OpenAPIDocument {
     }
 
     private static func itemPath(_ table: String) -> JSONValue {
-        let id: JSONValue = ["name": "id", "in": "path", "required": true, "schema": ["type": "string"]]
+        let id: JSONValue = [
+            "name": "id", "in": "path", "required": true,
+            "schema": ["type": "string", "minLength": 1, "maxLength": 255, "pattern": .string(idPattern)],
+        ]
         let entity: JSONValue = ["description": "OK", "content": json(reference(table))]
         let conflict: JSONValue = ["description": "Precondition Failed", "content": json(reference(table))]
         return [
@@ -196,8 +226,8 @@ enum OpenAPIDocument {
             "get": [
                 "tags": [.string(table)],
                 "responses": [
-                    "200": entity, "304": ["description": "Not Modified"], "404": ["description": "Not Found"],
-                    "410": ["description": "Gone"],
+                    "200": entity, "304": ["description": "Not Modified"], "400": ["description": "Bad Request"],
+                    "404": ["description": "Not Found"], "410": ["description": "Gone"],
                 ],
             ],
             "put": [
@@ -211,8 +241,8 @@ enum OpenAPIDocument {
             "delete": [
                 "tags": [.string(table)],
                 "responses": [
-                    "204": ["description": "No Content"], "404": ["description": "Not Found"],
-                    "410": ["description": "Gone"], "412": conflict,
+                    "204": ["description": "No Content"], "400": ["description": "Bad Request"],
+                    "404": ["description": "Not Found"], "410": ["description": "Gone"], "412": conflict,
                 ],
             ],
         ]

@@ -216,6 +216,7 @@ struct TableController: Sendable {
     ) throws(TableError) -> ItemChanges {
         var changes = try ItemChanges(body: request.body, style: style)
         let declaration = configuration.schema.declaration(of: table)
+        try declaration?.checkFormerNames(changes.fields)
         let oldNames = declaration?.bringForward(&changes.fields) ?? []
         if inserting { declaration?.addDefaults(to: &changes.fields) }
         try declaration?.check(&changes.fields)

@@ -33,6 +33,8 @@ extension TableController {
         let streaming = request.headers[.accept]?.contains("text/event-stream") == true
         let given = request.query("cursor") ?? (streaming ? request.headers[HTTPField.Name("Last-Event-ID")!] : nil)
         let after = try given.map { text throws(TableError) in try Self.cursor(text, head: head) }
+        // Checked whether or not the answer waits: a malformed timeout is an error either way.
+        let wait = try Self.wait(request)
         let feed = store.changes
         if streaming {
             guard let subscription = feed.subscribe(table: table, owner: scope.owner, after: after ?? .start) else {
@@ -46,7 +48,6 @@ extension TableController {
         guard let after else {
             return Self.answer(table: table, cursor: try await store.latestChange(in: table, scope: scope) ?? .start)
         }
-        let wait = try Self.wait(request)
         // Subscribed before the table is read, so that a commit in between still wakes it.
         guard let subscription = feed.subscribe(table: table, owner: scope.owner, after: after) else {
             throw .tooManySubscribers(feed.limit)

@@ -46,8 +46,9 @@ struct QueryOptions: Sendable, Equatable {
             topWasGiven = false
         }
         if let text = value("$skip") {
-            guard let skip = Int(text.trimmingCharacters(in: .whitespaces)), skip >= 0 else {
-                throw .invalidQuery("$skip must be a whole number of 0 or more; '\(text)' is not.")
+            // Bounded as /openapi.json says (OData's Edm.Int32): no table is paged that far.
+            guard let skip = Int(text.trimmingCharacters(in: .whitespaces)), (0...Int(Int32.max)).contains(skip) else {
+                throw .invalidQuery("$skip must be a whole number from 0 to \(Int32.max); '\(text)' is not.")
             }
             self.skip = skip
         } else {

@@ -1,45 +1,41 @@
 import Logging
 
-/// Runs the pending backfills of schema changes in the background, one batch (one transaction)
-/// at a time, so writers are answered between batches. Stopped (SIGTERM) or cut off (a power
-/// cut), it resumes at the next start from the cursor each batch committed with its rows.
+/// Runs the pending backfills of schema changes in the background: one pass per table for all of
+/// its pending changes (``BackfillPass``), one batch (one transaction) at a time, each batch sized
+/// by time (``BackfillPacer``), with writers let in between batches. Stopped (SIGTERM) or cut off
+/// (a power cut), it resumes at the next start from the cursors each batch committed with its rows.
 final class SchemaBackfill: Sendable {
-    /// What to do after a batch.
-    enum Step: Equatable {
-        /// Another batch of the same backfill.
-        case batch(Int)
-        /// The next backfill (at that index of the pending ones), or none left.
-        case next(Int)
-    }
-
-    /// Rows per batch: large enough to stamp quickly, small enough that a writer waits little.
-    static let batchSize = 500
-
     private let task: Task<Void, Never>
 
-    /// Starts once `store` is ready.
-    init(
-        store: any TableStorage, batchSize: Int = SchemaBackfill.batchSize, maximumBatches: Int? = nil,
-        logger: Logger
-    ) {
+    /// Starts once `store` is ready; `batchSize` fixes the rows per batch (tests), `nil` sizes
+    /// batches by time.
+    init(store: any TableStorage, batchSize: Int? = nil, maximumBatches: Int? = nil, logger: Logger) {
         task = Task {
             var batches = 0
             // A store that cannot open has nothing to backfill (its start reports why).
             guard (try? await store.ready()) != nil else { return }
+            let clock = ContinuousClock()
             do {
-                let pending = try await store.schemaChanges().filter {
-                    if case .pending = $0.backfill { true } else { false }
-                }
-                var index = 0
-                while index < pending.count, !Task.isCancelled {
-                    if let maximumBatches, batches >= maximumBatches { return }
-                    batches += 1
-                    let stamped = try await store.backfillBatch(pending[index], limit: batchSize)
-                    switch Self.step(stamped: stamped, limit: batchSize, index: index) {
-                    case .batch: continue
-                    case .next(let following):
-                        logger.info("schema change applied to every row: \(pending[index].summary)")
-                        index = following
+                for pass in BackfillPass.passes(try await store.schemaChanges()) {
+                    var pacer = BackfillPacer(fixed: batchSize)
+                    let passStarted = clock.now
+                    var (passBatches, passRows) = (0, 0)
+                    while !Task.isCancelled {
+                        if let maximumBatches, batches >= maximumBatches { return }
+                        batches += 1
+                        let limit = pacer.limit
+                        let batch = try await store.backfillBatch(pass, limit: limit)
+                        pacer.finished(rows: batch.rows, took: batch.held)
+                        passBatches += 1
+                        passRows += batch.rows
+                        if batch.rows < limit { break }
+                        await Self.letWritersIn(store)
+                    }
+                    guard !Task.isCancelled else { return }
+                    let took = clock.now - passStarted
+                    for change in pass.changes {
+                        let detail = "\(passRows) rows stamped in \(passBatches) batches, \(took)"
+                        logger.info("schema change applied to every row: \(change.summary) (\(detail))")
                     }
                 }
             } catch {
@@ -48,9 +44,16 @@ final class SchemaBackfill: Sendable {
         }
     }
 
-    /// After a batch of `stamped` rows of the backfill at `index`: a full batch may have more.
-    static func step(stamped: Int, limit: Int, index: Int) -> Step {
-        stamped < limit ? .next(index + 1) : .batch(index)
+    /// Between two batches: the writers that waited for the batch's transaction go first. SQLite
+    /// tells how many writes are under way (waiting for the write lock or in their transaction),
+    /// and the backfill waits for them, a short while at most; elsewhere it yields its thread.
+    private static func letWritersIn(_ store: any TableStorage) async {
+        await Task.yield()
+        var waited = 0
+        while waited < 20, (store.writesUnderWay ?? 0) > 0 {
+            try? await Task.sleep(for: .microseconds(250))
+            waited += 1
+        }
     }
 
     /// Waits until every pending backfill is done (or stopped).

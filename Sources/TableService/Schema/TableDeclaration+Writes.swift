@@ -27,6 +27,23 @@ extension TableDeclaration {
         return oldNames
     }
 
+    /// Checks the values sent under former or retired names against their declared types, before
+    /// ``bringForward(_:)`` maps or drops them: a write that sends both a former and a new name
+    /// keeps the new one's value, and writes to a retired column are ignored, but a value of the
+    /// wrong type is refused in either case, as it is under the column's name.
+    func checkFormerNames(_ fields: [StoredItem.Field]) throws(TableError) {
+        guard columns.contains(where: { $0.renamedFrom != nil || $0.retired }) else { return }
+        var former: [StoredItem.Field] = fields.compactMap { field in
+            let name = field.name.lowercased()
+            if let renamed = columns.first(where: { $0.renamedFrom?.lowercased() == name && !$0.retired }) {
+                return StoredItem.Field(name: renamed.name, value: field.value)
+            }
+            if let column = column(named: field.name), column.retired { return field }
+            return nil
+        }
+        try check(&former)
+    }
+
     /// Adds the default of each declared column that an insert leaves out.
     func addDefaults(to fields: inout [StoredItem.Field]) {
         let sent = Set(fields.map { $0.name.lowercased() })

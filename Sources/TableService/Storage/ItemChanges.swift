@@ -69,6 +69,11 @@ extension ItemChanges {
                 throw .invalidRequest(
                     "The property '\(name)' is kept by the service (each row's owner); leave it out of the body.")
             }
+            // The hidden columns of schema changes: a backfill's marker, a retired column's values.
+            if lowered == BackfillMarker.column || lowered.hasPrefix(SchemaChangePlanner.retiredPrefix) {
+                throw .invalidRequest(
+                    "The property '\(name)' is kept by the service (schema changes); leave it out of the body.")
+            }
             try Self.checkColumnName(name)
             switch value {
             case .array, .object:

@@ -84,14 +84,31 @@ protocol TableStorage: Sendable {
     /// The schema changes applied from `--schema` files, oldest first, with their backfills' progress.
     func schemaChanges() async throws(TableError) -> [SchemaChangeRecord]
 
-    /// Stamps the next batch of up to `limit` rows of `change`'s backfill (a new `updatedAt` and
-    /// `version` each, so incremental pull brings them), moving its cursor in the same
-    /// transaction; returns the rows stamped, fewer than `limit` once the backfill is done.
-    func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int
+    /// Stamps the next batch of up to `limit` rows of `pass` (its changes' new values, and a new
+    /// `updatedAt` and `version` for each row, so incremental pull brings them), in one set-based
+    /// statement, moving the cursors of its changes in the same transaction; returns the rows
+    /// stamped (fewer than `limit` once the pass is done) and how long the batch held the table's
+    /// writers. Changes another instance finished are left out.
+    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> BackfillBatch
+
+    /// Writes waiting for the write lock or in their transaction, when the store can tell (the
+    /// backfill lets them in between its batches); `nil` otherwise.
+    var writesUnderWay: Int? { get }
 
     /// The version the row `current` of `table` had before schema backfills stamped it, while no
     /// one has written it since (see ``BackfillMarker``); nil otherwise.
     func versionBeforeBackfill(in table: String, _ current: StoredItem) async throws(TableError) -> String?
+
+    /// Whether other instances may write the same database (PostgreSQL): what this process
+    /// keeps in memory of it is then read again when shown.
+    var isShared: Bool { get }
+
+    /// The installations kept in the database (``InstallationRegistry``).
+    func installations() async throws(TableError) -> [InstallationRegistry.Installation]
+
+    /// Saves `installations` in one transaction, each merged with the stored row (the later last
+    /// write, the union of the old names), then forgets the least recent past the limit.
+    func saveInstallations(_ installations: [InstallationRegistry.Installation]) async throws(TableError)
 
     /// Closes the store's connections (without waiting for them); it answers nothing afterwards.
     func close()

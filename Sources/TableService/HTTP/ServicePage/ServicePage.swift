@@ -63,7 +63,7 @@ struct ServicePage: Sendable {
             "service/index", title: "Tables",
             ServiceTablesPage(
                 try await store.tableSummaries(), base: base, changes: try await store.schemaChanges(),
-                behind: installations.behind))
+                behind: await installations.behind()))
     }
 
     private func table(_ request: Request) async throws -> Response {

@@ -96,39 +96,30 @@ extension PostgresTableStore {
         return records
     }
 
-    func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int {
+    var writesUnderWay: Int? { nil }
+
+    /// One batch of `pass`: locks the table's change records (instances take turns, in key
+    /// order), picks the next rows on the id keyset, takes their stamps as every write does (which
+    /// holds the table's writers until the commit: hence batches sized by time), and stamps them
+    /// with one `UPDATE … FROM unnest(ids) WITH ORDINALITY` that checks the condition again: a
+    /// writer may have given a row its value after the batch chose it, and that row is left as the
+    /// writer left it.
+    func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> BackfillBatch {
         try await openedForRequest()
-        guard let rowChange = change.rowChange, let schema = try await knownSchema(of: change.table),
-            let column = schema.column(named: change.column)
-        else { return 0 }
-        let table = SQLDialect.quoted(schema.name)
-        let quoted = SQLDialect.quoted(column.name)
-        let marker = SQLDialect.quoted(BackfillMarker.column)
+        guard let schema = try await knownSchema(of: pass.table) else { return BackfillBatch(rows: 0, held: .zero) }
         try await addBackfillMarker(to: schema.name)
         let clock = clock()
         let result: (count: Int, last: ChangeCursor?)
+        let started = ContinuousClock.now
         do {
             result = try await client.withTransaction(logger: logger) { connection in
-                let states = try await connection.query(
-                    """
-                    SELECT "backfill", "cursor" FROM "__schema_changes" WHERE "tableName" = \(change.table)
-                    AND "columnName" = \(change.column) AND "kind" = \(change.kind.rawValue)
-                    AND "detail" = \(change.detail) FOR UPDATE
-                    """, logger: self.logger
-                ).collect()
-                guard let state = states.first, try state.decode((String, String?).self).0 == "pending" else {
-                    return (0, nil)
+                let locked = try await Self.lockedRecords(of: pass.table, connection, logger: self.logger)
+                let pending = pass.changes.compactMap { change in
+                    locked.first { $0.isSameChange(as: change) && $0.isPending }
                 }
-                let cursor = try state.decode((String, String?).self).1 ?? ""
-                var select = PostgresBindings()
-                select.append(cursor)
-                select.append(Int64(limit))
-                let idRows = try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT \"id\" FROM \(table) WHERE \"id\" > $1 AND \(rowChange.condition(quoted)) "
-                            + "ORDER BY \"id\" LIMIT $2", binds: select), logger: self.logger
-                ).collect()
-                let ids = try idRows.map { try $0.decode(String.self) }
+                let current = BackfillPass(table: pass.table, changes: pending)
+                guard !pending.isEmpty, let condition = current.condition(schema) else { return (0, nil) }
+                let ids = try await self.nextIDs(current, condition, schema, limit: limit, connection)
                 var last: ChangeCursor?
                 if !ids.isEmpty {
                     let count = Int64(ids.count)
@@ -139,55 +130,114 @@ extension PostgresTableStore {
                         """, logger: self.logger
                     ).collect()
                     guard let lastStamp = try stamps.first?.decode(Int64.self) else { return (0, nil) }
-                    let first = lastStamp - count + 1
-                    var binds = PostgresBindings()
-                    binds.append(ids)
-                    binds.append(first)
-                    // The marker keeps the version before the first backfill while no one writes the row.
-                    let stamp = "($2 + b.n - 1)"
-                    let before =
-                        "CASE WHEN split_part(\(table).\(marker), ' ', 1) = \(table).\"updatedAt\"::text "
-                        + "THEN substr(\(table).\(marker), strpos(\(table).\(marker), ' ') + 1) "
-                        + "ELSE \(table).\"version\" END"
-                    var assignments =
-                        "\"updatedAt\" = \(stamp), \"version\" = encode(int8send(\(stamp)::bigint), 'base64'), "
-                        + "\(marker) = \(stamp)::text || ' ' || \(before)"
-                    if case .fill(let value) = rowChange {
-                        switch SQLValue(value) {
-                        case .null: binds.appendNull()
-                        case .integer(let integer): binds.append(integer)
-                        case .double(let double): binds.append(double)
-                        case .text(let text): binds.append(text)
-                        case .bool(let bool): binds.append(bool)
-                        }
-                        assignments = "\(quoted) = $3, " + assignments
-                    } else if let assignment = rowChange.assignment(quoted) {
-                        assignments = assignment + ", " + assignments
-                    }
                     try await connection.query(
-                        PostgresQuery(
-                            // The condition again: a writer may have given the row a value since it was chosen.
-                            unsafeSQL: "UPDATE \(table) SET \(assignments) FROM unnest($1::text[]) WITH ORDINALITY "
-                                + "AS b(id, n) WHERE \(table).\"id\" = b.id AND \(rowChange.condition("\(table).\(quoted)"))",
-                            binds: binds), logger: self.logger)
+                        Self.stampQuery(current, schema, ids: ids, first: lastStamp - count + 1), logger: self.logger)
                     last = ChangeCursor(updatedAt: lastStamp, id: ids.last!)
                 }
-                let done = ids.count < limit ? "done" : "pending"
-                let newCursor = ids.last ?? cursor
-                try await connection.query(
-                    """
-                    UPDATE "__schema_changes" SET "backfill" = \(done), "cursor" = \(newCursor),
-                    "stamped" = "stamped" + \(Int64(ids.count)) WHERE "tableName" = \(change.table)
-                    AND "columnName" = \(change.column) AND "kind" = \(change.kind.rawValue)
-                    AND "detail" = \(change.detail)
-                    """, logger: self.logger)
+                for change in pending {
+                    let after: String? = if case .pending(let after) = change.backfill { after } else { nil }
+                    let done = ids.count < limit ? "done" : "pending"
+                    let cursor = ids.last ?? after
+                    try await connection.query(
+                        """
+                        UPDATE "__schema_changes" SET "backfill" = \(done), "cursor" = \(cursor),
+                        "stamped" = "stamped" + \(Int64(ids.count)) WHERE "tableName" = \(change.table)
+                        AND "columnName" = \(change.column) AND "kind" = \(change.kind.rawValue)
+                        AND "detail" = \(change.detail)
+                        """, logger: self.logger)
+                }
                 return (ids.count, last)
             }
         } catch {
             throw Self.tableError(error)
         }
-        if let last = result.last { changes.published(.init(table: change.table, cursor: last, owner: nil)) }
-        return result.count
+        // The whole transaction: writers of the table wait for its stamps from the first statement
+        // that takes them to the commit.
+        let held = ContinuousClock.now - started
+        if let last = result.last { changes.published(.init(table: pass.table, cursor: last, owner: nil)) }
+        return BackfillBatch(rows: result.count, held: held)
+    }
+
+    /// The change records of `table`, locked until the transaction ends.
+    private static func lockedRecords(
+        of table: String, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [SchemaChangeRecord] {
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" WHERE \"tableName\" = $1 "
+                    + "ORDER BY \"columnName\", \"kind\", \"detail\" FOR UPDATE",
+                binds: PostgresStatement.bindings([.text(table)])), logger: logger)
+        var records: [SchemaChangeRecord] = []
+        for try await row in rows {
+            let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
+                (String, String, String, String, String, Int64, String, String?, Int64).self)
+            if let record = SchemaChangeRecord(
+                table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
+                backfill: backfill, cursor: cursor, stamped: stamped)
+            {
+                records.append(record)
+            }
+        }
+        return records
+    }
+
+    /// The ids of the pass's next `limit` rows, in id order.
+    private func nextIDs(
+        _ pass: BackfillPass, _ condition: BackfillPass.Fragment, _ schema: TableSchema, limit: Int,
+        _ connection: PostgresConnection
+    ) async throws -> [String] {
+        var sql = "SELECT \"id\" FROM \(SQLDialect.quoted(schema.name)) WHERE \(condition.sql)"
+        var values = condition.values
+        if let cursor = pass.cursor {
+            sql += " AND \"id\" > ?"
+            values.append(.text(cursor))
+        }
+        sql += " ORDER BY \"id\" LIMIT ?"
+        values.append(.integer(Int64(limit)))
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: SQLDialect.postgres.numberingPlaceholders(sql), binds: PostgresStatement.bindings(values)),
+            logger: logger
+        ).collect()
+        return try rows.map { try $0.decode(String.self) }
+    }
+
+    /// `UPDATE table SET … FROM unnest(ids) WITH ORDINALITY AS b(id, n)`: each row's changed
+    /// columns, its stamp (`first` + its rank − 1), the version of that stamp, and the
+    /// ``BackfillMarker`` (the version before the first backfill, while no one wrote the row since).
+    private static func stampQuery(
+        _ pass: BackfillPass, _ schema: TableSchema, ids: [String], first: Int64
+    ) -> PostgresQuery {
+        let table = SQLDialect.quoted(schema.name)
+        let qualifier = "\(table)."
+        let marker = qualifier + SQLDialect.quoted(BackfillMarker.column)
+        let assignments = pass.assignments(schema, qualifier: qualifier)
+        // The condition again (qualified): a writer may have changed the row since it was chosen.
+        let condition = pass.condition(schema, qualifier: qualifier) ?? .init(sql: "FALSE", values: [])
+        let stamp = "(?::bigint + \"b\".\"n\" - 1)"
+        let before =
+            "CASE WHEN split_part(\(marker), ' ', 1) = \(table).\"updatedAt\"::text "
+            + "THEN substr(\(marker), strpos(\(marker), ' ') + 1) ELSE \(table).\"version\" END"
+        var sql = "UPDATE \(table) SET "
+        if !assignments.sql.isEmpty { sql += assignments.sql + ", " }
+        sql +=
+            "\"updatedAt\" = \(stamp), \"version\" = encode(int8send(\(stamp)), 'base64'), "
+            + "\(SQLDialect.quoted(BackfillMarker.column)) = \(stamp)::text || ' ' || \(before) "
+            + "FROM unnest(?::text[]) WITH ORDINALITY AS \"b\"(\"id\", \"n\") "
+            + "WHERE \(table).\"id\" = \"b\".\"id\" AND \(condition.sql)"
+        var binds = PostgresStatement.bindings(
+            assignments.values + [.integer(first), .integer(first), .integer(first)])
+        binds.append(ids)
+        for value in condition.values {
+            switch value {
+            case .null: binds.appendNull()
+            case .integer(let integer): binds.append(integer)
+            case .double(let double): binds.append(double)
+            case .text(let text): binds.append(text)
+            case .bool(let bool): binds.append(bool)
+            }
+        }
+        return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(sql), binds: binds)
     }
 
     /// What `declarations` would change in the database at `location`, read without changing it.

@@ -3,8 +3,7 @@ import GRDB
 import SyncProtocol
 
 /// Schema changes of a `--schema` file in SQLite: applied at open in one transaction (renames,
-/// records), then backfilled in batches, each batch one transaction that stamps its rows and
-/// moves the backfill's cursor.
+/// records), then backfilled in batches (``SQLiteTableStore/backfillBatch(_:limit:)``).
 extension SQLiteTableStore {
     /// Plans `declarations` against the file and applies the plan; a refused file changes nothing
     /// (the caller's transaction rolls back).
@@ -66,64 +65,6 @@ extension SQLiteTableStore {
             }
             return record
         }
-    }
-
-    /// Stamps the next batch of up to `limit` rows of `change`'s backfill, with its cursor, in one
-    /// transaction; the rows stamped (fewer than `limit` when the backfill is done).
-    func backfillBatch(_ change: SchemaChangeRecord, limit: Int) async throws(TableError) -> Int {
-        let stamped: (count: Int, last: ChangeCursor?) = try await writeNow { db in
-            let key: [any DatabaseValueConvertible] = [
-                change.table, change.column, change.kind.rawValue, change.detail,
-            ]
-            let keyCondition = "\"tableName\" = ? AND \"columnName\" = ? AND \"kind\" = ? AND \"detail\" = ?"
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT \"backfill\", \"cursor\" FROM \"__schema_changes\" WHERE \(keyCondition)",
-                    arguments: StatementArguments(key)),
-                row[0] as String == "pending", let rowChange = change.rowChange,
-                let schema = self.registry.schema(of: change.table), let column = schema.column(named: change.column)
-            else { return (0, nil) }
-            let cursor: String = row[1] ?? ""
-            let table = SQLDialect.quoted(schema.name)
-            let quoted = SQLDialect.quoted(column.name)
-            let marker = SQLDialect.quoted(BackfillMarker.column)
-            try Self.addBackfillMarker(db, to: schema.name)
-            let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT \"id\", \"updatedAt\", \"version\", \(marker) FROM \(table) WHERE \"id\" > ? "
-                    + "AND \(rowChange.condition(quoted)) ORDER BY \"id\" LIMIT ?", arguments: [cursor, limit])
-            let ids = rows.map { $0[0] as String }
-            var last: ChangeCursor?
-            if !ids.isEmpty {
-                let first = try self.nextTimestamp(db, schema, count: Int64(ids.count))
-                var assignments = ["\"updatedAt\" = ?", "\"version\" = ?", "\(marker) = ?"]
-                if let assignment = rowChange.assignment(quoted) { assignments.insert(assignment, at: 0) }
-                let statement = try db.makeStatement(
-                    sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?")
-                for (offset, row) in rows.enumerated() {
-                    let stamp = first + Int64(offset)
-                    let next = BackfillMarker.next(stamp: stamp, updatedAt: row[1], version: row[2], previous: row[3])
-                    var arguments: [DatabaseValue] = []
-                    if case .fill(let value) = rowChange { arguments.append(Self.databaseValue(SQLValue(value))) }
-                    arguments += [
-                        stamp.databaseValue, StoredItem.version(for: stamp).databaseValue, next.text.databaseValue,
-                        (row[0] as String).databaseValue,
-                    ]
-                    try statement.execute(arguments: StatementArguments(arguments))
-                }
-                last = ChangeCursor(updatedAt: first + Int64(ids.count) - 1, id: ids.last!)
-            }
-            try db.execute(
-                sql: "UPDATE \"__schema_changes\" SET \"backfill\" = ?, \"cursor\" = ?, \"stamped\" = \"stamped\" + ? "
-                    + "WHERE \(keyCondition)",
-                arguments: StatementArguments(
-                    [ids.count < limit ? "done" : "pending", ids.last ?? cursor, ids.count] + key))
-            return (ids.count, last)
-        }
-        if let last = stamped.last {
-            changes.published(.init(table: change.table, cursor: last, owner: nil))
-        }
-        return stamped.count
     }
 
     /// Adds the hidden ``BackfillMarker/column`` to `table` unless it has it.

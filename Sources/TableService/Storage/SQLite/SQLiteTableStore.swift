@@ -23,6 +23,9 @@ final class SQLiteTableStore: TableStorage {
     /// committed: this process is the file's only writer, so a write need not read it back.
     private let latestStamps = Mutex<[String: Int64]>([:])
     private let reads = Atomic<Int>(0)
+    /// Whether the writer's connection has the backfill's SQL function: installing a function
+    /// again expires every prepared statement of the connection, writers' included.
+    let backfillFunctionInstalled = Mutex(false)
     let changes: ChangeFeed
 
     static let migrations: [StoreMigration] = [
@@ -37,6 +40,9 @@ final class SQLiteTableStore: TableStorage {
         },
         StoreMigration("tableService.v2.schemaChanges") { db in
             try db.execute(sql: SchemaChangeRecord.createTableSQL(dialect: .sqlite))
+        },
+        StoreMigration("tableService.v3.installations") { db in
+            try db.execute(sql: InstallationRegistry.createTableSQL(dialect: .sqlite))
         },
     ]
 
@@ -93,6 +99,8 @@ final class SQLiteTableStore: TableStorage {
     var dialect: SQLDialect { .sqlite }
 
     var diskSyncs: Int? { commits?.syncCount }
+
+    var writesUnderWay: Int? { commits?.writesUnderWay }
 
     var databaseReads: Int? { reads.load(ordering: .relaxed) }
 
