@@ -28,48 +28,54 @@ enum TLSRounds {
         let secure = try TableService.start(
             TableService.Configuration(database: .sqlite(path: copy), tables: ["todoitem"]), quiet: true,
             tls: certificates.server)
-        defer {
-            plain.stop()
-            secure.stop()
-        }
-        func context(_ name: String, _ service: RunningTableService) throws -> SyncContext {
-            var sync = SyncConfiguration(remoteURL: URL(string: service.url)!)
-            sync.caFile = certificates.caFile
-            return try SyncContext(path: work + "/\(name).sqlite", configuration: sync)
-        }
         var figures = Figures()
         let rounds = 3
-        for round in 0..<rounds {
-            for tls in round % 2 == 0 ? [false, true] : [true, false] {
-                let store = try context("tls-pull-\(tls)-\(round)", tls ? secure : plain)
-                let start = ContinuousClock.now
-                let pulled = try await store.table("todoitem").pull(
-                    queryId: "all", settings: PullSettings(pageSize: 1000))
-                let elapsed = seconds(since: start)
-                precondition(pulled.received >= rows, "pulled \(pulled.received) of \(rows)")
-                if tls { figures.pullTLS += elapsed } else { figures.pullPlain += elapsed }
-                try await store.close()
+        do {
+            func context(_ name: String, _ service: RunningTableService) throws -> SyncContext {
+                var sync = SyncConfiguration(remoteURL: URL(string: service.url)!)
+                sync.caFile = certificates.caFile
+                return try SyncContext(path: work + "/\(name).sqlite", configuration: sync)
             }
-        }
-        let plainPush = try context("tls-push-plain", plain)
-        let securePush = try context("tls-push-tls", secure)
-        let pushRounds = min(10, pushes)
-        for round in 0..<pushRounds {
-            let indices = (pushes * round / pushRounds)..<(pushes * (round + 1) / pushRounds)
-            for tls in round % 2 == 0 ? [false, true] : [true, false] {
-                let store = tls ? securePush : plainPush
-                for index in indices {
-                    try store.table("todoitem").insert([
-                        "id": .string("tls-\(tls)-\(index)"), "text": .string("task number \(index) with some words"),
-                    ])
+            for round in 0..<rounds {
+                for tls in round % 2 == 0 ? [false, true] : [true, false] {
+                    let store = try context("tls-pull-\(tls)-\(round)", tls ? secure : plain)
+                    let start = ContinuousClock.now
+                    let pulled = try await store.table("todoitem").pull(
+                        queryId: "all", settings: PullSettings(pageSize: 1000))
+                    let elapsed = seconds(since: start)
+                    precondition(pulled.received >= rows, "pulled \(pulled.received) of \(rows)")
+                    if tls { figures.pullTLS += elapsed } else { figures.pullPlain += elapsed }
+                    try await store.close()
                 }
-                let start = ContinuousClock.now
-                let pushed = try await store.push()
-                let elapsed = seconds(since: start)
-                precondition(pushed.pushed.count == indices.count, "pushed \(pushed.pushed.count) of \(indices.count)")
-                if tls { figures.pushTLS += elapsed } else { figures.pushPlain += elapsed }
             }
+            let plainPush = try context("tls-push-plain", plain)
+            let securePush = try context("tls-push-tls", secure)
+            let pushRounds = min(10, pushes)
+            for round in 0..<pushRounds {
+                let indices = (pushes * round / pushRounds)..<(pushes * (round + 1) / pushRounds)
+                for tls in round % 2 == 0 ? [false, true] : [true, false] {
+                    let store = tls ? securePush : plainPush
+                    for index in indices {
+                        try store.table("todoitem").insert([
+                            "id": .string("tls-\(tls)-\(index)"),
+                            "text": .string("task number \(index) with some words"),
+                        ])
+                    }
+                    let start = ContinuousClock.now
+                    let pushed = try await store.push()
+                    let elapsed = seconds(since: start)
+                    precondition(
+                        pushed.pushed.count == indices.count, "pushed \(pushed.pushed.count) of \(indices.count)")
+                    if tls { figures.pushTLS += elapsed } else { figures.pushPlain += elapsed }
+                }
+            }
+        } catch {
+            await plain.stop()
+            await secure.stop()
+            throw error
         }
+        await plain.stop()
+        await secure.stop()
         func rate(_ count: Int, _ time: Double) -> String { String(format: "%.0f/s", Double(count) / time) }
         let pulled = rows * rounds
         return [

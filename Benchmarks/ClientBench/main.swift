@@ -60,7 +60,7 @@ if ProcessInfo.processInfo.environment["ONLY"] == "tls" {
         }
         try await group.waitForAll()
     }
-    service.stop()
+    await service.stop()
     for text in try await TLSRounds.run(
         database: work + "/service.sqlite", rows: rowCount, pushes: pushCount, work: work)
     {
@@ -74,7 +74,7 @@ if ProcessInfo.processInfo.environment["ONLY"] == "wide" {
     line("seeding \(rowCount) rows of a 12-column table…")
     let wide = try await WidePull.run(base: base, rows: rowCount, pageSize: pageSize, rounds: 3, work: work)
     wide.report(rows: rowCount, rounds: 3).forEach(line)
-    service.stop()
+    await service.stop()
     exit(0)
 }
 /// One plain request; the answer's body.
@@ -380,7 +380,7 @@ let dropsTime = try await seconds {
 let dropsArrived = try await rowsOnService(prefix: "drops2-")
 dropsProcess.terminate()
 
-service.stop()
+await service.stop()
 
 func rate(_ count: Int, _ time: Double) -> String { String(format: "%.0f", Double(count) / time) }
 func ratio(_ value: Double) -> String { String(format: "%.2f", value) }

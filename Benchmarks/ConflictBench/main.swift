@@ -109,7 +109,7 @@ for round in 0..<rounds {
     let journaled = try conflicted.journalCount()
     precondition(journaled == count, "journaled \(journaled) of \(count)")
 }
-service.stop()
+await service.stop()
 
 // b. The journal page: ENTRIES entries vs none, p50 of 200 GETs each.
 func journalP50(entries: Int) async throws -> Double {

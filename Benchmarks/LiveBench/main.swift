@@ -110,7 +110,7 @@ do {
     await pollA.stop()
     await pollB.stop()
 }
-sqlite.stop()
+await sqlite.stop()
 
 // b. Two PostgreSQL instances.
 if let url = environment["TODOSYNC_BENCH_POSTGRES_URL"] {
@@ -129,8 +129,8 @@ if let url = environment["TODOSYNC_BENCH_POSTGRES_URL"] {
         try await editLatencies(from: a, to: b, count: edits, prefix: "pg-\(UUID().uuidString.prefix(8))"))
     await a.stop()
     await b.stop()
-    first.stop()
-    second.stop()
+    await first.stop()
+    await second.stop()
 } else {
     line("b. (two PostgreSQL instances: set TODOSYNC_BENCH_POSTGRES_URL)")
 }

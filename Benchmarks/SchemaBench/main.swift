@@ -91,7 +91,7 @@ func writer(_ url: String, count: Int, prefix: String) async throws -> [Double] 
 
 line("schema-bench: \(rows) rows, SQLite, release build")
 var running = try await start(schema1)
-running.stop()
+await running.stop()
 try seed(rows)
 running = try await start(schema1)
 let context = try SyncContext(
@@ -105,7 +105,7 @@ line("a. baseline: the client pulls \(rows) rows at \(format(baselineRate, 0)) r
 let writes = 2_000
 let before = try await writer(running.url, count: writes, prefix: "before")
 let port = running.port
-running.stop()
+await running.stop()
 
 let changeStarted = clock.now
 // On the same port: the client keeps its address.
@@ -143,7 +143,7 @@ line(
 
 // c. What pulling rows the store already holds costs the client without a backfill beside it: every
 //    row stamped again straight in the file (the service stopped), then the same client pulls them.
-running.stop()
+await running.stop()
 do {
     let queue = try DatabaseQueue(path: database)
     try queue.write { db in try db.execute(sql: "UPDATE todo SET updatedAt = updatedAt + 100000000000") }
@@ -157,4 +157,4 @@ line(
     "c. the same client pulling the same rows again, stamped in place, no backfill running: "
         + "\(format(repullRate, 0)) rows/s (\(format(changeRate / repullRate, 2))× of it end to end)")
 try await context.close()
-running.stop()
+await running.stop()

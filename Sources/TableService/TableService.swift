@@ -15,7 +15,7 @@ import Views
 /// ```swift
 /// let running = try TableService.start(.init(database: .sqlite(path: "tables.sqlite")), port: 8080)
 /// print(running.url)   // http://127.0.0.1:8080 — /tables/{table}, page at /service
-/// running.stop()
+/// await running.stop()
 /// ```
 public final class TableService: Sendable {
     /// Where the tables are kept.
@@ -307,16 +307,8 @@ public struct RunningTableService: Sendable {
     /// The bound port (the real one when started on port 0).
     public var port: Int { server.port }
 
-    /// Stops the server, waiting for requests in progress, then closes the database. It blocks
-    /// the calling thread while it waits: from async code, call the `async` variant, which also
-    /// saves the installations noted since the last save (this one leaves up to a second unsaved).
-    public func stop() {
-        service.endSubscriptions()
-        server.stop()
-        service.close()
-    }
-
-    /// Stops like ``stop()``, without holding a thread while requests finish.
+    /// Stops the server, waiting for requests in progress without holding a thread, saves the
+    /// installations noted since the last save, then closes the database.
     public func stop() async {
         service.endSubscriptions()
         await server.stop()
