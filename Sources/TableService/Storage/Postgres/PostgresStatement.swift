@@ -40,6 +40,12 @@ struct PostgresStatement: Sendable {
     /// the others with their own type.
     static func bindings(_ values: [SQLValue]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: values.count)
+        append(values, to: &bindings)
+        return bindings
+    }
+
+    /// Appends the values to `bindings`, as ``bindings(_:)`` binds them.
+    static func append(_ values: [SQLValue], to bindings: inout PostgresBindings) {
         for value in values {
             switch value {
             case .null: bindings.appendNull()
@@ -49,6 +55,5 @@ struct PostgresStatement: Sendable {
             case .bool(let bool): bindings.append(bool)
             }
         }
-        return bindings
     }
 }

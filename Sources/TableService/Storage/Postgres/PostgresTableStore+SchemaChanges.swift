@@ -228,15 +228,7 @@ extension PostgresTableStore {
         var binds = PostgresStatement.bindings(
             assignments.values + [.integer(first), .integer(first), .integer(first)])
         binds.append(ids)
-        for value in condition.values {
-            switch value {
-            case .null: binds.appendNull()
-            case .integer(let integer): binds.append(integer)
-            case .double(let double): binds.append(double)
-            case .text(let text): binds.append(text)
-            case .bool(let bool): binds.append(bool)
-            }
-        }
+        PostgresStatement.append(condition.values, to: &binds)
         return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(sql), binds: binds)
     }
 
