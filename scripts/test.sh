@@ -14,6 +14,13 @@ if grep -E "^/.*/(Sources|Tests|Benchmarks)/.*(warning|error):" .build-log.txt; 
 fi
 grep -q "Build complete" .build-log.txt || { tail -40 .build-log.txt; exit 1; }
 
+echo "== release build of todosync (what make run starts: the optimizer has crashed where debug builds did not)"
+swift build -c release --product todosync > .build-release-log.txt 2>&1 || {
+  grep -E "error" .build-release-log.txt | head -20
+  echo "The release build failed (.build-release-log.txt): make run would not start." >&2
+  exit 1
+}
+
 echo "== format (make format fixes what this lists)"
 swift format lint --strict --recursive Sources Tests Benchmarks Package.swift
 

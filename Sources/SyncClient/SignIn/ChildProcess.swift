@@ -16,8 +16,17 @@ final class ChildProcess: Sendable {
     private let errors: CInt
     private let exited = Atomic<Bool>(false)
 
+    private init(pid: pid_t, output: CInt, errors: CInt) {
+        self.pid = pid
+        self.output = output
+        self.errors = errors
+    }
+
     /// Starts `arguments[0]` (an absolute path) with the rest as its arguments.
-    init(_ arguments: [String]) throws(POSIXError) {
+    ///
+    /// A factory, not a throwing initializer: Swift 6.3's optimizer crashes (an ownership error in
+    /// CopyPropagation) on a throwing initializer of a class holding an `Atomic`, in release builds.
+    static func start(_ arguments: [String]) throws(POSIXError) -> ChildProcess {
         var out: [CInt] = [-1, -1]
         var err: [CInt] = [-1, -1]
         guard Self.closeOnExecPipe(&out) else { throw Self.error(errno) }
@@ -55,9 +64,7 @@ final class ChildProcess: Sendable {
             close(err[0])
             throw Self.error(result)
         }
-        self.pid = pid
-        output = out[0]
-        errors = err[0]
+        return ChildProcess(pid: pid, output: out[0], errors: err[0])
     }
 
     /// Whether it has exited (and been waited for).

@@ -14,7 +14,7 @@ public struct ProcessOutcome: Sendable {
     /// seconds pass (then SIGTERM, and SIGKILL a second later, to it and everything it started), or
     /// the task is cancelled (the same, then `CancellationError`). Standard input is empty.
     public static func run(_ arguments: [String], deadline: TimeInterval) async throws -> ProcessOutcome {
-        let child = try ChildProcess(arguments)
+        let child = try ChildProcess.start(arguments)
         let reading = Task { await child.readAll() }
         let stopper = Task {
             try? await Task.sleep(for: .seconds(deadline))
