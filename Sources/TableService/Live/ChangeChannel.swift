@@ -21,18 +21,22 @@ extension TableController {
     static let longestWait = 120
 
     func addChangeChannel(to router: inout Router) {
-        route(.get, "/tables/:table/\(Self.changesSegment)", &router) {
-            (request, _, scope) async throws(TableError) in
+        let path = "/tables/:table/\(Self.changesSegment)"
+        route(.get, path, &router) { (request, _, scope) async throws(TableError) in
             try await self.changes(request, scope)
         }
+        // Not the item's methods: the channel is read only.
+        router.options(path) { request in self.cors.preflight(request, allow: "GET,HEAD") }
     }
 
     private func changes(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
         let table = try tableName(request)
         guard let head = try await store.latestChange(in: table, scope: .all) else { throw .tableNotFound(table) }
         let streaming = request.headers[.accept]?.contains("text/event-stream") == true
-        let given = request.query("cursor") ?? (streaming ? request.headers[HTTPField.Name("Last-Event-ID")!] : nil)
-        let after = try given.map { text throws(TableError) in try Self.cursor(text, head: head) }
+        let read = { (text: String) throws(TableError) in try Self.cursor(text, head: head) }
+        // Last-Event-ID resumes a stream only, and is checked whether or not the answer is one.
+        let lastEventID = try request.headers[HTTPField.Name("Last-Event-ID")!].map(read)
+        let after = try request.query("cursor").map(read) ?? (streaming ? lastEventID : nil)
         // Checked whether or not the answer waits: a malformed timeout is an error either way.
         let wait = try Self.wait(request)
         let feed = store.changes
@@ -108,20 +112,17 @@ extension TableController {
         }
     }
 
-    /// A cursor the caller sent: well formed, and not past the table's newest row (a cursor from
-    /// another table, service or database: the client must start again from its pull).
+    /// A cursor the caller sent, which must be well formed. One past the table's newest change
+    /// comes from another table, service or database (one restored from a backup): it is read as
+    /// the start, so the caller is answered at once with the cursor now and pulls from its own
+    /// position, as after any change (a refusal would make a client give up the channel).
     private static func cursor(_ text: String, head: ChangeCursor) throws(TableError) -> ChangeCursor {
         guard let cursor = ChangeCursor(text: text) else {
             throw .invalidQuery(
                 "'\(text)' is not a change cursor; send the cursor of an earlier answer or event, or none to get the current one."
             )
         }
-        guard cursor <= head else {
-            throw .invalidQuery(
-                "The cursor '\(text)' is past this table's newest change: it comes from another table or service. "
-                    + "Subscribe without a cursor, pull, and use the cursor you are given.")
-        }
-        return cursor
+        return cursor <= head ? cursor : .start
     }
 
     private static func wait(_ request: Request) throws(TableError) -> Int {

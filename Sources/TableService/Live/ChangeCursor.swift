@@ -18,10 +18,14 @@ struct ChangeCursor: Sendable, Hashable, Comparable {
         self.id = id
     }
 
-    /// Reads a cursor's text; nil when it is not one.
+    /// The texts ``init(text:)`` reads, as `/openapi.json` gives them: `0`, or milliseconds (at
+    /// most 18 digits) with a dot and an id in unpadded base64url.
+    static let pattern = "^[0-9]{1,18}(\\.([A-Za-z0-9_-]{4})*([A-Za-z0-9_-]{2,3})?)?$"
+
+    /// Reads a cursor's text; nil when it does not match ``pattern``.
     init?(text: String) {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let first = parts.first, !first.isEmpty, first.count <= 19, first.allSatisfy(\.isASCIIDigit),
+        guard let first = parts.first, !first.isEmpty, first.count <= 18, first.allSatisfy(\.isASCIIDigit),
             let updatedAt = Int64(first)
         else { return nil }
         guard parts.count == 2 else {
@@ -46,10 +50,35 @@ struct ChangeCursor: Sendable, Hashable, Comparable {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// The id of base64url `text` (unpadded, as ``encode(_:)`` writes it; a last group of 2 or 3
+    /// characters, bits past the last byte ignored), bytes that are not UTF-8 replaced: any text
+    /// of ``pattern`` is a position. `nil` for other text.
     private static func decode(_ text: Substring) -> String? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) }
+        guard text.utf8.count % 4 != 1 else { return nil }
+        var bytes: [UInt8] = []
+        var bits: UInt32 = 0
+        var count = 0
+        for character in text.utf8 {
+            guard let value = sextet(character) else { return nil }
+            bits = bits << 6 | UInt32(value)
+            count += 6
+            if count >= 8 {
+                count -= 8
+                bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(count)))
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
     }
 }
 
