@@ -138,7 +138,7 @@ enum OpenAPIDocument {
                         "name": "cursor", "in": "query", "required": false,
                         "description": .string(
                             "A cursor of an earlier answer or event. One past the table's newest change "
-                                + "(from another table or database) is answered at once with the cursor now."),
+                                + "(from another table or database) is a 400: subscribe without one, then pull."),
                         "schema": cursor,
                     ],
                     [
@@ -156,7 +156,10 @@ enum OpenAPIDocument {
                         ],
                     ],
                     "204": ["description": "No change before the timeout."],
-                    "400": ["description": "A cursor not of the documented form, or a timeout out of range."],
+                    "400": [
+                        "description":
+                            "A cursor not of the documented form or past the table's newest change, or a timeout out of range."
+                    ],
                     "503": ["description": "As many subscribers as the service takes; see Retry-After."],
                 ],
             ]

@@ -112,17 +112,20 @@ extension TableController {
         }
     }
 
-    /// A cursor the caller sent, which must be well formed. One past the table's newest change
-    /// comes from another table, service or database (one restored from a backup): it is read as
-    /// the start, so the caller is answered at once with the cursor now and pulls from its own
-    /// position, as after any change (a refusal would make a client give up the channel).
+    /// A cursor the caller sent: well formed, and not past the table's newest row (a cursor from
+    /// another table, service or database: the client must start again from its pull).
     private static func cursor(_ text: String, head: ChangeCursor) throws(TableError) -> ChangeCursor {
         guard let cursor = ChangeCursor(text: text) else {
             throw .invalidQuery(
                 "'\(text)' is not a change cursor; send the cursor of an earlier answer or event, or none to get the current one."
             )
         }
-        return cursor <= head ? cursor : .start
+        guard cursor <= head else {
+            throw .invalidQuery(
+                "The cursor '\(text)' is past this table's newest change: it comes from another table or service. "
+                    + "Subscribe without a cursor, pull, and use the cursor you are given.")
+        }
+        return cursor
     }
 
     private static func wait(_ request: Request) throws(TableError) -> Int {

@@ -19,14 +19,18 @@ struct ChangeCursor: Sendable, Hashable, Comparable {
     }
 
     /// The texts ``init(text:)`` reads, as `/openapi.json` gives them: `0`, or milliseconds (at
-    /// most 18 digits) with a dot and an id in unpadded base64url.
-    static let pattern = "^[0-9]{1,18}(\\.([A-Za-z0-9_-]{4})*([A-Za-z0-9_-]{2,3})?)?$"
+    /// most 18 digits) with a dot and an id in unpadded base64url (its last character leaves no
+    /// bits past the id's last byte, as ``encode(_:)`` writes it).
+    static let pattern =
+        "^[0-9]{1,18}(\\.([A-Za-z0-9_-]{4})*([A-Za-z0-9_-][AQgw]|[A-Za-z0-9_-]{2}[AEIMQUYcgkosw048])?)?$"
 
-    /// Reads a cursor's text; nil when it does not match ``pattern``.
+    /// Reads a cursor's text; nil when it does not match ``pattern``. An id whose bytes are not
+    /// UTF-8 is still a position (its bytes replaced): any text of the pattern is a cursor.
     init?(text: String) {
+        // Compiled per call (a subscription's start): Regex is not Sendable, so it cannot be a static.
+        guard let form = try? Regex(Self.pattern), text.wholeMatch(of: form) != nil else { return nil }
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let first = parts.first, !first.isEmpty, first.count <= 18, first.allSatisfy(\.isASCIIDigit),
-            let updatedAt = Int64(first)
+        guard let first = parts.first, !first.isEmpty, let updatedAt = Int64(first)
         else { return nil }
         guard parts.count == 2 else {
             self.init(updatedAt: updatedAt, id: "")
@@ -50,38 +54,9 @@ struct ChangeCursor: Sendable, Hashable, Comparable {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// The id of base64url `text` (unpadded, as ``encode(_:)`` writes it; a last group of 2 or 3
-    /// characters, bits past the last byte ignored), bytes that are not UTF-8 replaced: any text
-    /// of ``pattern`` is a position. `nil` for other text.
     private static func decode(_ text: Substring) -> String? {
-        guard text.utf8.count % 4 != 1 else { return nil }
-        var bytes: [UInt8] = []
-        var bits: UInt32 = 0
-        var count = 0
-        for character in text.utf8 {
-            guard let value = sextet(character) else { return nil }
-            bits = bits << 6 | UInt32(value)
-            count += 6
-            if count >= 8 {
-                count -= 8
-                bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(count)))
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).map { String(decoding: $0, as: UTF8.self) }
     }
-
-    private static func sextet(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-"): 62
-        case UInt8(ascii: "_"): 63
-        default: nil
-        }
-    }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }
