@@ -65,6 +65,16 @@ import Testing
         #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
     }
 
+    @Test func anyTextOfTheDocumentedPatternIsACursor() async throws {
+        let server = try await TestServer(.sqlite, tables: ["todoitem"])
+        defer { server.stopInBackground() }
+        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
+        // Its id's bytes are no UTF-8 text, yet it is a position before the row.
+        let odd = try await server.send(.get, "/tables/todoitem/$changes?cursor=1.__8&timeout=0")
+        #expect(odd.status == 200)
+        #expect(Self.cursor(odd) != nil)
+    }
+
     @Test func badCursorsTimeoutsAndTablesAreRefusedWithReasons() async throws {
         let server = try await TestServer(.sqlite, tables: ["todoitem"])
         defer { server.stopInBackground() }
@@ -75,6 +85,10 @@ import Testing
         let future = try await server.send(.get, "/tables/todoitem/$changes?cursor=99999999999999.YQ")
         #expect(future.status == 400)
         #expect(future.text.contains("past this table's newest change"))
+        // Not of /openapi.json's pattern: empty, a lone character, 19 digits, padding, bits past the last byte.
+        for text in ["", "1.A", "1234567890123456789", "1.YQ==", "1.YR"] {
+            #expect(try await server.send(.get, "/tables/todoitem/$changes?cursor=\(text)").status == 400, "\(text)")
+        }
         let long = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=121")
         #expect(long.status == 400)
         #expect(try await server.send(.get, "/tables/nothere/$changes").status == 404)

@@ -103,6 +103,11 @@ struct ShapeValidator {
         if case .string(let text) = value, let format = schema["format"]?.stringValue, !Self.text(text, has: format) {
             found.append("\(path): '\(text)' is not a \(format)")
         }
+        if case .string(let text) = value, let pattern = schema["pattern"]?.stringValue,
+            text.range(of: pattern, options: .regularExpression) == nil
+        {
+            found.append("\(path): '\(text)' does not match \(pattern)")
+        }
         if case .object(let object) = value {
             let properties = schema["properties"]?.objectValue ?? [:]
             if case .array(let required) = schema["required"] {

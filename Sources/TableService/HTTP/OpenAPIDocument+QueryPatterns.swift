@@ -34,12 +34,18 @@ extension OpenAPIDocument {
                 case .string: comparisons.append("\(names) \(operators) '[A-Za-z0-9 ]{0,16}'")
                 case .number: comparisons.append("\(names) \(operators) -?[0-9]{1,9}")
                 case .boolean: comparisons.append("\(names) (eq|ne) (true|false)")
-                case .date: comparisons.append("\(names) \(operators) 20[0-9]{2}-0[1-9]-[0-2][1-9]T00:00:00\\.000Z")
+                // Days every month has (a 29 February of a common year is no date).
+                case .date:
+                    comparisons.append(
+                        "\(names) \(operators) 20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T00:00:00\\.000Z")
                 case .unknown: comparisons.append("\(names) (eq|ne) null")
                 }
             }
+            // A bare boolean is a filter too (`true` keeps every row).
+            comparisons.append("true|false")
             let comparison = "(" + comparisons.joined(separator: "|") + ")"
-            filter = "^\(comparison)( and \(comparison))*$"
+            // Empty: as without the option (every row).
+            filter = "^(\(comparison)( and \(comparison))*)?$"
         }
 
         /// `name` with regular-expression characters escaped (column names are letters, digits

@@ -73,6 +73,10 @@ enum OpenAPIDocument {
     /// (the service's limit is 255 bytes of UTF-8: an id of many non-ASCII characters is refused).
     static let idPattern = "^[^\\u0000-\\u001f\\u007f/?#%\\\\]+$"
 
+    /// The times of day a declared column takes: `HH:mm`, `HH:mm:ss` or `HH:mm:ss.f…`, without an
+    /// offset (answered as `HH:mm:ss.fff`).
+    static let timeOfDayPattern = "^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?$"
+
     /// A declared column, with its default.
     private static func declared(_ column: TableDeclaration.DeclaredColumn) -> JSONValue {
         var schema = declared(column.type)
@@ -105,7 +109,8 @@ enum OpenAPIDocument {
         case .boolean: ["type": ["null", "boolean"]]
         case .dateTime: ["type": ["null", "string"], "format": "date-time"]
         case .dateOnly: ["type": ["null", "string"], "format": "date"]
-        case .timeOfDay: ["type": ["null", "string"], "format": "time"]
+        // Not JSON Schema's "time", which needs an offset: a time of day has none.
+        case .timeOfDay: ["type": ["null", "string"], "pattern": .string(timeOfDayPattern)]
         case .enumeration(let values):
             ["type": ["null", "string"], "enum": .array(values.map(JSONValue.string) + [.null])]
         }
@@ -123,17 +128,24 @@ enum OpenAPIDocument {
 
     /// The change channel (see `ChangeChannel.swift`).
     private static func changesPath(_ table: String) -> JSONValue {
-        [
+        let cursor: JSONValue = ["type": "string", "pattern": .string(ChangeCursor.pattern)]
+        return [
             "get": [
                 "operationId": .string("changes_" + table),
                 "summary": "Waits for a change past the cursor (long poll), or streams them as Server-Sent Events.",
                 "parameters": [
-                    ["name": "cursor", "in": "query", "required": false, "schema": ["type": "string"]],
+                    [
+                        "name": "cursor", "in": "query", "required": false,
+                        "description": .string(
+                            "A cursor of an earlier answer or event. One past the table's newest change "
+                                + "(from another table or database) is a 400: subscribe without one, then pull."),
+                        "schema": cursor,
+                    ],
                     [
                         "name": "timeout", "in": "query", "required": false,
                         "schema": ["type": "integer", "minimum": 0, "maximum": 120, "default": 30],
                     ],
-                    ["name": "Last-Event-ID", "in": "header", "required": false, "schema": ["type": "string"]],
+                    ["name": "Last-Event-ID", "in": "header", "required": false, "schema": cursor],
                 ],
                 "responses": [
                     "200": [
@@ -144,7 +156,10 @@ enum OpenAPIDocument {
                         ],
                     ],
                     "204": ["description": "No change before the timeout."],
-                    "400": ["description": "A malformed or future cursor, or a timeout out of range."],
+                    "400": [
+                        "description":
+                            "A cursor not of the documented form or past the table's newest change, or a timeout out of range."
+                    ],
                     "503": ["description": "As many subscribers as the service takes; see Retry-After."],
                 ],
             ]
@@ -198,7 +213,11 @@ enum OpenAPIDocument {
                 "tags": [.string(table)], "parameters": .array(parameters),
                 "responses": [
                     "200": ["description": "OK", "content": json(reference(table + "Page"))],
-                    "400": ["description": "Bad Request"],
+                    "400": [
+                        "description": .string(
+                            "Bad Request: a query option the service cannot read (a $filter it cannot parse, an "
+                                + "unknown column); the error says which and where.")
+                    ],
                 ],
             ],
             "post": [
@@ -221,28 +240,37 @@ enum OpenAPIDocument {
         ]
         let entity: JSONValue = ["description": "OK", "content": json(reference(table))]
         let conflict: JSONValue = ["description": "Precondition Failed", "content": json(reference(table))]
+        let gone: JSONValue = [
+            "description": "Gone: the item was deleted (soft delete); add __includedeleted=true to read or replace it."
+        ]
         return [
             "parameters": [id],
             "get": [
                 "tags": [.string(table)],
                 "responses": [
                     "200": entity, "304": ["description": "Not Modified"], "400": ["description": "Bad Request"],
-                    "404": ["description": "Not Found"], "410": ["description": "Gone"],
+                    "404": ["description": "Not Found"], "410": gone,
                 ],
             ],
             "put": [
                 "tags": [.string(table)],
                 "requestBody": ["required": true, "content": json(reference(table))],
                 "responses": [
-                    "200": entity, "400": ["description": "Bad Request"], "404": ["description": "Not Found"],
-                    "410": ["description": "Gone"], "412": conflict,
+                    "200": entity,
+                    "400": [
+                        "description": .string(
+                            "Bad Request: a value that does not fit its column, or an id in the body other than "
+                                + "the address's (an item's id cannot change; a body without an id replaces the "
+                                + "address's item).")
+                    ],
+                    "404": ["description": "Not Found"], "410": gone, "412": conflict,
                 ],
             ],
             "delete": [
                 "tags": [.string(table)],
                 "responses": [
                     "204": ["description": "No Content"], "400": ["description": "Bad Request"],
-                    "404": ["description": "Not Found"], "410": ["description": "Gone"], "412": conflict,
+                    "404": ["description": "Not Found"], "410": gone, "412": conflict,
                 ],
             ],
         ]

@@ -21,18 +21,22 @@ extension TableController {
     static let longestWait = 120
 
     func addChangeChannel(to router: inout Router) {
-        route(.get, "/tables/:table/\(Self.changesSegment)", &router) {
-            (request, _, scope) async throws(TableError) in
+        let path = "/tables/:table/\(Self.changesSegment)"
+        route(.get, path, &router) { (request, _, scope) async throws(TableError) in
             try await self.changes(request, scope)
         }
+        // Not the item's methods: the channel is read only.
+        router.options(path) { request in self.cors.preflight(request, allow: "GET,HEAD") }
     }
 
     private func changes(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
         let table = try tableName(request)
         guard let head = try await store.latestChange(in: table, scope: .all) else { throw .tableNotFound(table) }
         let streaming = request.headers[.accept]?.contains("text/event-stream") == true
-        let given = request.query("cursor") ?? (streaming ? request.headers[HTTPField.Name("Last-Event-ID")!] : nil)
-        let after = try given.map { text throws(TableError) in try Self.cursor(text, head: head) }
+        let read = { (text: String) throws(TableError) in try Self.cursor(text, head: head) }
+        // Last-Event-ID resumes a stream only, and is checked whether or not the answer is one.
+        let lastEventID = try request.headers[HTTPField.Name("Last-Event-ID")!].map(read)
+        let after = try request.query("cursor").map(read) ?? (streaming ? lastEventID : nil)
         // Checked whether or not the answer waits: a malformed timeout is an error either way.
         let wait = try Self.wait(request)
         let feed = store.changes

@@ -18,11 +18,19 @@ struct ChangeCursor: Sendable, Hashable, Comparable {
         self.id = id
     }
 
-    /// Reads a cursor's text; nil when it is not one.
+    /// The texts ``init(text:)`` reads, as `/openapi.json` gives them: `0`, or milliseconds (at
+    /// most 18 digits) with a dot and an id in unpadded base64url (its last character leaves no
+    /// bits past the id's last byte, as ``encode(_:)`` writes it).
+    static let pattern =
+        "^[0-9]{1,18}(\\.([A-Za-z0-9_-]{4})*([A-Za-z0-9_-][AQgw]|[A-Za-z0-9_-]{2}[AEIMQUYcgkosw048])?)?$"
+
+    /// Reads a cursor's text; nil when it does not match ``pattern``. An id whose bytes are not
+    /// UTF-8 is still a position (its bytes replaced): any text of the pattern is a cursor.
     init?(text: String) {
+        // Compiled per call (a subscription's start): Regex is not Sendable, so it cannot be a static.
+        guard let form = try? Regex(Self.pattern), text.wholeMatch(of: form) != nil else { return nil }
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let first = parts.first, !first.isEmpty, first.count <= 19, first.allSatisfy(\.isASCIIDigit),
-            let updatedAt = Int64(first)
+        guard let first = parts.first, !first.isEmpty, let updatedAt = Int64(first)
         else { return nil }
         guard parts.count == 2 else {
             self.init(updatedAt: updatedAt, id: "")
@@ -49,10 +57,6 @@ struct ChangeCursor: Sendable, Hashable, Comparable {
     private static func decode(_ text: Substring) -> String? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) }
+        return Data(base64Encoded: base64).map { String(decoding: $0, as: UTF8.self) }
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }
