@@ -14,6 +14,8 @@ if command -v pg_ctlcluster >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_c
     export TODOSYNC_BENCH_POSTGRES_URL=$(POSTGRES_DURABLE=1 scripts/postgres-cluster.sh start "$pg_dir")
 fi
 .build/release/live-bench "${EDITS:-500}" "$PWD/.build/release/todosync"
-if [ -f Benchmarks/live-page-bench.py ]; then
-    python3 Benchmarks/live-page-bench.py "$PWD/.build/release/todosync" || echo "(the page figure could not be measured)"
-fi
+# The page figure drives Chromium through Selenium: the browser tests' virtual environment.
+venv=.venv-test
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Browser/requirements.txt
+"$venv/bin/python" Benchmarks/live-page-bench.py "$PWD/.build/release/todosync" || echo "(the page figure could not be measured)"

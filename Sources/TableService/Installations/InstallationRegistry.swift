@@ -140,7 +140,10 @@ final class InstallationRegistry: Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try await store.saveInstallations(batch)
+            // In a task of its own, which nobody cancels: a stop cancels the flusher (and one on
+            // SIGTERM runs in a cancelled task), and a cancelled PostgreSQL query saves nothing.
+            let store = store
+            try await Task { try await store.saveInstallations(batch) }.value
         } catch {
             logger.warning("the installations seen writing could not be saved (tried again in a second): \(error)")
             state.withLock { state in

@@ -239,7 +239,7 @@ extension PostgresTableStore {
         let client = PostgresClient(configuration: clientConfiguration(location), backgroundLogger: logger)
         do {
             return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
+                group.addImmediateTask { await client.run() }
                 defer { group.cancelAll() }
                 return try await client.withConnection { connection in
                     try await plan(declarations, connection, logger: logger)

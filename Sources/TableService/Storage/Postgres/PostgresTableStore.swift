@@ -76,7 +76,9 @@ final class PostgresTableStore: TableStorage {
         executor = EventLoopTaskExecutor(eventLoop)
         let client = PostgresClient(configuration: configuration, eventLoopGroup: eventLoop, backgroundLogger: logger)
         self.client = client
-        runner = Task { await client.run() }
+        // Started here, before any lease (the opening's below): leasing from a client whose run()
+        // has not begun logs a warning in PostgresNIO.
+        runner = Task.immediate { await client.run() }
         opening.withLock {
             $0 = Task {
                 try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
