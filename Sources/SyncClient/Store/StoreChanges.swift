@@ -49,7 +49,13 @@ final class StoreChanges: TransactionObserver, Sendable {
         for watcher in watchers { watcher.finish() }
     }
 
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+    /// Asked before each statement runs: a table already written in this transaction needs no row
+    /// of it told one by one (a pull page's upserts are many statements of many rows each; every
+    /// row told cost 6 % of a pull's time).
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+        let table = eventKind.tableName
+        return !state.withLock { $0.touched.contains(table) }
+    }
 
     func databaseDidChange(with event: DatabaseEvent) {
         let table = event.tableName
