@@ -85,4 +85,19 @@ struct BackfillPassTests {
         fixed.finished(rows: 2, took: .microseconds(1))
         #expect(fixed.limit == 2)
     }
+
+    @Test func writersWaitingShrinkTheBatchesAndTheBackfillRestsAsLongAsEachHeldThem() {
+        var pacer = BackfillPacer()
+        pacer.finished(rows: 256, took: .microseconds(256))
+        pacer.finished(rows: 512, took: .milliseconds(2))
+        #expect(pacer.limit == 1024 && pacer.rest == .zero)
+        pacer.finished(rows: 1024, took: .milliseconds(4), writersWaited: true)  // 1 ms is 256 rows: halved
+        #expect(pacer.limit == 512 && pacer.rest == .milliseconds(4))
+        pacer.finished(rows: 512, took: .milliseconds(2), writersWaited: true)
+        #expect(pacer.limit == 256 && pacer.rest == .milliseconds(2))
+        pacer.finished(rows: 256, took: .milliseconds(1), writersWaited: true)
+        #expect(pacer.limit == 256 && pacer.rest == .milliseconds(1))
+        pacer.finished(rows: 256, took: .milliseconds(1))  // nobody waited: back toward 4 ms, no rest
+        #expect(pacer.limit == 512 && pacer.rest == .zero)
+    }
 }

@@ -25,11 +25,11 @@ final class SchemaBackfill: Sendable {
                         batches += 1
                         let limit = pacer.limit
                         let batch = try await store.backfillBatch(pass, limit: limit)
-                        pacer.finished(rows: batch.rows, took: batch.held)
+                        pacer.finished(rows: batch.rows, took: batch.held, writersWaited: batch.writersWaited)
                         passBatches += 1
                         passRows += batch.rows
                         if batch.rows < limit { break }
-                        await Self.letWritersIn(store)
+                        await Self.letWritersIn(store, rest: pacer.rest)
                     }
                     guard !Task.isCancelled else { return }
                     let took = clock.now - passStarted
@@ -47,13 +47,15 @@ final class SchemaBackfill: Sendable {
     /// Between two batches: the writers that waited for the batch's transaction go first. SQLite
     /// tells how many writes are under way (waiting for the write lock or in their transaction),
     /// and the backfill waits for them, a short while at most; elsewhere it yields its thread.
-    private static func letWritersIn(_ store: any TableStorage) async {
+    /// Then it rests as the pacer says (writers waited: the next ones find the lock free).
+    private static func letWritersIn(_ store: any TableStorage, rest: Duration) async {
         await Task.yield()
         var waited = 0
         while waited < 20, (store.writesUnderWay ?? 0) > 0 {
             try? await Task.sleep(for: .microseconds(250))
             waited += 1
         }
+        if rest > .zero { try? await Task.sleep(for: rest) }
     }
 
     /// Waits until every pending backfill is done (or stopped).

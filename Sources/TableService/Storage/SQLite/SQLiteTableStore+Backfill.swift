@@ -15,7 +15,7 @@ extension SQLiteTableStore {
 
     func backfillBatch(_ pass: BackfillPass, limit: Int) async throws(TableError) -> BackfillBatch {
         let clock = ContinuousClock()
-        let stamped: (count: Int, last: ChangeCursor?, held: Duration) = try await writeNow { db in
+        let stamped: (count: Int, last: ChangeCursor?, held: Duration, waited: Bool) = try await writeNow { db in
             let started = clock.now
             // The changes as committed (a previous start may have finished some).
             let records = try Self.records(db)
@@ -25,7 +25,7 @@ extension SQLiteTableStore {
             let current = BackfillPass(table: pass.table, changes: pending)
             guard !pending.isEmpty, let schema = self.registry.schema(of: pass.table),
                 let condition = current.condition(schema)
-            else { return (0, nil, clock.now - started) }
+            else { return (0, nil, clock.now - started, false) }
             try Self.addBackfillMarker(db, to: schema.name)
             let table = SQLDialect.quoted(schema.name)
             let rowid = Self.rowidName(schema)
@@ -64,12 +64,13 @@ extension SQLiteTableStore {
                         change.kind.rawValue, change.detail,
                     ])
             }
-            return (count, last, clock.now - started)
+            // Writes under way besides this one wait for its commit.
+            return (count, last, clock.now - started, (self.writesUnderWay ?? 0) > 1)
         }
         if let last = stamped.last {
             changes.published(.init(table: pass.table, cursor: last, owner: nil))
         }
-        return BackfillBatch(rows: stamped.count, held: stamped.held)
+        return BackfillBatch(rows: stamped.count, held: stamped.held, writersWaited: stamped.waited)
     }
 
     /// How the stamping `UPDATE` finds the rows it numbered: by rowid (a third faster than by id,
