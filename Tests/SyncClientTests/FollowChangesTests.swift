@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import SyncProtocol
+import TableService
 import TestSupport
 import Testing
 
@@ -48,6 +49,38 @@ extension FollowChangesTests {
         #expect(await follower.value == .cancelled)
         await proxy.stop()
         await service.stop()
+    }
+
+    /// The service comes back on its address with another database (one restored from a backup,
+    /// with fewer rows): the client's cursor is past its newest change and refused (400). The
+    /// client pulls, subscribes from the service's present and goes on following it.
+    @Test func aCursorTheServiceNoLongerKnowsIsDroppedAndFollowingGoesOn() async throws {
+        let first = try await TestService.sqlite(in: try TemporaryFolder())
+        _ = try await first.rest.insert(["id": "a"])
+        _ = try await first.rest.insert(["id": "c"])
+        let context = try SyncContext.temporary(in: TemporaryFolder(), remote: first.endpoint)
+        let (ups, up) = AsyncStream<Bool>.makeStream()
+        let (wakes, woken) = AsyncStream<Void>.makeStream()
+        let follower = Task {
+            await context.followChanges(of: "todoitem", connected: { up.yield($0) }) { woken.yield() }
+        }
+        var connections = ups.makeAsyncIterator()
+        var wakeUps = wakes.makeAsyncIterator()
+        #expect(await connections.next() == true)
+        _ = await wakeUps.next()  // told of the rows there (the cursor is now that of "c")
+        await first.stop()
+        #expect(await connections.next() == false)
+        let restored = try await TestService(
+            TableService.Configuration(
+                database: .sqlite(path: try TemporaryFolder().file("service.sqlite")), tables: ["todoitem"]),
+            port: first.port)
+        #expect(await connections.next() == true)
+        _ = await wakeUps.next()  // the refused cursor: pull
+        _ = try await restored.rest.insert(["id": "after"])
+        _ = await wakeUps.next()  // followed from the present
+        follower.cancel()
+        #expect(await follower.value == .cancelled)
+        await restored.stop()
     }
 
     @Test func aStreamThatKeepsDroppingIsOpenedAgainEachTime() async throws {

@@ -14,6 +14,9 @@ enum ChangeStreamOpening: Sendable {
     case notOffered(Int)
     /// Come back later (503 with `Retry-After`, or another error status).
     case refused(status: Int, retryAfter: TimeInterval?)
+    /// The service refused the cursor (400): it is past the table's newest change, so the database
+    /// behind the address is another one (restored from a backup, replaced). Subscribe without it.
+    case cursorRefused
 }
 
 extension HTTPTransport {
@@ -55,6 +58,7 @@ extension HTTPTransport {
             throw .stopped(
                 .notAuthorized(status: .unauthorized, message: "The change channel refused the sign-in; sign in again.")
             )
+        case 400 where cursor != nil: return .cursorRefused
         case 200, 300..<500: return .notOffered(status)
         default:
             return .refused(

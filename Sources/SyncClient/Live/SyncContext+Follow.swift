@@ -27,6 +27,10 @@ extension SyncContext {
     /// again with a growing pause (½ s doubling to 30 s), resumed from the last cursor it saw, so
     /// nothing is missed; `connected` tells when the stream goes up or down.
     ///
+    /// A cursor the service refuses (its database is another one now: restored from a backup) is
+    /// dropped: the stream is opened again from the service's present, after `changed` (the
+    /// client pulls what it may have missed).
+    ///
     /// In offline mode, or without a remote, it waits and looks again. A refused sign-in ends it
     /// (asking again with the same token would only hammer the service). A remote without the
     /// channel is asked once: the answer is kept in the store with that remote's address, as the
@@ -50,6 +54,10 @@ extension SyncContext {
                         return .notOffered(status: status)
                     case .refused(_, let retryAfter):
                         pause = retryAfter
+                    case .cursorRefused:
+                        cursor = nil
+                        await changed()
+                        continue
                     case .stream(let cursors):
                         up = true
                         connected(true)
