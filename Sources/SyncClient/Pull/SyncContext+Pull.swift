@@ -32,24 +32,13 @@ struct PageCounts: Sendable {
 extension SyncContext {
     /// Brings the server's rows of `table` (matching `query`'s predicate) into the local table.
     ///
-    /// Pushes first when the table has pending operations; never overwrites rows that still have a
-    /// queued change; removes rows the server deleted. With a `queryId` the pull is incremental: it
-    /// asks only for rows changed since the saved delta token, which is saved with each page.
+    /// Pushes first when the table has pending operations (a push job, then the pull job); never
+    /// overwrites rows that still have a queued change; removes rows the server deleted. With a
+    /// `queryId` the pull is incremental: it asks only for rows changed since the saved delta
+    /// token, which is saved with each page.
     public func pull(
         _ table: String, query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings()
     ) async throws -> PullResult {
-        let job = SyncJob.PullJob(
-            table: table, queryId: queryId, filter: query?.odataFilter, pageSize: settings.pageSize)
-        return try await exclusive(join: { $0.pull(job) }, start: { .pull(job, $0) }) {
-            try await self.runPull(table, query: query, queryId: queryId, settings: settings)
-        }
-    }
-
-    private func runPull(
-        _ table: String, query: TableQuery?, queryId: String?, settings: PullSettings
-    ) async throws
-        -> PullResult
-    {
         // A table the store does not hold yet is added by the transaction of its first page.
         let description: TableDescription
         if let held = store.tables[table] {
@@ -58,11 +47,25 @@ extension SyncContext {
             try LocalStore.checkTableName(table)
             description = TableDescription(name: table, columns: [])
         }
-        _ = try await readyTransport(.pull, table: table)
-        var result = PullResult()
         let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
-        if waiting > 0 { result.pushed = try await runPush() }
-        let transport = try await readyTransport(.pull, table: table)
+        let pushed = waiting > 0 ? try await push() : nil
+        let job = SyncJob.PullJob(
+            table: table, queryId: queryId, filter: query?.odataFilter, pageSize: settings.pageSize)
+        return try await exclusive(join: { $0.pull(job) }, start: { .pull(job, $0) }) {
+            // In the job: finding the remote ready may take long (a probe), and Cancel stops jobs.
+            let transport = try await self.readyTransport(.pull, table: table)
+            return try await self.runPull(
+                description, query: query, queryId: queryId, settings: settings, transport: transport, pushed: pushed)
+        }
+    }
+
+    private func runPull(
+        _ description: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
+        transport: HTTPTransport, pushed: PushResult?
+    ) async throws -> PullResult {
+        let table = description.name
+        var result = PullResult()
+        result.pushed = pushed
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
         defer {
             monitor.update { $0 = .idle }
