@@ -28,25 +28,18 @@ extension FollowChangesTests {
         _ = try await service.rest.insert(["id": "before", "text": "there before"])
         let proxy = try await service.proxy()
         let context = try SyncContext.temporary(in: TemporaryFolder(), remote: proxy.endpoint)
-        let (ups, up) = AsyncStream<Bool>.makeStream()
-        let (wakes, woken) = AsyncStream<Void>.makeStream()
-        let follower = Task {
-            await context.followChanges(of: "todoitem", connected: { up.yield($0) }) { woken.yield() }
-        }
-        var connections = ups.makeAsyncIterator()
-        var wakeUps = wakes.makeAsyncIterator()
-        #expect(await connections.next() == true)
+        var follower = Follower(context)
+        #expect(await follower.connections.next() == true)
         // Subscribed from the start of the table: told at once of the row there before.
-        _ = await wakeUps.next()
+        _ = await follower.wakeUps.next()
         try await proxy.refuseConnections(true)
-        #expect(await connections.next() == false)
+        #expect(await follower.connections.next() == false)
         _ = try await service.rest.insert(["id": "while-away", "text": "written while the stream was down"])
         try await proxy.refuseConnections(false)
-        #expect(await connections.next() == true)
+        #expect(await follower.connections.next() == true)
         // Resumed from the cursor of "before": behind, so told at once.
-        _ = await wakeUps.next()
-        follower.cancel()
-        #expect(await follower.value == .cancelled)
+        _ = await follower.wakeUps.next()
+        #expect(await follower.stop() == .cancelled)
         await proxy.stop()
         await service.stop()
     }
@@ -59,27 +52,20 @@ extension FollowChangesTests {
         _ = try await first.rest.insert(["id": "a"])
         _ = try await first.rest.insert(["id": "c"])
         let context = try SyncContext.temporary(in: TemporaryFolder(), remote: first.endpoint)
-        let (ups, up) = AsyncStream<Bool>.makeStream()
-        let (wakes, woken) = AsyncStream<Void>.makeStream()
-        let follower = Task {
-            await context.followChanges(of: "todoitem", connected: { up.yield($0) }) { woken.yield() }
-        }
-        var connections = ups.makeAsyncIterator()
-        var wakeUps = wakes.makeAsyncIterator()
-        #expect(await connections.next() == true)
-        _ = await wakeUps.next()  // told of the rows there (the cursor is now that of "c")
+        var follower = Follower(context)
+        #expect(await follower.connections.next() == true)
+        _ = await follower.wakeUps.next()  // told of the rows there (the cursor is now that of "c")
         await first.stop()
-        #expect(await connections.next() == false)
+        #expect(await follower.connections.next() == false)
         let restored = try await TestService(
             TableService.Configuration(
                 database: .sqlite(path: try TemporaryFolder().file("service.sqlite")), tables: ["todoitem"]),
             port: first.port)
-        #expect(await connections.next() == true)
-        _ = await wakeUps.next()  // the refused cursor: pull
+        #expect(await follower.connections.next() == true)
+        _ = await follower.wakeUps.next()  // the refused cursor: pull
         _ = try await restored.rest.insert(["id": "after"])
-        _ = await wakeUps.next()  // followed from the present
-        follower.cancel()
-        #expect(await follower.value == .cancelled)
+        _ = await follower.wakeUps.next()  // followed from the present
+        #expect(await follower.stop() == .cancelled)
         await restored.stop()
     }
 
@@ -87,17 +73,37 @@ extension FollowChangesTests {
         let service = try await TestService.sqlite(in: try TemporaryFolder())
         let proxy = try await service.proxy(plan: .always(.dropResponse))
         let context = try SyncContext.temporary(in: TemporaryFolder(), remote: proxy.endpoint)
-        let (ups, up) = AsyncStream<Bool>.makeStream()
-        let follower = Task { await context.followChanges(of: "todoitem", connected: { up.yield($0) }) {} }
-        var connections = ups.makeAsyncIterator()
+        var follower = Follower(context)
         _ = try await service.rest.insert(["id": "a"])
         for _ in 0..<2 {
-            #expect(await connections.next() == true)
-            #expect(await connections.next() == false)
+            #expect(await follower.connections.next() == true)
+            #expect(await follower.connections.next() == false)
         }
-        follower.cancel()
-        _ = await follower.value
+        _ = await follower.stop()
         await proxy.stop()
         await service.stop()
+    }
+}
+
+/// A context following `todoitem`'s change channel, with what it tells to wait on.
+private struct Follower {
+    /// Each time the stream goes up (true) or down (false).
+    var connections: AsyncStream<Bool>.Iterator
+    /// Each time it would pull.
+    var wakeUps: AsyncStream<Void>.Iterator
+    private let task: Task<FollowEnd, Never>
+
+    init(_ context: SyncContext) {
+        let (ups, up) = AsyncStream<Bool>.makeStream()
+        let (wakes, woken) = AsyncStream<Void>.makeStream()
+        task = Task { await context.followChanges(of: "todoitem", connected: { up.yield($0) }) { woken.yield() } }
+        connections = ups.makeAsyncIterator()
+        wakeUps = wakes.makeAsyncIterator()
+    }
+
+    /// Cancels the following; how it ended.
+    func stop() async -> FollowEnd {
+        task.cancel()
+        return await task.value
     }
 }
