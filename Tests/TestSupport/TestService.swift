@@ -7,13 +7,13 @@ import TableService
 /// port, over a temporary SQLite file or a fresh PostgreSQL database.
 ///
 /// ```swift
-/// let service = try await TestService.sqlite(in: folder)
-/// let proxy = try await service.proxy(plan: .always(.dropResponse, probability: 0.3))
-/// ...
-/// await proxy.stop()
-/// await service.stop()
+/// try await withStopping(TestService.sqlite(in: folder)) { service in
+///     let proxy = try await service.proxy(plan: .always(.dropResponse, probability: 0.3))
+///     ...
+///     await proxy.stop()
+/// }
 /// ```
-public final class TestService: Sendable {
+public final class TestService: Stoppable {
     /// The service and its HTTP server.
     public let running: RunningTableService
     /// What it was started with (another instance on the same database takes the same).
