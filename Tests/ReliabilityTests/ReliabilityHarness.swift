@@ -90,17 +90,6 @@ final class ReliabilityHarness: Stoppable {
         await service.stop()
         folder.remove()
     }
-
-    /// Starts stopping the proxy and the service, then deletes the folder; returns at once (for a
-    /// test's `defer`, which cannot wait).
-    func stopInBackground() {
-        let (proxy, service, folder) = (proxy, service, folder)
-        Task {
-            await proxy.stop()
-            await service.stop()
-            folder.remove()
-        }
-    }
 }
 
 /// Starts a ``ReliabilityHarness`` whose proxy applies `plan`, runs `body` with it, then stops it

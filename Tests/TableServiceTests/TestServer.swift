@@ -111,16 +111,6 @@ final class TestServer: Stoppable {
         await started.stop()
         folder.remove()
     }
-
-    /// Starts stopping the server (its asynchronous stop, which holds no thread) and returns at
-    /// once: the tests call this from `defer`, which cannot wait.
-    func stopInBackground() {
-        let (started, folder) = (started, folder)
-        Task {
-            await started.stop()
-            folder.remove()
-        }
-    }
 }
 
 /// Starts a ``TestServer`` (arguments as its initializer), runs `body` with it, then stops it and

@@ -86,12 +86,6 @@ public final class MisbehavingService: Stoppable {
         for channel in log.connections { try? await channel.close() }
     }
 
-    /// Starts ``stop()`` and returns at once: for a test's `defer`, which cannot wait.
-    public func stopInBackground() {
-        listener.close(promise: nil)
-        for channel in log.connections { channel.close(promise: nil) }
-    }
-
     deinit {
         listener.close(promise: nil)
         for channel in log.connections { channel.close(promise: nil) }

@@ -97,10 +97,4 @@ public final class TestService: Stoppable {
     public func stop() async {
         await running.stop()
     }
-
-    /// Starts ``stop()`` and returns at once: for a test's `defer`, which cannot wait.
-    public func stopInBackground() {
-        let running = running
-        Task { await running.stop() }
-    }
 }
