@@ -182,33 +182,33 @@ import Testing
         let certificates = try TestCertificates(in: folder)
         let certificateFile = folder.file("server.pem")
         try certificates.server.certificate.write(toFile: certificateFile, atomically: true, encoding: .utf8)
-        let harness = try await TestDashboard { configuration in
+        try await withTestDashboard(configure: { configuration in
             configuration.host = "0.0.0.0"
             configuration.accessTokens = [Self.operatorToken: .operator]
             configuration.tls = certificates.server
             configuration.caFile = certificates.caFile
             configuration.tlsCertificateFile = certificateFile
+        }) { harness in
+            #expect(harness.dashboard.signInLink?.hasPrefix("https://") == true)
+            let browser = BrowserClient(
+                base: "https://127.0.0.1:\(harness.dashboard.server.port)", caFile: certificates.caFile)
+            let signedIn = try await browser.send(.post, "/sign-in", form: ["token": Self.operatorToken, "next": "/"])
+            #expect(signedIn.status == 303 && signedIn.headers["set-cookie"]?.contains("; Secure") == true)
+            try harness.dashboard.context.table("todoitem").insert(["id": "over-tls", "text": "synced through TLS"])
+            let csrf = try await Self.csrfToken(browser)
+            #expect(try await browser.send(.post, "/sync", form: ["_csrf": csrf, "back": "/"]).status == 303)
+            await harness.dashboard.waitUntilIdle()
+            #expect(try harness.dashboard.context.operations().isEmpty)
+            #expect(harness.dashboard.context.lastSync?.stopReason == nil)
         }
-        #expect(harness.dashboard.signInLink?.hasPrefix("https://") == true)
-        let browser = BrowserClient(
-            base: "https://127.0.0.1:\(harness.dashboard.server.port)", caFile: certificates.caFile)
-        let signedIn = try await browser.send(.post, "/sign-in", form: ["token": Self.operatorToken, "next": "/"])
-        #expect(signedIn.status == 303 && signedIn.headers["set-cookie"]?.contains("; Secure") == true)
-        try harness.dashboard.context.table("todoitem").insert(["id": "over-tls", "text": "synced through TLS"])
-        let csrf = try await Self.csrfToken(browser)
-        #expect(try await browser.send(.post, "/sync", form: ["_csrf": csrf, "back": "/"]).status == 303)
-        await harness.dashboard.waitUntilIdle()
-        #expect(try harness.dashboard.context.operations().isEmpty)
-        #expect(harness.dashboard.context.lastSync?.stopReason == nil)
-        await harness.stop()
     }
 
     @Test func onLoopbackNothingIsAsked() async throws {
-        let harness = try await TestDashboard()
-        #expect(harness.dashboard.signInLink == nil)
-        #expect(try await harness.client.send(.get, "/").status == 200)
-        #expect(try await harness.client.send(.get, "/api/status").status == 200)
-        await harness.stop()
+        try await withTestDashboard { harness throws in
+            #expect(harness.dashboard.signInLink == nil)
+            #expect(try await harness.client.send(.get, "/").status == 200)
+            #expect(try await harness.client.send(.get, "/api/status").status == 200)
+        }
     }
 }
 

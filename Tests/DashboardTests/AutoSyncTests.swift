@@ -188,32 +188,33 @@ import Testing
     }
 
     @Test func offlineModePausesAutoSyncAndTheSettingTurnsItOff() async throws {
-        let harness = try await TestDashboard { configuration in
+        try await withTestDashboard(configure: { configuration in
             configuration.autoSyncInterval = 3600
             configuration.autoSyncTiming = Self.quick
-        }
-        _ = try await harness.waitForAutoSync("the first sync") { $0.nextAttemptAt != nil }
-        let token = try await harness.csrfToken()
-        let offline = try await harness.client.send(
-            .post, "/api/settings", json: Data(#"{"offline": true}"#.utf8), headers: [CSRFProtection.headerName: token])
-        #expect(offline.status == 200)
-        let paused = try await harness.waitForAutoSync("paused") { $0.label == "auto-sync paused: offline" }
-        #expect(paused.nextAttemptAt == nil)
-        let page = try await harness.client.send(.get, "/")
-        #expect(page.text.contains(">auto-sync paused: offline</span>"))
+        }) { harness in
+            _ = try await harness.waitForAutoSync("the first sync") { $0.nextAttemptAt != nil }
+            let token = try await harness.csrfToken()
+            let offline = try await harness.client.send(
+                .post, "/api/settings", json: Data(#"{"offline": true}"#.utf8),
+                headers: [CSRFProtection.headerName: token])
+            #expect(offline.status == 200)
+            let paused = try await harness.waitForAutoSync("paused") { $0.label == "auto-sync paused: offline" }
+            #expect(paused.nextAttemptAt == nil)
+            let page = try await harness.client.send(.get, "/")
+            #expect(page.text.contains(">auto-sync paused: offline</span>"))
 
-        let off = try await harness.client.send(
-            .post, "/api/settings", json: Data(#"{"offline": false, "autoSyncInterval": 0}"#.utf8),
-            headers: [CSRFProtection.headerName: token])
-        #expect(off.status == 200)
-        let status = try #require(harness.dashboard.autoSync?.status)
-        #expect(!status.enabled && status.nextAttemptAt == nil && status.label == "")
-        let settings = try await harness.client.send(.get, "/api/settings")
-        #expect(settings.text.contains(#""autoSyncInterval":0"#))
-        let bad = try await harness.client.send(
-            .post, "/api/settings", json: Data(#"{"autoSyncInterval": 2}"#.utf8),
-            headers: [CSRFProtection.headerName: token])
-        #expect(bad.status == 422 && bad.text.contains("from 5 to 86400"))
-        await harness.stop()
+            let off = try await harness.client.send(
+                .post, "/api/settings", json: Data(#"{"offline": false, "autoSyncInterval": 0}"#.utf8),
+                headers: [CSRFProtection.headerName: token])
+            #expect(off.status == 200)
+            let status = try #require(harness.dashboard.autoSync?.status)
+            #expect(!status.enabled && status.nextAttemptAt == nil && status.label == "")
+            let settings = try await harness.client.send(.get, "/api/settings")
+            #expect(settings.text.contains(#""autoSyncInterval":0"#))
+            let bad = try await harness.client.send(
+                .post, "/api/settings", json: Data(#"{"autoSyncInterval": 2}"#.utf8),
+                headers: [CSRFProtection.headerName: token])
+            #expect(bad.status == 422 && bad.text.contains("from 5 to 86400"))
+        }
     }
 }

@@ -49,18 +49,19 @@ import Testing
         let port = old.port
         await old.stop()
 
-        let new = try await Self.service(Self.after, path: path, port: port)
-        defer { new.stopInBackground() }
-        await new.running.service.schemaBackfillsFinished()
-        _ = try await context.table("todo").pull(queryId: "all")
-        let page = try await harness.client.send(.get, "/data/todo")
-        #expect(page.status == 200)
-        let badge = #"<span class="badge" title="The service's schema changed this column">"#
-        #expect(
-            Self.heading("title", in: page.text)?.contains(badge + "renamed from text</span>") == true, "\(page.text)")
-        #expect(Self.heading("priority", in: page.text)?.contains(badge + "added by the service</span>") == true)
-        #expect(Self.heading("notes", in: page.text)?.contains(badge + "retired by the service</span>") == true)
-        #expect(Self.heading("complete", in: page.text)?.contains(badge) == false, "an unchanged column has none")
-        await harness.stop()
+        try await withStopping(Self.service(Self.after, path: path, port: port)) { new in
+            await new.running.service.schemaBackfillsFinished()
+            _ = try await context.table("todo").pull(queryId: "all")
+            let page = try await harness.client.send(.get, "/data/todo")
+            #expect(page.status == 200)
+            let badge = #"<span class="badge" title="The service's schema changed this column">"#
+            #expect(
+                Self.heading("title", in: page.text)?.contains(badge + "renamed from text</span>") == true,
+                "\(page.text)")
+            #expect(Self.heading("priority", in: page.text)?.contains(badge + "added by the service</span>") == true)
+            #expect(Self.heading("notes", in: page.text)?.contains(badge + "retired by the service</span>") == true)
+            #expect(Self.heading("complete", in: page.text)?.contains(badge) == false, "an unchanged column has none")
+            await harness.stop()
+        }
     }
 }

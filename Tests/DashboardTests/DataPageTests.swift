@@ -130,15 +130,15 @@ import Testing
     }
 
     @Test func anUnknownTableIsA404NamingIt() async throws {
-        let harness = try await TestDashboard()
-        let page = try await harness.client.send(.get, "/data/nope")
-        #expect(page.status == 404)
-        #expect(page.text.contains("nope"))
-        let api = try await harness.client.send(.get, "/api/data/nope")
-        #expect(api.status == 404)
-        #expect(api.text.contains("'nope'"))
-        #expect(try await harness.client.send(.get, "/data/%3Cscript%3E").status == 404)
-        await harness.stop()
+        try await withTestDashboard { harness in
+            let page = try await harness.client.send(.get, "/data/nope")
+            #expect(page.status == 404)
+            #expect(page.text.contains("nope"))
+            let api = try await harness.client.send(.get, "/api/data/nope")
+            #expect(api.status == 404)
+            #expect(api.text.contains("'nope'"))
+            #expect(try await harness.client.send(.get, "/data/%3Cscript%3E").status == 404)
+        }
     }
 
     @Test func hostileColumnNamesAndValuesAreEscapedAndEditable() async throws {
@@ -191,26 +191,26 @@ import Testing
     }
 
     @Test func theTablesSettingIsSavedInTheStoreAndRefusesBadNames() async throws {
-        let harness = try await TestDashboard()
-        #expect(try harness.dashboard.context.syncedTables() == ["todoitem"])
-        let bad = try await harness.submit("/settings/tables", ["tables": "todoitem no-dash"])
-        #expect(bad.status == 422)
-        #expect(bad.text.contains("no-dash") && bad.text.contains("letters, digits and underscores"))
-        #expect(try harness.dashboard.context.syncedTables() == ["todoitem"])
-        let saved = try await harness.submit("/settings/tables", ["tables": "todoitem, orders"])
-        #expect(saved.status == 303)
-        #expect(try harness.dashboard.context.syncedTables() == ["todoitem", "orders"])
-        let settings = try await harness.client.send(.get, "/settings")
-        #expect(settings.text.contains(#"value="todoitem orders""#))
-        let token = try await harness.csrfToken()
-        let api = try await harness.client.send(
-            .post, "/api/settings", json: Data(#"{"tables":["orders","todoitem"]}"#.utf8),
-            headers: [.init("X-CSRF-Token")!: token])
-        #expect(api.status == 200)
-        let read = try await harness.client.send(.get, "/api/settings")
-        #expect(read.text.contains(#""orders""#))
-        #expect(try harness.dashboard.context.syncedTables() == ["orders", "todoitem"])
-        await harness.stop()
+        try await withTestDashboard { harness in
+            #expect(try harness.dashboard.context.syncedTables() == ["todoitem"])
+            let bad = try await harness.submit("/settings/tables", ["tables": "todoitem no-dash"])
+            #expect(bad.status == 422)
+            #expect(bad.text.contains("no-dash") && bad.text.contains("letters, digits and underscores"))
+            #expect(try harness.dashboard.context.syncedTables() == ["todoitem"])
+            let saved = try await harness.submit("/settings/tables", ["tables": "todoitem, orders"])
+            #expect(saved.status == 303)
+            #expect(try harness.dashboard.context.syncedTables() == ["todoitem", "orders"])
+            let settings = try await harness.client.send(.get, "/settings")
+            #expect(settings.text.contains(#"value="todoitem orders""#))
+            let token = try await harness.csrfToken()
+            let api = try await harness.client.send(
+                .post, "/api/settings", json: Data(#"{"tables":["orders","todoitem"]}"#.utf8),
+                headers: [.init("X-CSRF-Token")!: token])
+            #expect(api.status == 200)
+            let read = try await harness.client.send(.get, "/api/settings")
+            #expect(read.text.contains(#""orders""#))
+            #expect(try harness.dashboard.context.syncedTables() == ["orders", "todoitem"])
+        }
     }
 
     @Test func theConflictPageShowsEveryColumnOfANonTodoTable() async throws {
@@ -240,27 +240,27 @@ import Testing
     }
 
     @Test func aSyncedTableTheServiceLacksIsNamedAndTheOthersStillSync() async throws {
-        let harness = try await TestDashboard { $0.tables = ["todoitem", "missing"] }
-        _ = try await TableClient(base: harness.url).insert(["id": "t", "text": "on the service"])
-        #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
-        await harness.dashboard.waitUntilIdle()
-        #expect(try harness.dashboard.context.table("todoitem").item(id: "t") != nil)
-        let page = try await harness.client.send(.get, "/")
-        #expect(page.text.contains("the service has no table “missing”"))
-        await harness.stop()
+        try await withTestDashboard(configure: { $0.tables = ["todoitem", "missing"] }) { harness in
+            _ = try await TableClient(base: harness.url).insert(["id": "t", "text": "on the service"])
+            #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
+            await harness.dashboard.waitUntilIdle()
+            #expect(try harness.dashboard.context.table("todoitem").item(id: "t") != nil)
+            let page = try await harness.client.send(.get, "/")
+            #expect(page.text.contains("the service has no table “missing”"))
+        }
     }
 
     @Test func theTodoEditorIsTheRecordViewAndEditsEveryColumnOfTodoitem() async throws {
-        let harness = try await TestDashboard()
-        let todos = harness.dashboard.context.table("todoitem")
-        try todos.insert(["id": "t", "text": "buy milk", "priority": 2])
-        let page = try await harness.client.send(.get, "/items/t")
-        #expect(page.text.contains(#"name="field:priority" value="2""#))
-        #expect(page.text.contains(#"type="checkbox" id="field-1" name="field:complete""#))
-        let saved = try await harness.submit("/items/t", ["field:text": "buy milk", "field:priority": "3"])
-        #expect(saved.status == 303 && saved.headers["location"] == "/")
-        #expect(try todos.item(id: "t")?["priority"] == .number(3))
-        await harness.stop()
+        try await withTestDashboard { harness in
+            let todos = harness.dashboard.context.table("todoitem")
+            try todos.insert(["id": "t", "text": "buy milk", "priority": 2])
+            let page = try await harness.client.send(.get, "/items/t")
+            #expect(page.text.contains(#"name="field:priority" value="2""#))
+            #expect(page.text.contains(#"type="checkbox" id="field-1" name="field:complete""#))
+            let saved = try await harness.submit("/items/t", ["field:text": "buy milk", "field:priority": "3"])
+            #expect(saved.status == 303 && saved.headers["location"] == "/")
+            #expect(try todos.item(id: "t")?["priority"] == .number(3))
+        }
     }
 
     @Test func everyTableShowsDatesBooleansNumbersAndSyncStatesAsTheTodoListDoes() async throws {

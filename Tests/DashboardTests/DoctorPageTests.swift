@@ -9,26 +9,26 @@ import Testing
 /// `/doctor`: a run in the background against the dashboard's remote, its page, and nothing local changed.
 @Suite(.timeLimit(.minutes(2))) struct DoctorPageTests {
     @Test func aDoctorRunIsGreenOnTheEmbeddedServiceAndChangesNothingLocal() async throws {
-        let harness = try await TestDashboard()
-        let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "mine", "text": "kept as it is"])
-        let before = (try context.status(), try context.exchanges().exchanges.count)
+        try await withTestDashboard { harness in
+            let context = harness.dashboard.context
+            try context.table("todoitem").insert(["id": "mine", "text": "kept as it is"])
+            let before = (try context.status(), try context.exchanges().exchanges.count)
 
-        let form = try await harness.client.send(.get, "/doctor")
-        #expect(form.text.contains(#"value="\#(harness.url)""#), "the address is the dashboard's remote")
-        let started = try await harness.submit("/doctor", ["url": harness.url, "table": "todoitem"])
-        #expect(started.status == 303)
-        #expect(started.headers["location"] == "/doctor/runs/1")
-        let run = try #require(await harness.dashboard.doctorRuns.finished(1))
-        let page = try await harness.client.send(.get, "/doctor/runs/1")
+            let form = try await harness.client.send(.get, "/doctor")
+            #expect(form.text.contains(#"value="\#(harness.url)""#), "the address is the dashboard's remote")
+            let started = try await harness.submit("/doctor", ["url": harness.url, "table": "todoitem"])
+            #expect(started.status == 303)
+            #expect(started.headers["location"] == "/doctor/runs/1")
+            let run = try #require(await harness.dashboard.doctorRuns.finished(1))
+            let page = try await harness.client.send(.get, "/doctor/runs/1")
 
-        #expect(run.report?.isHealthy == true)
-        #expect(page.text.contains("9 green, 0 red"))
-        #expect(!page.text.contains("http-equiv=\"refresh\""), "a finished run stops reloading")
-        #expect(try context.status() == before.0)
-        #expect(try context.exchanges().exchanges.count == before.1, "a doctor run records nothing")
-        #expect(try context.table("todoitem").item(id: "mine")?["text"] == "kept as it is")
-        await harness.stop()
+            #expect(run.report?.isHealthy == true)
+            #expect(page.text.contains("9 green, 0 red"))
+            #expect(!page.text.contains("http-equiv=\"refresh\""), "a finished run stops reloading")
+            #expect(try context.status() == before.0)
+            #expect(try context.exchanges().exchanges.count == before.1, "a doctor run records nothing")
+            #expect(try context.table("todoitem").item(id: "mine")?["text"] == "kept as it is")
+        }
     }
 
     /// The remote the dashboard syncs with is probed as its syncs reach it: with its key and token.
@@ -56,16 +56,15 @@ import Testing
     }
 
     @Test func aBadAddressIsRefusedWithAMessageAndNoRun() async throws {
-        let harness = try await TestDashboard()
+        try await withTestDashboard { harness in
+            let answer = try await harness.submit("/doctor", ["url": "ftp://example", "table": ""])
 
-        let answer = try await harness.submit("/doctor", ["url": "ftp://example", "table": ""])
-
-        #expect(answer.status == 422)
-        #expect(answer.text.contains("is not a web address"))
-        #expect(answer.text.contains("Give a table name"))
-        #expect(harness.dashboard.doctorRuns.all.isEmpty)
-        let missing = try await harness.client.send(.get, "/doctor/runs/7")
-        #expect(missing.status == 404)
-        await harness.stop()
+            #expect(answer.status == 422)
+            #expect(answer.text.contains("is not a web address"))
+            #expect(answer.text.contains("Give a table name"))
+            #expect(harness.dashboard.doctorRuns.all.isEmpty)
+            let missing = try await harness.client.send(.get, "/doctor/runs/7")
+            #expect(missing.status == 404)
+        }
     }
 }

@@ -14,42 +14,42 @@ import Testing
     }
 
     @Test func theListAndTheDataAPIShowTheSameRowsAndSyncStates() async throws {
-        let harness = try await TestDashboard()
-        _ = try await harness.submit("/items", ["field:text": "buy <milk>"])
-        let rows = try await json(harness, "/api/data/todoitem")
-        let item = try #require((rows["items"] as? [[String: Any]])?.first)
-        #expect(item["text"] as? String == "buy <milk>")
-        let id = try #require(item["id"] as? String)
-        #expect((rows["syncStates"] as? [String: String])?[id] == "pending insert")
-        let html = try await harness.client.send(.get, "/").text
-        #expect(html.contains("buy &lt;milk&gt;") && html.contains("pending insert"))
-        await harness.stop()
+        try await withTestDashboard { harness in
+            _ = try await harness.submit("/items", ["field:text": "buy <milk>"])
+            let rows = try await json(harness, "/api/data/todoitem")
+            let item = try #require((rows["items"] as? [[String: Any]])?.first)
+            #expect(item["text"] as? String == "buy <milk>")
+            let id = try #require(item["id"] as? String)
+            #expect((rows["syncStates"] as? [String: String])?[id] == "pending insert")
+            let html = try await harness.client.send(.get, "/").text
+            #expect(html.contains("buy &lt;milk&gt;") && html.contains("pending insert"))
+        }
     }
 
     @Test func pagesAnswerHTMLEvenWhenJSONIsAskedFor() async throws {
-        let harness = try await TestDashboard()
-        for path in ["/", "/data", "/operations", "/conflicts", "/settings"] {
-            let page = try await harness.client.send(.get, path, headers: [.accept: "application/json"])
-            #expect(page.status == 200, "\(path)")
-            #expect(page.headers["content-type"]?.hasPrefix("text/html") == true, "\(path)")
+        try await withTestDashboard { harness in
+            for path in ["/", "/data", "/operations", "/conflicts", "/settings"] {
+                let page = try await harness.client.send(.get, path, headers: [.accept: "application/json"])
+                #expect(page.status == 200, "\(path)")
+                #expect(page.headers["content-type"]?.hasPrefix("text/html") == true, "\(path)")
+            }
+            let missing = try await harness.client.send(.get, "/items/nope", headers: [.accept: "application/json"])
+            #expect(missing.status == 404 && missing.headers["content-type"]?.hasPrefix("text/html") == true)
+            let api = try await harness.client.send(.get, "/api/data/todoitem/nope")
+            #expect(api.status == 404 && api.headers["content-type"]?.hasPrefix("application/json") == true)
         }
-        let missing = try await harness.client.send(.get, "/items/nope", headers: [.accept: "application/json"])
-        #expect(missing.status == 404 && missing.headers["content-type"]?.hasPrefix("text/html") == true)
-        let api = try await harness.client.send(.get, "/api/data/todoitem/nope")
-        #expect(api.status == 404 && api.headers["content-type"]?.hasPrefix("application/json") == true)
-        await harness.stop()
     }
 
     @Test func theHeaderOfAPageSaysWhatTheStatusAPISays() async throws {
-        let harness = try await TestDashboard()
-        _ = try await harness.submit("/items", ["field:text": "one"])
-        let status = try await json(harness, "/api/status")
-        #expect(status["stateLabel"] as? String == "Not contacted yet")
-        #expect(status["pending"] as? Int == 1)
-        #expect(status["csrfToken"] as? String != nil)
-        let page = try await harness.client.send(.get, "/operations").text
-        #expect(page.contains(#"<span data-field="stateLabel">Not contacted yet</span>"#))
-        #expect(page.contains(#"<span data-field="pending">1</span>"#))
-        await harness.stop()
+        try await withTestDashboard { harness in
+            _ = try await harness.submit("/items", ["field:text": "one"])
+            let status = try await json(harness, "/api/status")
+            #expect(status["stateLabel"] as? String == "Not contacted yet")
+            #expect(status["pending"] as? Int == 1)
+            #expect(status["csrfToken"] as? String != nil)
+            let page = try await harness.client.send(.get, "/operations").text
+            #expect(page.contains(#"<span data-field="stateLabel">Not contacted yet</span>"#))
+            #expect(page.contains(#"<span data-field="pending">1</span>"#))
+        }
     }
 }

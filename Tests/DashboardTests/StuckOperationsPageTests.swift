@@ -58,127 +58,128 @@ import Testing
     }
 
     @Test func anOldPendingChangeIsStuckAndSaysWhenItIsSentNext() async throws {
-        let harness = try await TestDashboard()
-        let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "a", "text": "milk"])
-        let entry = try #require(try context.operationsPage(.first).entries.first)
-        let fresh = OperationsController.row(entry)
-        #expect(fresh.stuck == nil && fresh.age == "just now" && fresh.nextAttempt == "on the next push")
-        let later = OperationsController.row(entry, now: Date().addingTimeInterval(3 * 3600 + 60))
-        #expect(later.stuck == "waiting over 1 h" && later.age == "3 h" && later.canRetry)
-        let due = Date().addingTimeInterval(90)
-        #expect(OperationsController.row(entry, nextPushAt: due).nextAttemptAt == Display.date(due))
-        await harness.stop()
+        try await withTestDashboard { harness in
+            let context = harness.dashboard.context
+            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            let entry = try #require(try context.operationsPage(.first).entries.first)
+            let fresh = OperationsController.row(entry)
+            #expect(fresh.stuck == nil && fresh.age == "just now" && fresh.nextAttempt == "on the next push")
+            let later = OperationsController.row(entry, now: Date().addingTimeInterval(3 * 3600 + 60))
+            #expect(later.stuck == "waiting over 1 h" && later.age == "3 h" && later.canRetry)
+            let due = Date().addingTimeInterval(90)
+            #expect(OperationsController.row(entry, nextPushAt: due).nextAttemptAt == Display.date(due))
+        }
     }
 
     @Test func holdEditReleaseFromThePageKeepsTheChangeHeldUntilReleased() async throws {
-        let harness = try await TestDashboard()
-        let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "a", "text": "milk"])
+        try await withTestDashboard { harness in
+            let context = harness.dashboard.context
+            try context.table("todoitem").insert(["id": "a", "text": "milk"])
 
-        let hold = try await harness.submit("/operations/1/hold", [:])
-        #expect(hold.status == 303)
-        #expect(try context.operation(1)?.isHeld == true)
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
-        #expect(try context.operation(1)?.isHeld == true)
-        _ = try await harness.submit("/push", [:])
-        await harness.dashboard.waitUntilIdle()
-        #expect(try context.operations().count == 1)
-        let list = try await harness.client.send(.get, "/")
-        #expect(list.text.contains("held insert"))
+            let hold = try await harness.submit("/operations/1/hold", [:])
+            #expect(hold.status == 303)
+            #expect(try context.operation(1)?.isHeld == true)
+            try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+            #expect(try context.operation(1)?.isHeld == true)
+            _ = try await harness.submit("/push", [:])
+            await harness.dashboard.waitUntilIdle()
+            #expect(try context.operations().count == 1)
+            let list = try await harness.client.send(.get, "/")
+            #expect(list.text.contains("held insert"))
 
-        #expect(try await harness.submit("/operations/1/retry", [:]).status == 409)
-        #expect(try await harness.submit("/operations/1/release", [:]).status == 303)
-        _ = try await harness.submit("/push", [:])
-        await harness.dashboard.waitUntilIdle()
-        #expect(try context.operations().isEmpty)
-        #expect(try await harness.submit("/operations/1/hold", [:]).status == 404)
-        await harness.stop()
+            #expect(try await harness.submit("/operations/1/retry", [:]).status == 409)
+            #expect(try await harness.submit("/operations/1/release", [:]).status == 303)
+            _ = try await harness.submit("/push", [:])
+            await harness.dashboard.waitUntilIdle()
+            #expect(try context.operations().isEmpty)
+            #expect(try await harness.submit("/operations/1/hold", [:]).status == 404)
+        }
     }
 
     @Test func theBulkFormHoldsReleasesAndAsksBeforeDiscarding() async throws {
-        let harness = try await TestDashboard()
-        let context = harness.dashboard.context
-        for id in ["a", "b", "c"] { try context.table("todoitem").insert(["id": .string(id), "text": "x"]) }
-        let token = try await harness.csrfToken()
+        try await withTestDashboard { harness in
+            let context = harness.dashboard.context
+            for id in ["a", "b", "c"] { try context.table("todoitem").insert(["id": .string(id), "text": "x"]) }
+            let token = try await harness.csrfToken()
 
-        let held = try await harness.client.post(
-            "/operations/bulk",
-            pairs: [("_csrf", token), ("action", "hold"), ("reason", "later"), ("id", "1"), ("id", "2")])
-        #expect(held.status == 303)
-        #expect(try context.operations().map(\.isHeld) == [true, true, false])
-        #expect(try context.operation(2)?.hold?.reason == "later")
+            let held = try await harness.client.post(
+                "/operations/bulk",
+                pairs: [("_csrf", token), ("action", "hold"), ("reason", "later"), ("id", "1"), ("id", "2")])
+            #expect(held.status == 303)
+            #expect(try context.operations().map(\.isHeld) == [true, true, false])
+            #expect(try context.operation(2)?.hold?.reason == "later")
 
-        let ask = try await harness.client.post(
-            "/operations/bulk", pairs: [("_csrf", token), ("action", "discard"), ("id", "2"), ("id", "3")])
-        #expect(ask.status == 200 && ask.text.contains("Discard these changes?"))
-        #expect(try context.operations().count == 3)
-        let discarded = try await harness.client.post(
-            "/operations/bulk",
-            pairs: [("_csrf", token), ("action", "discard"), ("confirm", "yes"), ("id", "2"), ("id", "3")])
-        #expect(discarded.status == 303)
-        #expect(try context.operations().map(\.id) == [1])
+            let ask = try await harness.client.post(
+                "/operations/bulk", pairs: [("_csrf", token), ("action", "discard"), ("id", "2"), ("id", "3")])
+            #expect(ask.status == 200 && ask.text.contains("Discard these changes?"))
+            #expect(try context.operations().count == 3)
+            let discarded = try await harness.client.post(
+                "/operations/bulk",
+                pairs: [("_csrf", token), ("action", "discard"), ("confirm", "yes"), ("id", "2"), ("id", "3")])
+            #expect(discarded.status == 303)
+            #expect(try context.operations().map(\.id) == [1])
 
-        let none = try await harness.client.post("/operations/bulk", pairs: [("_csrf", token), ("action", "hold")])
-        #expect(none.status == 422 && none.text.contains("Select at least one change"))
-        let bad = try await harness.client.post(
-            "/operations/bulk", pairs: [("_csrf", token), ("action", "explode"), ("id", "1")])
-        #expect(bad.status == 422)
-        let forged = try await harness.client.post("/operations/bulk", pairs: [("action", "release"), ("id", "1")])
-        #expect(forged.status == 403)
-        #expect(try context.operation(1)?.isHeld == true)
-        await harness.stop()
+            let none = try await harness.client.post("/operations/bulk", pairs: [("_csrf", token), ("action", "hold")])
+            #expect(none.status == 422 && none.text.contains("Select at least one change"))
+            let bad = try await harness.client.post(
+                "/operations/bulk", pairs: [("_csrf", token), ("action", "explode"), ("id", "1")])
+            #expect(bad.status == 422)
+            let forged = try await harness.client.post("/operations/bulk", pairs: [("action", "release"), ("id", "1")])
+            #expect(forged.status == 403)
+            #expect(try context.operation(1)?.isHeld == true)
+        }
     }
 
     @Test func theAPIHoldsReleasesRetriesAndAnswersRefusalsAsJSON() async throws {
-        let harness = try await TestDashboard()
-        let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "a", "text": "milk"])
-        try context.table("todoitem").insert(["id": "b", "text": "bread"])
-        let headers: HTTPFields = [.init("X-CSRF-Token")!: try await harness.csrfToken()]
+        try await withTestDashboard { harness in
+            let context = harness.dashboard.context
+            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try context.table("todoitem").insert(["id": "b", "text": "bread"])
+            let headers: HTTPFields = [.init("X-CSRF-Token")!: try await harness.csrfToken()]
 
-        let hold = try await harness.client.send(
-            .post, "/api/operations/1/hold", json: Data(#"{"reason": "check first"}"#.utf8), headers: headers)
-        #expect(hold.status == 200)
-        let answer = try JSONSerialization.jsonObject(with: hold.body) as? [String: Any]
-        #expect(answer?["outcome"] as? String == "done")
-        #expect(
-            ((answer?["operation"] as? [String: Any])?["hold"] as? [String: Any])?["reason"] as? String == "check first"
-        )
+            let hold = try await harness.client.send(
+                .post, "/api/operations/1/hold", json: Data(#"{"reason": "check first"}"#.utf8), headers: headers)
+            #expect(hold.status == 200)
+            let answer = try JSONSerialization.jsonObject(with: hold.body) as? [String: Any]
+            #expect(answer?["outcome"] as? String == "done")
+            #expect(
+                ((answer?["operation"] as? [String: Any])?["hold"] as? [String: Any])?["reason"] as? String
+                    == "check first"
+            )
 
-        let retry = try await harness.client.send(.post, "/api/operations/1/retry", headers: headers)
-        #expect(retry.status == 409)
-        let error = try JSONSerialization.jsonObject(with: retry.body) as? [String: Any]
-        #expect((error?["error"] as? String)?.contains("Release it first") == true)
-        #expect(try await harness.client.send(.post, "/api/operations/9/hold", headers: headers).status == 404)
+            let retry = try await harness.client.send(.post, "/api/operations/1/retry", headers: headers)
+            #expect(retry.status == 409)
+            let error = try JSONSerialization.jsonObject(with: retry.body) as? [String: Any]
+            #expect((error?["error"] as? String)?.contains("Release it first") == true)
+            #expect(try await harness.client.send(.post, "/api/operations/9/hold", headers: headers).status == 404)
 
-        let bulk = try await harness.client.send(
-            .post, "/api/operations/bulk", json: Data(#"{"action": "release", "ids": [1, 2, 9]}"#.utf8),
-            headers: headers)
-        #expect(bulk.status == 200)
-        let results = try #require(
-            (try JSONSerialization.jsonObject(with: bulk.body) as? [String: Any])?["results"] as? [[String: Any]])
-        #expect(results.map { $0["outcome"] as? String } == ["done", "unchanged", "refused"])
-        let wrong = try await harness.client.send(
-            .post, "/api/operations/bulk", json: Data(#"{"action": "pause", "ids": [1]}"#.utf8), headers: headers)
-        #expect(wrong.status == 422)
+            let bulk = try await harness.client.send(
+                .post, "/api/operations/bulk", json: Data(#"{"action": "release", "ids": [1, 2, 9]}"#.utf8),
+                headers: headers)
+            #expect(bulk.status == 200)
+            let results = try #require(
+                (try JSONSerialization.jsonObject(with: bulk.body) as? [String: Any])?["results"] as? [[String: Any]])
+            #expect(results.map { $0["outcome"] as? String } == ["done", "unchanged", "refused"])
+            let wrong = try await harness.client.send(
+                .post, "/api/operations/bulk", json: Data(#"{"action": "pause", "ids": [1]}"#.utf8), headers: headers)
+            #expect(wrong.status == 422)
 
-        let pushed = try await harness.client.send(.post, "/api/operations/2/retry", headers: headers)
-        #expect(pushed.status == 200)
-        await harness.dashboard.waitUntilIdle()
-        #expect(try context.operations().isEmpty)
-        await harness.stop()
+            let pushed = try await harness.client.send(.post, "/api/operations/2/retry", headers: headers)
+            #expect(pushed.status == 200)
+            await harness.dashboard.waitUntilIdle()
+            #expect(try context.operations().isEmpty)
+        }
     }
 
     @Test func heldOperationsAreCountedInTheMetrics() async throws {
-        let harness = try await TestDashboard()
-        let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "a", "text": "milk"])
-        try context.hold(1)
-        let metrics = try await harness.client.send(.get, "/metrics")
-        let samples = PrometheusSample.parse(metrics.text)
-        #expect(samples.value("todosync_held_operations") == 1)
-        #expect(samples.value("todosync_pending_operations", ["table": "todoitem"]) == 0)
-        await harness.stop()
+        try await withTestDashboard { harness in
+            let context = harness.dashboard.context
+            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try context.hold(1)
+            let metrics = try await harness.client.send(.get, "/metrics")
+            let samples = PrometheusSample.parse(metrics.text)
+            #expect(samples.value("todosync_held_operations") == 1)
+            #expect(samples.value("todosync_pending_operations", ["table": "todoitem"]) == 0)
+        }
     }
 }

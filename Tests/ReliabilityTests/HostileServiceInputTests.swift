@@ -7,15 +7,16 @@ import Testing
 /// unknown tables and columns. Only 2xx/4xx answers with a message, never a 5xx or a crash,
 /// and nothing stored by reads or by refused writes.
 @Suite struct HostileServiceInputTests {
-    /// A service with a few rows (one soft-deleted), and a snapshot of everything it holds.
-    private func seeded() async throws -> ReliabilityHarness {
-        let harness = try await ReliabilityHarness()
-        for index in 0..<6 {
-            let body = #"{"id":"r\#(index)","text":"row \#(index)","complete":\#(index % 2 == 0)}"#
-            #expect(try await harness.send(.post, "/tables/todoitem", body: Data(body.utf8)).status == 201)
+    /// Runs `body` with a service holding a few rows (one soft-deleted), then stops the service.
+    private func withSeededHarness(_ body: (ReliabilityHarness) async throws -> Void) async throws {
+        try await withReliabilityHarness { harness in
+            for index in 0..<6 {
+                let body = #"{"id":"r\#(index)","text":"row \#(index)","complete":\#(index % 2 == 0)}"#
+                #expect(try await harness.send(.post, "/tables/todoitem", body: Data(body.utf8)).status == 201)
+            }
+            #expect(try await harness.send(.delete, "/tables/todoitem/r5").status == 200)
+            try await body(harness)
         }
-        #expect(try await harness.send(.delete, "/tables/todoitem/r5").status == 200)
-        return harness
     }
 
     private static func encode(_ text: String) -> String {
@@ -25,59 +26,62 @@ import Testing
     }
 
     @Test func tenThousandGeneratedAndMutatedFiltersAnswer200Or400AndChangeNothing() async throws {
-        let harness = try await seeded()
-        defer { harness.stopInBackground() }
-        let before = try await harness.serviceRows()
-        let count = Int(ProcessInfo.processInfo.environment["FILTER_FUZZ_COUNT"] ?? "") ?? 10_000
-        let seed = UInt64(ProcessInfo.processInfo.environment["FILTER_FUZZ_SEED"] ?? "") ?? 20261122
-        let workers = 4
-        let failures = try await withThrowingTaskGroup(of: [String].self) { group in
-            for worker in 0..<workers {
-                group.addTask {
-                    var generator = HostileFilterGenerator(seed: seed &+ UInt64(worker))
-                    var failures: [String] = []
-                    for index in stride(from: worker, to: count, by: workers) {
-                        let filter = generator.filter(index)
-                        var target = "/tables/todoitem?$filter=" + Self.encode(filter) + "&$top=5"
-                        if index % 7 == 0 {
-                            target +=
-                                "&$orderby=" + Self.encode(["text desc", "nosuch", "id,,", "text asc desc"][index % 4])
-                        }
-                        if index % 11 == 0 {
-                            target += "&$select=" + Self.encode(["text,id", "nosuch", "*", ""][index % 4])
-                        }
-                        if index % 13 == 0 {
-                            target += "&$skip=" + ["-1", "99999999999999999999", "x", "3"][index % 4]
-                        }
-                        if index % 17 == 0 { target += "&$filter=%FF%FE" }  // invalid UTF-8
-                        // A thrown error must not cancel the other workers: record it and go on.
-                        let reply: (status: Int, body: Data)
-                        do { reply = try await harness.get(target) } catch {
-                            // Over its memory limit libmicrohttpd may answer 414/431 and close before
-                            // reading the rest: the client sees the connection drop. Not a crash.
-                            if target.utf8.count > 16_384 { continue }
+        try await withSeededHarness { harness in
+            let before = try await harness.serviceRows()
+            let count = Int(ProcessInfo.processInfo.environment["FILTER_FUZZ_COUNT"] ?? "") ?? 10_000
+            let seed = UInt64(ProcessInfo.processInfo.environment["FILTER_FUZZ_SEED"] ?? "") ?? 20261122
+            let workers = 4
+            let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+                for worker in 0..<workers {
+                    group.addTask {
+                        var generator = HostileFilterGenerator(seed: seed &+ UInt64(worker))
+                        var failures: [String] = []
+                        for index in stride(from: worker, to: count, by: workers) {
+                            let filter = generator.filter(index)
+                            var target = "/tables/todoitem?$filter=" + Self.encode(filter) + "&$top=5"
+                            if index % 7 == 0 {
+                                target +=
+                                    "&$orderby="
+                                    + Self.encode(["text desc", "nosuch", "id,,", "text asc desc"][index % 4])
+                            }
+                            if index % 11 == 0 {
+                                target += "&$select=" + Self.encode(["text,id", "nosuch", "*", ""][index % 4])
+                            }
+                            if index % 13 == 0 {
+                                target += "&$skip=" + ["-1", "99999999999999999999", "x", "3"][index % 4]
+                            }
+                            if index % 17 == 0 { target += "&$filter=%FF%FE" }  // invalid UTF-8
+                            // A thrown error must not cancel the other workers: record it and go on.
+                            let reply: (status: Int, body: Data)
+                            do { reply = try await harness.get(target) } catch {
+                                // Over its memory limit libmicrohttpd may answer 414/431 and close before
+                                // reading the rest: the client sees the connection drop. Not a crash.
+                                if target.utf8.count > 16_384 { continue }
+                                failures.append(
+                                    "seed \(seed &+ UInt64(worker)) #\(index): \(error) for \(filter.prefix(200).debugDescription)"
+                                )
+                                continue
+                            }
+                            let message = (try? JSONDecoder().decode([String: JSONValue].self, from: reply.body))?[
+                                "error"]
+                            if reply.status == 200 { continue }
+                            if reply.status == 400, message?.stringValue?.isEmpty == false { continue }
+                            // libmicrohttpd refuses a request line over its memory limit (~32 KiB) itself.
+                            if [414, 431].contains(reply.status), target.utf8.count > 16_384 { continue }
                             failures.append(
-                                "seed \(seed &+ UInt64(worker)) #\(index): \(error) for \(filter.prefix(200).debugDescription)"
+                                "seed \(seed &+ UInt64(worker)) #\(index): HTTP \(reply.status) for \(filter.prefix(200).debugDescription): \(String(decoding: reply.body.prefix(200), as: UTF8.self))"
                             )
-                            continue
                         }
-                        let message = (try? JSONDecoder().decode([String: JSONValue].self, from: reply.body))?["error"]
-                        if reply.status == 200 { continue }
-                        if reply.status == 400, message?.stringValue?.isEmpty == false { continue }
-                        // libmicrohttpd refuses a request line over its memory limit (~32 KiB) itself.
-                        if [414, 431].contains(reply.status), target.utf8.count > 16_384 { continue }
-                        failures.append(
-                            "seed \(seed &+ UInt64(worker)) #\(index): HTTP \(reply.status) for \(filter.prefix(200).debugDescription): \(String(decoding: reply.body.prefix(200), as: UTF8.self))"
-                        )
+                        return failures
                     }
-                    return failures
                 }
+                return try await group.reduce(into: [String]()) { $0 += $1 }
             }
-            return try await group.reduce(into: [String]()) { $0 += $1 }
+            #expect(
+                failures.isEmpty, "\(failures.count) bad answers; first: \(failures.prefix(5).joined(separator: "\n"))")
+            #expect(try await harness.serviceRows() == before, "reads changed the database")
+            #expect(try await harness.get("/tables/todoitem?$filter=text%20eq%20'row%201'").status == 200)
         }
-        #expect(failures.isEmpty, "\(failures.count) bad answers; first: \(failures.prefix(5).joined(separator: "\n"))")
-        #expect(try await harness.serviceRows() == before, "reads changed the database")
-        #expect(try await harness.get("/tables/todoitem?$filter=text%20eq%20'row%201'").status == 200)
     }
 
     /// A hostile request, and the statuses it may get.
@@ -146,25 +150,26 @@ import Testing
     }()
 
     @Test func brokenBodiesUnknownTablesAndColumnsAre4xxWithAMessageAndStoreNothing() async throws {
-        let harness = try await seeded()
-        defer { harness.stopInBackground() }
-        let before = try await harness.serviceRows()
-        for hostile in Self.hostileRequests {
-            // A path that is not valid UTF-8 once decoded cannot go through an HTTP client's URL: raw bytes.
-            let method = try #require(HTTPRequest.Method(hostile.method))
-            let reply =
-                hostile.path.contains("%FF")
-                ? try await harness.sendRaw(method, hostile.path)
-                : try await harness.send(method, hostile.path, body: hostile.body)
-            #expect(
-                hostile.allowed.contains(reply.status),
-                "\(hostile): HTTP \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
-            let message = (try? JSONDecoder().decode([String: JSONValue].self, from: reply.body))?["error"]?.stringValue
-            #expect(message?.isEmpty == false, "\(hostile): no message")
+        try await withSeededHarness { harness in
+            let before = try await harness.serviceRows()
+            for hostile in Self.hostileRequests {
+                // A path that is not valid UTF-8 once decoded cannot go through an HTTP client's URL: raw bytes.
+                let method = try #require(HTTPRequest.Method(hostile.method))
+                let reply =
+                    hostile.path.contains("%FF")
+                    ? try await harness.sendRaw(method, hostile.path)
+                    : try await harness.send(method, hostile.path, body: hostile.body)
+                #expect(
+                    hostile.allowed.contains(reply.status),
+                    "\(hostile): HTTP \(reply.status) \(String(decoding: reply.body.prefix(300), as: UTF8.self))")
+                let message = (try? JSONDecoder().decode([String: JSONValue].self, from: reply.body))?["error"]?
+                    .stringValue
+                #expect(message?.isEmpty == false, "\(hostile): no message")
+            }
+            #expect(try await harness.serviceRows() == before, "a refused request stored something")
+            let sample = try await harness.get("/tables/todoitem/r0")
+            let columns = try JSONDecoder().decode([String: JSONValue].self, from: sample.body).keys.sorted()
+            #expect(columns == ["complete", "createdAt", "deleted", "id", "text", "updatedAt", "version"])
         }
-        #expect(try await harness.serviceRows() == before, "a refused request stored something")
-        let sample = try await harness.get("/tables/todoitem/r0")
-        let columns = try JSONDecoder().decode([String: JSONValue].self, from: sample.body).keys.sorted()
-        #expect(columns == ["complete", "createdAt", "deleted", "id", "text", "updatedAt", "version"])
     }
 }

@@ -9,7 +9,7 @@ import Testing
 
 /// A table service on a temporary SQLite file, a fault proxy in front of it, and helpers to read
 /// the service's rows directly (never through the proxy).
-final class ReliabilityHarness: Sendable {
+final class ReliabilityHarness: Stoppable {
     let folder: TemporaryFolder
     let service: TestService
     let proxy: FaultProxy
@@ -84,16 +84,21 @@ final class ReliabilityHarness: Sendable {
         return (status, Data(body.utf8))
     }
 
-    /// Starts stopping the proxy and the service, then deletes the folder; returns at once (for a
-    /// test's `defer`, which cannot wait).
-    func stopInBackground() {
-        let (proxy, service, folder) = (proxy, service, folder)
-        Task {
-            await proxy.stop()
-            await service.stop()
-            folder.remove()
-        }
+    /// Stops the proxy and the service, then deletes the folder.
+    func stop() async {
+        await proxy.stop()
+        await service.stop()
+        folder.remove()
     }
+}
+
+/// Starts a ``ReliabilityHarness`` whose proxy applies `plan`, runs `body` with it, then stops it
+/// and deletes its folder, waiting until that is done, also when `body` throws (see TestSupport's
+/// `withStopping`).
+func withReliabilityHarness(
+    plan: FaultPlan = .passThrough, _ body: (ReliabilityHarness) async throws -> Void
+) async throws {
+    try await withStopping(ReliabilityHarness(plan: plan), body)
 }
 
 /// Whether two values mean the same (`complete` is a JSON bool on the wire and may be 0/1 locally).

@@ -39,109 +39,109 @@ import Testing
 
     @Test func pushAndPullWhileTheServiceRefusesConnectionsStopWithATypedErrorAndConvergeLater() async throws {
         try await withTimeLimit(300) {
-            let harness = try await ReliabilityHarness()
-            defer { harness.stopInBackground() }
-            let context = try harness.client()
-            let table = context.table("todoitem")
-            try table.insert(["id": "a", "text": "one"])
-            _ = try await context.push()
-            try table.update(["id": "a", "text": "two"])
-            try table.insert(["id": "b", "text": "new"])
-            try await harness.proxy.refuseConnections(true)
-            for _ in 0..<2 {
-                do {
-                    _ = try await context.push()
-                    Issue.record("push succeeded through a closed port")
-                } catch let error as SyncError {
-                    guard case .stopped(.unreachable) = error else { throw error }
+            try await withReliabilityHarness { harness in
+                let context = try harness.client()
+                let table = context.table("todoitem")
+                try table.insert(["id": "a", "text": "one"])
+                _ = try await context.push()
+                try table.update(["id": "a", "text": "two"])
+                try table.insert(["id": "b", "text": "new"])
+                try await harness.proxy.refuseConnections(true)
+                for _ in 0..<2 {
+                    do {
+                        _ = try await context.push()
+                        Issue.record("push succeeded through a closed port")
+                    } catch let error as SyncError {
+                        guard case .stopped(.unreachable) = error else { throw error }
+                    }
+                    await #expect(throws: SyncError.self) { try await table.pull(queryId: "all") }
+                    #expect(try context.operations().count == 2)
                 }
-                await #expect(throws: SyncError.self) { try await table.pull(queryId: "all") }
-                #expect(try context.operations().count == 2)
+                try await harness.proxy.refuseConnections(false)
+                _ = try await context.push()
+                try await table.pull(queryId: "all")
+                try await expectConverged(context, harness)
             }
-            try await harness.proxy.refuseConnections(false)
-            _ = try await context.push()
-            try await table.pull(queryId: "all")
-            try await expectConverged(context, harness)
         }
     }
 
     /// Seeds the service, makes local changes, syncs in rounds under `plan` (editing between
     /// rounds), then syncs cleanly and checks the result against the expected values.
     static func exercise(_ plan: FaultPlan) async throws {
-        let harness = try await ReliabilityHarness()
-        defer { harness.stopInBackground() }
-        let context = try harness.client()
-        let table = context.table("todoitem")
-        var expected: [String: String?] = [:]  // id → text, nil when deleted
+        try await withReliabilityHarness { harness in
+            let context = try harness.client()
+            let table = context.table("todoitem")
+            var expected: [String: String?] = [:]  // id → text, nil when deleted
 
-        for index in 0..<5 {
-            try table.insert(["id": .string("s\(index)"), "text": .string("seed \(index)"), "complete": false])
-            expected["s\(index)"] = "seed \(index)"
-        }
-        _ = try await context.push()
-        try await table.pull(queryId: "all")
-
-        for index in 0..<4 {
-            try table.insert(["id": .string("n\(index)"), "text": .string("new \(index)")])
-            expected["n\(index)"] = "new \(index)"
-        }
-        for index in 0..<3 {
-            try table.update(["id": .string("s\(index)"), "text": .string("edited \(index)")])
-            expected["s\(index)"] = "edited \(index)"
-        }
-        try table.delete(id: "s3")
-        expected["s3"] = .some(nil)
-        try table.update(["id": "n0", "text": "new 0 edited"])
-        expected["n0"] = "new 0 edited"
-
-        harness.proxy.setPlan(plan)
-        for round in 0..<4 {
-            do {
-                _ = try await context.push()
-            } catch let error as SyncError {
-                _ = error  // a typed stop is an acceptable outcome under a fault
+            for index in 0..<5 {
+                try table.insert(["id": .string("s\(index)"), "text": .string("seed \(index)"), "complete": false])
+                expected["s\(index)"] = "seed \(index)"
             }
-            do {
-                try await table.pull(queryId: "all")
-            } catch let error as SyncError {
-                _ = error
-            }
-            try expectNothingLostOrDuplicated(context, expected: expected, harness: harness, plan: plan)
-            if round == 1 {
-                // Edits made between faulted syncs (after a possibly lost acknowledgement).
-                try table.update(["id": "s0", "text": "edited again"])
-                expected["s0"] = "edited again"
-                try table.update(["id": "n1", "text": "new 1 edited"])
-                expected["n1"] = "new 1 edited"
-                try table.update(["id": "s4", "text": "late edit", "complete": true])
-                expected["s4"] = "late edit"
-                try table.delete(id: "s2")
-                expected["s2"] = .some(nil)
-            }
-        }
+            _ = try await context.push()
+            try await table.pull(queryId: "all")
 
-        if ProcessInfo.processInfo.environment["PROXY_LOG"] != nil {
-            print("\(plan)\n" + harness.proxy.events.map(\.description).joined(separator: "\n"))
-        }
-        harness.proxy.setPlan(.passThrough)
-        let pushed = try await context.push()
-        let conflicted = try context.conflicts().map { "\($0)" }
-        #expect(pushed.conflicts.isEmpty, "\(plan): conflicts with itself: \(conflicted)")
-        #expect(pushed.failed.isEmpty, "\(plan): failed operations")
-        try await table.pull(queryId: "all")
-        try await expectConverged(context, harness)
-
-        let server = try await harness.serviceRows()
-        #expect(server.count == expected.count, "\(plan): the service has \(server.count) rows")
-        for (id, text) in expected {
-            if let text {
-                #expect(server[id]?["text"]?.stringValue == text, "\(plan): \(id)")
-                #expect(server[id]?["deleted"]?.boolValue != true, "\(plan): \(id) deleted")
-            } else {
-                #expect(server[id]?["deleted"]?.boolValue == true, "\(plan): \(id) not deleted")
+            for index in 0..<4 {
+                try table.insert(["id": .string("n\(index)"), "text": .string("new \(index)")])
+                expected["n\(index)"] = "new \(index)"
             }
+            for index in 0..<3 {
+                try table.update(["id": .string("s\(index)"), "text": .string("edited \(index)")])
+                expected["s\(index)"] = "edited \(index)"
+            }
+            try table.delete(id: "s3")
+            expected["s3"] = .some(nil)
+            try table.update(["id": "n0", "text": "new 0 edited"])
+            expected["n0"] = "new 0 edited"
+
+            harness.proxy.setPlan(plan)
+            for round in 0..<4 {
+                do {
+                    _ = try await context.push()
+                } catch let error as SyncError {
+                    _ = error  // a typed stop is an acceptable outcome under a fault
+                }
+                do {
+                    try await table.pull(queryId: "all")
+                } catch let error as SyncError {
+                    _ = error
+                }
+                try expectNothingLostOrDuplicated(context, expected: expected, harness: harness, plan: plan)
+                if round == 1 {
+                    // Edits made between faulted syncs (after a possibly lost acknowledgement).
+                    try table.update(["id": "s0", "text": "edited again"])
+                    expected["s0"] = "edited again"
+                    try table.update(["id": "n1", "text": "new 1 edited"])
+                    expected["n1"] = "new 1 edited"
+                    try table.update(["id": "s4", "text": "late edit", "complete": true])
+                    expected["s4"] = "late edit"
+                    try table.delete(id: "s2")
+                    expected["s2"] = .some(nil)
+                }
+            }
+
+            if ProcessInfo.processInfo.environment["PROXY_LOG"] != nil {
+                print("\(plan)\n" + harness.proxy.events.map(\.description).joined(separator: "\n"))
+            }
+            harness.proxy.setPlan(.passThrough)
+            let pushed = try await context.push()
+            let conflicted = try context.conflicts().map { "\($0)" }
+            #expect(pushed.conflicts.isEmpty, "\(plan): conflicts with itself: \(conflicted)")
+            #expect(pushed.failed.isEmpty, "\(plan): failed operations")
+            try await table.pull(queryId: "all")
+            try await expectConverged(context, harness)
+
+            let server = try await harness.serviceRows()
+            #expect(server.count == expected.count, "\(plan): the service has \(server.count) rows")
+            for (id, text) in expected {
+                if let text {
+                    #expect(server[id]?["text"]?.stringValue == text, "\(plan): \(id)")
+                    #expect(server[id]?["deleted"]?.boolValue != true, "\(plan): \(id) deleted")
+                } else {
+                    #expect(server[id]?["deleted"]?.boolValue == true, "\(plan): \(id) not deleted")
+                }
+            }
+            try await context.close()
         }
-        try await context.close()
     }
 
     /// Every expected change is either on the service (seen locally with its version) or still

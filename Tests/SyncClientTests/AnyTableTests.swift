@@ -337,18 +337,18 @@ struct ReferenceAnswerColumnTests {
 
     @Test func theOfficialServersPriorityColumnIsKeptWithTheTodo() async throws {
         let page = try Self.responseBody("200-get-list.txt")
-        let service = try await MisbehavingService { request in
+        try await withMisbehavingService(answering: { request in
             request.query["$skip"] == nil && request.query["$filter"] == nil ? .json(200, page) : .json(200, "[]")
+        }) { service in
+            let context = try SyncContext.temporary(in: TemporaryFolder(), remote: service.url)
+            let todo = context.table("todoitem")
+            let pulled = try await todo.pull()
+            #expect(pulled.written == 2)
+            #expect(try todo.item(id: "2e56ae14-d1b5-42c4-b5ba-50345f38006e")?["priority"] == 2)
+            #expect(try todo.item(id: "item-1")?["priority"] == .null)
+            #expect(try context.description(of: "todoitem").columnNames == ["text", "complete", "priority"])
+            #expect(try context.description(of: "todoitem").columnType("priority") == .integer)
         }
-        defer { service.stopInBackground() }
-        let context = try SyncContext.temporary(in: TemporaryFolder(), remote: service.url)
-        let todo = context.table("todoitem")
-        let pulled = try await todo.pull()
-        #expect(pulled.written == 2)
-        #expect(try todo.item(id: "2e56ae14-d1b5-42c4-b5ba-50345f38006e")?["priority"] == 2)
-        #expect(try todo.item(id: "item-1")?["priority"] == .null)
-        #expect(try context.description(of: "todoitem").columnNames == ["text", "complete", "priority"])
-        #expect(try context.description(of: "todoitem").columnType("priority") == .integer)
     }
 }
 

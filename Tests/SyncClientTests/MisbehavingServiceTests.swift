@@ -52,19 +52,19 @@ import Testing
     /// nothing written.
     @Test func anAnswerCutInTheMiddleOfItsBodyIsSentAgainThenStopsAsADroppedConnection() async throws {
         let folder = try TemporaryFolder()
-        let service = try await MisbehavingService { _ in .cut(length: 5000, sent: 1000) }
-        defer { service.stopInBackground() }
-        var configuration = SyncConfiguration(remoteURL: service.url, tableProtocol: .v2)
-        configuration.connectionRetry = ConnectionRetry(retries: 2, firstPause: .milliseconds(1))
-        let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
-        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "all") }
-        guard case .stopped(.connectionLost(let detail))? = error else {
-            Issue.record("stopped by \(String(describing: error))")
-            return
+        try await withMisbehavingService(answering: { _ in .cut(length: 5000, sent: 1000) }) { service in
+            var configuration = SyncConfiguration(remoteURL: service.url, tableProtocol: .v2)
+            configuration.connectionRetry = ConnectionRetry(retries: 2, firstPause: .milliseconds(1))
+            let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
+            let error = await failure { _ = try await context.table("todoitem").pull(queryId: "all") }
+            guard case .stopped(.connectionLost(let detail))? = error else {
+                Issue.record("stopped by \(String(describing: error))")
+                return
+            }
+            #expect(detail.contains("closed before the answer was complete"))
+            #expect(service.requests.count == 3, "sent once, then again twice")
+            #expect(try context.table("todoitem").count() == 0)
         }
-        #expect(detail.contains("closed before the answer was complete"))
-        #expect(service.requests.count == 3, "sent once, then again twice")
-        #expect(try context.table("todoitem").count() == 0)
     }
 
     // MARK: Deadlines
@@ -72,37 +72,37 @@ import Testing
     @Test(arguments: TableProtocol.allCases)
     func answerTricklingUnderTheIdleDeadlineEndsAtTheTotalDeadline(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
-        let service = try await MisbehavingService { _ in .trickle(length: 3000, interval: 0.1) }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, idle: 4, total: 2, speaking: spoken)
-        try context.table("todoitem").insert(["id": "a", "text": "mine"])
-        let error = await failure { _ = try await context.push() }
-        #expect(error == .stopped(.tooSlow(seconds: 2)))
-        #expect(try queueShape(context) == ["insert a attempted"])
-        #expect(error?.description.contains("took longer than 2 s") == true)
+        try await withMisbehavingService(answering: { _ in .trickle(length: 3000, interval: 0.1) }) { service in
+            let context = try context(folder, service, idle: 4, total: 2, speaking: spoken)
+            try context.table("todoitem").insert(["id": "a", "text": "mine"])
+            let error = await failure { _ = try await context.push() }
+            #expect(error == .stopped(.tooSlow(seconds: 2)))
+            #expect(try queueShape(context) == ["insert a attempted"])
+            #expect(error?.description.contains("took longer than 2 s") == true)
+        }
     }
 
     @Test(arguments: TableProtocol.allCases)
     func answerThatStopsComingEndsAtTheIdleDeadline(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
-        let service = try await MisbehavingService { _ in .trickle(length: 1000, interval: 60) }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, idle: 1, total: 50, speaking: spoken)
-        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
-        #expect(error == .stopped(.stalled(seconds: 1)))
+        try await withMisbehavingService(answering: { _ in .trickle(length: 1000, interval: 60) }) { service in
+            let context = try context(folder, service, idle: 1, total: 50, speaking: spoken)
+            let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+            #expect(error == .stopped(.stalled(seconds: 1)))
+        }
     }
 
     @Test(arguments: TableProtocol.allCases)
     func neverEndingBodyEndsWithAReadableError(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
-        let service = try await MisbehavingService { _ in .endless }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, idle: 10, total: 2, speaking: spoken)
-        let error = await failure { _ = try await context.table("todoitem").pull() }
-        #expect(
-            error == .serviceFault(.answerTooLarge(limit: HTTPTransport.maximumBody))
-                || error == .stopped(.tooSlow(seconds: 2)), "\(String(describing: error))")
-        #expect(error?.description.contains("Optional") == false)
+        try await withMisbehavingService(answering: { _ in .endless }) { service in
+            let context = try context(folder, service, idle: 10, total: 2, speaking: spoken)
+            let error = await failure { _ = try await context.table("todoitem").pull() }
+            #expect(
+                error == .serviceFault(.answerTooLarge(limit: HTTPTransport.maximumBody))
+                    || error == .stopped(.tooSlow(seconds: 2)), "\(String(describing: error))")
+            #expect(error?.description.contains("Optional") == false)
+        }
     }
 
     // MARK: Pull progress
@@ -111,18 +111,18 @@ import Testing
     func pagesIgnoringTheFilterWithFreshIdsAreCaughtWithinAFewPages(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         let instant = "2026-01-01T00:00:00.000Z"
-        let service = try await MisbehavingService { _ in
+        try await withMisbehavingService(answering: { _ in
             self.page((0..<50).map { _ in self.row(UUID().uuidString.lowercased(), instant) }, spoken)
+        }) { service in
+            let context = try context(folder, service, speaking: spoken)
+            let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+            guard case .serviceFault(.ignoredFilter(table: "todoitem", _))? = error else {
+                Issue.record("expected the ignored filter to be named, got \(String(describing: error))")
+                return
+            }
+            #expect(service.requests.count <= 3)
+            #expect(try context.table("todoitem").count() == 50)
         }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, speaking: spoken)
-        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
-        guard case .serviceFault(.ignoredFilter(table: "todoitem", _))? = error else {
-            Issue.record("expected the ignored filter to be named, got \(String(describing: error))")
-            return
-        }
-        #expect(service.requests.count <= 3)
-        #expect(try context.table("todoitem").count() == 50)
     }
 
     @Test(arguments: TableProtocol.allCases)
@@ -130,50 +130,50 @@ import Testing
         let folder = try TemporaryFolder()
         let instant = "2026-01-01T00:00:00.000Z"
         let rows = (0..<10).map { row("r\($0)", instant) }
-        let service = try await MisbehavingService { _ in self.page(rows, spoken) }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, speaking: spoken)
-        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
-        #expect(error == .serviceFault(.repeatedPages(table: "todoitem")))
-        #expect(service.requests.count <= 5)
-        #expect(try context.table("todoitem").count() == 10)
+        try await withMisbehavingService(answering: { _ in self.page(rows, spoken) }) { service in
+            let context = try context(folder, service, speaking: spoken)
+            let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+            #expect(error == .serviceFault(.repeatedPages(table: "todoitem")))
+            #expect(service.requests.count <= 5)
+            #expect(try context.table("todoitem").count() == 10)
+        }
     }
 
     @Test(arguments: TableProtocol.allCases)
     func updatedAtGoingBackwardsIsCaught(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
-        let service = try await MisbehavingService { _ in
+        try await withMisbehavingService(answering: { _ in
             self.page([self.row("a", "2026-01-01T00:00:02.000Z"), self.row("b", "2026-01-01T00:00:01.000Z")], spoken)
+        }) { service in
+            let context = try context(folder, service, speaking: spoken)
+            let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
+            #expect(
+                error
+                    == .serviceFault(
+                        .updatedAtWentBackwards(
+                            table: "todoitem", from: "2026-01-01T00:00:02.000Z", to: "2026-01-01T00:00:01.000Z")))
+            #expect(try context.table("todoitem").count() == 0)
         }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, speaking: spoken)
-        let error = await failure { _ = try await context.table("todoitem").pull(queryId: "q") }
-        #expect(
-            error
-                == .serviceFault(
-                    .updatedAtWentBackwards(
-                        table: "todoitem", from: "2026-01-01T00:00:02.000Z", to: "2026-01-01T00:00:01.000Z")))
-        #expect(try context.table("todoitem").count() == 0)
     }
 
     @Test(arguments: TableProtocol.allCases)
     func rowOutsideTheQueryIsCaughtAndItsPageNotWritten(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
-        let service = try await MisbehavingService { _ in
+        try await withMisbehavingService(answering: { _ in
             self.page(
                 [
                     self.row("open", "2026-01-01T00:00:01.000Z"),
                     self.row("done", "2026-01-01T00:00:02.000Z", complete: true),
                 ], spoken)
+        }) { service in
+            let context = try context(folder, service, speaking: spoken)
+            let error = await failure {
+                _ = try await context.table("todoitem").pull(
+                    query: TableQuery(where: .equal("complete", .bool(false))), queryId: "open")
+            }
+            #expect(error == .serviceFault(.rowOutsideQuery(table: "todoitem", rowId: "done")))
+            #expect(try context.table("todoitem").count() == 0)
         }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service, speaking: spoken)
-        let error = await failure {
-            _ = try await context.table("todoitem").pull(
-                query: TableQuery(where: .equal("complete", .bool(false))), queryId: "open")
-        }
-        #expect(error == .serviceFault(.rowOutsideQuery(table: "todoitem", rowId: "done")))
-        #expect(try context.table("todoitem").count() == 0)
     }
 
     // MARK: Push answers about another item
@@ -182,30 +182,31 @@ import Testing
     func pushAnswerAboutAnotherItemWritesNothingAndKeepsTheOperation(method: String, status: Int) async throws {
         let folder = try TemporaryFolder()
         let victim = #"{"id":"victim","text":"the service's text","complete":true,"version":"v9"}"#
-        let service = try await MisbehavingService { _ in .json(status, victim) }
-        defer { service.stopInBackground() }
-        let context = try context(folder, service)
-        try context.write { db in
-            try context.store.writeItem(
-                db, table: .todoItem, item: ["id": "victim", "text": "synced", "complete": false, "version": "v1"])
-            try context.store.writeItem(
-                db, table: .todoItem, item: ["id": "mine", "text": "before", "complete": false, "version": "v1"])
+        try await withMisbehavingService(answering: { _ in .json(status, victim) }) { service in
+            let context = try context(folder, service)
+            try context.write { db in
+                try context.store.writeItem(
+                    db, table: .todoItem, item: ["id": "victim", "text": "synced", "complete": false, "version": "v1"])
+                try context.store.writeItem(
+                    db, table: .todoItem, item: ["id": "mine", "text": "before", "complete": false, "version": "v1"])
+            }
+            if method == "POST" {
+                try context.table("todoitem").insert(["id": "new", "text": "mine"])
+            } else {
+                try context.table("todoitem").update(["id": "mine", "text": "after"])
+            }
+            let sent = method == "POST" ? "new" : "mine"
+            let error = await failure { _ = try await context.push() }
+            #expect(
+                error
+                    == .serviceFault(
+                        .answerAboutAnotherItem(
+                            status: HTTPResponse.Status(code: status), sent: sent, received: "victim")))
+            #expect(error?.description.contains("'victim'") == true)
+            #expect(try queueShape(context) == ["\(method == "POST" ? "insert" : "update") \(sent) attempted"])
+            #expect(try context.table("todoitem").item(id: "victim")?.text == "synced")
+            #expect(try context.table("todoitem").item(id: "victim")?.version == "v1")
+            #expect(try context.conflicts().isEmpty)
         }
-        if method == "POST" {
-            try context.table("todoitem").insert(["id": "new", "text": "mine"])
-        } else {
-            try context.table("todoitem").update(["id": "mine", "text": "after"])
-        }
-        let sent = method == "POST" ? "new" : "mine"
-        let error = await failure { _ = try await context.push() }
-        #expect(
-            error
-                == .serviceFault(
-                    .answerAboutAnotherItem(status: HTTPResponse.Status(code: status), sent: sent, received: "victim")))
-        #expect(error?.description.contains("'victim'") == true)
-        #expect(try queueShape(context) == ["\(method == "POST" ? "insert" : "update") \(sent) attempted"])
-        #expect(try context.table("todoitem").item(id: "victim")?.text == "synced")
-        #expect(try context.table("todoitem").item(id: "victim")?.version == "v1")
-        #expect(try context.conflicts().isEmpty)
     }
 }

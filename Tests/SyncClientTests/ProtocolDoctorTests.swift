@@ -25,94 +25,90 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         // Pages of two rows: the five probe rows take three pages in both protocols (v3 by nextLink).
-        let service = try await TestService.sqlite(in: folder) { $0.pageSize = 2 }
-        defer { service.stopInBackground() }
-        try await service.rest.seed(3)
+        try await withStopping(TestService.sqlite(in: folder) { $0.pageSize = 2 }) { service in
+            try await service.rest.seed(3)
 
-        let report = await ProtocolDoctor(.init(url: service.endpoint, protocolChoice: choice)).run()
+            let report = await ProtocolDoctor(.init(url: service.endpoint, protocolChoice: choice)).run()
 
-        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
-        #expect(report.results.count == ProtocolDoctor.checks.count + 1)
-        #expect(report.results.allSatisfy { $0.verdict.outcome == .passed })
-        #expect(Self.verdict(report, "paging")?.explanation.contains("in 3 page(s)") == true)
-        #expect(Self.verdict(report, "live")?.explanation.contains("It offers a change channel") == true)
-        let probes = try await service.rest.all().filter { $0["id"]?.stringValue?.hasPrefix("doctor-") == true }
-        #expect(!probes.isEmpty)
-        #expect(probes.allSatisfy { $0["deleted"]?.boolValue == true }, "every probe row is deleted afterwards")
+            #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+            #expect(report.results.count == ProtocolDoctor.checks.count + 1)
+            #expect(report.results.allSatisfy { $0.verdict.outcome == .passed })
+            #expect(Self.verdict(report, "paging")?.explanation.contains("in 3 page(s)") == true)
+            #expect(Self.verdict(report, "live")?.explanation.contains("It offers a change channel") == true)
+            let probes = try await service.rest.all().filter { $0["id"]?.stringValue?.hasPrefix("doctor-") == true }
+            #expect(!probes.isEmpty)
+            #expect(probes.allSatisfy { $0["deleted"]?.boolValue == true }, "every probe row is deleted afterwards")
+        }
     }
 
     @Test func readOnlyDoctorSendsOnlyGets() async throws {
-        let service = try await MisbehavingService { request in
+        try await withMisbehavingService(answering: { request in
             if !request.path.hasSuffix("/todoitem") {
                 return .json(200, String(Self.page(["a"]).dropFirst().dropLast()))
             }
             return .json(200, request.query["$filter"]?.contains("absent") == true ? "[]" : Self.page(["a"]))
+        }) { service in
+            let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
+
+            #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
+            #expect(!service.requests.isEmpty)
+            #expect(service.requests.allSatisfy { $0.method == "GET" })
+            #expect(Self.verdict(report, "if-match")?.outcome == .skipped)
         }
-        defer { service.stopInBackground() }
-
-        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
-
-        #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
-        #expect(!service.requests.isEmpty)
-        #expect(service.requests.allSatisfy { $0.method == "GET" })
-        #expect(Self.verdict(report, "if-match")?.outcome == .skipped)
     }
 
     @Test func ignoredFilterIsRed() async throws {
-        let service = try await MisbehavingService { _ in .json(200, Self.page(["someone-else"])) }
-        defer { service.stopInBackground() }
+        try await withMisbehavingService(answering: { _ in .json(200, Self.page(["someone-else"])) }) { service in
+            let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
 
-        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
-
-        let filter = try #require(Self.verdict(report, "filter"))
-        #expect(filter.outcome == .failed)
-        #expect(filter.explanation.contains("ignores $filter"))
-        #expect(
-            report.failures.first { $0.name == "filter" }?.exchanges.first?.target.contains("$filter=id%20eq") == true)
+            let filter = try #require(Self.verdict(report, "filter"))
+            #expect(filter.outcome == .failed)
+            #expect(filter.explanation.contains("ignores $filter"))
+            #expect(
+                report.failures.first { $0.name == "filter" }?.exchanges.first?.target.contains("$filter=id%20eq")
+                    == true)
+        }
     }
 
     @Test func repeatingPagesAreRed() async throws {
-        let service = try await MisbehavingService { _ in .json(200, Self.page(["a", "b"])) }
-        defer { service.stopInBackground() }
+        try await withMisbehavingService(answering: { _ in .json(200, Self.page(["a", "b"])) }) { service in
+            let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
 
-        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
-
-        let paging = try #require(Self.verdict(report, "paging"))
-        #expect(paging.outcome == .failed)
-        #expect(paging.explanation.contains("repeats its pages"))
+            let paging = try #require(Self.verdict(report, "paging"))
+            #expect(paging.outcome == .failed)
+            #expect(paging.explanation.contains("repeats its pages"))
+        }
     }
 
     @Test func answerAboutAnotherItemIsRed() async throws {
-        let service = try await MisbehavingService { request in
+        try await withMisbehavingService(answering: { request in
             request.path.hasSuffix("/todoitem")
                 ? .json(200, Self.page(["a"])) : .json(200, #"{"id":"b","version":"MQ=="}"#)
+        }) { service in
+            let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
+
+            let item = try #require(Self.verdict(report, "item"))
+            #expect(item.outcome == .failed)
+            #expect(item.explanation.contains("another item, 'b'"))
         }
-        defer { service.stopInBackground() }
-
-        let report = await ProtocolDoctor(.init(url: service.url, readOnly: true)).run()
-
-        let item = try #require(Self.verdict(report, "item"))
-        #expect(item.outcome == .failed)
-        #expect(item.explanation.contains("another item, 'b'"))
     }
 
     @Test func conflictWithoutBodyIsRed() async throws {
         let inserted = Mutex<Set<String>>([])
-        let service = try await MisbehavingService { request in
+        try await withMisbehavingService(answering: { request in
             guard request.method == "POST" else {
                 return request.method == "GET" ? .json(200, "[]") : .json(200, "{}")
             }
             let id = (try? JSONDecoder().decode([String: String].self, from: request.body))?["id"] ?? ""
             guard inserted.withLock({ $0.insert(id).inserted }) else { return .json(409, "") }
             return .json(201, #"{"id":"\#(id)","version":"MQ==","updatedAt":"2026-11-21T23:02:54.020Z"}"#)
+        }) { service in
+            let report = await ProtocolDoctor(.init(url: service.url, protocolChoice: .v2)).run()
+
+            let duplicate = try #require(Self.verdict(report, "duplicate-id"))
+            #expect(duplicate.outcome == .failed)
+            #expect(duplicate.explanation.contains("409 without a body"))
         }
-        defer { service.stopInBackground() }
-
-        let report = await ProtocolDoctor(.init(url: service.url, protocolChoice: .v2)).run()
-
-        let duplicate = try #require(Self.verdict(report, "duplicate-id"))
-        #expect(duplicate.outcome == .failed)
-        #expect(duplicate.explanation.contains("409 without a body"))
     }
 
     @Test func unreachableServiceStopsWithATypedMessage() async throws {
@@ -131,31 +127,29 @@ import Testing
     }
 
     @Test func tricklingServiceEndsWithinTheDeadline() async throws {
-        let service = try await MisbehavingService { _ in .trickle(length: 10_000, interval: 0.05) }
-        defer { service.stopInBackground() }
+        try await withMisbehavingService(answering: { _ in .trickle(length: 10_000, interval: 0.05) }) { service in
+            let report = try await withTimeLimit(30) {
+                await ProtocolDoctor(.init(url: service.url, idleTimeout: 5, requestTimeout: 0.5)).run()
+            }
 
-        let report = try await withTimeLimit(30) {
-            await ProtocolDoctor(.init(url: service.url, idleTimeout: 5, requestTimeout: 0.5)).run()
+            #expect(report.stop == .tooSlow(seconds: 0.5))
         }
-
-        #expect(report.stop == .tooSlow(seconds: 0.5))
     }
 
     @Test func cancelStopsARunWaitingForAnAnswer() async throws {
-        let service = try await MisbehavingService { _ in .silence }
-        defer { service.stopInBackground() }
+        try await withMisbehavingService(answering: { _ in .silence }) { service in
+            // Deadlines far beyond the test's own limit: on a loaded machine the test may resume long after
+            // the request arrived, and only the cancel may end this run.
+            let run = Task {
+                await ProtocolDoctor(.init(url: service.url, idleTimeout: 600, requestTimeout: 600)).run()
+            }
+            await service.requestsArrived(1)
+            run.cancel()
+            let report = try await withTimeLimit(30) { await run.value }
 
-        // Deadlines far beyond the test's own limit: on a loaded machine the test may resume long after
-        // the request arrived, and only the cancel may end this run.
-        let run = Task {
-            await ProtocolDoctor(.init(url: service.url, idleTimeout: 600, requestTimeout: 600)).run()
+            #expect(report.cancelled && report.stop == .cancelled)
+            #expect(report.failures.isEmpty)
         }
-        await service.requestsArrived(1)
-        run.cancel()
-        let report = try await withTimeLimit(30) { await run.value }
-
-        #expect(report.cancelled && report.stop == .cancelled)
-        #expect(report.failures.isEmpty)
     }
 
     @Test func officialServersEchoedConflictBodyIsGreen() {
@@ -178,60 +172,57 @@ import Testing
 extension ProtocolDoctorTests {
     @Test func doctorIsAllGreenOnTheOfficialServersBehaviour() async throws {
         let official = OfficialServerEmulation()
-        let service = try await MisbehavingService { official.answer($0) }
-        defer { service.stopInBackground() }
+        try await withMisbehavingService(answering: { official.answer($0) }) { service in
+            let report = await ProtocolDoctor(.init(url: service.url)).run()
 
-        let report = await ProtocolDoctor(.init(url: service.url)).run()
-
-        #expect(report.dialect == .v2)
-        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
-        #expect(Self.verdict(report, "duplicate-id")?.explanation.contains("echoed") == true)
-        #expect(Self.verdict(report, "paging")?.explanation.contains("shared one millisecond") == true)
+            #expect(report.dialect == .v2)
+            #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+            #expect(Self.verdict(report, "duplicate-id")?.explanation.contains("echoed") == true)
+            #expect(Self.verdict(report, "paging")?.explanation.contains("shared one millisecond") == true)
+        }
     }
 
     @Test func cleanUpGivesUpAtTheFirstDeleteThatFailsAndNamesTheRowsLeft() async throws {
-        let service = try await MisbehavingService { request in
+        try await withMisbehavingService(answering: { request in
             switch request.method {
             case "GET": request.query["$top"] == "1" ? .json(200, "[]") : .silence
             case "POST":
                 .json(201, String(decoding: request.body, as: UTF8.self))
             default: .silence
             }
-        }
-        defer { service.stopInBackground() }
+        }) { service in
+            let report = try await withTimeLimit(60) {
+                await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2)).run()
+            }
 
-        let report = try await withTimeLimit(60) {
-            await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2)).run()
+            // The run stops at the first GET that gets no answer (or, on a loaded machine, at an insert).
+            #expect(report.stop == .tooSlow(seconds: 2))
+            let posted = service.requests.filter { $0.method == "POST" }.compactMap {
+                (try? JSONDecoder().decode([String: String].self, from: $0.body))?["id"]
+            }
+            #expect(!posted.isEmpty)
+            #expect(Set(posted).isSubset(of: report.leftBehind))
+            #expect(report.leftBehind.allSatisfy { $0.hasPrefix("doctor-") })
+            #expect(service.requests.filter { $0.method == "DELETE" }.count == 1)
+            #expect(report.summary.contains("could not be deleted"))
         }
-
-        // The run stops at the first GET that gets no answer (or, on a loaded machine, at an insert).
-        #expect(report.stop == .tooSlow(seconds: 2))
-        let posted = service.requests.filter { $0.method == "POST" }.compactMap {
-            (try? JSONDecoder().decode([String: String].self, from: $0.body))?["id"]
-        }
-        #expect(!posted.isEmpty)
-        #expect(Set(posted).isSubset(of: report.leftBehind))
-        #expect(report.leftBehind.allSatisfy { $0.hasPrefix("doctor-") })
-        #expect(service.requests.filter { $0.method == "DELETE" }.count == 1)
-        #expect(report.summary.contains("could not be deleted"))
     }
 
     @Test func theApplicationKeyIsSentButNeverShown() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let key = "doctor-key-7f3a"
-        let service = try await TestService.sqlite(in: folder) { $0.applicationKey = key }
-        defer { service.stopInBackground() }
+        try await withStopping(TestService.sqlite(in: folder) { $0.applicationKey = key }) { service in
+            let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true)).run()
+            let report = await ProtocolDoctor(.init(url: service.endpoint, applicationKey: key)).run()
 
-        let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true)).run()
-        let report = await ProtocolDoctor(.init(url: service.endpoint, applicationKey: key)).run()
-
-        let protocolCheck = try #require(Self.verdict(refused, "protocol"))
-        #expect(protocolCheck.outcome == .failed && protocolCheck.explanation.contains("HTTP 401"))
-        #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
-        let shown = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
-        #expect(!shown.contains(key))
-        #expect(shown.contains("X-ZUMO-APPLICATION: [redacted]"))
+            let protocolCheck = try #require(Self.verdict(refused, "protocol"))
+            #expect(protocolCheck.outcome == .failed && protocolCheck.explanation.contains("HTTP 401"))
+            #expect(report.isHealthy, "\(report.failures.map(\.verdict.explanation))")
+            let shown = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+            #expect(!shown.contains(key))
+            #expect(shown.contains("X-ZUMO-APPLICATION: [redacted]"))
+        }
     }
 }
 
@@ -249,20 +240,21 @@ extension ProtocolDoctorTests {
     ) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let service = try await TestService.sqlite(in: folder) { $0.signIn = Self.signIn }
-        defer { service.stopInBackground() }
-        let token = try await TokenIssuer.token(for: "doctor", signIn: Self.signIn)
+        try await withStopping(TestService.sqlite(in: folder) { $0.signIn = Self.signIn }) { service in
+            let token = try await TokenIssuer.token(for: "doctor", signIn: Self.signIn)
 
-        let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true, protocolChoice: choice)).run()
-        var options = ProtocolDoctor.Options(url: service.endpoint, protocolChoice: choice)
-        options.authToken = token
-        options.authStyle = style
-        let report = await ProtocolDoctor(options).run()
+            let refused = await ProtocolDoctor(.init(url: service.endpoint, readOnly: true, protocolChoice: choice))
+                .run()
+            var options = ProtocolDoctor.Options(url: service.endpoint, protocolChoice: choice)
+            options.authToken = token
+            options.authStyle = style
+            let report = await ProtocolDoctor(options).run()
 
-        #expect(!refused.isHealthy)
-        #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
-        #expect(!String(decoding: try JSONEncoder().encode(report), as: UTF8.self).contains(token))
-        let sent = report.results.flatMap(\.exchanges).filter { $0.method == "POST" }.flatMap(\.requestHeaders)
-        #expect(sent.contains(shown), "\(sent)")
+            #expect(!refused.isHealthy)
+            #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
+            #expect(!String(decoding: try JSONEncoder().encode(report), as: UTF8.self).contains(token))
+            let sent = report.results.flatMap(\.exchanges).filter { $0.method == "POST" }.flatMap(\.requestHeaders)
+            #expect(sent.contains(shown), "\(sent)")
+        }
     }
 }

@@ -80,39 +80,39 @@ struct SchemaChangeSyncTests {
                 ])
             }
         }
-        let new = try await Self.service(Self.schema2, database: database, port: port)
-        defer { new.stopInBackground() }
-        await new.running.service.schemaBackfillsFinished()
+        try await withStopping(Self.service(Self.schema2, database: database, port: port)) { new in
+            await new.running.service.schemaBackfillsFinished()
 
-        for (client, context) in contexts.enumerated() {
-            let pushed = try await context.push()
-            #expect(pushed.pushed.count == 10 && pushed.conflicts.isEmpty, "client \(client): \(pushed)")
-            _ = try await context.table("todo").pull(queryId: "all")
-            let report = try await context.verify("todo")
-            #expect(report.differences.isEmpty, "client \(client): \(report.summary)")
+            for (client, context) in contexts.enumerated() {
+                let pushed = try await context.push()
+                #expect(pushed.pushed.count == 10 && pushed.conflicts.isEmpty, "client \(client): \(pushed)")
+                _ = try await context.table("todo").pull(queryId: "all")
+                let report = try await context.verify("todo")
+                #expect(report.differences.isEmpty, "client \(client): \(report.summary)")
+            }
+            let rows = try await new.rest.all("todo")
+            #expect(rows.count == 30)
+            for row in rows {
+                let id = row["id"]?.stringValue ?? ""
+                let parts = id.dropFirst().split(separator: "-")
+                #expect(row["title"]?.stringValue == "edited \(parts[0]) \(parts[1])", "\(row)")
+                #expect(row["estimate"] == .number(Double(Int(parts[1])! + 1)), "\(row)")
+                #expect(row["priority"] == .number(3) && row["complete"] == .bool(false), "no value reset: \(row)")
+                #expect(row["text"] == nil)
+            }
+            for context in contexts {
+                let item = try #require(try context.table("todo").item(id: "c0-0"))
+                #expect(item["title"]?.stringValue == "edited 0 0" && item["text"] == nil, "the store follows: \(item)")
+                #expect(try context.operations().isEmpty)
+                let changes = try context.columnChanges(of: "todo").columns
+                #expect(changes["title"] == .renamed(from: "text") && changes["priority"] == .added, "\(changes)")
+            }
+            let page = String(decoding: try await TableClient(base: new.url).send(.get, "/service").body, as: UTF8.self)
+            for context in contexts {
+                #expect(page.contains(context.installationID), "the service page names \(context.installationID)")
+            }
+            #expect(page.contains("todo.text"))
         }
-        let rows = try await new.rest.all("todo")
-        #expect(rows.count == 30)
-        for row in rows {
-            let id = row["id"]?.stringValue ?? ""
-            let parts = id.dropFirst().split(separator: "-")
-            #expect(row["title"]?.stringValue == "edited \(parts[0]) \(parts[1])", "\(row)")
-            #expect(row["estimate"] == .number(Double(Int(parts[1])! + 1)), "\(row)")
-            #expect(row["priority"] == .number(3) && row["complete"] == .bool(false), "no value reset: \(row)")
-            #expect(row["text"] == nil)
-        }
-        for context in contexts {
-            let item = try #require(try context.table("todo").item(id: "c0-0"))
-            #expect(item["title"]?.stringValue == "edited 0 0" && item["text"] == nil, "the store follows: \(item)")
-            #expect(try context.operations().isEmpty)
-            let changes = try context.columnChanges(of: "todo").columns
-            #expect(changes["title"] == .renamed(from: "text") && changes["priority"] == .added, "\(changes)")
-        }
-        let page = String(decoding: try await TableClient(base: new.url).send(.get, "/service").body, as: UTF8.self)
-        for context in contexts {
-            #expect(page.contains(context.installationID), "the service page names \(context.installationID)")
-        }
-        #expect(page.contains("todo.text"))
     }
 
     @Test func aPulledPageRenamesTheColumnInPlaceAfterTheQueuedChangeWentOut() async throws {
@@ -130,19 +130,19 @@ struct SchemaChangeSyncTests {
         await old.stop()
         _ = try context.table("todo").update(["id": "a", "text": "oat milk"])
 
-        let new = try await Self.service(Self.schema2, path: path, port: port)
-        defer { new.stopInBackground() }
-        await new.running.service.schemaBackfillsFinished()
-        // A pull pushes the table's queued change first, then stores the pages.
-        _ = try await context.table("todo").pull(queryId: "all")
-        let table = try context.description(of: "todo")
-        #expect(table.columnType("title") == .text && table.columnType("text") == nil, "renamed in place")
-        #expect(try context.table("todo").item(id: "b")?["title"]?.stringValue == "bread")
-        #expect(try context.table("todo").item(id: "a")?["title"]?.stringValue == "oat milk")
-        #expect(try context.operations().isEmpty)
-        let a = try #require(try await new.rest.get("todo", "a"))
-        #expect(a["title"]?.stringValue == "oat milk" && a["priority"] == .number(3), "\(a)")
-        #expect(try await context.verify("todo").differences.isEmpty)
+        try await withStopping(Self.service(Self.schema2, path: path, port: port)) { new in
+            await new.running.service.schemaBackfillsFinished()
+            // A pull pushes the table's queued change first, then stores the pages.
+            _ = try await context.table("todo").pull(queryId: "all")
+            let table = try context.description(of: "todo")
+            #expect(table.columnType("title") == .text && table.columnType("text") == nil, "renamed in place")
+            #expect(try context.table("todo").item(id: "b")?["title"]?.stringValue == "bread")
+            #expect(try context.table("todo").item(id: "a")?["title"]?.stringValue == "oat milk")
+            #expect(try context.operations().isEmpty)
+            let a = try #require(try await new.rest.get("todo", "a"))
+            #expect(a["title"]?.stringValue == "oat milk" && a["priority"] == .number(3), "\(a)")
+            #expect(try await context.verify("todo").differences.isEmpty)
+        }
     }
 
     @Test func aDateWrittenBeforeTheColumnWidenedReachesTheClientAsTheStartOfItsDay() async throws {
@@ -162,19 +162,20 @@ struct SchemaChangeSyncTests {
         let port = old.port
         await old.stop()
 
-        let new = try await Self.service(after, path: path, port: port)
-        defer { new.stopInBackground() }
-        await new.running.service.schemaBackfillsFinished()
-        let pulled = try await context.table("todo").pull(queryId: "all")
-        #expect(pulled.received == 1, "only the row with a date is stamped: \(pulled)")
-        #expect(try context.table("todo").item(id: "a")?["due"]?.stringValue == "2026-04-15T00:00:00.000Z")
-        let served = try #require(try await new.rest.get("todo", "a"))
-        #expect(served["due"]?.stringValue == "2026-04-15T00:00:00.000Z", "\(served)")
-        // A datetime write after the change is kept as written.
-        _ = try await new.rest.insert(["id": "c", "text": "call", "due": "2026-05-01T09:30:00.000Z"], table: "todo")
-        _ = try await context.table("todo").pull(queryId: "all")
-        #expect(try context.table("todo").item(id: "c")?["due"]?.stringValue == "2026-05-01T09:30:00.000Z")
-        #expect(try await context.verify("todo").differences.isEmpty)
+        try await withStopping(Self.service(after, path: path, port: port)) { new in
+            await new.running.service.schemaBackfillsFinished()
+            let pulled = try await context.table("todo").pull(queryId: "all")
+            #expect(pulled.received == 1, "only the row with a date is stamped: \(pulled)")
+            #expect(try context.table("todo").item(id: "a")?["due"]?.stringValue == "2026-04-15T00:00:00.000Z")
+            let served = try #require(try await new.rest.get("todo", "a"))
+            #expect(served["due"]?.stringValue == "2026-04-15T00:00:00.000Z", "\(served)")
+            // A datetime write after the change is kept as written.
+            _ = try await new.rest.insert(
+                ["id": "c", "text": "call", "due": "2026-05-01T09:30:00.000Z"], table: "todo")
+            _ = try await context.table("todo").pull(queryId: "all")
+            #expect(try context.table("todo").item(id: "c")?["due"]?.stringValue == "2026-05-01T09:30:00.000Z")
+            #expect(try await context.verify("todo").differences.isEmpty)
+        }
     }
 
     @Test func queuedBodiesMoveFromAFormerColumnNameToTheNewOne() {

@@ -14,84 +14,86 @@ import Testing
     static func cursor(_ reply: TestServer.Reply) -> String? { reply.object?["cursor"] as? String }
 
     @Test(arguments: Backend.all) func aLongPollIsAnsweredByTheNextCommit(_ backend: Backend) async throws {
-        let server = try await TestServer(backend, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        let now = try await server.send(.get, "/tables/todoitem/$changes")
-        #expect(now.status == 200)
-        #expect(Self.cursor(now) == "0")
-        async let woken = server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=60")
-        // However the poll and the insert interleave, the poll sees the row.
-        let inserted = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
-        #expect(inserted.status == 201)
-        let answer = try await woken
-        #expect(answer.status == 200)
-        let cursor = try #require(Self.cursor(answer))
-        #expect(ChangeCursor(text: cursor)?.id == "a")
-        #expect(answer.object?["table"] as? String == "todoitem")
-        // Nothing new past it: an empty answer once the (zero) timeout passes.
-        #expect(try await server.send(.get, "/tables/todoitem/$changes?cursor=\(cursor)&timeout=0").status == 204)
+        try await withTestServer(backend, tables: ["todoitem"]) { server in
+            let now = try await server.send(.get, "/tables/todoitem/$changes")
+            #expect(now.status == 200)
+            #expect(Self.cursor(now) == "0")
+            async let woken = server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=60")
+            // However the poll and the insert interleave, the poll sees the row.
+            let inserted = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"])
+            #expect(inserted.status == 201)
+            let answer = try await woken
+            #expect(answer.status == 200)
+            let cursor = try #require(Self.cursor(answer))
+            #expect(ChangeCursor(text: cursor)?.id == "a")
+            #expect(answer.object?["table"] as? String == "todoitem")
+            // Nothing new past it: an empty answer once the (zero) timeout passes.
+            #expect(try await server.send(.get, "/tables/todoitem/$changes?cursor=\(cursor)&timeout=0").status == 204)
+        }
     }
 
     /// Waiting and waking cost the database nothing: 50 subscribers are woken by a write without
     /// one read transaction.
     @Test func wakingSubscribersReadsNothing() async throws {
-        let server = try await TestServer(.sqlite, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        var streams: [TestEventStream] = []
-        for _ in 0..<50 {
-            streams.append(try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2))
+        try await withTestServer(.sqlite, tables: ["todoitem"]) { server in
+            var streams: [TestEventStream] = []
+            for _ in 0..<50 {
+                streams.append(try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2))
+            }
+            let store = server.running.service.store
+            let before = try #require(store.databaseReads)
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "wakes-all"])
+            for stream in streams { #expect(ChangeCursor(text: try await stream.next()?.id ?? "")?.id == "wakes-all") }
+            #expect(store.databaseReads == before)
         }
-        let store = server.running.service.store
-        let before = try #require(store.databaseReads)
-        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "wakes-all"])
-        for stream in streams { #expect(ChangeCursor(text: try await stream.next()?.id ?? "")?.id == "wakes-all") }
-        #expect(store.databaseReads == before)
     }
 
     @Test func cursorsIncreaseWithEveryWrite() async throws {
-        let server = try await TestServer(.sqlite, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        var cursors: [ChangeCursor] = []
-        for index in 0..<5 {
-            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "r\(4 - index)"])
-            let now = try await server.send(.get, "/tables/todoitem/$changes")
-            cursors.append(try #require(Self.cursor(now).flatMap(ChangeCursor.init(text:))))
+        try await withTestServer(.sqlite, tables: ["todoitem"]) { server in
+            var cursors: [ChangeCursor] = []
+            for index in 0..<5 {
+                _ = try await server.send(.post, "/tables/todoitem", json: ["id": "r\(4 - index)"])
+                let now = try await server.send(.get, "/tables/todoitem/$changes")
+                cursors.append(try #require(Self.cursor(now).flatMap(ChangeCursor.init(text:))))
+            }
+            _ = try await server.send(.patch, "/tables/todoitem/r4", json: ["text": "again"])
+            cursors.append(
+                try #require(
+                    Self.cursor(try await server.send(.get, "/tables/todoitem/$changes")).flatMap(
+                        ChangeCursor.init(text:)))
+            )
+            #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
         }
-        _ = try await server.send(.patch, "/tables/todoitem/r4", json: ["text": "again"])
-        cursors.append(
-            try #require(
-                Self.cursor(try await server.send(.get, "/tables/todoitem/$changes")).flatMap(ChangeCursor.init(text:)))
-        )
-        #expect(cursors == cursors.sorted() && Set(cursors).count == cursors.count)
     }
 
     @Test func anyTextOfTheDocumentedPatternIsACursor() async throws {
-        let server = try await TestServer(.sqlite, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
-        // Its id's bytes are no UTF-8 text, yet it is a position before the row.
-        let odd = try await server.send(.get, "/tables/todoitem/$changes?cursor=1.__8&timeout=0")
-        #expect(odd.status == 200)
-        #expect(Self.cursor(odd) != nil)
+        try await withTestServer(.sqlite, tables: ["todoitem"]) { server in
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
+            // Its id's bytes are no UTF-8 text, yet it is a position before the row.
+            let odd = try await server.send(.get, "/tables/todoitem/$changes?cursor=1.__8&timeout=0")
+            #expect(odd.status == 200)
+            #expect(Self.cursor(odd) != nil)
+        }
     }
 
     @Test func badCursorsTimeoutsAndTablesAreRefusedWithReasons() async throws {
-        let server = try await TestServer(.sqlite, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
-        let malformed = try await server.send(.get, "/tables/todoitem/$changes?cursor=yesterday")
-        #expect(malformed.status == 400)
-        #expect(malformed.text.contains("not a change cursor"))
-        let future = try await server.send(.get, "/tables/todoitem/$changes?cursor=99999999999999.YQ")
-        #expect(future.status == 400)
-        #expect(future.text.contains("past this table's newest change"))
-        // Not of /openapi.json's pattern: empty, a lone character, 19 digits, padding, bits past the last byte.
-        for text in ["", "1.A", "1234567890123456789", "1.YQ==", "1.YR"] {
-            #expect(try await server.send(.get, "/tables/todoitem/$changes?cursor=\(text)").status == 400, "\(text)")
+        try await withTestServer(.sqlite, tables: ["todoitem"]) { server in
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
+            let malformed = try await server.send(.get, "/tables/todoitem/$changes?cursor=yesterday")
+            #expect(malformed.status == 400)
+            #expect(malformed.text.contains("not a change cursor"))
+            let future = try await server.send(.get, "/tables/todoitem/$changes?cursor=99999999999999.YQ")
+            #expect(future.status == 400)
+            #expect(future.text.contains("past this table's newest change"))
+            // Not of /openapi.json's pattern: empty, a lone character, 19 digits, padding, bits past the last byte.
+            for text in ["", "1.A", "1234567890123456789", "1.YQ==", "1.YR"] {
+                #expect(
+                    try await server.send(.get, "/tables/todoitem/$changes?cursor=\(text)").status == 400, "\(text)")
+            }
+            let long = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=121")
+            #expect(long.status == 400)
+            #expect(try await server.send(.get, "/tables/nothere/$changes").status == 404)
         }
-        let long = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=121")
-        #expect(long.status == 400)
-        #expect(try await server.send(.get, "/tables/nothere/$changes").status == 404)
     }
 
     @Test(arguments: Backend.all) func aStreamSendsAnEventPerCommitAndResumesFromLastEventID(
@@ -99,74 +101,76 @@ import Testing
     )
         async throws
     {
-        let server = try await TestServer(backend, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        let stream = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
-        #expect(stream.status == 200)
-        var seen: [ReceivedEvent] = []
-        for id in ["a", "b", "c"] {
-            _ = try await server.send(.post, "/tables/todoitem", json: ["id": id])
-            // Wake-ups coalesce: read until this row's cursor arrives.
-            while seen.last.flatMap({ ChangeCursor(text: $0.id ?? "")?.id }) != id {
-                seen.append(try #require(try await stream.next()))
+        try await withTestServer(backend, tables: ["todoitem"]) { server in
+            let stream = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
+            #expect(stream.status == 200)
+            var seen: [ReceivedEvent] = []
+            for id in ["a", "b", "c"] {
+                _ = try await server.send(.post, "/tables/todoitem", json: ["id": id])
+                // Wake-ups coalesce: read until this row's cursor arrives.
+                while seen.last.flatMap({ ChangeCursor(text: $0.id ?? "")?.id }) != id {
+                    seen.append(try #require(try await stream.next()))
+                }
             }
+            #expect(seen.allSatisfy { $0.event == "change" && $0.data.contains("\"table\":\"todoitem\"") })
+            let cursors = seen.compactMap { $0.id.flatMap(ChangeCursor.init(text:)) }
+            #expect(cursors == cursors.sorted())
+            // A stream resumed from the first row's cursor hears at once that it is behind.
+            let first = try #require(seen.first?.id)
+            var resume = Self.v2
+            resume[HTTPField.Name("Last-Event-ID")!] = first
+            let resumed = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: resume)
+            #expect(try await resumed.next()?.id == seen.last?.id)
         }
-        #expect(seen.allSatisfy { $0.event == "change" && $0.data.contains("\"table\":\"todoitem\"") })
-        let cursors = seen.compactMap { $0.id.flatMap(ChangeCursor.init(text:)) }
-        #expect(cursors == cursors.sorted())
-        // A stream resumed from the first row's cursor hears at once that it is behind.
-        let first = try #require(seen.first?.id)
-        var resume = Self.v2
-        resume[HTTPField.Name("Last-Event-ID")!] = first
-        let resumed = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: resume)
-        #expect(try await resumed.next()?.id == seen.last?.id)
     }
 
     /// Bob's stream hears nothing of Alice's 100 rows: his first event is his own row.
     @Test(arguments: Backend.all) func aPerUserStreamIsWokenOnlyByItsOwnRows(_ backend: Backend) async throws {
-        let server = try await TestServer(backend) { $0.signIn = SignedInUsersTests.signIn }
-        defer { server.stopInBackground() }
-        let alice = SignedInUsersTests.headers(try await SignedInUsersTests.token("alice"))
-        let bob = SignedInUsersTests.headers(try await SignedInUsersTests.token("bob"))
-        _ = try await server.send(.post, "/tables/todoitem", headers: bob, body: Data(#"{"id":"bob-0"}"#.utf8))
-        let start = try #require(Self.cursor(try await server.send(.get, "/tables/todoitem/$changes", headers: bob)))
-        let stream = try await server.http.events(
-            server.url + "/tables/todoitem/$changes?cursor=\(start)", headers: bob)
-        for index in 0..<100 {
-            let written = try await server.send(
-                .post, "/tables/todoitem", headers: alice, body: Data(#"{"id":"alice-\#(index)"}"#.utf8))
-            #expect(written.status == 201)
+        try await withTestServer(backend, configure: { $0.signIn = SignedInUsersTests.signIn }) { server in
+            let alice = SignedInUsersTests.headers(try await SignedInUsersTests.token("alice"))
+            let bob = SignedInUsersTests.headers(try await SignedInUsersTests.token("bob"))
+            _ = try await server.send(.post, "/tables/todoitem", headers: bob, body: Data(#"{"id":"bob-0"}"#.utf8))
+            let start = try #require(
+                Self.cursor(try await server.send(.get, "/tables/todoitem/$changes", headers: bob)))
+            let stream = try await server.http.events(
+                server.url + "/tables/todoitem/$changes?cursor=\(start)", headers: bob)
+            for index in 0..<100 {
+                let written = try await server.send(
+                    .post, "/tables/todoitem", headers: alice, body: Data(#"{"id":"alice-\#(index)"}"#.utf8))
+                #expect(written.status == 201)
+            }
+            _ = try await server.send(.post, "/tables/todoitem", headers: bob, body: Data(#"{"id":"bob-1"}"#.utf8))
+            let event = try #require(try await stream.next())
+            #expect(ChangeCursor(text: event.id ?? "")?.id == "bob-1")
+            // Without a token the channel answers as the table does.
+            #expect(try await server.send(.get, "/tables/todoitem/$changes").status == 401)
         }
-        _ = try await server.send(.post, "/tables/todoitem", headers: bob, body: Data(#"{"id":"bob-1"}"#.utf8))
-        let event = try #require(try await stream.next())
-        #expect(ChangeCursor(text: event.id ?? "")?.id == "bob-1")
-        // Without a token the channel answers as the table does.
-        #expect(try await server.send(.get, "/tables/todoitem/$changes").status == 401)
     }
 
     /// PostgreSQL is the bus: a write through one instance wakes a subscriber on another.
     @Test(.enabled(if: Backend.all.contains(.postgres)))
     func aWriteThroughOneInstanceWakesASubscriberOnAnother() async throws {
-        let writer = try await TestServer(.postgres, tables: ["todoitem"])
-        defer { writer.stopInBackground() }
-        let reader = try await TestServer(.postgres, sharing: writer)
-        defer { reader.stopInBackground() }
-        let stream = try await reader.http.events(reader.url + "/tables/todoitem/$changes?cursor=0", headers: Self.v2)
-        #expect(stream.status == 200)
-        let inserted = try await writer.send(.post, "/tables/todoitem", json: ["id": "elsewhere"])
-        #expect(inserted.status == 201)
-        let event = try #require(try await stream.next())
-        #expect(ChangeCursor(text: event.id ?? "")?.id == "elsewhere")
+        try await withTestServer(.postgres, tables: ["todoitem"]) { writer in
+            try await withTestServer(.postgres, sharing: writer) { reader in
+                let stream = try await reader.http.events(
+                    reader.url + "/tables/todoitem/$changes?cursor=0", headers: Self.v2)
+                #expect(stream.status == 200)
+                let inserted = try await writer.send(.post, "/tables/todoitem", json: ["id": "elsewhere"])
+                #expect(inserted.status == 201)
+                let event = try #require(try await stream.next())
+                #expect(ChangeCursor(text: event.id ?? "")?.id == "elsewhere")
+            }
+        }
     }
 
     @Test func subscribersBeyondTheLimitAreToldToComeBackLater() async throws {
-        let server = try await TestServer(.sqlite, tables: ["todoitem"]) { $0.maxSubscribers = 1 }
-        defer { server.stopInBackground() }
-        let open = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
-        #expect(open.status == 200)
-        let refused = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=5")
-        #expect(refused.status == 503)
-        #expect(refused.header("Retry-After") == "5")
+        try await withTestServer(.sqlite, tables: ["todoitem"], configure: { $0.maxSubscribers = 1 }) { server in
+            let open = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
+            #expect(open.status == 200)
+            let refused = try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=5")
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") == "5")
+        }
     }
 
     @Test func stoppingTheServiceAnswersWaitingPollsAndEndsStreamsWithARetryHint() async throws {
@@ -183,23 +187,23 @@ import Testing
     /// 10,000 subscriptions opened and dropped, 32 at a time: none is left behind, and the service
     /// still answers.
     @Test func subscriptionsThatComeAndGoLeaveNothingBehind() async throws {
-        let server = try await TestServer(.sqlite, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
-            for _ in 0..<32 {
-                group.addTask {
-                    var statuses: [Int] = []
-                    for _ in 0..<(10_000 / 32) {
-                        statuses.append(
-                            try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=0").status)
+        try await withTestServer(.sqlite, tables: ["todoitem"]) { server in
+            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        var statuses: [Int] = []
+                        for _ in 0..<(10_000 / 32) {
+                            statuses.append(
+                                try await server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=0").status)
+                        }
+                        return statuses
                     }
-                    return statuses
                 }
+                return try await group.reduce(into: []) { $0 += $1 }
             }
-            return try await group.reduce(into: []) { $0 += $1 }
+            #expect(statuses.count == 10_000 / 32 * 32 && statuses.allSatisfy { $0 == 204 })
+            #expect(server.running.service.subscriberCount == 0)
+            #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "still"]).status == 201)
         }
-        #expect(statuses.count == 10_000 / 32 * 32 && statuses.allSatisfy { $0 == 204 })
-        #expect(server.running.service.subscriberCount == 0)
-        #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "still"]).status == 201)
     }
 }

@@ -51,20 +51,20 @@ import Testing
     ) async throws {
         let exchanges = try Self.exchanges()
         #expect(exchanges.count == 16)
-        let server = try await TestServer(backend, controlledClock: true)
-        defer { server.stopInBackground() }
-        var replay = Replay()
-        for exchange in exchanges {
-            server.clock.now = replay.clock(for: exchange)
-            let request = replay.translate(exchange)
-            let reply = try await server.send(
-                try #require(HTTPRequest.Method(exchange.method)), request.target, headers: request.headers,
-                body: request.body)
-            let problems = replay.check(exchange, reply)
-            #expect(
-                problems.isEmpty,
-                "\(exchange.name) \(exchange.method) \(exchange.target): \(problems.joined(separator: "; "))\n ours: \(reply.text)"
-            )
+        try await withTestServer(backend, controlledClock: true) { server in
+            var replay = Replay()
+            for exchange in exchanges {
+                server.clock.now = replay.clock(for: exchange)
+                let request = replay.translate(exchange)
+                let reply = try await server.send(
+                    try #require(HTTPRequest.Method(exchange.method)), request.target, headers: request.headers,
+                    body: request.body)
+                let problems = replay.check(exchange, reply)
+                #expect(
+                    problems.isEmpty,
+                    "\(exchange.name) \(exchange.method) \(exchange.target): \(problems.joined(separator: "; "))\n ours: \(reply.text)"
+                )
+            }
         }
     }
 }

@@ -7,77 +7,77 @@ import Testing
     @Test(arguments: Backend.all) func twentyConcurrentPatchesWithOneIfMatchHaveExactlyOneWinner(
         _ backend: Backend
     ) async throws {
-        let server = try await TestServer(backend)
-        defer { server.stopInBackground() }
-        let created = try await server.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
-        let etag = try #require(created.header("ETag"))
+        try await withTestServer(backend) { server in
+            let created = try await server.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
+            let etag = try #require(created.header("ETag"))
 
-        let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
-            for index in 0..<20 {
-                group.addTask {
-                    let reply = try await server.send(
-                        .patch, "/tables/todoitem/race", json: ["text": "writer \(index)"],
-                        headers: [ProtocolHeader.apiVersion: "2.0.0", .ifMatch: etag])
-                    return (index, reply)
+            let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        let reply = try await server.send(
+                            .patch, "/tables/todoitem/race", json: ["text": "writer \(index)"],
+                            headers: [ProtocolHeader.apiVersion: "2.0.0", .ifMatch: etag])
+                        return (index, reply)
+                    }
                 }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
 
-        let winners = replies.filter { $0.1.status == 200 }
-        #expect(winners.count == 1)
-        #expect(replies.filter { $0.1.status == 412 }.count == 19)
-        let winner = try #require(winners.first)
-        let stored = try await server.send(.get, "/tables/todoitem/race")
-        #expect(stored.object?["text"] as? String == "writer \(winner.0)")
-        #expect(stored.header("ETag") == winner.1.header("ETag"))
-        for loser in replies where loser.1.status == 412 {
-            // Every loser saw a current item; the last of them saw the winner's.
-            #expect(loser.1.object?["id"] as? String == "race")
-            #expect(loser.1.header("ETag") != nil)
+            let winners = replies.filter { $0.1.status == 200 }
+            #expect(winners.count == 1)
+            #expect(replies.filter { $0.1.status == 412 }.count == 19)
+            let winner = try #require(winners.first)
+            let stored = try await server.send(.get, "/tables/todoitem/race")
+            #expect(stored.object?["text"] as? String == "writer \(winner.0)")
+            #expect(stored.header("ETag") == winner.1.header("ETag"))
+            for loser in replies where loser.1.status == 412 {
+                // Every loser saw a current item; the last of them saw the winner's.
+                #expect(loser.1.object?["id"] as? String == "race")
+                #expect(loser.1.header("ETag") != nil)
+            }
         }
     }
 
     @Test(arguments: Backend.all) func writesInOneBurstGetDistinctIncreasingUpdatedAt(_ backend: Backend) async throws {
-        let server = try await TestServer(backend)
-        defer { server.stopInBackground() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<6 {
-                group.addTask {
-                    for index in 0..<50 {
-                        let reply = try await server.send(
-                            .post, "/tables/burst", json: ["id": "w\(worker)-\(index)", "n": index])
-                        #expect(reply.status == 201)
+        try await withTestServer(backend) { server in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<6 {
+                    group.addTask {
+                        for index in 0..<50 {
+                            let reply = try await server.send(
+                                .post, "/tables/burst", json: ["id": "w\(worker)-\(index)", "n": index])
+                            #expect(reply.status == 201)
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            // Without $orderby rows come in insertion (commit) order: updatedAt must rise strictly along it.
+            let page = try await server.send(.get, "/tables/burst?$top=1000")
+            let stamps = try #require(page.array).compactMap { $0["updatedAt"] as? String }
+            #expect(stamps.count == 300)
+            #expect(Set(stamps).count == 300)
+            #expect(stamps == stamps.sorted())
         }
-        // Without $orderby rows come in insertion (commit) order: updatedAt must rise strictly along it.
-        let page = try await server.send(.get, "/tables/burst?$top=1000")
-        let stamps = try #require(page.array).compactMap { $0["updatedAt"] as? String }
-        #expect(stamps.count == 300)
-        #expect(Set(stamps).count == 300)
-        #expect(stamps == stamps.sorted())
     }
 
     @Test(arguments: Backend.all) func updatedAtMovesPastTheLastValueWhenTheClockRepeats(
         _ backend: Backend
     ) async throws {
-        let server = try await TestServer(backend, controlledClock: true)
-        defer { server.stopInBackground() }
-        server.clock.now = 1_800_000_000_000
-        var stamps: [String] = []
-        for index in 0..<5 {
-            let reply = try await server.send(.post, "/tables/todoitem", json: ["id": "same-\(index)"])
-            stamps.append(try #require(reply.object?["updatedAt"] as? String))
+        try await withTestServer(backend, controlledClock: true) { server in
+            server.clock.now = 1_800_000_000_000
+            var stamps: [String] = []
+            for index in 0..<5 {
+                let reply = try await server.send(.post, "/tables/todoitem", json: ["id": "same-\(index)"])
+                stamps.append(try #require(reply.object?["updatedAt"] as? String))
+            }
+            let deleted = try await server.send(.delete, "/tables/todoitem/same-0")
+            stamps.append(try #require(deleted.object?["updatedAt"] as? String))
+            #expect(
+                stamps == [
+                    "2027-01-15T08:00:00.000Z", "2027-01-15T08:00:00.001Z", "2027-01-15T08:00:00.002Z",
+                    "2027-01-15T08:00:00.003Z", "2027-01-15T08:00:00.004Z", "2027-01-15T08:00:00.005Z",
+                ])
         }
-        let deleted = try await server.send(.delete, "/tables/todoitem/same-0")
-        stamps.append(try #require(deleted.object?["updatedAt"] as? String))
-        #expect(
-            stamps == [
-                "2027-01-15T08:00:00.000Z", "2027-01-15T08:00:00.001Z", "2027-01-15T08:00:00.002Z",
-                "2027-01-15T08:00:00.003Z", "2027-01-15T08:00:00.004Z", "2027-01-15T08:00:00.005Z",
-            ])
     }
 }

@@ -44,24 +44,26 @@ import Testing
     @Test(arguments: Backend.all) func replayingTheCapturedSessionGivesTheSameAnswers(_ backend: Backend) async throws {
         // The reference ran with its default CORS setting, which lets pages on localhost call it.
         let localhost = try #require(WebOrigin("http://localhost"))
-        let server = try await TestServer(backend, controlledClock: true) { $0.allowedOrigins = [localhost] }
-        defer { server.stopInBackground() }
-        var replay = Replay()
-        var replayed = 0
-        for exchange in try Self.exchangesInCaptureOrder() {
-            // Requests without ZUMO-API-VERSION get legacy answers: LegacyProtocolTests.
-            guard exchange.hasAPIVersion || exchange.method == "OPTIONS" else { continue }
-            server.clock.now = replay.clock(for: exchange)
-            let request = replay.translate(exchange)
-            let reply = try await server.send(
-                try #require(HTTPRequest.Method(exchange.method)), request.target, headers: request.headers,
-                body: request.body)
-            let problems = replay.check(exchange, reply)
-            replayed += 1
-            #expect(problems.isEmpty, "\(exchange.name): \(problems.joined(separator: "; "))\n ours: \(reply.text)")
+        try await withTestServer(
+            backend, controlledClock: true, configure: { $0.allowedOrigins = [localhost] }
+        ) { server in
+            var replay = Replay()
+            var replayed = 0
+            for exchange in try Self.exchangesInCaptureOrder() {
+                // Requests without ZUMO-API-VERSION get legacy answers: LegacyProtocolTests.
+                guard exchange.hasAPIVersion || exchange.method == "OPTIONS" else { continue }
+                server.clock.now = replay.clock(for: exchange)
+                let request = replay.translate(exchange)
+                let reply = try await server.send(
+                    try #require(HTTPRequest.Method(exchange.method)), request.target, headers: request.headers,
+                    body: request.body)
+                let problems = replay.check(exchange, reply)
+                replayed += 1
+                #expect(problems.isEmpty, "\(exchange.name): \(problems.joined(separator: "; "))\n ours: \(reply.text)")
+            }
+            #expect(replayed == 46)
+            #expect(replay.ids.count == 1)
         }
-        #expect(replayed == 46)
-        #expect(replay.ids.count == 1)
     }
 }
 

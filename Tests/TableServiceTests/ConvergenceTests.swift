@@ -16,55 +16,58 @@ import Testing
 
     @Test(.timeLimit(.minutes(3)), arguments: Backend.all)
     func incrementalPullersConvergeToTheDatabaseUnderConcurrentWriters(_ backend: Backend) async throws {
-        let first = try await TestServer(backend, tables: ["conv"])
-        defer { first.stopInBackground() }
-        let second = backend == .postgres ? try await TestServer(.postgres, sharing: first) : first
-        defer { if backend == .postgres { second.stopInBackground() } }
-        let instances = [first, second]
-        let writing = WritersRunning()
+        try await withTestServer(backend, tables: ["conv"]) { first in
+            try await withInstanceSharing(first) { second in
+                let instances = [first, second]
+                let writing = WritersRunning()
 
-        let pulled = try await withThrowingTaskGroup(of: [String: String]?.self) { group in
-            for writer in 0..<4 {
-                group.addTask {
-                    try await Self.write(
-                        as: writer, through: instances[writer % 2], until: Date().addingTimeInterval(Self.seconds))
-                    return nil
-                }
-            }
-            for client in 0..<3 {
-                group.addTask {
-                    var puller = Puller(server: instances[client % 2])
-                    while writing.value.load(ordering: .acquiring) {
-                        // Caught up: a short pause, as a client's sync loop would make.
-                        if try await !puller.pullPage() { try await Task.sleep(for: .milliseconds(10)) }
+                let pulled = try await withThrowingTaskGroup(of: [String: String]?.self) { group in
+                    for writer in 0..<4 {
+                        group.addTask {
+                            try await Self.write(
+                                as: writer, through: instances[writer % 2],
+                                until: Date().addingTimeInterval(Self.seconds))
+                            return nil
+                        }
                     }
-                    // Catch up once the writers are done.
-                    while try await puller.pullPage() {}
-                    return puller.versions
+                    for client in 0..<3 {
+                        group.addTask {
+                            var puller = Puller(server: instances[client % 2])
+                            while writing.value.load(ordering: .acquiring) {
+                                // Caught up: a short pause, as a client's sync loop would make.
+                                if try await !puller.pullPage() { try await Task.sleep(for: .milliseconds(10)) }
+                            }
+                            // Catch up once the writers are done.
+                            while try await puller.pullPage() {}
+                            return puller.versions
+                        }
+                    }
+                    var results: [[String: String]] = []
+                    var writersLeft = 4
+                    while let result = try await group.next() {
+                        if let result {
+                            results.append(result)
+                        } else {
+                            writersLeft -= 1
+                            if writersLeft == 0 { writing.value.store(false, ordering: .releasing) }
+                        }
+                    }
+                    return results
                 }
-            }
-            var results: [[String: String]] = []
-            var writersLeft = 4
-            while let result = try await group.next() {
-                if let result {
-                    results.append(result)
-                } else {
-                    writersLeft -= 1
-                    if writersLeft == 0 { writing.value.store(false, ordering: .releasing) }
-                }
-            }
-            return results
-        }
 
-        let truth = try await Self.databaseVersions(first)
-        #expect(truth.count >= Int(Self.seconds), "the writers wrote only \(truth.count) rows")
-        #expect(pulled.count == 3)
-        for (index, versions) in pulled.enumerated() {
-            let missing = truth.keys.filter { versions[$0] == nil }
-            let stale = truth.keys.filter { versions[$0] != nil && versions[$0] != truth[$0] }
-            #expect(missing.isEmpty, "client \(index) never saw \(missing.count) rows, such as \(missing.prefix(5))")
-            #expect(stale.isEmpty, "client \(index) holds an old version of \(stale.count) rows")
-            #expect(versions.count == truth.count)
+                let truth = try await Self.databaseVersions(first)
+                #expect(truth.count >= Int(Self.seconds), "the writers wrote only \(truth.count) rows")
+                #expect(pulled.count == 3)
+                for (index, versions) in pulled.enumerated() {
+                    let missing = truth.keys.filter { versions[$0] == nil }
+                    let stale = truth.keys.filter { versions[$0] != nil && versions[$0] != truth[$0] }
+                    #expect(
+                        missing.isEmpty, "client \(index) never saw \(missing.count) rows, such as \(missing.prefix(5))"
+                    )
+                    #expect(stale.isEmpty, "client \(index) holds an old version of \(stale.count) rows")
+                    #expect(versions.count == truth.count)
+                }
+            }
         }
     }
 

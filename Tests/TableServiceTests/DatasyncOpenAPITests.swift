@@ -15,53 +15,54 @@ struct DatasyncOpenAPITests {
     func moviesAnswersMatchTheGoldenShapes(_ backend: Backend) async throws {
         let golden = try JSONDecoder().decode(JSONValue.self, from: DatasyncFixtures.data("openapi.json"))
         let schema = try DatasyncFixtures.schema()
-        let server = try await TestServer(backend) { $0.schema = schema }
-        defer { server.stopInBackground() }
-        let v3 = DatasyncFixtures.v3
-        for movie in try DatasyncFixtures.rows("movies.json").prefix(30) {
-            _ = try await server.send(.post, "/tables/movies", json: movie, headers: v3)
-        }
-        let ours = try JSONDecoder().decode(JSONValue.self, from: try await server.send(.get, "/openapi.json").body)
-        #expect(ours.objectValue?["openapi"] == "3.1.1")
-        let paths = try #require(ours.objectValue?["paths"]?.objectValue)
-        #expect(paths["/tables/movies"] != nil && paths["/tables/movies/{id}"] != nil)
+        try await withTestServer(backend, configure: { $0.schema = schema }) { server in
+            let v3 = DatasyncFixtures.v3
+            for movie in try DatasyncFixtures.rows("movies.json").prefix(30) {
+                _ = try await server.send(.post, "/tables/movies", json: movie, headers: v3)
+            }
+            let ours = try JSONDecoder().decode(JSONValue.self, from: try await server.send(.get, "/openapi.json").body)
+            #expect(ours.objectValue?["openapi"] == "3.1.1")
+            let paths = try #require(ours.objectValue?["paths"]?.objectValue)
+            #expect(paths["/tables/movies"] != nil && paths["/tables/movies/{id}"] != nil)
 
-        // The golden page (TodoItemPage) with its items as the golden entity's system fields plus
-        // the movie columns as this service describes them.
-        let validator = ShapeValidator(documents: [golden, ours])
-        let page = try #require(validator.resolve("#/components/schemas/TodoItemPage", in: golden))
-        let goldenEntity = try #require(validator.resolve("#/components/schemas/TodoItem", in: golden))
-        var movie = try #require(validator.resolve("#/components/schemas/movies", in: ours))
-        var movieProperties = try #require(movie["properties"]?.objectValue)
-        for (key, value) in try #require(goldenEntity["properties"]?.objectValue) where key != "title" {
-            movieProperties[key] = value
-        }
-        #expect(Set(movieProperties.keys).isSuperset(of: ["rating", "releaseDate", "year", "bestPictureWinner"]))
-        movie["properties"] = .object(movieProperties)
-        movie["additionalProperties"] = false
-        var moviePage = page
-        var pageProperties = try #require(page["properties"]?.objectValue)
-        pageProperties["items"] = ["type": "array", "items": .object(movie)]
-        moviePage["properties"] = .object(pageProperties)
+            // The golden page (TodoItemPage) with its items as the golden entity's system fields plus
+            // the movie columns as this service describes them.
+            let validator = ShapeValidator(documents: [golden, ours])
+            let page = try #require(validator.resolve("#/components/schemas/TodoItemPage", in: golden))
+            let goldenEntity = try #require(validator.resolve("#/components/schemas/TodoItem", in: golden))
+            var movie = try #require(validator.resolve("#/components/schemas/movies", in: ours))
+            var movieProperties = try #require(movie["properties"]?.objectValue)
+            for (key, value) in try #require(goldenEntity["properties"]?.objectValue) where key != "title" {
+                movieProperties[key] = value
+            }
+            #expect(Set(movieProperties.keys).isSuperset(of: ["rating", "releaseDate", "year", "bestPictureWinner"]))
+            movie["properties"] = .object(movieProperties)
+            movie["additionalProperties"] = false
+            var moviePage = page
+            var pageProperties = try #require(page["properties"]?.objectValue)
+            pageProperties["items"] = ["type": "array", "items": .object(movie)]
+            moviePage["properties"] = .object(pageProperties)
 
-        for query in ["", "?$count=true&$top=5&$skip=3", "?$select=title,rating&$filter=year%20gt%201990"] {
-            let reply = try await server.send(.get, "/tables/movies" + query, headers: v3)
-            let problems = validator.problems(
-                of: try JSONDecoder().decode(JSONValue.self, from: reply.body), against: moviePage)
-            #expect(problems.isEmpty, "GET /tables/movies\(query): \(problems)")
+            for query in ["", "?$count=true&$top=5&$skip=3", "?$select=title,rating&$filter=year%20gt%201990"] {
+                let reply = try await server.send(.get, "/tables/movies" + query, headers: v3)
+                let problems = validator.problems(
+                    of: try JSONDecoder().decode(JSONValue.self, from: reply.body), against: moviePage)
+                #expect(problems.isEmpty, "GET /tables/movies\(query): \(problems)")
+            }
+            let single = try await server.send(.get, "/tables/movies/id-001", headers: v3)
+            #expect(
+                validator.problems(of: try JSONDecoder().decode(JSONValue.self, from: single.body), against: movie)
+                    .isEmpty)
+            let created = try await server.send(
+                .post, "/tables/movies",
+                json: ["title": "New", "rating": "PG13", "releaseDate": "2026-01-31", "year": 2026], headers: v3)
+            #expect(created.status == 201)
+            let createdProblems = validator.problems(
+                of: try JSONDecoder().decode(JSONValue.self, from: created.body), against: movie)
+            #expect(createdProblems.isEmpty, "\(createdProblems)")
+            let broken: JSONValue = ["items": [["id": 3, "updatedAt": "yesterday", "rating": "X"]], "extra": true]
+            #expect(validator.problems(of: broken, against: moviePage).count >= 4, "the validator can fail")
         }
-        let single = try await server.send(.get, "/tables/movies/id-001", headers: v3)
-        #expect(
-            validator.problems(of: try JSONDecoder().decode(JSONValue.self, from: single.body), against: movie).isEmpty)
-        let created = try await server.send(
-            .post, "/tables/movies",
-            json: ["title": "New", "rating": "PG13", "releaseDate": "2026-01-31", "year": 2026], headers: v3)
-        #expect(created.status == 201)
-        let createdProblems = validator.problems(
-            of: try JSONDecoder().decode(JSONValue.self, from: created.body), against: movie)
-        #expect(createdProblems.isEmpty, "\(createdProblems)")
-        let broken: JSONValue = ["items": [["id": 3, "updatedAt": "yesterday", "rating": "X"]], "extra": true]
-        #expect(validator.problems(of: broken, against: moviePage).count >= 4, "the validator can fail")
     }
 }
 

@@ -14,13 +14,15 @@ import Testing
         ]
     }
 
-    static func makeServer(_ backend: Backend) async throws -> TestServer {
-        let server = try await TestServer(backend)
-        for row in rows {
-            let reply = try await server.send(.post, "/tables/todoitem", json: row)
-            #expect(reply.status == 201)
+    /// Runs `body` with a server holding ``rows``, then stops the server.
+    static func withSeededServer(_ backend: Backend, _ body: (TestServer) async throws -> Void) async throws {
+        try await withTestServer(backend) { server in
+            for row in rows {
+                let reply = try await server.send(.post, "/tables/todoitem", json: row)
+                #expect(reply.status == 201)
+            }
+            try await body(server)
         }
-        return server
     }
 
     static func ids(_ server: TestServer, _ filter: String, extra: String = "") async throws -> (Int, [String], String)
@@ -75,12 +77,12 @@ import Testing
     ]
 
     @Test(arguments: Backend.all) func validFiltersSelectTheExpectedRows(_ backend: Backend) async throws {
-        let server = try await Self.makeServer(backend)
-        defer { server.stopInBackground() }
-        for (filter, expected) in Self.valid {
-            let (status, ids, body) = try await Self.ids(server, filter)
-            #expect(status == 200, "\(filter): \(body)")
-            #expect(ids == expected, "\(filter)")
+        try await Self.withSeededServer(backend) { server in
+            for (filter, expected) in Self.valid {
+                let (status, ids, body) = try await Self.ids(server, filter)
+                #expect(status == 200, "\(filter): \(body)")
+                #expect(ids == expected, "\(filter)")
+            }
         }
     }
 
@@ -96,55 +98,55 @@ import Testing
     ]
 
     @Test(arguments: Backend.all) func invalidFiltersAreABadRequestSayingWhere(_ backend: Backend) async throws {
-        let server = try await Self.makeServer(backend)
-        defer { server.stopInBackground() }
-        #expect(Self.invalid.count >= 30)
-        for filter in Self.invalid where !filter.isEmpty {
-            let (status, _, body) = try await Self.ids(server, filter)
-            #expect(status == 400, "\(filter) → \(status) \(body)")
-            #expect(body.contains("\"error\""), "\(filter)")
+        try await Self.withSeededServer(backend) { server in
+            #expect(Self.invalid.count >= 30)
+            for filter in Self.invalid where !filter.isEmpty {
+                let (status, _, body) = try await Self.ids(server, filter)
+                #expect(status == 400, "\(filter) → \(status) \(body)")
+                #expect(body.contains("\"error\""), "\(filter)")
+            }
+            let (status, _, body) = try await Self.ids(server, "updatedAt gee 1")
+            #expect(status == 400)
+            #expect(body.contains("position 10"))
+            // An empty $filter is no filter.
+            let (emptyStatus, all, _) = try await Self.ids(server, "")
+            #expect(emptyStatus == 200)
+            #expect(all.count == 5)
         }
-        let (status, _, body) = try await Self.ids(server, "updatedAt gee 1")
-        #expect(status == 400)
-        #expect(body.contains("position 10"))
-        // An empty $filter is no filter.
-        let (emptyStatus, all, _) = try await Self.ids(server, "")
-        #expect(emptyStatus == 200)
-        #expect(all.count == 5)
     }
 
     @Test(arguments: Backend.all) func injectionAttemptsMatchNothingExtraAndLeaveTheDatabaseIntact(
         _ backend: Backend
     ) async throws {
-        let server = try await Self.makeServer(backend)
-        defer { server.stopInBackground() }
-        let attempts = [
-            "text eq ''; DROP TABLE todoitem; --'", "text eq '') or 1=1 --'", "text eq 'x'' or ''1''=''1'",
-            "id eq 'a\" OR \"1\"=\"1'", "text eq 'Buy milk'' --'",
-        ]
-        for attempt in attempts {
-            let (status, ids, body) = try await Self.ids(server, attempt)
-            #expect(ids.isEmpty, "\(attempt) → \(status) \(body)")
+        try await Self.withSeededServer(backend) { server in
+            let attempts = [
+                "text eq ''; DROP TABLE todoitem; --'", "text eq '') or 1=1 --'", "text eq 'x'' or ''1''=''1'",
+                "id eq 'a\" OR \"1\"=\"1'", "text eq 'Buy milk'' --'",
+            ]
+            for attempt in attempts {
+                let (status, ids, body) = try await Self.ids(server, attempt)
+                #expect(ids.isEmpty, "\(attempt) → \(status) \(body)")
+            }
+            for attempt in ["') or 1=1 --", "'; DROP TABLE todoitem; --", "text eq 'a'; DROP TABLE todoitem"] {
+                let (status, ids, _) = try await Self.ids(server, attempt)
+                #expect(status == 400)
+                #expect(ids.isEmpty)
+            }
+            let orderInjection = try await server.send(.get, "/tables/todoitem?$orderby=id;DROP%20TABLE%20todoitem")
+            #expect(orderInjection.status == 400)
+            let all = try await server.send(.get, "/tables/todoitem")
+            #expect(all.array?.count == 5)
         }
-        for attempt in ["') or 1=1 --", "'; DROP TABLE todoitem; --", "text eq 'a'; DROP TABLE todoitem"] {
-            let (status, ids, _) = try await Self.ids(server, attempt)
-            #expect(status == 400)
-            #expect(ids.isEmpty)
-        }
-        let orderInjection = try await server.send(.get, "/tables/todoitem?$orderby=id;DROP%20TABLE%20todoitem")
-        #expect(orderInjection.status == 400)
-        let all = try await server.send(.get, "/tables/todoitem")
-        #expect(all.array?.count == 5)
     }
 
     @Test(arguments: Backend.all) func unknownColumnsInOrderbyAndSelectAreABadRequest(_ backend: Backend) async throws {
-        let server = try await Self.makeServer(backend)
-        defer { server.stopInBackground() }
-        #expect(try await server.send(.get, "/tables/todoitem?$orderby=nosuch").status == 400)
-        #expect(try await server.send(.get, "/tables/todoitem?$orderby=text%20sideways").status == 400)
-        #expect(try await server.send(.get, "/tables/todoitem?$select=id,nosuch").status == 400)
-        let selected = try await server.send(.get, "/tables/todoitem?$select=id,text&$orderby=priority%20desc")
-        #expect(selected.array?.first?.keys.sorted() == ["id", "text"])
-        #expect(selected.array?.first?["id"] as? String == "e")
+        try await Self.withSeededServer(backend) { server in
+            #expect(try await server.send(.get, "/tables/todoitem?$orderby=nosuch").status == 400)
+            #expect(try await server.send(.get, "/tables/todoitem?$orderby=text%20sideways").status == 400)
+            #expect(try await server.send(.get, "/tables/todoitem?$select=id,nosuch").status == 400)
+            let selected = try await server.send(.get, "/tables/todoitem?$select=id,text&$orderby=priority%20desc")
+            #expect(selected.array?.first?.keys.sorted() == ["id", "text"])
+            #expect(selected.array?.first?["id"] as? String == "e")
+        }
     }
 }

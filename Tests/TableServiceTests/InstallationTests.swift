@@ -38,40 +38,49 @@ struct InstallationTests {
         #expect(new.status == 201)
         await server.started.stop()
 
-        let restarted = try await TestServer(backend, sharing: server, page: true) {
-            $0.schema = try! SchemaChangeTests.schema(SchemaChangeTests.schema2)
+        try await withTestServer(
+            backend, sharing: server, page: true,
+            configure: {
+                $0.schema = try! SchemaChangeTests.schema(SchemaChangeTests.schema2)
+            }
+        ) { restarted in
+            let installations = await restarted.running.service.installations.all()
+            #expect(installations.map(\.id).sorted() == ["new-2", "old-1"])
+            #expect(installations.first { $0.id == "old-1" }?.oldNames.keys.sorted() == ["todo.text"])
+            let page = try await restarted.send(.get, "/service", headers: [:]).text
+            #expect(page.contains("old-1") && page.contains("todo.text"), "\(page)")
+            let metrics = try await restarted.send(.get, "/metrics", headers: [:]).text
+            #expect(metrics.contains("todosync_installations_writing_old_shape 1"), "\(metrics)")
         }
-        defer { restarted.stopInBackground() }
-        let installations = await restarted.running.service.installations.all()
-        #expect(installations.map(\.id).sorted() == ["new-2", "old-1"])
-        #expect(installations.first { $0.id == "old-1" }?.oldNames.keys.sorted() == ["todo.text"])
-        let page = try await restarted.send(.get, "/service", headers: [:]).text
-        #expect(page.contains("old-1") && page.contains("todo.text"), "\(page)")
-        let metrics = try await restarted.send(.get, "/metrics", headers: [:]).text
-        #expect(metrics.contains("todosync_installations_writing_old_shape 1"), "\(metrics)")
     }
 
     @Test("Two PostgreSQL instances list each other's installations")
     func instancesSeeEachOthersInstallations() async throws {
         guard TestPostgres.isRequired else { return }
-        let a = try await Self.renamedServer(.postgres)
-        defer { a.stopInBackground() }
-        let b = try await TestServer(.postgres, sharing: a, page: true) {
-            $0.schema = try! SchemaChangeTests.schema(SchemaChangeTests.schema2)
-        }
-        defer { b.stopInBackground() }
-        _ = try await a.send(.post, "/tables/todo", json: ["id": "a", "text": "x"], headers: Self.headers("phone-a"))
-        _ = try await b.send(.post, "/tables/todo", json: ["id": "b", "title": "y"], headers: Self.headers("phone-b"))
-        // Each instance saves what it noted within a second: poll, with a deadline.
-        try await withTimeLimit(60) {
-            for server in [a, b] {
-                while await Set(server.running.service.installations.all().map(\.id)) != ["phone-a", "phone-b"] {
-                    try await Task.sleep(for: .milliseconds(100))
+        try await withStopping(Self.renamedServer(.postgres)) { a in
+            try await withTestServer(
+                .postgres, sharing: a, page: true,
+                configure: {
+                    $0.schema = try! SchemaChangeTests.schema(SchemaChangeTests.schema2)
                 }
+            ) { b in
+                _ = try await a.send(
+                    .post, "/tables/todo", json: ["id": "a", "text": "x"], headers: Self.headers("phone-a"))
+                _ = try await b.send(
+                    .post, "/tables/todo", json: ["id": "b", "title": "y"], headers: Self.headers("phone-b"))
+                // Each instance saves what it noted within a second: poll, with a deadline.
+                try await withTimeLimit(60) {
+                    for server in [a, b] {
+                        while await Set(server.running.service.installations.all().map(\.id)) != ["phone-a", "phone-b"]
+                        {
+                            try await Task.sleep(for: .milliseconds(100))
+                        }
+                    }
+                }
+                let page = try await b.send(.get, "/service", headers: [:]).text
+                #expect(page.contains("phone-a") && page.contains("todo.text"), "\(page)")
+                #expect(!page.contains("phone-b"), "phone-b writes the new shape")
             }
         }
-        let page = try await b.send(.get, "/service", headers: [:]).text
-        #expect(page.contains("phone-a") && page.contains("todo.text"), "\(page)")
-        #expect(!page.contains("phone-b"), "phone-b writes the new shape")
     }
 }

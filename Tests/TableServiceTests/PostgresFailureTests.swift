@@ -49,23 +49,24 @@ import Testing
     }
 
     @Test(arguments: cases) func postgresErrorBecomesItsStorageFailure(_ failing: Case) async throws {
-        let server = try await TestServer(.postgres, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        let store = try #require(server.running.service.store as? PostgresTableStore)
-        let error = await #expect(throws: TableError.self) {
-            _ = try await store.values(failing.statement) { _ in () }
+        try await withTestServer(.postgres, tables: ["todoitem"]) { server in
+            let store = try #require(server.running.service.store as? PostgresTableStore)
+            let error = await #expect(throws: TableError.self) {
+                _ = try await store.values(failing.statement) { _ in () }
+            }
+            #expect(
+                error.flatMap(StorageFailureKind.init(thrownBy:)) == failing.expected, "\(String(describing: error))")
         }
-        #expect(error.flatMap(StorageFailureKind.init(thrownBy:)) == failing.expected, "\(String(describing: error))")
     }
 
     @Test func storeAnswersAnExistingIDWithTheStoredItem() async throws {
-        let server = try await TestServer(.postgres, tables: ["todoitem"])
-        defer { server.stopInBackground() }
-        let store = try #require(server.running.service.store as? PostgresTableStore)
-        let changes = ItemChanges(id: "a", version: nil, fields: [.init(name: "text", value: .string("one"))])
-        let stored = try await store.insert(into: "todoitem", changes, scope: .all)
-        await #expect(throws: TableError.alreadyExists(stored)) {
-            _ = try await store.insert(into: "todoitem", changes, scope: .all)
+        try await withTestServer(.postgres, tables: ["todoitem"]) { server in
+            let store = try #require(server.running.service.store as? PostgresTableStore)
+            let changes = ItemChanges(id: "a", version: nil, fields: [.init(name: "text", value: .string("one"))])
+            let stored = try await store.insert(into: "todoitem", changes, scope: .all)
+            await #expect(throws: TableError.alreadyExists(stored)) {
+                _ = try await store.insert(into: "todoitem", changes, scope: .all)
+            }
         }
     }
 

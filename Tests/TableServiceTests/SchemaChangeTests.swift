@@ -64,22 +64,24 @@ struct SchemaChangeTests {
         let (first, newest) = try await Self.serverWithRows(backend, rows: 5)
         await first.started.stop()
         defer { first.folder.remove() }
-        let second = try await TestServer(backend, sharing: first) { $0.schema = try! Self.schema(Self.schema2) }
-        defer { second.stopInBackground() }
-        await second.running.service.schemaBackfillsFinished()
+        try await withTestServer(
+            backend, sharing: first, configure: { $0.schema = try! Self.schema(Self.schema2) }
+        ) { second in
+            await second.running.service.schemaBackfillsFinished()
 
-        let rows = try await Self.pulled(second, after: newest)
-        #expect(rows.count == 5)
-        for row in rows {
-            let index = (row["id"] as? String)?.dropFirst() ?? ""
-            #expect(row["title"] as? String == "t\(index)")
-            #expect(row["priority"] as? Int == 3)
-            #expect(row["text"] == nil, "the old name is not answered")
+            let rows = try await Self.pulled(second, after: newest)
+            #expect(rows.count == 5)
+            for row in rows {
+                let index = (row["id"] as? String)?.dropFirst() ?? ""
+                #expect(row["title"] as? String == "t\(index)")
+                #expect(row["priority"] as? Int == 3)
+                #expect(row["text"] == nil, "the old name is not answered")
+            }
+            let widened = try await second.send(
+                .post, "/tables/todo", json: ["id": "w", "estimate": 1.5], headers: Self.v3)
+            #expect(widened.status == 201, "\(widened.text)")
+            #expect(widened.object?["priority"] as? Int == 3, "an insert gets the default")
         }
-        let widened = try await second.send(
-            .post, "/tables/todo", json: ["id": "w", "estimate": 1.5], headers: Self.v3)
-        #expect(widened.status == 201, "\(widened.text)")
-        #expect(widened.object?["priority"] as? Int == 3, "an insert gets the default")
     }
 
     @Test(
@@ -89,26 +91,28 @@ struct SchemaChangeTests {
         let (first, _) = try await Self.serverWithRows(backend, rows: 2)
         await first.started.stop()
         defer { first.folder.remove() }
-        let server = try await TestServer(backend, sharing: first) { $0.schema = try! Self.schema(Self.schema2) }
-        defer { server.stopInBackground() }
-        await server.running.service.schemaBackfillsFinished()
+        try await withTestServer(
+            backend, sharing: first, configure: { $0.schema = try! Self.schema(Self.schema2) }
+        ) { server in
+            await server.running.service.schemaBackfillsFinished()
 
-        var newClient = Self.v3
-        newClient[.ifMatch] = try await server.send(.get, "/tables/todo/r1", headers: Self.v3).header("ETag")
-        let set = try await server.send(
-            .put, "/tables/todo/r1", json: ["id": "r1", "title": "t1", "priority": 5], headers: newClient)
-        #expect(set.status == 200, "\(set.text)")
+            var newClient = Self.v3
+            newClient[.ifMatch] = try await server.send(.get, "/tables/todo/r1", headers: Self.v3).header("ETag")
+            let set = try await server.send(
+                .put, "/tables/todo/r1", json: ["id": "r1", "title": "t1", "priority": 5], headers: newClient)
+            #expect(set.status == 200, "\(set.text)")
 
-        var oldClient = Self.v3
-        oldClient[ProtocolHeader.installationID] = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
-        oldClient[.ifMatch] = set.header("ETag")
-        let put = try await server.send(
-            .put, "/tables/todo/r1", json: ["id": "r1", "text": "edited", "complete": true, "estimate": 1],
-            headers: oldClient)
-        #expect(put.status == 200, "\(put.text)")
-        #expect(put.object?["title"] as? String == "edited")
-        #expect(put.object?["priority"] as? Int == 5, "the PUT of a client that does not know priority keeps it")
-        #expect(put.object?["text"] == nil)
+            var oldClient = Self.v3
+            oldClient[ProtocolHeader.installationID] = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+            oldClient[.ifMatch] = set.header("ETag")
+            let put = try await server.send(
+                .put, "/tables/todo/r1", json: ["id": "r1", "text": "edited", "complete": true, "estimate": 1],
+                headers: oldClient)
+            #expect(put.status == 200, "\(put.text)")
+            #expect(put.object?["title"] as? String == "edited")
+            #expect(put.object?["priority"] as? Int == 5, "the PUT of a client that does not know priority keeps it")
+            #expect(put.object?["text"] == nil)
+        }
     }
 
     @Test(
@@ -122,23 +126,25 @@ struct SchemaChangeTests {
         ]
         await first.started.stop()
         defer { first.folder.remove() }
-        let server = try await TestServer(backend, sharing: first) { $0.schema = try! Self.schema(Self.schema2) }
-        defer { server.stopInBackground() }
-        await server.running.service.schemaBackfillsFinished()
+        try await withTestServer(
+            backend, sharing: first, configure: { $0.schema = try! Self.schema(Self.schema2) }
+        ) { server in
+            await server.running.service.schemaBackfillsFinished()
 
-        var stale = Self.v3
-        stale[.ifMatch] = tags[0]
-        let put = try await server.send(
-            .put, "/tables/todo/r0", json: ["id": "r0", "text": "edited", "complete": true, "estimate": 0],
-            headers: stale)
-        #expect(put.status == 200, "\(put.text)")
-        #expect(put.object?["title"] as? String == "edited" && put.object?["priority"] as? Int == 3)
-        let again = try await server.send(
-            .put, "/tables/todo/r0", json: ["id": "r0", "text": "again"], headers: stale)
-        #expect(again.status == 412, "a version older than a real write is a conflict")
-        stale[.ifMatch] = tags[1]
-        let delete = try await server.send(.delete, "/tables/todo/r1", headers: stale)
-        #expect(delete.status == 204, "\(delete.text)")
+            var stale = Self.v3
+            stale[.ifMatch] = tags[0]
+            let put = try await server.send(
+                .put, "/tables/todo/r0", json: ["id": "r0", "text": "edited", "complete": true, "estimate": 0],
+                headers: stale)
+            #expect(put.status == 200, "\(put.text)")
+            #expect(put.object?["title"] as? String == "edited" && put.object?["priority"] as? Int == 3)
+            let again = try await server.send(
+                .put, "/tables/todo/r0", json: ["id": "r0", "text": "again"], headers: stale)
+            #expect(again.status == 412, "a version older than a real write is a conflict")
+            stale[.ifMatch] = tags[1]
+            let delete = try await server.send(.delete, "/tables/todo/r1", headers: stale)
+            #expect(delete.status == 204, "\(delete.text)")
+        }
     }
 
     @Test(
@@ -149,17 +155,19 @@ struct SchemaChangeTests {
         await first.started.stop()
         defer { first.folder.remove() }
         let retired = #"{"todo": {"columns": {"text": "string", "complete": {"type": "boolean", "retired": true}}}}"#
-        let server = try await TestServer(backend, sharing: first) { $0.schema = try! Self.schema(retired) }
-        defer { server.stopInBackground() }
-        let row = try await server.send(.get, "/tables/todo/r0", headers: Self.v3)
-        #expect(row.status == 200)
-        #expect(row.object?["complete"] == nil && row.object?["text"] as? String == "t0", "\(row.text)")
-        let write = try await server.send(
-            .post, "/tables/todo", json: ["id": "n", "text": "x", "complete": true], headers: Self.v3)
-        #expect(write.status == 201, "\(write.text)")
-        #expect(write.object?["complete"] == nil)
-        let page = try await server.send(.get, "/tables/todo", headers: Self.v3)
-        #expect(!page.text.contains("complete"), "\(page.text)")
+        try await withTestServer(
+            backend, sharing: first, configure: { $0.schema = try! Self.schema(retired) }
+        ) { server in
+            let row = try await server.send(.get, "/tables/todo/r0", headers: Self.v3)
+            #expect(row.status == 200)
+            #expect(row.object?["complete"] == nil && row.object?["text"] as? String == "t0", "\(row.text)")
+            let write = try await server.send(
+                .post, "/tables/todo", json: ["id": "n", "text": "x", "complete": true], headers: Self.v3)
+            #expect(write.status == 201, "\(write.text)")
+            #expect(write.object?["complete"] == nil)
+            let page = try await server.send(.get, "/tables/todo", headers: Self.v3)
+            #expect(!page.text.contains("complete"), "\(page.text)")
+        }
     }
 
     @Test(
@@ -189,12 +197,14 @@ struct SchemaChangeTests {
                 #expect("\(error)".contains(expected), "\(error)")
             }
         }
-        let again = try await TestServer(backend, sharing: first) { $0.schema = try! Self.schema(widened) }
-        defer { again.stopInBackground() }
-        let row = try await again.send(.get, "/tables/todo/r0", headers: Self.v3)
-        #expect(row.object?["text"] as? String == "t0", "nothing was renamed: \(row.text)")
-        let changes = try await again.running.service.store.schemaChanges()
-        #expect(changes.allSatisfy { $0.kind == .declared }, "\(changes.map(\.summary))")
+        try await withTestServer(
+            backend, sharing: first, configure: { $0.schema = try! Self.schema(widened) }
+        ) { again in
+            let row = try await again.send(.get, "/tables/todo/r0", headers: Self.v3)
+            #expect(row.object?["text"] as? String == "t0", "nothing was renamed: \(row.text)")
+            let changes = try await again.running.service.store.schemaChanges()
+            #expect(changes.allSatisfy { $0.kind == .declared }, "\(changes.map(\.summary))")
+        }
     }
 
     @Test("A default of the wrong type is refused when the file is read, naming its line")
@@ -222,9 +232,11 @@ struct SchemaChangeTests {
         #expect(lines.contains("todo.estimate: widened from integer to number [0]"), "\(lines)")
         #expect(report.rowsToBackfill == 8)
         #expect(report.description.contains("Nothing was changed"))
-        let again = try await TestServer(.sqlite, sharing: first) { $0.schema = try! Self.schema(Self.schema1) }
-        defer { again.stopInBackground() }
-        #expect(try await again.send(.get, "/tables/todo/r0", headers: Self.v3).object?["text"] as? String == "t0")
+        try await withTestServer(
+            .sqlite, sharing: first, configure: { $0.schema = try! Self.schema(Self.schema1) }
+        ) { again throws in
+            #expect(try await again.send(.get, "/tables/todo/r0", headers: Self.v3).object?["text"] as? String == "t0")
+        }
     }
 
     @Test("A backfill stopped after a batch resumes at the next start and stamps each row once", arguments: Backend.all)
@@ -241,18 +253,21 @@ struct SchemaChangeTests {
         #expect(try await Self.pulled(stopped, after: newest).count == 2, "one batch of two rows")
         await stopped.started.stop()
 
-        let resumed = try await TestServer(backend, sharing: first) {
-            $0.schema = try! Self.schema(Self.schema2)
-            $0.backfillBatchSize = 2
-        }
-        defer { resumed.stopInBackground() }
-        await resumed.running.service.schemaBackfillsFinished()
-        let rows = try await Self.pulled(resumed, after: newest)
-        #expect(rows.count == 7)
-        #expect(rows.allSatisfy { $0["priority"] as? Int == 3 && $0["title"] != nil })
-        let changes = try await resumed.running.service.store.schemaChanges()
-        for change in changes where change.kind == .renamed || change.kind == .defaulted {
-            #expect(change.backfill == .done && change.stamped == 7, "\(change)")
+        try await withTestServer(
+            backend, sharing: first,
+            configure: {
+                $0.schema = try! Self.schema(Self.schema2)
+                $0.backfillBatchSize = 2
+            }
+        ) { resumed in
+            await resumed.running.service.schemaBackfillsFinished()
+            let rows = try await Self.pulled(resumed, after: newest)
+            #expect(rows.count == 7)
+            #expect(rows.allSatisfy { $0["priority"] as? Int == 3 && $0["title"] != nil })
+            let changes = try await resumed.running.service.store.schemaChanges()
+            for change in changes where change.kind == .renamed || change.kind == .defaulted {
+                #expect(change.backfill == .done && change.stamped == 7, "\(change)")
+            }
         }
     }
 
@@ -271,19 +286,20 @@ struct SchemaChangeTests {
             $0.backfillBatchSize = 2
         }
         let (a, b) = try await (one, two)
-        defer {
-            a.stopInBackground()
-            b.stopInBackground()
-        }
-        await a.running.service.schemaBackfillsFinished()
-        await b.running.service.schemaBackfillsFinished()
-        let rows = try await Self.pulled(a, after: newest)
-        #expect(rows.count == 6)
-        #expect(rows.allSatisfy { ($0["title"] as? String)?.hasPrefix("t") == true && $0["priority"] as? Int == 3 })
-        let changes = try await a.running.service.store.schemaChanges()
-        #expect(changes.filter { $0.kind == .renamed }.count == 1)
-        for change in changes where change.kind == .renamed || change.kind == .defaulted {
-            #expect(change.stamped == 6, "each row stamped once: \(change)")
+        try await withStopping(a) { a in
+            try await withStopping(b) { b in
+                await a.running.service.schemaBackfillsFinished()
+                await b.running.service.schemaBackfillsFinished()
+                let rows = try await Self.pulled(a, after: newest)
+                #expect(rows.count == 6)
+                #expect(
+                    rows.allSatisfy { ($0["title"] as? String)?.hasPrefix("t") == true && $0["priority"] as? Int == 3 })
+                let changes = try await a.running.service.store.schemaChanges()
+                #expect(changes.filter { $0.kind == .renamed }.count == 1)
+                for change in changes where change.kind == .renamed || change.kind == .defaulted {
+                    #expect(change.stamped == 6, "each row stamped once: \(change)")
+                }
+            }
         }
     }
 
@@ -292,22 +308,25 @@ struct SchemaChangeTests {
         let (first, _) = try await Self.serverWithRows(.sqlite, rows: 1)
         await first.started.stop()
         defer { first.folder.remove() }
-        let server = try await TestServer(.sqlite, sharing: first, page: true) {
-            $0.schema = try! Self.schema(Self.schema2)
+        try await withTestServer(
+            .sqlite, sharing: first, page: true,
+            configure: {
+                $0.schema = try! Self.schema(Self.schema2)
+            }
+        ) { server in
+            var old = Self.v3
+            old[ProtocolHeader.installationID] = "old-phone-1"
+            _ = try await server.send(.post, "/tables/todo", json: ["id": "a", "text": "x"], headers: old)
+            var new = Self.v3
+            new[ProtocolHeader.installationID] = "new-phone-2"
+            _ = try await server.send(.post, "/tables/todo", json: ["id": "b", "title": "y"], headers: new)
+            let page = try await server.send(.get, "/service", headers: [:]).text
+            #expect(page.contains("old-phone-1") && page.contains("todo.text"), "\(page)")
+            #expect(!page.contains("new-phone-2"))
+            #expect(page.contains("todo.title: renamed from text"), "the applied schema changes are listed")
+            let metrics = try await server.send(.get, "/metrics", headers: [:]).text
+            #expect(metrics.contains("todosync_installations_writing_old_shape 1"), "\(metrics)")
+            #expect(metrics.contains("todosync_installations 2"))
         }
-        defer { server.stopInBackground() }
-        var old = Self.v3
-        old[ProtocolHeader.installationID] = "old-phone-1"
-        _ = try await server.send(.post, "/tables/todo", json: ["id": "a", "text": "x"], headers: old)
-        var new = Self.v3
-        new[ProtocolHeader.installationID] = "new-phone-2"
-        _ = try await server.send(.post, "/tables/todo", json: ["id": "b", "title": "y"], headers: new)
-        let page = try await server.send(.get, "/service", headers: [:]).text
-        #expect(page.contains("old-phone-1") && page.contains("todo.text"), "\(page)")
-        #expect(!page.contains("new-phone-2"))
-        #expect(page.contains("todo.title: renamed from text"), "the applied schema changes are listed")
-        let metrics = try await server.send(.get, "/metrics", headers: [:]).text
-        #expect(metrics.contains("todosync_installations_writing_old_shape 1"), "\(metrics)")
-        #expect(metrics.contains("todosync_installations 2"))
     }
 }

@@ -45,41 +45,44 @@ import Testing
     }
 
     @Test(arguments: Backend.all) func existingIDIsAConflictWithItsMessage(_ backend: Backend) async throws {
-        let server = try await TestServer(backend)
-        defer { server.stopInBackground() }
-        #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a"]).status == 201)
-        let again = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
-        #expect(again.status == 409)
-        #expect(again.object?["id"] as? String == "a")
+        try await withTestServer(backend) { server in
+            #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a"]).status == 201)
+            let again = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
+            #expect(again.status == 409)
+            #expect(again.object?["id"] as? String == "a")
+        }
     }
 
     @Test func filterPastSQLiteLimitsIsABadRequestWithItsMessage() async throws {
-        let server = try await TestServer(.sqlite)
-        defer { server.stopInBackground() }
-        _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "complete": false])
-        let filter = Array(repeating: "complete", count: 1100).joined(separator: " and ")
-        let reply = try await server.send(
-            .get, "/tables/todoitem?$filter=" + filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
-        #expect(reply.status == 400)
-        #expect(reply.object?["error"] as? String == TableStorageFailure.queryTooComplex("").message)
+        try await withTestServer(.sqlite) { server in
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a", "complete": false])
+            let filter = Array(repeating: "complete", count: 1100).joined(separator: " and ")
+            let reply = try await server.send(
+                .get, "/tables/todoitem?$filter=" + filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            )
+            #expect(reply.status == 400)
+            #expect(reply.object?["error"] as? String == TableStorageFailure.queryTooComplex("").message)
+        }
     }
 
     @Test(arguments: Backend.all) func tableDroppedBehindTheServiceIsAServerErrorThatSaysLittle(
         _ backend: Backend
     ) async throws {
-        let server = try await TestServer(backend)
-        defer { server.stopInBackground() }
-        #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"]).status == 201)
-        switch server.database {
-        case .sqlite(let path):
-            try await DatabaseQueue(path: try #require(path)).write { db in try db.execute(sql: "DROP TABLE todoitem") }
-        case .postgres(let location):
-            let url = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
-            _ = try await TestPostgres.textRows("DROP TABLE todoitem", url: url)
+        try await withTestServer(backend) { server in
+            #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"]).status == 201)
+            switch server.database {
+            case .sqlite(let path):
+                try await DatabaseQueue(path: try #require(path)).write { db in
+                    try db.execute(sql: "DROP TABLE todoitem")
+                }
+            case .postgres(let location):
+                let url = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
+                _ = try await TestPostgres.textRows("DROP TABLE todoitem", url: url)
+            }
+            let reply = try await server.send(.get, "/tables/todoitem")
+            #expect(reply.status == 500)
+            #expect(reply.object?["error"] as? String == Self.serverFailure)
+            #expect(!reply.text.contains("no such table") && !reply.text.contains("does not exist"))
         }
-        let reply = try await server.send(.get, "/tables/todoitem")
-        #expect(reply.status == 500)
-        #expect(reply.object?["error"] as? String == Self.serverFailure)
-        #expect(!reply.text.contains("no such table") && !reply.text.contains("does not exist"))
     }
 }

@@ -20,7 +20,7 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
 
 /// A table service (TestSupport's ``TestService``) over a temporary SQLite file or a fresh
 /// PostgreSQL database, with the settings these tests vary and an HTTP client to talk to it.
-final class TestServer: Sendable {
+final class TestServer: Stoppable {
     let started: TestService
     let backend: Backend
     let folder: TemporaryFolder
@@ -111,16 +111,35 @@ final class TestServer: Sendable {
         await started.stop()
         folder.remove()
     }
+}
 
-    /// Starts stopping the server (its asynchronous stop, which holds no thread) and returns at
-    /// once: the tests call this from `defer`, which cannot wait.
-    func stopInBackground() {
-        let (started, folder) = (started, folder)
-        Task {
-            await started.stop()
-            folder.remove()
-        }
+/// Starts a ``TestServer`` (arguments as its initializer), runs `body` with it, then stops it and
+/// removes its folder, waiting until that is done, also when `body` throws (see TestSupport's
+/// `withStopping`).
+func withTestServer(
+    _ backend: Backend = .sqlite, sharing other: TestServer? = nil, applicationKey: String? = nil,
+    pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, page: Bool = false,
+    allowedHosts: [String] = [], configure: (inout TableService.Configuration) -> Void = { _ in },
+    _ body: (TestServer) async throws -> Void
+) async throws {
+    try await withStopping(
+        TestServer(
+            backend, sharing: other, applicationKey: applicationKey, pageSize: pageSize, tables: tables,
+            controlledClock: controlledClock, page: page, allowedHosts: allowedHosts, configure: configure),
+        body)
+}
+
+/// Runs `body` with another instance on `server`'s database when it is a PostgreSQL one (which
+/// several instances serve), or with `server` itself on SQLite; stops that other instance after,
+/// waiting until it has stopped, also when `body` throws.
+func withInstanceSharing(
+    _ server: TestServer, _ body: (TestServer) async throws -> Void
+) async throws {
+    guard server.backend == .postgres else {
+        try await body(server)
+        return
     }
+    try await withTestServer(.postgres, sharing: server, body)
 }
 
 /// A settable clock shared with the service under test.

@@ -10,13 +10,13 @@ import Synchronization
 /// holds no thread while it trickles.
 ///
 /// ```swift
-/// let service = try await MisbehavingService { request in
+/// try await withMisbehavingService(answering: { request in
 ///     request.method == "POST" ? .json(201, #"{"id":"victim","version":"1"}"#) : .json(404, "{}")
+/// }) { service in
+///     ...
 /// }
-/// ...
-/// await service.stop()
 /// ```
-public final class MisbehavingService: Sendable {
+public final class MisbehavingService: Stoppable {
     /// One request as it arrived.
     public struct Request: Sendable {
         /// `GET`, `POST`...
@@ -86,16 +86,19 @@ public final class MisbehavingService: Sendable {
         for channel in log.connections { try? await channel.close() }
     }
 
-    /// Starts ``stop()`` and returns at once: for a test's `defer`, which cannot wait.
-    public func stopInBackground() {
-        listener.close(promise: nil)
-        for channel in log.connections { channel.close(promise: nil) }
-    }
-
     deinit {
         listener.close(promise: nil)
         for channel in log.connections { channel.close(promise: nil) }
     }
+}
+
+/// Starts a ``MisbehavingService`` whose answers `behaviour` decides, runs `body` with it, then
+/// stops it and waits until it has stopped, also when `body` throws (see ``withStopping(_:isolation:_:)``).
+public func withMisbehavingService(
+    answering behaviour: @escaping @Sendable (MisbehavingService.Request) -> MisbehavingService.Behaviour,
+    _ body: (MisbehavingService) async throws -> Void
+) async throws {
+    try await withStopping(MisbehavingService(behaviour), body)
 }
 
 /// The requests a ``MisbehavingService`` received and its open connections.

@@ -6,11 +6,12 @@ import TableService
 /// 127.0.0.1 and an ephemeral port, with its data in a temporary folder and a browser-like client.
 ///
 /// ```swift
-/// let dashboard = try await TestDashboard()            // with its embedded table service
-/// let page = try await dashboard.client.send(.get, "/")
-/// await dashboard.stop()
+/// try await withTestDashboard { dashboard in          // with its embedded table service
+///     let page = try await dashboard.client.send(.get, "/")
+///     ...
+/// }
 /// ```
-public final class TestDashboard: Sendable {
+public final class TestDashboard: Stoppable {
     /// The running dashboard.
     public let dashboard: Dashboard
     /// Its data folder (store, settings, the embedded service's SQLite file).
@@ -54,4 +55,15 @@ public final class TestDashboard: Sendable {
         fields["_csrf"] = try await csrfToken()
         return try await client.send(.post, path, form: fields)
     }
+}
+
+/// Starts a ``TestDashboard`` (arguments as ``TestDashboard/init(database:remote:configure:)``), runs
+/// `body` with it, then stops it and waits until it has stopped, also when `body` throws (see
+/// ``withStopping(_:isolation:_:)``).
+public func withTestDashboard(
+    database: TableService.Database? = nil, remote: DashboardConfiguration.Remote? = nil,
+    configure: (inout DashboardConfiguration) -> Void = { _ in },
+    _ body: (TestDashboard) async throws -> Void
+) async throws {
+    try await withStopping(TestDashboard(database: database, remote: remote, configure: configure), body)
 }

@@ -7,13 +7,13 @@ import TableService
 /// port, over a temporary SQLite file or a fresh PostgreSQL database.
 ///
 /// ```swift
-/// let service = try await TestService.sqlite(in: folder)
-/// let proxy = try await service.proxy(plan: .always(.dropResponse, probability: 0.3))
-/// ...
-/// await proxy.stop()
-/// await service.stop()
+/// try await withStopping(TestService.sqlite(in: folder)) { service in
+///     let proxy = try await service.proxy(plan: .always(.dropResponse, probability: 0.3))
+///     ...
+///     await proxy.stop()
+/// }
 /// ```
-public final class TestService: Sendable {
+public final class TestService: Stoppable {
     /// The service and its HTTP server.
     public let running: RunningTableService
     /// What it was started with (another instance on the same database takes the same).
@@ -96,11 +96,5 @@ public final class TestService: Sendable {
     /// Stops the server, letting requests in progress finish, and closes the database.
     public func stop() async {
         await running.stop()
-    }
-
-    /// Starts ``stop()`` and returns at once: for a test's `defer`, which cannot wait.
-    public func stopInBackground() {
-        let running = running
-        Task { await running.stop() }
     }
 }
