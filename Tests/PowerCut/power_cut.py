@@ -6,14 +6,18 @@
 Every SQLite file sits on powercut_fs.py, which keeps unsynced writes in memory only. While four
 threads POST inserts to the service and clients add items (`client add`) and push and pull in the
 background, the seed picks a moment: during inserts (after k answers 201), during a push (after k
-operations left a client's queue), during a pull (after a fresh client stored k rows) or during a
-checkpoint-heavy phase (large rows; after the service's first checkpoint and k more answers). Then
+operations left a client's queue), during a pull (after a fresh client stored k rows), during a
+checkpoint-heavy phase (large rows; after the service's first checkpoint and k more answers) or
+during a conflict decision (a client's Use Client, Use Server or a merge picking each field's side,
+cut a few milliseconds into it or just after it). Then
 every todosync process is SIGKILLed, the power is cut (everything unsynced is lost), the service
 starts again on the same port and this checks:
 
 - every insert the service answered 201 is on the service;
 - every `client add` that exited 0 is either queued in the client's store or on the service;
 - every SQLite file passes `PRAGMA integrity_check`;
+- a decision the command confirmed (exit 0) holds: the service has the value the decision chose
+  (the client's after Use Client, its own after Use Server); one it did not confirm may be made again;
 - `client push` and `client pull` then succeed, and each client holds exactly the service's rows.
 
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
@@ -41,7 +45,7 @@ from mount import PowerCutMount  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
-PHASES = ("inserts", "push", "pull", "checkpoint")
+PHASES = ("inserts", "push", "pull", "checkpoint", "decision")
 HEADERS = {"ZUMO-API-VERSION": "2.0.0", "Content-Type": "application/json"}
 INSERTERS = 4
 DEADLINE = 90  # seconds for anything awaited: generous, for a loaded machine
@@ -73,6 +77,16 @@ class Processes:
         with self.lock:
             self.live.discard(process)
         return status
+
+    def output(self, args):
+        """What a short command printed; it must succeed."""
+        with self.lock:
+            if self.cutting:
+                raise Cut()
+        done = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=DEADLINE)
+        if done.returncode != 0:
+            raise RuntimeError(f"todosync {' '.join(args[:1] + args[-2:])} failed: {done.stderr.strip()}")
+        return done.stdout
 
     def kill_all(self):
         with self.lock:
@@ -176,6 +190,7 @@ class Run:
         self.threads = []
         self.lock = threading.Lock()
         self.moment, self.problems = "", []
+        self.decision = None  # (choice, confirmed) of the decision phase
 
     def store(self, name):
         return os.path.join(self.disk.path, f"client-{name}.sqlite")
@@ -280,6 +295,8 @@ class Run:
             self.wait_for("the pull", lambda: pull.poll() is not None or (query(self.store("c"), count) or 0) >= k)
             self.moment = ("after the pull had ended" if pull.poll() is not None
                            else f"during a pull, after {k} rows had arrived")
+        elif self.phase == "decision":
+            self.moment = self.decide()
         else:
             database = self.service.database
             size = os.path.getsize(database) if os.path.exists(database) else 0
@@ -288,6 +305,65 @@ class Run:
             k, start = rng.randint(0, 60), self.acked()
             self.wait_for(f"{k} more inserts", lambda: self.acked() >= start + k)
             self.moment = f"during checkpoint-heavy inserts, {k} answers after the service's first checkpoint"
+
+    # A conflict, and its decision -------------------------------------------------------------
+
+    DECIDED_ITEM, CLIENT_TEXT, SERVER_TEXT = "d-1", "changed on client d", "changed on the service"
+
+    def decide(self):
+        """Client d's item changes on the service and in d's store; d's push meets the conflict and
+        d starts deciding it. Returns the moment, a few milliseconds into the decision or after it."""
+        item = self.DECIDED_ITEM
+        self.add("d", 1)
+        if self.processes.run(self.client("d", "push"), "client-d") != 0:
+            raise RuntimeError("client d's first push failed")
+        status, _ = request(self.service.url, "PATCH", f"/tables/todoitem/{item}", {"text": self.SERVER_TEXT})
+        if status != 200:
+            raise RuntimeError(f"the service's edit of {item} answered {status}")
+        if self.processes.run(self.client("d", "edit", item, "--text", self.CLIENT_TEXT), "client-d") != 0:
+            raise RuntimeError("client d's edit failed")
+        self.processes.run(self.client("d", "push"), "client-d")
+        conflicts = json.loads(self.processes.output(self.client("d", "conflicts", "--json")))
+        if len(conflicts) != 1:
+            raise RuntimeError(f"client d should have one conflict, has {len(conflicts)}")
+        # Not Cancel: it leaves the change pending, to conflict again at the next push (nothing is decided).
+        choice = self.rng.choice(["use-client", "use-server", "pick text=client", "pick text=server"])
+        # A third of the cuts come right after the decision was confirmed, the others 0-600 ms into it
+        # (a debug build's command takes a few hundred milliseconds).
+        after = self.rng.random() < 1 / 3
+        delay = self.rng.uniform(0, 0.6)
+        started = time.monotonic()
+        resolve = self.processes.start(self.resolve_args(conflicts[0]["operation"], choice), "client-d")
+        if after:
+            resolve.wait(DEADLINE)
+        else:
+            time.sleep(delay)
+        confirmed = resolve.poll() == 0
+        self.decision = (choice, confirmed)
+        return (f"{(time.monotonic() - started) * 1000:.0f} ms into client d's {choice}, "
+                + ("after it was confirmed" if confirmed else "before it was confirmed"))
+
+    def settle_decision(self):
+        """After the cut: a decision that was not confirmed is made again, as the person would."""
+        choice, confirmed = self.decision
+        left = json.loads(self.processes.output(self.client("d", "conflicts", "--json")))
+        if confirmed and left:
+            self.problems.append(f"client d's {choice} exited 0, yet its conflict is back after the cut")
+        for conflict in left:
+            if self.processes.run(self.resolve_args(conflict["operation"], choice), "client-d") != 0:
+                self.problems.append(f"client d's {choice} after the cut failed (client-d.log)")
+
+    def resolve_args(self, operation, choice):
+        """`client resolve OP use-client`, or `... pick --field text=client` for "pick text=client"."""
+        words = choice.split()
+        return self.client("d", "resolve", str(operation), words[0], *(["--field", words[1]] if words[1:] else []))
+
+    def check_decision(self, service):
+        choice, _ = self.decision
+        wanted = self.CLIENT_TEXT if choice in ("use-client", "pick text=client") else self.SERVER_TEXT
+        text = service.get(self.DECIDED_ITEM, (None,))[0]
+        if text != wanted:
+            self.problems.append(f"after client d's {choice} the service holds {text!r}, not {wanted!r}")
 
     def cut(self):
         self.processes.kill_all()
@@ -347,6 +423,8 @@ class Run:
 
     def converge(self):
         """Every client pushes, then every client pulls; then each holds exactly the service's rows."""
+        if self.decision:
+            self.settle_decision()
         for args in (["push"], ["pull", "--query-id", "all", "--page-size", "200"]):
             for name in self.clients:
                 if self.processes.run(self.client(name, *args), f"client-{name}") != 0:
@@ -355,6 +433,8 @@ class Run:
                     return
         service = {item_id: (row.get("text"), row.get("version"))
                    for item_id, row in self.service.rows().items() if not row.get("deleted")}
+        if self.decision:
+            self.check_decision(service)
         for name in self.clients:
             db = sqlite3.connect(self.store(name))
             local = {row[0]: (row[1], row[2]) for row in db.execute("SELECT id, text, version FROM todoitem")}
