@@ -9,7 +9,8 @@ background, the seed picks a moment: during inserts (after k answers 201), durin
 operations left a client's queue), during a pull (after a fresh client stored k rows), during a
 checkpoint-heavy phase (large rows; after the service's first checkpoint and k more answers) or
 during a conflict decision (a client's Use Client, Use Server or a merge picking each field's side,
-cut a few milliseconds into it or just after it). Then
+cut a few milliseconds into it or just after it) or during a migration (the service restarted with
+a schema that gives thousands of rows a default, cut while its backfill stamps them). Then
 every todosync process is SIGKILLed, the power is cut (everything unsynced is lost), the service
 starts again on the same port and this checks:
 
@@ -18,6 +19,8 @@ starts again on the same port and this checks:
 - every SQLite file passes `PRAGMA integrity_check`;
 - a decision the command confirmed (exit 0) holds: the service has the value the decision chose
   (the client's after Use Client, its own after Use Server); one it did not confirm may be made again;
+- after a migration, the backfill finishes at the next start: every row holds the default, and no
+  two rows share a stamp (`updatedAt`);
 - `client push` and `client pull` then succeed, and each client holds exactly the service's rows.
 
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
@@ -45,7 +48,10 @@ from mount import PowerCutMount  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
-PHASES = ("inserts", "push", "pull", "checkpoint", "decision")
+PHASES = ("inserts", "push", "pull", "checkpoint", "decision", "migration")
+# The migration: todoitem declared with a text, then given a priority with a default.
+SCHEMA_BEFORE = {"todoitem": {"columns": {"text": "string"}}}
+SCHEMA_AFTER = {"todoitem": {"columns": {"text": "string", "priority": {"type": "integer", "default": 3}}}}
 HEADERS = {"ZUMO-API-VERSION": "2.0.0", "Content-Type": "application/json"}
 INSERTERS = 4
 DEADLINE = 90  # seconds for anything awaited: generous, for a loaded machine
@@ -108,14 +114,17 @@ class Service:
 
     def __init__(self, processes, database):
         self.processes, self.database, self.port, self.url = processes, database, 0, None
+        self.schema, self.process = None, None  # the --schema file, if any; the running process
 
     def start(self):
         log_path = os.path.join(self.processes.folder, "serve.log")
         deadline = time.monotonic() + DEADLINE
+        schema = ["--schema", self.schema] if self.schema else []
         while True:
             offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
             process = self.processes.start(
-                ["serve", "--port", str(self.port), "--database", self.database, "--quiet"], "serve")
+                ["serve", "--port", str(self.port), "--database", self.database, "--quiet"] + schema, "serve")
+            self.process = process
             while process.poll() is None and time.monotonic() < deadline:
                 with open(log_path) as log:
                     log.seek(offset)
@@ -126,12 +135,20 @@ class Service:
                 time.sleep(0.05)
             process.kill()
             process.wait()
+            self.process = None
             with open(log_path) as log:
                 log.seek(offset)
                 output = log.read()[-2000:]
             # The port of the killed instance may take a moment to be free again.
             if time.monotonic() > deadline or "cannot listen" not in output.lower():
                 raise RuntimeError(f"todosync serve did not start: {output.strip()}")
+
+    def restart(self, schema):
+        """Stops the service (SIGTERM, as an upgrade does) and starts it with the `schema` file."""
+        self.process.terminate()
+        self.process.wait(DEADLINE)
+        self.schema = schema
+        self.start()
 
     def rows(self):
         """Every row (deleted ones too), by id."""
@@ -191,6 +208,15 @@ class Run:
         self.lock = threading.Lock()
         self.moment, self.problems = "", []
         self.decision = None  # (choice, confirmed) of the decision phase
+        if self.phase == "migration":
+            self.service.schema = self.schema_file("before", SCHEMA_BEFORE)
+
+    def schema_file(self, name, schema):
+        """A --schema file (off the power-cut disk: an upgrade's files are in place before it)."""
+        path = os.path.join(self.folder, f"schema-{name}.json")
+        with open(path, "w") as file:
+            json.dump(schema, file)
+        return path
 
     def store(self, name):
         return os.path.join(self.disk.path, f"client-{name}.sqlite")
@@ -223,6 +249,7 @@ class Run:
                 if not self.processes.cutting:
                     self.insert_errors.append(f"{item_id}: {error}")
                 connection.close()
+                time.sleep(0.01)  # the service may be restarting (a migration): not a busy loop
                 continue
             with self.lock:
                 if status == 201:
@@ -297,6 +324,8 @@ class Run:
                            else f"during a pull, after {k} rows had arrived")
         elif self.phase == "decision":
             self.moment = self.decide()
+        elif self.phase == "migration":
+            self.moment = self.migrate()
         else:
             database = self.service.database
             size = os.path.getsize(database) if os.path.exists(database) else 0
@@ -365,6 +394,41 @@ class Run:
         if text != wanted:
             self.problems.append(f"after client d's {choice} the service holds {text!r}, not {wanted!r}")
 
+    # A migration ------------------------------------------------------------------------------
+
+    def migrate(self):
+        """Thousands of rows in, a client pulls them all, then the service restarts with a schema
+        that gives each a default. Returns the moment: after k rows of the backfill were stamped."""
+        rows = self.rng.randint(2000, 4000)
+        self.wait_for(f"{rows} inserts answered 201", lambda: self.acked() >= rows)
+        if self.processes.run(self.client("c", "pull", "--query-id", "all", "--page-size", "500"), "client-c") != 0:
+            raise RuntimeError("client c's pull before the migration failed")
+        self.service.restart(self.schema_file("after", SCHEMA_AFTER))
+        k = self.rng.randint(0, rows)
+        stamped = "SELECT coalesce(max(stamped), 0) FROM __schema_changes WHERE columnName = 'priority'"
+        done = "SELECT count(*) FROM __schema_changes WHERE columnName = 'priority' AND backfill = 'done'"
+        self.wait_for("the backfill", lambda: (query(self.service.database, stamped) or 0) >= k
+                      or (query(self.service.database, done) or 0) > 0)
+        if query(self.service.database, done):
+            return f"after a migration's backfill had ended ({rows}+ rows)"
+        return f"during a migration, after {query(self.service.database, stamped)} of {rows}+ rows were stamped"
+
+    def check_migration(self):
+        """The backfill ends after the restart: every row has the default, each its own stamp."""
+        database = self.service.database
+        done = "SELECT count(*) FROM __schema_changes WHERE columnName = 'priority' AND backfill = 'done'"
+        try:
+            self.wait_for("the backfill to end after the restart", lambda: (query(database, done) or 0) > 0)
+        except RuntimeError as error:
+            self.problems.append(str(error))
+            return
+        missing = query(database, "SELECT count(*) FROM todoitem WHERE priority IS NULL")
+        if missing:
+            self.problems.append(f"{missing} rows lack the default after the migration")
+        shared = query(database, "SELECT count(*) - count(DISTINCT updatedAt) FROM todoitem")
+        if shared:
+            self.problems.append(f"{shared} rows share a stamp with another after the migration")
+
     def cut(self):
         self.processes.kill_all()
         for thread in self.threads:
@@ -383,6 +447,8 @@ class Run:
             problems.append(f"the service lost {len(lost)} of {len(self.acked_inserts)} inserts it answered 201 "
                             f"(kept {len(self.acked_inserts) - len(lost)}), such as {lost[:3]}")
         self.integrity(self.service.database)
+        if self.phase == "migration":
+            self.check_migration()
         counts = {"on the service": 0, "queued": 0, "lost": 0}
         for name in self.clients:
             store = self.store(name)
