@@ -8,8 +8,10 @@ answers, switched on and off through the proxy's faults file and SIGHUP), makes 
 (some requests lost on the way, some answers lost after the service applied them: `refuse,p=P` and
 `drop[,method=M],p=P` rules), pauses a service instance (SIGSTOP, then SIGCONT) and kills and
 restarts a client (SIGKILL). With --power-cuts, each client's data folder sits on its own
-power-cut filesystem (Tests/PowerCut/powercut_fs.py: writes not fsync-ed are lost), and a fault
-may also cut a client's power (SIGKILL, then its disk keeps only what was synced) and restart it.
+power-cut filesystem (Tests/PowerCut/powercut_fs.py: writes not fsync-ed are lost), the service is
+one `todosync serve` on SQLite on a power-cut filesystem of its own (instead of the two PostgreSQL
+instances), and a fault may also cut a client's or the service's power (SIGKILL, then its disk keeps
+only what was synced) and restart it (the service on its port).
 Every choice comes from the seed, so a campaign can be replayed. Then everything heals, and within HEAL seconds:
 
 - every client holds exactly the service's rows, with the same versions and values;
@@ -101,6 +103,46 @@ class Process:
         self.signal(signal.SIGKILL)
         self.process.wait()
         self.log.close()
+
+    def keep_port(self):
+        """From now on it starts again on the port it has (`--port 0` chose it)."""
+        self.args[self.args.index("--port") + 1] = self.url.rsplit(":", 1)[1]
+
+
+class PoweredService:
+    """`todosync serve` on SQLite on a power-cut filesystem: its power can be cut, and it starts
+    again on its port (the clients' proxies keep its address)."""
+
+    def __init__(self, folder):
+        self.disk = PowerCutMount(os.path.join(folder, "disk-service"))
+        self.disk.mount()
+        database = os.path.join(self.disk.path, "service.sqlite")
+        self.process = Process(folder, "serve-0", ["serve", "--port", "0", "--database", database] + RESOURCES)
+        self.process.keep_port()
+        self.url, self.alive = self.process.url, True
+
+    def signal(self, sig):
+        self.process.signal(sig)
+
+    def power_cut(self):
+        self.process.kill()
+        self.disk.cut()
+        self.alive = False
+
+    def start(self):
+        for attempt in range(3):
+            try:
+                self.process.start()
+                break
+            except RuntimeError:  # its port may take a moment to be free after the kill
+                if attempt == 2:
+                    raise
+                time.sleep(0.5)
+        self.alive = True
+
+    def kill(self):
+        self.process.kill()
+        self.disk.unmount(kill=False)
 
 
 class Client:
@@ -202,14 +244,17 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
     """One campaign; returns its report (a dict with `outcome`)."""
     rng = random.Random(seed)
     folder = tempfile.mkdtemp(prefix="todosync-campaign-")
-    database = fresh_database(cluster_url)
     Process.binary = os.path.join(folder, "todosync")
     shutil.copy2(BIN, Process.binary)
     services, clients, disks = [], [], []
     report = {"seed": seed, "duration": duration, "faults": [], "folder": folder}
     try:
-        services = [Process(folder, "serve-%d" % n, ["serve", "--port", "0", "--database", database] + RESOURCES)
-                    for n in range(2)]
+        if power_cuts:
+            services = [PoweredService(folder)]
+        else:
+            database = fresh_database(cluster_url)
+            services = [Process(folder, "serve-%d" % n, ["serve", "--port", "0", "--database", database] + RESOURCES)
+                        for n in range(2)]
         for n in range(ROWS):
             request = urllib.request.Request(
                 services[0].url + "/tables/todoitem", method="POST",
@@ -220,7 +265,7 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
             for i in range(CLIENTS):
                 disks.append(PowerCutMount(os.path.join(folder, "disk-%d" % i)))
                 disks[-1].mount()
-        clients = [Client(folder, i, services[i % 2].url, seed * 10 + i, disks[i] if disks else None)
+        clients = [Client(folder, i, services[i % len(services)].url, seed * 10 + i, disks[i] if disks else None)
                    for i in range(CLIENTS)]
         deadline = time.time() + 60
         while not all(len(client.rows()) >= ROWS for client in clients):
@@ -235,6 +280,8 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
         heals = []       # (time, action) to undo a fault
         started = time.time()
         next_fault = started + rng.uniform(1, 4)
+        # With power cuts, the first faults cut the service's power, then a client's: every campaign has both.
+        first_kinds = ["service power", "power"] if disks else []
         edits = 0
         while time.time() - started < duration:
             now = time.time()
@@ -242,7 +289,8 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
                 undo()
                 heals.remove((due, undo))
             if now >= next_fault:
-                kind = rng.choice(["partition", "partition", "lossy", "pause", "kill"] + (["power"] if disks else []))
+                kind = first_kinds.pop(0) if first_kinds else rng.choice(
+                    ["partition", "partition", "lossy", "pause", "kill"] + (["power", "service power"] if disks else []))
                 if kind == "partition":
                     client, mode = rng.choice(clients), rng.choice(["refuse", "drop"])
                     client.partition(mode)
@@ -256,6 +304,12 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
                     heals.append((now + rng.uniform(3, 10), lambda c=client: c.partition()))
                     report["faults"].append("%.1f lossy link client %d (%s)" % (now - started, client.index,
                                                                                "; ".join(rules)))
+                elif kind == "service power":
+                    service = services[0]
+                    if service.alive:
+                        service.power_cut()
+                        heals.append((now + rng.uniform(1, 4), service.start))
+                        report["faults"].append("%.1f power cut of the service" % (now - started))
                 elif kind == "pause":
                     service = rng.choice(services)
                     service.signal(signal.SIGSTOP)
@@ -298,6 +352,8 @@ def run(seed, duration, heal_window, cluster_url, log=print, power_cuts=False):
             undo()
         for service in services:
             service.signal(signal.SIGCONT)
+            if not getattr(service, "alive", True):
+                service.start()
         for client in clients:
             client.partition()
             if not client.alive:
@@ -365,7 +421,7 @@ def main():
     parser.add_argument("--power-cuts", action="store_true",
                         help="clients' data on power-cut filesystems, and power cuts among the faults (needs FUSE)")
     options = parser.parse_args()
-    if not options.postgres:
+    if not options.postgres and not options.power_cuts:
         sys.exit("needs --postgres URL (or TODOSYNC_TEST_POSTGRES_URL); scripts/fault-campaign.sh starts one")
     first = options.seed if options.seed is not None else random.randrange(1, 1_000_000)
     counts = {"converged": 0, "stalled": 0, "diverged": 0}
