@@ -50,6 +50,14 @@ class PowerCutMount:
                     raise RuntimeError(f"powercut_fs did not mount {self.path}:\n{log.read()}")
             time.sleep(0.02)
 
+    def fail_syncs(self, failing):
+        """From now on every fsync fails with EIO (a failing disk), or works again."""
+        switch = os.path.join(self.backing, "fail-syncs")
+        if failing:
+            open(switch, "w").close()
+        elif os.path.exists(switch):
+            os.remove(switch)
+
     def cut(self):
         """Power cut: the filesystem's memory is lost; the disk comes back with what was synced."""
         self.unmount(kill=True)

@@ -31,6 +31,10 @@ place, only the 4 KiB blocks changed since its last sync) and `names.json` the d
 tree (directory inode -> {name: inode}) with modes, replaced atomically. Mounting drops the inodes
 no durable name reaches, as fsck frees orphans.
 
+A failing disk: while BACKING/fail-syncs exists, every fsync and fdatasync fails with EIO (nothing of
+the call becomes durable). A file, not a signal: libfuse's loop holds the main thread, where Python
+would run a signal handler.
+
 Memory-mapped files work (no direct_io): SQLite's WAL index (`-shm`) is mmap-ed MAP_SHARED; its
 pages reach this filesystem as writes, and SQLite never syncs it, so it does not survive a cut
 (SQLite rebuilds it). POSIX locks are left to the kernel (local to this machine, as they should be).
@@ -75,6 +79,7 @@ class PowerCutFS(fuse.Operations):
         # One operation at a time. (Not named "lock": fusepy would take it for the lock operation.)
         self.mutex = threading.Lock()
         self.handles, self.next_handle = {}, 1
+        self.failing_switch = os.path.join(backing, "fail-syncs")  # while it exists, syncs fail with EIO
         os.makedirs(os.path.join(backing, "data"), exist_ok=True)
         self.load()
 
@@ -295,12 +300,16 @@ class PowerCutFS(fuse.Operations):
         node.mtime = time.time_ns()
 
     def fsync(self, path, datasync, fh):
+        if os.path.exists(self.failing_switch):
+            raise fuse.FuseOSError(errno.EIO)
         node = self.node_of(path, fh)
         self.commit_data(node)
         self.commit_name(node)
         self.save_names()
 
     def fsyncdir(self, path, datasync, fh):
+        if os.path.exists(self.failing_switch):
+            raise fuse.FuseOSError(errno.EIO)
         directory = self.lookup(path)
         self.commit_name(directory)
         for child in directory.children.values():
