@@ -49,7 +49,7 @@ extension SyncContext {
     /// service applies it).
     nonisolated func settleByPolicy(_ db: Database, _ recorded: RecordedConflict) throws -> OperationOutcome? {
         guard let conflict = try conflict(db, recorded.operation, recorded.error) else { return .conflict }
-        let (id, operation) = (recorded.operation.id, recorded.operation)
+        let operation = recorded.operation
         let policy = try conflictPolicy(db, for: operation.table)
         let decider: JournalEntry.Decider =
             switch policy {
@@ -61,7 +61,8 @@ extension SyncContext {
         case .ask:
             return .conflict
         case .useServer:
-            try useServer(db, id, decidedBy: decider, decision: policy == .merge ? .merge : .useServer, batch: nil)
+            try useServer(
+                db, conflict, decidedBy: decider, decision: policy == .merge ? .merge : .useServer, batch: nil)
             return .resolvedByServer
         case .useClient:
             let decision: JournalEntry.Decision = policy == .merge ? .merge : .useClient

@@ -114,7 +114,15 @@ extension SyncContext {
         else {
             throw SyncError.notInConflict(operationId)
         }
-        try queue.useServer(db, id: operationId)
+        try useServer(db, conflict, decidedBy: decidedBy, decision: decision, batch: batch)
+    }
+
+    /// ``useServer(_:decidedBy:decision:batch:)`` of `conflict` (stored, or just met by a push).
+    nonisolated func useServer(
+        _ db: Database, _ conflict: SyncConflict, decidedBy: JournalEntry.Decider, decision: JournalEntry.Decision,
+        batch: String?
+    ) throws {
+        try queue.useServer(db, conflict.operation, serverItem: conflict.serverItem)
         _ = try journal.record(
             db,
             JournalEntry(

@@ -134,11 +134,13 @@ struct PushDriver: Sendable {
                 let decided = try conflicts.map { conflict -> PushRun.Decision in
                     let id = conflict.operationId
                     guard
-                        let recorded = try queue.recordConflict(
-                            db, id, serverItem: conflict.serverItem, status: conflict.status, sent: conflict.sent),
-                        conflict.applyingPolicy
+                        let met = try queue.meetConflict(
+                            db, id, serverItem: conflict.serverItem, status: conflict.status, sent: conflict.sent)
                     else { return .settled(.conflict) }
-                    if let outcome = try policy(db, recorded) { return .settled(outcome) }
+                    // Only what the policy leaves is stored: a conflict it settles is never written as one.
+                    let outcome = conflict.applyingPolicy ? try policy(db, met) : .conflict
+                    if outcome == .conflict { try queue.keepWaiting(db, met) }
+                    if let outcome { return .settled(outcome) }
                     guard let again = try queue.beginAttempts(db, ids: [id])[0] else { return .settled(.skipped) }
                     return .resend(again)
                 }

@@ -242,17 +242,26 @@ extension SyncOperationQueue {
         }
     }
 
-    /// The service holds another version (`serverItem`), or none: the operation waits in conflict,
-    /// recorded in the caller's transaction (nil when it is no longer queued).
-    func recordConflict(
+    /// The service holds another version (`serverItem`), or none: the conflict met, in the caller's
+    /// transaction (nil when the operation is no longer queued). Its event goes to the history and a
+    /// decision held with the operation is released (it did not happen); the operation's state and
+    /// error are only returned: ``keepWaiting(_:_:)`` stores them when the conflict waits for a person,
+    /// and a policy that settles it stores only its outcome.
+    func meetConflict(
         _ db: Database, _ id: Int64, serverItem: Item?, status: HTTPResponse.Status, sent: Item?
     ) throws -> RecordedConflict? {
         let message =
             serverItem == nil
             ? "The item was deleted on the server." : "The item was changed on the server (HTTP \(status.code))."
-        return try record(
+        return try outcome(
             db, id, state: .conflict, kind: serverItem == nil ? .deletedOnServer : .conflict, status: status,
             message: message, serverItem: serverItem, sent: sent)
+    }
+
+    /// The conflict or refusal waits for a person: its operation's state and error are stored.
+    func keepWaiting(_ db: Database, _ met: RecordedConflict) throws {
+        try update(db, met.operation)
+        try saveError(db, met.error)
     }
 
     /// The service refused the operation: it waits, failed, with the service's message.
@@ -260,13 +269,18 @@ extension SyncOperationQueue {
         _ id: Int64, status: HTTPResponse.Status, message: String, sent: Item?
     ) async throws(SyncError) {
         try await store.asyncWrite { db in
-            _ = try record(
-                db, id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil, sent: sent)
+            guard
+                let refused = try outcome(
+                    db, id, state: .failed, kind: .failed, status: status, message: message, serverItem: nil,
+                    sent: sent)
+            else { return }
+            try keepWaiting(db, refused)
         }
     }
 
-    /// Records the operation's new state and error; nil when it is no longer queued.
-    private func record(
+    /// The operation's new state and error (not stored), its history event and the release of a
+    /// decision held with it (stored); nil when it is no longer queued.
+    private func outcome(
         _ db: Database, _ id: Int64, state: OperationState, kind: OperationErrorKind, status: HTTPResponse.Status,
         message: String, serverItem: Item?, sent: Item?
     ) throws -> RecordedConflict? {
@@ -279,13 +293,11 @@ extension SyncOperationQueue {
         operation.state = state
         operation.lastStatus = status.code
         operation.message = message
-        try update(db, operation)
         // A decision that met a new conflict or a refusal did not happen.
         try journal.release(db, operationId: id)
         let error = OperationError(
             operationId: id, kind: kind, status: status.code, message: message, serverItem: serverItem,
             clientItem: sent, recordedAt: Date())
-        try saveError(db, error)
         try history.recordOperation(
             db, state == .conflict ? .conflict : .pushRefused, operationId: id, status: status.code,
             version: serverItem?[SystemColumn.version]?.stringValue, detail: message)
@@ -370,8 +382,9 @@ extension SyncOperationQueue {
     }
 }
 
-/// An operation just recorded as waiting on the service (a conflict) and its error, as the caller's
-/// transaction stored them.
+/// An operation the service did not apply (a conflict or a refusal) with its new state and its error,
+/// as met in the caller's transaction: stored by ``SyncOperationQueue/keepWaiting(_:_:)``, or settled
+/// by a policy (which stores only its outcome).
 struct RecordedConflict: Sendable {
     var operation: TableOperation
     var error: OperationError

@@ -65,25 +65,18 @@ extension SyncOperationQueue {
         try update(db, operation)
     }
 
-    /// Use Server: the service's item goes into the local table (or the local row goes, when the
-    /// service deleted the item) and the operation leaves the queue.
-    func useServer(_ id: Int64) throws(SyncError) {
-        try store.write { db in try useServer(db, id: id) }
-    }
-
-    /// Use Server inside the caller's transaction (which journals the outcome with it).
-    func useServer(_ db: Database, id: Int64) throws {
-        let operation = try existingOperation(db, id: id)
-        guard operation.state == .conflict, let error = try error(db, operationId: id) else {
-            throw SyncError.notInConflict(id)
-        }
+    /// Use Server, inside the caller's transaction (which journals the outcome with it): the
+    /// service's item goes into the local table (or the local row goes, when the service deleted the
+    /// item) and the operation leaves the queue.
+    func useServer(_ db: Database, _ operation: TableOperation, serverItem: Item?) throws {
+        guard operation.state == .conflict else { throw SyncError.notInConflict(operation.id) }
         let table = try store.description(of: operation.table)
-        if let server = error.serverItem {
-            try store.writeItem(db, table: table, item: server)
+        if let serverItem {
+            try store.writeItem(db, table: table, item: serverItem)
         } else {
             try store.deleteItem(db, table: operation.table, id: operation.itemId)
         }
-        try remove(db, id: id)
+        try remove(db, id: operation.id)
     }
 
     /// Cancel: the local change stays as it is; the operation is pending again (a conflict comes
