@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SyncProtocol
 import TestSupport
 import Testing
@@ -48,6 +49,28 @@ struct ConflictPolicyTests {
         #expect(entry.result?.text == "oat milk" && entry.result?["complete"] == .bool(true))
         #expect(entry.versionAfter == server.version)
         #expect(entry.versionBefore != nil && entry.versionBefore != entry.versionAfter)
+    }
+
+    /// Only what the policy leaves is stored: a conflict it settles is never written as one (before,
+    /// an `__errors` row was written and deleted again in the same transaction).
+    @Test func aConflictThePolicySettlesIsNeverStoredAsOne() async throws {
+        let context = try await conflict(policy: .merge, client: ["text": "oat milk"], server: ["complete": true])
+        try context.write { db in
+            // On the writer's connection, which every push transaction uses.
+            try db.execute(
+                sql: """
+                    CREATE TEMP TABLE errorWrites (n INTEGER);
+                    CREATE TEMP TRIGGER errorWritten AFTER INSERT ON main.__errors
+                    BEGIN INSERT INTO errorWrites VALUES (1); END
+                    """)
+        }
+        #expect(try await context.push().pushed == [1])
+        #expect(try context.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM errorWrites") } == 0)
+        // A collision waits for a person: that one is stored.
+        _ = try await service.rest.patch("a", ["text": "soy milk"])
+        try context.table("todoitem").update(["id": "a", "text": "rice milk"])
+        #expect(try await context.push().conflicts.count == 1)
+        #expect(try context.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM errorWrites") } == 1)
     }
 
     @Test func mergePolicyAsksOnlyWhenTheSameFieldCollides() async throws {
