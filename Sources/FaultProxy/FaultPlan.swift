@@ -18,6 +18,14 @@ public struct FaultPlan: Sendable, CustomStringConvertible {
         FaultPlan([FaultRule(fault, probability: probability)], seed: seed)
     }
 
+    /// Rules that can never fire, each with the earlier rule that fires first on every request it
+    /// matches (the first rule that fires decides): after `delay=25`, `drop,p=0.2` drops nothing.
+    public var shadowedRules: [(rule: FaultRule, by: FaultRule)] {
+        rules.indices.compactMap { index in
+            rules[..<index].first { $0.alwaysFires(before: rules[index]) }.map { (rules[index], $0) }
+        }
+    }
+
     public var description: String {
         "seed \(seed): " + (rules.isEmpty ? "no faults" : rules.map(\.description).joined(separator: "; "))
     }

@@ -26,6 +26,12 @@ public struct FaultRule: Sendable, Hashable, CustomStringConvertible {
         self.probability = probability
     }
 
+    /// Whether this rule fires on every request `later` matches, so that `later` never fires after it.
+    func alwaysFires(before later: FaultRule) -> Bool {
+        probability >= 1 && nth == nil && every == nil && (method == nil || method == later.method)
+            && (path == nil || path == later.path)
+    }
+
     /// Parses `FAULT[,method=M][,path=P][,nth=N][,every=N][,p=0.3]`, such as
     /// `reset,method=POST,path=/tables/*,nth=2` or `status=503,p=0.25`.
     public init(parsing text: String) throws(FaultProxyError) {

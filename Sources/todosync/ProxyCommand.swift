@@ -81,10 +81,20 @@ struct ProxyCommand: AsyncParsableCommand {
         if !quiet { proxy.onEvent { event in announce(event.description) } }
         announce(
             "todosync proxy: \(proxy.url) → \(proxy.upstream)  (\(plan); replay with --seed \(seed); Ctrl-C stops it)")
+        Self.warnOfShadowedRules(plan)
         var services: [any Service] = [ProxyService(proxy: proxy)]
         if let faultsFile { services.append(FaultsFileReloader(proxy: proxy, path: faultsFile, seed: seed)) }
         try await runUntilTerminated(services)
         announce("todosync proxy stopped.")
+    }
+
+    /// Says which rules can never fire (an earlier one always fires first), and what to do.
+    static func warnOfShadowedRules(_ plan: FaultPlan) {
+        for (rule, earlier) in plan.shadowedRules {
+            announce(
+                "todosync proxy: warning: '\(rule)' never fires: '\(earlier)' before it fires on every request "
+                    + "it matches, and the first rule that fires decides. Put '\(rule)' first.")
+        }
     }
 }
 
@@ -112,6 +122,7 @@ private struct FaultsFileReloader: Service {
                 let plan = FaultPlan(try ProxyCommand.rules(inFile: path), seed: seed)
                 proxy.setPlan(plan)
                 announce("todosync proxy: \(plan)")
+                ProxyCommand.warnOfShadowedRules(plan)
             } catch {
                 announce("todosync proxy: \(error); the rules in force stay")
             }
