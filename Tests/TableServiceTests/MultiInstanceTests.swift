@@ -50,18 +50,7 @@ struct MultiInstanceTests {
                 let created = try await first.send(.post, "/tables/todoitem", json: ["id": "race", "text": "start"])
                 let etag = try #require(created.header("ETag"))
 
-                let replies = try await withThrowingTaskGroup(of: (Int, TestServer.Reply).self) { group in
-                    for index in 0..<20 {
-                        let instance = index.isMultiple(of: 2) ? first : second
-                        group.addTask {
-                            let reply = try await instance.send(
-                                .patch, "/tables/todoitem/race", json: ["text": "writer \(index)"],
-                                headers: [ProtocolHeader.apiVersion: "2.0.0", .ifMatch: etag])
-                            return (index, reply)
-                        }
-                    }
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
+                let replies = try await raceTwentyPatches(of: [first, second], ifMatch: etag)
 
                 let winners = replies.filter { $0.1.status == 200 }
                 #expect(winners.count == 1)
