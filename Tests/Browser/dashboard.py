@@ -1,6 +1,7 @@
 """What a person does on a dashboard page, as small helpers for the tests."""
 import time
 
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -9,6 +10,18 @@ from selenium.webdriver.support.ui import WebDriverWait
 def wait_for(driver, css, timeout=10):
     """The first element matching `css`, once the page shows it."""
     return WebDriverWait(driver, timeout).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def wait_for_text(driver, css, text, timeout=30):
+    """The text of the first element matching `css`, once it contains `text`. A page being replaced
+    (a form's answer still loading, a live update) is waited through: its old elements go stale."""
+    def shows(d):
+        try:
+            found = d.find_element(By.CSS_SELECTOR, css).text
+        except (NoSuchElementException, StaleElementReferenceException):
+            return False
+        return found if text in found else False
+    return WebDriverWait(driver, timeout).until(shows)
 
 
 def open_page(driver, url):
