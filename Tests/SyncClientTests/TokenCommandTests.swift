@@ -67,6 +67,29 @@ import Testing
         await service.stop()
     }
 
+    @Test func aServiceThatRefusesEveryNewTokenStopsThePushAfterAFewRunsAndKeepsTheQueue() async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.forSync(in: folder, signIn: Self.signIn)
+        let proxy = try await service.proxy()
+        Self.expiringAfter(0, proxy)
+        let (command, runs) = try await Self.issuingCommand(in: folder, count: 10)
+        var configuration = SyncConfiguration(remoteURL: proxy.endpoint)
+        configuration.authTokenCommand = command
+        let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
+        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+
+        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        guard case .stopped(.notAuthorized(_, _))? = error else {
+            Issue.record("stopped by \(String(describing: error))")
+            return
+        }
+        let ran = Int(try String(contentsOfFile: runs, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(ran == 1 + HTTPTransport.maximumRenewals, "the first token, then one run per renewal")
+        #expect(try context.status().pending == 1)
+        await proxy.stop()
+        await service.stop()
+    }
+
     @Test(arguments: [
         ("echo 'no account' >&2; exit 3", "exited with status 3: no account"),
         ("true", "printed nothing"),

@@ -159,6 +159,9 @@ final class HTTPTransport: Sendable {
         if !loopback { throw .stopped(.plainHTTPRefused(host: host)) }
     }
 
+    /// How many times one request renews a token the service refused before it takes the 401.
+    static let maximumRenewals = 3
+
     /// The token to send now: the command's (run if need be), else the saved one.
     func currentToken() async throws(SyncError) -> String? {
         if let tokenSupply { return try await tokenSupply.current() }
@@ -198,13 +201,17 @@ final class HTTPTransport: Sendable {
         }
         var token = try await currentToken()
         try checkPlainHTTP(sendsSecret: token != nil || applicationKey.map { !$0.isEmpty } == true)
-        var renewed = false
+        var renewals = 0
         for _ in 0...RedirectPolicy.maximumHops {
             var reply = try await exchange(
                 method, text, body: body, ifMatch: version, apiVersion: apiVersion, token: token, for: purpose)
-            // A token the service refused is renewed once, and the request sent again with the new one.
-            if reply.status == .unauthorized, let tokenSupply, let sent = token, !renewed {
-                renewed = true
+            // A token the service refused is renewed and the request sent again with the new one. More
+            // than once: while this request waited, the others of a push window may have used the new
+            // token until the service refused it too. A service that refuses every new token stops it.
+            while reply.status == .unauthorized, let tokenSupply, let sent = token,
+                renewals < Self.maximumRenewals
+            {
+                renewals += 1
                 token = try await tokenSupply.refused(sent)
                 reply = try await exchange(
                     method, text, body: body, ifMatch: version, apiVersion: apiVersion, token: token, for: purpose)
