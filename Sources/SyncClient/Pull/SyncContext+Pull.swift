@@ -23,7 +23,7 @@ public struct PullResult: Sendable, Hashable, Codable {
 }
 
 /// What writing one pulled page did.
-struct PageCounts: Sendable {
+struct PageCounts: Sendable, Equatable {
     var written = 0
     var deleted = 0
     var skipped = 0
@@ -64,8 +64,6 @@ extension SyncContext {
         transport: HTTPTransport, pushed: PushResult?
     ) async throws -> PullResult {
         let table = description.name
-        var result = PullResult()
-        result.pushed = pushed
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
         defer {
             monitor.update { $0 = .idle }
@@ -73,16 +71,23 @@ extension SyncContext {
             // catches up now, in the background.
             if let index = store.listIndexes[table] { store.listIndexer.catchUp(index, in: store.pool) }
         }
-        do {
-            try await pages(
-                description, query: query, queryId: queryId, settings: settings, transport: transport, &result)
-        } catch {
-            let error = Self.syncError(error)
+        let tokenKey = queryId.map { LocalStore.deltaTokenKey(table: table, queryId: $0) }
+        var token = DeltaToken()
+        if let tokenKey, let saved = try await store.asyncRead({ [store] db in try store.config(db, tokenKey) }),
+            let decoded = try? JSONDecoder().decode(DeltaToken.self, from: Data(saved.utf8))
+        {
+            token = decoded
+        }
+        let runner = pullRunner(
+            description, query: query, queryId: queryId, settings: settings, transport: transport, tokenKey: tokenKey)
+        var (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token)))
+        result.pushed = pushed
+        if let error {
             var reason: StopReason?
             if case .stopped(let stopped) = error { reason = stopped }
             await recordLastSync(
                 SyncSummary(
-                    kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
+                    kind: .pull, table: table, finishedAt: Date(), pushed: pushed?.pushed.count ?? 0,
                     conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
                     error: reason == nil ? error.description : nil))
             throw error
@@ -93,99 +98,56 @@ extension SyncContext {
         }
         await recordLastSync(
             SyncSummary(
-                kind: .pull, table: table, finishedAt: Date(), pushed: result.pushed?.pushed.count ?? 0,
-                conflicts: result.pushed?.conflicts.count ?? 0, failed: result.pushed?.failed.count ?? 0,
+                kind: .pull, table: table, finishedAt: Date(), pushed: pushed?.pushed.count ?? 0,
+                conflicts: pushed?.conflicts.count ?? 0, failed: pushed?.failed.count ?? 0,
                 pulled: result.received, stopReason: nil, error: nil))
         return result
     }
 
-    private func pages(
+    /// The pull's runner: how one page is asked for (a dropped connection asks again, a few times,
+    /// after a pause) and how it is written with the token after it.
+    private func pullRunner(
         _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
-        transport: HTTPTransport, _ result: inout PullResult
-    ) async throws {
-        let tokenKey = queryId.map { LocalStore.deltaTokenKey(table: table.name, queryId: $0) }
-        var token = DeltaToken()
-        if let tokenKey, let saved = try await store.asyncRead({ [store] db in try store.config(db, tokenKey) }),
-            let decoded = try? JSONDecoder().decode(DeltaToken.self, from: Data(saved.utf8))
-        {
-            token = decoded
-        }
-        var cursor = PullCursor(table: table.name, token: token)
-        var pendingWrite: Task<PageCounts, any Error>?
-        do {
-            try await fetchPages(
-                table, query: query, queryId: queryId, settings: settings, transport: transport, tokenKey: tokenKey,
-                cursor: &cursor, pendingWrite: &pendingWrite, &result)
-            try await finishWrite(&pendingWrite, into: &result)
-        } catch {
-            // Keep what was received: the last page's write (and token) completes before the error
-            // surfaces. When that write failed (a row outside the query...), its error came first.
-            try await finishWrite(&pendingWrite, into: &result)
-            throw error
-        }
-    }
-
-    private func fetchPages(
-        _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
-        transport: HTTPTransport, tokenKey: String?, cursor: inout PullCursor,
-        pendingWrite: inout Task<PageCounts, any Error>?,
-        _ result: inout PullResult
-    ) async throws {
+        transport: HTTPTransport, tokenKey: String?
+    ) -> PullRunner {
+        let (store, queue, monitor, connectionRetry) = (store, queue, monitor, connectionRetry)
         let path = transport.path(table: table.name)
-        var first = true
-        while true {
-            try Task.checkCancellation()
-            let token = cursor.token
-            let tokenBefore = token
-            let spoken = transport.tableProtocol
-            let filter = [query?.odataFilter, token.filter(in: spoken)].compactMap { $0 }.joined(separator: " and ")
-            var parameters: [(String, String)] = []
-            if !filter.isEmpty { parameters.append(("$filter", filter)) }
-            parameters.append(("$orderby", token.skip == nil ? "updatedAt,id" : "updatedAt"))
-            if let skip = token.skip, skip > 0 { parameters.append(("$skip", String(skip))) }
-            parameters.append(("$top", String(settings.pageSize)))
-            parameters.append((spoken.includeDeletedParameter, "true"))
-            // The first page asks how many rows will come, for the progress shown meanwhile.
-            if first { parameters.append(spoken.countParameter) }
-
-            // A dropped connection asks for the same page again (a few times, after a pause).
-            let (pageNumber, pageQuery) = (result.pages + 1, parameters)
-            let reply = try await connectionRetry.run { () throws(SyncError) in
-                try await transport.send(
-                    .get, path, query: pageQuery, for: .pull(table: table.name, queryId: queryId, page: pageNumber))
-            }
-            try Self.checkPage(reply, table: table.name)
-            let columnChanges = ColumnChanges(header: reply.headers[ProtocolHeader.columnChanges])
-            // The layout as the table is now: a column an earlier page brought is decoded in place.
-            let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
-            let (rows, count) = try layout.decode(reply.body)
-            if let count { monitor.update { $0.total = count } }
-            first = false
-            result.pages += 1
-            do {
-                guard try cursor.advance(over: rows.map { .init(id: $0.id, updatedAt: $0.updatedAt) }) else { return }
-            } catch {
-                throw SyncError.serviceFault(error)
-            }
-            // Page n is written (with its token, in one transaction) while page n+1 is fetched and
-            // decoded; writes stay in order because each starts after the previous one finished.
-            try await finishWrite(&pendingWrite, into: &result)
-            let tokenText = try tokenKey.map { _ in
-                String(decoding: try JSONEncoder().encode(cursor.token), as: UTF8.self)
-            }
-            let predicate = query?.predicate
-            let (page, tokenAfter, body) = (result.pages, cursor.token, reply.body)
-            pendingWrite = Task.detached { [store, queue] in
+        let predicate = query?.predicate
+        return PullRunner(
+            fetch: { number, token, counting throws(SyncError) in
+                let spoken = transport.tableProtocol
+                let filter = [query?.odataFilter, token.filter(in: spoken)].compactMap { $0 }
+                    .joined(separator: " and ")
+                var parameters: [(String, String)] = []
+                if !filter.isEmpty { parameters.append(("$filter", filter)) }
+                parameters.append(("$orderby", token.skip == nil ? "updatedAt,id" : "updatedAt"))
+                if let skip = token.skip, skip > 0 { parameters.append(("$skip", String(skip))) }
+                parameters.append(("$top", String(settings.pageSize)))
+                parameters.append((spoken.includeDeletedParameter, "true"))
+                if counting { parameters.append(spoken.countParameter) }
+                let reply = try await connectionRetry.run { () throws(SyncError) in
+                    try await transport.send(
+                        .get, path, query: parameters, for: .pull(table: table.name, queryId: queryId, page: number))
+                }
+                try Self.checkPage(reply, table: table.name)
+                // The layout as the table is now: a column an earlier page brought is decoded in place.
+                let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
+                let (rows, total) = try layout.decode(reply.body)
+                return PullRunner.Page(
+                    number: number, tokenBefore: token, rows: rows, total: total, body: reply.body,
+                    columnChanges: ColumnChanges(header: reply.headers[ProtocolHeader.columnChanges]))
+            },
+            write: { page, tokenAfter throws(SyncError) in
                 try await store.asyncWrite { db in
                     // A column this page brings is added by the transaction that stores the page.
                     if store.catalog.entry(table.name, for: db) == nil { try store.describe(db, table) }
                     // A column the service renamed is renamed here first, so the page fills it (read
                     // again when that changed the table's layout).
-                    var decoded = rows
-                    if !columnChanges.isEmpty {
+                    var decoded = page.rows
+                    if !page.columnChanges.isEmpty {
                         let before = try store.description(of: table.name, in: db)
-                        let after = try store.follow(db, table.name, columnChanges, queue: queue)
-                        if after.columns != before.columns { decoded = try PageLayout(after).decode(body).0 }
+                        let after = try store.follow(db, table.name, page.columnChanges, queue: queue)
+                        if after.columns != before.columns { decoded = try PageLayout(after).decode(page.body).0 }
                     }
                     let (table, rows) = try store.widen(db, table.name, forPulled: decoded)
                     if let predicate, let outside = try Self.firstRow(of: rows, outside: predicate, in: table, db) {
@@ -194,18 +156,22 @@ extension SyncContext {
                     let pending = try queue.itemIds(db, table: table.name)
                     let counts = try Self.apply(rows, to: table, keeping: pending, in: db)
                     try queue.history.recordPullPage(
-                        db, table: table.name, queryId: queryId, page: page, tokenBefore: tokenBefore,
+                        db, table: table.name, queryId: queryId, page: page.number, tokenBefore: page.tokenBefore,
                         tokenAfter: tokenAfter, rows: Self.pulledRows(rows, keeping: pending))
-                    if let tokenKey, let tokenText, let queryId {
-                        try store.setConfig(db, tokenKey, tokenText)
+                    if let tokenKey, let queryId {
+                        try store.setConfig(
+                            db, tokenKey, String(decoding: try JSONEncoder().encode(tokenAfter), as: UTF8.self))
                         try store.recordTokenMove(db, table: table.name, queryId: queryId, rows: rows.count)
                     }
                     return counts
                 }
-            }
-            result.received += rows.count
-            monitor.update { $0.done += rows.count }
-        }
+            },
+            progress: { run in
+                monitor.update {
+                    if let total = run.total { $0.total = total }
+                    $0.done = run.result.received
+                }
+            })
     }
 
     /// The id of the first pulled row that does not satisfy `predicate`, judged by SQLite with the
@@ -230,18 +196,6 @@ extension SyncContext {
             }
         }
         return nil
-    }
-
-    private func finishWrite(_ write: inout Task<PageCounts, any Error>?, into result: inout PullResult) async throws {
-        guard let running = write else { return }
-        write = nil
-        let counts: PageCounts
-        do { counts = try await running.value } catch let error as SyncError { throw error } catch {
-            throw SyncError.storage(StoreFailure(error))
-        }
-        result.written += counts.written
-        result.deleted += counts.deleted
-        result.skippedPending += counts.skipped
     }
 
     /// A page answer that is not a success, as the error that stops the pull (or verify) reading pages.
