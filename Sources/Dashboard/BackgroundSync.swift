@@ -3,13 +3,26 @@ import Logging
 import SyncClient
 import Synchronization
 
-/// Runs sync, push, pull and verify in the background, one at a time.
+/// The dashboard's side of the context's ``JobSlot``: starts sync, push, pull and verify in the
+/// background for a browser (or auto-sync), and turns each job's end into what the pages show.
 ///
-/// A request starts the work and returns at once; a second request while it runs joins it. When
-/// the work ends, every browser that asked for it gets the result as a flash message.
+/// A request starts the job and returns at once; a request while a job runs joins it (the slot
+/// decides both). When the job ends, every browser that asked for it gets the result as a flash
+/// message, and the metrics count it.
 final class BackgroundSync: Sendable {
     enum Kind: String, Sendable {
         case sync, push, pull, verify
+
+        /// The kind of `job`, as the dashboard names it; nil for a job it never starts.
+        init?(_ job: SyncJob) {
+            switch job {
+            case .push: self = .push
+            case .pull: self = .pull
+            case .sync: self = .sync
+            case .verify: self = .verify
+            case .useClient, .overturn: return nil
+            }
+        }
 
         var verb: String {
             switch self {
@@ -21,35 +34,19 @@ final class BackgroundSync: Sendable {
         }
     }
 
-    private struct Running {
-        var kind: Kind
-        var sessions: Set<String>
-        var task: Task<Void, Never>?
-    }
-
-    /// What an observer (auto-sync) hears: a sync, push or pull started (by auto-sync, or by a
-    /// person), or ended (with its error; nil for a success). Verify is not told: it only reads.
-    /// After any work, a verify too, it hears that none runs any more.
-    enum Event: Sendable {
-        case started(automatic: Bool)
-        case finished(SyncError?)
-        /// The work ended and no work runs: ``start(_:session:automatic:)`` starts the next.
-        case idle
-    }
-
     private let context: SyncContext
     private let sessions: Sessions
     private let pageSize: @Sendable () -> Int
     private let metrics: DashboardMetrics
-    /// True for an opened support bundle: ``start(_:session:)`` never starts anything.
+    /// True for an opened support bundle: ``start(_:session:automatic:)`` never starts anything.
     private let neverSyncs: Bool
     private let logger = Logger(label: "todosync.dashboard.sync")
-    private let running = Mutex<Running?>(nil)
+    /// The flash message of each job that ended, until it is shown to those who asked (by serial).
+    private let endings = Mutex<[Int: Flash]>([:])
     private let lastMessage = Mutex<Flash?>(nil)
     private let lastVerify = Mutex<VerifyOutcome?>(nil)
-    private let observers = Mutex<[@Sendable (Event) -> Void]>([])
-    /// What each remote did when last asked, by address.
-    private let contacts = Mutex<[String: RemoteState.Contact]>([:])
+    /// What each remote did when last asked, by address, and the summary it was last told.
+    private let contacts = Mutex<(byRemote: [String: RemoteState.Contact], told: SyncSummary?)>(([:], nil))
 
     /// The table the dashboard pulls when none are set (see ``SyncContext/syncedTables()``), and the
     /// query id of each table's incremental pull.
@@ -67,17 +64,24 @@ final class BackgroundSync: Sendable {
         self.pageSize = pageSize
         // The store's last result belongs to the remote it was opened with.
         if let remote = context.remoteURL, let last = context.lastSync {
-            contacts.withLock { $0[remote] = RemoteState.record(last, after: nil) }
+            contacts.withLock { $0 = ([remote: RemoteState.record(last, after: nil)], last) }
+        }
+        context.jobs.observe { [weak self] event in
+            switch event {
+            case .finished(let end): self?.finished(end)
+            case .released(let serial, let requesters): self?.released(serial, requesters: requesters)
+            case .started: break
+            }
         }
     }
 
     /// The dashboard's record of its exchanges with `remote`; nil if it never asked it anything.
     func contact(with remote: String) -> RemoteState.Contact? {
-        contacts.withLock { $0[remote] }
+        contacts.withLock { $0.byRemote[remote] }
     }
 
-    /// Whether work is running now.
-    var isRunning: Bool { running.withLock { $0 != nil } }
+    /// Whether a job is running now.
+    var isRunning: Bool { context.jobs.current != nil }
 
     /// The outcome of the last finished work, if any since start.
     var lastResult: Flash? { lastMessage.withLock { $0 } }
@@ -85,148 +89,107 @@ final class BackgroundSync: Sendable {
     /// What the last verify found, table by table, if one ran since start.
     var lastVerifyOutcome: VerifyOutcome? { lastVerify.withLock { $0 } }
 
-    /// The kind of work running now, if any.
-    var runningKind: Kind? { running.withLock { $0?.kind } }
-
-    /// Tells `observer` of every sync, push and pull from now on (see ``Event``).
-    func observe(_ observer: @escaping @Sendable (Event) -> Void) {
-        observers.withLock { $0.append(observer) }
-    }
-
-    private func tell(_ event: Event) {
-        for observer in observers.withLock({ $0 }) { observer(event) }
-    }
+    /// The kind of work running now, if the dashboard names it.
+    var runningKind: Kind? { context.jobs.current.flatMap(Kind.init) }
 
     /// Starts `kind` for the browser `session` (nil: for nobody's page, as auto-sync does, then
     /// `automatic`); returns false when it joined work already running.
     @discardableResult
     func start(_ kind: Kind, session: String?, automatic: Bool = false) -> Bool {
         guard !neverSyncs else { return false }
-        let started = running.withLock { current -> Bool in
-            if current != nil {
-                if let session { current?.sessions.insert(session) }
-                return false
-            }
-            current = Running(kind: kind, sessions: session.map { [$0] } ?? [])
-            // Under the lock: the task clears `current` when it ends, which waits for this.
-            current?.task = Task { await self.run(kind, automatic: automatic) }
-            return true
+        return context.start(job(kind), requester: session, automatic: automatic)
+    }
+
+    /// The job of `kind`: Pull pushes first when changes are pending, so Sync and Pull are both a
+    /// push, then one pull per synced table with its own incremental pull (delta token).
+    private func job(_ kind: Kind) -> SyncJob {
+        switch kind {
+        case .push: .push
+        case .sync, .pull: .sync(queryId: Self.queryId, pageSize: pageSize())
+        case .verify: .verify(table: nil, pageSize: 1000)
         }
-        return started
     }
 
     /// Cancels the running work, if any: it stops within moments and its result says "Cancelled".
     /// Returns whether work was running.
     @discardableResult
     func cancel() async -> Bool {
-        guard isRunning else { return false }
-        await context.cancelSync()
-        return true
+        context.jobs.cancel()
     }
 
     /// Waits until no work runs (for tests and clean shutdown).
     func waitUntilIdle() async {
-        while let task = running.withLock({ $0?.task }) { await task.value }
+        await context.jobs.waitUntilIdle()
     }
 
-    private func run(_ kind: Kind, automatic: Bool) async {
-        // Told here, so that an observer hears of the start before the end.
-        if kind != .verify { tell(.started(automatic: automatic)) }
-        let before = context.lastSync
-        let started = ContinuousClock.now
-        let (outcome, result, error) = await perform(kind)
+    /// A job ended (it still holds the slot): its message, its metrics, the remote's record.
+    private func finished(_ end: JobEnd) {
+        let kind = Kind(end.job)
+        let flash: Flash
+        switch end.outcome {
+        case .success(.verified(let reports, let stopped)):
+            lastVerify.withLock { $0 = VerifyOutcome(reports: reports, stopped: stopped?.description) }
+            flash = stopped.map(Self.describe) ?? VerifyOutcome(reports: reports, stopped: nil).flash
+        case .success(.pushed(let result)):
+            metrics.recordPush(result)
+            flash = Self.describe(push: result)
+        case .success(.synced(let result)):
+            flash = describe(sync: result)
+        case .success(.pulled(let result)):
+            if case .pull(let table, _, _, _) = end.job { metrics.recordPull(table: table, rows: result.received) }
+            flash = Flash(kind: .success, message: "Pulled \(result.received) row\(result.received == 1 ? "" : "s").")
+        case .success(.decided):
+            flash = Flash(kind: .success, message: "Done.")
+        case .failure(let error as SyncError):
+            flash = Self.describe(error)
+        case .failure(let error):
+            logger.error("\(kind?.verb ?? "The job") failed: \(error)")
+            flash = Flash(kind: .error, message: "\(kind?.verb ?? "The job") failed: \(error)")
+        }
         // Verify only reads: it is no sync, push or pull (the `kind` label's vocabulary).
-        if kind != .verify { metrics.recordSync(kind: kind, outcome: result, duration: ContinuousClock.now - started) }
-        if let remote = context.remoteURL, let last = context.lastSync, last != before {
-            contacts.withLock { $0[remote] = RemoteState.record(last, after: $0[remote]) }
+        if end.job.isSync, let kind {
+            let outcome = end.error.map(DashboardMetrics.SyncOutcome.init) ?? .success
+            metrics.recordSync(kind: kind, outcome: outcome, duration: end.duration)
         }
-        lastMessage.withLock { $0 = outcome }
-        // Before the work is over for everyone: an observer hears of this end before the next start.
-        if kind != .verify { tell(.finished(error)) }
-        let waiting = running.withLock { current -> Set<String> in
-            defer { current = nil }
-            return current?.sessions ?? []
-        }
-        // After `current` is cleared: an observer told of it can start work.
-        tell(.idle)
-        for session in waiting { sessions.flash(session: session, outcome) }
-    }
-
-    private func perform(_ kind: Kind) async -> (Flash, DashboardMetrics.SyncOutcome, SyncError?) {
-        do {
-            switch kind {
-            case .verify:
-                return (try await verify(), .success, nil)
-            case .push:
-                let result = try await context.push()
-                metrics.recordPush(result)
-                return (Self.describe(push: result), .success, nil)
-            case .pull, .sync:
-                // Pull pushes first when changes are pending, so Sync is one pull per synced table,
-                // each with its own incremental pull (delta token).
-                var parts: [String] = []
-                var kind = Flash.Kind.success
-                var received = 0
-                let tables = (try? context.syncedTables()) ?? [Self.table]
-                var missing: [String] = []
-                for table in tables {
-                    let pull: PullResult
-                    do {
-                        pull = try await context.pull(
-                            table, queryId: Self.queryId, settings: PullSettings(pageSize: pageSize()))
-                    } catch SyncError.serviceHasNoTable(let name) {
-                        // Not a failure of the others: that service has no such table (yet).
-                        missing.append(name)
-                        continue
-                    }
-                    metrics.recordPull(table: table, rows: pull.received)
-                    if let pushed = pull.pushed {
-                        metrics.recordPush(pushed)
-                        let push = Self.describe(push: pushed)
-                        parts.append(push.message)
-                        if push.kind != .success { kind = push.kind }
-                    }
-                    received += pull.received
-                }
-                let pulledTables = tables.count - missing.count
-                let from = pulledTables == 1 ? "" : " from \(pulledTables) tables"
-                parts.append("pulled \(received) row\(received == 1 ? "" : "s")\(from)")
-                if !missing.isEmpty {
-                    parts.append(
-                        "the service has no table " + missing.map { "“\($0)”" }.joined(separator: ", ")
-                            + " (check Settings → Tables)")
-                    kind = .warning
-                }
-                let text = parts.joined(separator: "; ")
-                return (
-                    Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + "."), .success, nil
-                )
-            }
-        } catch let error as SyncError {
-            return (Self.describe(error), DashboardMetrics.SyncOutcome(error), error)
-        } catch {
-            logger.error("\(kind.verb) failed: \(error)")
-            return (
-                Flash(kind: .error, message: "\(kind.verb) failed: \(error)"), .failure,
-                .badResponse(String(describing: error))
-            )
-        }
-    }
-
-    /// Verifies every synced table, keeping the reports for the Verify page (those of the tables
-    /// done when it stopped too).
-    private func verify() async throws -> Flash {
-        var outcome = VerifyOutcome(reports: [], stopped: nil)
-        defer { lastVerify.withLock { $0 = outcome } }
-        for table in (try? context.syncedTables()) ?? [Self.table] {
-            do {
-                outcome.reports.append(try await context.verify(table))
-            } catch let error as SyncError {
-                outcome.stopped = error.description
-                throw error
+        if let remote = context.remoteURL, let last = context.lastSync {
+            contacts.withLock { contacts in
+                guard contacts.told != last else { return }
+                contacts.byRemote[remote] = RemoteState.record(last, after: contacts.byRemote[remote])
+                contacts.told = last
             }
         }
-        return outcome.flash
+        if kind != nil { lastMessage.withLock { $0 = flash } }
+        endings.withLock { $0[end.serial] = flash }
+    }
+
+    /// A job left the slot: those who asked for it see its message.
+    private func released(_ serial: Int, requesters: Set<String>) {
+        guard let flash = endings.withLock({ $0.removeValue(forKey: serial) }) else { return }
+        for session in requesters { sessions.flash(session: session, flash) }
+    }
+
+    /// "Pushed 2 changes; pulled 30 rows from 2 tables."
+    private func describe(sync result: SyncRunResult) -> Flash {
+        var parts: [String] = []
+        var kind = Flash.Kind.success
+        if let pushed = result.pushed {
+            metrics.recordPush(pushed)
+            let push = Self.describe(push: pushed)
+            parts.append(push.message)
+            if push.kind != .success { kind = push.kind }
+        }
+        for (table, pull) in result.pulled { metrics.recordPull(table: table, rows: pull.received) }
+        let received = result.pulled.reduce(0) { $0 + $1.result.received }
+        let from = result.pulled.count == 1 ? "" : " from \(result.pulled.count) tables"
+        parts.append("pulled \(received) row\(received == 1 ? "" : "s")\(from)")
+        if !result.missingTables.isEmpty {
+            parts.append(
+                "the service has no table " + result.missingTables.map { "“\($0)”" }.joined(separator: ", ")
+                    + " (check Settings → Tables)")
+            kind = .warning
+        }
+        let text = parts.joined(separator: "; ")
+        return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
     }
 
     static func describe(push result: PushResult) -> Flash {

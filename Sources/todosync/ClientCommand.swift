@@ -212,7 +212,7 @@ private struct SignalCancel {
             var fired = false
             for await _ in signals {
                 fired = true
-                await context.cancelSync()
+                context.jobs.cancel()
             }
             return fired
         }

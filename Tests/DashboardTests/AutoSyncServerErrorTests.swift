@@ -38,15 +38,15 @@ import Testing
         let failures = Mutex<[Failure]>([])
         let starts = Mutex<[Date]>([])
         // Told after auto-sync's own observer (registered first), so the status holds its plan.
-        harness.dashboard.sync.observe { [weak autoSync] event in
+        harness.dashboard.context.jobs.observe { [weak autoSync] event in
             switch event {
-            case .started: starts.withLock { $0.append(clock.now) }
-            case .finished(let error):
-                guard error != nil, let status = autoSync?.status, let next = status.nextAttemptAt else { return }
+            case .started(let start) where start.job.isSync: starts.withLock { $0.append(clock.now) }
+            case .finished(let end) where end.job.isSync:
+                guard end.error != nil, let status = autoSync?.status, let next = status.nextAttemptAt else { return }
                 let failure = Failure(
                     consecutiveFailures: status.consecutiveFailures, wait: next.timeIntervalSince(clock.now))
                 failures.withLock { $0.append(failure) }
-            case .idle: break
+            case .started, .finished, .released: break
             }
         }
         let context = harness.dashboard.context

@@ -30,14 +30,14 @@ final class SyncEventLog: Sendable {
     private let events = Mutex<[(event: String, at: ContinuousClock.Instant)]>([])
 
     init(_ harness: TestDashboard) {
-        harness.dashboard.sync.observe { [self] event in
+        harness.dashboard.context.jobs.observe { [self] event in
             let now = ContinuousClock.now
             self.events.withLock { log in
                 switch event {
-                case .started(let automatic): log.append((automatic ? "auto" : "manual", now))
-                case .finished(let error) where !log.isEmpty:
-                    log.append((error == nil ? "ok" : "failed", now))
-                case .finished, .idle: break
+                case .started(let start) where start.job.isSync: log.append((start.automatic ? "auto" : "manual", now))
+                case .finished(let end) where end.job.isSync && !log.isEmpty:
+                    log.append((end.error == nil ? "ok" : "failed", now))
+                case .started, .finished, .released: break
                 }
             }
         }

@@ -22,7 +22,7 @@ struct CancelTests {
         let updates = context.progressUpdates()
         return Task {
             for await progress in updates where progress.activity == activity && progress.done >= done { break }
-            await context.cancelSync()
+            context.jobs.cancel()
             return Date()
         }
     }
@@ -107,6 +107,6 @@ struct CancelTests {
     @Test func cancellingWithNothingRunningDoesNothing() async throws {
         let folder = try TemporaryFolder()
         let context = try SyncContext.temporary(in: folder)
-        #expect(await context.cancelSync() == false)
+        #expect(context.jobs.cancel() == false)
     }
 }

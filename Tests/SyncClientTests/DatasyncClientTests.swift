@@ -91,7 +91,7 @@ struct DatasyncClientTests {
         let updates = context.progressUpdates()
         let interrupted = Task {
             for await progress in updates where progress.activity == .pulling && progress.done >= 950 { break }
-            await context.cancelSync()
+            context.jobs.cancel()
         }
         await #expect(throws: SyncError.stopped(.cancelled)) {
             try await todo.pull(queryId: "all", settings: PullSettings(pageSize: 50))

@@ -122,7 +122,7 @@ struct VerifyTests {
         let verify = Task { try await context.verify("todoitem", pageSize: 10) }
         await secondPage.wait()
         #expect(context.progress.activity == .verifying && context.progress.done == 10)
-        #expect(await context.cancelSync())
+        #expect(context.jobs.cancel())
         await #expect(throws: SyncError.stopped(.cancelled)) { try await verify.value }
         #expect(context.progress.activity == .idle)
     }

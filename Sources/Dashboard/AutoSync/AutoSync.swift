@@ -6,8 +6,8 @@ import Synchronization
 /// growing backoff (see ``AutoSyncSchedule``, which decides; this only applies its decisions).
 /// When the remote offers a change channel (``LiveMode``), it follows each synced table's and syncs
 /// as soon as a change is announced there or made here. It
-/// starts syncs through ``BackgroundSync``, so a sync a person starts and one it starts never run
-/// at once, and it hears of every sync's start and end from there.
+/// starts syncs through ``BackgroundSync`` into the context's ``JobSlot``, so a sync a person starts
+/// and one it starts never run at once, and it hears of every job's start and end from the slot.
 final class AutoSync: Sendable {
     private struct Driver {
         var schedule = AutoSyncSchedule()
@@ -49,11 +49,12 @@ final class AutoSync: Sendable {
     /// Starts listening to syncs and local changes, with `interval` seconds between syncs (nil or 0:
     /// off until ``setInterval(_:)``).
     func start(interval: TimeInterval?) {
-        sync.observe { [weak self] event in
+        context.jobs.observe { [weak self] event in
             switch event {
-            case .started(let automatic): self?.apply(.syncStarted(manual: !automatic))
-            case .finished(let error): self?.apply(.syncFinished(AutoSyncSchedule.Outcome(error)))
-            case .idle: self?.apply(.otherWorkEnded)
+            case .started(let start) where start.job.isSync: self?.apply(.syncStarted(manual: !start.automatic))
+            case .finished(let end) where end.job.isSync: self?.apply(.syncFinished(AutoSyncSchedule.Outcome(end.error)))
+            case .released: self?.apply(.otherWorkEnded)
+            case .started, .finished: break
             }
         }
         let updates = context.localChanges()

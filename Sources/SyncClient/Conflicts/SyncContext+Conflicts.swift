@@ -75,12 +75,14 @@ extension SyncContext {
     /// Pushes a decision that sends local values (Use Client, a per-field pick) as one Use Client job,
     /// and journals it when the service accepts it.
     func runDecision(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
-        try await exclusive(join: { $0.useClient(operationId) }, start: { .useClient(operationId: operationId, $0) }) {
-            try await self.pushDecisionNow(operationId, decision)
+        let outcome = try await jobs.run(.useClient(operationId: operationId)) {
+            .decided(try await self.pushDecisionNow(operationId, decision))
         }
+        guard case .decided(let decided) = outcome else { preconditionFailure("a Use Client ends decided") }
+        return decided
     }
 
-    private func pushDecisionNow(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
+    func pushDecisionNow(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
         let driver = pushDriver(try await readyTransport(.push, table: nil))
         var result = PushResult()
         do {

@@ -48,11 +48,8 @@ public actor SyncContext {
     /// What opening with ``SyncConfiguration/remoteURL`` did to the store's binding (nil: opened
     /// without an address): a switch says which rows went and which changes were kept.
     public nonisolated let openingChange: RemoteChange?
-    /// The job running now, and its serial number (which tells a finished job whether it is still the current one).
-    private var running: (job: SyncJob, serial: Int)?
-    /// The job running now, if any.
-    var runningJob: SyncJob? { running?.job }
-    private var jobSerial = 0
+    /// The one job it runs at a time: what runs, Cancel, and what observers hear of each job.
+    public nonisolated let jobs: JobSlot
 
     /// Opens (creating if needed) the store at `path`, with `todoitem`, the given tables and every
     /// table the store held already.
@@ -74,6 +71,7 @@ public actor SyncContext {
         store = try LocalStore(path: path, tables: described)
         queue = SyncOperationQueue(store: store)
         recorder = FlightRecorder(store: store)
+        jobs = JobSlot(ending: { [recorder] in await recorder.flush() })
         installationID = try Self.installationID(of: store)
         idleTimeout = configuration.idleTimeout
         requestTimeout = configuration.requestTimeout
@@ -186,7 +184,7 @@ public actor SyncContext {
     public nonisolated func setOffline(_ offline: Bool) throws(SyncError) {
         try write { [store] db in try store.setConfig(db, "offline", offline ? "true" : nil) }
         monitor.offline = offline
-        if offline { Task { await self.cancelSync() } }
+        if offline { jobs.cancel() }
     }
 
     /// Whether offline mode is on.
@@ -212,7 +210,7 @@ public actor SyncContext {
             let identity = RemoteBinding.identity(of: url, named: service)
             if try read({ db in try binding.isSwitch(db, to: identity, choice: onSwitch) }) {
                 // Nothing the old service sends may land after the switch.
-                await stopRunningJob()
+                await jobs.stopRunningJob()
             }
         }
         var credentials = try credentialsFile.load()
@@ -367,67 +365,6 @@ public actor SyncContext {
         decoder.dateDecodingStrategy = .iso8601
         return decoder
     }()
-
-    // MARK: One job at a time
-
-    /// Runs `body` as the context's one job when no other job runs; a caller asking for the job that is
-    /// running shares its result instead. Cancelling the caller that started the job cancels the job.
-    ///
-    /// - Parameters:
-    ///   - join: the running job's task when it is the job asked for (same kind, same arguments).
-    ///   - start: the job that `body`'s task becomes.
-    func exclusive<T: Sendable>(
-        join: (SyncJob) -> Task<T, any Error>?, start: (Task<T, any Error>) -> SyncJob,
-        _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        while let current = running {
-            if let task = join(current.job) { return try await task.value }
-            await current.job.finished()
-        }
-        // The job's exchanges are in the flight recorder when it ends, however it ends.
-        let task = Task { [recorder] in
-            do {
-                let value = try await body()
-                await recorder.flush()
-                return value
-            } catch {
-                await recorder.flush()
-                throw error
-            }
-        }
-        jobSerial += 1
-        let serial = jobSerial
-        running = (start(task), serial)
-        let result = await withTaskCancellationHandler {
-            await task.result
-        } onCancel: {
-            task.cancel()
-        }
-        if running?.serial == serial { running = nil }
-        return try result.get()
-    }
-
-    /// Cancels the running push, pull or Use Client, if any: it stops within moments with
-    /// ``StopReason/cancelled``, each operation left as after a lost answer. Returns whether a job ran.
-    @discardableResult
-    public func cancelSync() -> Bool {
-        guard let current = running else { return false }
-        current.job.cancel()
-        return true
-    }
-
-    /// Cancels the running job, if any, and waits until it has ended (and no other has started).
-    private func stopRunningJob() async {
-        while let current = running {
-            current.job.cancel()
-            await current.job.finished()
-            // The job's caller clears `running` when it resumes on the actor: let it.
-            if running?.serial == current.serial { await Task.yield() }
-        }
-    }
-
-    /// Whether a push, pull or Use Client runs now.
-    public var isSyncing: Bool { running != nil }
 
     // MARK: Database helpers
 

@@ -1,71 +1,48 @@
-/// The one job a ``SyncContext`` runs at a time, with its task typed by what it returns.
-///
-/// A caller asking for the job that runs (same kind, same arguments) shares its result; any other
-/// job waits until it has finished.
-enum SyncJob: Sendable {
+/// A job a ``SyncContext`` runs in its ``JobSlot``; two equal jobs asked for while one runs share
+/// one run and its outcome.
+public enum SyncJob: Hashable, Sendable {
     /// ``SyncContext/push()``.
-    case push(Task<PushResult, any Error>)
+    case push
     /// ``SyncContext/pull(_:query:queryId:settings:)`` of one table and query.
-    case pull(PullJob, Task<PullResult, any Error>)
-    /// ``SyncContext/useClient(_:)`` of one operation.
-    case useClient(operationId: Int64, Task<OperationOutcome, any Error>)
-    /// ``SyncContext/overturn(_:batch:)`` of one journal entry.
-    case overturn(entryId: String, Task<OperationOutcome, any Error>)
-    /// ``SyncContext/verify(_:pageSize:)`` of one table.
-    case verify(table: String, Task<VerifyReport, any Error>)
+    case pull(table: String, query: TableQuery?, queryId: String?, settings: PullSettings)
+    /// ``SyncContext/sync(queryId:settings:)``: a push, then a pull of every synced table.
+    case sync(queryId: String, pageSize: Int)
+    /// ``SyncContext/verify(_:pageSize:)`` of one table, or of every synced table (nil).
+    case verify(table: String?, pageSize: Int)
+    /// ``SyncContext/useClient(_:decidedBy:batch:)`` (or a per-field pick) of one operation; started
+    /// by itself, a person's Use Client.
+    case useClient(operationId: Int64)
+    /// ``SyncContext/overturn(_:batch:)`` of one journal entry; started by itself, with no batch.
+    case overturn(entryId: String)
 
-    /// What identifies a pull: a second pull with the same arguments joins the running one.
-    struct PullJob: Hashable, Sendable {
-        var table: String
-        var queryId: String?
-        var filter: String?
-        var pageSize: Int
-    }
-
-    /// Asks the job to stop; it ends with ``StopReason/cancelled``.
-    func cancel() {
+    /// Whether the job exchanges changes with the service (a push, a pull, a sync), as opposed to
+    /// reading it (verify) or settling one operation.
+    public var isSync: Bool {
         switch self {
-        case .push(let task): task.cancel()
-        case .pull(_, let task): task.cancel()
-        case .useClient(_, let task): task.cancel()
-        case .overturn(_, let task): task.cancel()
-        case .verify(_, let task): task.cancel()
+        case .push, .pull, .sync: true
+        case .verify, .useClient, .overturn: false
         }
     }
+}
 
-    /// Waits until the job has ended, however it ended.
-    func finished() async {
-        switch self {
-        case .push(let task): _ = await task.result
-        case .pull(_, let task): _ = await task.result
-        case .useClient(_, let task): _ = await task.result
-        case .overturn(_, let task): _ = await task.result
-        case .verify(_, let task): _ = await task.result
-        }
-    }
+/// What a job came to, by kind.
+public enum JobOutcome: Sendable {
+    case pushed(PushResult)
+    case pulled(PullResult)
+    case synced(SyncRunResult)
+    /// The reports of the tables verified before the job ended, and what stopped it early, if anything.
+    case verified([VerifyReport], stopped: SyncError?)
+    case decided(OperationOutcome)
+}
 
-    /// The task of a running push.
-    var push: Task<PushResult, any Error>? {
-        if case .push(let task) = self { task } else { nil }
-    }
+/// What ``SyncContext/sync(queryId:settings:)`` did: the push, then each synced table's pull.
+public struct SyncRunResult: Sendable {
+    /// The push, when changes were pending.
+    public var pushed: PushResult?
+    /// Each table's pull, in the order pulled.
+    public var pulled: [(table: String, result: PullResult)] = []
+    /// Synced tables the service does not have (404): not a failure of the others.
+    public var missingTables: [String] = []
 
-    /// The task of a running pull with these arguments.
-    func pull(_ job: PullJob) -> Task<PullResult, any Error>? {
-        if case .pull(job, let task) = self { task } else { nil }
-    }
-
-    /// The task of a running Use Client of this operation.
-    func useClient(_ operationId: Int64) -> Task<OperationOutcome, any Error>? {
-        if case .useClient(operationId, let task) = self { task } else { nil }
-    }
-
-    /// The task of a running overturn of this journal entry.
-    func overturn(_ entryId: String) -> Task<OperationOutcome, any Error>? {
-        if case .overturn(entryId, let task) = self { task } else { nil }
-    }
-
-    /// The task of a running verify of this table.
-    func verify(_ table: String) -> Task<VerifyReport, any Error>? {
-        if case .verify(table, let task) = self { task } else { nil }
-    }
+    public init() {}
 }

@@ -52,12 +52,14 @@ extension SyncContext {
     /// - Throws: ``ConflictDecisionError`` when the entry is unknown, the item has a newer local
     ///   change, or both sides of the entry had deleted the item.
     public func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
-        try await exclusive(join: { $0.overturn(entryId) }, start: { .overturn(entryId: entryId, $0) }) {
-            try await self.runOverturn(entryId, batch: batch)
+        let outcome = try await jobs.run(.overturn(entryId: entryId)) {
+            .decided(try await self.runOverturn(entryId, batch: batch))
         }
+        guard case .decided(let decided) = outcome else { preconditionFailure("an overturn ends decided") }
+        return decided
     }
 
-    private func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
+    func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
         guard let entry = try journalEntry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
         let driver = pushDriver(try await readyTransport(.push, table: nil))
         let operationId = try queueOverturn(entry, batch: batch)

@@ -70,7 +70,7 @@ extension SyncContext {
     /// rows they hold are left alone by the pull, as always. Waits for a running sync to end first.
     public func resetDeltaTokens(table: String, queryId: String? = nil) async throws(SyncError) {
         _ = try store.description(of: table)
-        while let current = runningJob { await current.finished() }
+        await jobs.waitUntilIdle()
         try write { [store] db in
             try store.removeDeltaToken(db, table: table, queryId: queryId)
             try HistoryLog().recordTableEvent(

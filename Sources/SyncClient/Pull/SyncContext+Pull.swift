@@ -39,30 +39,23 @@ extension SyncContext {
     public func pull(
         _ table: String, query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings()
     ) async throws -> PullResult {
-        // A table the store does not hold yet is added by the transaction of its first page.
-        let description: TableDescription
-        if let held = store.tables[table] {
-            description = held
-        } else {
-            try LocalStore.checkTableName(table)
-            description = TableDescription(name: table, columns: [])
-        }
+        if store.tables[table] == nil { try LocalStore.checkTableName(table) }
         let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
         let pushed = waiting > 0 ? try await push() : nil
-        let job = SyncJob.PullJob(
-            table: table, queryId: queryId, filter: query?.odataFilter, pageSize: settings.pageSize)
-        return try await exclusive(join: { $0.pull(job) }, start: { .pull(job, $0) }) {
-            // In the job: finding the remote ready may take long (a probe), and Cancel stops jobs.
-            let transport = try await self.readyTransport(.pull, table: table)
-            return try await self.runPull(
-                description, query: query, queryId: queryId, settings: settings, transport: transport, pushed: pushed)
-        }
+        guard case .pulled(var result) = try await run(.pull(table: table, query: query, queryId: queryId, settings: settings))
+        else { preconditionFailure("a pull ends pulled") }
+        result.pushed = pushed
+        return result
     }
 
-    private func runPull(
-        _ description: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
-        transport: HTTPTransport, pushed: PushResult?
+    /// The pull job: finds the remote ready (in the job: that may take long, a probe, and Cancel
+    /// stops jobs), then reads the pages.
+    func runPull(
+        _ table: String, query: TableQuery?, queryId: String?, settings: PullSettings
     ) async throws -> PullResult {
+        // A table the store does not hold yet is added by the transaction of its first page.
+        let description = store.tables[table] ?? TableDescription(name: table, columns: [])
+        let transport = try await readyTransport(.pull, table: table)
         let table = description.name
         monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
         defer {
@@ -80,14 +73,13 @@ extension SyncContext {
         }
         let runner = pullRunner(
             description, query: query, queryId: queryId, settings: settings, transport: transport, tokenKey: tokenKey)
-        var (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token)))
-        result.pushed = pushed
+        let (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token)))
         if let error {
             var reason: StopReason?
             if case .stopped(let stopped) = error { reason = stopped }
             await recordLastSync(
                 SyncSummary(
-                    kind: .pull, table: table, finishedAt: Date(), pushed: pushed?.pushed.count ?? 0,
+                    kind: .pull, table: table, finishedAt: Date(), pushed: 0,
                     conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
                     error: reason == nil ? error.description : nil))
             throw error
@@ -98,8 +90,7 @@ extension SyncContext {
         }
         await recordLastSync(
             SyncSummary(
-                kind: .pull, table: table, finishedAt: Date(), pushed: pushed?.pushed.count ?? 0,
-                conflicts: pushed?.conflicts.count ?? 0, failed: pushed?.failed.count ?? 0,
+                kind: .pull, table: table, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0,
                 pulled: result.received, stopReason: nil, error: nil))
         return result
     }

@@ -11,7 +11,8 @@ extension SyncContext {
     ///   ``SyncError/serviceFault(_:)`` when the service answers about another item. The queue is
     ///   intact and retrying is safe. A second caller while a push runs shares its result.
     public func push() async throws -> PushResult {
-        try await exclusive(join: \.push, start: SyncJob.push) { try await self.runPush() }
+        guard case .pushed(let result) = try await run(.push) else { preconditionFailure("a push ends pushed") }
+        return result
     }
 
     func runPush() async throws -> PushResult {

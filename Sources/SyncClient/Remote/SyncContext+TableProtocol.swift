@@ -30,7 +30,7 @@ extension SyncContext {
     /// the store last spoke reads every row again at the next pull; `auto` keeps the one found out or
     /// chosen before, or asks the service at the next sync.
     public func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
-        while let current = runningJob { await current.finished() }
+        await jobs.waitUntilIdle()
         let spoken = try write { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
         monitor.protocolChoice = choice
         monitor.tableProtocol = spoken

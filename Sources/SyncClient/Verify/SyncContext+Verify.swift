@@ -13,17 +13,18 @@ extension SyncContext {
     /// the local rows of its ids, and its ids are kept in a scratch file so that local rows the
     /// service does not have are found by a second pass over the local table: memory stays flat in
     /// the number of rows. Runs as a job of its own (never beside a push or pull), shows progress
-    /// and stops on ``cancelSync()``.
+    /// and stops on ``JobSlot/cancel()``.
     ///
     /// - Throws: ``SyncError/stopped(_:)`` as a pull does (unreachable, deadlines, offline,
     ///   cancelled), ``SyncError/serviceFault(_:)`` when the service's paging is broken.
     public func verify(_ table: String, pageSize: Int = 1000) async throws -> VerifyReport {
-        try await exclusive(join: { $0.verify(table) }, start: { .verify(table: table, $0) }) {
-            try await self.runVerify(table, pageSize: max(1, min(pageSize, 10_000)))
-        }
+        guard case .verified(let reports, _) = try await run(.verify(table: table, pageSize: pageSize)),
+            let report = reports.first
+        else { preconditionFailure("a verify of one table ends with its report") }
+        return report
     }
 
-    private func runVerify(_ table: String, pageSize: Int) async throws -> VerifyReport {
+    func runVerify(_ table: String, pageSize: Int) async throws -> VerifyReport {
         let description = try store.description(of: table)
         if monitor.offline { throw SyncError.stopped(.offline) }
         guard let bound = transport else { throw SyncError.noRemote }

@@ -1,0 +1,65 @@
+extension SyncContext {
+    /// Starts `job` in the background now, unless a job runs: then `requester` joins that job instead
+    /// and is named when it ends (``JobEvent/released(_:requesters:)``). Returns whether it started;
+    /// its end reaches ``jobs``' observers. `automatic`: auto-sync starts it, not a person.
+    public nonisolated func start(_ job: SyncJob, requester: String? = nil, automatic: Bool = false) -> Bool {
+        jobs.start(job, requester: requester, automatic: automatic) { try await self.perform(job) }
+    }
+
+    /// Runs `job` once no other job runs (sharing the outcome of an equal job that runs), cancelled
+    /// with the caller.
+    func run(_ job: SyncJob) async throws -> JobOutcome {
+        try await jobs.run(job) { try await self.perform(job) }
+    }
+
+    /// What each job does, in the slot.
+    private func perform(_ job: SyncJob) async throws -> JobOutcome {
+        switch job {
+        case .push:
+            return .pushed(try await runPush())
+        case .pull(let table, let query, let queryId, let settings):
+            return .pulled(try await runPull(table, query: query, queryId: queryId, settings: settings))
+        case .sync(let queryId, let pageSize):
+            return .synced(try await runSync(queryId: queryId, settings: PullSettings(pageSize: pageSize)))
+        case .verify(let table, let pageSize):
+            return try await runVerify(table.map { [$0] } ?? syncedTables(), pageSize: pageSize)
+        case .useClient(let operationId):
+            return .decided(
+                try await pushDecisionNow(operationId, PendingDecision(decision: .useClient, decidedBy: .person)))
+        case .overturn(let entryId):
+            return .decided(try await runOverturn(entryId, batch: nil))
+        }
+    }
+
+    /// A push when changes are pending, then a pull of each synced table with `queryId`'s delta token.
+    private func runSync(queryId: String, settings: PullSettings) async throws -> SyncRunResult {
+        var result = SyncRunResult()
+        let tables = try syncedTables()
+        let waiting = try await store.asyncRead { [queue] db in
+            try tables.reduce(0) { $0 + (try queue.sendableCount(db, table: $1)) }
+        }
+        if waiting > 0 { result.pushed = try await runPush() }
+        for table in tables {
+            do {
+                result.pulled.append(
+                    (table, try await runPull(table, query: nil, queryId: queryId, settings: settings)))
+            } catch SyncError.serviceHasNoTable(let name) {
+                result.missingTables.append(name)
+            }
+        }
+        return result
+    }
+
+    /// Verifies each of `tables`, keeping the reports of those done when an error stopped it.
+    private func runVerify(_ tables: [String], pageSize: Int) async throws -> JobOutcome {
+        var reports: [VerifyReport] = []
+        for table in tables {
+            do {
+                reports.append(try await runVerify(table, pageSize: max(1, min(pageSize, 10_000))))
+            } catch let error as SyncError where tables.count > 1 {
+                return .verified(reports, stopped: error)
+            }
+        }
+        return .verified(reports, stopped: nil)
+    }
+}
