@@ -52,7 +52,8 @@ final class AutoSync: Sendable {
         context.jobs.observe { [weak self] event in
             switch event {
             case .started(let start) where start.job.isSync: self?.apply(.syncStarted(manual: !start.automatic))
-            case .finished(let end) where end.job.isSync: self?.apply(.syncFinished(AutoSyncSchedule.Outcome(end.error)))
+            case .finished(let end) where end.job.isSync:
+                self?.apply(.syncFinished(AutoSyncSchedule.Outcome(end.error)))
             case .released: self?.apply(.otherWorkEnded)
             case .started, .finished: break
             }

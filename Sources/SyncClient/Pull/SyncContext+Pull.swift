@@ -42,7 +42,9 @@ extension SyncContext {
         if store.tables[table] == nil { try LocalStore.checkTableName(table) }
         let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
         let pushed = waiting > 0 ? try await push() : nil
-        guard case .pulled(var result) = try await run(.pull(table: table, query: query, queryId: queryId, settings: settings))
+        guard
+            case .pulled(var result) = try await run(
+                .pull(table: table, query: query, queryId: queryId, settings: settings))
         else { preconditionFailure("a pull ends pulled") }
         result.pushed = pushed
         return result

@@ -42,6 +42,11 @@ final class ChildProcess: Sendable {
         // dup2 clears close-on-exec on the copy: the child keeps 1 and 2, and the originals close.
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)
         posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+        // Nothing else: a descriptor made without close-on-exec (the pipe of a program started at the
+        // same moment, before its `fcntl`; a socket) would stay open as long as this program lives,
+        // and the reader of that other program's output would wait for its end as long.
+        guard let closeFrom = Self.addCloseFrom else { throw POSIXError(.ENOSYS) }
+        _ = closeFrom(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -111,8 +116,16 @@ final class ChildProcess: Sendable {
         }
     }
 
-    /// A pipe whose ends other programs started from here do not inherit (`pipe2` with `O_CLOEXEC`
-    /// is not visible from Swift).
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module
+    /// does not show.
+    private static var addCloseFrom: AddCloseFrom? {
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: AddCloseFrom.self) }
+    }
+
+    /// A pipe whose ends programs started later do not inherit (`pipe2` with `O_CLOEXEC` is not
+    /// visible from Swift, hence ``spawning``).
     private static func closeOnExecPipe(_ ends: inout [CInt]) -> Bool {
         guard pipe(&ends) == 0 else { return false }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
