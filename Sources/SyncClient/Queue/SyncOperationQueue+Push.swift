@@ -35,17 +35,17 @@ extension SyncOperationQueue {
         var changedItems: [String: [String]] = [:]
         for row in rows {
             // Held, or behind an earlier operation of the item (which a held one always is): not now.
-            let state: OperationState = try OperationRecord.known(row, "state")
+            let state: OperationState = try OperationRecord.known(row, Columns.state)
             guard state.isSendable, row["isFirst"] as Bool, row["notHeld"] as Bool else { continue }
             let before = OperationMark(
                 state: state, lastAttemptAt: row["lastAttemptAt"], item: row["item"],
                 earlierBodies: row["earlierBodies"])
             let attempt = PushAttempt(
                 operationId: row["id"], table: row["tableName"], itemId: row["itemId"],
-                kind: try OperationRecord.known(row, "kind"), recreate: row["recreate"], before: before)
+                kind: try OperationRecord.known(row, Columns.kind), recreate: row["recreate"], before: before)
             sendable[attempt.operationId] = (
                 attempt, ItemCoding.decode(before.item), ItemCoding.decode(row["base"]),
-                Self.decodeColumns(row["changedColumns"])
+                OperationRecord.decodeColumns(row[Columns.changedColumns])
             )
             if attempt.kind != .delete { changedItems[attempt.table, default: []].append(attempt.itemId) }
         }
@@ -183,7 +183,8 @@ extension SyncOperationQueue {
         // The service's items, by table, of the items with nothing newer queued: adopted together.
         var adoptions: [String: [Item]] = [:]
         for (id, serverItem) in applied {
-            guard let row = queued[id], let serverItem, try OperationRecord.known(row, "kind") != OperationKind.delete
+            guard let row = queued[id], let serverItem,
+                try OperationRecord.known(row, Columns.kind) != OperationKind.delete
             else { continue }
             let (tableName, itemId, hasLater): (String, String, Bool) = (
                 row["tableName"], row["itemId"], row["hasLater"]
@@ -207,7 +208,7 @@ extension SyncOperationQueue {
         for (id, serverItem) in applied where held.contains(id) {
             guard let row = queued[id] else { continue }
             var result: Item?
-            if let serverItem, try OperationRecord.known(row, "kind") != OperationKind.delete {
+            if let serverItem, try OperationRecord.known(row, Columns.kind) != OperationKind.delete {
                 result =
                     row["hasLater"]
                     ? serverItem
