@@ -134,6 +134,21 @@ import Testing
         try await context.close()
     }
 
+    /// A conflict policy a newer todosync saved is not taken for the default one.
+    @Test func aConflictPolicyItDoesNotKnowIsACorruptStoreNamingIt() async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO __config (key, value) VALUES ('conflictPolicy|todoitem', 'crdt')")
+        }
+
+        let error = #expect(throws: SyncError.self) { _ = try context.conflictPolicy(for: "todoitem") }
+        let failure = try #require(Self.corruption(error), "\(String(describing: error))")
+        #expect(failure.description.contains("__config.conflictPolicy|todoitem holds 'crdt'"), "\(failure.description)")
+        try await context.close()
+    }
+
     /// A change of a kind it does not know is not pushed as an update.
     @Test func aQueuedChangeOfAnUnknownKindStopsThePushAndNothingIsSent() async throws {
         let folder = try TemporaryFolder()

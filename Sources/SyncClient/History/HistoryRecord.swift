@@ -12,14 +12,12 @@ struct HistoryRecord: StoreRecord, PersistableRecord, Codable {
     /// The kind of a pull page (expanded, per row, into ``HistoryEvent/Kind/pulled`` and its kin).
     static let pullPageKind = "pull-page"
 
-    /// The columns queries name.
+    /// The columns a failure names (``HistoryLog`` reads the history in SQL).
     enum Columns {
         static let sequence = Column(CodingKeys.sequence)
-        static let tableName = Column(CodingKeys.tableName)
-        static let itemId = Column(CodingKeys.itemId)
         static let kind = Column(CodingKeys.kind)
         static let recordedAt = Column(CodingKeys.recordedAt)
-        static let rows = Column(CodingKeys.rows)
+        static let page = Column(CodingKeys.page)
     }
 
     /// Its place in the history (nil: not stored yet).
@@ -62,7 +60,7 @@ struct HistoryRecord: StoreRecord, PersistableRecord, Codable {
         event.kind = pulled.kind
         event.version = pulled.version
         event.pullPage = HistoryEvent.PullPage(
-            queryId: queryId, page: try StoredValue.present(page, Column(CodingKeys.page), of: Self.databaseTableName),
+            queryId: queryId, page: try StoredValue.present(page, Columns.page, of: Self.databaseTableName),
             tokenBefore: tokenBefore, tokenAfter: tokenAfter)
         return event
     }

@@ -190,6 +190,12 @@ struct LocalStore: Sendable {
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM __config WHERE key = ?"), arguments: [key])
     }
 
+    /// The value saved under `key` as one of `Value`'s cases (nil: none saved); one this version
+    /// does not know is ``StoreFailure/Kind/corrupt``, never taken for the default.
+    func config<Value: RawRepresentable<String>>(_ db: Database, _ key: String, as _: Value.Type) throws -> Value? {
+        try config(db, key).map { try StoredValue.known($0, Column(key), of: "__config") }
+    }
+
     func setConfig(_ db: Database, _ key: String, _ value: String?) throws {
         if let value {
             try db.execute(sql: "INSERT OR REPLACE INTO __config (key, value) VALUES (?, ?)", arguments: [key, value])
