@@ -30,15 +30,6 @@ struct JournalRecord: StoreRecord, PersistableRecord {
         static let searchText = Column("searchText")
     }
 
-    /// Every column but ``Columns/searchText``.
-    static var databaseSelection: [any SQLSelectable] {
-        [
-            Columns.sequence, Columns.id, Columns.tableName, Columns.itemId, Columns.operation, Columns.decision,
-            Columns.decidedBy, Columns.base, Columns.client, Columns.server, Columns.result, Columns.versionBefore,
-            Columns.versionAfter, Columns.recordedAt, Columns.batch, Columns.overturns,
-        ]
-    }
-
     /// The entry the row holds (a sequence of 0: not stored yet).
     var entry: JournalEntry
 

@@ -216,8 +216,7 @@ extension SyncOperationQueue {
             }
             try journal.settle(db, operationId: id, result: result)
         }
-        try db.cachedStatement(sql: "DELETE FROM __operations WHERE id IN (\(sqlParameters(ids.count)))")
-            .execute(arguments: StatementArguments(positional: ids))
+        try OperationRecord.deleteAll(db, keys: ids)
     }
 
     /// The service applied an operation of an item whose later change is queued (an edit made while
@@ -312,14 +311,14 @@ extension SyncOperationQueue {
         guard !ids.isEmpty else { return }
         let code = status?.code
         try await store.asyncWrite { db in
-            let statement = try db.cachedStatement(
-                sql: "UPDATE __operations SET state = ?, lastStatus = ?, message = ? WHERE id = ? AND state = ?")
             for id in ids {
-                try statement.execute(
-                    arguments: [
-                        OperationState.attempted.rawValue, code, message, id, OperationState.inFlight.rawValue,
-                    ])
-                if db.changesCount > 0 {
+                let changed = try OperationRecord.filter(key: id).filter(
+                    Columns.state == OperationState.inFlight.rawValue
+                )
+                .updateAll(
+                    db, Columns.state.set(to: OperationState.attempted.rawValue), Columns.lastStatus.set(to: code),
+                    Columns.message.set(to: message))
+                if changed > 0 {
                     try history.recordOperation(db, .pushUnanswered, operationId: id, status: code, detail: message)
                 }
             }

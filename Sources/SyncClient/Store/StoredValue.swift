@@ -7,7 +7,9 @@ import GRDB
 /// damaged or newer store is said rather than misread.
 enum StoredValue {
     /// `text`, read from `column`, as one of `Value`'s cases.
-    static func known<Value: RawRepresentable<String>>(_ text: String?, _ column: Column, of table: String) throws
+    static func known<Value: RawRepresentable<String>>(
+        _ text: String?, _ column: Column, of table: String
+    ) throws
         -> Value
     {
         guard let text, let value = Value(rawValue: text) else { throw corrupt(table, column.name, text) }
