@@ -26,8 +26,8 @@ struct StoreUpgradeTests {
         let stored = try context.read { db in
             try Row.fetchAll(db, sql: "SELECT item, earlierBodies FROM __operations ORDER BY id")
         }
-        let item: String = stored[0][0]
-        let earlier: String? = stored[0][1]
+        let item: String = stored[0]["item"]
+        let earlier: String? = stored[0]["earlierBodies"]
         #expect(!item.contains("__earlier"))
         #expect(item.contains("second"))
         #expect(earlier?.contains("first") == true)
