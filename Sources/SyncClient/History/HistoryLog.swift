@@ -4,7 +4,8 @@ import SyncProtocol
 
 /// The rows' history (`__history`): every local edit, push outcome, decision and pull that touched
 /// a row, and the table-wide events (purges, token resets, remote switches), the newest
-/// ``retention`` of them (20,000 unless the store says otherwise). The one owner of that table.
+/// ``retention`` of them (20,000 unless the store says otherwise). The one code that reads and writes
+/// that table, whose rows and schema are ``HistoryRecord``.
 ///
 /// Each event is written by the transaction that does what it tells, so the history never says
 /// something happened that did not. A pull page is one event for all its rows (their ids, versions

@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import SyncProtocol
 
-/// The persistent journal of conflict outcomes (`__journal`): the one owner of its reads and writes.
+/// The persistent journal of conflict outcomes (`__journal`): the one code that reads and writes it,
+/// through its rows' types (``JournalRecord``, ``HeldDecisionRecord``), which hold the schema.
 ///
 /// Every method that takes a `Database` runs inside the caller's transaction, so an outcome and its
 /// entry are stored together. The journal keeps the newest ``retention`` entries (10,000 unless the

@@ -4,7 +4,7 @@ import Storage
 import SyncProtocol
 
 /// The persistent queue of local changes: the only code that reads or writes `__operations` and
-/// `__errors`.
+/// `__errors`, through their rows' types (``OperationRecord``, ``OperationErrorRecord``).
 ///
 /// An operation moves through the states of ``OperationState``:
 ///

@@ -5,7 +5,8 @@ import Synchronization
 
 /// The flight recorder: every exchange the client makes with the service, kept in the store
 /// (`__exchanges`), the newest ``retention(_:)`` of them (5,000 unless the store says otherwise),
-/// across restarts. The one owner of that table's reads and writes.
+/// across restarts. The one code that reads and writes that table, whose rows and schema are
+/// ``ExchangeRecord``.
 ///
 /// The transport hands each exchange over when it ends (``record(_:)``), still to be redacted; it is
 /// redacted and written out by the transaction that stores it (an ``ExchangeRecord``). They are written in batches, by

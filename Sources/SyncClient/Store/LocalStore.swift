@@ -3,8 +3,9 @@ import GRDB
 import Storage
 import SyncProtocol
 
-/// The SQLite file: one data table per described table, plus `__config`, and the tables of the
-/// operation queue (`__operations`, `__errors`), which only ``SyncOperationQueue`` reads and writes.
+/// The SQLite file: one data table per described table, plus `__config`, and the store's own tables,
+/// each read and written by one type through its record (the queue's `__operations` and `__errors`
+/// by ``SyncOperationQueue``, the journal, the history, the flight recorder's exchanges).
 /// Every method that takes a `Database` runs inside the caller's transaction.
 struct LocalStore: Sendable {
     let pool: DatabasePool
