@@ -112,11 +112,11 @@ struct DoctorCommand: AsyncParsableCommand {
             ]
             for exchange in result.exchanges {
                 lines.append("    > " + exchange.requestLine)
-                lines += exchange.requestHeaders.map { "    > " + $0 }
+                lines += exchange.requestHeaders.split(separator: "\n").map { "    > " + $0 }
                 if let body = exchange.requestBody { lines.append("    > " + body) }
                 lines.append("    < " + exchange.answerLine)
-                lines += exchange.responseHeaders.map { "    < " + visible($0) }
-                if !exchange.responseBody.isEmpty { lines.append("    < " + visible(exchange.responseBody)) }
+                lines += exchange.responseHeaders.split(separator: "\n").map { "    < " + visible(String($0)) }
+                if let body = exchange.responseBody { lines.append("    < " + visible(body)) }
             }
             return lines.joined(separator: "\n")
         }

@@ -8,11 +8,12 @@ import Testing
 @Suite struct DoctorVerdictTests {
     static func exchange(
         _ method: String, _ target: String = "/tables/todoitem", status: Int, _ json: JSONValue?
-    ) -> DoctorExchange {
+    ) -> RecordedExchange {
         let body = json.flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return DoctorExchange(
-            method: method, target: target, requestHeaders: [], requestBody: nil, status: status,
-            responseHeaders: [], responseBody: body, failure: nil, json: json)
+        return RecordedExchange(
+            id: 0, startedAt: Date(), milliseconds: 0, method: method, target: target,
+            purpose: .doctor(table: "todoitem"), status: status, bytesSent: 0, bytesReceived: body.utf8.count,
+            requestHeaders: "", responseHeaders: "", responseBody: body.isEmpty ? nil : body, json: json)
     }
 
     static func row(_ id: String, version: String = "MQ==", deleted: Bool = false) -> JSONValue {

@@ -153,9 +153,10 @@ import Testing
     }
 
     @Test func officialServersEchoedConflictBodyIsGreen() {
-        let insert = DoctorExchange(
-            method: "POST", target: "/tables/todoitem", requestHeaders: [], requestBody: nil, status: 201,
-            responseHeaders: [], responseBody: "", failure: nil,
+        let insert = RecordedExchange(
+            id: 0, startedAt: Date(), milliseconds: 0, method: "POST", target: "/tables/todoitem",
+            purpose: .doctor(table: "todoitem"), status: 201, bytesSent: 0, bytesReceived: 0, requestHeaders: "",
+            responseHeaders: "",
             json: .object(["id": .string("item-1"), "version": .string("MQ==")]))
         var echo = insert
         echo.status = 409
@@ -253,7 +254,8 @@ extension ProtocolDoctorTests {
             #expect(!refused.isHealthy)
             #expect(report.isHealthy, "\(report.failures.map { "\($0.name): \($0.verdict.explanation)" })")
             #expect(!String(decoding: try JSONEncoder().encode(report), as: UTF8.self).contains(token))
-            let sent = report.results.flatMap(\.exchanges).filter { $0.method == "POST" }.flatMap(\.requestHeaders)
+            let sent = report.results.flatMap(\.exchanges).filter { $0.method == "POST" }
+                .flatMap { $0.requestHeaders.split(separator: "\n").map(String.init) }
             #expect(sent.contains(shown), "\(sent)")
         }
     }

@@ -60,6 +60,95 @@ import Testing
         try await context.close()
     }
 
+    @Test func anOperationErrorOfAKindItDoesNotKnowIsACorruptStoreNamingIt() async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.store.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO __errors (operationId, kind, message, recordedAt)
+                    SELECT id, 'timeout', 'written by a newer todosync', '2026-11-27T10:00:00.000Z' FROM __operations
+                    """)
+        }
+        let id = try #require(try context.operations().first?.id)
+
+        let error = #expect(throws: SyncError.self) { _ = try context.error(ofOperation: id) }
+        let failure = try #require(Self.corruption(error), "\(String(describing: error))")
+        #expect(failure.description.contains("__errors.kind holds 'timeout'"), "\(failure.description)")
+        #expect(throws: SyncError.self) { _ = try context.history(of: "a", in: "todoitem") }
+        try await context.close()
+    }
+
+    @Test(arguments: [
+        ("decision", "'coin-flip'"), ("decidedBy", "'a-committee'"), ("operation", "'upsert'"),
+        ("recordedAt", "'yesterday'"),
+    ])
+    func aJournalEntryHoldingAnUnknownValueIsACorruptStoreNamingIt(_ column: String, _ value: String) async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try await context.store.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO __journal (id, tableName, itemId, operation, decision, decidedBy, recordedAt, searchText)
+                    VALUES ('entry-1', 'todoitem', 'a', 'update', 'use-server', 'person', '2026-11-27T10:00:00.000Z', 'a')
+                    """)
+            try db.execute(sql: "UPDATE __journal SET \(column) = \(value)")
+        }
+
+        let error = #expect(throws: SyncError.self) { _ = try context.journal() }
+        let failure = try #require(Self.corruption(error), "\(String(describing: error))")
+        #expect(failure.description.contains("__journal.\(column) holds \(value)"), "\(failure.description)")
+        #expect(throws: SyncError.self) { _ = try context.journalEntry("entry-1") }
+        try await context.close()
+    }
+
+    @Test(arguments: [("kind", "'teleported'"), ("recordedAt", "'yesterday'")])
+    func aHistoryEventHoldingAnUnknownValueIsACorruptStoreNamingIt(_ column: String, _ value: String) async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.store.pool.write { db in try db.execute(sql: "UPDATE __history SET \(column) = \(value)") }
+
+        let error = #expect(throws: SyncError.self) { _ = try context.history(of: "a", in: "todoitem") }
+        let failure = try #require(Self.corruption(error), "\(String(describing: error))")
+        #expect(failure.description.contains("__history.\(column) holds \(value)"), "\(failure.description)")
+        try await context.close()
+    }
+
+    /// A push without its operation is not read as operation 0.
+    @Test func aRecordedPushWithoutItsOperationIsNamedNotTakenForOperationZero() async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try await context.store.pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO __exchanges (startedAt, milliseconds, method, target, purpose, tableName, itemId,
+                        bytesSent, bytesReceived, requestHeaders, responseHeaders)
+                    VALUES ('2026-11-27T10:00:00.000Z', 1, 'POST', '/tables/todoitem', 'push', 'todoitem', 'a',
+                        0, 0, '', '')
+                    """)
+        }
+        let error = #expect(throws: SyncError.self) { _ = try context.exchanges() }
+        #expect(Self.corruption(error)?.description.contains("__exchanges.operationId holds NULL") == true)
+        try await context.close()
+    }
+
+    /// A conflict policy a newer todosync saved is not taken for the default one.
+    @Test func aConflictPolicyItDoesNotKnowIsACorruptStoreNamingIt() async throws {
+        let folder = try TemporaryFolder()
+        let context = try SyncContext(path: folder.file("store.sqlite"))
+        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.store.pool.write { db in
+            try db.execute(sql: "INSERT INTO __config (key, value) VALUES ('conflictPolicy|todoitem', 'crdt')")
+        }
+
+        let error = #expect(throws: SyncError.self) { _ = try context.conflictPolicy(for: "todoitem") }
+        let failure = try #require(Self.corruption(error), "\(String(describing: error))")
+        #expect(failure.description.contains("__config.conflictPolicy|todoitem holds 'crdt'"), "\(failure.description)")
+        try await context.close()
+    }
+
     /// A change of a kind it does not know is not pushed as an update.
     @Test func aQueuedChangeOfAnUnknownKindStopsThePushAndNothingIsSent() async throws {
         let folder = try TemporaryFolder()

@@ -65,10 +65,9 @@ struct DoctorRunPage: Encodable, Sendable {
                 ? result.exchanges.map { exchange in
                     Exchange(
                         requestLine: exchange.requestLine,
-                        requestHeaders: exchange.requestHeaders.joined(separator: "\n"),
+                        requestHeaders: exchange.requestHeaders,
                         requestBody: exchange.requestBody, answerLine: exchange.answerLine,
-                        responseHeaders: exchange.responseHeaders.joined(separator: "\n"),
-                        responseBody: exchange.responseBody.isEmpty ? nil : exchange.responseBody)
+                        responseHeaders: exchange.responseHeaders, responseBody: exchange.responseBody)
                 } : []
             let (tone, label) =
                 switch result.verdict.outcome {

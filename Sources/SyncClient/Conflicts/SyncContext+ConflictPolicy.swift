@@ -22,7 +22,7 @@ extension SyncContext {
 
     /// ``conflictPolicy(for:)`` in the caller's transaction.
     nonisolated func conflictPolicy(_ db: Database, for table: String) throws -> ConflictPolicy {
-        try store.config(db, Self.policyKey(table)).flatMap(ConflictPolicy.init(rawValue:)) ?? defaultConflictPolicy
+        try store.config(db, Self.policyKey(table), as: ConflictPolicy.self) ?? defaultConflictPolicy
     }
 
     /// Saves the conflict policy of `table` for the following pushes.

@@ -109,7 +109,7 @@ public actor SyncContext {
                 return (
                     try binding.address(db), try store.config(db, "offline") == "true",
                     try store.config(db, Self.lastSyncKey),
-                    try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:))
+                    try store.config(db, Self.authStyleKey, as: AuthStyle.self)
                 )
             }
         } catch let error as SyncError {
@@ -221,7 +221,7 @@ public actor SyncContext {
             let change = try binding.point(db, to: url, service: service, choice: onSwitch)
             if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
             let spoken = try Self.bindProtocol(db, store: store, to: protocolChoice)
-            return (change, spoken, try store.config(db, Self.authStyleKey).flatMap(AuthStyle.init(rawValue:)))
+            return (change, spoken, try store.config(db, Self.authStyleKey, as: AuthStyle.self))
         }
         monitor.tableProtocol = spoken
         if case .switched = change { monitor.setLastSync(nil) }
@@ -299,8 +299,7 @@ public actor SyncContext {
 
     /// The style saved by ``setAuthStyle(_:)``; nil: the usual one of the protocol spoken.
     public nonisolated var authStyleChoice: AuthStyle? {
-        let saved = try? read { [store] db in try store.config(db, Self.authStyleKey) }
-        return saved.flatMap(AuthStyle.init(rawValue:))
+        (try? read { [store] db in try store.config(db, Self.authStyleKey, as: AuthStyle.self) }) ?? nil
     }
 
     static let authStyleKey = "authStyle"

@@ -17,7 +17,7 @@ extension DoctorCheck {
             + "millisecond of updatedAt included)?",
         writes: false,
         probe: { session throws(SyncError) in
-            var exchanges: [DoctorExchange] = []
+            var exchanges: [RecordedExchange] = []
             if !session.isReadOnly {
                 for index in 1...pagingRows { exchanges.append(try await session.insert("page-\(index)")) }
             }

@@ -7,7 +7,7 @@ extension DoctorCheck {
         name: "protocol", asks: "Which protocol versions does the table answer (a first page in v2 and in v3)?",
         writes: false,
         probe: { session throws(SyncError) in
-            var exchanges: [DoctorExchange] = []
+            var exchanges: [RecordedExchange] = []
             for dialect in TableProtocol.allCases {
                 exchanges.append(
                     try await session.send(.get, query: [("$top", "1")], apiVersion: dialect.apiVersion))
@@ -18,7 +18,7 @@ extension DoctorCheck {
             let spoken = TableProtocol.allCases.enumerated().filter { index, version in
                 index < exchanges.count && exchanges[index].status == 200 && exchanges[index].rows(version) != nil
             }.map(\.element)
-            let server = exchanges.lazy.flatMap(\.responseHeaders).first {
+            let server = exchanges.lazy.flatMap(\.responseHeaderLines).first {
                 $0.lowercased().hasPrefix("x-zumo-server-version:")
             }
             let speaks = spoken.isEmpty ? "no protocol version" : spoken.map(\.label).joined(separator: " and ")
@@ -94,7 +94,7 @@ extension DoctorCheck {
                     "GET of '\(id)' was answered about another item, '\(received)': a client would store the wrong row."
                 )
             }
-            let tag = read.responseHeaders.first { $0.lowercased().hasPrefix("etag:") }
+            let tag = read.responseHeaderLines.first { $0.lowercased().hasPrefix("etag:") }
             return .passed(
                 "GET of '\(id)' answered that item" + (tag.map { ", with \($0)" } ?? ", without an ETag") + ".")
         })
@@ -105,7 +105,7 @@ extension DoctorCheck {
         asks: "Does updatedAt keep milliseconds, and does a filter on its exact value find the row?",
         writes: false,
         probe: { session throws(SyncError) in
-            var exchanges: [DoctorExchange] = []
+            var exchanges: [RecordedExchange] = []
             let row: Item?
             if session.isReadOnly {
                 row = session.sample

@@ -61,7 +61,7 @@ extension DoctorCheck {
             }
             guard let item = answer.item, item["id"]?.stringValue == id else {
                 return .failed(
-                    answer.responseBody.isEmpty
+                    (answer.responseBody ?? "").isEmpty
                         ? "409 without a body: a client cannot show the service's side of the conflict without "
                             + "reading the item again."
                         : "409 whose body is not the item '\(id ?? "?")': a client cannot use it.")

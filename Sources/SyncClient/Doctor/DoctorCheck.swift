@@ -8,7 +8,7 @@ public struct DoctorCheck: Sendable {
     /// Whether it writes (it is skipped with `--read-only`).
     public let writes: Bool
     /// Makes the check's requests through `session`, in order, and returns them with their answers.
-    let probe: @Sendable (DoctorSession) async throws(SyncError) -> [DoctorExchange]
+    let probe: @Sendable (DoctorSession) async throws(SyncError) -> [RecordedExchange]
     /// The verdict on the answers, from them alone.
-    let judge: @Sendable (TableProtocol, [DoctorExchange]) -> DoctorVerdict
+    let judge: @Sendable (TableProtocol, [RecordedExchange]) -> DoctorVerdict
 }

@@ -7,5 +7,5 @@ public struct DoctorResult: Sendable, Hashable, Codable {
     /// Its verdict.
     public var verdict: DoctorVerdict
     /// Its requests and their answers.
-    public var exchanges: [DoctorExchange]
+    public var exchanges: [RecordedExchange]
 }

@@ -4,7 +4,7 @@ import SyncProtocol
 import Synchronization
 
 /// The requests of one doctor run, over the sync client's transport (its deadlines, its pool, no
-/// flight recorder): each request comes back as a ``DoctorExchange``, and every row it creates is
+/// flight recorder): each request comes back as a ``RecordedExchange``, and every row it creates is
 /// remembered for the clean-up.
 final class DoctorSession: Sendable {
     let transport: HTTPTransport
@@ -36,7 +36,7 @@ final class DoctorSession: Sendable {
     func send(
         _ method: HTTPRequest.Method, id: String? = nil, query: [(String, String)] = [], body: Item? = nil,
         ifMatch: String? = nil, apiVersion: String? = nil
-    ) async throws(SyncError) -> DoctorExchange {
+    ) async throws(SyncError) -> RecordedExchange {
         let data = body.flatMap { try? JSONEncoder.sorted.encode($0) }
         let version = apiVersion ?? dialect.apiVersion
         // The protocol check asks in both versions: the token goes as each version's clients send it.
@@ -57,21 +57,23 @@ final class DoctorSession: Sendable {
             requestHeaders.append("\(field.name.rawName): \(field.value)")
         }
         if data != nil { requestHeaders.append("Content-Type: application/json") }
-        var exchange = DoctorExchange(
-            method: method.rawValue, target: target, requestHeaders: requestHeaders,
-            requestBody: data.map { String(decoding: $0, as: UTF8.self) }, status: nil, responseHeaders: [],
-            responseBody: "", failure: nil, json: nil)
+        let started = (date: Date(), instant: ContinuousClock.now)
         let reply = try await transport.send(
             method, path, query: query, body: data, ifMatch: ifMatch, apiVersion: version, for: .doctor(table: table))
-        exchange.status = reply.status.code
-        exchange.responseHeaders = reply.headers.map { "\($0.name.rawName): \($0.value)" }
-        exchange.responseBody = String(decoding: reply.body.prefix(DoctorExchange.maximumBody), as: UTF8.self)
-        exchange.json = try? JSONDecoder().decode(JSONValue.self, from: reply.body)
-        return exchange
+        return RecordedExchange(
+            id: 0, startedAt: started.date, milliseconds: RecordedExchange.milliseconds(since: started.instant),
+            method: method.rawValue, target: target, purpose: .doctor(table: table), status: reply.status.code,
+            bytesSent: data?.count ?? 0, bytesReceived: reply.body.count,
+            requestHeaders: requestHeaders.joined(separator: "\n"),
+            responseHeaders: reply.headers.map { "\($0.name.rawName): \($0.value)" }.joined(separator: "\n"),
+            requestBody: data.map { String(decoding: $0, as: UTF8.self) },
+            responseBody: reply.body.isEmpty
+                ? nil : String(decoding: reply.body.prefix(RecordedExchange.maximumBody), as: UTF8.self),
+            json: try? JSONDecoder().decode(JSONValue.self, from: reply.body))
     }
 
     /// Inserts a probe row `<prefix><suffix>` and remembers it for the clean-up.
-    func insert(_ suffix: String) async throws(SyncError) -> DoctorExchange {
+    func insert(_ suffix: String) async throws(SyncError) -> RecordedExchange {
         let id = prefix + suffix
         created.withLock { $0.append(id) }
         return try await send(.post, body: ["id": .string(id), "text": .string("todosync doctor probe")])

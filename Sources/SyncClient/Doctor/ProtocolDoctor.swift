@@ -79,7 +79,7 @@ public struct ProtocolDoctor: Sendable {
         let first = DoctorSession(
             transport: transport, table: options.table, dialect: .v2, prefix: prefix, sample: nil,
             readOnly: options.readOnly)
-        let opening: [DoctorExchange]
+        let opening: [RecordedExchange]
         do {
             opening = try await DoctorCheck.speaks.probe(first)
         } catch {
@@ -131,7 +131,7 @@ public struct ProtocolDoctor: Sendable {
     }
 
     /// The protocol to speak: the one chosen, or v2 when the endpoint answers a v2 page, else v3.
-    static func dialect(for choice: ProtocolChoice, opening: [DoctorExchange]) -> TableProtocol {
+    static func dialect(for choice: ProtocolChoice, opening: [RecordedExchange]) -> TableProtocol {
         switch choice {
         case .v2: return .v2
         case .v3: return .v3

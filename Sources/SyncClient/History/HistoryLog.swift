@@ -1,54 +1,24 @@
 import Foundation
 import GRDB
-import Storage
 import SyncProtocol
 
 /// The rows' history (`__history`): every local edit, push outcome, decision and pull that touched
 /// a row, and the table-wide events (purges, token resets, remote switches), the newest
-/// ``retention`` of them (20,000 unless the store says otherwise). The one owner of that table.
+/// ``retention`` of them (20,000 unless the store says otherwise). The one code that reads and writes
+/// that table, whose rows and schema are ``HistoryRecord``.
 ///
 /// Each event is written by the transaction that does what it tells, so the history never says
 /// something happened that did not. A pull page is one event for all its rows (their ids, versions
 /// and what the page did to each, in ``PulledRows``): recording a pull costs an insert per page, not
 /// per row. A decision refers to its journal entry instead of copying it.
 struct HistoryLog: Sendable {
-    static let migration = StoreMigration("v8-row-history") { db in
-        try db.execute(
-            sql: """
-                CREATE TABLE __history (
-                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                    recordedAt TEXT NOT NULL,
-                    tableName TEXT NOT NULL,
-                    itemId TEXT,
-                    kind TEXT NOT NULL,
-                    operationId INTEGER,
-                    status INTEGER,
-                    version TEXT,
-                    previousVersion TEXT,
-                    detail TEXT,
-                    changes TEXT,
-                    journalSequence INTEGER,
-                    queryId TEXT,
-                    page INTEGER,
-                    tokenBefore TEXT,
-                    tokenAfter TEXT,
-                    rows TEXT
-                );
-                CREATE INDEX __history_item ON __history (tableName, itemId, sequence) WHERE itemId IS NOT NULL;
-                CREATE INDEX __history_table ON __history (tableName, sequence) WHERE itemId IS NULL;
-                """)
-    }
-
     /// The newest events kept: 20,000 unless the store says otherwise.
     static let retention = Retention(
-        table: "__history", order: "sequence", key: "historyRetention", fallback: 20_000)
+        table: HistoryRecord.databaseTableName, order: "sequence", key: "historyRetention", fallback: 20_000)
 
     /// Values that look like a JSON Web Token are kept as `[redacted]`, as the flight recorder keeps
     /// them: the history may leave the device in a support bundle.
     private static let redaction = Redaction(secrets: [])
-
-    /// The event kind of a pull page (expanded, per row, into ``HistoryEvent/Kind/pulled`` and its kin).
-    private static let pullPageKind = "pull-page"
 
     // MARK: Recording
 
@@ -64,15 +34,16 @@ struct HistoryLog: Sendable {
             case .update: .localUpdate
             case .delete: .localDelete
             }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO __history (recordedAt, tableName, itemId, kind, operationId, changes, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            Timestamp.string(Date()), table, itemId, eventKind.rawValue, operationId,
-            values.flatMap { $0.isEmpty ? nil : ItemCoding.encode($0).map(Self.redaction.text) }, detail,
-        ])
+        try record(
+            db,
+            HistoryRecord(
+                tableName: table, itemId: itemId, kind: eventKind.rawValue, operationId: operationId, detail: detail,
+                changes: values.flatMap { $0.isEmpty ? nil : ItemCoding.encode($0).map(Self.redaction.text) }))
+    }
+
+    /// Stores `event` and drops the oldest beyond the retention.
+    private func record(_ db: Database, _ event: HistoryRecord) throws {
+        try event.insert(db)
         try Self.retention.dropBeyond(db, newest: db.lastInsertedRowID)
     }
 
@@ -82,7 +53,8 @@ struct HistoryLog: Sendable {
         _ db: Database, _ kind: HistoryEvent.Kind, operationId: Int64, status: Int? = nil, version: String? = nil,
         detail: String? = nil
     ) throws {
-        // The version it was sent against is the base's; an operation's kind says what it did.
+        // The version it was sent against is the base's; an operation's kind says what it did. A
+        // copy in SQL (INSERT ... SELECT), as for a decision below: the operation is not decoded.
         try db.cachedStatement(
             sql: """
                 INSERT INTO __history (recordedAt, tableName, itemId, kind, operationId, status, version,
@@ -111,24 +83,16 @@ struct HistoryLog: Sendable {
         rows: PulledRows
     ) throws {
         guard !rows.isEmpty else { return }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO __history (recordedAt, tableName, kind, queryId, page, tokenBefore, tokenAfter, rows)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            Timestamp.string(Date()), table, Self.pullPageKind, queryId, page, Self.text(tokenBefore),
-            Self.text(tokenAfter), rows.text,
-        ])
-        try Self.retention.dropBeyond(db, newest: db.lastInsertedRowID)
+        try record(
+            db,
+            HistoryRecord(
+                tableName: table, kind: HistoryRecord.pullPageKind, queryId: queryId, page: page,
+                tokenBefore: Self.text(tokenBefore), tokenAfter: Self.text(tokenAfter), rows: rows.text))
     }
 
     /// A table-wide event: a purge, a token reset, a remote switch.
     func recordTableEvent(_ db: Database, _ kind: HistoryEvent.Kind, table: String, detail: String) throws {
-        try db.cachedStatement(
-            sql: "INSERT INTO __history (recordedAt, tableName, kind, detail) VALUES (?, ?, ?, ?)"
-        ).execute(arguments: [Timestamp.string(Date()), table, kind.rawValue, detail])
-        try Self.retention.dropBeyond(db, newest: db.lastInsertedRowID)
+        try record(db, HistoryRecord(tableName: table, kind: kind.rawValue, detail: detail))
     }
 
     private static func text(_ token: DeltaToken) -> String? {
@@ -147,7 +111,8 @@ struct HistoryLog: Sendable {
     /// The kept events of `itemId` in `table`, oldest first, with the table-wide events since its first.
     func events(_ db: Database, table: String, itemId: String) throws -> [HistoryEvent] {
         let needle = PulledRows.line(prefixOf: itemId)
-        let rows = try Row.fetchAll(
+        // In SQL: a UNION ALL lets each half use its own partial index (`__history_item`, `__history_table`).
+        let records = try HistoryRecord.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT * FROM __history WHERE tableName = ? AND itemId = ?
@@ -156,38 +121,18 @@ struct HistoryLog: Sendable {
                         AND (kind <> ? OR instr(rows, ?) > 0)
                     ORDER BY sequence
                     """),
-            arguments: [table, itemId, table, Self.pullPageKind, needle])
+            arguments: [table, itemId, table, HistoryRecord.pullPageKind, needle])
         var events: [HistoryEvent] = []
-        for row in rows {
-            guard let event = try Self.event(row, itemId: itemId, db) else { continue }
+        for record in records {
+            guard var event = try record.event(of: itemId) else { continue }
             // Table-wide events before the row's first event say nothing about it.
             if event.kind.isTableWide, events.isEmpty { continue }
+            if let sequence = record.journalSequence {
+                event.journalEntry = try ConflictJournal().entry(db, sequence: sequence)
+            }
             events.append(event)
         }
         return events
-    }
-
-    private static func event(_ row: Row, itemId: String, _ db: Database) throws -> HistoryEvent? {
-        let recordedAt: Date = try StoredValue.time(row, "recordedAt", of: "__history")
-        var event = HistoryEvent(
-            sequence: row["sequence"], recordedAt: recordedAt, kind: .pulled, operationId: row["operationId"],
-            status: row["status"], version: row["version"], previousVersion: row["previousVersion"],
-            values: ItemCoding.decode(row["changes"]), detail: row["detail"])
-        let kind: String = row["kind"]
-        if kind == pullPageKind {
-            guard let pulled = PulledRows.entry(of: itemId, in: row["rows"]) else { return nil }
-            event.kind = pulled.kind
-            event.version = pulled.version
-            event.pullPage = HistoryEvent.PullPage(
-                queryId: row["queryId"], page: row["page"] ?? 0, tokenBefore: row["tokenBefore"],
-                tokenAfter: row["tokenAfter"])
-            return event
-        }
-        event.kind = try StoredValue.known(row, "kind", of: "__history")
-        if let sequence: Int64 = row["journalSequence"] {
-            event.journalEntry = try ConflictJournal().entry(db, sequence: sequence)
-        }
-        return event
     }
 }
 

@@ -124,7 +124,7 @@ struct ListIndex: Sendable {
         let triggers = self.triggers
         let existing = try Row.fetchAll(
             db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", arguments: [table]
-        ).map { row in (row[0] as String, row[1] as String) }
+        ).map { row in (row["name"] as String, row["sql"] as String) }
         if existing.count == triggers.count,
             existing.allSatisfy({ name, sql in triggers.contains { $0.name == name && $0.sql == sql } })
         {

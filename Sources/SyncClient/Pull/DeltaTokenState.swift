@@ -34,10 +34,10 @@ extension LocalStore {
         for row in try Row.fetchAll(
             db, sql: "SELECT key, value FROM __config WHERE substr(key, 1, 11) = 'deltaToken|' ORDER BY key")
         {
-            let parts = (row[0] as String).split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+            let parts = (row["key"] as String).split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3 else { continue }
             let (table, queryId) = (String(parts[1]), String(parts[2]))
-            let token = try? JSONDecoder().decode(DeltaToken.self, from: Data((row[1] as String).utf8))
+            let token = try? JSONDecoder().decode(DeltaToken.self, from: Data((row["value"] as String).utf8))
             let stats = try config(db, Self.deltaTokenStatsKey(table: table, queryId: queryId))?
                 .split(separator: "|")
             states.append(

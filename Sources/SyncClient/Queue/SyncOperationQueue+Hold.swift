@@ -39,8 +39,8 @@ extension SyncOperationQueue {
         case .refuse(let error): throw error
         case .unchanged: return false
         case .apply:
-            try db.cachedStatement(sql: "UPDATE __operations SET heldAt = ?, heldReason = ? WHERE id = ?")
-                .execute(arguments: [Timestamp.string(date), reason, id])
+            try OperationRecord.filter(key: id).updateAll(
+                db, Columns.heldAt.set(to: Timestamp.string(date)), Columns.heldReason.set(to: reason))
             try history.recordOperation(
                 db, .held, operationId: id, detail: reason.map { "because: \($0)" } ?? "no reason given")
             return true
@@ -55,8 +55,8 @@ extension SyncOperationQueue {
         case .refuse(let error): throw error
         case .unchanged: return false
         case .apply:
-            try db.cachedStatement(sql: "UPDATE __operations SET heldAt = NULL, heldReason = NULL WHERE id = ?")
-                .execute(arguments: [id])
+            try OperationRecord.filter(key: id).updateAll(
+                db, Columns.heldAt.set(to: nil), Columns.heldReason.set(to: nil))
             let since = operation.hold.map { "held since \(RowExplanation.time($0.since))" }
             try history.recordOperation(db, .released, operationId: id, detail: since)
             return true
@@ -84,13 +84,6 @@ extension SyncOperationQueue {
 
     /// How many operations are held, by the state underneath.
     func heldCounts(_ db: Database) throws -> [OperationState: Int] {
-        var counts: [OperationState: Int] = [:]
-        for row in try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT state, COUNT(*) AS count FROM __operations WHERE heldAt IS NOT NULL GROUP BY state"))
-        {
-            counts[try OperationRecord.known(row, "state"), default: 0] += row["count"] as Int
-        }
-        return counts
+        try counts(db, of: OperationRecord.filter(Columns.heldAt != nil))
     }
 }

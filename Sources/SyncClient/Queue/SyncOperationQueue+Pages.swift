@@ -35,11 +35,10 @@ extension SyncOperationQueue {
     /// A page of at most `limit` operations in push order, cut by operation id (no OFFSET), so a
     /// page costs the same wherever it is in a long queue.
     func page(_ db: Database, _ position: QueuePosition, limit: Int) throws -> QueuePage {
-        func fetch(_ condition: String?, _ id: Int64?, ascending: Bool, limit: Int) throws -> [TableOperation] {
-            let sql =
-                "SELECT \(OperationRecord.selection) FROM __operations" + (condition.map { " WHERE id \($0) ?" } ?? "")
-                + " ORDER BY id \(ascending ? "ASC" : "DESC") LIMIT \(limit)"
-            return try fetchOperations(db, sql, StatementArguments(id.map { [$0] } ?? []))
+        func fetch(_ bound: String?, _ id: Int64?, ascending: Bool, limit: Int) throws -> [TableOperation] {
+            var request = OperationRecord.order(ascending ? Columns.id.asc : Columns.id.desc).limit(limit)
+            if let bound, let id { request = request.filter(bound == "<" ? Columns.id < id : Columns.id > id) }
+            return try request.fetchAll(db).map(\.operation)
         }
         let pager = KeysetPager<TableOperation>(
             ascending: true, fetch: { try fetch($0, $1, ascending: $2, limit: $3) }, key: \.id)
@@ -53,11 +52,9 @@ extension SyncOperationQueue {
         let (operations, hasEarlier, hasLater) = try pager.page(cursor, limit: limit)
         let entries = try operations.map { operation in
             let table = store.tables[operation.table]
-            let first = try fetchOperations(
-                db,
-                "SELECT \(OperationRecord.selection) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id LIMIT 1",
-                [operation.table, operation.itemId]
-            ).first
+            let first = try OperationRecord.filter(
+                Columns.tableName == operation.table && Columns.itemId == operation.itemId
+            ).order(Columns.id).fetchOne(db)?.operation
             return QueuePage.Entry(
                 operation: operation,
                 localItem: try table.flatMap { try store.readItem(db, table: $0, id: operation.itemId) },

@@ -35,17 +35,17 @@ extension SyncOperationQueue {
         var changedItems: [String: [String]] = [:]
         for row in rows {
             // Held, or behind an earlier operation of the item (which a held one always is): not now.
-            let state: OperationState = try OperationRecord.known(row, "state")
+            let state: OperationState = try OperationRecord.known(row, Columns.state)
             guard state.isSendable, row["isFirst"] as Bool, row["notHeld"] as Bool else { continue }
             let before = OperationMark(
                 state: state, lastAttemptAt: row["lastAttemptAt"], item: row["item"],
                 earlierBodies: row["earlierBodies"])
             let attempt = PushAttempt(
                 operationId: row["id"], table: row["tableName"], itemId: row["itemId"],
-                kind: try OperationRecord.known(row, "kind"), recreate: row["recreate"], before: before)
+                kind: try OperationRecord.known(row, Columns.kind), recreate: row["recreate"], before: before)
             sendable[attempt.operationId] = (
                 attempt, ItemCoding.decode(before.item), ItemCoding.decode(row["base"]),
-                Self.decodeColumns(row["changedColumns"])
+                OperationRecord.decodeColumns(row[Columns.changedColumns])
             )
             if attempt.kind != .delete { changedItems[attempt.table, default: []].append(attempt.itemId) }
         }
@@ -183,7 +183,8 @@ extension SyncOperationQueue {
         // The service's items, by table, of the items with nothing newer queued: adopted together.
         var adoptions: [String: [Item]] = [:]
         for (id, serverItem) in applied {
-            guard let row = queued[id], let serverItem, try OperationRecord.known(row, "kind") != OperationKind.delete
+            guard let row = queued[id], let serverItem,
+                try OperationRecord.known(row, Columns.kind) != OperationKind.delete
             else { continue }
             let (tableName, itemId, hasLater): (String, String, Bool) = (
                 row["tableName"], row["itemId"], row["hasLater"]
@@ -207,7 +208,7 @@ extension SyncOperationQueue {
         for (id, serverItem) in applied where held.contains(id) {
             guard let row = queued[id] else { continue }
             var result: Item?
-            if let serverItem, try OperationRecord.known(row, "kind") != OperationKind.delete {
+            if let serverItem, try OperationRecord.known(row, Columns.kind) != OperationKind.delete {
                 result =
                     row["hasLater"]
                     ? serverItem
@@ -215,8 +216,7 @@ extension SyncOperationQueue {
             }
             try journal.settle(db, operationId: id, result: result)
         }
-        try db.cachedStatement(sql: "DELETE FROM __operations WHERE id IN (\(sqlParameters(ids.count)))")
-            .execute(arguments: StatementArguments(positional: ids))
+        try OperationRecord.deleteAll(db, keys: ids)
     }
 
     /// The service applied an operation of an item whose later change is queued (an edit made while
@@ -311,14 +311,14 @@ extension SyncOperationQueue {
         guard !ids.isEmpty else { return }
         let code = status?.code
         try await store.asyncWrite { db in
-            let statement = try db.cachedStatement(
-                sql: "UPDATE __operations SET state = ?, lastStatus = ?, message = ? WHERE id = ? AND state = ?")
             for id in ids {
-                try statement.execute(
-                    arguments: [
-                        OperationState.attempted.rawValue, code, message, id, OperationState.inFlight.rawValue,
-                    ])
-                if db.changesCount > 0 {
+                let changed = try OperationRecord.filter(key: id).filter(
+                    Columns.state == OperationState.inFlight.rawValue
+                )
+                .updateAll(
+                    db, Columns.state.set(to: OperationState.attempted.rawValue), Columns.lastStatus.set(to: code),
+                    Columns.message.set(to: message))
+                if changed > 0 {
                     try history.recordOperation(db, .pushUnanswered, operationId: id, status: code, detail: message)
                 }
             }

@@ -6,17 +6,14 @@ extension SyncOperationQueue {
     /// the caller's transaction: the bodies to send, the bases, the bodies sent before and the
     /// changed columns, so that each goes out under the new name.
     func renameColumn(_ db: Database, table: String, from: String, to: String) throws {
+        let columns = [Columns.item, Columns.base, Columns.earlierBodies, Columns.changedColumns]
         let rows = try Row.fetchAll(
-            db, sql: "SELECT id, item, base, earlierBodies, changedColumns FROM __operations WHERE tableName = ?",
-            arguments: [table])
+            db, OperationRecord.select([Columns.id] + columns).filter(Columns.tableName == table))
         for row in rows {
-            let id: Int64 = row[0]
-            let renamed: [String?] = (1...4).map { index in
-                (row[index] as String?).map { Self.renamingKey(in: $0, from: from, to: to) }
+            let renamed = columns.map { column in
+                column.set(to: (row[column] as String?).map { Self.renamingKey(in: $0, from: from, to: to) })
             }
-            try db.execute(
-                sql: "UPDATE __operations SET item = ?, base = ?, earlierBodies = ?, changedColumns = ? WHERE id = ?",
-                arguments: [renamed[0], renamed[1], renamed[2], renamed[3], id])
+            try OperationRecord.filter(key: row[Columns.id] as Int64).updateAll(db, renamed)
         }
     }
 

@@ -20,17 +20,16 @@ public struct TableQueueCounts: Sendable, Equatable {
 extension SyncOperationQueue {
     /// How many operations of each table are waiting, in conflict and held, by one grouped query.
     func countsByTable(_ db: Database) throws -> [String: TableQueueCounts] {
+        let held = (Columns.heldAt != nil).forKey("held")
         let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT tableName, state, COUNT(*) AS count, heldAt IS NOT NULL AS held FROM __operations
-                    GROUP BY tableName, state, heldAt IS NOT NULL
-                    """))
+            db,
+            OperationRecord.select(Columns.tableName, Columns.state, GRDB.count(Column.rowID).forKey("count"), held)
+                .group(Columns.tableName, Columns.state, Columns.heldAt != nil))
         var counts: [String: TableQueueCounts] = [:]
         for row in rows {
-            let table: String = row["tableName"]
+            let table: String = row[Columns.tableName]
             let count: Int = row["count"]
-            let state: OperationState = try OperationRecord.known(row, "state")
+            let state: OperationState = try OperationRecord.known(row, Columns.state)
             if row["held"] as Bool {
                 counts[table, default: TableQueueCounts()].held += count
             } else if state.isWaiting {

@@ -4,7 +4,7 @@ import Storage
 import SyncProtocol
 
 /// The persistent queue of local changes: the only code that reads or writes `__operations` and
-/// `__errors`.
+/// `__errors`, through their rows' types (``OperationRecord``, ``OperationErrorRecord``).
 ///
 /// An operation moves through the states of ``OperationState``:
 ///
@@ -44,52 +44,18 @@ struct SyncOperationQueue: Sendable {
     /// Where each change, push outcome and decision of a row is noted.
     let history = HistoryLog()
 
-    /// The queue's steps after the first schema (which ``LocalStore`` creates).
-    static let migrations: [StoreMigration] = [
-        StoreMigration("v2-earlier-bodies") { db in
-            // Bodies of earlier attempts used to hide under an `__earlier` key inside `item`.
-            try db.execute(sql: "ALTER TABLE __operations ADD COLUMN earlierBodies TEXT")
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT id, item FROM __operations WHERE item LIKE ?", arguments: ["%\"__earlier\"%"])
-            for row in rows {
-                guard var item = ItemCoding.decode(row[1]),
-                    case .array(let earlier)? = item.removeValue(forKey: legacyEarlierKey)
-                else { continue }
-                try db.execute(
-                    sql: "UPDATE __operations SET item = ?, earlierBodies = ? WHERE id = ?",
-                    arguments: [ItemCoding.encode(item), JSONValue.array(earlier).jsonText, row[0] as Int64])
-            }
-        }
-    ]
+    /// The queue's columns, as its extensions name them.
+    typealias Columns = OperationRecord.Columns
 
-    /// Adds the hold of an operation (see ``TableOperation/hold``): when and why a person held it.
-    static let holdMigration = StoreMigration("v9-held-operations") { db in
-        try db.execute(sql: "ALTER TABLE __operations ADD COLUMN heldAt TEXT")
-        try db.execute(sql: "ALTER TABLE __operations ADD COLUMN heldReason TEXT")
+    /// The operations of `table` (nil: of every table).
+    func operations(of table: String?) -> QueryInterfaceRequest<OperationRecord> {
+        table.map { OperationRecord.filter(Columns.tableName == $0) } ?? OperationRecord.all()
     }
-
-    /// Adds the columns each queued change sets (see ``TableOperation/changedColumns``).
-    static let changedColumnsMigration = StoreMigration("v10-changed-columns") { db in
-        try db.execute(sql: "ALTER TABLE __operations ADD COLUMN changedColumns TEXT")
-    }
-
-    /// `changedColumns` as stored: the names as a JSON array, sorted (nil: none kept).
-    static func encode(_ columns: Set<String>?) -> String? {
-        columns.map { JSONValue.array($0.sorted().map(JSONValue.string)).jsonText }
-    }
-
-    static func decodeColumns(_ text: String?) -> Set<String>? {
-        guard let text, case .array(let names)? = ItemCoding.value(text) else { return nil }
-        return Set(names.compactMap(\.stringValue))
-    }
-
-    /// Where stores written before `v2-earlier-bodies` kept the bodies of earlier attempts.
-    static let legacyEarlierKey = "__earlier"
 
     // MARK: Reading
 
     func operation(_ db: Database, id: Int64) throws -> TableOperation? {
-        try fetchOperations(db, "SELECT \(OperationRecord.selection) FROM __operations WHERE id = ?", [id]).first
+        try OperationRecord.fetchOne(db, key: id)?.operation
     }
 
     /// The operation, or ``SyncError/operationNotFound(_:)``.
@@ -100,53 +66,44 @@ struct SyncOperationQueue: Sendable {
 
     /// The item's operations in push order (at most one queued, plus one in flight or settled earlier).
     func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
-        try fetchOperations(
-            db, "SELECT \(OperationRecord.selection) FROM __operations WHERE tableName = ? AND itemId = ? ORDER BY id",
-            [table, itemId])
+        try OperationRecord.filter(Columns.tableName == table && Columns.itemId == itemId).order(Columns.id)
+            .fetchAll(db).map(\.operation)
     }
 
     /// Every operation in push order, optionally one table's.
     func all(_ db: Database, table: String? = nil) throws -> [TableOperation] {
-        if let table {
-            return try fetchOperations(
-                db, "SELECT \(OperationRecord.selection) FROM __operations WHERE tableName = ? ORDER BY id", [table])
-        }
-        return try fetchOperations(db, "SELECT \(OperationRecord.selection) FROM __operations ORDER BY id")
+        try operations(of: table).order(Columns.id).fetchAll(db).map(\.operation)
     }
 
     /// The operations in `state`, in push order.
     func all(_ db: Database, in state: OperationState) throws -> [TableOperation] {
-        try fetchOperations(
-            db, "SELECT \(OperationRecord.selection) FROM __operations WHERE state = ? ORDER BY id", [state.rawValue])
+        try OperationRecord.filter(Columns.state == state.rawValue).order(Columns.id).fetchAll(db).map(\.operation)
     }
 
     /// Summaries of the operations of several items, in push order.
     func summaries(_ db: Database, table: String, itemIds: [String]) throws -> [OperationSummary] {
         guard !itemIds.isEmpty else { return [] }
-        return try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT id, itemId, kind, state, heldAt IS NOT NULL AS held FROM __operations
-                    WHERE tableName = ? AND itemId IN (\(sqlParameters(itemIds.count))) ORDER BY id
-                    """),
-            arguments: StatementArguments([table] + itemIds)
-        ).map { row in
+        let request = OperationRecord.select(
+            Columns.id, Columns.itemId, Columns.kind, Columns.state, (Columns.heldAt != nil).forKey("held")
+        ).filter(Columns.tableName == table && itemIds.contains(Columns.itemId)).order(Columns.id)
+        return try Row.fetchAll(db, request).map { row in
             OperationSummary(
-                id: row["id"], itemId: row["itemId"], kind: try OperationRecord.known(row, "kind"),
-                state: try OperationRecord.known(row, "state"), isHeld: row["held"])
+                id: row[Columns.id], itemId: row[Columns.itemId], kind: try OperationRecord.known(row, Columns.kind),
+                state: try OperationRecord.known(row, Columns.state), isHeld: row["held"])
         }
     }
 
     /// How many operations (of `table`, or of every table) are in each state.
     func counts(_ db: Database, table: String? = nil) throws -> [OperationState: Int] {
-        let statement =
-            try table == nil
-            ? db.cachedStatement(sql: "SELECT state, COUNT(*) AS count FROM __operations GROUP BY state")
-            : db.cachedStatement(
-                sql: "SELECT state, COUNT(*) AS count FROM __operations WHERE tableName = ? GROUP BY state")
+        try counts(db, of: operations(of: table))
+    }
+
+    /// How many of the operations `request` selects are in each state.
+    func counts(_ db: Database, of request: QueryInterfaceRequest<OperationRecord>) throws -> [OperationState: Int] {
+        let request = request.select(Columns.state, GRDB.count(Column.rowID).forKey("count")).group(Columns.state)
         var counts: [OperationState: Int] = [:]
-        for row in try Row.fetchAll(statement, arguments: StatementArguments(table.map { [$0] } ?? [])) {
-            counts[try OperationRecord.known(row, "state"), default: 0] += row["count"] as Int
+        for row in try Row.fetchAll(db, request) {
+            counts[try OperationRecord.known(row, Columns.state), default: 0] += row["count"] as Int
         }
         return counts
     }
@@ -160,67 +117,42 @@ struct SyncOperationQueue: Sendable {
                 AND holding.id <= __operations.id AND holding.heldAt IS NOT NULL)
         """
 
-    /// The operations a push sends, in push order, with the item each one changes (none held, none
-    /// behind a held one).
+    /// The operations a push sends, in push order (none held, none behind a held one).
+    private var sendableOperations: QueryInterfaceRequest<OperationRecord> {
+        OperationRecord.filter(sql: Self.sendableSQL).order(Columns.id)
+    }
+
+    /// The operations a push sends, in push order, with the item each one changes.
     func sendable(_ db: Database) throws -> [(id: Int64, table: String, itemId: String)] {
-        try Row.fetchAll(
-            db,
-            sql:
-                "SELECT id, tableName, itemId FROM __operations WHERE \(Self.sendableSQL) ORDER BY id"
-        ).map { ($0["id"], $0["tableName"], $0["itemId"]) }
+        try Row.fetchAll(db, sendableOperations.select(Columns.id, Columns.tableName, Columns.itemId)).map {
+            ($0[Columns.id], $0[Columns.tableName], $0[Columns.itemId])
+        }
     }
 
     /// The table of the first operation a push sends; nil when none waits.
     func firstSendableTable(_ db: Database) throws -> String? {
-        try String.fetchOne(
-            db.cachedStatement(
-                sql:
-                    "SELECT tableName FROM __operations WHERE \(Self.sendableSQL) ORDER BY id LIMIT 1"
-            ))
+        try sendableOperations.select(Columns.tableName, as: String.self).fetchOne(db)
     }
 
     /// How many operations of `table` a push would send.
     func sendableCount(_ db: Database, table: String) throws -> Int {
-        try Int.fetchOne(
-            db,
-            sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ? AND \(Self.sendableSQL)",
-            arguments: [table]) ?? 0
+        try sendableOperations.filter(Columns.tableName == table).fetchCount(db)
     }
 
     /// How many operations `table` has, whatever their state (nil: every table).
     func count(_ db: Database, table: String? = nil) throws -> Int {
-        if let table {
-            return try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM __operations WHERE tableName = ?", arguments: [table])
-                ?? 0
-        }
-        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM __operations") ?? 0
+        try operations(of: table).fetchCount(db)
     }
 
     /// The ids of `table`'s items that have an operation (pull leaves their rows alone).
     func itemIds(_ db: Database, table: String) throws -> Set<String> {
-        Set(
-            try String.fetchAll(
-                db.cachedStatement(sql: "SELECT DISTINCT itemId FROM __operations WHERE tableName = ?"),
-                arguments: [table]))
+        try OperationRecord.filter(Columns.tableName == table).select(Columns.itemId, as: String.self).distinct()
+            .fetchSet(db)
     }
 
     /// The last error of an operation.
     func error(_ db: Database, operationId: Int64) throws -> OperationError? {
-        try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT operationId, kind, status, message, serverItem, clientItem, recordedAt
-                    FROM __errors WHERE operationId = ?
-                    """),
-            arguments: [operationId]
-        ).map { row in
-            OperationError(
-                operationId: row["operationId"], kind: try StoredValue.known(row, "kind", of: "__errors"),
-                status: row["status"], message: row["message"], serverItem: ItemCoding.decode(row["serverItem"]),
-                clientItem: ItemCoding.decode(row["clientItem"]),
-                recordedAt: try StoredValue.time(row, "recordedAt", of: "__errors"))
-        }
+        try OperationErrorRecord.fetchOne(db, key: operationId)?.error
     }
 
     // MARK: Writing
@@ -228,83 +160,42 @@ struct SyncOperationQueue: Sendable {
     /// Adds an operation at the end of the queue; returns its id.
     @discardableResult
     func insert(_ db: Database, _ operation: TableOperation) throws -> Int64 {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO __operations
-                    (tableName, itemId, kind, state, item, base, attempts, queuedAt, lastAttemptAt, lastStatus, message, recreate,
-                    changedColumns)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(
-            arguments: [
-                operation.table, operation.itemId, operation.kind.rawValue, operation.state.rawValue,
-                ItemCoding.encode(operation.item), ItemCoding.encode(operation.base), operation.attempts,
-                Timestamp.string(operation.queuedAt), operation.lastAttemptAt.map(Timestamp.string),
-                operation.lastStatus, operation.message, operation.recreate, Self.encode(operation.changedColumns),
-            ])
+        try OperationRecord(operation: operation).insert(db)
         return db.lastInsertedRowID
     }
 
-    /// Saves every field of the operation.
+    /// Saves every field of the operation but its identity, hold and earlier bodies.
     func update(_ db: Database, _ operation: TableOperation) throws {
-        try db.cachedStatement(
-            sql: """
-                UPDATE __operations SET kind = ?, state = ?, item = ?, base = ?, attempts = ?, lastAttemptAt = ?,
-                    lastStatus = ?, message = ?, recreate = ?, changedColumns = ?
-                WHERE id = ?
-                """
-        ).execute(
-            arguments: [
-                operation.kind.rawValue, operation.state.rawValue, ItemCoding.encode(operation.item),
-                ItemCoding.encode(operation.base), operation.attempts, operation.lastAttemptAt.map(Timestamp.string),
-                operation.lastStatus, operation.message, operation.recreate, Self.encode(operation.changedColumns),
-                operation.id,
-            ])
+        try OperationRecord(operation: operation).update(db, columns: OperationRecord.updatedColumns)
     }
 
     /// Removes the operation; its error and a decision held with it go too (`ON DELETE CASCADE`).
     func remove(_ db: Database, id: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM __operations WHERE id = ?").execute(arguments: [id])
+        try OperationRecord.deleteOne(db, key: id)
     }
 
     /// Removes every operation of `table` (nil: of every table) with their errors.
     func removeAll(_ db: Database, table: String? = nil) throws {
-        if let table {
-            try db.execute(
-                sql: "DELETE FROM __errors WHERE operationId IN (SELECT id FROM __operations WHERE tableName = ?)",
-                arguments: [table])
-            try db.execute(sql: "DELETE FROM __operations WHERE tableName = ?", arguments: [table])
-        } else {
-            try db.execute(sql: "DELETE FROM __errors")
-            try db.execute(sql: "DELETE FROM __operations")
-        }
+        let queued = operations(of: table)
+        try OperationErrorRecord.filter(queued.select(Columns.id).contains(OperationErrorRecord.Columns.operationId))
+            .deleteAll(db)
+        try queued.deleteAll(db)
     }
 
     /// Saves the operation's last error (replacing an older one).
     func saveError(_ db: Database, _ error: OperationError) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT OR REPLACE INTO __errors (operationId, kind, status, message, serverItem, clientItem, recordedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(
-            arguments: [
-                error.operationId, error.kind.rawValue, error.status, error.message,
-                ItemCoding.encode(error.serverItem), ItemCoding.encode(error.clientItem),
-                Timestamp.string(error.recordedAt),
-            ])
+        try OperationErrorRecord(error: error).insert(db, onConflict: .replace)
     }
 
     /// Forgets the operation's last error.
     func clearError(_ db: Database, operationId: Int64) throws {
-        try db.cachedStatement(sql: "DELETE FROM __errors WHERE operationId = ?").execute(arguments: [operationId])
+        try OperationErrorRecord.deleteOne(db, key: operationId)
     }
 
     /// Operations left in flight by a process that ended mid-push: their outcome is unknown, so
     /// they are attempted (the next push recognises an attempt whose answer was lost).
     func recoverInterrupted(_ db: Database) throws {
-        try db.execute(
-            sql: "UPDATE __operations SET state = ? WHERE state = ?",
-            arguments: [OperationState.attempted.rawValue, OperationState.inFlight.rawValue])
+        try OperationRecord.filter(Columns.state == OperationState.inFlight.rawValue)
+            .updateAll(db, Columns.state.set(to: OperationState.attempted.rawValue))
     }
 }

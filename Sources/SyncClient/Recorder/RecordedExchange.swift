@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 
 /// What an exchange with the service was for.
 public enum ExchangePurpose: Sendable, Hashable, Codable {
@@ -39,13 +40,16 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     }
 }
 
-/// One request the client made and what came back, as the flight recorder keeps it: secrets are
-/// replaced by `[redacted]` (see ``Redaction``) and each body is cut at ``maximumBody`` bytes.
+/// One request the client made and what came back: what the transport hands the flight recorder,
+/// what the recorder keeps (`__exchanges`, ``ExchangeRecord``) and what a doctor check shows.
+/// Secrets are replaced by `[redacted]` (see ``Redaction``; the doctor writes its own request
+/// headers with the secrets left out) and each body is cut at ``maximumBody`` bytes.
 public struct RecordedExchange: Sendable, Hashable, Codable, Identifiable {
     /// Bodies are kept up to this many bytes each.
     public static let maximumBody = 8 * 1024
 
-    /// Its place in the recorder: later exchanges have larger numbers (0 until stored).
+    /// Its place in the recorder: later exchanges have larger numbers (0 until stored, and for a
+    /// doctor's exchange, which is never stored).
     public var id: Int64
     /// When the request was sent.
     public var startedAt: Date
@@ -53,7 +57,7 @@ public struct RecordedExchange: Sendable, Hashable, Codable, Identifiable {
     public var milliseconds: Double
     /// The method, as sent.
     public var method: String
-    /// The path and query, as sent.
+    /// The path and query, as sent: `/tables/todoitem?$top=1`.
     public var target: String
     /// What the exchange was for.
     public var purpose: ExchangePurpose
@@ -70,10 +74,37 @@ public struct RecordedExchange: Sendable, Hashable, Codable, Identifiable {
     /// The bodies, up to ``maximumBody`` bytes each (nil: none).
     public var requestBody: String?
     public var responseBody: String?
+    /// The whole answer's body as JSON, when it is JSON and a doctor check judges it (never kept).
+    var json: JSONValue? = nil
+
+    private enum CodingKeys: String, CodingKey {
+        case id, startedAt, milliseconds, method, target, purpose, status, failure, bytesSent, bytesReceived
+        case requestHeaders, responseHeaders, requestBody, responseBody
+    }
 
     /// "200", "412", or "no answer".
     public var outcome: String {
         status.map(String.init) ?? "no answer"
+    }
+
+    /// "GET /tables/todoitem?$top=1".
+    public var requestLine: String { method + " " + target }
+
+    /// "HTTP 412" or "no answer: ...".
+    public var answerLine: String {
+        if let status { "HTTP \(status)" } else { "no answer: " + (failure ?? "") }
+    }
+
+    /// The milliseconds from `instant` to now.
+    static func milliseconds(since instant: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - instant
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+
+    /// The bytes of `body` redaction and the cut need, copied so that a large answer is not kept alive.
+    static func kept(_ body: Data?) -> Data? {
+        guard let body, !body.isEmpty else { return nil }
+        return Data(Array(body.prefix(maximumBody + Redaction.lookAhead)))
     }
 }
 

@@ -10,7 +10,7 @@ extension SyncContext {
     /// pulls read every row again, as after a remote switch), else the one found out before (nil:
     /// not yet).
     static func bindProtocol(_ db: Database, store: LocalStore, to choice: ProtocolChoice) throws -> TableProtocol? {
-        let saved = try store.config(db, protocolKey).flatMap(TableProtocol.init(rawValue:))
+        let saved = try store.config(db, protocolKey, as: TableProtocol.self)
         guard let fixed = choice.fixed else { return saved }
         if saved != fixed {
             if let saved {

@@ -13,8 +13,9 @@ extension SyncOperationQueue {
     ///   bodies sent to it (which only matter for recognising that service's lost answers) and the
     ///   decisions held for the journal (they were about the old service's versions).
     func carryOver(_ db: Database) throws -> Int {
-        try db.execute(sql: "DELETE FROM __errors")
+        try OperationErrorRecord.deleteAll(db)
         for operation in try all(db) { try journal.release(db, operationId: operation.id) }
+        // One UPDATE in SQL: a CASE per column and the item's first operation read in place.
         try db.execute(
             sql: """
                 UPDATE __operations SET

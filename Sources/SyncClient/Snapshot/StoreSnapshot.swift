@@ -115,12 +115,10 @@ extension SyncContext {
             StoreSnapshot.Table(
                 name: name, rows: try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedSQLName)") ?? 0)
         }
-        func count(_ sql: String) throws -> Int { try Int.fetchOne(db, sql: sql) ?? 0 }
+        let conflicts = OperationRecord.filter(OperationRecord.Columns.state == OperationState.conflict.rawValue)
         return StoreSnapshot(
-            tables: tables, operations: try count("SELECT count(*) FROM __operations"),
-            conflicts: try count("SELECT count(*) FROM __operations WHERE state = 'conflict'"),
-            exchanges: try count("SELECT count(*) FROM __exchanges"),
-            journalEntries: try count("SELECT count(*) FROM __journal"),
+            tables: tables, operations: try OperationRecord.fetchCount(db), conflicts: try conflicts.fetchCount(db),
+            exchanges: try ExchangeRecord.fetchCount(db), journalEntries: try JournalRecord.fetchCount(db),
             migrations: try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"), bytes: 0)
     }
 }

@@ -146,7 +146,8 @@ extension LocalStore {
             db, sql: "SELECT columnName, type FROM __columns WHERE tableName = ? ORDER BY position",
             arguments: [table.name]
         ).map { row in
-            TableDescription.Column(row["columnName"], try StoredValue.known(row, "type", of: "__columns"))
+            TableDescription.Column(
+                row["columnName"], try StoredValue.known(row["type"], Column("type"), of: "__columns"))
         }
         for column in table.columns where !columns.contains(where: { $0.name == column.name }) {
             columns.append(column)

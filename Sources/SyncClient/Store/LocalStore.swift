@@ -3,8 +3,9 @@ import GRDB
 import Storage
 import SyncProtocol
 
-/// The SQLite file: one data table per described table, plus `__config`, and the tables of the
-/// operation queue (`__operations`, `__errors`), which only ``SyncOperationQueue`` reads and writes.
+/// The SQLite file: one data table per described table, plus `__config`, and the store's own tables,
+/// each read and written by one type through its record (the queue's `__operations` and `__errors`
+/// by ``SyncOperationQueue``, the journal, the history, the flight recorder's exchanges).
 /// Every method that takes a `Database` runs inside the caller's transaction.
 struct LocalStore: Sendable {
     let pool: DatabasePool
@@ -16,46 +17,19 @@ struct LocalStore: Sendable {
     let changes = StoreChanges()
 
     /// The schema's steps, oldest first; a store written by an older todosync is brought up to date.
-    /// `__journal` belongs to ``ConflictJournal``.
+    /// Each table's steps belong to its owner (``OperationRecord``, ``JournalRecord``...).
     static let migrations: [StoreMigration] =
-        [firstSchema] + SyncOperationQueue.migrations
-        + [ConflictJournal.migration, ConflictJournal.heldMigration, ConflictJournal.heldColumnsMigration]
-        + [columnsMigration, FlightRecorder.migration, HistoryLog.migration, SyncOperationQueue.holdMigration]
-        + [SyncOperationQueue.changedColumnsMigration]
+        [firstSchema, OperationRecord.earlierBodiesMigration]
+        + [JournalRecord.migration, HeldDecisionRecord.jsonMigration, HeldDecisionRecord.columnsMigration]
+        + [columnsMigration, ExchangeRecord.migration, HistoryRecord.migration, OperationRecord.holdMigration]
+        + [OperationRecord.changedColumnsMigration]
 
     /// The first schema: the queue's tables and `__config`.
-    private static let firstSchema =
-        StoreMigration("v1-sync-tables") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE __operations (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        tableName TEXT NOT NULL,
-                        itemId TEXT NOT NULL,
-                        kind TEXT NOT NULL,
-                        state TEXT NOT NULL,
-                        item TEXT,
-                        base TEXT,
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        queuedAt TEXT NOT NULL,
-                        lastAttemptAt TEXT,
-                        lastStatus INTEGER,
-                        message TEXT,
-                        recreate INTEGER NOT NULL DEFAULT 0
-                    );
-                    CREATE INDEX __operations_item ON __operations (tableName, itemId);
-                    CREATE TABLE __errors (
-                        operationId INTEGER PRIMARY KEY REFERENCES __operations (id) ON DELETE CASCADE,
-                        kind TEXT NOT NULL,
-                        status INTEGER,
-                        message TEXT NOT NULL,
-                        serverItem TEXT,
-                        clientItem TEXT,
-                        recordedAt TEXT NOT NULL
-                    );
-                    CREATE TABLE __config (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-                    """)
-        }
+    private static let firstSchema = StoreMigration("v1-sync-tables") { db in
+        try OperationRecord.create(db)
+        try OperationErrorRecord.create(db)
+        try db.execute(sql: "CREATE TABLE __config (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    }
 
     /// Opens the file, applies the migrations and creates (or widens) the data tables: the given
     /// ones and every table the store holds already, each with every column it saved.
@@ -215,6 +189,12 @@ struct LocalStore: Sendable {
     func config(_ db: Database, _ key: String) throws -> String? {
         // Cached: read for every conflict (its table's policy) and every pull.
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM __config WHERE key = ?"), arguments: [key])
+    }
+
+    /// The value saved under `key` as one of `Value`'s cases (nil: none saved); one this version
+    /// does not know is ``StoreFailure/Kind/corrupt``, never taken for the default.
+    func config<Value: RawRepresentable<String>>(_ db: Database, _ key: String, as _: Value.Type) throws -> Value? {
+        try config(db, key).map { try StoredValue.known($0, Column(key), of: "__config") }
     }
 
     func setConfig(_ db: Database, _ key: String, _ value: String?) throws {

@@ -250,18 +250,23 @@ final class HTTPTransport: Sendable {
         let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
         let started = (date: Date(), instant: ContinuousClock.now)
         let target = text.hasPrefix(base) ? String(text.dropFirst(base.count)) : text
+        let (sentFields, sent) = (fields, RecordedExchange.kept(body))
         let record = { [recorder, redaction] (reply: HTTPReply?, failure: SyncError?) in
             guard let recorder else { return }
-            let elapsed = ContinuousClock.now - started.instant
-            recorder.record(
-                ExchangeTrace(
-                    startedAt: started.date,
-                    milliseconds: Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds)
-                        / 1e15,
-                    method: method.rawValue, target: target, purpose: purpose, status: reply?.status.code,
-                    failure: failure?.description, requestFields: fields, responseFields: reply?.headers,
-                    requestBody: ExchangeTrace.kept(body), responseBody: ExchangeTrace.kept(reply?.body),
-                    bytesSent: body?.count ?? 0, bytesReceived: reply?.body.count ?? 0, redaction: redaction))
+            let milliseconds = RecordedExchange.milliseconds(since: started.instant)
+            let (answerFields, received) = (reply?.headers, RecordedExchange.kept(reply?.body))
+            let (bytesSent, bytesReceived) = (body?.count ?? 0, reply?.body.count ?? 0)
+            let (status, failure) = (reply?.status.code, failure?.description)
+            // Redacted and cut when the recorder writes it, not on the way of the request.
+            recorder.record {
+                RecordedExchange(
+                    id: 0, startedAt: started.date, milliseconds: milliseconds, method: method.rawValue,
+                    target: redaction.text(target), purpose: purpose, status: status, failure: failure,
+                    bytesSent: bytesSent, bytesReceived: bytesReceived, requestHeaders: redaction.headers(sentFields),
+                    responseHeaders: answerFields.map(redaction.headers) ?? "",
+                    requestBody: redaction.body(sent, whole: bytesSent, limit: RecordedExchange.maximumBody),
+                    responseBody: redaction.body(received, whole: bytesReceived, limit: RecordedExchange.maximumBody))
+            }
         }
         do {
             // async-http-client 1.x takes NIOHTTP1's method and headers: spelled here, and only here.

@@ -104,7 +104,9 @@ extension SyncContext {
                 try Row.fetchAll(
                     db, sql: "SELECT id, version, updatedAt FROM \(name) WHERE id > ? ORDER BY id LIMIT ?",
                     arguments: [start, pageSize]
-                ).map { row in (row[0] as String, RowComparison.Copy(version: row[1], updatedAt: row[2])) }
+                ).map { row in
+                    (row["id"] as String, RowComparison.Copy(version: row["version"], updatedAt: row["updatedAt"]))
+                }
             }
             guard let last = rows.last else { return }
             report.localRows += rows.count
@@ -136,7 +138,9 @@ extension SyncContext {
                     WHERE id IN (\(sqlParameters(ids.count)))
                     """,
                 arguments: StatementArguments(ids))
-            for row in rows { copies[row[0]] = RowComparison.Copy(version: row[1], updatedAt: row[2]) }
+            for row in rows {
+                copies[row["id"]] = RowComparison.Copy(version: row["version"], updatedAt: row["updatedAt"])
+            }
             var queued: [String: OperationState] = [:]
             for operation in try queue.summaries(db, table: table.name, itemIds: ids)
             where queued[operation.itemId] != .conflict {
