@@ -28,6 +28,40 @@ import Testing
         }
     }
 
+    @Test(arguments: Backend.all) func aReadWhileAnInsertAddsAColumnAnswersTheRowWithItsValue(
+        _ backend: Backend
+    ) async throws {
+        try await withTestServer(backend) { server in
+            // Each round: a table, then an insert that adds a column, raced by reads of the item and of
+            // the table until the row shows; it must never come without the value its insert gave it.
+            for round in 0..<200 {
+                let table = "/tables/grows\(round)"
+                let seeded = try await server.send(.post, table, json: ["id": "seed"])
+                #expect(seeded.status == 201)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        let inserted = try await server.send(.post, table, json: ["id": "new", "added": "value"])
+                        #expect(inserted.status == 201)
+                    }
+                    group.addTask {
+                        while true {
+                            let item = try await server.send(.get, table + "/new")
+                            if item.status == 200 {
+                                #expect(item.object?["added"] as? String == "value", "round \(round): \(item.text)")
+                            }
+                            let page = try await server.send(.get, table)
+                            let rows = try #require(page.array)
+                            guard let row = rows.first(where: { $0["id"] as? String == "new" }) else { continue }
+                            #expect(row["added"] as? String == "value", "round \(round): \(row)")
+                            return
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+    }
+
     @Test(arguments: Backend.all) func writesInOneBurstGetDistinctIncreasingUpdatedAt(_ backend: Backend) async throws {
         try await withTestServer(backend) { server in
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -73,7 +73,8 @@ struct SyncOperationQueue: Sendable {
     func operations(_ db: Database, table: String, itemId: String) throws -> [TableOperation] {
         try OperationRecord.fetchAll(
             db.cachedStatement(
-                sql: "SELECT * FROM \(OperationRecord.databaseTableName) WHERE tableName = ? AND itemId = ? ORDER BY id"),
+                sql: "SELECT * FROM \(OperationRecord.databaseTableName) WHERE tableName = ? AND itemId = ? ORDER BY id"
+            ),
             arguments: [table, itemId]
         ).map(\.operation)
     }

@@ -144,8 +144,8 @@ struct TableController: Sendable {
             pageLimit: declaration?.pageSize ?? configuration.maximumTop)
         // Without soft delete, `deleted` is an ordinary column: nothing is hidden.
         if declaration?.softDelete == false { options.includeDeleted = true }
-        let query = try await store.compile(options, table: table, style: style, declaration: declaration, scope: scope)
-        let page = try await store.page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
+        let (_, page) = try await store.page(
+            options, table: table, style: style, declaration: declaration, scope: scope)
         var response = style.pageEnvelope.response(
             page, options: options, request: request, queryItems: queryItems, publicURL: configuration.publicURL)
         // A client whose store still has a column under its former name renames it before storing the page.

@@ -41,6 +41,9 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case storage(TableStorageFailure)
     /// The change channel has as many subscribers as it takes (`--max-subscribers`).
     case tooManySubscribers(Int)
+    /// 503: the table gained a column between compiling a page and reading it, again and again (a
+    /// page is compiled again at once: see ``TableStorage/page(_:table:style:declaration:scope:)``).
+    case schemaMoved(String)
 
     var status: HTTPResponse.Status {
         switch self {
@@ -55,7 +58,7 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .preconditionFailed: .preconditionFailed
         case .unsupportedMediaType: .unsupportedMediaType
         case .storage(let failure): failure.status
-        case .tooManySubscribers: .serviceUnavailable
+        case .tooManySubscribers, .schemaMoved: .serviceUnavailable
         }
     }
 
@@ -97,6 +100,8 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .storage(let failure): failure.message
         case .tooManySubscribers(let limit):
             "The change channel has its \(limit) subscribers; subscribe again after Retry-After, or sync by polling meanwhile."
+        case .schemaMoved(let table):
+            "The table '\(table)' kept gaining columns while it was read; send the request again."
         }
     }
 }

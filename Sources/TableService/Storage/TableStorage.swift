@@ -175,6 +175,33 @@ extension TableStorage {
 
     /// Compiles a list request for `table`. A name the cached schema does not know is looked up
     /// once more in the database, since another instance may have just added that column.
+    /// How many times ``page(_:table:style:declaration:scope:)`` compiles a page again before it gives up.
+    static var recompilesAtMost: Int { 100 }
+
+    /// The page `options` ask for, compiled from the table's schema and read. A write that adds a
+    /// column can commit between the two: the store then finds the page's rows hold a column its SQL
+    /// does not select (``TableError/schemaMoved(_:)``), and the page is compiled again with the
+    /// schema as it is now, so that no row is answered without a value it has.
+    func page(
+        _ options: QueryOptions, table: String, style: ProtocolStyle, declaration: TableDeclaration? = nil,
+        scope: RowScope = .all
+    ) async throws(TableError) -> (query: CompiledQuery, page: TablePage) {
+        var attempts = 0
+        while true {
+            let query = try await compile(options, table: table, style: style, declaration: declaration, scope: scope)
+            do {
+                return (
+                    query, try await page(query, encoder: ItemJSONEncoder(style: style, selection: query.selection))
+                )
+            } catch .schemaMoved(let table) {
+                // The schema is published as the write commits: the next compile sees the column.
+                attempts += 1
+                if attempts == Self.recompilesAtMost { throw .schemaMoved(table) }
+                await Task.yield()
+            }
+        }
+    }
+
     func compile(
         _ options: QueryOptions, table: String, style: ProtocolStyle, declaration: TableDeclaration? = nil,
         scope: RowScope = .all

@@ -187,6 +187,15 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
+    /// Throws ``TableError/schemaMoved(_:)`` when the table has more columns in this read's snapshot
+    /// than `schema` (compiled before a write that added one committed): its rows would be answered
+    /// without them.
+    private static func checkColumns(_ db: Database, of schema: TableSchema) throws {
+        let columns = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM __columns WHERE tableName = ?"), arguments: [schema.name])
+        if let columns, columns > schema.userColumns.count { throw TableError.schemaMoved(schema.name) }
+    }
+
     /// Throws the 412 for an `If-Match` that is neither the row's version nor the one it had
     /// before schema backfills stamped it.
     private func checkIfMatch(_ db: Database, _ schema: TableSchema, _ ifMatch: String?, _ current: StoredItem) throws {
@@ -275,6 +284,7 @@ final class SQLiteTableStore: TableStorage {
 
     /// Rows are encoded as they are read, inside one read transaction (so the count and the page agree).
     private static func runPage(_ db: Database, _ query: CompiledQuery, encoder: ItemJSONEncoder) throws -> TablePage {
+        try checkColumns(db, of: query.schema)
         let count = try query.countSQL.map {
             try Int.fetchOne(db, sql: $0, arguments: arguments(query.countArguments)) ?? 0
         }
@@ -323,8 +333,19 @@ final class SQLiteTableStore: TableStorage {
     }
 
     func anyItem(in table: String, id: String, scope: RowScope) async throws(TableError) -> StoredItem? {
-        guard let schema = registry.schema(of: table) else { return nil }
-        return try readNow { db in try self.fetch(db, schema, id: id, scope: scope) }
+        for _ in 0..<Self.recompilesAtMost {
+            guard let schema = registry.schema(of: table) else { return nil }
+            do {
+                return try readNow { db in
+                    try Self.checkColumns(db, of: schema)
+                    return try self.fetch(db, schema, id: id, scope: scope)
+                }
+            } catch .schemaMoved {
+                // A write that added a column committed since `schema` was read: read it again.
+                await Task.yield()
+            }
+        }
+        throw .schemaMoved(table)
     }
 
     // MARK: Helpers
