@@ -116,7 +116,7 @@ func journalP50(entries: Int) async throws -> Double {
     let folder = URL(fileURLWithPath: work + "/dashboard-\(entries)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let context = try SyncContext(path: folder.appendingPathComponent("store.sqlite").path)
-    try context.setJournalRetention(max(entries, 1))
+    try context.setRetention(of: .journal, to: max(entries, 1))
     try await context.close()
     if entries > 0 {
         // Seeded with plain SQL (not measured): entries shaped like the merges of part a.

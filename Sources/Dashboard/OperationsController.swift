@@ -147,7 +147,7 @@ struct OperationsController: Sendable {
 
     /// The item's text as the list shows it now, else as the change carries it, else its id.
     private func label(of operation: TableOperation) -> String {
-        let local = try? environment.context.item(id: operation.itemId, in: operation.table)
+        let local = try? environment.context.table(operation.table).item(id: operation.itemId)
         return Display.label(local ?? operation.item ?? operation.base, id: operation.itemId)
     }
 

@@ -19,7 +19,7 @@ struct ClientHistory: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let history = try context.history(of: id, in: options.table)
+            let history = try context.table(options.table).history(id: id)
             var lines = [history.explanation]
             if history.events.isEmpty { lines.append("(no kept event touched this row)") }
             let formatter = ISO8601DateFormatter()

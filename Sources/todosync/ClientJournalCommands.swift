@@ -64,7 +64,7 @@ struct ClientJournal: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            if let keep { try context.setJournalRetention(keep) }
+            if let keep { try context.setRetention(of: .journal, to: keep) }
             let query = JournalQuery(decision: decision, itemId: item, text: search, limit: 100)
             try printNewestFirst(limit: limit, json: options.json) { before in
                 var paged = query

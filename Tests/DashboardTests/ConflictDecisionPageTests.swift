@@ -176,7 +176,7 @@ import Testing
             let saved = try await harness.submit("/settings/policies", ["policy.todoitem": "ask", "retention": "500"])
             #expect(saved.status == 303)
             #expect(try harness.dashboard.context.conflictPolicy(for: "todoitem") == .ask)
-            #expect(try harness.dashboard.context.journalRetention() == 500)
+            #expect(try harness.dashboard.context.retention(of: .journal) == 500)
             let token = try await harness.csrfToken()
             let api = try await harness.client.send(
                 .post, "/api/policies", json: Data(#"{"table":"todoitem","policy":"serverWins"}"#.utf8),

@@ -44,7 +44,7 @@ import Testing
             decoder.dateDecodingStrategy = .iso8601
             let history = try decoder.decode(ItemHistory.self, from: answer.body)
             #expect(history.events.map(\.kind) == [.localInsert, .localUpdate])
-            #expect(history.explanation == (try context.history(of: "a", in: "todoitem").explanation))
+            #expect(history.explanation == (try context.table("todoitem").history(id: "a").explanation))
             #expect(history.operation?.id == 1)
 
             let missing = try await harness.client.send(.get, "/items/nothing/history")

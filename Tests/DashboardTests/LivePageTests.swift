@@ -95,7 +95,7 @@ import Testing
             let id = try insert(harness, "Short-lived")
             let stream = try await events.events(harness.url + "/items/\(id)")
             _ = try await stream.next()
-            try harness.dashboard.context.delete(id: id, from: "todoitem")
+            try harness.dashboard.context.table("todoitem").delete(id: id)
             let missing = try #require(try await stream.next())
             #expect(missing.event == "missing" && missing.data.contains("There is no todo"))
         }

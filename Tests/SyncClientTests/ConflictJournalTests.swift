@@ -42,8 +42,8 @@ struct ConflictJournalTests {
 
     @Test func retentionKeepsTheNewestEntries() async throws {
         let context = try await conflicts(5)
-        #expect(try context.journalRetention() == 10_000)
-        try context.setJournalRetention(3)
+        #expect(try context.retention(of: .journal) == 10_000)
+        try context.setRetention(of: .journal, to: 3)
         for id in Int64(1)...5 { try context.useServer(id) }
         let items = try context.journal().entries.map(\.itemId)
         #expect(items == ["i4", "i3", "i2"])

@@ -29,7 +29,7 @@ struct FlightRecorderTests {
             path: folder.file("store.sqlite"),
             configuration: SyncConfiguration(
                 remoteURL: service.endpoint, applicationKey: Self.applicationKey, authToken: Self.authToken))
-        if let retention { try context.setRecorderRetention(retention) }
+        if let retention { try context.setRetention(of: .exchanges, to: retention) }
         return context
     }
 
@@ -100,7 +100,7 @@ struct FlightRecorderTests {
         let reopened = try self.context()
         let kept = try reopened.exchanges().exchanges
         #expect(kept.count == 3)
-        #expect(try reopened.recorderRetention() == 3)
+        #expect(try reopened.retention(of: .exchanges) == 3)
         #expect(
             Set(kept.map(\.purpose)).isSubset(
                 of: (1...5).map {

@@ -38,7 +38,7 @@ struct HoldOperationTests {
         #expect(try context.release(1) == false)
         #expect(try await context.push().pushed == [1])
         #expect(try await service.rest.get("todoitem", "a")?.text == "held back")
-        let kinds = try context.history(of: "a", in: "todoitem").events.map(\.kind)
+        let kinds = try context.table("todoitem").history(id: "a").events.map(\.kind)
         #expect(kinds == [.localInsert, .held, .released, .pushed])
     }
 
@@ -53,7 +53,7 @@ struct HoldOperationTests {
         let operation = try #require(try context.operation(1))
         #expect(operation.isHeld && operation.hold?.reason == "not yet")
         #expect(try todo.item(id: "a")?.text == "two")
-        let history = try context.history(of: "a", in: "todoitem")
+        let history = try context.table("todoitem").history(id: "a")
         #expect(history.events.map(\.kind) == [.localInsert, .held, .localUpdate])
         #expect(history.explanation.contains("is held (since "))
         #expect(history.explanation.hasSuffix("it is not pushed until you release it."))

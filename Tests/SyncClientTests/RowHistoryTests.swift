@@ -190,10 +190,10 @@ struct RowHistoryTests {
 
     @Test func retentionKeepsTheNewestEventsAndTheSentenceSaysWhenNoneIsLeft() async throws {
         let context = try context()
-        #expect(try context.historyRetention() == 20_000)
+        #expect(try context.retention(of: .history) == 20_000)
         try await service.rest.insert(["id": "pulled", "text": "from the service"])
         _ = try await context.table("todoitem").pull()
-        try context.setHistoryRetention(2)
+        try context.setRetention(of: .history, to: 2)
         try context.table("todoitem").insert(["id": "b", "text": "second"])
         try context.table("todoitem").insert(["id": "c", "text": "third"])
         #expect(try context.table("todoitem").history(id: "b").events.map(\.kind) == [.localInsert])

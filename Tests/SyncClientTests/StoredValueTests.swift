@@ -76,7 +76,7 @@ import Testing
         let error = #expect(throws: SyncError.self) { _ = try context.error(ofOperation: id) }
         let failure = try #require(Self.corruption(error), "\(String(describing: error))")
         #expect(failure.description.contains("__errors.kind holds 'timeout'"), "\(failure.description)")
-        #expect(throws: SyncError.self) { _ = try context.history(of: "a", in: "todoitem") }
+        #expect(throws: SyncError.self) { _ = try context.table("todoitem").history(id: "a") }
         try await context.close()
     }
 
@@ -110,7 +110,7 @@ import Testing
         try context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE __history SET \(column) = \(value)") }
 
-        let error = #expect(throws: SyncError.self) { _ = try context.history(of: "a", in: "todoitem") }
+        let error = #expect(throws: SyncError.self) { _ = try context.table("todoitem").history(id: "a") }
         let failure = try #require(Self.corruption(error), "\(String(describing: error))")
         #expect(failure.description.contains("__history.\(column) holds \(value)"), "\(failure.description)")
         try await context.close()

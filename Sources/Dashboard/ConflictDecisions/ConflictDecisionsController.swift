@@ -161,7 +161,7 @@ struct ConflictDecisionsController: Sendable {
         let context = environment.context
         try storeCall { () throws(SyncError) in
             for (table, policy) in changes { try context.setConflictPolicy(policy, for: table) }
-            if let retention { try context.setJournalRetention(retention) }
+            if let retention { try context.setRetention(of: .journal, to: retention) }
         }
         environment.sessions.flash(request, .success, "Conflict settings saved.")
         return .redirect(to: "/settings#policies")

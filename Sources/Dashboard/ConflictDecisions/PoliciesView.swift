@@ -30,7 +30,7 @@ struct PoliciesView: Encodable, Sendable {
                         selected: policies[table.name] == policy)
                 })
         }
-        retention = (try? context.journalRetention()) ?? 10_000
+        retention = (try? context.retention(of: .journal)) ?? 10_000
     }
 
     static func label(_ policy: ConflictPolicy) -> String {

@@ -120,7 +120,7 @@ struct DataAPIController: Sendable {
         let (table, item) = try row(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
         let context = environment.context
-        try storeCall { () throws(SyncError) in try context.delete(id: id, from: table.name) }
+        try storeCall { () throws(SyncError) in try context.table(table.name).delete(id: id) }
         return APIController.json(["deleted": id])
     }
 }

@@ -11,7 +11,7 @@ extension DataController {
         let table = try table(preset)
         let id = request.parameters["id"] ?? ""
         let context = environment.context
-        guard let item = try storeCall({ () throws(SyncError) in try context.item(id: id, in: table.name) }) else {
+        guard let item = try storeCall({ () throws(SyncError) in try context.table(table.name).item(id: id) }) else {
             throw HTTPError(
                 .notFound,
                 "There is no \(preset.noun) with the id “\(id)” in \(table.name). It may have been deleted, or not "
@@ -105,7 +105,7 @@ extension DataController {
                     table: table.name, noun: preset.noun, name: preset.name(item, id: id), href: preset.href(id)))
         }
         let context = environment.context
-        try storeCall { () throws(SyncError) in try context.delete(id: id, from: table.name) }
+        try storeCall { () throws(SyncError) in try context.table(table.name).delete(id: id) }
         environment.sessions.flash(
             request, .success,
             "Deleted \(preset.name(item, id: id)) from \(table.name) locally — \(environment.pendingSummary()).")

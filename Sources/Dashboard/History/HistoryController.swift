@@ -26,7 +26,7 @@ struct HistoryController: Sendable {
     private func history(_ request: Request, table: String) throws(HTTPError) -> ItemHistory {
         let id = request.parameters["id"] ?? ""
         let context = environment.context
-        let history = try storeCall { () throws(SyncError) in try context.history(of: id, in: table) }
+        let history = try storeCall { () throws(SyncError) in try context.table(table).history(id: id) }
         guard history.row != nil || !history.events.isEmpty || history.operation != nil else {
             throw HTTPError(
                 .notFound, "This device has no row “\(id)” in \(table), and no kept event names it.")

@@ -64,7 +64,7 @@ struct JournalController: Sendable {
                     value: decision.rawValue, label: decision.label, selected: decision == query.decision)
             },
             total: try storeCall { () throws(SyncError) in try context.journalCount() }.formatted(),
-            retention: try storeCall { () throws(SyncError) in try context.journalRetention() }.formatted(),
+            retention: try storeCall { () throws(SyncError) in try context.retention(of: .journal) }.formatted(),
             olderURL: page.next.map { "/journal" + Self.queryString(filters + [("before", String($0))]) },
             newestURL: query.before == nil ? nil : "/journal" + Self.queryString(filters),
             exportURL: "/journal.jsonl" + Self.queryString(filters))

@@ -40,7 +40,7 @@ struct LogController: Sendable {
             status: query.status, item: query.itemId,
             tables: context.tables.map { LogView.Option(value: $0.name, selected: $0.name == query.table) },
             filtered: !filters.isEmpty,
-            retention: try storeCall { () throws(SyncError) in try context.recorderRetention() }.formatted(),
+            retention: try storeCall { () throws(SyncError) in try context.retention(of: .exchanges) }.formatted(),
             olderURL: page.next.map { "/log" + JournalController.queryString(filters + [("before", String($0))]) },
             newestURL: query.before == nil ? nil : "/log" + JournalController.queryString(filters))
         return environment.renderer.page("log", request, section: .log, view)

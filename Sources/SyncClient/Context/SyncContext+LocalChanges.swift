@@ -6,14 +6,14 @@ extension SyncContext {
     /// Inserts an item locally and queues its insert. Makes a UUID id when the item has none.
     /// Server-owned columns in `item` are ignored. Returns the stored row, on disk when this returns.
     @discardableResult
-    public nonisolated func insert(_ item: Item, into table: String) throws(SyncError) -> Item {
+    nonisolated func insert(_ item: Item, into table: String) throws(SyncError) -> Item {
         try insert([item], into: table)[0]
     }
 
     /// Inserts items locally and queues their inserts, all in one transaction (one sync of the
     /// disk, however many): every item is stored, or none is. Returns the stored rows in order.
     @discardableResult
-    public nonisolated func insert(_ items: [Item], into table: String) throws(SyncError) -> [Item] {
+    nonisolated func insert(_ items: [Item], into table: String) throws(SyncError) -> [Item] {
         let description = try store.description(of: table)
         var rows: [Item] = []
         for item in items {
@@ -45,7 +45,7 @@ extension SyncContext {
     /// Changes an item locally (the given columns; others keep their values) and queues its update.
     /// The row keeps its `version`. An id with no local row creates it (upsert). Returns the stored row.
     @discardableResult
-    public nonisolated func update(_ item: Item, in table: String) throws(SyncError) -> Item {
+    nonisolated func update(_ item: Item, in table: String) throws(SyncError) -> Item {
         let description = try store.description(of: table)
         guard let id = try itemId(item) else { throw .invalidItem("an update needs the item's id") }
         let values = try userValues(item, description)
@@ -64,7 +64,7 @@ extension SyncContext {
     }
 
     /// Deletes an item locally and queues its delete (the operation keeps a snapshot of the row).
-    public nonisolated func delete(id: String, from table: String) throws(SyncError) {
+    nonisolated func delete(id: String, from table: String) throws(SyncError) {
         let description = try store.description(of: table)
         defer { monitor.noteLocalChange() }
         try write { [store, queue] db in
@@ -89,13 +89,13 @@ extension SyncContext {
     public nonisolated var storeRevision: UInt64 { store.changes.revision }
 
     /// The local row with this id.
-    public nonisolated func item(id: String, in table: String) throws(SyncError) -> Item? {
+    nonisolated func item(id: String, in table: String) throws(SyncError) -> Item? {
         let description = try store.description(of: table)
         return try read { [store] db in try store.readItem(db, table: description, id: id) }
     }
 
     /// Local rows matching the query, in its order (insertion order when it has none).
-    public nonisolated func query(_ query: TableQuery, in table: String) throws(SyncError) -> [Item] {
+    nonisolated func query(_ query: TableQuery, in table: String) throws(SyncError) -> [Item] {
         let description = try store.description(of: table)
         let (filter, arguments) = try query.sqlWhere(description)
         let sql =
@@ -110,7 +110,7 @@ extension SyncContext {
     }
 
     /// How many local rows match the query (its limit and offset ignored).
-    public nonisolated func count(_ query: TableQuery, in table: String) throws(SyncError) -> Int {
+    nonisolated func count(_ query: TableQuery, in table: String) throws(SyncError) -> Int {
         let description = try store.description(of: table)
         let (filter, arguments) = try query.sqlWhere(description)
         return try read { db in

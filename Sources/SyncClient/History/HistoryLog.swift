@@ -102,12 +102,6 @@ struct HistoryLog: Sendable {
 
     // MARK: Reading
 
-    /// How many events are kept.
-    func retention(_ db: Database) throws -> Int { try Self.retention.count(db) }
-
-    /// Keeps the newest `count` events from now on (and drops older ones at once).
-    func setRetention(_ db: Database, _ count: Int) throws { try Self.retention.set(db, count) }
-
     /// The kept events of `itemId` in `table`, oldest first, with the table-wide events since its first.
     func events(_ db: Database, table: String, itemId: String) throws -> [HistoryEvent] {
         let needle = PulledRows.line(prefixOf: itemId)

@@ -5,7 +5,7 @@ extension SyncContext {
     /// (local edits, push outcomes, conflicts, decisions, the pull pages that brought it, purges,
     /// token resets and remote switches), and one sentence about its state now. Read in one
     /// transaction; never writes.
-    public nonisolated func history(of itemId: String, in table: String) throws(SyncError) -> ItemHistory {
+    nonisolated func history(of itemId: String, in table: String) throws(SyncError) -> ItemHistory {
         let description = try store.description(of: table)
         return try read { [store, queue] db in
             let queued = try queue.operations(db, table: table, itemId: itemId)
@@ -14,21 +14,11 @@ extension SyncContext {
             let now = RowExplanation.Now(
                 row: try store.readItem(db, table: description, id: itemId), operation: operation,
                 error: try operation.flatMap { try queue.error(db, operationId: $0.id) },
-                retention: try queue.history.retention(db))
+                retention: try HistoryLog.retention.count(db))
             let events = try queue.history.events(db, table: table, itemId: itemId)
             return ItemHistory(
                 table: table, itemId: itemId, explanation: RowExplanation.sentence(now, events: events),
                 events: events, row: now.row, operation: operation)
         }
-    }
-
-    /// How many history events the store keeps (20,000 unless set).
-    public nonisolated func historyRetention() throws(SyncError) -> Int {
-        try read { [queue] db in try queue.history.retention(db) }
-    }
-
-    /// Keeps the newest `count` history events from now on (at least 1).
-    public nonisolated func setHistoryRetention(_ count: Int) throws(SyncError) {
-        try write { [queue] db in try queue.history.setRetention(db, max(1, count)) }
     }
 }

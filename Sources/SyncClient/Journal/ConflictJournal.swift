@@ -73,12 +73,6 @@ struct ConflictJournal: Sendable {
     static let retention = Retention(
         table: JournalRecord.databaseTableName, order: "sequence", key: "journalRetention", fallback: 10_000)
 
-    /// How many entries are kept.
-    func retention(_ db: Database) throws -> Int { try Self.retention.count(db) }
-
-    /// Keeps the newest `count` entries from now on (and drops older ones at once).
-    func setRetention(_ db: Database, _ count: Int) throws { try Self.retention.set(db, count) }
-
     /// One entry by its stable id.
     func entry(_ db: Database, id: String) throws -> JournalEntry? {
         try JournalRecord.filter(Columns.id == id).fetchOne(db)?.entry

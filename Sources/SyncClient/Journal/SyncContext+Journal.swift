@@ -20,16 +20,6 @@ extension SyncContext {
         try read { [journal] db in try journal.count(db) }
     }
 
-    /// How many entries the journal keeps (10,000 unless changed).
-    public nonisolated func journalRetention() throws(SyncError) -> Int {
-        try read { [journal] db in try journal.retention(db) }
-    }
-
-    /// Keeps the newest `count` entries (at least 1); older ones are dropped now and from now on.
-    public nonisolated func setJournalRetention(_ count: Int) throws(SyncError) {
-        try write { [journal] db in try journal.setRetention(db, max(1, count)) }
-    }
-
     /// Whether the item has a queued local change (then its entries cannot be overturned).
     public nonisolated func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
         try read { [queue] db in try !queue.operations(db, table: table, itemId: itemId).isEmpty }

@@ -259,7 +259,7 @@ extension SyncContext {
     /// Removes local rows matching `query` (all rows when nil) and the table's delta tokens.
     /// Refused while the table has queued operations, unless `force`, which drops them with their errors.
     @discardableResult
-    public nonisolated func purge(
+    nonisolated func purge(
         _ table: String, query: TableQuery? = nil, force: Bool = false
     ) throws(SyncError)
         -> Int

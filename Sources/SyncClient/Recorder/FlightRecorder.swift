@@ -4,7 +4,7 @@ import SyncProtocol
 import Synchronization
 
 /// The flight recorder: every exchange the client makes with the service, kept in the store
-/// (`__exchanges`), the newest ``retention(_:)`` of them (5,000 unless the store says otherwise),
+/// (`__exchanges`), the newest ``retention`` of them (5,000 unless the store says otherwise),
 /// across restarts. The one code that reads and writes that table, whose rows and schema are
 /// ``ExchangeRecord``.
 ///
@@ -61,12 +61,6 @@ final class FlightRecorder: Sendable {
     /// The newest exchanges kept: 5,000 unless the store says otherwise.
     static let retention = Retention(
         table: ExchangeRecord.databaseTableName, order: "id", key: "recorderRetention", fallback: 5_000)
-
-    /// How many exchanges are kept.
-    func retention(_ db: Database) throws -> Int { try Self.retention.count(db) }
-
-    /// Keeps the newest `count` exchanges from now on (and drops older ones at once).
-    func setRetention(_ db: Database, _ count: Int) throws { try Self.retention.set(db, count) }
 
     /// The exchanges matching `query`, newest first, one page (keyset paging on the id).
     func page(_ db: Database, _ query: ExchangeQuery) throws -> ExchangePage {
