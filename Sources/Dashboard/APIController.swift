@@ -99,7 +99,7 @@ struct APIController: Sendable {
             throw HTTPError(.notFound, "No such operation.")
         }
         let context = environment.context
-        try storeCall { () throws(SyncError) in try context.discard(id) }
+        _ = try storeCall { () throws(SyncError) in try context.perform(.discard, on: id) }
         return Self.json(["discarded": id])
     }
 

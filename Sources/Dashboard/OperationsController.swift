@@ -165,7 +165,7 @@ struct OperationsController: Sendable {
         let operation = try operation(request)
         let context = environment.context
         let text = label(of: operation)
-        try storeCall { () throws(SyncError) in try context.discard(operation.id) }
+        _ = try storeCall { () throws(SyncError) in try context.perform(.discard, on: operation.id) }
         environment.sessions.flash(
             request, .success,
             "Discarded the \(operation.kind.rawValue) of “\(text)” — \(environment.pendingSummary()).")

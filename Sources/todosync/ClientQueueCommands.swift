@@ -46,7 +46,7 @@ struct ClientHold: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let changed = try context.hold(operation, reason: reason)
+            let changed = try context.perform(.hold, on: operation, reason: reason)
             let now = try context.operation(operation)
             options.output(
                 (changed ? "Held #\(operation)" : "#\(operation) was held already")
@@ -66,7 +66,7 @@ struct ClientRelease: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let changed = try context.release(operation)
+            let changed = try context.perform(.release, on: operation)
             let now = try context.operation(operation)
             options.output(
                 (changed ? "Released #\(operation): the next push sends it" : "#\(operation) was not held")

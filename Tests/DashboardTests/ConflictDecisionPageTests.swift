@@ -71,8 +71,8 @@ import Testing
     @Test func theJournalPageShowsFourValuesFiltersPagesAndExports() async throws {
         try await withTestDashboard { harness in
             let context = try await conflicts(harness, 4)
-            for id in Int64(5)...7 { try context.useServer(id) }
-            #expect(try await context.useClient(8) == .pushed)
+            for id in Int64(5)...7 { try await context.resolve(id, with: .useServer) }
+            #expect(try await context.resolve(8, with: .useClient) == .pushed)
             let page = try await harness.client.send(.get, "/journal")
             #expect(page.status == 200)
             #expect(page.text.contains(#"<a href="/journal" aria-current="page">Journal</a>"#))
@@ -99,7 +99,7 @@ import Testing
     @Test func theOverturnButtonPushesTheLosingValues() async throws {
         try await withTestDashboard { harness in
             let context = try await conflicts(harness, 1)
-            try context.useServer(2)
+            try await context.resolve(2, with: .useServer)
             let entry = try #require(try context.journal().entries.first)
             let answer = try await harness.submit("/journal/\(entry.id)/overturn", [:])
             #expect(answer.status == 303)
@@ -115,9 +115,9 @@ import Testing
             let deleted = try await harness.client.send(
                 .delete, "/tables/todoitem/t0", headers: [ProtocolHeader.apiVersion: "2.0.0"])
             #expect(deleted.status == 200)
-            try context.cancel(2)
+            try await context.resolve(2, with: .cancel)
             #expect(try await context.push().conflicts == [2])
-            try context.useServer(2)
+            try await context.resolve(2, with: .useServer)
             let entry = try #require(try context.journal().entries.first)
             #expect(entry.result == nil)
             let page = try await harness.client.send(.get, "/journal")

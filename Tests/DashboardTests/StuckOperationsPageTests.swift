@@ -34,7 +34,7 @@ import Testing
         let context = harness.dashboard.context
         try context.table("todoitem").insert(["id": "ok", "text": "fine"])
         try context.table("todoitem").insert(["id": "no", "text": "refuse me"])
-        try context.hold(1)
+        try context.perform(.hold, on: 1)
         _ = try await harness.submit("/push", [:])
         await harness.dashboard.waitUntilIdle()
 
@@ -175,7 +175,7 @@ import Testing
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
             try context.table("todoitem").insert(["id": "a", "text": "milk"])
-            try context.hold(1)
+            try context.perform(.hold, on: 1)
             let metrics = try await harness.client.send(.get, "/metrics")
             let samples = PrometheusSample.parse(metrics.text)
             #expect(samples.value("todosync_held_operations") == 1)

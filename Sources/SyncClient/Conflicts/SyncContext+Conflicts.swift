@@ -65,7 +65,7 @@ extension SyncContext {
     /// through the push driver. An insert that hit an existing id becomes an update; an update of an
     /// item the server deleted re-creates it. If the server changed again meanwhile, the result is a
     /// new conflict. When the service accepts it, the outcome goes to the journal.
-    public func useClient(
+    func useClient(
         _ operationId: Int64, decidedBy: JournalEntry.Decider = .person, batch: String? = nil
     ) async throws -> OperationOutcome {
         try await runDecision(
@@ -99,7 +99,7 @@ extension SyncContext {
 
     /// Use Server: writes the server's item into the local table (or removes the local row when the
     /// server deleted it), drops the operation and journals the outcome, in one transaction.
-    public nonisolated func useServer(
+    nonisolated func useServer(
         _ operationId: Int64, decidedBy: JournalEntry.Decider = .person, decision: JournalEntry.Decision = .useServer,
         batch: String? = nil
     ) throws(SyncError) {
@@ -134,13 +134,13 @@ extension SyncContext {
 
     /// Cancel: leaves the local change as it is; the operation is pending again and its conflict is
     /// cleared until the next push.
-    public nonisolated func cancel(_ operationId: Int64) throws(SyncError) {
+    nonisolated func cancel(_ operationId: Int64) throws(SyncError) {
         try queue.cancel(operationId)
     }
 
     /// Drops one queued operation, losing that change: the row goes back to its base (the last
     /// server copy) when there is one; a discarded insert removes the row.
-    public nonisolated func discard(_ operationId: Int64) throws(SyncError) {
+    nonisolated func discard(_ operationId: Int64) throws(SyncError) {
         try queue.discard(operationId)
     }
 

@@ -10,7 +10,7 @@ extension SyncContext {
     ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationNotFound(_:)``,
     ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
     @discardableResult
-    public nonisolated func hold(_ operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
+    nonisolated func hold(_ operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
         let reason = try SyncOperationQueue.holdReason(reason)
         return try write { [queue] db in try queue.hold(db, id: operationId, reason: reason) }
     }
@@ -18,7 +18,7 @@ extension SyncContext {
     /// Releases a held operation: the next push sends it (and the item's later operations after it).
     /// Returns false when it was not held.
     @discardableResult
-    public nonisolated func release(_ operationId: Int64) throws(SyncError) -> Bool {
+    nonisolated func release(_ operationId: Int64) throws(SyncError) -> Bool {
         try write { [queue] db in try queue.release(db, id: operationId) }
     }
 
@@ -28,7 +28,7 @@ extension SyncContext {
     /// - Throws: ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationInConflict(_:)``,
     ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationWaitsBehind(_:earlier:)``.
     @discardableResult
-    public nonisolated func prepareRetry(_ operationId: Int64) throws(SyncError) -> TableOperation {
+    nonisolated func prepareRetry(_ operationId: Int64) throws(SyncError) -> TableOperation {
         try write { [queue] db in try queue.prepareRetry(db, id: operationId) }
     }
 
@@ -42,6 +42,32 @@ extension SyncContext {
         return try operation(operationId) == nil ? .pushed : .skipped
     }
 
+    /// Applies `action` to one operation: Hold (see ``QueueAction``), Release, Retry (made pending;
+    /// the caller starts the push) or Discard. Returns false when the operation was already as the
+    /// action leaves it (held, or not held).
+    ///
+    /// - Throws: what refuses the action: ``SyncError/operationInConflict(_:)`` (decide it instead),
+    ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationNotFound(_:)``,
+    ///   ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationWaitsBehind(_:earlier:)``,
+    ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
+    @discardableResult
+    public nonisolated func perform(
+        _ action: QueueAction, on operationId: Int64, reason: String? = nil
+    ) throws(SyncError)
+        -> Bool
+    {
+        switch action {
+        case .hold: return try hold(operationId, reason: reason)
+        case .release: return try release(operationId)
+        case .retry:
+            try prepareRetry(operationId)
+            return true
+        case .discard:
+            try discard(operationId)
+            return true
+        }
+    }
+
     /// Applies one action to each operation, each in its own transaction: the outcome of each, in the
     /// order of `operationIds`. A Retry makes the refused ones pending; the caller starts the push.
     public nonisolated func perform(
@@ -51,17 +77,7 @@ extension SyncContext {
         var results: [QueueActionResult] = []
         for id in operationIds {
             do {
-                let changed: Bool
-                switch action {
-                case .hold: changed = try hold(id, reason: reason)
-                case .release: changed = try release(id)
-                case .retry:
-                    try prepareRetry(id)
-                    changed = true
-                case .discard:
-                    try discard(id)
-                    changed = true
-                }
+                let changed = try perform(action, on: id, reason: reason)
                 results.append(QueueActionResult(id: id, outcome: changed ? .done : .unchanged))
             } catch {
                 if case .storage = error { throw error }
@@ -69,10 +85,5 @@ extension SyncContext {
             }
         }
         return results
-    }
-
-    /// How many operations are held.
-    public nonisolated func heldCount() throws(SyncError) -> Int {
-        try read { [queue] db in try queue.heldCounts(db).values.reduce(0, +) }
     }
 }
