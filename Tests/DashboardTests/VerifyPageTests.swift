@@ -47,4 +47,15 @@ import Testing
             #expect(answer.reports[0].differences.map(\.reason) == [.notPulledYet])
         }
     }
+
+    @Test func aVerifyThatCannotReachTheServiceSaysWhyOnThePage() async throws {
+        try await withTestDashboard { harness in
+            try harness.dashboard.context.setOffline(true)
+            #expect(try await harness.submit("/verify", ["back": "/verify"]).status == 303)
+            await harness.dashboard.waitUntilIdle()
+            let page = try await harness.client.send(.get, "/verify")
+            #expect(page.text.contains("The last verify stopped before the end: "))
+            #expect(page.text.contains("Offline mode is on"), "\(page.text)")
+        }
+    }
 }

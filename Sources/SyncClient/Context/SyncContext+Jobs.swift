@@ -21,8 +21,10 @@ extension SyncContext {
             return .pulled(try await runPull(table, query: query, queryId: queryId, settings: settings))
         case .sync(let queryId, let pageSize):
             return .synced(try await runSync(queryId: queryId, settings: PullSettings(pageSize: pageSize)))
-        case .verify(let table, let pageSize):
-            return try await runVerify(table.map { [$0] } ?? syncedTables(), pageSize: pageSize)
+        case .verify(let table?, let pageSize):
+            return .verified([try await runVerify(table, pageSize: Self.verifyPageSize(pageSize))], stopped: nil)
+        case .verify(nil, let pageSize):
+            return try await runVerify(syncedTables(), pageSize: Self.verifyPageSize(pageSize))
         case .useClient(let operationId):
             return .decided(
                 try await pushDecisionNow(operationId, PendingDecision(decision: .useClient, decidedBy: .person)))
@@ -55,11 +57,14 @@ extension SyncContext {
         var reports: [VerifyReport] = []
         for table in tables {
             do {
-                reports.append(try await runVerify(table, pageSize: max(1, min(pageSize, 10_000))))
-            } catch let error as SyncError where tables.count > 1 {
+                reports.append(try await runVerify(table, pageSize: pageSize))
+            } catch let error as SyncError {
                 return .verified(reports, stopped: error)
             }
         }
         return .verified(reports, stopped: nil)
     }
+
+    /// Rows per page of a verify: 1 to 10,000.
+    private static func verifyPageSize(_ asked: Int) -> Int { max(1, min(asked, 10_000)) }
 }
