@@ -360,7 +360,7 @@ let lossyContext = try SyncContext(
 try lossyContext.table("todoitem").insert(
     (0..<120).map { ["id": .string("lossy20-\($0)"), "text": .string("lossy \($0)")] })
 var lossyPushes = 0
-while try !lossyContext.operations().isEmpty, lossyPushes < 10 {
+while try !lossyContext.operations.all().isEmpty, lossyPushes < 10 {
     lossyPushes += 1
     _ = try? await lossyContext.push()
 }
@@ -372,7 +372,7 @@ let dropsContext = try SyncContext(
 try queueInserts(dropsContext, 0..<slowCount, prefix: "drops2")
 var dropsPushes = 0
 let dropsTime = try await seconds {
-    while try !dropsContext.operations().isEmpty, dropsPushes < 10 {
+    while try !dropsContext.operations.all().isEmpty, dropsPushes < 10 {
         dropsPushes += 1
         _ = try? await dropsContext.push()
     }

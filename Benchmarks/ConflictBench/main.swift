@@ -106,7 +106,7 @@ for round in 0..<rounds {
         precondition(result.pushed.count == count, "push: \(result.summary)")
         if pushing === plain { plainTime += time } else { mergeTime += time }
     }
-    let journaled = try conflicted.journalCount()
+    let journaled = try conflicted.journal.count()
     precondition(journaled == count, "journaled \(journaled) of \(count)")
 }
 await service.stop()

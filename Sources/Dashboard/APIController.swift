@@ -91,7 +91,7 @@ struct APIController: Sendable {
 
     private func operations() throws -> Response {
         let context = environment.context
-        return Self.json(try storeCall { () throws(SyncError) in try context.operations() })
+        return Self.json(try storeCall { () throws(SyncError) in try context.operations.all() })
     }
 
     private func discard(_ request: Request) throws -> Response {
@@ -99,7 +99,7 @@ struct APIController: Sendable {
             throw HTTPError(.notFound, "No such operation.")
         }
         let context = environment.context
-        _ = try storeCall { () throws(SyncError) in try context.perform(.discard, on: id) }
+        _ = try storeCall { () throws(SyncError) in try context.operations.perform(.discard, on: id) }
         return Self.json(["discarded": id])
     }
 
@@ -114,7 +114,7 @@ struct APIController: Sendable {
             action, ids: [id], reason: payload.reason, request: request)
         if let refused = report.refused.first {
             let context = environment.context
-            let exists = try storeCall { () throws(SyncError) in try context.operation(id) } != nil
+            let exists = try storeCall { () throws(SyncError) in try context.operations.operation(id) } != nil
             throw HTTPError(exists ? .conflict : .notFound, refused.message ?? "Operation #\(id) was refused.")
         }
         let context = environment.context
@@ -122,7 +122,7 @@ struct APIController: Sendable {
             ActionAnswer(
                 action: action, outcome: report.results.first?.outcome ?? .unchanged,
                 pushStarted: report.pushStarted,
-                operation: try storeCall { () throws(SyncError) in try context.operation(id) }))
+                operation: try storeCall { () throws(SyncError) in try context.operations.operation(id) }))
     }
 
     /// What `POST /api/operations/{id}/hold|release|retry` answers.
@@ -150,7 +150,7 @@ struct APIController: Sendable {
 
     private func conflicts() throws -> Response {
         let context = environment.context
-        return Self.json(try storeCall { () throws(SyncError) in try context.conflicts() })
+        return Self.json(try storeCall { () throws(SyncError) in try context.conflicts.all() })
     }
 
     private func resolve(_ request: Request) async throws -> Response {
@@ -162,7 +162,7 @@ struct APIController: Sendable {
             throw HTTPError(.unprocessableContent, "choice must be use-client, use-server or cancel.")
         }
         do {
-            let outcome = try await environment.context.resolve(id, with: resolution)
+            let outcome = try await environment.context.conflicts.resolve(id, with: resolution)
             return Self.json(["outcome": outcome?.rawValue ?? "pending"])
         } catch let error as SyncError {
             throw error.httpError

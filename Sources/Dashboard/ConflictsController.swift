@@ -20,7 +20,7 @@ struct ConflictsController: Sendable {
 
     func summaries(matching text: String = "") throws(HTTPError) -> [ConflictsPage.Summary] {
         let context = environment.context
-        return try storeCall { () throws(SyncError) in try context.conflicts() }.filter {
+        return try storeCall { () throws(SyncError) in try context.conflicts.all() }.filter {
             Self.matches($0, text: text)
         }.map { conflict in
             ConflictsPage.Summary(
@@ -56,7 +56,7 @@ struct ConflictsController: Sendable {
 
     /// Where to go after settling `id`: the next conflict in order (wrapping around), else the list.
     static func next(after id: Int64, context: SyncContext) -> String {
-        let remaining = ((try? context.conflicts()) ?? []).map(\.id).filter { $0 != id }
+        let remaining = ((try? context.conflicts.all()) ?? []).map(\.id).filter { $0 != id }
         let next = remaining.first { $0 > id } ?? remaining.first
         return next.map { "/conflicts/\($0)" } ?? "/conflicts"
     }
@@ -66,7 +66,7 @@ struct ConflictsController: Sendable {
             throw HTTPError(.notFound, "There is no conflict with that number.")
         }
         let context = environment.context
-        guard let conflict = try storeCall({ () throws(SyncError) in try context.conflict(id) }) else {
+        guard let conflict = try storeCall({ () throws(SyncError) in try context.conflicts.conflict(id) }) else {
             throw HTTPError(
                 .notFound, "Change #\(id) is not in conflict any more: it was resolved, pushed or discarded.")
         }
@@ -117,7 +117,7 @@ struct ConflictsController: Sendable {
         }
         let outcome: OperationOutcome?
         do {
-            outcome = try await environment.context.resolve(conflict.id, with: resolution)
+            outcome = try await environment.context.conflicts.resolve(conflict.id, with: resolution)
         } catch let error as SyncError {
             environment.sessions.flash(request, .error, error.description)
             return .redirect(to: "/conflicts/\(conflict.id)")

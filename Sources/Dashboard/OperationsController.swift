@@ -108,7 +108,7 @@ struct OperationsController: Sendable {
     func listContent(_ request: Request) throws(HTTPError) -> OperationsPage {
         let position = try Self.position(request)
         let context = environment.context
-        let page = try storeCall { () throws(SyncError) in try context.operationsPage(position, limit: Self.pageSize) }
+        let page = try storeCall { () throws(SyncError) in try context.operations.page(position, limit: Self.pageSize) }
         let now = Date()
         // Stuck changes first, then the others; push order within each.
         // With auto-sync on, a waiting change goes at its next attempt.
@@ -139,7 +139,7 @@ struct OperationsController: Sendable {
             throw HTTPError(.notFound, "There is no queued change with that number.")
         }
         let context = environment.context
-        guard let operation = try storeCall({ () throws(SyncError) in try context.operation(id) }) else {
+        guard let operation = try storeCall({ () throws(SyncError) in try context.operations.operation(id) }) else {
             throw HTTPError(.notFound, "Change #\(id) is no longer queued: it was pushed or discarded already.")
         }
         return operation
@@ -165,7 +165,7 @@ struct OperationsController: Sendable {
         let operation = try operation(request)
         let context = environment.context
         let text = label(of: operation)
-        _ = try storeCall { () throws(SyncError) in try context.perform(.discard, on: operation.id) }
+        _ = try storeCall { () throws(SyncError) in try context.operations.perform(.discard, on: operation.id) }
         environment.sessions.flash(
             request, .success,
             "Discarded the \(operation.kind.rawValue) of “\(text)” — \(environment.pendingSummary()).")
@@ -207,7 +207,8 @@ struct OperationsController: Sendable {
             }
             let context = environment.context
             let targets = try ids.compactMap { id throws(HTTPError) -> DiscardPage.Target? in
-                guard let operation = try storeCall({ () throws(SyncError) in try context.operation(id) }) else {
+                guard let operation = try storeCall({ () throws(SyncError) in try context.operations.operation(id) })
+                else {
                     return nil
                 }
                 return DiscardPage.Target(

@@ -29,7 +29,9 @@ struct QueueActions: Sendable {
             throw HTTPError(.unprocessableContent, "Select at most 1000 changes at once.")
         }
         let context = environment.context
-        let results = try storeCall { () throws(SyncError) in try context.perform(action, on: ids, reason: reason) }
+        let results = try storeCall { () throws(SyncError) in
+            try context.operations.perform(action, on: ids, reason: reason)
+        }
         var started = false
         if action == .retry, results.contains(where: { $0.outcome == .done }) {
             started = environment.sync.start(.push, session: request.attributes[Sessions.attribute])

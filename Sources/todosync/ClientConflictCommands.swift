@@ -41,7 +41,7 @@ struct ClientConflicts: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let conflicts = try context.conflicts().map(ConflictOutput.init)
+            let conflicts = try context.conflicts.all().map(ConflictOutput.init)
             if options.json {
                 options.printJSON(conflicts)
                 return
@@ -96,10 +96,10 @@ struct ClientResolve: AsyncParsableCommand {
         try await options.run { context in
             let outcome: OperationOutcome?
             switch choice {
-            case .useClient: outcome = try await context.resolve(operation, with: .useClient)
-            case .useServer: outcome = try await context.resolve(operation, with: .useServer)
-            case .cancel: outcome = try await context.resolve(operation, with: .cancel)
-            case .pick: outcome = try await context.resolve(operation, picking: try picks())
+            case .useClient: outcome = try await context.conflicts.resolve(operation, with: .useClient)
+            case .useServer: outcome = try await context.conflicts.resolve(operation, with: .useServer)
+            case .cancel: outcome = try await context.conflicts.resolve(operation, with: .cancel)
+            case .pick: outcome = try await context.conflicts.resolve(operation, picking: try picks())
             }
             let summary: String
             switch (choice, outcome) {

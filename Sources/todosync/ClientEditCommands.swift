@@ -130,7 +130,7 @@ struct ClientList: AsyncParsableCommand {
             let description = try context.description(of: options.table)
             let items = try context.table(options.table).query(TableQuery(orderBy: [.ascending("updatedAt")]))
             let pending = Dictionary(
-                try context.operations(table: options.table).map { ($0.itemId, $0) }, uniquingKeysWith: { $1 })
+                try context.operations.all(table: options.table).map { ($0.itemId, $0) }, uniquingKeysWith: { $1 })
             if options.json {
                 options.printJSON(items)
                 return

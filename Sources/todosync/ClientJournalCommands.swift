@@ -37,8 +37,8 @@ struct ClientPolicy: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            if let policy { try context.setConflictPolicy(policy, for: options.table) }
-            let current = try context.conflictPolicy(for: options.table)
+            if let policy { try context.conflicts.setPolicy(policy, for: options.table) }
+            let current = try context.conflicts.policy(for: options.table)
             options.output(
                 "\(options.table): \(current.argument)", json: ["table": options.table, "policy": current.argument])
         }
@@ -69,7 +69,7 @@ struct ClientJournal: AsyncParsableCommand {
             try printNewestFirst(limit: limit, json: options.json) { before in
                 var paged = query
                 paged.before = before
-                let page = try context.journal(paged)
+                let page = try context.journal.entries(paged)
                 return (page.entries, page.next)
             } text: {
                 JournalLine($0).text
@@ -118,7 +118,7 @@ struct ClientOverturn: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let outcome = try await context.overturn(entry)
+            let outcome = try await context.journal.overturn(entry)
             let summary =
                 switch outcome {
                 case .pushed: "Overturned \(entry): the values that lost are on the service now"
@@ -142,7 +142,7 @@ struct ClientUndo: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let undo = try await context.undo(batch: batch)
+            let undo = try await context.journal.undo(batch: batch)
             let pushed = undo.overturned.values.filter { $0 == .pushed }.count
             options.output(
                 "Undid \(pushed) of \(undo.overturned.count) decisions — \(context.pendingSummary())",

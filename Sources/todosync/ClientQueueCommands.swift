@@ -46,8 +46,8 @@ struct ClientHold: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let changed = try context.perform(.hold, on: operation, reason: reason)
-            let now = try context.operation(operation)
+            let changed = try context.operations.perform(.hold, on: operation, reason: reason)
+            let now = try context.operations.operation(operation)
             options.output(
                 (changed ? "Held #\(operation)" : "#\(operation) was held already")
                     + ": no push sends it until `client release \(operation)` — \(context.pendingSummary())",
@@ -66,8 +66,8 @@ struct ClientRelease: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let changed = try context.perform(.release, on: operation)
-            let now = try context.operation(operation)
+            let changed = try context.operations.perform(.release, on: operation)
+            let now = try context.operations.operation(operation)
             options.output(
                 (changed ? "Released #\(operation): the next push sends it" : "#\(operation) was not held")
                     + " — \(context.pendingSummary())",
@@ -87,8 +87,8 @@ struct ClientRetry: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let outcome = try await context.retry(operation)
-            let now = try context.operation(operation)
+            let outcome = try await context.operations.retry(operation)
+            let now = try context.operations.operation(operation)
             let summary: String
             switch outcome {
             case .pushed: summary = "Pushed #\(operation)"
@@ -116,7 +116,7 @@ struct ClientQueue: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let operations = try context.operations()
+            let operations = try context.operations.all()
             if options.json {
                 options.printJSON(operations)
                 return

@@ -21,7 +21,7 @@ struct ClientPush: AsyncParsableCommand {
         try await options.run { context in
             let result = try await context.push()
             refused = !result.failed.isEmpty
-            let conflicts = try context.conflicts()
+            let conflicts = try context.conflicts.all()
             if options.json {
                 options.printJSON(PushOutput(result: result, conflicts: conflicts.map(ConflictOutput.init)))
                 return
@@ -29,7 +29,7 @@ struct ClientPush: AsyncParsableCommand {
             print(result.summary)
             for conflict in conflicts { print(ConflictOutput(conflict).line) }
             for id in result.failed {
-                if let operation = try context.operation(id) {
+                if let operation = try context.operations.operation(id) {
                     print("failed #\(id) \(operation.kind.rawValue) \(operation.itemId): \(operation.message ?? "")")
                 }
             }

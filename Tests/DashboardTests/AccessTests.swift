@@ -85,7 +85,7 @@ import Testing
                 method, Self.path(pattern), form: ["_csrf": token], headers: [CSRFProtection.headerName: token])
             #expect(answer.status == 403, "\(method) \(pattern): \(answer.status)")
         }
-        #expect(try harness.dashboard.context.operations().isEmpty)
+        #expect(try harness.dashboard.context.operations.all().isEmpty)
         await harness.stop()
     }
 
@@ -198,7 +198,7 @@ import Testing
             let csrf = try await Self.csrfToken(browser)
             #expect(try await browser.send(.post, "/sync", form: ["_csrf": csrf, "back": "/"]).status == 303)
             await harness.dashboard.waitUntilIdle()
-            #expect(try harness.dashboard.context.operations().isEmpty)
+            #expect(try harness.dashboard.context.operations.all().isEmpty)
             #expect(harness.dashboard.context.lastSync?.stopReason == nil)
         }
     }

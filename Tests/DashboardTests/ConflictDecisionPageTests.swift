@@ -29,7 +29,7 @@ import Testing
             ])
         }
         _ = try await context.push()
-        #expect(try context.conflicts().count == count)
+        #expect(try context.conflicts.all().count == count)
         return context
     }
 
@@ -61,18 +61,18 @@ import Testing
             let pushed = try await harness.submit(
                 "/conflicts/2/pick", ["pick.text": "base", "pick.complete": "client"])
             #expect(pushed.status == 303)
-            #expect(try context.conflicts().isEmpty)
+            #expect(try context.conflicts.all().isEmpty)
             let row = try #require(try context.table("todoitem").item(id: "t0"))
             #expect(row["text"] == "todo 0" && row["complete"] == .bool(true))
-            #expect(try context.journal().entries.first?.decision == .pick)
+            #expect(try context.journal.entries().entries.first?.decision == .pick)
         }
     }
 
     @Test func theJournalPageShowsFourValuesFiltersPagesAndExports() async throws {
         try await withTestDashboard { harness in
             let context = try await conflicts(harness, 4)
-            for id in Int64(5)...7 { try await context.resolve(id, with: .useServer) }
-            #expect(try await context.resolve(8, with: .useClient) == .pushed)
+            for id in Int64(5)...7 { try await context.conflicts.resolve(id, with: .useServer) }
+            #expect(try await context.conflicts.resolve(8, with: .useClient) == .pushed)
             let page = try await harness.client.send(.get, "/journal")
             #expect(page.status == 200)
             #expect(page.text.contains(#"<a href="/journal" aria-current="page">Journal</a>"#))
@@ -99,12 +99,12 @@ import Testing
     @Test func theOverturnButtonPushesTheLosingValues() async throws {
         try await withTestDashboard { harness in
             let context = try await conflicts(harness, 1)
-            try await context.resolve(2, with: .useServer)
-            let entry = try #require(try context.journal().entries.first)
+            try await context.conflicts.resolve(2, with: .useServer)
+            let entry = try #require(try context.journal.entries().entries.first)
             let answer = try await harness.submit("/journal/\(entry.id)/overturn", [:])
             #expect(answer.status == 303)
             #expect(try context.table("todoitem").item(id: "t0")?["text"] == "client 0")
-            #expect(try context.journal().entries.first?.decision == .overturn)
+            #expect(try context.journal.entries().entries.first?.decision == .overturn)
         }
     }
 
@@ -115,10 +115,10 @@ import Testing
             let deleted = try await harness.client.send(
                 .delete, "/tables/todoitem/t0", headers: [ProtocolHeader.apiVersion: "2.0.0"])
             #expect(deleted.status == 200)
-            try await context.resolve(2, with: .cancel)
+            try await context.conflicts.resolve(2, with: .cancel)
             #expect(try await context.push().conflicts == [2])
-            try await context.resolve(2, with: .useServer)
-            let entry = try #require(try context.journal().entries.first)
+            try await context.conflicts.resolve(2, with: .useServer)
+            let entry = try #require(try context.journal.entries().entries.first)
             #expect(entry.result == nil)
             let page = try await harness.client.send(.get, "/journal")
             #expect(page.text.contains("/journal/\(entry.id)/overturn"))
@@ -144,7 +144,7 @@ import Testing
             #expect(applied.status == 303)
             let location = try #require(applied.headers["location"])
             #expect(location.hasPrefix("/journal?batch="))
-            #expect(try context.conflicts().map(\.id) == [5, 6])
+            #expect(try context.conflicts.all().map(\.id) == [5, 6])
             let batch = String(location.dropFirst("/journal?batch=".count))
             let undo = try await harness.submit("/journal/batches/\(batch)/undo", [:])
             #expect(undo.status == 303)
@@ -175,7 +175,7 @@ import Testing
             #expect(settings.text.contains("Merge — fields changed on one side merge"))
             let saved = try await harness.submit("/settings/policies", ["policy.todoitem": "ask", "retention": "500"])
             #expect(saved.status == 303)
-            #expect(try harness.dashboard.context.conflictPolicy(for: "todoitem") == .ask)
+            #expect(try harness.dashboard.context.conflicts.policy(for: "todoitem") == .ask)
             #expect(try harness.dashboard.context.retention(of: .journal) == 500)
             let token = try await harness.csrfToken()
             let api = try await harness.client.send(

@@ -100,7 +100,7 @@ import Testing
             #expect(saved.status == 303)
             #expect(try table.item(id: id)?["text"] == .string("second"))
             #expect(try table.item(id: id)?["complete"] == .bool(true))
-            #expect(try harness.dashboard.context.operations().count == 1)
+            #expect(try harness.dashboard.context.operations.all().count == 1)
             // Without a script to ask, the first press shows a confirmation page and deletes nothing.
             let asked = try await harness.submit("/items/\(id)/delete", [:])
             #expect(asked.status == 200)
@@ -110,7 +110,7 @@ import Testing
             #expect(deleted.status == 303)
             #expect(try table.item(id: id) == nil)
             // insert → update → delete collapses to nothing to send.
-            #expect(try harness.dashboard.context.operations().isEmpty)
+            #expect(try harness.dashboard.context.operations.all().isEmpty)
         }
     }
 

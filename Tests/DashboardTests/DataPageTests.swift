@@ -78,12 +78,12 @@ import Testing
         #expect(refused.text.contains("Changed"))
         #expect(refused.text.contains("“\(column)”"))
         #expect(try harness.dashboard.context.table("orders").item(id: "o1") == before)
-        #expect(try harness.dashboard.context.operations().isEmpty)
+        #expect(try harness.dashboard.context.operations.all().isEmpty)
         let add = try await harness.submit("/data/orders", [field: value, "field:customer": "New"])
         #expect(add.status == 422)
         #expect(add.text.contains("value=\"\(value)\"") && add.text.contains("Nothing was saved"))
         #expect(try harness.dashboard.context.table("orders").count() == 1)
-        #expect(try harness.dashboard.context.operations().isEmpty)
+        #expect(try harness.dashboard.context.operations.all().isEmpty)
         await harness.stop()
     }
 
@@ -216,14 +216,14 @@ import Testing
     @Test func theConflictPageShowsEveryColumnOfANonTodoTable() async throws {
         let harness = try await ordersDashboard()
         let context = harness.dashboard.context
-        try context.setConflictPolicy(.ask, for: "orders")
+        try context.conflicts.setPolicy(.ask, for: "orders")
         let patch = try await harness.client.send(
             .patch, "/tables/orders/o1", json: Data(#"{"total":20,"due":"2027-01-01T00:00:00.000Z"}"#.utf8),
             headers: [ProtocolHeader.apiVersion: "2.0.0"])
         #expect(patch.status == 200)
         try context.table("orders").update(["id": "o1", "total": 30])
         _ = try await context.push()
-        let conflict = try #require(try context.conflicts().first)
+        let conflict = try #require(try context.conflicts.all().first)
         let page = try await harness.client.send(.get, "/conflicts/\(conflict.operation.id)")
         #expect(page.status == 200)
         for column in ["customer", "total", "paid", "due"] { #expect(page.text.contains(column), "\(column)") }

@@ -70,7 +70,7 @@ import Testing
             #expect(page.text.contains(#"<a class="button primary" href="/conflicts/2">Resolve the conflict</a>"#))
             #expect(page.text.contains(">Conflict</span>"))
 
-            try await context.resolve(2, with: .useServer)
+            try await context.conflicts.resolve(2, with: .useServer)
             let journal = try await harness.client.send(.get, "/journal")
             #expect(journal.text.contains(#"(<a href="/items/a/history">history</a>)"#))
             let settled = try await harness.client.send(.get, "/items/a/history")

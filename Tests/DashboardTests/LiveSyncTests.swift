@@ -66,7 +66,7 @@ import Testing
         _ = try await second.rest.insert(["id": "after", "text": "written after the restart"])
 
         try await Self.waitForStore(context) {
-            try context.table("todoitem").item(id: "after") != nil && context.operations().isEmpty
+            try context.table("todoitem").item(id: "after") != nil && context.operations.all().isEmpty
         }
         let edited = try await second.rest.get("todoitem", "before")
         #expect(edited?["text"] == "edited while the service was down")

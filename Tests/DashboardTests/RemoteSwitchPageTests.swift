@@ -53,7 +53,7 @@ struct RemoteSwitchPageTests {
         #expect(asked.text.components(separatedBy: #"name="_csrf" value="\#(token)""#).count >= 4)
         // Nothing moved yet.
         #expect(try setup.ids() == ["pending", "synced"])
-        #expect(try setup.context.operations().count == 1)
+        #expect(try setup.context.operations.all().count == 1)
 
         let pushed = try await setup.harness.submit(
             "/settings",
@@ -68,7 +68,7 @@ struct RemoteSwitchPageTests {
         _ = try await setup.harness.submit("/sync", ["back": "/"])
         await setup.harness.dashboard.waitUntilIdle()
         #expect(try setup.ids() == ["b1", "b2", "pending"])
-        #expect(try setup.context.operations().isEmpty)
+        #expect(try setup.context.operations.all().isEmpty)
         await setup.stop()
     }
 
@@ -95,7 +95,7 @@ struct RemoteSwitchPageTests {
             headers: [CSRFProtection.headerName: token])
         #expect(discarded.status == 200)
         #expect(try setup.ids().isEmpty)
-        #expect(try setup.context.operations().isEmpty)
+        #expect(try setup.context.operations.all().isEmpty)
         _ = try await setup.context.table("todoitem").pull()
         #expect(try setup.ids() == ["b1", "b2"])
         await setup.stop()
@@ -113,7 +113,7 @@ struct RemoteSwitchPageTests {
             headers: [CSRFProtection.headerName: token])
         #expect(api.status == 200)
         #expect(try setup.ids() == ["pending", "synced"])
-        #expect(try setup.context.operations().count == 1)
+        #expect(try setup.context.operations.all().count == 1)
         await setup.stop()
     }
 }

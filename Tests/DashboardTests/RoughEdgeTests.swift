@@ -74,20 +74,20 @@ import Testing
             #expect(!queue.text.contains("&lt;h1&gt;"))
             #expect(!queue.text.contains("color: red"))
             #expect(queue.text.contains(">Retry now</button>"))
-            let id = try #require(try context.operations().first?.id)
+            let id = try #require(try context.operations.all().first?.id)
 
             // The gateway is fixed: Retry sends the change again.
             misconfigured.isOn = false
             let retried = try await harness.submit("/operations/\(id)/retry", [:])
             #expect(retried.status == 303)
             await harness.dashboard.waitUntilIdle()
-            #expect(try context.operations().isEmpty)
+            #expect(try context.operations.all().isEmpty)
             let after = try await harness.client.send(.get, "/operations")
             #expect(after.text.contains(#"<span data-field="refused">0</span> refused"#))
             #expect(after.text.contains("Nothing to push"))
             // Retry waits for a held change to be released.
             _ = try context.table("todoitem").insert(["text": "waiting", "complete": false])
-            let pendingId = try #require(try context.operations().first?.id)
+            let pendingId = try #require(try context.operations.all().first?.id)
             try context.hold(pendingId)
             #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
             await gateway.stop()
@@ -132,7 +132,7 @@ import Testing
             let first = try await harness.client.send(.get, "/operations")
             #expect(first.text.components(separatedBy: "/discard\"").count - 1 == 100)
             #expect(first.text.contains("100 shown of 150 queued changes"))
-            let ids = try harness.dashboard.context.operations().map(\.id)
+            let ids = try harness.dashboard.context.operations.all().map(\.id)
             #expect(first.text.contains("href=\"/operations?after=\(ids[99])\""))
             let second = try await harness.client.send(.get, "/operations?after=\(ids[99])")
             #expect(second.text.components(separatedBy: "/discard\"").count - 1 == 50)

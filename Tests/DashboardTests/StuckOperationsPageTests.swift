@@ -34,7 +34,7 @@ import Testing
         let context = harness.dashboard.context
         try context.table("todoitem").insert(["id": "ok", "text": "fine"])
         try context.table("todoitem").insert(["id": "no", "text": "refuse me"])
-        try context.perform(.hold, on: 1)
+        try context.operations.perform(.hold, on: 1)
         _ = try await harness.submit("/push", [:])
         await harness.dashboard.waitUntilIdle()
 
@@ -61,7 +61,7 @@ import Testing
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
             try context.table("todoitem").insert(["id": "a", "text": "milk"])
-            let entry = try #require(try context.operationsPage(.first).entries.first)
+            let entry = try #require(try context.operations.page(.first).entries.first)
             let fresh = OperationsController.row(entry)
             #expect(fresh.stuck == nil && fresh.age == "just now" && fresh.nextAttempt == "on the next push")
             let later = OperationsController.row(entry, now: Date().addingTimeInterval(3 * 3600 + 60))
@@ -78,12 +78,12 @@ import Testing
 
             let hold = try await harness.submit("/operations/1/hold", [:])
             #expect(hold.status == 303)
-            #expect(try context.operation(1)?.isHeld == true)
+            #expect(try context.operations.operation(1)?.isHeld == true)
             try context.table("todoitem").update(["id": "a", "text": "oat milk"])
-            #expect(try context.operation(1)?.isHeld == true)
+            #expect(try context.operations.operation(1)?.isHeld == true)
             _ = try await harness.submit("/push", [:])
             await harness.dashboard.waitUntilIdle()
-            #expect(try context.operations().count == 1)
+            #expect(try context.operations.all().count == 1)
             let list = try await harness.client.send(.get, "/")
             #expect(list.text.contains("held insert"))
 
@@ -91,7 +91,7 @@ import Testing
             #expect(try await harness.submit("/operations/1/release", [:]).status == 303)
             _ = try await harness.submit("/push", [:])
             await harness.dashboard.waitUntilIdle()
-            #expect(try context.operations().isEmpty)
+            #expect(try context.operations.all().isEmpty)
             #expect(try await harness.submit("/operations/1/hold", [:]).status == 404)
         }
     }
@@ -106,18 +106,18 @@ import Testing
                 "/operations/bulk",
                 pairs: [("_csrf", token), ("action", "hold"), ("reason", "later"), ("id", "1"), ("id", "2")])
             #expect(held.status == 303)
-            #expect(try context.operations().map(\.isHeld) == [true, true, false])
-            #expect(try context.operation(2)?.hold?.reason == "later")
+            #expect(try context.operations.all().map(\.isHeld) == [true, true, false])
+            #expect(try context.operations.operation(2)?.hold?.reason == "later")
 
             let ask = try await harness.client.post(
                 "/operations/bulk", pairs: [("_csrf", token), ("action", "discard"), ("id", "2"), ("id", "3")])
             #expect(ask.status == 200 && ask.text.contains("Discard these changes?"))
-            #expect(try context.operations().count == 3)
+            #expect(try context.operations.all().count == 3)
             let discarded = try await harness.client.post(
                 "/operations/bulk",
                 pairs: [("_csrf", token), ("action", "discard"), ("confirm", "yes"), ("id", "2"), ("id", "3")])
             #expect(discarded.status == 303)
-            #expect(try context.operations().map(\.id) == [1])
+            #expect(try context.operations.all().map(\.id) == [1])
 
             let none = try await harness.client.post("/operations/bulk", pairs: [("_csrf", token), ("action", "hold")])
             #expect(none.status == 422 && none.text.contains("Select at least one change"))
@@ -126,7 +126,7 @@ import Testing
             #expect(bad.status == 422)
             let forged = try await harness.client.post("/operations/bulk", pairs: [("action", "release"), ("id", "1")])
             #expect(forged.status == 403)
-            #expect(try context.operation(1)?.isHeld == true)
+            #expect(try context.operations.operation(1)?.isHeld == true)
         }
     }
 
@@ -167,7 +167,7 @@ import Testing
             let pushed = try await harness.client.send(.post, "/api/operations/2/retry", headers: headers)
             #expect(pushed.status == 200)
             await harness.dashboard.waitUntilIdle()
-            #expect(try context.operations().isEmpty)
+            #expect(try context.operations.all().isEmpty)
         }
     }
 
@@ -175,7 +175,7 @@ import Testing
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
             try context.table("todoitem").insert(["id": "a", "text": "milk"])
-            try context.perform(.hold, on: 1)
+            try context.operations.perform(.hold, on: 1)
             let metrics = try await harness.client.send(.get, "/metrics")
             let samples = PrometheusSample.parse(metrics.text)
             #expect(samples.value("todosync_held_operations") == 1)

@@ -52,7 +52,7 @@ import Views
             let context = dashboard.context
             let rows = try context.table("todoitem").query()
                 .map { row in row.keys.sorted().map { "\($0)=\(row[$0]!)" }.joined(separator: ",") }.sorted()
-            let queue = try context.operations().map { "\($0.kind) \($0.itemId) \($0.state)" }
+            let queue = try context.operations.all().map { "\($0.kind) \($0.itemId) \($0.state)" }
             return "\(rows) \(queue) \(context.remoteURL ?? "-") \(context.isOffline)"
         }
 

@@ -81,7 +81,7 @@ import Testing
             #expect(other.isEmpty, "unexpected outcomes: \(other.prefix(5))")
             #expect(reports.map { $0.pushed + $0.resolvedByServer }.reduce(0, +) == total)
             for context in contexts {
-                #expect(try context.operations().isEmpty)
+                #expect(try context.operations.all().isEmpty)
             }
             // None lost: every insert is on the service, own items hold their last value, shared
             // items hold a value some client had applied.

@@ -17,11 +17,11 @@ import Testing
             let items: [Item] = (0..<120).map { ["id": .string("n\($0)"), "text": .string("change \($0)")] }
             try context.table("todoitem").insert(items)
             var pushes = 0
-            while try !context.operations().isEmpty, pushes < 3 {
+            while try !context.operations.all().isEmpty, pushes < 3 {
                 pushes += 1
                 _ = try? await context.push()
             }
-            #expect(try context.operations().isEmpty, "still queued after \(pushes) pushes")
+            #expect(try context.operations.all().isEmpty, "still queued after \(pushes) pushes")
             let rows = try await harness.serviceRows()
             #expect(rows.count == 120)
             for item in items { #expect(rows[item["id"]!.stringValue!]?["text"] == item["text"]) }
@@ -42,7 +42,7 @@ import Testing
             // All sixteen went out at once; the fifteen the service applied left the queue (none was
             // cancelled on the wire), and the refused one waits, attempted.
             #expect(try await harness.serviceRows().count == 15)
-            #expect(try context.operations().map(\.state) == [.attempted])
+            #expect(try context.operations.all().map(\.state) == [.attempted])
             harness.proxy.setPlan(.passThrough)
             _ = try await context.push()
             try await expectConverged(context, harness)
@@ -72,7 +72,7 @@ import Testing
                 guard case .stopped(.connectionLost) = error as? SyncError else { return false }
                 return true
             }
-            #expect(try context.operations().map(\.state) == [.attempted])
+            #expect(try context.operations.all().map(\.state) == [.attempted])
             harness.proxy.setPlan(.passThrough)
             _ = try await context.push()
             try await expectConverged(context, harness)

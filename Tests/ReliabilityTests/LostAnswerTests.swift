@@ -42,7 +42,7 @@ private func withSeededHarness(
             try context.table("todoitem").insert(["id": "n0", "text": "new"])
             for _ in 0..<2 {
                 await #expect(throws: SyncError.self) { _ = try await context.push() }
-                #expect(try context.operations().map(\.state) == [.attempted])
+                #expect(try context.operations.all().map(\.state) == [.attempted])
             }
             harness.proxy.setPlan(.passThrough)
             #expect(try await context.push().conflicts.isEmpty)

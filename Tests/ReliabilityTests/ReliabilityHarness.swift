@@ -119,7 +119,7 @@ func expectConverged(
 )
     async throws
 {
-    let operations = try context.operations()
+    let operations = try context.operations.all()
     #expect(
         operations.isEmpty, "queue not empty: \(operations.map { "\($0.kind) \($0.itemId) \($0.state)" })",
         sourceLocation: sourceLocation)

@@ -55,7 +55,7 @@ import Testing
                         guard case .stopped(.unreachable) = error else { throw error }
                     }
                     await #expect(throws: SyncError.self) { try await table.pull(queryId: "all") }
-                    #expect(try context.operations().count == 2)
+                    #expect(try context.operations.all().count == 2)
                 }
                 try await harness.proxy.refuseConnections(false)
                 _ = try await context.push()
@@ -124,7 +124,7 @@ import Testing
             }
             harness.proxy.setPlan(.passThrough)
             let pushed = try await context.push()
-            let conflicted = try context.conflicts().map { "\($0)" }
+            let conflicted = try context.conflicts.all().map { "\($0)" }
             #expect(pushed.conflicts.isEmpty, "\(plan): conflicts with itself: \(conflicted)")
             #expect(pushed.failed.isEmpty, "\(plan): failed operations")
             try await table.pull(queryId: "all")
@@ -149,7 +149,7 @@ import Testing
     static func expectNothingLostOrDuplicated(
         _ context: SyncContext, expected: [String: String?], harness: ReliabilityHarness, plan: FaultPlan
     ) throws {
-        let operations = try context.operations()
+        let operations = try context.operations.all()
         let perItem = Dictionary(grouping: operations, by: \.itemId)
         for (id, queued) in perItem {
             #expect(queued.count == 1, "\(plan): \(queued.count) operations queued for \(id)")

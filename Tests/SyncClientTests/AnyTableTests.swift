@@ -240,17 +240,17 @@ struct AnyTableTests {
         var server = try #require(try await service.rest.get("orders", "o1"))
         #expect(server["paid"] == true && server["total"] == 13)
         // Both sides change `due`: a person picks per field, on a column the tutorial never had.
-        try context.setConflictPolicy(.ask, for: "orders")
+        try context.conflicts.setPolicy(.ask, for: "orders")
         _ = try await service.rest.patch("o1", ["due": "2027-01-01T00:00:00.000Z", "lines": 4], table: "orders")
         try orders.update(["id": "o1", "due": "2026-12-24T00:00:00.000Z"])
         #expect(try await context.push().conflicts.count == 1)
-        let conflict = try #require(try context.conflicts().first)
-        let fields = context.fieldMerges(of: conflict).map(\.name)
+        let conflict = try #require(try context.conflicts.all().first)
+        let fields = context.conflicts.fieldMerges(of: conflict).map(\.name)
         #expect(Set(fields).isSuperset(of: ["customer", "total", "paid", "due", "lines", "note"]))
-        #expect(try await context.resolve(conflict.operation.id, picking: ["due": .client]) == .pushed)
+        #expect(try await context.conflicts.resolve(conflict.operation.id, picking: ["due": .client]) == .pushed)
         server = try #require(try await service.rest.get("orders", "o1"))
         #expect(server["due"] == "2026-12-24T00:00:00.000Z" && server["lines"] == 4)
-        let entries = try context.journal().entries
+        let entries = try context.journal.entries().entries
         #expect(entries.map(\.table) == ["orders", "orders"])
         #expect(entries.first?.result?["lines"] == 4)
         #expect(entries.first?.result?["due"] == "2026-12-24T00:00:00.000Z")
@@ -274,21 +274,21 @@ struct AnyTableTests {
             try orders.update(["id": .string("o\(index)"), "total": 3])
         }
         #expect(try await context.push().conflicts.count == 3)
-        let ids = try context.conflicts().map(\.operation.id)
-        let decision = try await context.resolve(ids, with: .useServer)
+        let ids = try context.conflicts.all().map(\.operation.id)
+        let decision = try await context.conflicts.resolve(ids, with: .useServer)
         #expect(decision.outcomes.values.allSatisfy { $0 == .resolvedByServer || $0 == .pushed })
         #expect(try orders.item(id: "o1")?["total"] == 2)
         #expect(try orders.item(id: "o1")?["due"] == "2027-01-01T00:00:00.000Z")
         // Undo overturns the batch: the losing copy goes to the service, every column of it (as Use
         // Client would have sent it).
-        _ = try await context.undo(batch: decision.batch)
+        _ = try await context.journal.undo(batch: decision.batch)
         for index in 0..<3 {
             let server = try #require(try await service.rest.get("orders", "o\(index)"))
             #expect(server["total"] == 3)
             #expect(server["due"] == "2026-12-01T00:00:00.000Z")
             #expect(server["customer"] == "c")
         }
-        let overturns = try context.journal().entries.filter { $0.decision == .overturn }
+        let overturns = try context.journal.entries().entries.filter { $0.decision == .overturn }
         #expect(overturns.count == 3)
         #expect(overturns.allSatisfy { $0.table == "orders" && $0.result?["total"] == 3 })
     }
@@ -300,13 +300,13 @@ struct AnyTableTests {
         _ = try await service.rest.insert(Self.order, table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try context.describe("orders")
-        try context.setConflictPolicy(.serverWins, for: "orders")
+        try context.conflicts.setPolicy(.serverWins, for: "orders")
         #expect(try await context.table("orders").pull(queryId: "all").received == 1)
         _ = try await service.rest.insert(["id": "o2", "customer": "B"], table: "orders")
         #expect(try await context.table("todoitem").pull(queryId: "all").received == 1)
         #expect(try await context.table("orders").pull(queryId: "all").received == 1)
-        #expect(try context.conflictPolicy(for: "orders") == .serverWins)
-        #expect(try context.conflictPolicy(for: "todoitem") == .ask)
+        #expect(try context.conflicts.policy(for: "orders") == .serverWins)
+        #expect(try context.conflicts.policy(for: "todoitem") == .ask)
         #expect(try context.listPage("orders", ListRequest(limit: 1)).total == 2)
         #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 1)
     }

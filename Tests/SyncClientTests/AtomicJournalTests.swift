@@ -51,23 +51,23 @@ struct AtomicJournalTests {
         var expected: [JournalEntry.Decision] = []
         func check(_ decision: JournalEntry.Decision, item: String, text: String?) throws {
             expected.insert(decision, at: 0)
-            #expect(try context.journal().entries.map(\.decision) == expected)
-            let entry = try #require(try context.journal().entries.first)
+            #expect(try context.journal.entries().entries.map(\.decision) == expected)
+            let entry = try #require(try context.journal.entries().entries.first)
             #expect(entry.itemId == item && entry.result?.text == text)
             #expect(try context.table("todoitem").item(id: item)?.text == text)
-            #expect(try context.operations(table: "todoitem", itemId: item).isEmpty)
+            #expect(try context.operations.of(table: "todoitem", itemId: item).isEmpty)
             #expect(try heldDecisions(context) == 0)
         }
         try context.useServer(1)
         try check(.useServer, item: "i0", text: "server 0")
         #expect(try await context.useClient(2) == .pushed)
         try check(.useClient, item: "i1", text: "client 1")
-        #expect(try await context.resolve(3, picking: ["text": .base]) == .pushed)
+        #expect(try await context.conflicts.resolve(3, picking: ["text": .base]) == .pushed)
         try check(.pick, item: "i2", text: "base 2")
-        #expect(try await context.overturn(try context.journal().entries.last!.id) == .pushed)
+        #expect(try await context.journal.overturn(try context.journal.entries().entries.last!.id) == .pushed)
         try check(.overturn, item: "i0", text: "client 0")
         try context.cancel(4)
-        try context.setConflictPolicy(.clientWins, for: "todoitem")
+        try context.conflicts.setPolicy(.clientWins, for: "todoitem")
         #expect(try await context.push().pushed == [4])
         try check(.useClient, item: "i3", text: "client 3")
     }
@@ -79,7 +79,7 @@ struct AtomicJournalTests {
         _ = try await service.rest.patch("a", ["complete": true])
         try context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().pushed == [1])
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .merge && entry.result?.text == "oat milk")
         #expect(entry.versionAfter == (try context.table("todoitem").item(id: "a")?.version))
         #expect(try heldDecisions(context) == 0)
@@ -89,18 +89,18 @@ struct AtomicJournalTests {
         let context = try await conflicts(1)
         try refuseJournalWrites(context, true)
         await #expect(throws: SyncError.self) { try await context.useClient(1) }
-        #expect(try context.journalCount() == 0, "no entry without its outcome")
+        #expect(try context.journal.count() == 0, "no entry without its outcome")
         let onService = try #require(try await service.rest.get("todoitem", "i0"))
         #expect(onService.text == "client 0", "the service took it")
-        #expect(try context.operations().map(\.state) == [.attempted], "no outcome without its entry")
+        #expect(try context.operations.all().map(\.state) == [.attempted], "no outcome without its entry")
         #expect(try context.table("todoitem").item(id: "i0")?.version != onService.version)
 
         try refuseJournalWrites(context, false)
         #expect(try await context.push().pushed == [1])
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .useClient && entry.result?.text == "client 0")
         #expect(entry.versionAfter == (try await service.rest.get("todoitem", "i0")?.version))
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func aDecisionCutOffBeforeItsAnswerIsJournaledByThePushAfterARestart() async throws {
@@ -110,13 +110,13 @@ struct AtomicJournalTests {
         let context = try await conflicts(1, remote: proxy.endpoint)
         proxy.setPlan(.always(.refuse))
         await #expect(throws: SyncError.self) { try await context.useClient(1) }
-        #expect(try heldDecisions(context) == 1 && context.journalCount() == 0)
+        #expect(try heldDecisions(context) == 1 && context.journal.count() == 0)
         try await context.close()
 
         proxy.setPlan(.passThrough)
         let reopened = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         #expect(try await reopened.push().pushed == [1])
-        let entry = try #require(try reopened.journal().entries.first)
+        let entry = try #require(try reopened.journal.entries().entries.first)
         #expect(entry.decision == .useClient && entry.result?.text == "client 0")
         #expect(try await service.rest.get("todoitem", "i0")?.text == "client 0")
         #expect(try heldDecisions(reopened) == 0)
@@ -135,11 +135,11 @@ struct AtomicJournalTests {
         let reopened = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         #expect(try heldDecisions(reopened) == 1, "the held decision survives the upgrade")
         #expect(try await reopened.push().pushed == [1])
-        let entry = try #require(try reopened.journal().entries.first)
+        let entry = try #require(try reopened.journal.entries().entries.first)
         #expect(entry.decision == .useClient && entry.decidedBy == .person)
         #expect(entry.client?.text == "client 0" && entry.server?.text == "server 0")
         #expect(entry.result?.text == "client 0")
-        #expect(try reopened.journal(JournalQuery(text: "server 0")).entries.map(\.id) == [entry.id])
+        #expect(try reopened.journal.entries(JournalQuery(text: "server 0")).entries.map(\.id) == [entry.id])
         #expect(try heldDecisions(reopened) == 0)
         await proxy.stop()
     }
@@ -179,6 +179,6 @@ struct AtomicJournalTests {
         _ = try await service.rest.patch("i0", ["text": "server again"])
         #expect(try await context.useClient(1) == .conflict)
         #expect(try heldDecisions(context) == 0)
-        #expect(try context.journalCount() == 0)
+        #expect(try context.journal.count() == 0)
     }
 }

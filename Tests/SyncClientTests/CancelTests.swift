@@ -40,7 +40,7 @@ struct CancelTests {
         let stopped = Date()
         #expect(stopped.timeIntervalSince(await cancelled.value) < Self.stopBound)
         #expect(context.lastSync?.message.hasPrefix("Cancelled") == true)
-        let left = try context.operations()
+        let left = try context.operations.all()
         #expect(!left.isEmpty && left.count < 40)
         // Those on the wire when the push stopped (a window's worth at most) may have reached the
         // service; those marked in flight with them but not sent are pending again.
@@ -49,7 +49,7 @@ struct CancelTests {
 
         let result = try await context.push()
         #expect(result.conflicts.isEmpty && result.failed.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         let rows = try await service.rest.all()
         #expect(rows.count == 40)
         #expect(Set(rows.compactMap { $0["id"]?.stringValue }).count == 40)

@@ -72,7 +72,7 @@ struct CollapseRuleTests {
         try todo.update(["id": "a", "text": "one"])
         try todo.delete(id: "a")
         #expect(try queueShape(context) == ["delete a pending"])
-        #expect(try context.operations().first?.item?.text == "one")
+        #expect(try context.operations.all().first?.item?.text == "one")
     }
 
     @Test func deleteThenInsertIsOneUpdate() throws {

@@ -32,10 +32,10 @@ struct ConflictJournalTests {
     @Test func theJournalSurvivesARestart() async throws {
         let context = try await conflicts(1)
         try context.useServer(1)
-        let id = try #require(try context.journal().entries.first?.id)
+        let id = try #require(try context.journal.entries().entries.first?.id)
         try await context.close()
         let reopened = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        let entry = try #require(try reopened.journalEntry(id))
+        let entry = try #require(try reopened.journal.entry(id))
         #expect(entry.client?.text == "client 0" && entry.server?.text == "server 0")
         #expect(entry.decision == .useServer)
     }
@@ -45,34 +45,34 @@ struct ConflictJournalTests {
         #expect(try context.retention(of: .journal) == 10_000)
         try context.setRetention(of: .journal, to: 3)
         for id in Int64(1)...5 { try context.useServer(id) }
-        let items = try context.journal().entries.map(\.itemId)
+        let items = try context.journal.entries().entries.map(\.itemId)
         #expect(items == ["i4", "i3", "i2"])
-        #expect(try context.journalCount() == 3)
+        #expect(try context.journal.count() == 3)
     }
 
     @Test func pagesAreNewestFirstAndFiltersNarrowThem() async throws {
         let context = try await conflicts(5)
         for id in Int64(1)...3 { try context.useServer(id) }
         for id in Int64(4)...5 { #expect(try await context.useClient(id) == .pushed) }
-        let first = try context.journal(JournalQuery(limit: 2))
+        let first = try context.journal.entries(JournalQuery(limit: 2))
         #expect(first.entries.map(\.itemId) == ["i4", "i3"])
-        let second = try context.journal(JournalQuery(before: first.next, limit: 2))
+        let second = try context.journal.entries(JournalQuery(before: first.next, limit: 2))
         #expect(second.entries.map(\.itemId) == ["i2", "i1"])
-        #expect(try context.journal(JournalQuery(before: second.next, limit: 2)).next == nil)
-        #expect(try context.journal(JournalQuery(decision: .useClient)).entries.count == 2)
-        #expect(try context.journal(JournalQuery(itemId: "i1")).entries.map(\.itemId) == ["i1"])
-        #expect(try context.journal(JournalQuery(text: "CLIENT 2")).entries.map(\.itemId) == ["i2"])
-        #expect(try context.journal(JournalQuery(text: "%")).entries.isEmpty, "LIKE wildcards are literal")
+        #expect(try context.journal.entries(JournalQuery(before: second.next, limit: 2)).next == nil)
+        #expect(try context.journal.entries(JournalQuery(decision: .useClient)).entries.count == 2)
+        #expect(try context.journal.entries(JournalQuery(itemId: "i1")).entries.map(\.itemId) == ["i1"])
+        #expect(try context.journal.entries(JournalQuery(text: "CLIENT 2")).entries.map(\.itemId) == ["i2"])
+        #expect(try context.journal.entries(JournalQuery(text: "%")).entries.isEmpty, "LIKE wildcards are literal")
     }
 
     @Test func overturningAPersonsUseServerPushesTheLosingValues() async throws {
         let context = try await conflicts(1)
         try context.useServer(1)
-        let entry = try #require(try context.journal().entries.first)
-        #expect(try await context.overturn(entry.id) == .pushed)
+        let entry = try #require(try context.journal.entries().entries.first)
+        #expect(try await context.journal.overturn(entry.id) == .pushed)
         #expect(try await service.rest.get("todoitem", "i0")?.text == "client 0")
         #expect(try context.table("todoitem").item(id: "i0")?.text == "client 0")
-        let overturn = try #require(try context.journal().entries.first)
+        let overturn = try #require(try context.journal.entries().entries.first)
         #expect(overturn.decision == .overturn && overturn.overturns == entry.id)
         #expect(overturn.versionBefore == entry.versionAfter)
         #expect(overturn.result?.text == "client 0")
@@ -85,9 +85,9 @@ struct ConflictJournalTests {
         _ = try await service.rest.patch("a", ["complete": true])
         try context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().pushed == [1])
-        let merge = try #require(try context.journal().entries.first)
+        let merge = try #require(try context.journal.entries().entries.first)
         #expect(merge.decidedBy == .merge)
-        #expect(try await context.overturn(merge.id) == .pushed)
+        #expect(try await context.journal.overturn(merge.id) == .pushed)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "milk" && server["complete"] == .bool(true))
     }
@@ -95,42 +95,44 @@ struct ConflictJournalTests {
     @Test func overturnAfterTheServiceMovedIsANewConflictNotAnOverwrite() async throws {
         let context = try await conflicts(1)
         try context.useServer(1)
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         _ = try await service.rest.patch("i0", ["text": "server again"])
-        #expect(try await context.overturn(entry.id) == .conflict)
+        #expect(try await context.journal.overturn(entry.id) == .conflict)
         #expect(try await service.rest.get("todoitem", "i0")?.text == "server again")
-        let conflict = try #require(try context.conflicts().first)
+        let conflict = try #require(try context.conflicts.all().first)
         #expect(conflict.serverItem?.text == "server again")
         #expect(conflict.clientItem?.text == "client 0")
         #expect(conflict.base?.text == "server 0")
-        #expect(try context.journal().entries.count == 1, "nothing decided yet")
+        #expect(try context.journal.entries().entries.count == 1, "nothing decided yet")
     }
 
     @Test func overturnIsRefusedWhileTheItemHasANewerLocalChange() async throws {
         let context = try await conflicts(1)
         try context.useServer(1)
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         try context.table("todoitem").update(["id": "i0", "text": "newer"])
         await #expect(throws: ConflictDecisionError.newerLocalChange(entry: entry.id, itemId: "i0")) {
-            try await context.overturn(entry.id)
+            try await context.journal.overturn(entry.id)
         }
         #expect(try context.table("todoitem").item(id: "i0")?.text == "newer")
-        await #expect(throws: ConflictDecisionError.entryNotFound("nope")) { try await context.overturn("nope") }
+        await #expect(throws: ConflictDecisionError.entryNotFound("nope")) {
+            try await context.journal.overturn("nope")
+        }
     }
 
     @Test func bulkUseServerOnSevenOfTenAndOneStepUndo() async throws {
         let context = try await conflicts(10)
         let chosen = Array(Int64(1)...7)
-        let preview = try context.bulkPreview(chosen, with: .useServer)
+        let preview = try context.conflicts.bulkPreview(chosen, with: .useServer)
         #expect(preview.conflicts.count == 7)
         #expect(preview.fieldCounts == ["text": 7])
-        let bulk = try await context.resolve(chosen, with: .useServer)
+        let bulk = try await context.conflicts.resolve(chosen, with: .useServer)
         #expect(bulk.outcomes.count == 7)
-        #expect(try context.conflicts().map(\.id) == [8, 9, 10])
-        #expect(try context.journal(JournalQuery(batch: bulk.batch)).entries.count == 7)
+        #expect(try context.conflicts.all().map(\.id) == [8, 9, 10])
+        #expect(try context.journal.entries(JournalQuery(batch: bulk.batch)).entries.count == 7)
         for index in 0..<7 { #expect(try context.table("todoitem").item(id: "i\(index)")?.text == "server \(index)") }
 
-        let undo = try await context.undo(batch: bulk.batch)
+        let undo = try await context.journal.undo(batch: bulk.batch)
         #expect(undo.overturned.count == 7)
         #expect(undo.overturned.values.allSatisfy { $0 == .pushed })
         let rows = try await service.rest.all()
@@ -138,16 +140,16 @@ struct ConflictJournalTests {
             let text = rows.first { $0["id"] == .string("i\(index)") }?.text
             #expect(text == (index < 7 ? "client \(index)" : "server \(index)"))
         }
-        #expect(try context.conflicts().map(\.id) == [8, 9, 10], "the other three still wait")
+        #expect(try context.conflicts.all().map(\.id) == [8, 9, 10], "the other three still wait")
     }
 
     @Test func bulkUseClientPushesEveryChosenConflict() async throws {
         let context = try await conflicts(3)
-        let bulk = try await context.resolve([1, 3], with: .useClient)
+        let bulk = try await context.conflicts.resolve([1, 3], with: .useClient)
         #expect(bulk.outcomes == [1: .pushed, 3: .pushed])
         #expect(try await service.rest.get("todoitem", "i2")?.text == "client 2")
         #expect(try await service.rest.get("todoitem", "i1")?.text == "server 1")
-        let undo = try await context.undo(batch: bulk.batch)
+        let undo = try await context.journal.undo(batch: bulk.batch)
         #expect(undo.overturned.count == 2)
         #expect(try await service.rest.get("todoitem", "i2")?.text == "server 2")
     }
@@ -174,8 +176,8 @@ struct OtherServiceConflictTests {
         #expect(try await context.push().conflicts.isEmpty)
         let server = try #require(try await rest.get("todoitem", id))
         #expect(server.text == "oat milk" && server["complete"] == .bool(true))
-        let merge = try #require(try context.journal(JournalQuery(itemId: id)).entries.first)
-        #expect(try await context.overturn(merge.id) == .pushed)
+        let merge = try #require(try context.journal.entries(JournalQuery(itemId: id)).entries.first)
+        #expect(try await context.journal.overturn(merge.id) == .pushed)
         #expect(try await rest.get("todoitem", id)?.text == "milk")
         try await rest.delete(id)
     }

@@ -30,7 +30,7 @@ struct ConflictPolicyTests {
 
     @Test func mergeIsTheDefaultPolicyOfEveryTable() throws {
         let context = try SyncContext(path: folder.file("default.sqlite"))
-        #expect(try context.conflictPolicy(for: "todoitem") == .merge)
+        #expect(try context.conflicts.policy(for: "todoitem") == .merge)
     }
 
     @Test func mergePolicyPushesOneSidedChangesWithTheServersVersionAndJournalsIt() async throws {
@@ -42,7 +42,7 @@ struct ConflictPolicyTests {
         #expect(server.text == "oat milk")
         #expect(server["complete"] == .bool(true))
         #expect(try context.table("todoitem").item(id: "a")?.version == server.version)
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .merge && entry.decidedBy == .merge)
         #expect(entry.base?.text == "milk" && entry.client?.text == "oat milk")
         #expect(entry.server?["complete"] == .bool(true) && entry.server?.text == "milk")
@@ -77,7 +77,7 @@ struct ConflictPolicyTests {
         let context = try await conflict(policy: .merge, client: ["text": "oat milk"], server: ["text": "soy milk"])
         let result = try await context.push()
         #expect(result.conflicts == [1])
-        #expect(try context.journal().entries.isEmpty, "nothing was decided yet")
+        #expect(try context.journal.entries().entries.isEmpty, "nothing was decided yet")
         #expect(try await service.rest.get("todoitem", "a")?.text == "soy milk")
     }
 
@@ -86,21 +86,21 @@ struct ConflictPolicyTests {
         let result = try await context.push()
         #expect(result.pushed == [1], "the service already holds what was sent")
         #expect(result.conflicts.isEmpty)
-        #expect(try context.operations().isEmpty)
-        #expect(try context.journal().entries.isEmpty, "nothing needed deciding")
+        #expect(try context.operations.all().isEmpty)
+        #expect(try context.journal.entries().entries.isEmpty, "nothing needed deciding")
     }
 
     @Test func askPolicyPromptsEvenForChangesToDifferentFields() async throws {
         let context = try await conflict(policy: .ask, client: ["text": "oat milk"], server: ["complete": true])
         #expect(try await context.push().conflicts == [1])
-        #expect(try context.journal().entries.isEmpty)
+        #expect(try context.journal.entries().entries.isEmpty)
     }
 
     @Test func serverWinsPolicyTakesTheServersItemAndJournalsThePolicy() async throws {
         let context = try await conflict(policy: .serverWins, client: ["text": "oat milk"], server: ["text": "soy"])
         #expect(try await context.push().resolved == [1])
         #expect(try context.table("todoitem").item(id: "a")?.text == "soy")
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .useServer && entry.decidedBy == .serverWins)
         #expect(entry.result?.text == "soy")
     }
@@ -109,7 +109,7 @@ struct ConflictPolicyTests {
         let context = try await conflict(policy: .clientWins, client: ["text": "oat milk"], server: ["text": "soy"])
         #expect(try await context.push().pushed == [1])
         #expect(try await service.rest.get("todoitem", "a")?.text == "oat milk")
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .useClient && entry.decidedBy == .clientWins)
         #expect(entry.server?.text == "soy" && entry.result?.text == "oat milk")
     }
@@ -117,20 +117,20 @@ struct ConflictPolicyTests {
     @Test func aTablesPolicyIsSavedInTheStoreAndOverridesTheDefault() throws {
         let path = folder.file("policy.sqlite")
         let context = try SyncContext(path: path)
-        try context.setConflictPolicy(.serverWins, for: "todoitem")
+        try context.conflicts.setPolicy(.serverWins, for: "todoitem")
         let reopened = try SyncContext(path: path)
-        #expect(try reopened.conflictPolicy(for: "todoitem") == .serverWins)
-        #expect(throws: SyncError.unknownTable("nope")) { try reopened.setConflictPolicy(.ask, for: "nope") }
+        #expect(try reopened.conflicts.policy(for: "todoitem") == .serverWins)
+        #expect(throws: SyncError.unknownTable("nope")) { try reopened.conflicts.setPolicy(.ask, for: "nope") }
     }
 
     @Test func personsDecisionsAreJournaledAndCancelIsNot() async throws {
         let context = try await conflict(policy: .ask, client: ["text": "oat milk"], server: ["text": "soy"])
         _ = try await context.push()
-        try await context.resolve(1, with: .cancel)
-        #expect(try context.journal().entries.isEmpty)
+        try await context.conflicts.resolve(1, with: .cancel)
+        #expect(try context.journal.entries().entries.isEmpty)
         _ = try await context.push()
-        try await context.resolve(1, with: .useServer)
-        let entry = try #require(try context.journal().entries.first)
+        try await context.conflicts.resolve(1, with: .useServer)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .useServer && entry.decidedBy == .person)
         #expect(entry.client?.text == "oat milk" && entry.server?.text == "soy" && entry.base?.text == "milk")
     }
@@ -139,12 +139,12 @@ struct ConflictPolicyTests {
         let context = try await conflict(
             policy: .ask, client: ["text": "oat milk", "complete": true], server: ["text": "soy", "complete": false])
         _ = try await context.push()
-        let preview = try context.pickPreview(1, picking: ["text": .base])
+        let preview = try context.conflicts.pickPreview(1, picking: ["text": .base])
         #expect(preview.text == "milk" && preview["complete"] == .bool(true))
-        #expect(try await context.resolve(1, picking: ["text": .server, "complete": .client]) == .pushed)
+        #expect(try await context.conflicts.resolve(1, picking: ["text": .server, "complete": .client]) == .pushed)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "soy" && server["complete"] == .bool(true))
-        let entry = try #require(try context.journal().entries.first)
+        let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .pick && entry.result?.text == "soy")
     }
 
@@ -152,9 +152,9 @@ struct ConflictPolicyTests {
         let context = try await conflict(policy: .ask, client: ["text": "oat milk"], server: ["text": "soy"])
         _ = try await context.push()
         await #expect(throws: ConflictDecisionError.pick(.missingPick("text"))) {
-            try await context.resolve(1, picking: [:])
+            try await context.conflicts.resolve(1, picking: [:])
         }
-        #expect(try context.conflict(1) != nil)
+        #expect(try context.conflicts.conflict(1) != nil)
         #expect(try await service.rest.get("todoitem", "a")?.text == "soy")
     }
 
@@ -163,8 +163,8 @@ struct ConflictPolicyTests {
         try await service.rest.insert(["id": "b", "text": "theirs", "complete": false])
         try context.table("todoitem").insert(["id": "b", "text": "mine", "complete": false])
         #expect(try await context.push().conflicts == [1])
-        let conflict = try #require(try context.conflict(1))
-        guard case .collision(let fields) = context.merge(of: conflict) else {
+        let conflict = try #require(try context.conflicts.conflict(1))
+        guard case .collision(let fields) = context.conflicts.merge(of: conflict) else {
             Issue.record("an insert against an existing id has no base: different fields collide")
             return
         }
@@ -178,7 +178,8 @@ struct ConflictPolicyTests {
         try await service.rest.delete("a")
         try context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().conflicts == [1])
-        #expect(context.merge(of: try #require(try context.conflict(1))) == .serverDeletedClientEdited)
+        #expect(
+            context.conflicts.merge(of: try #require(try context.conflicts.conflict(1))) == .serverDeletedClientEdited)
     }
 
     @Test func deletedHereWhatTheServerEditedWaitsForAPersonUnderMerge() async throws {
@@ -188,6 +189,7 @@ struct ConflictPolicyTests {
         _ = try await service.rest.patch("a", ["text": "soy"])
         try context.table("todoitem").delete(id: "a")
         #expect(try await context.push().conflicts == [1])
-        #expect(context.merge(of: try #require(try context.conflict(1))) == .clientDeletedServerEdited)
+        #expect(
+            context.conflicts.merge(of: try #require(try context.conflicts.conflict(1))) == .clientDeletedServerEdited)
     }
 }

@@ -43,7 +43,7 @@ struct ConflictTests {
         let context = try await conflictedUpdate()
         let result = try await context.push()
         #expect(result.conflicts == [1])
-        let conflict = try #require(try context.conflicts().first)
+        let conflict = try #require(try context.conflicts.all().first)
         #expect(conflict.operation.state == .conflict)
         #expect(conflict.error.status == 412)
         #expect(conflict.serverItem?.text == "server")
@@ -64,7 +64,7 @@ struct ConflictTests {
         try context.table("todoitem").delete(id: "a")
         let result = try await context.push()
         #expect(result.conflicts == [1])
-        let conflict = try #require(try context.conflict(1))
+        let conflict = try #require(try context.conflicts.conflict(1))
         #expect(conflict.operation.kind == .delete)
         #expect(conflict.serverItem?.text == "server")
         #expect(conflict.clientItem == nil)
@@ -76,7 +76,7 @@ struct ConflictTests {
         try context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.push()
         #expect(result.conflicts == [1])
-        let conflict = try #require(try context.conflict(1))
+        let conflict = try #require(try context.conflicts.conflict(1))
         #expect(conflict.error.status == 409)
         #expect(conflict.serverItem?.text == "theirs")
     }
@@ -95,7 +95,7 @@ struct ConflictTests {
         let result = try await context.push()
         #expect(result.conflicts == [1])
         #expect(proxy.requests.last == "GET /tables/todoitem/a")
-        #expect(try context.conflict(1)?.serverItem?.text == "theirs")
+        #expect(try context.conflicts.conflict(1)?.serverItem?.text == "theirs")
     }
 
     @Test func updateOfAnItemDeletedOnTheServerIsAConflict() async throws {
@@ -106,7 +106,7 @@ struct ConflictTests {
         try context.table("todoitem").update(["id": "a", "text": "client"])
         let result = try await context.push()
         #expect(result.conflicts == [1])
-        let conflict = try #require(try context.conflict(1))
+        let conflict = try #require(try context.conflicts.conflict(1))
         #expect(conflict.deletedOnServer)
         #expect(conflict.serverItem == nil)
         #expect(conflict.error.status == 404)
@@ -116,7 +116,7 @@ struct ConflictTests {
         let context = try await conflictedUpdate()
         _ = try await context.push()
         #expect(try await context.useClient(1) == .pushed)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "client")
         #expect(server["complete"] == .bool(true))
@@ -138,7 +138,7 @@ struct ConflictTests {
         _ = try await context.push()
         armed.arm()
         #expect(try await context.useClient(1) == .conflict)
-        let conflict = try #require(try context.conflict(1))
+        let conflict = try #require(try context.conflicts.conflict(1))
         #expect(conflict.serverItem?.text == "server again")
         #expect(conflict.base?.text == "server")
         #expect(conflict.clientItem?.text == "client")
@@ -150,7 +150,7 @@ struct ConflictTests {
         let context = try await conflictedUpdate()
         _ = try await context.push()
         try context.useServer(1)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         let row = try #require(try context.table("todoitem").item(id: "a"))
         #expect(row.text == "server")
         #expect(row.version == (try await service.rest.get("todoitem", "a"))?.version)
@@ -158,9 +158,9 @@ struct ConflictTests {
 
     @Test func useServerForAnItemDeletedOnTheServerRemovesTheLocalRow() async throws {
         let context = try await updateOfAnItemDeletedOnTheServer()
-        try await context.resolve(1, with: .useServer)
+        try await context.conflicts.resolve(1, with: .useServer)
         #expect(try context.table("todoitem").item(id: "a") == nil)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func useClientForAnItemDeletedOnTheServerRecreatesIt() async throws {
@@ -168,7 +168,7 @@ struct ConflictTests {
         #expect(try await context.useClient(1) == .pushed)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "client")
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func useClientForADuplicateInsertBecomesAnUpdate() async throws {
@@ -185,7 +185,7 @@ struct ConflictTests {
         _ = try await context.push()
         try context.cancel(1)
         #expect(try queueShape(context) == ["update a pending"])
-        #expect(try context.conflicts().isEmpty)
+        #expect(try context.conflicts.all().isEmpty)
         #expect(try context.table("todoitem").item(id: "a")?.text == "client")
         let again = try await context.push()
         #expect(again.conflicts == [1])
@@ -196,7 +196,7 @@ struct ConflictTests {
         let result = try await context.push()
         #expect(result.resolved == [1])
         #expect(try context.table("todoitem").item(id: "a")?.text == "server")
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func clientWinsPolicyResolvesDuringPush() async throws {

@@ -57,12 +57,12 @@ struct DatasyncClientTests {
         }
         let result = try await context.push()
         #expect(result.conflicts == [1, 2])
-        #expect(try context.operation(1)?.lastStatus == 412)
+        #expect(try context.operations.operation(1)?.lastStatus == 412)
         #expect(try await context.useClient(1) == .pushed)
         try context.useServer(2)
         #expect(try await service.rest.get("todoitem", "a")?.text == "client")
         #expect(try context.table("todoitem").item(id: "b")?.text == "server")
-        #expect(try context.journal().entries.map(\.decision) == [.useServer, .useClient], "newest first")
+        #expect(try context.journal.entries().entries.map(\.decision) == [.useServer, .useClient], "newest first")
     }
 
     @Test func aMergeByPolicyPutsTheMergedRow() async throws {
@@ -119,7 +119,7 @@ struct DatasyncClientTests {
         try context.table("todoitem").update(["id": "b", "text": "z"])
         try await service.rest.delete("b")
         #expect(try await context.push().conflicts == [1])
-        #expect(try context.conflicts().first?.deletedOnServer == true)
+        #expect(try context.conflicts.all().first?.deletedOnServer == true)
     }
 
     @Test func v2AndV3ClientsOnTheSameTableConverge() async throws {

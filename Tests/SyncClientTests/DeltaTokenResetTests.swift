@@ -66,7 +66,7 @@ struct DeltaTokenResetTests {
         #expect(queue == ["update row-000002 conflict", "update row-000003 pending"])
         #expect(try queueShape(context) == ["update row-000002 conflict"])
         #expect(try todo.item(id: "row-000002")?.text == "mine 2", "a conflicted row keeps its local values")
-        #expect(try context.journal().entries.count == 1)
+        #expect(try context.journal.entries().entries.count == 1)
         try context.useServer(2)
         _ = try await todo.pull(queryId: "all")
         #expect(try await context.verify("todoitem").differences.isEmpty)

@@ -22,7 +22,7 @@ struct HoldOperationTests {
         #expect(try context.hold(1) == false)
         let status = try context.status()
         #expect(status.held == 1 && status.pending == 1 && status.operations == 2)
-        #expect(try context.operationCountsByTable()["todoitem"] == TableQueueCounts(waiting: 1, held: 1))
+        #expect(try context.operations.countsByTable()["todoitem"] == TableQueueCounts(waiting: 1, held: 1))
 
         let first = try await context.push()
         #expect(first.pushed == [2])
@@ -30,7 +30,7 @@ struct HoldOperationTests {
             !proxy.requests.contains { $0.hasSuffix("/a") } && proxy.requests.filter { $0.hasPrefix("POST") }.count == 1
         )
         #expect(try await service.rest.get("todoitem", "a") == nil)
-        let held = try #require(try context.operation(1))
+        let held = try #require(try context.operations.operation(1))
         #expect(held.state == .pending && held.attempts == 0)
         #expect(held.hold?.reason == "waiting for the review")
 
@@ -50,7 +50,7 @@ struct HoldOperationTests {
         try todo.update(["id": "a", "text": "two"])
 
         #expect(try queueShape(context) == ["insert a pending"])
-        let operation = try #require(try context.operation(1))
+        let operation = try #require(try context.operations.operation(1))
         #expect(operation.isHeld && operation.hold?.reason == "not yet")
         #expect(try todo.item(id: "a")?.text == "two")
         let history = try context.table("todoitem").history(id: "a")
@@ -80,8 +80,8 @@ struct HoldOperationTests {
         let sendable = try context.read { db in try context.queue.sendable(db).map(\.id) }
         #expect(sendable == [3])
         #expect(try await context.push().pushed == [3])
-        #expect(try context.operations().map(\.id) == [1, 2])
-        #expect(try context.operation(2)?.attempts == 0)
+        #expect(try context.operations.all().map(\.id) == [1, 2])
+        #expect(try context.operations.operation(2)?.attempts == 0)
         #expect(throws: SyncError.operationWaitsBehind(2, earlier: 1)) { try context.prepareRetry(2) }
 
         try context.release(1)
@@ -107,8 +107,8 @@ struct HoldOperationTests {
         #expect(try context.status().failed == 1)
 
         refusing.withLock { $0 = false }
-        #expect(try await context.retry(1) == .pushed)
-        #expect(try context.operations().isEmpty)
+        #expect(try await context.operations.retry(1) == .pushed)
+        #expect(try context.operations.all().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "one")
     }
 
@@ -117,10 +117,10 @@ struct HoldOperationTests {
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         try context.hold(1)
         #expect(throws: SyncError.operationHeld(1)) { try context.prepareRetry(1) }
-        let results = try context.perform(.retry, on: [1, 99])
+        let results = try context.operations.perform(.retry, on: [1, 99])
         #expect(results.map(\.outcome) == [.refused, .refused])
         #expect(results[1].message?.contains("No queued operation #99") == true)
-        #expect(try context.perform(.release, on: [1]).map(\.outcome) == [.done])
+        #expect(try context.operations.perform(.release, on: [1]).map(\.outcome) == [.done])
         #expect(try context.prepareRetry(1).state == .pending)
     }
 
@@ -138,9 +138,9 @@ struct HoldOperationTests {
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         #expect(throws: SyncError.self) { try context.hold(1, reason: String(repeating: "x", count: 501)) }
         #expect(throws: SyncError.self) { try context.hold(1, reason: "bell\u{7}") }
-        #expect(try context.operation(1)?.isHeld == false)
+        #expect(try context.operations.operation(1)?.isHeld == false)
         try context.hold(1, reason: "  ")
-        #expect(try context.operation(1)?.hold?.reason == nil)
+        #expect(try context.operations.operation(1)?.hold?.reason == nil)
     }
 }
 

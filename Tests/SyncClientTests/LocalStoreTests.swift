@@ -14,11 +14,11 @@ struct LocalStoreTests {
         try first.table("todoitem").update(["id": "b", "text": "two"])
         try first.table("todoitem").delete(id: "b")
         try first.setOffline(true)
-        let before = try first.operations()
+        let before = try first.operations.all()
         try await first.close()
 
         let second = try SyncContext.temporary(in: folder)
-        #expect(try second.operations() == before)
+        #expect(try second.operations.all() == before)
         #expect(second.isOffline)
         #expect(try second.table("todoitem").item(id: "a")?.text == "one")
     }
@@ -77,12 +77,12 @@ struct LocalStoreTests {
         try todo.update(["id": "b", "text": "edited"])
         // More ids than SQLite takes as parameters of one statement is fine too.
         let ids = ["a", "b", "c"] + (0..<40_000).map { "missing-\($0)" }
-        let latest = try context.latestOperations(table: "todoitem", itemIds: ids)
+        let latest = try context.operations.latest(table: "todoitem", itemIds: ids)
         #expect(latest.keys.sorted() == ["a", "b"])
         #expect(latest["a"]?.kind == .insert)
         #expect(latest["b"]?.kind == .update)
         #expect(latest["b"]?.state == .pending)
-        #expect(latest["b"]?.id == (try context.operations().last?.id))
+        #expect(latest["b"]?.id == (try context.operations.all().last?.id))
     }
 
     @Test func discardRestoresTheRowFromItsBase() throws {
@@ -93,18 +93,18 @@ struct LocalStoreTests {
             try context.store.writeItem(db, table: .todoItem, item: ["id": "a", "text": "server", "version": "MQ=="])
         }
         try todo.update(["id": "a", "text": "local"])
-        let operation = try #require(try context.operations().first)
+        let operation = try #require(try context.operations.all().first)
         #expect(operation.base?.text == "server")
         try context.discard(operation.id)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try todo.item(id: "a")?.text == "server")
 
         try todo.delete(id: "a")
-        try context.discard(try #require(try context.operations().first).id)
+        try context.discard(try #require(try context.operations.all().first).id)
         #expect(try todo.item(id: "a")?.text == "server")
 
         try todo.insert(["id": "new", "text": "x"])
-        try context.discard(try #require(try context.operations().first).id)
+        try context.discard(try #require(try context.operations.all().first).id)
         #expect(try todo.item(id: "new") == nil)
     }
 
@@ -148,7 +148,7 @@ struct LocalStoreTests {
             try context.store.setConfig(db, LocalStore.deltaTokenKey(table: "todoitem", queryId: "q"), "{}")
         }
         #expect(try todo.purge(force: true) == 1)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try todo.count() == 0)
         #expect(
             try context.read { db in

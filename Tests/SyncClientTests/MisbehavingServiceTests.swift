@@ -206,7 +206,7 @@ import Testing
             #expect(try queueShape(context) == ["\(method == "POST" ? "insert" : "update") \(sent) attempted"])
             #expect(try context.table("todoitem").item(id: "victim")?.text == "synced")
             #expect(try context.table("todoitem").item(id: "victim")?.version == "v1")
-            #expect(try context.conflicts().isEmpty)
+            #expect(try context.conflicts.all().isEmpty)
         }
     }
 }

@@ -26,7 +26,7 @@ struct OverturnDeleteTests {
         try await service.rest.delete("a")
         try context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().conflicts == [1])
-        #expect(try context.conflict(1)?.deletedOnServer == true)
+        #expect(try context.conflicts.conflict(1)?.deletedOnServer == true)
         return context
     }
 
@@ -42,7 +42,7 @@ struct OverturnDeleteTests {
     }
 
     func newestEntry(_ context: SyncContext) throws -> JournalEntry {
-        try #require(try context.journal().entries.first)
+        try #require(try context.journal.entries().entries.first)
     }
 
     @Test func overturningAcceptTheDeleteRecreatesTheItemWithTheLocalValues() async throws {
@@ -52,11 +52,11 @@ struct OverturnDeleteTests {
         #expect(accepted.result == nil && accepted.losingValues?.text == "oat milk")
         #expect(try context.table("todoitem").item(id: "a") == nil)
 
-        #expect(try await context.overturn(accepted.id) == .pushed)
+        #expect(try await context.journal.overturn(accepted.id) == .pushed)
         let server = try #require(try await service.rest.get("todoitem", "a"), "undeleted on the service")
         #expect(server.text == "oat milk")
         #expect(try context.table("todoitem").item(id: "a")?.version == server.version)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         let overturn = try newestEntry(context)
         #expect(overturn.decision == .overturn && overturn.overturns == accepted.id)
         #expect(overturn.operation == .insert)
@@ -71,7 +71,7 @@ struct OverturnDeleteTests {
         let deleted = try newestEntry(context)
         #expect(deleted.result == nil && deleted.losingValues?.text == "soy milk")
 
-        #expect(try await context.overturn(deleted.id) == .pushed)
+        #expect(try await context.journal.overturn(deleted.id) == .pushed)
         #expect(try await service.rest.get("todoitem", "a")?.text == "soy milk")
         #expect(try context.table("todoitem").item(id: "a")?.text == "soy milk")
         #expect(try newestEntry(context).overturns == deleted.id)
@@ -84,7 +84,7 @@ struct OverturnDeleteTests {
         let restored = try newestEntry(context)
         #expect(restored.losingValues == nil)
 
-        #expect(try await context.overturn(restored.id) == .pushed)
+        #expect(try await context.journal.overturn(restored.id) == .pushed)
         #expect(try await service.rest.get("todoitem", "a") == nil)
         #expect(try context.table("todoitem").item(id: "a") == nil)
         let overturn = try newestEntry(context)
@@ -98,7 +98,7 @@ struct OverturnDeleteTests {
         #expect(try context.table("todoitem").item(id: "a")?.text == "soy milk")
         let kept = try newestEntry(context)
 
-        #expect(try await context.overturn(kept.id) == .pushed)
+        #expect(try await context.journal.overturn(kept.id) == .pushed)
         #expect(try await service.rest.get("todoitem", "a") == nil)
         #expect(try context.table("todoitem").item(id: "a") == nil)
     }
@@ -106,10 +106,10 @@ struct OverturnDeleteTests {
     @Test func overturningTheOverturnDeletesTheRecreatedItemAgain() async throws {
         let context = try await serverDeletedWhatWasEdited()
         try context.useServer(1)
-        #expect(try await context.overturn(try newestEntry(context).id) == .pushed)
-        #expect(try await context.overturn(try newestEntry(context).id) == .pushed)
+        #expect(try await context.journal.overturn(try newestEntry(context).id) == .pushed)
+        #expect(try await context.journal.overturn(try newestEntry(context).id) == .pushed)
         #expect(try await service.rest.get("todoitem", "a") == nil)
-        #expect(try context.journal().entries.map(\.decision) == [.overturn, .overturn, .useServer])
+        #expect(try context.journal.entries().entries.map(\.decision) == [.overturn, .overturn, .useServer])
     }
 
     @Test func recreatingAnItemThatCameBackMeanwhileIsANewConflict() async throws {
@@ -120,11 +120,11 @@ struct OverturnDeleteTests {
         #expect(try await service.rest.send(.post, "/tables/todoitem/a").status == 201)
         _ = try await service.rest.patch("a", ["text": "back again"])
 
-        #expect(try await context.overturn(accepted.id) == .conflict)
+        #expect(try await context.journal.overturn(accepted.id) == .conflict)
         #expect(try await service.rest.get("todoitem", "a")?.text == "back again", "not overwritten")
-        let conflict = try #require(try context.conflicts().first)
+        let conflict = try #require(try context.conflicts.all().first)
         #expect(conflict.serverItem?.text == "back again" && conflict.clientItem?.text == "oat milk")
-        #expect(try context.journal().entries.count == 1, "nothing decided yet")
+        #expect(try context.journal.entries().entries.count == 1, "nothing decided yet")
     }
 
     @Test func deletingAnItemThatChangedMeanwhileIsANewConflict() async throws {
@@ -133,9 +133,9 @@ struct OverturnDeleteTests {
         let restored = try newestEntry(context)
         _ = try await service.rest.patch("a", ["text": "changed again"])
 
-        #expect(try await context.overturn(restored.id) == .conflict)
+        #expect(try await context.journal.overturn(restored.id) == .conflict)
         #expect(try await service.rest.get("todoitem", "a")?.text == "changed again", "not deleted")
-        #expect(try context.conflicts().first?.serverItem?.text == "changed again")
-        #expect(try context.journal().entries.count == 1)
+        #expect(try context.conflicts.all().first?.serverItem?.text == "changed again")
+        #expect(try context.journal.entries().entries.count == 1)
     }
 }

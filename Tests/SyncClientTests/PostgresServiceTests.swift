@@ -36,10 +36,10 @@ struct PostgresServiceTests {
                 #expect(try await phone.push().pushed.count == 1)
                 let clash = try await tablet.push()
                 #expect(clash.conflicts.count == 1)
-                let conflict = try #require(try tablet.conflicts().first)
+                let conflict = try #require(try tablet.conflicts.all().first)
                 #expect(conflict.serverItem?.text == "phone's text")
-                _ = try await tablet.resolve(conflict.id, with: .useClient)
-                #expect(try tablet.operations().isEmpty)
+                _ = try await tablet.conflicts.resolve(conflict.id, with: .useClient)
+                #expect(try tablet.operations.all().isEmpty)
 
                 let again = try await phone.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 25))
                 #expect(try phone.table("todoitem").item(id: "item-7")?.text == "tablet's text")

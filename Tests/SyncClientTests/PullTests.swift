@@ -188,7 +188,7 @@ struct PullTests {
         let result = try await context.table("todoitem").pull(queryId: "q")
         #expect(result.pushed?.pushed == [1])
         #expect(result.received == 1)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try context.table("todoitem").item(id: "a")?.version != nil)
     }
 
@@ -202,7 +202,7 @@ struct PullTests {
         try todo.update(["id": "row-000001", "text": "local"])
         #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try todo.purge() }
         #expect(try todo.purge(force: true) == 20)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try await todo.pull(queryId: "q").received == 20)
         #expect(try todo.item(id: "row-000001")?.text == "text 1")
     }
@@ -217,11 +217,11 @@ struct PullTests {
         try first.table("todoitem").update(["id": "s", "text": "edited"])
         try first.table("todoitem").delete(id: "a")
         try first.table("todoitem").insert(["id": "b", "text": "two"])
-        let before = try first.operations()
+        let before = try first.operations.all()
         try await first.close()
 
         let second = try SyncContext.temporary(in: folder, remote: nil)
-        #expect(try second.operations() == before)
+        #expect(try second.operations.all() == before)
         #expect(second.remoteURL == service.endpoint.absoluteString)
         let result = try await second.push()
         #expect(result.pushed.count == 2)

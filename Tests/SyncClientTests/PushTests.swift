@@ -35,7 +35,7 @@ struct PushTests {
                 "POST /tables/todoitem", "POST /tables/tag", "PATCH /tables/todoitem/old",
                 "DELETE /tables/todoitem/gone",
             ])
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try await service.rest.get("todoitem", "old")?.text == "changed")
         #expect(try await service.rest.get("tag", "t")?["label"] == "work")
         #expect(try await service.rest.get("todoitem", "gone") == nil)
@@ -75,7 +75,7 @@ struct PushTests {
         #expect(result.pushed.count == 3)
         // The three attempts begin together, before the first request; their answers are stored together.
         #expect(seen.withLock { $0 } == Array(repeating: "t0 inFlight, t1 inFlight, t2 inFlight", count: 3))
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         // The marks of the batch, its answers, the summary, the flight recorder's three exchanges.
         #expect(counter.commits == 1 + 1 + 1 + 1)
         #expect(try context.exchanges().exchanges.count == 3)
@@ -109,7 +109,7 @@ struct PushTests {
         let result = try await context.push()
         #expect(result.pushed.count + result.conflicts.count == 1)
         // A 412 whose server item is gone, or a 404: either way nothing is left to do.
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func aPushedRowTakesTheServicesVersionAndStaysFoundBySearch() async throws {
@@ -150,14 +150,14 @@ struct PushTests {
             return
         }
         #expect(reason != .offline)
-        let left = try context.operations().count
+        let left = try context.operations.all().count
         #expect(left > 0 && left < 300)
         #expect(try context.status().lastSync?.stopReason != nil)
 
         proxy.setPlan(.passThrough)
         let result = try await context.push()
         #expect(result.conflicts.isEmpty && result.failed.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try await service.rest.all().count == 300)
         await proxy.stop()
         await service.stop()
@@ -181,7 +181,7 @@ struct PushTests {
         let result = try await retrying.push()
         #expect(result.pushed.count == 1)
         #expect(result.conflicts.isEmpty)
-        #expect(try retrying.operations().isEmpty)
+        #expect(try retrying.operations.all().isEmpty)
         #expect(try await service.rest.all().count == 1)
         #expect(try retrying.table("todoitem").item(id: "a")?.version != nil)
     }
@@ -203,7 +203,7 @@ struct PushTests {
         let retrying = try await context.reopened(at: folder.file("store.sqlite"), remote: proxy.endpoint)
         let result = try await retrying.push()
         #expect(result.pushed == [1])
-        #expect(try retrying.operations().isEmpty)
+        #expect(try retrying.operations.all().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "two")
     }
 
@@ -338,7 +338,7 @@ struct PushTests {
         #expect(second.conflicts.isEmpty && second.pushed.count == 1, "merged with the newest copy")
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "two" && server["complete"] == false, "both changes kept")
-        #expect(try context.journal().entries.first?.decision == .merge)
+        #expect(try context.journal.entries().entries.first?.decision == .merge)
     }
 
     @Test func twoQueuedOperationsOfOneItemAreBothSentInOrderByTheNextPush() async throws {
@@ -373,7 +373,7 @@ struct PushTests {
         let retrying = try await context.reopened(at: path, remote: proxy.endpoint)
         let result = try await retrying.push()
         #expect(result.pushed.count == 2 && result.skipped.isEmpty && result.conflicts.isEmpty)
-        #expect(try retrying.operations().isEmpty)
+        #expect(try retrying.operations.all().isEmpty)
         #expect(try await service.rest.get("todoitem", "a")?.text == "edited during push")
     }
 
@@ -385,7 +385,7 @@ struct PushTests {
         }
         try await context.store.pool.write { db in try db.execute(sql: "DELETE FROM todoitem WHERE id = 'purged'") }
         let queue = context.queue
-        let ids = try context.operations().map(\.id)
+        let ids = try context.operations.all().map(\.id)
         let begun = try await context.store.asyncWrite { db in try queue.beginAttempts(db, ids: ids) }
         #expect(begun.map { $0?.itemId } == ["same", "edited", "changed", nil])
         try todos.update(["id": "edited", "text": "second"])
@@ -413,7 +413,7 @@ struct PushTests {
         // The newer local value stays and waits to go out as a change of the service's version.
         #expect(try todos.item(id: "edited")?["text"] == "second")
         #expect(try todos.item(id: "edited")?["version"] == "v2")
-        #expect(try context.operations().first?.base?["version"] == "v2")
+        #expect(try context.operations.all().first?.base?["version"] == "v2")
         // The service changed a value as it stored the item: the row takes it.
         #expect(try todos.item(id: "changed")?["text"] == "the service's")
         #expect(try todos.item(id: "changed")?["version"] == "v3")
@@ -425,7 +425,7 @@ struct PushTests {
     @Test func anAttemptBegunButNotSentIsPutBackExactlyAsItWas() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         try context.table("todoitem").insert(["id": "a", "text": "one"])
-        let id = try #require(try context.operations().first?.id)
+        let id = try #require(try context.operations.all().first?.id)
         let queue = context.queue
         func row() throws -> [String] {
             try context.store.pool.read { db in
@@ -503,15 +503,15 @@ struct PushTests {
         let result = try await context.push()
         #expect(result.failed == [1])
         #expect(result.pushed == [2])
-        let operation = try #require(try context.operation(1))
+        let operation = try #require(try context.operations.operation(1))
         #expect(operation.state == .failed)
         #expect(operation.lastStatus == 400)
         #expect(operation.message?.contains("'meta'") == true)
-        #expect(try context.error(ofOperation: 1)?.clientItem?["meta"] == ["x", "y"])
+        #expect(try context.operations.error(of: 1)?.clientItem?["meta"] == ["x", "y"])
         #expect(try context.status().failed == 1)
         // A failed operation waits: editing the item makes it pending again.
         try context.table("tag").update(["id": "a", "meta": nil])
-        #expect(try context.operation(1)?.state == .pending)
+        #expect(try context.operations.operation(1)?.state == .pending)
         #expect(try await context.push().pushed == [1])
     }
 
@@ -574,11 +574,11 @@ struct WindowedPushTests {
         #expect(onServer >= 10)
         // A request on the wire when the 503 stopped the push may have been applied, its answer lost
         // to the cancel: still queued (attempted), recognised by the next push.
-        let left = try context.operations().count
+        let left = try context.operations.all().count
         #expect(left >= 40 - onServer && left <= 40 - onServer + 4)
         maintenance.withLock { $0 = false }
         _ = try await context.push()
         #expect(try await service.rest.all().count == 40)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 }

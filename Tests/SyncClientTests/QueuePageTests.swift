@@ -11,26 +11,26 @@ struct QueuePageTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todos = context.table("todoitem")
         for index in 0..<250 { try todos.insert(["id": .string("t\(index)"), "text": .string("todo \(index)")]) }
-        let all = try context.operations().map(\.id)
+        let all = try context.operations.all().map(\.id)
         var seen: [Int64] = []
-        var page = try context.operationsPage(.first, limit: 100)
+        var page = try context.operations.page(.first, limit: 100)
         #expect(!page.hasEarlier && page.total == 250)
         while true {
             seen += page.entries.map(\.operation.id)
             #expect(page.entries.allSatisfy { $0.localItem?["text"] != nil })
             guard page.hasLater, let last = seen.last else { break }
-            page = try context.operationsPage(.after(last), limit: 100)
+            page = try context.operations.page(.after(last), limit: 100)
             #expect(page.hasEarlier)
         }
         #expect(seen == all)
 
         var back: [Int64] = []
-        page = try context.operationsPage(.last, limit: 100)
+        page = try context.operations.page(.last, limit: 100)
         #expect(!page.hasLater && page.entries.count == 100)
         while true {
             back = page.entries.map(\.operation.id) + back
             guard page.hasEarlier, let first = page.entries.first?.operation.id else { break }
-            page = try context.operationsPage(.before(first), limit: 100)
+            page = try context.operations.page(.before(first), limit: 100)
         }
         #expect(back == all)
     }

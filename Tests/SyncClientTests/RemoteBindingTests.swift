@@ -119,7 +119,7 @@ struct RemoteBindingTests {
         #expect(context.remoteURL == a.endpoint.absoluteString)
         #expect(try context.boundService() == ServiceIdentity(url: a.endpoint))
         #expect(try context.table("todoitem").count() == 500)
-        #expect(try context.operations().count == 4)
+        #expect(try context.operations.all().count == 4)
         try await a.rest.insert(["id": "late", "text": "new on A"])
         try await context.table("todoitem").pull(queryId: "all")
         #expect(try context.table("todoitem").item(id: "late") != nil)
@@ -131,7 +131,7 @@ struct RemoteBindingTests {
         let report = try #require(
             try await context.setRemote(url: b.endpoint, applicationKey: nil, onSwitch: .discard).switchReport)
         #expect(report.discardedOperations == 4 && report.carriedOperations == 0)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try context.table("todoitem").count() == 0)
         try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
         #expect(try localIds(context) == (try await serviceIds(b)))
@@ -164,7 +164,7 @@ struct RemoteBindingTests {
         #expect(try await a.rest.get("todoitem", "a-000001")?.text == "text 1")
 
         try await context.table("todoitem").pull(queryId: "all", settings: PullSettings(pageSize: 200))
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         #expect(try localIds(context) == (try await serviceIds(b)))
         #expect(try localIds(context).count == 303)
         #expect(
@@ -179,14 +179,14 @@ struct RemoteBindingTests {
         try await context.setRemote(url: b.endpoint, applicationKey: nil, onSwitch: .push)
         let pushed = try await context.push()
         #expect(pushed.conflicts.count == 1)
-        let conflict = try #require(try context.conflicts().first)
+        let conflict = try #require(try context.conflicts.all().first)
         #expect(conflict.serverItem?.text == "B's own")
         #expect(conflict.clientItem?.text == "edited here")
         #expect(conflict.error.message.contains("already exists on the service"))
         // Use Client sends the values over B's version.
         _ = try await context.useClient(conflict.operation.id)
         #expect(try await b.rest.get("todoitem", "a-000001")?.text == "edited here")
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func openingWithAnotherServiceIsRefusedWhileChangesAreQueuedUnlessTheChoiceIsGiven() async throws {
@@ -218,7 +218,7 @@ struct RemoteBindingTests {
         let change = try await context.setRemote(url: a.endpoint, applicationKey: nil)
         #expect(change == .bound(ServiceIdentity(url: a.endpoint)!))
         #expect(try context.table("todoitem").count() == 1)
-        #expect(try context.operations().count == 1)
+        #expect(try context.operations.all().count == 1)
         // No address keeps the binding and the rows.
         #expect(try await context.setRemote(url: nil, applicationKey: nil) == .cleared)
         #expect(try context.boundService() == ServiceIdentity(url: a.endpoint))
@@ -346,7 +346,7 @@ struct ClientRemoteSwitchTests {
         #expect(pushed.errors.contains("1 change will be pushed to the new service"))
         let afterPush = try SyncContext(path: store)
         #expect(try afterPush.table("todoitem").count() == 31)
-        #expect(try afterPush.operations().isEmpty)
+        #expect(try afterPush.operations.all().isEmpty)
         #expect(try await b.rest.all().count == 31)
         try await afterPush.close()
 
@@ -355,7 +355,7 @@ struct ClientRemoteSwitchTests {
         #expect(discarded.status == 0, "\(discarded.errors)")
         let afterDiscard = try SyncContext(path: other)
         #expect(try afterDiscard.table("todoitem").count() == 31)  // B's 30 and the one pushed from `store`
-        #expect(try afterDiscard.operations().isEmpty)
+        #expect(try afterDiscard.operations.all().isEmpty)
         try await afterDiscard.close()
         #expect(try await a.rest.all().count == 50)
     }

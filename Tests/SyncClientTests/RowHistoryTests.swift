@@ -91,8 +91,8 @@ struct RowHistoryTests {
         try await service.changeOnBothSides(1, pulledBy: context)
         _ = try await context.push()
         try context.useServer(1)
-        let first = try #require(try context.journal().entries.first)
-        #expect(try await context.overturn(first.id) == .pushed)
+        let first = try #require(try context.journal.entries().entries.first)
+        #expect(try await context.journal.overturn(first.id) == .pushed)
 
         let history = try context.table("todoitem").history(id: "i0")
         #expect(

@@ -103,7 +103,7 @@ struct SchemaChangeSyncTests {
             for context in contexts {
                 let item = try #require(try context.table("todo").item(id: "c0-0"))
                 #expect(item["title"]?.stringValue == "edited 0 0" && item["text"] == nil, "the store follows: \(item)")
-                #expect(try context.operations().isEmpty)
+                #expect(try context.operations.all().isEmpty)
                 let changes = try context.columnChanges(of: "todo").columns
                 #expect(changes["title"] == .renamed(from: "text") && changes["priority"] == .added, "\(changes)")
             }
@@ -138,7 +138,7 @@ struct SchemaChangeSyncTests {
             #expect(table.columnType("title") == .text && table.columnType("text") == nil, "renamed in place")
             #expect(try context.table("todo").item(id: "b")?["title"]?.stringValue == "bread")
             #expect(try context.table("todo").item(id: "a")?["title"]?.stringValue == "oat milk")
-            #expect(try context.operations().isEmpty)
+            #expect(try context.operations.all().isEmpty)
             let a = try #require(try await new.rest.get("todo", "a"))
             #expect(a["title"]?.stringValue == "oat milk" && a["priority"] == .number(3), "\(a)")
             #expect(try await context.verify("todo").differences.isEmpty)

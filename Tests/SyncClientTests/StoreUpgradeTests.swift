@@ -35,7 +35,7 @@ struct StoreUpgradeTests {
         let result = try await context.push()
         #expect(result.pushed.count == 2)
         #expect(result.conflicts.isEmpty && result.failed.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         let a = try await service.rest.get("todoitem", "a")
         #expect(a?.text == "second")
         #expect(try context.table("todoitem").item(id: "a")?.version == a?.version)

@@ -20,10 +20,10 @@ import Testing
         try context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE __operations SET \(column) = \(value)") }
 
-        let error = #expect(throws: SyncError.self) { try context.operations() }
+        let error = #expect(throws: SyncError.self) { try context.operations.all() }
         let failure = try #require(Self.corruption(error), "\(String(describing: error))")
         #expect(failure.description.contains("__operations.\(column) holds \(value)"), "\(failure.description)")
-        #expect(throws: SyncError.self) { try context.operationsPage(.first) }
+        #expect(throws: SyncError.self) { try context.operations.page(.first) }
         try await context.close()
     }
 
@@ -71,9 +71,9 @@ import Testing
                     SELECT id, 'timeout', 'written by a newer todosync', '2026-11-27T10:00:00.000Z' FROM __operations
                     """)
         }
-        let id = try #require(try context.operations().first?.id)
+        let id = try #require(try context.operations.all().first?.id)
 
-        let error = #expect(throws: SyncError.self) { _ = try context.error(ofOperation: id) }
+        let error = #expect(throws: SyncError.self) { _ = try context.operations.error(of: id) }
         let failure = try #require(Self.corruption(error), "\(String(describing: error))")
         #expect(failure.description.contains("__errors.kind holds 'timeout'"), "\(failure.description)")
         #expect(throws: SyncError.self) { _ = try context.table("todoitem").history(id: "a") }
@@ -96,10 +96,10 @@ import Testing
             try db.execute(sql: "UPDATE __journal SET \(column) = \(value)")
         }
 
-        let error = #expect(throws: SyncError.self) { _ = try context.journal() }
+        let error = #expect(throws: SyncError.self) { _ = try context.journal.entries() }
         let failure = try #require(Self.corruption(error), "\(String(describing: error))")
         #expect(failure.description.contains("__journal.\(column) holds \(value)"), "\(failure.description)")
-        #expect(throws: SyncError.self) { _ = try context.journalEntry("entry-1") }
+        #expect(throws: SyncError.self) { _ = try context.journal.entry("entry-1") }
         try await context.close()
     }
 
@@ -143,7 +143,7 @@ import Testing
             try db.execute(sql: "INSERT INTO __config (key, value) VALUES ('conflictPolicy|todoitem', 'crdt')")
         }
 
-        let error = #expect(throws: SyncError.self) { _ = try context.conflictPolicy(for: "todoitem") }
+        let error = #expect(throws: SyncError.self) { _ = try context.conflicts.policy(for: "todoitem") }
         let failure = try #require(Self.corruption(error), "\(String(describing: error))")
         #expect(failure.description.contains("__config.conflictPolicy|todoitem holds 'crdt'"), "\(failure.description)")
         try await context.close()

@@ -38,5 +38,5 @@ extension Item {
 
 /// The kinds and states of the queue, in push order.
 func queueShape(_ context: SyncContext) throws -> [String] {
-    try context.operations().map { "\($0.kind.rawValue) \($0.itemId) \($0.state.rawValue)" }
+    try context.operations.all().map { "\($0.kind.rawValue) \($0.itemId) \($0.state.rawValue)" }
 }

@@ -58,7 +58,7 @@ import Testing
 
         let result = try await context.push()
         #expect(result.pushed.count == 200 && result.failed.isEmpty)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
         let ran = Int(try String(contentsOfFile: runs, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
         #expect((ran ?? 0) >= 10, "each token serves 20 requests")
         // In memory only: neither the store nor the file beside it holds a token.

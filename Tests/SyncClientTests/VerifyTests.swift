@@ -83,10 +83,10 @@ struct VerifyTests {
                 "row-000006": .pendingChange,
             ])
         #expect(report.differences.first { $0.id == "row-000005" }?.kind == .deletedOnService)
-        _ = try context.useServer(try #require(try context.conflicts().first).id)
+        _ = try context.useServer(try #require(try context.conflicts.all().first).id)
         _ = try await context.table("todoitem").pull(queryId: "all")
-        #expect(try context.conflicts().count == 1, "row-000006's pushed edit met the change there")
-        _ = try context.useServer(try #require(try context.conflicts().first).id)
+        #expect(try context.conflicts.all().count == 1, "row-000006's pushed edit met the change there")
+        _ = try context.useServer(try #require(try context.conflicts.all().first).id)
         #expect(try await context.verify("todoitem").differences.isEmpty, "a sync settles every difference")
     }
 
@@ -100,7 +100,7 @@ struct VerifyTests {
         #expect(try context.table("todoitem").query() == before)
         let tokensAfter = try context.read { db in try store.deltaTokens(db, table: "todoitem") }
         #expect(tokensAfter == tokens)
-        #expect(try context.operations().isEmpty)
+        #expect(try context.operations.all().isEmpty)
     }
 
     @Test func aServiceThatIgnoresTheFilterEndsWithATypedError() async throws {

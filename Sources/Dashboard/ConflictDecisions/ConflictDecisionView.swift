@@ -51,7 +51,7 @@ extension ConflictDecisionView {
         clientDeleted = conflict.operation.kind == .delete && conflict.serverItem != nil
         canPick = conflict.clientItem != nil && conflict.serverItem != nil
         self.previewing = previewing
-        let fields = context.fieldMerges(of: conflict)
+        let fields = context.conflicts.fieldMerges(of: conflict)
         self.picks =
             canPick
             ? fields.map { field in
@@ -69,7 +69,7 @@ extension ConflictDecisionView {
                     preview: Display.display(field.value(chosen), column: field.name), chosen: chosen.rawValue)
             } : []
         mergeNote =
-            switch context.merge(of: conflict) {
+            switch context.conflicts.merge(of: conflict) {
             case .collision(let fields):
                 "Changed on both sides to different values: \(fields.map(\.name).joined(separator: ", ")). Fields changed on one side only merge by themselves."
             case .merged: "No field collides: the merge policy would push your changes over the service's."

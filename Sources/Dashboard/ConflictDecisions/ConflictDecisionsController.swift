@@ -34,7 +34,7 @@ struct ConflictDecisionsController: Sendable {
         let id = try operationId(request)
         let picks = try ConflictDecisionView.picks(try request.form().pairs)
         do {
-            let outcome = try await environment.context.resolve(id, picking: picks)
+            let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
             if outcome == .conflict {
                 environment.sessions.flash(
                     request, .warning, "The server changed again meanwhile: here is its newest value. Choose again.")
@@ -64,7 +64,7 @@ struct ConflictDecisionsController: Sendable {
         let payload = try request.decodeJSON(PickPayload.self)
         let picks = try ConflictDecisionView.picks(payload.fields.map { ("pick." + $0.key, $0.value) })
         do {
-            let outcome = try await environment.context.resolve(id, picking: picks)
+            let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
             return APIController.json(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
             throw HTTPError(.unprocessableContent, error.description)
@@ -80,7 +80,7 @@ struct ConflictDecisionsController: Sendable {
         let context = environment.context
         if pairs.contains(where: { $0.name == "scope" && $0.value == "all" }) {
             let text = pairs.first { $0.name == "q" }?.value ?? ""
-            return try storeCall { () throws(SyncError) in try context.conflicts() }
+            return try storeCall { () throws(SyncError) in try context.conflicts.all() }
                 .filter { ConflictsController.matches($0, text: text) }.map(\.id)
         }
         var ids: [Int64] = []
@@ -109,7 +109,7 @@ struct ConflictDecisionsController: Sendable {
         let ids = try chosen(pairs)
         let resolution = try resolution(pairs)
         let context = environment.context
-        let preview = try storeCall { () throws(SyncError) in try context.bulkPreview(ids, with: resolution) }
+        let preview = try storeCall { () throws(SyncError) in try context.conflicts.bulkPreview(ids, with: resolution) }
         return environment.renderer.page(
             "conflict/bulk", request, section: .conflicts, BulkPreviewView(preview))
     }
@@ -119,7 +119,7 @@ struct ConflictDecisionsController: Sendable {
         let ids = try chosen(form.pairs.filter { $0.name == "ids" })
         let resolution = try resolution(form.pairs)
         do {
-            let bulk = try await environment.context.resolve(ids, with: resolution)
+            let bulk = try await environment.context.conflicts.resolve(ids, with: resolution)
             let pushed = bulk.outcomes.values.filter { $0 == .pushed || $0 == .resolvedByServer }.count
             let again = bulk.outcomes.values.filter { $0 == .conflict }.count
             var message =
@@ -160,7 +160,7 @@ struct ConflictDecisionsController: Sendable {
         }
         let context = environment.context
         try storeCall { () throws(SyncError) in
-            for (table, policy) in changes { try context.setConflictPolicy(policy, for: table) }
+            for (table, policy) in changes { try context.conflicts.setPolicy(policy, for: table) }
             if let retention { try context.setRetention(of: .journal, to: retention) }
         }
         environment.sessions.flash(request, .success, "Conflict settings saved.")
@@ -169,7 +169,7 @@ struct ConflictDecisionsController: Sendable {
 
     private func policies() throws -> Response {
         let context = environment.context
-        let policies = try storeCall { () throws(SyncError) in try context.conflictPolicies() }
+        let policies = try storeCall { () throws(SyncError) in try context.conflicts.policies() }
         return APIController.json(policies.mapValues(\.rawValue))
     }
 
@@ -180,14 +180,14 @@ struct ConflictDecisionsController: Sendable {
         }
         let context = environment.context
         let table = payload.table ?? DashboardEnvironment.table
-        try storeCall { () throws(SyncError) in try context.setConflictPolicy(policy, for: table) }
+        try storeCall { () throws(SyncError) in try context.conflicts.setPolicy(policy, for: table) }
         return try policies()
     }
 
     private func apiJournal(_ request: Request) throws -> Response {
         let query = try JournalController.query(request)
         let context = environment.context
-        let page = try storeCall { () throws(SyncError) in try context.journal(query) }
+        let page = try storeCall { () throws(SyncError) in try context.journal.entries(query) }
         struct Answer: Encodable {
             var entries: [JournalEntry]
             var next: Int64?
@@ -198,7 +198,7 @@ struct ConflictDecisionsController: Sendable {
     private func apiOverturn(_ request: Request) async throws -> Response {
         let id = request.parameters["id"] ?? ""
         do {
-            let outcome = try await environment.context.overturn(id)
+            let outcome = try await environment.context.journal.overturn(id)
             return APIController.json(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
             if case .entryNotFound = error { throw HTTPError(.notFound, error.description) }

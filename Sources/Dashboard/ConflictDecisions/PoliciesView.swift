@@ -20,7 +20,7 @@ struct PoliciesView: Encodable, Sendable {
     }
 
     init(context: SyncContext) {
-        let policies = (try? context.conflictPolicies()) ?? [:]
+        let policies = (try? context.conflicts.policies()) ?? [:]
         tables = context.tables.map { table in
             Table(
                 name: table.name,

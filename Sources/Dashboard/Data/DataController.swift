@@ -64,7 +64,7 @@ struct DataController: Sendable {
         return try names.compactMap { name throws(HTTPError) -> DataTablesPage.Table? in
             guard let table = try? context.description(of: name) else { return nil }
             let (total, counts) = try storeCall { () throws(SyncError) in
-                (try context.listPage(name, ListRequest(limit: 1)).total, try context.operationCounts(table: name))
+                (try context.listPage(name, ListRequest(limit: 1)).total, try context.operations.counts(table: name))
             }
             return DataTablesPage.Table(
                 name: name, href: TablePreset.plain(name).listPath, rows: total ?? 0, columns: table.columns.count,

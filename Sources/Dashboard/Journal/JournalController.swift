@@ -42,11 +42,11 @@ struct JournalController: Sendable {
     func listContent(_ request: Request) throws(HTTPError) -> JournalView {
         let query = try Self.query(request)
         let context = environment.context
-        let page = try storeCall { () throws(SyncError) in try context.journal(query) }
+        let page = try storeCall { () throws(SyncError) in try context.journal.entries(query) }
         var blocked: [String: Bool] = [:]
         for entry in page.entries where blocked[entry.table + "\u{0}" + entry.itemId] == nil {
             blocked[entry.table + "\u{0}" + entry.itemId] = try storeCall { () throws(SyncError) in
-                try context.hasLocalChange(table: entry.table, itemId: entry.itemId)
+                try context.journal.hasLocalChange(table: entry.table, itemId: entry.itemId)
             }
         }
         let columns = Dictionary(uniqueKeysWithValues: context.tables.map { ($0.name, $0.columnNames) })
@@ -63,7 +63,7 @@ struct JournalController: Sendable {
                 JournalView.Option(
                     value: decision.rawValue, label: decision.label, selected: decision == query.decision)
             },
-            total: try storeCall { () throws(SyncError) in try context.journalCount() }.formatted(),
+            total: try storeCall { () throws(SyncError) in try context.journal.count() }.formatted(),
             retention: try storeCall { () throws(SyncError) in try context.retention(of: .journal) }.formatted(),
             olderURL: page.next.map { "/journal" + Self.queryString(filters + [("before", String($0))]) },
             newestURL: query.before == nil ? nil : "/journal" + Self.queryString(filters),
@@ -99,7 +99,7 @@ struct JournalController: Sendable {
         var body = Data()
         let context = environment.context
         while true {
-            let page = try storeCall { () throws(SyncError) in try context.journal(query) }
+            let page = try storeCall { () throws(SyncError) in try context.journal.entries(query) }
             for entry in page.entries {
                 body.append(try encoder.encode(entry))
                 body.append(0x0A)
@@ -118,7 +118,7 @@ struct JournalController: Sendable {
         let id = request.parameters["id"] ?? ""
         let back = DashboardEnvironment.safeBack(try request.form()["back"], fallback: "/journal")
         do {
-            let outcome = try await environment.context.overturn(id)
+            let outcome = try await environment.context.journal.overturn(id)
             switch outcome {
             case .pushed:
                 environment.sessions.flash(
@@ -127,7 +127,7 @@ struct JournalController: Sendable {
                 environment.sessions.flash(
                     request, .warning,
                     "The service changed the todo since that decision: this is a new conflict. Choose again.")
-                if let conflict = try? environment.context.conflicts().last {
+                if let conflict = try? environment.context.conflicts.all().last {
                     return .redirect(to: "/conflicts/\(conflict.id)")
                 }
             default:
@@ -144,7 +144,7 @@ struct JournalController: Sendable {
     private func undo(_ request: Request) async throws -> Response {
         let batch = request.parameters["batch"] ?? ""
         do {
-            let undo = try await environment.context.undo(batch: batch)
+            let undo = try await environment.context.journal.undo(batch: batch)
             let pushed = undo.overturned.values.filter { $0 == .pushed }.count
             let conflicts = undo.overturned.values.filter { $0 == .conflict }.count
             var message = "Undid \(pushed) of \(undo.overturned.count) decisions."

@@ -12,7 +12,7 @@ struct MetricsController: Sendable {
     func addRoutes(to router: inout Router) {
         router.get("/metrics") { _ in
             let (tables, counts) = try storeCall { () throws(SyncError) in
-                (try context.syncedTables(), try context.operationCountsByTable())
+                (try context.syncedTables(), try context.operations.countsByTable())
             }
             metrics.updateQueue(counts, syncedTables: tables)
             return PrometheusExposition.response(metrics.exposition())

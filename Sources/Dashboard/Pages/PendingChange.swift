@@ -11,7 +11,7 @@ struct PendingChange: Encodable, Sendable {
 
     /// The latest queued change of the row `id` of `table`, if any.
     static func latest(_ context: SyncContext, table: String, id: String) -> PendingChange? {
-        guard let operation = try? context.operations(table: table, itemId: id).last else { return nil }
+        guard let operation = try? context.operations.of(table: table, itemId: id).last else { return nil }
         return PendingChange(
             kind: operation.kind.rawValue, state: Display.stateLabel(operation.state),
             badge: Display.stateBadge(operation.state),

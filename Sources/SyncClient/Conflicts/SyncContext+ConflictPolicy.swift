@@ -16,7 +16,7 @@ extension SyncContext {
     // MARK: Policies per table
 
     /// The conflict policy of `table`: the one saved in the store, else ``defaultConflictPolicy``.
-    public nonisolated func conflictPolicy(for table: String) throws(SyncError) -> ConflictPolicy {
+    nonisolated func conflictPolicy(for table: String) throws(SyncError) -> ConflictPolicy {
         try read { db in try conflictPolicy(db, for: table) }
     }
 
@@ -26,13 +26,13 @@ extension SyncContext {
     }
 
     /// Saves the conflict policy of `table` for the following pushes.
-    public nonisolated func setConflictPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
+    nonisolated func setConflictPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
         _ = try store.description(of: table)
         try write { [store] db in try store.setConfig(db, Self.policyKey(table), policy.rawValue) }
     }
 
     /// The policy of every described table, by table name.
-    public nonisolated func conflictPolicies() throws(SyncError) -> [String: ConflictPolicy] {
+    nonisolated func conflictPolicies() throws(SyncError) -> [String: ConflictPolicy] {
         var policies: [String: ConflictPolicy] = [:]
         for table in tables { policies[table.name] = try conflictPolicy(for: table.name) }
         return policies
@@ -75,14 +75,14 @@ extension SyncContext {
     }
 
     /// The three-way comparison of a conflict, over its table's columns.
-    public nonisolated func merge(of conflict: SyncConflict) -> MergeOutcome {
+    nonisolated func merge(of conflict: SyncConflict) -> MergeOutcome {
         ThreeWayMerge.merge(
             kind: conflict.operation.kind, base: conflict.base, client: conflict.clientItem,
             server: conflict.serverItem, columns: columns(of: conflict.operation.table))
     }
 
     /// The field-by-field comparison of a conflict (user columns only).
-    public nonisolated func fieldMerges(of conflict: SyncConflict) -> [FieldMerge] {
+    nonisolated func fieldMerges(of conflict: SyncConflict) -> [FieldMerge] {
         ThreeWayMerge.fields(
             base: conflict.base, client: conflict.clientItem, server: conflict.serverItem,
             columns: columns(of: conflict.operation.table))
@@ -124,14 +124,14 @@ extension SyncContext {
     ///
     /// - Throws: ``ConflictDecisionError`` when a colliding field has no pick, a pick names no field,
     ///   or one side deleted the item (then choose Use Client or Use Server).
-    public func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
+    func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
         let result = try pickPreview(operationId, picking: picks, requireAll: true)
         return try await runDecision(operationId, PendingDecision(decision: .pick, decidedBy: .person, values: result))
     }
 
     /// The item a per-field pick would push, without pushing it. Fields without a pick show their
     /// merged value, or (when `requireAll` is false) the client's value for a collision.
-    public nonisolated func pickPreview(
+    nonisolated func pickPreview(
         _ operationId: Int64, picking picks: [String: ConflictSide], requireAll: Bool = false
     ) throws -> Item {
         guard let conflict = try conflict(operationId) else { throw SyncError.notInConflict(operationId) }

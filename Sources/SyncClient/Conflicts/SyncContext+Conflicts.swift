@@ -14,14 +14,14 @@ public enum ConflictResolution: String, Sendable, Codable, CaseIterable {
 
 extension SyncContext {
     /// Every conflicted operation in push order, with base, client and server values.
-    public nonisolated func conflicts() throws(SyncError) -> [SyncConflict] {
+    nonisolated func allConflicts() throws(SyncError) -> [SyncConflict] {
         try read { [queue] db in
             try queue.all(db, in: .conflict).compactMap { operation in try conflict(db, operation) }
         }
     }
 
     /// One conflicted operation, nil if it is not (or no longer) in conflict.
-    public nonisolated func conflict(_ operationId: Int64) throws(SyncError) -> SyncConflict? {
+    nonisolated func conflict(_ operationId: Int64) throws(SyncError) -> SyncConflict? {
         try read { [queue] db in
             guard let operation = try queue.operation(db, id: operationId), operation.state == .conflict else {
                 return nil
@@ -49,7 +49,7 @@ extension SyncContext {
     /// Applies a choice to a conflicted operation; Use Client pushes it at once and says how it went
     /// (`.conflict` again when the server changed meanwhile).
     @discardableResult
-    public func resolve(_ operationId: Int64, with resolution: ConflictResolution) async throws -> OperationOutcome? {
+    func resolve(_ operationId: Int64, with resolution: ConflictResolution) async throws -> OperationOutcome? {
         switch resolution {
         case .useClient: return try await useClient(operationId)
         case .useServer:
@@ -125,7 +125,7 @@ extension SyncContext {
         batch: String?
     ) throws {
         try queue.useServer(db, conflict.operation, serverItem: conflict.serverItem)
-        _ = try journal.record(
+        _ = try queue.journal.record(
             db,
             JournalEntry(
                 conflict, decision: decision, decidedBy: decidedBy, result: conflict.serverItem,
@@ -142,41 +142,5 @@ extension SyncContext {
     /// server copy) when there is one; a discarded insert removes the row.
     nonisolated func discard(_ operationId: Int64) throws(SyncError) {
         try queue.discard(operationId)
-    }
-
-    /// The queue in push order (optionally one table's).
-    public nonisolated func operations(table: String? = nil) throws(SyncError) -> [TableOperation] {
-        try read { [queue] db in try queue.all(db, table: table) }
-    }
-
-    /// One queued operation.
-    public nonisolated func operation(_ operationId: Int64) throws(SyncError) -> TableOperation? {
-        try read { [queue] db in try queue.operation(db, id: operationId) }
-    }
-
-    /// The queued operations of one item (at most one, plus one in flight).
-    public nonisolated func operations(table: String, itemId: String) throws(SyncError) -> [TableOperation] {
-        try read { [queue] db in try queue.operations(db, table: table, itemId: itemId) }
-    }
-
-    /// The newest queued operation of each of these items that has one, by item id.
-    public nonisolated func latestOperations(
-        table: String, itemIds: [String]
-    ) throws(SyncError)
-        -> [String: OperationSummary]
-    {
-        let summaries = try read { [queue] db in
-            // In chunks, under SQLite's limit on bound parameters.
-            try stride(from: 0, to: itemIds.count, by: 500).flatMap { start in
-                let chunk = Array(itemIds[start..<min(start + 500, itemIds.count)])
-                return try queue.summaries(db, table: table, itemIds: chunk)
-            }
-        }
-        return Dictionary(summaries.map { ($0.itemId, $0) }) { older, newer in older.id < newer.id ? newer : older }
-    }
-
-    /// The last error of an operation (conflict or refusal), with the server's and the client's items.
-    public nonisolated func error(ofOperation operationId: Int64) throws(SyncError) -> OperationError? {
-        try read { [queue] db in try queue.error(db, operationId: operationId) }
     }
 }

@@ -33,11 +33,4 @@ extension SyncContext {
         }
         return tables
     }
-
-    /// The changes of `table` waiting to be pushed (pending, attempted or being sent) and those in
-    /// conflict, counted by one query.
-    public nonisolated func operationCounts(table: String) throws(SyncError) -> (waiting: Int, conflicts: Int) {
-        let counts = try read { [queue] db in try queue.counts(db, table: table) }
-        return (counts.filter(\.key.isWaiting).values.reduce(0, +), counts[.conflict] ?? 0)
-    }
 }

@@ -17,7 +17,6 @@ import SyncProtocol
 public actor SyncContext {
     nonisolated let store: LocalStore
     nonisolated let queue: SyncOperationQueue
-    nonisolated let journal = ConflictJournal()
     nonisolated let monitor = SyncMonitor()
     /// Every exchange with the service, kept in the store (see ``exchanges(_:)``).
     nonisolated let recorder: FlightRecorder

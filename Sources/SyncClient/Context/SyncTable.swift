@@ -53,5 +53,5 @@ public struct SyncTable: Sendable {
     }
 
     /// This table's queued operations in push order.
-    public func operations() throws(SyncError) -> [TableOperation] { try context.operations(table: name) }
+    public func operations() throws(SyncError) -> [TableOperation] { try context.operations.all(table: name) }
 }

@@ -6,22 +6,22 @@ extension SyncContext {
     // MARK: Reading the journal
 
     /// One page of the conflict journal, newest first.
-    public nonisolated func journal(_ query: JournalQuery = JournalQuery()) throws(SyncError) -> JournalPage {
-        try read { [journal] db in try journal.page(db, query) }
+    nonisolated func journalPage(_ query: JournalQuery = JournalQuery()) throws(SyncError) -> JournalPage {
+        try read { [journal = queue.journal] db in try journal.page(db, query) }
     }
 
     /// One journal entry by its id.
-    public nonisolated func journalEntry(_ id: String) throws(SyncError) -> JournalEntry? {
-        try read { [journal] db in try journal.entry(db, id: id) }
+    nonisolated func journalEntry(_ id: String) throws(SyncError) -> JournalEntry? {
+        try read { [journal = queue.journal] db in try journal.entry(db, id: id) }
     }
 
     /// How many entries the journal holds.
-    public nonisolated func journalCount() throws(SyncError) -> Int {
-        try read { [journal] db in try journal.count(db) }
+    nonisolated func journalCount() throws(SyncError) -> Int {
+        try read { [journal = queue.journal] db in try journal.count(db) }
     }
 
     /// Whether the item has a queued local change (then its entries cannot be overturned).
-    public nonisolated func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
+    nonisolated func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
         try read { [queue] db in try !queue.operations(db, table: table, itemId: itemId).isEmpty }
     }
 
@@ -41,7 +41,7 @@ extension SyncContext {
     ///
     /// - Throws: ``ConflictDecisionError`` when the entry is unknown, the item has a newer local
     ///   change, or both sides of the entry had deleted the item.
-    public func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
+    func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
         let outcome = try await jobs.run(.overturn(entryId: entryId)) {
             .decided(try await self.runOverturn(entryId, batch: batch))
         }
@@ -124,7 +124,7 @@ extension SyncContext {
     /// Applies Use Client or Use Server to several conflicts as one batch (one id in the journal, so
     /// that ``undo(batch:)`` can overturn them together). Conflicts that were settled meanwhile are
     /// skipped.
-    public func resolve(
+    func resolve(
         _ operationIds: [Int64], with resolution: ConflictResolution
     ) async throws -> BulkDecision {
         guard resolution != .cancel else { throw ConflictDecisionError.bulkNeedsUseClientOrServer }
@@ -145,7 +145,7 @@ extension SyncContext {
 
     /// What a bulk decision would change: how many conflicts, and per conflict which fields take
     /// another value (on the service for Use Client, here for Use Server).
-    public nonisolated func bulkPreview(
+    nonisolated func bulkPreview(
         _ operationIds: [Int64], with resolution: ConflictResolution
     ) throws(SyncError) -> BulkPreview {
         var preview = BulkPreview(resolution: resolution, conflicts: [])
@@ -168,8 +168,8 @@ extension SyncContext {
 
     /// Undoes a bulk decision: overturns each of its entries (newest first). Entries whose item has
     /// a newer local change are left alone and reported as failed.
-    public func undo(batch: String) async throws -> BulkDecision {
-        let entries = try read { [journal] db in
+    func undo(batch: String) async throws -> BulkDecision {
+        let entries = try read { [journal = queue.journal] db in
             try journal.page(db, JournalQuery(batch: batch, limit: 100)).entries
                 + (try Self.remaining(db, journal, batch: batch))
         }

@@ -35,11 +35,11 @@ extension SyncContext {
     /// Retry now: ``prepareRetry(_:)``, then a push (joining one that runs), which sends the
     /// operation in its turn. Returns what became of it (``OperationOutcome/skipped`` when the push
     /// did not reach it).
-    public func retry(_ operationId: Int64) async throws -> OperationOutcome {
+    func retry(_ operationId: Int64) async throws -> OperationOutcome {
         try prepareRetry(operationId)
         let result = try await push()
         if let outcome = result.outcome(of: operationId) { return outcome }
-        return try operation(operationId) == nil ? .pushed : .skipped
+        return try operations.operation(operationId) == nil ? .pushed : .skipped
     }
 
     /// Applies `action` to one operation: Hold (see ``QueueAction``), Release, Retry (made pending;
@@ -51,7 +51,7 @@ extension SyncContext {
     ///   ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationWaitsBehind(_:earlier:)``,
     ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
     @discardableResult
-    public nonisolated func perform(
+    nonisolated func perform(
         _ action: QueueAction, on operationId: Int64, reason: String? = nil
     ) throws(SyncError)
         -> Bool
@@ -70,7 +70,7 @@ extension SyncContext {
 
     /// Applies one action to each operation, each in its own transaction: the outcome of each, in the
     /// order of `operationIds`. A Retry makes the refused ones pending; the caller starts the push.
-    public nonisolated func perform(
+    nonisolated func perform(
         _ action: QueueAction, on operationIds: [Int64], reason: String? = nil
     ) throws(SyncError) -> [QueueActionResult] {
         let reason = try SyncOperationQueue.holdReason(reason)

@@ -63,10 +63,3 @@ extension SyncOperationQueue {
         return QueuePage(entries: entries, hasEarlier: hasEarlier, hasLater: hasLater, total: try count(db))
     }
 }
-
-extension SyncContext {
-    /// One page of the queue in push order with each operation's local row (at most `limit`).
-    public nonisolated func operationsPage(_ position: QueuePosition, limit: Int = 100) throws(SyncError) -> QueuePage {
-        try read { [queue] db in try queue.page(db, position, limit: max(1, limit)) }
-    }
-}

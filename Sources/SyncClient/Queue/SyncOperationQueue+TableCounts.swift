@@ -41,10 +41,3 @@ extension SyncOperationQueue {
         return counts
     }
 }
-
-extension SyncContext {
-    /// Each table's waiting changes, conflicts and held changes (tables with no operation are absent).
-    public nonisolated func operationCountsByTable() throws(SyncError) -> [String: TableQueueCounts] {
-        try read { [queue] db in try queue.countsByTable(db) }
-    }
-}

@@ -1,0 +1,83 @@
+/// A context's queue of local changes waiting for the service: reading it (in push order, by item,
+/// by page, counted) and acting on one operation or many (see ``SyncContext/operations``).
+public struct QueuedOperations: Sendable {
+    let context: SyncContext
+
+    /// The queue in push order (optionally one table's).
+    public func all(table: String? = nil) throws(SyncError) -> [TableOperation] {
+        try context.read { [queue = context.queue] db in try queue.all(db, table: table) }
+    }
+
+    /// One queued operation.
+    public func operation(_ operationId: Int64) throws(SyncError) -> TableOperation? {
+        try context.read { [queue = context.queue] db in try queue.operation(db, id: operationId) }
+    }
+
+    /// The queued operations of one item (at most one, plus one in flight).
+    public func of(table: String, itemId: String) throws(SyncError) -> [TableOperation] {
+        try context.read { [queue = context.queue] db in try queue.operations(db, table: table, itemId: itemId) }
+    }
+
+    /// The newest queued operation of each of these items that has one, by item id.
+    public func latest(table: String, itemIds: [String]) throws(SyncError) -> [String: OperationSummary] {
+        let summaries = try context.read { [queue = context.queue] db in
+            // In chunks, under SQLite's limit on bound parameters.
+            try stride(from: 0, to: itemIds.count, by: 500).flatMap { start in
+                let chunk = Array(itemIds[start..<min(start + 500, itemIds.count)])
+                return try queue.summaries(db, table: table, itemIds: chunk)
+            }
+        }
+        return Dictionary(summaries.map { ($0.itemId, $0) }) { older, newer in older.id < newer.id ? newer : older }
+    }
+
+    /// One page of the queue in push order with each operation's local row (at most `limit`).
+    public func page(_ position: QueuePosition, limit: Int = 100) throws(SyncError) -> QueuePage {
+        try context.read { [queue = context.queue] db in try queue.page(db, position, limit: max(1, limit)) }
+    }
+
+    /// Each table's waiting changes, conflicts and held changes (tables with no operation are absent).
+    public func countsByTable() throws(SyncError) -> [String: TableQueueCounts] {
+        try context.read { [queue = context.queue] db in try queue.countsByTable(db) }
+    }
+
+    /// The changes of `table` waiting to be pushed (pending, attempted or being sent) and those in
+    /// conflict, counted by one query.
+    public func counts(table: String) throws(SyncError) -> (waiting: Int, conflicts: Int) {
+        let counts = try context.read { [queue = context.queue] db in try queue.counts(db, table: table) }
+        return (counts.filter(\.key.isWaiting).values.reduce(0, +), counts[.conflict] ?? 0)
+    }
+
+    /// The last error of an operation (conflict or refusal), with the server's and the client's items.
+    public func error(of operationId: Int64) throws(SyncError) -> OperationError? {
+        try context.read { [queue = context.queue] db in try queue.error(db, operationId: operationId) }
+    }
+
+    /// Applies `action` to one operation: Hold, Release, Retry (made pending; the caller starts the
+    /// push) or Discard. Returns false when the operation was already as the action leaves it.
+    ///
+    /// - Throws: what refuses the action: ``SyncError/operationInConflict(_:)`` (decide it instead),
+    ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationNotFound(_:)``,
+    ///   ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationWaitsBehind(_:earlier:)``,
+    ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
+    @discardableResult
+    public func perform(_ action: QueueAction, on operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
+        try context.perform(action, on: operationId, reason: reason)
+    }
+
+    /// Applies one action to each operation, each in its own transaction: the outcome of each, in the
+    /// order of `operationIds`. A Retry makes the refused ones pending; the caller starts the push.
+    public func perform(
+        _ action: QueueAction, on operationIds: [Int64], reason: String? = nil
+    ) throws(SyncError) -> [QueueActionResult] {
+        try context.perform(action, on: operationIds, reason: reason)
+    }
+
+    /// Retry now: the operation is made pending, then a push (joining one that runs) sends it in its
+    /// turn. Returns what became of it (``OperationOutcome/skipped`` when the push did not reach it).
+    public func retry(_ operationId: Int64) async throws -> OperationOutcome { try await context.retry(operationId) }
+}
+
+extension SyncContext {
+    /// The queue of local changes waiting for the service.
+    public nonisolated var operations: QueuedOperations { QueuedOperations(context: self) }
+}
