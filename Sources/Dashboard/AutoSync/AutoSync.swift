@@ -165,7 +165,8 @@ final class AutoSync: Sendable {
             }
             return (start, schedule.nextAttemptAt)
         }
-        metrics.nextAttempt = nextAttempt
+        // Only a change: every local edit comes through here, and the gauge is made or removed by it.
+        if metrics.nextAttempt != nextAttempt { metrics.nextAttempt = nextAttempt }
         guard start, !sync.start(.sync, session: nil, automatic: true) else { return }
         // Other work runs (a verify, or a sync that is ending): this sync did not start, and no end
         // of it will be told. It starts once that work ends (told as `.idle`); that work may have
