@@ -49,14 +49,14 @@ public final class JobSlot: Sendable {
     }
 
     /// Waits until no job runs.
-    public func waitUntilIdle() async {
-        while let task = state.withLock({ $0.running?.task }) { _ = await task.result }
-    }
+    public func waitUntilIdle() async { await waitUntilIdle(cancelling: false) }
 
     /// Cancels the running job, if any, and waits until no job runs.
-    func stopRunningJob() async {
+    func stopRunningJob() async { await waitUntilIdle(cancelling: true) }
+
+    private func waitUntilIdle(cancelling: Bool) async {
         while let task = state.withLock({ $0.running?.task }) {
-            task.cancel()
+            if cancelling { task.cancel() }
             _ = await task.result
         }
     }

@@ -128,12 +128,10 @@ struct PullRun: Sendable {
     /// The page on the wire failed (or was cancelled): the pull stops once the pages received are written.
     mutating func fetchFailed(_ error: SyncError) -> [Action] {
         switch state {
-        case .running(var pipeline):
+        case .running(var pipeline), .draining(var pipeline, _):
+            // While draining, the first failure stays the one the pull ends with (see `ending`).
             pipeline.fetching = nil
             return drain(pipeline, error)
-        case .draining(var pipeline, let first):
-            pipeline.fetching = nil
-            return drain(pipeline, first)
         case .idle, .finished:
             return []
         }
