@@ -128,8 +128,12 @@ import Testing
 
     @Test func tricklingServiceEndsWithinTheDeadline() async throws {
         try await withMisbehavingService(answering: { _ in .trickle(length: 10_000, interval: 0.05) }) { service in
+            let clock = ManualWallClock()
             let report = try await withTimeLimit(30) {
-                await ProtocolDoctor(.init(url: service.url, idleTimeout: 5, requestTimeout: 0.5)).run()
+                await clock.passingEveryDeadline {
+                    await ProtocolDoctor(.init(url: service.url, idleTimeout: 5, requestTimeout: 0.5), clock: clock)
+                        .run()
+                }
             }
 
             #expect(report.stop == .tooSlow(seconds: 0.5))
@@ -184,19 +188,35 @@ extension ProtocolDoctorTests {
     }
 
     @Test func cleanUpGivesUpAtTheFirstDeleteThatFailsAndNamesTheRowsLeft() async throws {
+        // The first request without an answer (a read), then the first delete of the clean-up.
+        let silenced = [TestEvent(), TestEvent()]
+        let silences = Mutex(0)
         try await withMisbehavingService(answering: { request in
             switch request.method {
-            case "GET": request.query["$top"] == "1" ? .json(200, "[]") : .silence
-            case "POST":
-                .json(201, String(decoding: request.body, as: UTF8.self))
-            default: .silence
+            case "GET" where request.query["$top"] == "1": return .json(200, "[]")
+            case "POST": return .json(201, String(decoding: request.body, as: UTF8.self))
+            default:
+                let count = silences.withLock {
+                    $0 += 1
+                    return $0
+                }
+                if count <= silenced.count { silenced[count - 1].signal() }
+                return .silence
             }
         }) { service in
+            let clock = ManualWallClock()
+            let run = Task {
+                await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2), clock: clock).run()
+            }
+            // Each request that gets no answer waits for its deadline, which passes once it arrived.
             let report = try await withTimeLimit(60) {
-                await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2)).run()
+                for request in silenced {
+                    await request.wait()
+                    clock.advance(by: 2)
+                }
+                return await run.value
             }
 
-            // The run stops at the first GET that gets no answer (or, on a loaded machine, at an insert).
             #expect(report.stop == .tooSlow(seconds: 2))
             let posted = service.requests.filter { $0.method == "POST" }.compactMap {
                 (try? JSONDecoder().decode([String: String].self, from: $0.body))?["id"]

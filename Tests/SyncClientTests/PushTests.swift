@@ -167,13 +167,13 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
-        proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
-        let context = try SyncContext(
-            path: folder.file("store.sqlite"),
-            configuration: .init(remoteURL: proxy.endpoint, requestTimeout: Self.lostAnswerDeadline))
+        let withheld = TestEvent()
+        proxy.intercept(Self.losingTheFirstAnswer(to: "POST", withheld: withheld))
+        let clock = ManualWallClock()
+        let context = try Self.losingContext(at: folder.file("store.sqlite"), remote: proxy.endpoint, clock: clock)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
-            try await context.push()
+            try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
         }
         #expect(try queueShape(context) == ["insert a attempted"])
 
@@ -190,13 +190,13 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
-        proxy.intercept(Self.losingTheFirstAnswer(to: "POST"))
-        let context = try SyncContext(
-            path: folder.file("store.sqlite"),
-            configuration: .init(remoteURL: proxy.endpoint, requestTimeout: Self.lostAnswerDeadline))
+        let withheld = TestEvent()
+        proxy.intercept(Self.losingTheFirstAnswer(to: "POST", withheld: withheld))
+        let clock = ManualWallClock()
+        let context = try Self.losingContext(at: folder.file("store.sqlite"), remote: proxy.endpoint, clock: clock)
         try context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
-            try await context.push()
+            try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
         }
         try context.table("todoitem").update(["id": "a", "text": "two"])
 
@@ -207,18 +207,42 @@ struct PushTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "two")
     }
 
-    /// How long a client waits for an answer the proxy withholds. Not 1 s: on a loaded machine the
-    /// requests before it (and the proxy's own work on them) took longer than that, so the push
-    /// gave up before the lost answer the test is about.
+    /// How long a client waits for an answer the proxy withholds, on a ``ManualWallClock``.
     static let lostAnswerDeadline: Double = 5
 
+    /// A store at `path` syncing with `remote`, its deadlines on `clock`.
+    static func losingContext(
+        at path: String, remote: URL, clock: ManualWallClock, policy: ConflictPolicy = .merge
+    ) throws -> SyncContext {
+        var configuration = SyncConfiguration(
+            remoteURL: remote, requestTimeout: lostAnswerDeadline, conflictPolicy: policy)
+        configuration.clock = clock
+        return try SyncContext(path: path, configuration: configuration)
+    }
+
+    /// Pushes, and moves `clock` past the deadline once an answer was `withheld`: the lost answer
+    /// gives up then, whatever the requests before it took on a loaded machine.
+    static func push(
+        _ context: SyncContext, passingTheDeadlineOnce withheld: TestEvent, on clock: ManualWallClock
+    ) async throws {
+        let pushing = Task {
+            defer { withheld.signal() }
+            _ = try await context.push()
+        }
+        await withheld.wait()
+        clock.advance(by: lostAnswerDeadline)
+        try await pushing.value
+    }
+
     /// Forwards the first request with `method` (the service applies it), then withholds the
-    /// answer: the client waits for it until its deadline gives up, as after a lost answer.
-    static func losingTheFirstAnswer(to method: String) -> Interceptor {
+    /// answer, signalling `withheld`: the client waits for it until its deadline gives up, as after
+    /// a lost answer.
+    static func losingTheFirstAnswer(to method: String, withheld: TestEvent) -> Interceptor {
         let armed = Trigger(armed: true)
         return { request, upstream in
             guard request.method == method, armed.take() else { return nil }
             _ = try await upstream.forward(request)
+            withheld.signal()
             return .withhold
         }
     }
@@ -258,6 +282,7 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let contextBox = Mutex<SyncContext?>(nil)
+        let withheld = TestEvent()
         let patches = Mutex(0)
         let proxy = try await service.proxy()
         proxy.intercept { request, upstream in
@@ -273,6 +298,7 @@ struct PushTests {
             case 2:
                 // The merged update lands; its answer is lost.
                 _ = try await upstream.forward(request)
+                withheld.signal()
                 return .withhold
             default:
                 return nil
@@ -283,16 +309,14 @@ struct PushTests {
         try await service.rest.insert(["id": "a", "text": "one", "complete": false])
         _ = try await puller.table("todoitem").pull()
         try await puller.close()
-        let context = try SyncContext(
-            path: path,
-            configuration: .init(
-                remoteURL: proxy.endpoint, requestTimeout: Self.lostAnswerDeadline, conflictPolicy: .merge))
+        let clock = ManualWallClock()
+        let context = try Self.losingContext(at: path, remote: proxy.endpoint, clock: clock)
         try context.table("todoitem").update(["id": "a", "text": "two"])
         var version = try #require(try await service.rest.get("todoitem", "a")?.version)
         _ = try await service.rest.send(.patch, "/tables/todoitem/a", body: ["complete": true], ifMatch: version)
         contextBox.withLock { $0 = context }
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
-            try await context.push()
+            try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
         }
         #expect(try await service.rest.get("todoitem", "a")?.text == "three", "the merged update landed")
         // Then another device turns `complete` back: the local row's `complete` is stale now.
@@ -345,6 +369,7 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let contextBox = Mutex<SyncContext?>(nil)
+        let withheld = TestEvent()
         let proxy = try await service.proxy()
         proxy.intercept { request, upstream in
             guard request.method == "PATCH", let context = contextBox.withLock({ $0.take() }) else { return nil }
@@ -352,6 +377,7 @@ struct PushTests {
             // client waits for it until its deadline gives up.
             _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
             _ = try await upstream.forward(request)
+            withheld.signal()
             return .withhold
         }
         let path = folder.file("store.sqlite")
@@ -359,13 +385,13 @@ struct PushTests {
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await puller.table("todoitem").pull()
         try await puller.close()
-        // The push whose answer is lost, with a deadline of 1 s.
-        let context = try SyncContext(
-            path: path, configuration: .init(remoteURL: proxy.endpoint, requestTimeout: Self.lostAnswerDeadline))
+        // The push whose answer is lost.
+        let clock = ManualWallClock()
+        let context = try Self.losingContext(at: path, remote: proxy.endpoint, clock: clock)
         try context.table("todoitem").update(["id": "a", "text": "two"])
         contextBox.withLock { $0 = context }
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
-            try await context.push()
+            try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
         }
         #expect(try queueShape(context) == ["update a attempted", "update a pending"])
 

@@ -71,7 +71,9 @@ import Testing
     @Test func eachProtocolsUsualStyleIsTheDefault() {
         #expect(AuthStyle.usual(for: .v2) == .zumo && AuthStyle.usual(for: .v3) == .bearer)
         let url = URL(string: "http://127.0.0.1:1")!
-        let v2 = HTTPTransport(baseURL: url, applicationKey: nil, authToken: "t", idleTimeout: 1, requestTimeout: 1)
+        let v2 = HTTPTransport(
+            baseURL: url, applicationKey: nil, authToken: "t",
+            deadlines: ExchangeDeadlines(idle: 1, total: 1, clock: SystemWallClock()))
         #expect(v2.authField("t")?.name.canonicalName == "x-zumo-auth")
         #expect(v2.speaking(.v3).authField("t")?.value == "Bearer t")
     }

@@ -94,16 +94,25 @@ import Testing
         ("echo 'no account' >&2; exit 3", "exited with status 3: no account"),
         ("true", "printed nothing"),
         ("echo not-a-token", "is not a JSON Web Token"),
-        ("sleep 30", "did not finish within"),
+        ("sleep 30", "did not finish within 1 s"),
     ])
     func aCommandThatGivesNoTokenStopsTheSyncNamingItAndKeepsTheQueue(script: String, detail: String) async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder, signIn: Self.signIn)
         var configuration = SyncConfiguration(remoteURL: service.endpoint)
         configuration.authTokenCommand = TokenCommand(script, deadline: 1)
+        // The command's deadline is on a clock the test moves, once the command runs (its deadline
+        // is the only thing that sleeps on it before the token is there).
+        let clock = ManualWallClock()
+        configuration.clock = clock
         let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
         try context.table("todoitem").insert(["id": "a", "text": "kept"])
-        let error = await #expect(throws: SyncError.self) { try await context.push() }
+        let pushing = Task { try await context.push() }
+        if script.hasPrefix("sleep") {
+            await clock.someoneSleeps()
+            clock.advance(by: 1)
+        }
+        let error = await #expect(throws: SyncError.self) { try await pushing.value }
         guard case .stopped(.tokenCommandFailed(let named, let said))? = error else {
             Issue.record("stopped by \(String(describing: error))")
             return

@@ -15,6 +15,8 @@ public final class ManualWallClock: WallClock {
         var now: Date
         var sleepers: [Sleeper] = []
         var nextId: UInt64 = 0
+        /// Who waits for a task to sleep (``someoneSleeps()``).
+        var watchers: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state: Mutex<State>
@@ -39,11 +41,13 @@ public final class ManualWallClock: WallClock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Bool in
-                    if Task.isCancelled || date <= state.now { return true }
+                let (ready, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                    if Task.isCancelled || date <= state.now { return (true, []) }
                     state.sleepers.append(Sleeper(until: date, id: id, continuation: continuation))
-                    return false
+                    defer { state.watchers = [:] }
+                    return (false, Array(state.watchers.values))
                 }
+                for watcher in watchers { watcher.resume() }
                 if ready {
                     if Task.isCancelled {
                         continuation.resume(throwing: CancellationError())
@@ -58,6 +62,47 @@ public final class ManualWallClock: WallClock {
                 return state.sleepers.remove(at: index)
             }
             cancelled?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Returns once a task sleeps on the clock (at once when one does), or when the waiting task is
+    /// cancelled.
+    public func someoneSleeps() async {
+        let id = state.withLock { state -> UInt64 in
+            defer { state.nextId += 1 }
+            return state.nextId
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if !state.sleepers.isEmpty || Task.isCancelled { return true }
+                    state.watchers[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.watchers.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Runs `work`, moving the clock to the time a task sleeps until as soon as one sleeps, until
+    /// `work` ends: each deadline in it passes at once and in order, without a wait on the wall clock.
+    public func passingEveryDeadline<T: Sendable>(of work: @escaping @Sendable () async -> T) async -> T {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await work() }
+            group.addTask {
+                while !Task.isCancelled {
+                    await self.someoneSleeps()
+                    if let wake = self.nextWake { self.advance(to: wake) }
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let next = await group.next() {
+                if let result = next { return result }
+            }
+            fatalError("the work's task always gives a result")
         }
     }
 

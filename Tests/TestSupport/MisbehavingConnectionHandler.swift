@@ -62,6 +62,10 @@ final class MisbehavingConnectionHandler: ChannelInboundHandler {
             pour(context: context)
         case .silence:
             break
+        case .silentEventStream:
+            write(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n", [],
+                context: context)
         case .cut(let length, let sent):
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
             context.writeAndFlush(

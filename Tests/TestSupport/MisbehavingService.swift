@@ -43,6 +43,8 @@ public final class MisbehavingService: Stoppable {
         case silence
         /// A 200 announcing `length` bytes of body, then only `sent` of them, then the connection closes.
         case cut(length: Int, sent: Int)
+        /// The head of a Server-Sent Events stream, then nothing: not even a heartbeat.
+        case silentEventStream
     }
 
     /// The port it listens on.

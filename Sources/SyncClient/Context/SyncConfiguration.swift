@@ -46,6 +46,9 @@ public struct SyncConfiguration: Sendable {
     /// How a push or pull sends a request again when its connection dropped (4 times, after 50 ms,
     /// 100 ms, 200 ms and 400 ms, by default).
     public var connectionRetry: ConnectionRetry
+    /// What the deadlines, the pauses before a resend and a token command's deadline read: the
+    /// system's clock by default; a test gives one it moves.
+    public var clock: any WallClock = SystemWallClock()
 
     /// A configuration; every argument has a default.
     public init(

@@ -23,8 +23,7 @@ public actor SyncContext {
     /// This store's installation id (a UUID kept in the store), sent as `X-ZUMO-INSTALLATION-ID`.
     public nonisolated let installationID: String
     /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
-    let idleTimeout: TimeInterval
-    let requestTimeout: TimeInterval
+    nonisolated let deadlines: ExchangeDeadlines
     /// The conflict policy of tables that have none saved (see ``conflictPolicy(for:)``).
     public nonisolated let defaultConflictPolicy: ConflictPolicy
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushWindow``).
@@ -72,8 +71,8 @@ public actor SyncContext {
         recorder = FlightRecorder(store: store)
         jobs = JobSlot(ending: { [recorder] in await recorder.flush() })
         installationID = try Self.installationID(of: store)
-        idleTimeout = configuration.idleTimeout
-        requestTimeout = configuration.requestTimeout
+        deadlines = ExchangeDeadlines(
+            idle: configuration.idleTimeout, total: configuration.requestTimeout, clock: configuration.clock)
         defaultConflictPolicy = configuration.conflictPolicy
         pushWindow = configuration.pushWindow
         connectionRetry = configuration.connectionRetry
@@ -81,7 +80,7 @@ public actor SyncContext {
         let queue = self.queue
         let binding = RemoteBinding(store: store, queue: queue)
         credentialsFile = CredentialsFile(store: path)
-        tokenSupply = configuration.authTokenCommand.map { TokenSupply($0) }
+        tokenSupply = configuration.authTokenCommand.map { TokenSupply($0, clock: configuration.clock) }
         caFile = configuration.caFile
         allowPlainHTTP = configuration.allowPlainHTTP
         var credentials = try Self.moveCredentials(out: store, into: credentialsFile)
@@ -128,9 +127,7 @@ public actor SyncContext {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
                 authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP,
-                idleTimeout: configuration.idleTimeout,
-                requestTimeout: configuration.requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder,
-                installationID: installationID)
+                deadlines: deadlines, tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID)
         }
     }
 
@@ -228,9 +225,8 @@ public actor SyncContext {
         transport = url.map {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
-                tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
-                requestTimeout: requestTimeout, tableProtocol: spoken ?? .v2, recorder: recorder,
-                installationID: installationID)
+                tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
+                tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID)
         }
         return change
     }

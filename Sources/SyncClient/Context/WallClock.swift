@@ -10,6 +10,14 @@ public protocol WallClock: Sendable {
     func sleep(until date: Date) async throws
 }
 
+extension WallClock {
+    /// Returns once `duration` has passed on this clock; throws `CancellationError` when the task is cancelled.
+    public func sleep(for duration: Duration) async throws {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        try await sleep(until: now.addingTimeInterval(seconds))
+    }
+}
+
 /// The system's clock.
 public struct SystemWallClock: WallClock {
     public init() {}

@@ -59,19 +59,24 @@ public struct ProtocolDoctor: Sendable {
     ]
 
     let options: Options
+    /// What the deadlines read: the system's clock, or one a test moves.
+    let clock: any WallClock
 
-    /// A doctor for `options`.
-    public init(_ options: Options) { self.options = options }
+    /// A doctor for `options`, its deadlines on `clock`.
+    public init(_ options: Options, clock: any WallClock = SystemWallClock()) {
+        self.options = options
+        self.clock = clock
+    }
 
     /// Runs every check; `progress` hears each result as it comes. Never throws: a failure that ends
     /// the run is in ``DoctorReport/stopped``.
     public func run(progress: @Sendable (DoctorResult) -> Void = { _ in }) async -> DoctorReport {
         let transport = HTTPTransport(
             baseURL: options.url, applicationKey: options.applicationKey, authToken: options.authToken,
-            authStyle: options.authStyle, tokenSupply: options.authTokenCommand.map { TokenSupply($0) },
+            authStyle: options.authStyle,
+            tokenSupply: options.authTokenCommand.map { TokenSupply($0, clock: clock) },
             caFile: options.caFile, allowPlainHTTP: options.allowPlainHTTP,
-            idleTimeout: options.idleTimeout,
-            requestTimeout: options.requestTimeout)
+            deadlines: ExchangeDeadlines(idle: options.idleTimeout, total: options.requestTimeout, clock: clock))
         let prefix = "doctor-" + UUID().uuidString.prefix(8).lowercased() + "-"
         var report = DoctorReport(
             url: options.url.absoluteString, table: options.table, dialect: nil, readOnly: options.readOnly,

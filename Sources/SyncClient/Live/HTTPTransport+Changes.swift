@@ -21,8 +21,8 @@ enum ChangeStreamOpening: Sendable {
 
 extension HTTPTransport {
     /// Opens `GET /tables/{table}/$changes` as Server-Sent Events, resumed after `cursor` when given.
-    /// No deadline but the idle one: the service sends a heartbeat every 15 s, so a silent
-    /// connection is a dead one.
+    /// No deadline but the idle one (``ExchangeDeadlines/unending``): the service sends a heartbeat
+    /// every 15 s, so a silent connection is a dead one.
     ///
     /// - Throws: ``SyncError/stopped(_:)`` when the service cannot be reached or refuses the
     ///   sign-in (``StopReason/notAuthorized(_:)``).
@@ -40,9 +40,15 @@ extension HTTPTransport {
             request.headers.add(name: authField.name.rawName, value: authField.value)
         }
         if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor) }
+        let (client, deadlines, sent, heard) = (client, deadlines.unending, deadlines.clock.now, HeardTime())
+        let subscription = request
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(request, deadline: .distantFuture)
+            response = try await deadlines.bounding(started: sent, heard: heard) {
+                let response = try await client.execute(subscription, deadline: .distantFuture)
+                heard.heard(at: deadlines.clock.now)
+                return response
+            }
         } catch {
             throw describe(error, url: url)
         }
@@ -67,11 +73,14 @@ extension HTTPTransport {
         let body = response.body
         let cursors = AsyncThrowingStream<String, any Error> { continuation in
             let reader = Task {
-                var parser = EventStreamParser()
                 do {
-                    for try await chunk in body {
-                        for event in try parser.feed(chunk.readableBytesView) where event.event == "change" {
-                            if let id = event.id { continuation.yield(id) }
+                    try await deadlines.bounding(started: sent, heard: heard) {
+                        var parser = EventStreamParser()
+                        for try await chunk in body {
+                            heard.heard(at: deadlines.clock.now)
+                            for event in try parser.feed(chunk.readableBytesView) where event.event == "change" {
+                                if let id = event.id { continuation.yield(id) }
+                            }
                         }
                     }
                     continuation.finish()

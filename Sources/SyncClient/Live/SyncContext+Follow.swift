@@ -77,7 +77,9 @@ extension SyncContext {
             guard !Task.isCancelled else { break }
             failures += 1
             let wait = pause ?? min(30, 0.5 * pow(2, Double(min(failures - 1, 10)))) * Double.random(in: 0.5...1)
-            guard (try? await Task.sleep(for: .seconds(wait))) != nil else { break }
+            guard (try? await deadlines.clock.sleep(until: deadlines.clock.now.addingTimeInterval(wait))) != nil else {
+                break
+            }
         }
         return .cancelled
     }

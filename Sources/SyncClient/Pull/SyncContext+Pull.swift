@@ -118,7 +118,7 @@ extension SyncContext {
                 parameters.append(("$top", String(settings.pageSize)))
                 parameters.append((spoken.includeDeletedParameter, "true"))
                 if counting { parameters.append(spoken.countParameter) }
-                let reply = try await connectionRetry.run { () throws(SyncError) in
+                let reply = try await connectionRetry.run(on: transport.deadlines.clock) { () throws(SyncError) in
                     try await transport.send(
                         .get, path, query: parameters, for: .pull(table: table.name, queryId: queryId, page: number))
                 }

@@ -13,7 +13,7 @@ struct PushRunner: Sendable {
     /// Runs `run` to its end: what it did, and the error that stopped it (nil: every operation was settled).
     func run(_ run: PushRun) async -> (result: PushResult, error: SyncError?) {
         var run = run
-        let sleep = run.retry.sleep
+        let clock = driver.transport.deadlines.clock
         let ending = await withTaskGroup(of: PushRun.Event.self) { group in
             var actions = run.start()
             var cancelSeen = false
@@ -25,8 +25,8 @@ struct PushRunner: Sendable {
                     case .commit(let answers, let conflicts, let begin):
                         group.addTask { await commit(answers, recording: conflicts, thenBegin: begin) }
                     case .resend(let id, let pause):
-                        group.addTask { [sleep] in
-                            try? await sleep(pause)
+                        group.addTask {
+                            try? await clock.sleep(for: pause)
                             return .resendDue(id)
                         }
                     case .cancelRequests:

@@ -11,13 +11,15 @@ public struct ProcessOutcome: Sendable {
     public var timedOut: Bool
 
     /// Runs `arguments` (the first is the program's absolute path) until it exits, `deadline`
-    /// seconds pass (then SIGTERM, and SIGKILL a second later, to it and everything it started), or
-    /// the task is cancelled (the same, then `CancellationError`). Standard input is empty.
-    public static func run(_ arguments: [String], deadline: TimeInterval) async throws -> ProcessOutcome {
+    /// seconds pass on `clock` (then SIGTERM, and SIGKILL a second later, to it and everything it
+    /// started), or the task is cancelled (the same, then `CancellationError`). Standard input is empty.
+    public static func run(
+        _ arguments: [String], deadline: TimeInterval, on clock: any WallClock = SystemWallClock()
+    ) async throws -> ProcessOutcome {
         let child = try ChildProcess.start(arguments)
         let reading = Task { await child.readAll() }
         let stopper = Task {
-            try? await Task.sleep(for: .seconds(deadline))
+            try? await clock.sleep(until: clock.now.addingTimeInterval(deadline))
             guard !Task.isCancelled, !child.hasExited else { return false }
             child.stop()
             return true

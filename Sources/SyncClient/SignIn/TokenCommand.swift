@@ -15,15 +15,15 @@ public struct TokenCommand: Sendable, Hashable {
         self.deadline = deadline
     }
 
-    /// Runs the command once and reads its token.
+    /// Runs the command once, with its deadline on `clock`, and reads its token.
     ///
     /// - Throws: ``SyncError/stopped(_:)`` with ``StopReason/tokenCommandFailed(command:detail:)``
     ///   when it fails, hangs past ``deadline``, prints nothing, or prints something that is not a
     ///   JSON Web Token; ``StopReason/cancelled`` when the sync is cancelled meanwhile.
-    func run() async throws(SyncError) -> String {
+    func run(on clock: any WallClock) async throws(SyncError) -> String {
         let outcome: ProcessOutcome
         do {
-            outcome = try await ProcessOutcome.run(["/bin/sh", "-c", command], deadline: deadline)
+            outcome = try await ProcessOutcome.run(["/bin/sh", "-c", command], deadline: deadline, on: clock)
         } catch is CancellationError {
             throw .stopped(.cancelled)
         } catch {

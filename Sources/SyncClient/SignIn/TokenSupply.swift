@@ -7,13 +7,14 @@ actor TokenSupply {
     let command: TokenCommand
     /// How long before `exp` a token is replaced.
     static let renewBefore: TimeInterval = 60
-    private let now: @Sendable () -> Date
+    /// What the command's deadline and the tokens' expiry are read on.
+    private let clock: any WallClock
     private var token: String?
     private var running: Task<String, any Error>?
 
-    init(_ command: TokenCommand, now: @escaping @Sendable () -> Date = Date.init) {
+    init(_ command: TokenCommand, clock: any WallClock = SystemWallClock()) {
         self.command = command
-        self.now = now
+        self.clock = clock
     }
 
     /// The token to send now.
@@ -32,7 +33,7 @@ actor TokenSupply {
 
     private func expiresSoon(_ token: String) -> Bool {
         guard let expiry = JWTExpiry.expiry(of: token) else { return false }
-        return expiry.timeIntervalSince(now()) < Self.renewBefore
+        return expiry.timeIntervalSince(clock.now) < Self.renewBefore
     }
 
     private func renew() async throws(SyncError) -> String {
@@ -40,8 +41,8 @@ actor TokenSupply {
         if let running {
             task = running
         } else {
-            let command = command
-            task = Task { try await command.run() }
+            let (command, clock) = (command, clock)
+            task = Task { try await command.run(on: clock) }
             running = task
         }
         do {

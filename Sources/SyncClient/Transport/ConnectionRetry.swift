@@ -9,18 +9,11 @@ public struct ConnectionRetry: Sendable {
     public var retries: Int
     /// The pause before the first resend; each next one is twice as long.
     public var firstPause: Duration
-    /// Waits for a pause (``ContinuousClock``'s sleep; tests give one that does not wait). Throws
-    /// when the task is cancelled.
-    public var sleep: @Sendable (Duration) async throws -> Void
 
     /// Up to `retries` resends, after `firstPause`, twice that, and so on.
-    public init(
-        retries: Int = 4, firstPause: Duration = .milliseconds(50),
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await ContinuousClock().sleep(for: $0) }
-    ) {
+    public init(retries: Int = 4, firstPause: Duration = .milliseconds(50)) {
         self.retries = max(0, retries)
         self.firstPause = firstPause
-        self.sleep = sleep
     }
 
     /// The pause before sending again after `failures` failures in a row; nil when the request
@@ -31,8 +24,8 @@ public struct ConnectionRetry: Sendable {
     }
 
     /// Runs `request`, sending it again after a dropped connection as ``pause(after:failures:)``
-    /// says; the last error when it never went through.
-    func run<T>(_ request: () async throws(SyncError) -> T) async throws(SyncError) -> T {
+    /// says, pausing on `clock`; the last error when it never went through.
+    func run<T>(on clock: any WallClock, _ request: () async throws(SyncError) -> T) async throws(SyncError) -> T {
         var failures = 0
         while true {
             do {
@@ -40,7 +33,7 @@ public struct ConnectionRetry: Sendable {
             } catch {
                 failures += 1
                 guard let pause = pause(after: error, failures: failures) else { throw error }
-                do { try await sleep(pause) } catch { throw .stopped(.cancelled) }
+                do { try await clock.sleep(for: pause) } catch { throw .stopped(.cancelled) }
             }
         }
     }

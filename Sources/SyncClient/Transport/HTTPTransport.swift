@@ -25,13 +25,7 @@ struct HTTPReply: Sendable {
 }
 
 /// The HTTP side of the table protocol: a pool of keep-alive connections (async-http-client),
-/// the protocol headers, and two deadlines on every exchange.
-///
-/// - The idle deadline: no byte of the answer (head or body) for ``SyncConfiguration/idleTimeout``
-///   seconds ends the request with ``StopReason/stalled(seconds:)``.
-/// - The total deadline: an exchange longer than ``SyncConfiguration/requestTimeout`` seconds, from
-///   sending to the last byte of the answer, ends with ``StopReason/tooSlow(seconds:)``, also when
-///   the service trickles bytes to stay under the idle deadline.
+/// the protocol headers, and two deadlines on every exchange (``ExchangeDeadlines``).
 ///
 /// URLSession on Linux managed only ~1.8k sequential requests a second here and, after a
 /// dropped keep-alive connection, re-sent a request without its body; async-http-client does
@@ -52,8 +46,7 @@ final class HTTPTransport: Sendable {
     /// Lets the key and the token go in plain HTTP to another machine (`--allow-plain-http`).
     let allowPlainHTTP: Bool
     let base: String
-    private let idleTimeout: TimeInterval
-    private let requestTimeout: TimeInterval
+    let deadlines: ExchangeDeadlines
     let client: HTTPClient
     /// The protocol spoken (its `ZUMO-API-VERSION`, paging and write methods).
     let tableProtocol: TableProtocol
@@ -69,7 +62,7 @@ final class HTTPTransport: Sendable {
     init(
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
         tokenSupply: TokenSupply? = nil, caFile: String? = nil, allowPlainHTTP: Bool = false,
-        idleTimeout: TimeInterval, requestTimeout: TimeInterval, tableProtocol: TableProtocol = .v2,
+        deadlines: ExchangeDeadlines, tableProtocol: TableProtocol = .v2,
         recorder: FlightRecorder? = nil, installationID: String? = nil
     ) {
         self.installationID = installationID
@@ -84,22 +77,18 @@ final class HTTPTransport: Sendable {
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
-        self.idleTimeout = max(0.001, idleTimeout)
-        self.requestTimeout = max(0.001, requestTimeout)
-        client = Self.client(idleTimeout: self.idleTimeout, caFile: caFile)
+        self.deadlines = deadlines
+        client = Self.client(caFile: caFile)
         self.recorder = recorder
         redaction = Redaction(secrets: [applicationKey, self.authToken])
     }
 
-    /// One pool of keep-alive connections per idle deadline for the process (never shut down, like
-    /// `HTTPClient.shared`); the idle deadline is async-http-client's read timeout, which covers the
-    /// head and every part of the body. A connection that cannot be made fails the request at once,
-    /// instead of retrying with a back-off: an offline client should say "unreachable" now.
-    private static func client(idleTimeout: TimeInterval, caFile: String?) -> HTTPClient {
-        let milliseconds = Int64((idleTimeout * 1000).rounded(.up))
-        let key = PoolKey(idleMilliseconds: milliseconds, caFile: caFile)
-        return clients.withLock { clients in
-            if let client = clients[key] { return client }
+    /// One pool of keep-alive connections per set of trusted CAs for the process (never shut down,
+    /// like `HTTPClient.shared`). A connection that cannot be made fails the request at once, instead
+    /// of retrying with a back-off: an offline client should say "unreachable" now.
+    private static func client(caFile: String?) -> HTTPClient {
+        clients.withLock { clients in
+            if let client = clients[caFile] { return client }
             var configuration = HTTPClient.Configuration()
             if let caFile {
                 var tls = TLSConfiguration.makeClientConfiguration()
@@ -115,29 +104,22 @@ final class HTTPTransport: Sendable {
             // the official Mobile Apps server runs on, is 5 s; todosync serve's is 30 s): a request
             // sent on a connection the service is just closing fails as unreachable.
             configuration.connectionPool.idleTimeout = .seconds(4)
-            configuration.timeout.read = .milliseconds(milliseconds)
             // Followed (or refused) by `send`, so that nothing goes to another origin.
             configuration.redirectConfiguration = .disallow
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            clients[key] = client
+            clients[caFile] = client
             return client
         }
     }
 
-    /// What tells one pool from another: its idle deadline and the CAs it trusts.
-    private struct PoolKey: Hashable {
-        var idleMilliseconds: Int64
-        var caFile: String?
-    }
-
-    private static let clients = Mutex<[PoolKey: HTTPClient]>([:])
+    /// The pools, by the file of CAs they trust besides the system's.
+    private static let clients = Mutex<[String?: HTTPClient]>([:])
 
     /// The same transport speaking `tableProtocol`.
     func speaking(_ tableProtocol: TableProtocol) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
-            tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
-            requestTimeout: requestTimeout,
+            tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
             tableProtocol: tableProtocol, recorder: recorder, installationID: installationID)
     }
 
@@ -145,8 +127,7 @@ final class HTTPTransport: Sendable {
     func signedIn(token: String?, style: AuthStyle?) -> HTTPTransport {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
-            tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, idleTimeout: idleTimeout,
-            requestTimeout: requestTimeout,
+            tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
             tableProtocol: tableProtocol, recorder: recorder, installationID: installationID)
     }
 
@@ -230,10 +211,6 @@ final class HTTPTransport: Sendable {
     }
 
     /// One request and its answer (a redirect is an answer here).
-    ///
-    /// async-http-client's request-and-delegate API is used because its deadline covers the whole
-    /// exchange, body included, and fires on an event loop (a busy cooperative pool cannot delay
-    /// it): no task or timer of our own per request. Its async API's deadline covers only the head.
     private func exchange(
         _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?, apiVersion: String?,
         token: String?, for purpose: ExchangePurpose
@@ -247,8 +224,7 @@ final class HTTPTransport: Sendable {
         if let installationID { fields[ProtocolHeader.installationID] = installationID }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
         if body != nil { fields[.contentType] = "application/json" }
-        let deadline = NIODeadline.now() + .milliseconds(Int64(requestTimeout * 1000))
-        let started = (date: Date(), instant: ContinuousClock.now)
+        let started = (date: Date(), instant: ContinuousClock.now, sent: deadlines.clock.now)
         let target = text.hasPrefix(base) ? String(text.dropFirst(base.count)) : text
         let (sentFields, sent) = (fields, RecordedExchange.kept(body))
         let record = { [recorder, redaction] (reply: HTTPReply?, failure: SyncError?) in
@@ -276,9 +252,9 @@ final class HTTPTransport: Sendable {
             )
             let reply: HTTPReply
             do {
-                reply = try await perform(request, deadline: deadline)
+                reply = try await perform(request, sent: started.sent)
             } catch let error where Self.sentNothing(error) {
-                reply = try await perform(request, deadline: deadline)
+                reply = try await perform(request, sent: started.sent)
             }
             record(reply, nil)
             return reply
@@ -304,14 +280,19 @@ final class HTTPTransport: Sendable {
         }
     }
 
-    private func perform(_ request: HTTPClient.Request, deadline: NIODeadline) async throws -> HTTPReply {
-        let task = client.execute(
-            request: request, delegate: ResponseAccumulator(request: request, maxBodySize: Self.maximumBody),
-            deadline: deadline)
-        let response = try await withTaskCancellationHandler {
-            try await task.get()
-        } onCancel: {
-            task.cancel()
+    /// Sends `request` and reads its whole answer, within the deadlines of an exchange sent at `sent`.
+    ///
+    /// async-http-client's request-and-delegate API is used because its answer is the whole body
+    /// (its async API's is a stream).
+    private func perform(_ request: HTTPClient.Request, sent: Date) async throws -> HTTPReply {
+        let accumulator = HeardAccumulator(request: request, maxBodySize: Self.maximumBody, clock: deadlines.clock)
+        let task = client.execute(request: request, delegate: accumulator)
+        let response = try await deadlines.bounding(started: sent, heard: accumulator.heard) {
+            try await withTaskCancellationHandler {
+                try await task.get()
+            } onCancel: {
+                task.cancel()
+            }
         }
         var headers = HTTPFields()
         for (name, value) in response.headers {
@@ -327,16 +308,14 @@ final class HTTPTransport: Sendable {
     /// The readable, typed error for a failed exchange.
     func describe(_ error: any Error, url: String) -> SyncError {
         switch error {
+        case let error as SyncError:
+            return error
         case let error as HTTPClientError:
             switch error {
-            case .deadlineExceeded:
-                return .stopped(.tooSlow(seconds: requestTimeout))
-            case .readTimeout:
-                return .stopped(.stalled(seconds: idleTimeout))
             case .connectTimeout, .writeTimeout:
                 return .stopped(.unreachable("\(baseURL.absoluteString): the connection timed out"))
             case .cancelled:
-                return Task.isCancelled ? .stopped(.cancelled) : .stopped(.tooSlow(seconds: requestTimeout))
+                return .stopped(.cancelled)
             case .invalidURL, .emptyHost, .emptyScheme:
                 return .stopped(.unreachable("the address \(url) is not valid"))
             case .remoteConnectionClosed:
