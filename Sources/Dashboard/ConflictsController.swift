@@ -9,11 +9,10 @@ struct ConflictsController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/conflicts", updates: environment.live) { request in
-            try list(request)
-        } fragments: { request in
-            try listFragments(request)
-        }
+        // Live: every conflict matching the page's filter.
+        router.getLive(
+            "/conflicts", environment, template: "conflicts", partials: ["conflicts/list"], section: .conflicts,
+            content: listContent)
         router.get("/conflicts/:id") { request in try show(request) }
         router.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
     }
@@ -31,10 +30,6 @@ struct ConflictsController: Sendable {
                 server: conflict.serverItem.map { Display.label($0, id: "") } ?? "(deleted on the server)",
                 when: Display.date(conflict.error.recordedAt))
         }
-    }
-
-    private func list(_ request: Request) throws -> Response {
-        environment.renderer.page("conflicts", request, section: .conflicts, try listContent(request))
     }
 
     /// Every conflict matching the request's `q`: the page and its live fragments are both rendered from it.

@@ -10,11 +10,10 @@ struct OperationsController: Sendable {
     static let pageSize = 100
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/operations", updates: environment.live) { request in
-            try list(request)
-        } fragments: { request in
-            try listFragments(request)
-        }
+        // Live: the queue's counts, bulk actions, changes and pager.
+        router.getLive(
+            "/operations", environment, template: "operations", partials: ["operations/queue"],
+            section: .operations, content: listContent)
         router.get("/operations/:id/discard") { request in try confirmDiscard(request) }
         router.post("/operations/:id/discard") { request in try discard(request) }
         router.post("/operations/:id/retry") { request in try act(.retry, request) }
@@ -98,10 +97,6 @@ struct OperationsController: Sendable {
         case .failing: "failing"
         case .old: "waiting over \(Int(StuckRule.age / 3600)) h"
         }
-    }
-
-    private func list(_ request: Request) throws -> Response {
-        environment.renderer.page("operations", request, section: .operations, try listContent(request))
     }
 
     /// The page of the queue the request asks for: the page and its live fragments are both rendered from it.

@@ -10,11 +10,10 @@ struct JournalController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/journal", updates: environment.live) { request in
-            try list(request)
-        } fragments: { request in
-            try listFragments(request)
-        }
+        // Live: the entries for the page's filters and cursor.
+        router.getLive(
+            "/journal", environment, template: "journal", partials: ["journal/list"], section: .journal,
+            content: listContent)
         router.get("/journal.jsonl") { request in try export(request) }
         router.post("/journal/:id/overturn") { request async throws in try await overturn(request) }
         router.post("/journal/batches/:batch/undo") { request async throws in try await undo(request) }
@@ -31,10 +30,6 @@ struct JournalController: Sendable {
             before: try request.query(
                 "before", as: { Int64($0) }, mistake: { _ in "'before' must be an entry number." }),
             limit: try request.limit(default: 25, maximum: 100))
-    }
-
-    private func list(_ request: Request) throws -> Response {
-        environment.renderer.page("journal", request, section: .journal, try listContent(request))
     }
 
     /// The entries the request's filters and cursor ask for: the page and its live fragments are
