@@ -95,9 +95,7 @@ struct APIController: Sendable {
     }
 
     private func discard(_ request: Request) throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "No such operation.")
-        }
+        let id = try request.operationId(missing: "No such operation.")
         let context = environment.context
         _ = try storeCall { () throws(SyncError) in try context.operations.perform(.discard, on: id) }
         return Self.json(["discarded": id])
@@ -106,9 +104,7 @@ struct APIController: Sendable {
     /// `POST /api/operations/{id}/hold|release|retry`: the operation as it is now (null once it left
     /// the queue) and what the action did; a refusal is a 409 with the reason.
     private func act(_ action: QueueAction, _ request: Request) throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "No such operation.")
-        }
+        let id = try request.operationId(missing: "No such operation.")
         let payload = request.body.isEmpty ? QueueActionPayload() : try request.decodeJSON(QueueActionPayload.self)
         let report = try QueueActions(environment: environment).perform(
             action, ids: [id], reason: payload.reason, request: request)
@@ -154,9 +150,7 @@ struct APIController: Sendable {
     }
 
     private func resolve(_ request: Request) async throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "No such conflict.")
-        }
+        let id = try request.operationId(missing: "No such conflict.")
         let payload = try request.decodeJSON(ResolvePayload.self)
         guard let resolution = ConflictResolution(rawValue: payload.choice) else {
             throw HTTPError(.unprocessableContent, "choice must be use-client, use-server or cancel.")

@@ -57,9 +57,7 @@ struct ConflictsController: Sendable {
     }
 
     private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "There is no conflict with that number.")
-        }
+        let id = try request.operationId(missing: "There is no conflict with that number.")
         let context = environment.context
         guard let conflict = try storeCall({ () throws(SyncError) in try context.conflicts.conflict(id) }) else {
             throw HTTPError(

@@ -130,9 +130,7 @@ struct OperationsController: Sendable {
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "There is no queued change with that number.")
-        }
+        let id = try request.operationId(missing: "There is no queued change with that number.")
         let context = environment.context
         guard let operation = try storeCall({ () throws(SyncError) in try context.operations.operation(id) }) else {
             throw HTTPError(.notFound, "Change #\(id) is no longer queued: it was pushed or discarded already.")

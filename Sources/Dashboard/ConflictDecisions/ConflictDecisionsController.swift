@@ -21,17 +21,10 @@ struct ConflictDecisionsController: Sendable {
         router.post("/api/journal/:id/overturn") { request async throws in try await apiOverturn(request) }
     }
 
-    private func operationId(_ request: Request) throws(HTTPError) -> Int64 {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "There is no conflict with that number.")
-        }
-        return id
-    }
-
     // MARK: Per-field pick
 
     private func pick(_ request: Request) async throws -> Response {
-        let id = try operationId(request)
+        let id = try request.operationId(missing: "There is no conflict with that number.")
         let picks = try ConflictDecisionView.picks(try request.form().pairs)
         do {
             let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
@@ -60,7 +53,7 @@ struct ConflictDecisionsController: Sendable {
     }
 
     private func apiPick(_ request: Request) async throws -> Response {
-        let id = try operationId(request)
+        let id = try request.operationId(missing: "There is no conflict with that number.")
         let payload = try request.decodeJSON(PickPayload.self)
         let picks = try ConflictDecisionView.picks(payload.fields.map { ("pick." + $0.key, $0.value) })
         do {
