@@ -88,15 +88,12 @@ struct JournalController: Sendable {
         var query = try Self.query(request)
         query.limit = 100
         query.before = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
         var body = Data()
         let context = environment.context
         while true {
             let page = try storeCall { () throws(SyncError) in try context.journal.entries(query) }
             for entry in page.entries {
-                body.append(try encoder.encode(entry))
+                body.append(try JSONAnswer.encoder.encode(entry))
                 body.append(0x0A)
             }
             guard let next = page.next else { break }
