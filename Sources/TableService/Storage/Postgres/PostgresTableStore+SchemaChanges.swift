@@ -202,34 +202,20 @@ extension PostgresTableStore {
         return try rows.map { try $0.decode(String.self) }
     }
 
-    /// `UPDATE table SET … FROM unnest(ids) WITH ORDINALITY AS b(id, n)`: each row's changed
-    /// columns, its stamp (`first` + its rank − 1), the version of that stamp, and the
-    /// ``BackfillMarker`` (the version before the first backfill, while no one wrote the row since).
+    /// The pass's ``BackfillPass/stampUpdate(_:in:rows:match:first:)`` of the rows `ids`, in order.
     private static func stampQuery(
         _ pass: BackfillPass, _ schema: TableSchema, ids: [String], first: Int64
     ) -> PostgresQuery {
         let table = SQLDialect.quoted(schema.name)
-        let qualifier = "\(table)."
-        let marker = qualifier + SQLDialect.quoted(BackfillMarker.column)
-        let assignments = pass.assignments(schema, qualifier: qualifier)
         // The condition again (qualified): a writer may have changed the row since it was chosen.
-        let condition = pass.condition(schema, qualifier: qualifier) ?? .init(sql: "FALSE", values: [])
-        let stamp = "(?::bigint + \"b\".\"n\" - 1)"
-        let before =
-            "CASE WHEN split_part(\(marker), ' ', 1) = \(table).\"updatedAt\"::text "
-            + "THEN substr(\(marker), strpos(\(marker), ' ') + 1) ELSE \(table).\"version\" END"
-        var sql = "UPDATE \(table) SET "
-        if !assignments.sql.isEmpty { sql += assignments.sql + ", " }
-        sql +=
-            "\"updatedAt\" = \(stamp), \"version\" = encode(int8send(\(stamp)), 'base64'), "
-            + "\(SQLDialect.quoted(BackfillMarker.column)) = \(stamp)::text || ' ' || \(before) "
-            + "FROM unnest(?::text[]) WITH ORDINALITY AS \"b\"(\"id\", \"n\") "
-            + "WHERE \(table).\"id\" = \"b\".\"id\" AND \(condition.sql)"
-        var binds = PostgresStatement.bindings(
-            assignments.values + [.integer(first), .integer(first), .integer(first)])
+        let condition = pass.condition(schema, qualifier: "\(table).") ?? .init(sql: "FALSE", values: [])
+        let update = pass.stampUpdate(
+            schema, in: .postgres, rows: "unnest(?::text[]) WITH ORDINALITY AS \"b\"(\"id\", \"n\")",
+            match: "\(table).\"id\" = \"b\".\"id\" AND \(condition.sql)", first: first)
+        var binds = PostgresStatement.bindings(update.values)
         binds.append(ids)
         PostgresStatement.append(condition.values, to: &binds)
-        return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(sql), binds: binds)
+        return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(update.sql), binds: binds)
     }
 
     /// What `declarations` would change in the database at `location`, read without changing it.
