@@ -90,9 +90,7 @@ struct ConflictJournal: Sendable {
         if let itemId = query.itemId { request = request.filter(Columns.itemId == itemId) }
         if let batch = query.batch { request = request.filter(Columns.batch == batch) }
         if let text = query.text {
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-            request = request.filter(Columns.searchText.like("%" + escaped + "%", escape: "\\"))
+            request = request.filter(Columns.searchText.like("%" + TableQuery.escapeLike(text) + "%", escape: "\\"))
         }
         if let before = query.before { request = request.filter(Columns.sequence < before) }
         var entries = try request.fetchAll(db).map(\.entry)
