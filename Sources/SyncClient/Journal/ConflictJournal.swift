@@ -93,12 +93,7 @@ struct ConflictJournal: Sendable {
             request = request.filter(Columns.searchText.like("%" + TableQuery.escapeLike(text) + "%", escape: "\\"))
         }
         if let before = query.before { request = request.filter(Columns.sequence < before) }
-        var entries = try request.fetchAll(db).map(\.entry)
-        var next: Int64?
-        if entries.count > query.limit {
-            entries.removeLast()
-            next = entries.last?.sequence
-        }
+        let (entries, next) = try request.fetchAll(db).map(\.entry).keysetPage(limit: query.limit, key: \.sequence)
         return JournalPage(entries: entries, next: next)
     }
 
