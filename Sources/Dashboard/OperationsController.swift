@@ -144,14 +144,16 @@ struct OperationsController: Sendable {
         return Display.label(local ?? operation.item ?? operation.base, id: operation.itemId)
     }
 
+    /// What a discard's confirmation says of `operation`.
+    private func target(_ operation: TableOperation) -> DiscardPage.Target {
+        DiscardPage.Target(
+            id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
+            hasBase: operation.base != nil)
+    }
+
     private func confirmDiscard(_ request: Request) throws -> Response {
-        let operation = try operation(request)
-        return environment.renderer.page(
-            "discard", request, section: .operations,
-            DiscardPage(
-                operation: DiscardPage.Target(
-                    id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
-                    hasBase: operation.base != nil)))
+        environment.renderer.page(
+            "discard", request, section: .operations, DiscardPage(operation: target(try operation(request))))
     }
 
     private func discard(_ request: Request) throws -> Response {
@@ -199,14 +201,8 @@ struct OperationsController: Sendable {
                 throw HTTPError(.unprocessableContent, "Select at least one change (tick its box) first.")
             }
             let context = environment.context
-            let targets = try ids.compactMap { id throws(HTTPError) -> DiscardPage.Target? in
-                guard let operation = try storeCall({ () throws(SyncError) in try context.operations.operation(id) })
-                else {
-                    return nil
-                }
-                return DiscardPage.Target(
-                    id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
-                    hasBase: operation.base != nil)
+            let targets = try ids.compactMap { id throws(HTTPError) in
+                try storeCall { () throws(SyncError) in try context.operations.operation(id) }.map(target)
             }
             return environment.renderer.page(
                 "discard-bulk", request, section: .operations,
