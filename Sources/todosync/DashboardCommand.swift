@@ -35,17 +35,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: "A signed-in user's token (saved; also settable on the Settings page), sent as --auth-style says.")
     var authToken: String?
 
-    @Option(help: AuthStyle.help)
-    var authStyle: AuthStyle?
-
-    @Option(help: TokenCommand.help)
-    var authTokenCommand: String?
-
-    @OptionGroup var trust: TransportSecurityOptions
-
-    @OptionGroup var remoteSwitch: RemoteSwitchOption
-    @OptionGroup var push: PushWindowOption
-    @OptionGroup var tableProtocol: ProtocolOption
+    @OptionGroup var sync: SyncOptions
     @OptionGroup var autoSync: AutoSyncOption
 
     @Option(
@@ -65,7 +55,7 @@ struct DashboardCommand: AsyncParsableCommand {
                 throw ValidationError("--table: \(error.description)")
             }
         }
-        try TokenCommand.validate(authTokenCommand, besides: authToken)
+        try TokenCommand.validate(sync.authTokenCommand, besides: authToken)
         if appKey != nil, remote == nil {
             throw ValidationError("--app-key needs --remote: the embedded service has no key.")
         }
@@ -77,11 +67,12 @@ struct DashboardCommand: AsyncParsableCommand {
             remote: try remote.map { try RemoteAddress.option($0).url }, appKey: appKey, deviceName: nil,
             verbose: verbose,
             servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
-            onSwitch: remoteSwitch.onSwitch,
-            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
-            autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
-            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }, caFile: trust.caFile,
-            allowPlainHTTP: trust.allowPlainHttp, tls: try tls.identity(), tlsCertificateFile: tls.tlsCert
+            onSwitch: sync.remoteSwitch.onSwitch, pushWindow: sync.push.pushWindow,
+            tables: tables.isEmpty ? nil : tables,
+            tableProtocol: sync.tableProtocol.choice, autoSyncInterval: autoSync.interval, live: autoSync.live,
+            accessTokens: try access.tokens(), authStyle: sync.authStyle,
+            authTokenCommand: sync.authTokenCommand.map { TokenCommand($0) }, caFile: sync.trust.caFile,
+            allowPlainHTTP: sync.trust.allowPlainHttp, tls: try tls.identity(), tlsCertificateFile: tls.tlsCert
         ).start()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
