@@ -38,11 +38,8 @@ struct ConflictDecisionsController: Sendable {
                 outcome == .pushed
                     ? "Pushed the values you picked to the service."
                     : "The server refused the picked values; see the queue for its message.")
-        } catch let error as ConflictDecisionError {
-            environment.sessions.flash(request, .error, error.description)
-            return .redirect(to: "/conflicts/\(id)")
-        } catch let error as SyncError {
-            environment.sessions.flash(request, .error, error.description)
+        } catch  where error is ConflictDecisionError || error is SyncError {
+            environment.sessions.flash(request, .error, String(describing: error))
             return .redirect(to: "/conflicts/\(id)")
         }
         return .redirect(to: ConflictsController.next(after: id, context: environment.context))

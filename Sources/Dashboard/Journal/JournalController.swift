@@ -125,10 +125,8 @@ struct JournalController: Sendable {
             default:
                 environment.sessions.flash(request, .error, "The service refused the overturn; see the queue.")
             }
-        } catch let error as ConflictDecisionError {
-            environment.sessions.flash(request, .error, error.description)
-        } catch let error as SyncError {
-            environment.sessions.flash(request, .error, error.description)
+        } catch  where error is ConflictDecisionError || error is SyncError {
+            environment.sessions.flash(request, .error, String(describing: error))
         }
         return .redirect(to: back)
     }
@@ -143,10 +141,8 @@ struct JournalController: Sendable {
             if conflicts > 0 { message += " \(conflicts) became new conflicts: the service changed them since." }
             environment.sessions.flash(request, pushed == undo.overturned.count ? .success : .warning, message)
             return .redirect(to: "/journal" + Self.queryString([("batch", undo.batch)]))
-        } catch let error as ConflictDecisionError {
-            environment.sessions.flash(request, .error, error.description)
-        } catch let error as SyncError {
-            environment.sessions.flash(request, .error, error.description)
+        } catch  where error is ConflictDecisionError || error is SyncError {
+            environment.sessions.flash(request, .error, String(describing: error))
         }
         return .redirect(to: "/journal" + Self.queryString([("batch", batch)]))
     }
