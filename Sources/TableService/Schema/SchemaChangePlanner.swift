@@ -9,6 +9,13 @@ enum SchemaChangePlanner {
     /// the database, and no read of either store selects or answers it.
     static let retiredPrefix = "__retired_"
 
+    /// `ALTER TABLE table RENAME COLUMN column TO name`, as SQLite and PostgreSQL both take it: a
+    /// rename, or a retirement (to ``retiredPrefix`` and the name).
+    static func renameSQL(table: String, column: String, to name: String) -> String {
+        "ALTER TABLE \(SQLDialect.quoted(table)) RENAME COLUMN \(SQLDialect.quoted(column)) "
+            + "TO \(SQLDialect.quoted(name))"
+    }
+
     /// The changes to make.
     struct Plan: Sendable, Equatable {
         /// The new records, in the order they are applied.

@@ -25,11 +25,8 @@ extension PostgresTableStore {
                 declarations, stored: stored, recorded: try await Self.records(connection, logger: self.logger),
                 now: now)
             for rename in plan.renames {
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "ALTER TABLE \(SQLDialect.quoted(rename.table)) RENAME COLUMN "
-                            + "\(SQLDialect.quoted(rename.from)) TO \(SQLDialect.quoted(rename.to))"),
-                    logger: self.logger)
+                let sql = SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to)
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
                 try await connection.query(
                     """
                     UPDATE "__columns" SET "name" = \(rename.to)
@@ -37,12 +34,10 @@ extension PostgresTableStore {
                     """, logger: self.logger)
             }
             for retirement in plan.retirements {
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "ALTER TABLE \(SQLDialect.quoted(retirement.table)) RENAME COLUMN "
-                            + "\(SQLDialect.quoted(retirement.column)) TO "
-                            + SQLDialect.quoted(SchemaChangePlanner.retiredPrefix + retirement.column)),
-                    logger: self.logger)
+                let sql = SchemaChangePlanner.renameSQL(
+                    table: retirement.table, column: retirement.column,
+                    to: SchemaChangePlanner.retiredPrefix + retirement.column)
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
                 try await connection.query(
                     """
                     DELETE FROM "__columns" WHERE "tableName" = \(retirement.table) AND "name" = \(retirement.column)

@@ -16,18 +16,16 @@ extension SQLiteTableStore {
         let plan = try SchemaChangePlanner.plan(
             declarations, stored: stored, recorded: try Self.records(db), now: clock())
         for rename in plan.renames {
-            try db.execute(
-                sql: "ALTER TABLE \(SQLDialect.quoted(rename.table)) RENAME COLUMN \(SQLDialect.quoted(rename.from)) "
-                    + "TO \(SQLDialect.quoted(rename.to))")
+            try db.execute(sql: SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to))
             try db.execute(
                 sql: "UPDATE __columns SET name = ? WHERE tableName = ? AND name = ?",
                 arguments: [rename.to, rename.table, rename.from])
         }
         for retirement in plan.retirements {
             try db.execute(
-                sql: "ALTER TABLE \(SQLDialect.quoted(retirement.table)) RENAME COLUMN "
-                    + "\(SQLDialect.quoted(retirement.column)) TO "
-                    + SQLDialect.quoted(SchemaChangePlanner.retiredPrefix + retirement.column))
+                sql: SchemaChangePlanner.renameSQL(
+                    table: retirement.table, column: retirement.column,
+                    to: SchemaChangePlanner.retiredPrefix + retirement.column))
             try db.execute(
                 sql: "DELETE FROM __columns WHERE tableName = ? AND name = ?",
                 arguments: [retirement.table, retirement.column])
