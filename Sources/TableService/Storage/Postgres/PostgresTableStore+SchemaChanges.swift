@@ -74,21 +74,18 @@ extension PostgresTableStore {
                 unsafeSQL: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" "
                     + "ORDER BY \"appliedAt\", \"tableName\", \"columnName\", \"kind\""), logger: logger)
         var records: [SchemaChangeRecord] = []
-        for try await row in rows {
-            let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
-                (String, String, String, String, String, Int64, String, String?, Int64).self)
-            guard
-                let record = SchemaChangeRecord(
-                    table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
-                    backfill: backfill, cursor: cursor, stamped: stamped)
-            else {
-                throw TableError.invalidRequest(
-                    "The database records a schema change this version does not know (\(kind)); "
-                        + "run the newer todosync that made it.")
-            }
-            records.append(record)
-        }
+        for try await row in rows { records.append(try record(row)) }
         return records
+    }
+
+    /// A row selected with ``SchemaChangeRecord/selectList``; a change this version does not know
+    /// is a ``TableError``.
+    private static func record(_ row: PostgresRow) throws -> SchemaChangeRecord {
+        let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
+            (String, String, String, String, String, Int64, String, String?, Int64).self)
+        return try SchemaChangeRecord(
+            table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
+            backfill: backfill, cursor: cursor, stamped: stamped)
     }
 
     var writesUnderWay: Int? { nil }
@@ -164,14 +161,8 @@ extension PostgresTableStore {
                 binds: PostgresStatement.bindings([.text(table)])), logger: logger)
         var records: [SchemaChangeRecord] = []
         for try await row in rows {
-            let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
-                (String, String, String, String, String, Int64, String, String?, Int64).self)
-            if let record = SchemaChangeRecord(
-                table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
-                backfill: backfill, cursor: cursor, stamped: stamped)
-            {
-                records.append(record)
-            }
+            // One this version does not know is left to the version that wrote it.
+            do { records.append(try record(row)) } catch is TableError { continue }
         }
         return records
     }

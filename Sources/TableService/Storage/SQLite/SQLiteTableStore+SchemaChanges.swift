@@ -52,16 +52,9 @@ extension SQLiteTableStore {
             db,
             sql: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" ORDER BY \"appliedAt\", rowid"
         ).map { row in
-            guard
-                let record = SchemaChangeRecord(
-                    table: row[0], column: row[1], kind: row[2], detail: row[3], from: row[4], appliedAt: row[5],
-                    backfill: row[6], cursor: row[7], stamped: row[8])
-            else {
-                throw TableError.invalidRequest(
-                    "The database records a schema change this version does not know (\(row[2] as String)); "
-                        + "run the newer todosync that made it.")
-            }
-            return record
+            try SchemaChangeRecord(
+                table: row[0], column: row[1], kind: row[2], detail: row[3], from: row[4], appliedAt: row[5],
+                backfill: row[6], cursor: row[7], stamped: row[8])
         }
     }
 
