@@ -34,10 +34,14 @@ enum SchemaChangePlanner {
     }
 
     /// The plan for `declarations` against the `stored` tables (by lower-cased name, with every
-    /// column, retired ones included) and the `recorded` changes, dated `now`.
+    /// column, retired ones included) and the `recorded` changes, dated `now`. A declaration that
+    /// does not fit its stored table (``TableDeclaration/checkFits(_:)``) refuses the file first.
     static func plan(
         _ declarations: [TableDeclaration], stored: [String: TableSchema], recorded: [SchemaChangeRecord], now: Int64
     ) throws(ServiceSchemaError) -> Plan {
+        for declaration in declarations {
+            if let table = stored[declaration.name.lowercased()] { try declaration.checkFits(table) }
+        }
         var plan = Plan()
         for declaration in declarations {
             let table = stored[declaration.name.lowercased()]

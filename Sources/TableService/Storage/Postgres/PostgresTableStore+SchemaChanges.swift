@@ -14,16 +14,9 @@ extension PostgresTableStore {
         let now = clock()
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
-            var stored: [String: TableSchema] = [:]
-            for declaration in declarations {
-                guard let schema = try await Self.readSchema(of: declaration.name, connection, logger: self.logger)
-                else { continue }
-                try declaration.checkFits(schema)
-                stored[schema.name.lowercased()] = schema
-            }
             let plan = try SchemaChangePlanner.plan(
-                declarations, stored: stored, recorded: try await Self.records(connection, logger: self.logger),
-                now: now)
+                declarations, stored: try await Self.storedSchemas(of: declarations, connection, logger: self.logger),
+                recorded: try await Self.records(connection, logger: self.logger), now: now)
             for rename in plan.renames {
                 let sql = SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to)
                 try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
@@ -66,6 +59,19 @@ extension PostgresTableStore {
         } catch {
             throw Self.tableError(error)
         }
+    }
+
+    /// The stored tables that `declarations` name, by lower-cased name.
+    private static func storedSchemas(
+        of declarations: [TableDeclaration], _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [String: TableSchema] {
+        var stored: [String: TableSchema] = [:]
+        for declaration in declarations {
+            if let schema = try await readSchema(of: declaration.name, connection, logger: logger) {
+                stored[schema.name.lowercased()] = schema
+            }
+        }
+        return stored
     }
 
     static func records(_ connection: PostgresConnection, logger: Logger) async throws -> [SchemaChangeRecord] {
@@ -232,16 +238,9 @@ extension PostgresTableStore {
                 .collect()
             return try rows.first?.decode(Bool.self) ?? false
         }
-        var stored: [String: TableSchema] = [:]
-        if try await exists("\"__tables\"") {
-            for declaration in declarations {
-                guard let schema = try await readSchema(of: declaration.name, connection, logger: logger) else {
-                    continue
-                }
-                try declaration.checkFits(schema)
-                stored[schema.name.lowercased()] = schema
-            }
-        }
+        let stored =
+            try await exists("\"__tables\"")
+            ? try await storedSchemas(of: declarations, connection, logger: logger) : [:]
         let recorded = try await exists("\"__schema_changes\"") ? try await records(connection, logger: logger) : []
         let plan = try SchemaChangePlanner.plan(declarations, stored: stored, recorded: recorded, now: 0)
         var counts: [Int] = []

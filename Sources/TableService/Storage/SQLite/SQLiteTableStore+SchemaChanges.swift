@@ -9,12 +9,8 @@ extension SQLiteTableStore {
     /// (the caller's transaction rolls back).
     func applySchemaChanges(_ db: Database, _ declarations: [TableDeclaration]) throws {
         guard !declarations.isEmpty else { return }
-        let stored = try SchemaRegistry.read(db)
-        for declaration in declarations {
-            if let schema = stored[declaration.name.lowercased()] { try declaration.checkFits(schema) }
-        }
         let plan = try SchemaChangePlanner.plan(
-            declarations, stored: stored, recorded: try Self.records(db), now: clock())
+            declarations, stored: try SchemaRegistry.read(db), recorded: try Self.records(db), now: clock())
         for rename in plan.renames {
             try db.execute(sql: SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to))
             try db.execute(
@@ -102,9 +98,6 @@ extension SQLiteTableStore {
             return try queue.read { db in
                 let hasMetadata = try db.tableExists("__tables")
                 let stored = hasMetadata ? try SchemaRegistry.read(db) : [:]
-                for declaration in declarations {
-                    if let schema = stored[declaration.name.lowercased()] { try declaration.checkFits(schema) }
-                }
                 let recorded = try db.tableExists("__schema_changes") ? try records(db) : []
                 let plan = try SchemaChangePlanner.plan(declarations, stored: stored, recorded: recorded, now: 0)
                 var counts: [Int] = []
