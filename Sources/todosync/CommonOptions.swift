@@ -15,13 +15,6 @@ struct ListenOptions: ParsableArguments {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8080
 
-    init() {}
-
-    init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
     }
