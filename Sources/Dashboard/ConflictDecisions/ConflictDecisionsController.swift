@@ -55,7 +55,7 @@ struct ConflictDecisionsController: Sendable {
         let picks = try ConflictDecisionView.picks(payload.fields.map { ("pick." + $0.key, $0.value) })
         do {
             let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
-            return APIController.json(["outcome": outcome.rawValue])
+            return JSONAnswer.response(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
             throw HTTPError(.unprocessableContent, error.description)
         } catch let error as SyncError {
@@ -160,7 +160,7 @@ struct ConflictDecisionsController: Sendable {
     private func policies() throws -> Response {
         let context = environment.context
         let policies = try storeCall { () throws(SyncError) in try context.conflicts.policies() }
-        return APIController.json(policies.mapValues(\.rawValue))
+        return JSONAnswer.response(policies.mapValues(\.rawValue))
     }
 
     private func setPolicy(_ request: Request) throws -> Response {
@@ -182,14 +182,14 @@ struct ConflictDecisionsController: Sendable {
             var entries: [JournalEntry]
             var next: Int64?
         }
-        return APIController.json(Answer(entries: page.entries, next: page.next))
+        return JSONAnswer.response(Answer(entries: page.entries, next: page.next))
     }
 
     private func apiOverturn(_ request: Request) async throws -> Response {
         let id = request.parameters["id"] ?? ""
         do {
             let outcome = try await environment.context.journal.overturn(id)
-            return APIController.json(["outcome": outcome.rawValue])
+            return JSONAnswer.response(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
             if case .entryNotFound = error { throw HTTPError(.notFound, error.description) }
             throw HTTPError(.conflict, error.description)
