@@ -37,7 +37,7 @@ struct ConflictsController: Sendable {
         let text = request.query("q") ?? ""
         let conflicts = try summaries(matching: text)
         return ConflictsPage(
-            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.isEmpty ? nil : text
+            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.nilIfEmpty
         )
     }
 
