@@ -55,16 +55,12 @@ struct APIController: Sendable {
         for kind in [BackgroundSync.Kind.sync, .push, .pull, .verify] {
             router.post("/api/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
-                return Self.json(["started": started, "running": true], status: .accepted)
+                return JSONAnswer.response(["started": started, "running": true], status: .accepted)
             }
         }
         router.post("/api/cancel") { _ async throws in
-            Self.json(["cancelled": await environment.sync.cancel()])
+            JSONAnswer.response(["cancelled": await environment.sync.cancel()])
         }
-    }
-
-    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
-        JSONAnswer.response(value, status: status)
     }
 
     /// `GET /api/status`: the header every page shows, plus the CSRF token scripts need.
@@ -86,29 +82,25 @@ struct APIController: Sendable {
         let header = HeaderView.read(
             context: environment.context, sync: environment.sync, autoSync: environment.autoSync?.status,
             servicePage: nil)
-        return Self.json(StatusAnswer(header: header, csrfToken: csrfToken))
+        return JSONAnswer.response(StatusAnswer(header: header, csrfToken: csrfToken))
     }
 
     private func operations() throws -> Response {
         let context = environment.context
-        return Self.json(try storeCall { () throws(SyncError) in try context.operations.all() })
+        return JSONAnswer.response(try storeCall { () throws(SyncError) in try context.operations.all() })
     }
 
     private func discard(_ request: Request) throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "No such operation.")
-        }
+        let id = try request.operationId(missing: "No such operation.")
         let context = environment.context
         _ = try storeCall { () throws(SyncError) in try context.operations.perform(.discard, on: id) }
-        return Self.json(["discarded": id])
+        return JSONAnswer.response(["discarded": id])
     }
 
     /// `POST /api/operations/{id}/hold|release|retry`: the operation as it is now (null once it left
     /// the queue) and what the action did; a refusal is a 409 with the reason.
     private func act(_ action: QueueAction, _ request: Request) throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "No such operation.")
-        }
+        let id = try request.operationId(missing: "No such operation.")
         let payload = request.body.isEmpty ? QueueActionPayload() : try request.decodeJSON(QueueActionPayload.self)
         let report = try QueueActions(environment: environment).perform(
             action, ids: [id], reason: payload.reason, request: request)
@@ -118,7 +110,7 @@ struct APIController: Sendable {
             throw HTTPError(exists ? .conflict : .notFound, refused.message ?? "Operation #\(id) was refused.")
         }
         let context = environment.context
-        return Self.json(
+        return JSONAnswer.response(
             ActionAnswer(
                 action: action, outcome: report.results.first?.outcome ?? .unchanged,
                 pushStarted: report.pushStarted,
@@ -143,27 +135,25 @@ struct APIController: Sendable {
         guard let ids = payload.ids else {
             throw HTTPError(.unprocessableContent, "ids must list the operations' ids, as in {\"ids\": [1, 2]}.")
         }
-        return Self.json(
+        return JSONAnswer.response(
             try QueueActions(environment: environment).perform(
                 action, ids: ids, reason: payload.reason, request: request))
     }
 
     private func conflicts() throws -> Response {
         let context = environment.context
-        return Self.json(try storeCall { () throws(SyncError) in try context.conflicts.all() })
+        return JSONAnswer.response(try storeCall { () throws(SyncError) in try context.conflicts.all() })
     }
 
     private func resolve(_ request: Request) async throws -> Response {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "No such conflict.")
-        }
+        let id = try request.operationId(missing: "No such conflict.")
         let payload = try request.decodeJSON(ResolvePayload.self)
         guard let resolution = ConflictResolution(rawValue: payload.choice) else {
             throw HTTPError(.unprocessableContent, "choice must be use-client, use-server or cancel.")
         }
         do {
             let outcome = try await environment.context.conflicts.resolve(id, with: resolution)
-            return Self.json(["outcome": outcome?.rawValue ?? "pending"])
+            return JSONAnswer.response(["outcome": outcome?.rawValue ?? "pending"])
         } catch let error as SyncError {
             throw error.httpError
         }
@@ -188,7 +178,7 @@ struct APIController: Sendable {
     private func savedSettings() throws -> Response {
         let settings = environment.settings.settings
         let context = environment.context
-        return Self.json(
+        return JSONAnswer.response(
             SettingsAnswer(
                 remote: settings.remoteURL, pageSize: settings.pageSize,
                 pushWindow: settings.pushWindow ?? SyncConfiguration.defaultPushWindow, offline: context.isOffline,
@@ -229,7 +219,7 @@ struct APIController: Sendable {
         do {
             try await change.apply(environment)
         } catch SyncError.remoteSwitchRefused(let refusal) {
-            return Self.json(
+            return JSONAnswer.response(
                 SwitchRefusedAnswer(
                     error: SyncError.remoteSwitchRefused(refusal).description
                         + " Send the settings again with \"onSwitch\": \"push\" or \"discard\".",

@@ -9,11 +9,10 @@ struct ConflictsController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/conflicts", updates: environment.live) { request in
-            try list(request)
-        } fragments: { request in
-            try listFragments(request)
-        }
+        // Live: every conflict matching the page's filter.
+        router.getLive(
+            "/conflicts", environment, template: "conflicts", partials: ["conflicts/list"], section: .conflicts,
+            content: listContent)
         router.get("/conflicts/:id") { request in try show(request) }
         router.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
     }
@@ -33,16 +32,12 @@ struct ConflictsController: Sendable {
         }
     }
 
-    private func list(_ request: Request) throws -> Response {
-        environment.renderer.page("conflicts", request, section: .conflicts, try listContent(request))
-    }
-
     /// Every conflict matching the request's `q`: the page and its live fragments are both rendered from it.
     func listContent(_ request: Request) throws(HTTPError) -> ConflictsPage {
         let text = request.query("q") ?? ""
         let conflicts = try summaries(matching: text)
         return ConflictsPage(
-            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.isEmpty ? nil : text
+            conflicts: conflicts, hasConflicts: !conflicts.isEmpty, count: conflicts.count, q: text.nilIfEmpty
         )
     }
 
@@ -62,9 +57,7 @@ struct ConflictsController: Sendable {
     }
 
     private func conflict(_ request: Request) throws(HTTPError) -> SyncConflict {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "There is no conflict with that number.")
-        }
+        let id = try request.operationId(missing: "There is no conflict with that number.")
         let context = environment.context
         guard let conflict = try storeCall({ () throws(SyncError) in try context.conflicts.conflict(id) }) else {
             throw HTTPError(

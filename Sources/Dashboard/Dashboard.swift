@@ -85,16 +85,11 @@ public final class Dashboard: Sendable {
         try FileManager.default.createDirectory(
             at: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let settings = SettingsFile(folder: configuration.dataDirectory)
-        if configuration.pushWindow.map({ $0 != settings.settings.pushWindow }) == true
-            || configuration.tableProtocol.map({ $0 != settings.settings.tableProtocol }) == true
-            || configuration.autoSyncInterval.map({ $0 != settings.settings.autoSyncInterval }) == true
-        {
-            var saved = settings.settings
-            saved.pushWindow = configuration.pushWindow ?? saved.pushWindow
-            saved.tableProtocol = configuration.tableProtocol ?? saved.tableProtocol
-            saved.autoSyncInterval = configuration.autoSyncInterval ?? saved.autoSyncInterval
-            try settings.save(saved)
-        }
+        var saved = settings.settings
+        saved.pushWindow = configuration.pushWindow ?? saved.pushWindow
+        saved.tableProtocol = configuration.tableProtocol ?? saved.tableProtocol
+        saved.autoSyncInterval = configuration.autoSyncInterval ?? saved.autoSyncInterval
+        if saved != settings.settings { try settings.save(saved) }
         let context = try SyncContext(
             path: configuration.dataDirectory.appendingPathComponent("store.sqlite").path,
             configuration: {

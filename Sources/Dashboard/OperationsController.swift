@@ -10,11 +10,10 @@ struct OperationsController: Sendable {
     static let pageSize = 100
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/operations", updates: environment.live) { request in
-            try list(request)
-        } fragments: { request in
-            try listFragments(request)
-        }
+        // Live: the queue's counts, bulk actions, changes and pager.
+        router.getLive(
+            "/operations", environment, template: "operations", partials: ["operations/queue"],
+            section: .operations, content: listContent)
         router.get("/operations/:id/discard") { request in try confirmDiscard(request) }
         router.post("/operations/:id/discard") { request in try discard(request) }
         router.post("/operations/:id/retry") { request in try act(.retry, request) }
@@ -100,10 +99,6 @@ struct OperationsController: Sendable {
         }
     }
 
-    private func list(_ request: Request) throws -> Response {
-        environment.renderer.page("operations", request, section: .operations, try listContent(request))
-    }
-
     /// The page of the queue the request asks for: the page and its live fragments are both rendered from it.
     func listContent(_ request: Request) throws(HTTPError) -> OperationsPage {
         let position = try Self.position(request)
@@ -135,9 +130,7 @@ struct OperationsController: Sendable {
     }
 
     private func operation(_ request: Request) throws(HTTPError) -> TableOperation {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "There is no queued change with that number.")
-        }
+        let id = try request.operationId(missing: "There is no queued change with that number.")
         let context = environment.context
         guard let operation = try storeCall({ () throws(SyncError) in try context.operations.operation(id) }) else {
             throw HTTPError(.notFound, "Change #\(id) is no longer queued: it was pushed or discarded already.")
@@ -151,14 +144,16 @@ struct OperationsController: Sendable {
         return Display.label(local ?? operation.item ?? operation.base, id: operation.itemId)
     }
 
+    /// What a discard's confirmation says of `operation`.
+    private func target(_ operation: TableOperation) -> DiscardPage.Target {
+        DiscardPage.Target(
+            id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
+            hasBase: operation.base != nil)
+    }
+
     private func confirmDiscard(_ request: Request) throws -> Response {
-        let operation = try operation(request)
-        return environment.renderer.page(
-            "discard", request, section: .operations,
-            DiscardPage(
-                operation: DiscardPage.Target(
-                    id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
-                    hasBase: operation.base != nil)))
+        environment.renderer.page(
+            "discard", request, section: .operations, DiscardPage(operation: target(try operation(request))))
     }
 
     private func discard(_ request: Request) throws -> Response {
@@ -206,14 +201,8 @@ struct OperationsController: Sendable {
                 throw HTTPError(.unprocessableContent, "Select at least one change (tick its box) first.")
             }
             let context = environment.context
-            let targets = try ids.compactMap { id throws(HTTPError) -> DiscardPage.Target? in
-                guard let operation = try storeCall({ () throws(SyncError) in try context.operations.operation(id) })
-                else {
-                    return nil
-                }
-                return DiscardPage.Target(
-                    id: operation.id, kind: operation.kind.rawValue, label: label(of: operation),
-                    hasBase: operation.base != nil)
+            let targets = try ids.compactMap { id throws(HTTPError) in
+                try storeCall { () throws(SyncError) in try context.operations.operation(id) }.map(target)
             }
             return environment.renderer.page(
                 "discard-bulk", request, section: .operations,

@@ -1,6 +1,12 @@
 import HTTPServer
 
 extension Request {
+    /// The route's `:id`, a change's number; anything else is a 404 saying `missing`.
+    func operationId(missing: String) throws(HTTPError) -> Int64 {
+        guard let id = parameters["id"].flatMap(Int64.init) else { throw HTTPError(.notFound, missing) }
+        return id
+    }
+
     /// The query parameter `name` read by `parse`: nil when it is absent or empty, a 400 with the
     /// message `mistake` gives for the value when it does not parse.
     func query<Value>(

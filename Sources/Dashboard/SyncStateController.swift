@@ -28,7 +28,7 @@ struct SyncStateController: Sendable {
     private func resetToken(_ request: Request) async throws -> Response {
         let form = try request.form()
         let table = form["table"] ?? ""
-        let queryId = form["queryId"].flatMap { $0.isEmpty ? nil : $0 }
+        let queryId = form["queryId"]?.nilIfEmpty
         guard environment.context.tables.contains(where: { $0.name == table }) else {
             throw HTTPError(.notFound, "There is no table “\(table)” in this dashboard.")
         }

@@ -105,9 +105,6 @@ public final class EventStream: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Whether events can still be sent.
-    public var isClosed: Bool { state.withLock { $0.closed } }
-
     /// Returns once the stream is closed (finished, dropped, or its reader gone).
     public func closed() async {
         await withCheckedContinuation { continuation in

@@ -5,8 +5,6 @@ extension HTTPField.Name {
     public static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
     /// `Referrer-Policy`: how much of a page's address other sites learn.
     public static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
-    /// `X-Requested-With`: `fetch` when the dashboard's own script sent the request.
-    public static let xRequestedWith = HTTPField.Name("X-Requested-With")!
     /// `Link`: the table protocol's next page (`<url>; rel=next`).
     public static let link = HTTPField.Name("Link")!
 }

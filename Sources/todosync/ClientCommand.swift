@@ -71,17 +71,7 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "A signed-in user's token (saved in the store; \"\" removes it), sent as --auth-style says.")
     var authToken: String?
 
-    @Option(help: AuthStyle.help)
-    var authStyle: AuthStyle?
-
-    @Option(help: TokenCommand.help)
-    var authTokenCommand: String?
-
-    @OptionGroup var trust: TransportSecurityOptions
-
-    @OptionGroup var remoteSwitch: RemoteSwitchOption
-    @OptionGroup var push: PushWindowOption
-    @OptionGroup var tableProtocol: ProtocolOption
+    @OptionGroup var sync: SyncOptions
 
     @Option(
         help: """
@@ -96,7 +86,7 @@ struct ClientOptions: ParsableArguments {
     func validate() throws {
         do { try TableDescription.checkName(table) } catch { throw ValidationError("--table: \(error.description)") }
         if let remote { _ = try RemoteAddress.option(remote) }
-        try TokenCommand.validate(authTokenCommand, besides: authToken)
+        try TokenCommand.validate(sync.authTokenCommand, besides: authToken)
     }
 
     /// Opens the store; errors are printed by ``run(_:)``.
@@ -107,11 +97,11 @@ struct ClientOptions: ParsableArguments {
         }
         var configuration = SyncConfiguration(
             remoteURL: remote.flatMap(URL.init(string:)), applicationKey: appKey,
-            pushWindow: push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
-            onRemoteSwitch: remoteSwitch.onSwitch, tableProtocol: tableProtocol.choice ?? .auto)
-        configuration.authStyle = authStyle
-        configuration.authTokenCommand = authTokenCommand.map { TokenCommand($0) }
-        trust.apply(to: &configuration)
+            pushWindow: sync.push.pushWindow ?? SyncConfiguration.defaultPushWindow, authToken: authToken,
+            onRemoteSwitch: sync.remoteSwitch.onSwitch, tableProtocol: sync.tableProtocol.choice ?? .auto)
+        configuration.authStyle = sync.authStyle
+        configuration.authTokenCommand = sync.authTokenCommand.map { TokenCommand($0) }
+        sync.trust.apply(to: &configuration)
         let context = try SyncContext(path: store, configuration: configuration)
         if case .switched(let report)? = context.openingChange {
             FileHandle.standardError.write(Data((report.summary + "\n").utf8))

@@ -25,6 +25,22 @@ struct QueueActionOutput: Encodable {
     }
 }
 
+extension ClientSubcommandOptions {
+    /// Holds or releases `operation` and prints `summary(changed)` with what is pending (or, with
+    /// `--json`, the operation as it is now and "done" or "unchanged").
+    fileprivate func perform(
+        _ action: QueueAction, on operation: Int64, reason: String? = nil, summary: (_ changed: Bool) -> String
+    ) async throws {
+        try await run { context in
+            let changed = try context.operations.perform(action, on: operation, reason: reason)
+            let now = try context.operations.operation(operation)
+            output(
+                summary(changed) + " — \(context.pendingSummary())",
+                json: QueueActionOutput(operation, action, outcome: changed ? "done" : "unchanged", now: now))
+        }
+    }
+}
+
 /// `client hold OP [--reason TEXT]`.
 struct ClientHold: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,13 +61,9 @@ struct ClientHold: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await options.run { context in
-            let changed = try context.operations.perform(.hold, on: operation, reason: reason)
-            let now = try context.operations.operation(operation)
-            options.output(
-                (changed ? "Held #\(operation)" : "#\(operation) was held already")
-                    + ": no push sends it until `client release \(operation)` — \(context.pendingSummary())",
-                json: QueueActionOutput(operation, .hold, outcome: changed ? "done" : "unchanged", now: now))
+        try await options.perform(.hold, on: operation, reason: reason) { changed in
+            (changed ? "Held #\(operation)" : "#\(operation) was held already")
+                + ": no push sends it until `client release \(operation)`"
         }
     }
 }
@@ -65,13 +77,8 @@ struct ClientRelease: AsyncParsableCommand {
     @Argument(help: "The operation number of a held operation.") var operation: Int64
 
     func run() async throws {
-        try await options.run { context in
-            let changed = try context.operations.perform(.release, on: operation)
-            let now = try context.operations.operation(operation)
-            options.output(
-                (changed ? "Released #\(operation): the next push sends it" : "#\(operation) was not held")
-                    + " — \(context.pendingSummary())",
-                json: QueueActionOutput(operation, .release, outcome: changed ? "done" : "unchanged", now: now))
+        try await options.perform(.release, on: operation) { changed in
+            changed ? "Released #\(operation): the next push sends it" : "#\(operation) was not held"
         }
     }
 }

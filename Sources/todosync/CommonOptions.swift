@@ -15,13 +15,6 @@ struct ListenOptions: ParsableArguments {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8080
 
-    init() {}
-
-    init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
     }
@@ -240,4 +233,21 @@ extension AuthStyle: ExpressibleByArgument {
     static let help = ArgumentHelp(
         "How the token is sent: zumo (X-ZUMO-AUTH) or bearer (Authorization: Bearer), saved. At first: zumo "
             + "over v2, bearer over v3, as each protocol's own clients send it.")
+}
+
+/// How a store syncs with its service, the same for `client` and `dashboard`: how the sign-in
+/// token is sent and which command prints it, the CAs trusted, what a switch of service does with
+/// queued changes, the push window and the protocol.
+struct SyncOptions: ParsableArguments {
+    @Option(help: AuthStyle.help)
+    var authStyle: AuthStyle?
+
+    @Option(help: TokenCommand.help)
+    var authTokenCommand: String?
+
+    @OptionGroup var trust: TransportSecurityOptions
+
+    @OptionGroup var remoteSwitch: RemoteSwitchOption
+    @OptionGroup var push: PushWindowOption
+    @OptionGroup var tableProtocol: ProtocolOption
 }

@@ -35,17 +35,7 @@ struct DashboardCommand: AsyncParsableCommand {
     @Option(help: "A signed-in user's token (saved; also settable on the Settings page), sent as --auth-style says.")
     var authToken: String?
 
-    @Option(help: AuthStyle.help)
-    var authStyle: AuthStyle?
-
-    @Option(help: TokenCommand.help)
-    var authTokenCommand: String?
-
-    @OptionGroup var trust: TransportSecurityOptions
-
-    @OptionGroup var remoteSwitch: RemoteSwitchOption
-    @OptionGroup var push: PushWindowOption
-    @OptionGroup var tableProtocol: ProtocolOption
+    @OptionGroup var sync: SyncOptions
     @OptionGroup var autoSync: AutoSyncOption
 
     @Option(
@@ -65,24 +55,30 @@ struct DashboardCommand: AsyncParsableCommand {
                 throw ValidationError("--table: \(error.description)")
             }
         }
-        try TokenCommand.validate(authTokenCommand, besides: authToken)
+        try TokenCommand.validate(sync.authTokenCommand, besides: authToken)
         if appKey != nil, remote == nil {
             throw ValidationError("--app-key needs --remote: the embedded service has no key.")
         }
     }
 
     func run() async throws {
-        let dashboard = try await DashboardLauncher(
-            listen: listen, resources: try resources.locate(), dataDir: dataDir,
-            remote: try remote.map { try RemoteAddress.option($0).url }, appKey: appKey, deviceName: nil,
-            verbose: verbose,
-            servicePageURL: nil, allowedHosts: allowedHosts.names, authToken: authToken,
-            onSwitch: remoteSwitch.onSwitch,
-            pushWindow: push.pushWindow, tables: tables.isEmpty ? nil : tables, tableProtocol: tableProtocol.choice,
-            autoSyncInterval: autoSync.interval, live: autoSync.live, accessTokens: try access.tokens(),
-            authStyle: authStyle, authTokenCommand: authTokenCommand.map { TokenCommand($0) }, caFile: trust.caFile,
-            allowPlainHTTP: trust.allowPlainHttp, tls: try tls.identity(), tlsCertificateFile: tls.tlsCert
-        ).start()
+        var configuration = DashboardConfiguration(
+            host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir),
+            resources: try resources.locate(),
+            remote: try remote.map { .url(try RemoteAddress.option($0).url, applicationKey: appKey) },
+            logRequests: verbose, allowedHosts: allowedHosts.names, authToken: authToken,
+            onRemoteSwitch: sync.remoteSwitch.onSwitch, pushWindow: sync.push.pushWindow,
+            tables: tables.isEmpty ? nil : tables, tableProtocol: sync.tableProtocol.choice)
+        configuration.autoSyncInterval = autoSync.interval
+        configuration.live = autoSync.live
+        configuration.accessTokens = try access.tokens()
+        configuration.authStyle = sync.authStyle
+        configuration.authTokenCommand = sync.authTokenCommand.map { TokenCommand($0) }
+        configuration.caFile = sync.trust.caFile
+        configuration.allowPlainHTTP = sync.trust.allowPlainHttp
+        configuration.tls = try tls.identity()
+        configuration.tlsCertificateFile = tls.tlsCert
+        let dashboard = try await configuration.launchFromCommandLine()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
         try await runUntilTerminated([dashboard])
         announce("todosync stopped.")
@@ -96,50 +92,12 @@ extension RemoteAddress {
     }
 }
 
-/// The command line's side of ``Dashboard/launch(_:embeddedDatabase:)`` (shared with `demo`): the
-/// options as a configuration, and failures as the command line words them.
-struct DashboardLauncher {
-    var listen: ListenOptions
-    var resources: ResourceFolders
-    var dataDir: String
-    var remote: URL?
-    var appKey: String?
-    var deviceName: String?
-    var verbose: Bool
-    var servicePageURL: String?
-    var allowedHosts: [String] = []
-    var authToken: String?
-    var onSwitch: RemoteSwitchChoice?
-    var pushWindow: Int?
-    var tables: [String]?
-    var tableProtocol: ProtocolChoice?
-    var autoSyncInterval: Double?
-    var live: LiveMode = .auto
-    var accessTokens: [String: AccessRole] = [:]
-    var authStyle: AuthStyle?
-    var authTokenCommand: TokenCommand?
-    var caFile: String?
-    var allowPlainHTTP = false
-    var tls: TLSIdentity?
-    var tlsCertificateFile: String?
-
-    func start() async throws -> Dashboard {
-        var configuration = DashboardConfiguration(
-            host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir), resources: resources,
-            remote: remote.map { .url($0, applicationKey: appKey) }, deviceName: deviceName, logRequests: verbose,
-            servicePageURL: servicePageURL, allowedHosts: allowedHosts, authToken: authToken,
-            onRemoteSwitch: onSwitch, pushWindow: pushWindow, tables: tables, tableProtocol: tableProtocol)
-        configuration.autoSyncInterval = autoSyncInterval
-        configuration.live = live
-        configuration.accessTokens = accessTokens
-        configuration.authStyle = authStyle
-        configuration.authTokenCommand = authTokenCommand
-        configuration.caFile = caFile
-        configuration.allowPlainHTTP = allowPlainHTTP
-        configuration.tls = tls
-        configuration.tlsCertificateFile = tlsCertificateFile
+/// The command line's side of ``Dashboard/launch(_:embeddedDatabase:)`` (shared with `demo`):
+/// failures as the command line words them.
+extension DashboardConfiguration {
+    func launchFromCommandLine() async throws -> Dashboard {
         do {
-            return try await Dashboard.launch(configuration)
+            return try await Dashboard.launch(self)
         } catch let error as HTTPServerError {
             throw ValidationError("\(error) (see --port and --host)")
         } catch let error as SyncError where RemoteSwitchOption.isRefusal(error) {

@@ -118,14 +118,16 @@ struct DemoCommand: AsyncParsableCommand {
         let remote = URL(string: service.url)!
         var devices: [Dashboard] = []
         for (index, name) in ["Device A", "Device B"].enumerated() {
-            let launcher = DashboardLauncher(
-                listen: ListenOptions(host: host, port: listeningPort(index)), resources: folders,
-                dataDir: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b").path,
-                remote: remote, appKey: nil, deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
-                verbose: false, servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
-                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "", tables: Self.tables,
-                autoSyncInterval: Double(autoSync), live: live)
-            devices.append(try await launcher.start())
+            var configuration = DashboardConfiguration(
+                host: host, port: listeningPort(index),
+                dataDirectory: folder.appendingPathComponent(index == 0 ? "device-a" : "device-b"), resources: folders,
+                remote: .url(remote, applicationKey: nil),
+                deviceName: twoUsers ? "\(name) (\(index == 0 ? "alice" : "bob"))" : name,
+                servicePageURL: twoUsers ? nil : service.url + "/service/tables/todoitem",
+                allowedHosts: allowedHosts.names, authToken: tokens[index] ?? "", tables: Self.tables)
+            configuration.autoSyncInterval = Double(autoSync)
+            configuration.live = live
+            devices.append(try await configuration.launchFromCommandLine())
         }
         announce(
             """

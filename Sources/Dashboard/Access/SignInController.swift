@@ -24,17 +24,20 @@ struct SignInController: Sendable {
         router.post(Self.path) { request in try signIn(request) }
         router.post(Self.signOut) { request in
             if let id = request.attributes[AccessGate.sessionAttribute] { access.end(session: id) }
-            var response = Response.redirect(to: Self.path)
-            response.headers.append(HTTPField(name: .setCookie, value: SignInSessions.clearingCookie))
-            return response
+            return Self.signedOut()
         }
         router.post("/settings/access/link") { request in try makeLink(request) }
         router.post("/settings/access/end") { _ in
             access.endAll()
-            var response = Response.redirect(to: Self.path)
-            response.headers.append(HTTPField(name: .setCookie, value: SignInSessions.clearingCookie))
-            return response
+            return Self.signedOut()
         }
+    }
+
+    /// Back to the sign-in page, the browser's session cookie cleared.
+    private static func signedOut() -> Response {
+        var response = Response.redirect(to: path)
+        response.headers.append(HTTPField(name: .setCookie, value: SignInSessions.clearingCookie))
+        return response
     }
 
     private func signIn(_ request: Request) throws -> Response {

@@ -209,19 +209,13 @@ struct AutoSyncSchedule: Sendable, Equatable {
                 next.lastError = nil
                 next.pause = nil
                 next.lastFailureUnreachable = false
-            case .unreachable(let message):
+            case .unreachable(let message), .failure(let message), .unauthorized(let message):
                 next.consecutiveFailures += 1
                 next.lastError = message
-                next.lastFailureUnreachable = true
-            case .failure(let message):
-                next.consecutiveFailures += 1
-                next.lastError = message
-                next.lastFailureUnreachable = false
-            case .unauthorized(let message):
-                next.consecutiveFailures += 1
-                next.lastError = message
-                next.lastFailureUnreachable = false
-                next.pause = .unauthorized(token: seen.token, style: seen.style)
+                next.lastFailureUnreachable = outcome == .unreachable(message)
+                if outcome == .unauthorized(message) {
+                    next.pause = .unauthorized(token: seen.token, style: seen.style)
+                }
             case .skipped:
                 break
             }

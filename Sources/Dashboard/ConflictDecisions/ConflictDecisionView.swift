@@ -57,7 +57,7 @@ extension ConflictDecisionView {
             ? fields.map { field in
                 let chosen =
                     picks[field.name]
-                    ?? (field.change == .collision ? .client : (field.change == .client ? .client : .server))
+                    ?? ([.collision, .client].contains(field.change) ? .client : .server)
                 return PickField(
                     name: field.name, collides: field.change == .collision, change: Self.words(field.change),
                     options: ConflictSide.allCases.map { side in

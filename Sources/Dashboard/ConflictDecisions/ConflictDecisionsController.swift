@@ -21,17 +21,10 @@ struct ConflictDecisionsController: Sendable {
         router.post("/api/journal/:id/overturn") { request async throws in try await apiOverturn(request) }
     }
 
-    private func operationId(_ request: Request) throws(HTTPError) -> Int64 {
-        guard let id = request.parameters["id"].flatMap(Int64.init) else {
-            throw HTTPError(.notFound, "There is no conflict with that number.")
-        }
-        return id
-    }
-
     // MARK: Per-field pick
 
     private func pick(_ request: Request) async throws -> Response {
-        let id = try operationId(request)
+        let id = try request.operationId(missing: "There is no conflict with that number.")
         let picks = try ConflictDecisionView.picks(try request.form().pairs)
         do {
             let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
@@ -45,11 +38,8 @@ struct ConflictDecisionsController: Sendable {
                 outcome == .pushed
                     ? "Pushed the values you picked to the service."
                     : "The server refused the picked values; see the queue for its message.")
-        } catch let error as ConflictDecisionError {
-            environment.sessions.flash(request, .error, error.description)
-            return .redirect(to: "/conflicts/\(id)")
-        } catch let error as SyncError {
-            environment.sessions.flash(request, .error, error.description)
+        } catch  where error is ConflictDecisionError || error is SyncError {
+            environment.sessions.flash(request, .error, String(describing: error))
             return .redirect(to: "/conflicts/\(id)")
         }
         return .redirect(to: ConflictsController.next(after: id, context: environment.context))
@@ -60,12 +50,12 @@ struct ConflictDecisionsController: Sendable {
     }
 
     private func apiPick(_ request: Request) async throws -> Response {
-        let id = try operationId(request)
+        let id = try request.operationId(missing: "There is no conflict with that number.")
         let payload = try request.decodeJSON(PickPayload.self)
         let picks = try ConflictDecisionView.picks(payload.fields.map { ("pick." + $0.key, $0.value) })
         do {
             let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
-            return APIController.json(["outcome": outcome.rawValue])
+            return JSONAnswer.response(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
             throw HTTPError(.unprocessableContent, error.description)
         } catch let error as SyncError {
@@ -170,7 +160,7 @@ struct ConflictDecisionsController: Sendable {
     private func policies() throws -> Response {
         let context = environment.context
         let policies = try storeCall { () throws(SyncError) in try context.conflicts.policies() }
-        return APIController.json(policies.mapValues(\.rawValue))
+        return JSONAnswer.response(policies.mapValues(\.rawValue))
     }
 
     private func setPolicy(_ request: Request) throws -> Response {
@@ -192,14 +182,14 @@ struct ConflictDecisionsController: Sendable {
             var entries: [JournalEntry]
             var next: Int64?
         }
-        return APIController.json(Answer(entries: page.entries, next: page.next))
+        return JSONAnswer.response(Answer(entries: page.entries, next: page.next))
     }
 
     private func apiOverturn(_ request: Request) async throws -> Response {
         let id = request.parameters["id"] ?? ""
         do {
             let outcome = try await environment.context.journal.overturn(id)
-            return APIController.json(["outcome": outcome.rawValue])
+            return JSONAnswer.response(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
             if case .entryNotFound = error { throw HTTPError(.notFound, error.description) }
             throw HTTPError(.conflict, error.description)

@@ -33,11 +33,11 @@ struct DataAPIController: Sendable {
 
     func addRoutes(to router: inout Router) {
         router.get("/api/data") { _ in
-            APIController.json(["tables": try DataController(environment: environment).tableLines()])
+            JSONAnswer.response(["tables": try DataController(environment: environment).tableLines()])
         }
         router.get("/api/data/:table") { request in try rows(request) }
         router.post("/api/data/:table") { request in try add(request) }
-        router.get("/api/data/:table/:id") { request in APIController.json(try row(request).item) }
+        router.get("/api/data/:table/:id") { request in JSONAnswer.response(try row(request).item) }
         router.patch("/api/data/:table/:id") { request in try update(request) }
         router.delete("/api/data/:table/:id") { request in try delete(request) }
     }
@@ -58,7 +58,7 @@ struct DataAPIController: Sendable {
             let columns = table.mismatchedColumns(of: item)
             if !columns.isEmpty, let id = item[SystemColumn.id]?.stringValue { mismatched[id] = columns }
         }
-        return APIController.json(
+        return JSONAnswer.response(
             RowsAnswer(
                 table: table.name, columns: table.columns.map { .init(name: $0.name, type: $0.type.rawValue) },
                 items: page.items, mismatched: mismatched,
@@ -103,7 +103,7 @@ struct DataAPIController: Sendable {
         let table = try table(request)
         let item = try values(request, for: table, inserting: true)
         let context = environment.context
-        return APIController.json(
+        return JSONAnswer.response(
             try storeCall { () throws(SyncError) in try context.table(table.name).insert(item) }, status: .created)
     }
 
@@ -112,7 +112,7 @@ struct DataAPIController: Sendable {
         var changes = try values(request, for: table, inserting: false)
         changes[SystemColumn.id] = item[SystemColumn.id]
         let context = environment.context
-        return APIController.json(
+        return JSONAnswer.response(
             try storeCall { () throws(SyncError) in try context.table(table.name).update(changes) })
     }
 
@@ -121,6 +121,6 @@ struct DataAPIController: Sendable {
         let id = item[SystemColumn.id]?.stringValue ?? ""
         let context = environment.context
         try storeCall { () throws(SyncError) in try context.table(table.name).delete(id: id) }
-        return APIController.json(["deleted": id])
+        return JSONAnswer.response(["deleted": id])
     }
 }

@@ -11,11 +11,10 @@ struct DataController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/data", updates: environment.live) { request in
-            try tables(request)
-        } fragments: { request in
-            try tablesFragments(request)
-        }
+        // Live: each table with its counts.
+        router.getLive(
+            "/data", environment, template: "data/tables", partials: ["data/tables-list"], section: .data,
+            content: { _ in try tablesContent() })
         addRoutes(to: &router, list: "/data/:table", record: "/data/:table") { .plain($0.parameters["table"] ?? "") }
         addRoutes(to: &router, list: "/", record: "/items") { _ in .todos }
     }
@@ -46,10 +45,6 @@ struct DataController: Sendable {
     }
 
     // MARK: Tables
-
-    private func tables(_ request: Request) throws -> Response {
-        environment.renderer.page("data/tables", request, section: .data, try tablesContent())
-    }
 
     /// What `/data` shows.
     func tablesContent() throws -> DataTablesPage {

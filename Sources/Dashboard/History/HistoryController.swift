@@ -42,6 +42,6 @@ struct HistoryController: Sendable {
 
     /// `{"table", "itemId", "explanation", "events": [...], "row", "operation"}`, events oldest first.
     private func api(_ request: Request, table: String) throws -> Response {
-        APIController.json(try history(request, table: table))
+        JSONAnswer.response(try history(request, table: table))
     }
 }

@@ -10,11 +10,10 @@ struct JournalController: Sendable {
     let environment: DashboardEnvironment
 
     func addRoutes(to router: inout Router) {
-        router.getLive("/journal", updates: environment.live) { request in
-            try list(request)
-        } fragments: { request in
-            try listFragments(request)
-        }
+        // Live: the entries for the page's filters and cursor.
+        router.getLive(
+            "/journal", environment, template: "journal", partials: ["journal/list"], section: .journal,
+            content: listContent)
         router.get("/journal.jsonl") { request in try export(request) }
         router.post("/journal/:id/overturn") { request async throws in try await overturn(request) }
         router.post("/journal/batches/:batch/undo") { request async throws in try await undo(request) }
@@ -31,10 +30,6 @@ struct JournalController: Sendable {
             before: try request.query(
                 "before", as: { Int64($0) }, mistake: { _ in "'before' must be an entry number." }),
             limit: try request.limit(default: 25, maximum: 100))
-    }
-
-    private func list(_ request: Request) throws -> Response {
-        environment.renderer.page("journal", request, section: .journal, try listContent(request))
     }
 
     /// The entries the request's filters and cursor ask for: the page and its live fragments are
@@ -93,15 +88,12 @@ struct JournalController: Sendable {
         var query = try Self.query(request)
         query.limit = 100
         query.before = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
         var body = Data()
         let context = environment.context
         while true {
             let page = try storeCall { () throws(SyncError) in try context.journal.entries(query) }
             for entry in page.entries {
-                body.append(try encoder.encode(entry))
+                body.append(try JSONAnswer.encoder.encode(entry))
                 body.append(0x0A)
             }
             guard let next = page.next else { break }
@@ -133,10 +125,8 @@ struct JournalController: Sendable {
             default:
                 environment.sessions.flash(request, .error, "The service refused the overturn; see the queue.")
             }
-        } catch let error as ConflictDecisionError {
-            environment.sessions.flash(request, .error, error.description)
-        } catch let error as SyncError {
-            environment.sessions.flash(request, .error, error.description)
+        } catch  where error is ConflictDecisionError || error is SyncError {
+            environment.sessions.flash(request, .error, String(describing: error))
         }
         return .redirect(to: back)
     }
@@ -151,10 +141,8 @@ struct JournalController: Sendable {
             if conflicts > 0 { message += " \(conflicts) became new conflicts: the service changed them since." }
             environment.sessions.flash(request, pushed == undo.overturned.count ? .success : .warning, message)
             return .redirect(to: "/journal" + Self.queryString([("batch", undo.batch)]))
-        } catch let error as ConflictDecisionError {
-            environment.sessions.flash(request, .error, error.description)
-        } catch let error as SyncError {
-            environment.sessions.flash(request, .error, error.description)
+        } catch  where error is ConflictDecisionError || error is SyncError {
+            environment.sessions.flash(request, .error, String(describing: error))
         }
         return .redirect(to: "/journal" + Self.queryString([("batch", batch)]))
     }

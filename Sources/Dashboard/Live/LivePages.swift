@@ -1,7 +1,8 @@
 import HTTPServer
 
-// The pages that follow the store, and the partials of each that do (besides the header's counts).
-// Each controller's route uses ``Router/getLive(_:updates:page:fragments:)`` with these.
+// The Data pages that follow the store, and the partials of each that do (besides the header's
+// counts). A page of one template and content uses
+// ``Router/getLive(_:_:template:partials:section:content:)`` instead; these take the preset as well.
 
 extension DataController {
     /// A table's list (and the todo list): its rows, or why there are none, and its pager.
@@ -15,31 +16,5 @@ extension DataController {
         environment.renderer.fragments(
             ["data/record-form", "data/record-details"], request, section: preset.section,
             try recordContent(request, preset))
-    }
-
-    /// `/data`: each table with its counts.
-    func tablesFragments(_ request: Request) throws -> [LiveFragment] {
-        environment.renderer.fragments(["data/tables-list"], request, section: .data, try tablesContent())
-    }
-}
-
-extension OperationsController {
-    /// The queue: its counts, bulk actions, changes and pager.
-    func listFragments(_ request: Request) throws -> [LiveFragment] {
-        environment.renderer.fragments(["operations/queue"], request, section: .operations, try listContent(request))
-    }
-}
-
-extension ConflictsController {
-    /// Every conflict matching the page's filter.
-    func listFragments(_ request: Request) throws -> [LiveFragment] {
-        environment.renderer.fragments(["conflicts/list"], request, section: .conflicts, try listContent(request))
-    }
-}
-
-extension JournalController {
-    /// The journal's entries for the page's filters and cursor.
-    func listFragments(_ request: Request) throws -> [LiveFragment] {
-        environment.renderer.fragments(["journal/list"], request, section: .journal, try listContent(request))
     }
 }

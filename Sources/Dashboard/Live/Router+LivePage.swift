@@ -19,6 +19,20 @@ extension Router {
             return try updates.stream { try fragments(request) }
         }
     }
+
+    /// A page that follows the store and is one template: `GET pattern` renders `template` from
+    /// `content(request)`, and its live fragments are the header's counts and `partials`, rendered
+    /// from the same content (see ``PageRenderer/fragments(_:_:section:_:)``).
+    mutating func getLive<Content: Encodable & Sendable>(
+        _ pattern: String, _ environment: DashboardEnvironment, template: String, partials: [String],
+        section: Navigation.Section, content: @escaping @Sendable (Request) throws -> Content
+    ) {
+        getLive(pattern, updates: environment.live) { request in
+            environment.renderer.page(template, request, section: section, try content(request))
+        } fragments: { request in
+            environment.renderer.fragments(partials, request, section: section, try content(request))
+        }
+    }
 }
 
 extension Request {

@@ -48,7 +48,7 @@ struct LogController: Sendable {
 
     /// `{"exchanges": [...], "next": 41}`: `next` is the `before` of the older page.
     private func api(_ request: Request) throws -> Response {
-        APIController.json(try exchanges(try Self.query(request)))
+        JSONAnswer.response(try exchanges(try Self.query(request)))
     }
 
     /// The filters of a query as query-string items (no cursor).

@@ -38,9 +38,8 @@ public final class DashboardMetrics: Sendable {
     /// A registry of its own; `isRecording` defaults to ``MetricsSwitch/isOn``.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), isRecording: Bool? = nil) {
         self.registry = registry
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["todosync_sync_duration_seconds"] = Self.syncBuckets
-        self.factory = factory
+        factory = PrometheusMetricsFactory(
+            registry: registry, timer: "todosync_sync_duration_seconds", buckets: Self.syncBuckets)
         self.isRecording = isRecording ?? MetricsSwitch.isOn
         syncDuration = CoreMetrics.Timer(label: "todosync_sync_duration_seconds", factory: factory)
         CoreMetrics.Gauge(label: "todosync_held_operations", factory: factory).record(0)
@@ -75,8 +74,7 @@ public final class DashboardMetrics: Sendable {
             label: "todosync_syncs_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome.rawValue)],
             factory: factory
         ).increment()
-        let (seconds, attoseconds) = duration.components
-        syncDuration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        syncDuration.record(duration)
         if outcome == .success { setLastSuccess(now) }
     }
 

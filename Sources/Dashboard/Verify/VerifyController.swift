@@ -32,7 +32,7 @@ struct VerifyController: Sendable {
         }
         let sync = environment.sync
         let outcome = sync.lastVerifyOutcome
-        return APIController.json(
+        return JSONAnswer.response(
             Answer(running: sync.runningKind == .verify, reports: outcome?.reports ?? [], stopped: outcome?.stopped))
     }
 }

@@ -90,17 +90,10 @@ struct ConflictJournal: Sendable {
         if let itemId = query.itemId { request = request.filter(Columns.itemId == itemId) }
         if let batch = query.batch { request = request.filter(Columns.batch == batch) }
         if let text = query.text {
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-            request = request.filter(Columns.searchText.like("%" + escaped + "%", escape: "\\"))
+            request = request.filter(Columns.searchText.like("%" + TableQuery.escapeLike(text) + "%", escape: "\\"))
         }
         if let before = query.before { request = request.filter(Columns.sequence < before) }
-        var entries = try request.fetchAll(db).map(\.entry)
-        var next: Int64?
-        if entries.count > query.limit {
-            entries.removeLast()
-            next = entries.last?.sequence
-        }
+        let (entries, next) = try request.fetchAll(db).map(\.entry).keysetPage(limit: query.limit, key: \.sequence)
         return JournalPage(entries: entries, next: next)
     }
 

@@ -5,18 +5,21 @@ public struct DecisionJournal: Sendable {
 
     /// One page of the entries matching `query`, newest first.
     public func entries(_ query: JournalQuery = JournalQuery()) throws(SyncError) -> JournalPage {
-        try context.journalPage(query)
+        try context.read { [journal = context.queue.journal] db in try journal.page(db, query) }
     }
 
     /// The entry with this id, if the journal still keeps it.
     public func entry(_ id: String) throws(SyncError) -> JournalEntry? { try context.journalEntry(id) }
 
     /// How many entries the journal keeps now.
-    public func count() throws(SyncError) -> Int { try context.journalCount() }
+    public func count() throws(SyncError) -> Int {
+        try context.read { [journal = context.queue.journal] db in try journal.count(db) }
+    }
 
     /// Whether the item has a queued local change (then its entries cannot be overturned).
     public func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
-        try context.hasLocalChange(table: table, itemId: itemId)
+        try context.read { [queue = context.queue] db in try !queue.operations(db, table: table, itemId: itemId).isEmpty
+        }
     }
 
     /// Overturns an entry: what lost becomes a new change of the item, sent now against the version

@@ -5,24 +5,9 @@ import SyncProtocol
 extension SyncContext {
     // MARK: Reading the journal
 
-    /// One page of the conflict journal, newest first.
-    nonisolated func journalPage(_ query: JournalQuery = JournalQuery()) throws(SyncError) -> JournalPage {
-        try read { [journal = queue.journal] db in try journal.page(db, query) }
-    }
-
     /// One journal entry by its id.
     nonisolated func journalEntry(_ id: String) throws(SyncError) -> JournalEntry? {
         try read { [journal = queue.journal] db in try journal.entry(db, id: id) }
-    }
-
-    /// How many entries the journal holds.
-    nonisolated func journalCount() throws(SyncError) -> Int {
-        try read { [journal = queue.journal] db in try journal.count(db) }
-    }
-
-    /// Whether the item has a queued local change (then its entries cannot be overturned).
-    nonisolated func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
-        try read { [queue] db in try !queue.operations(db, table: table, itemId: itemId).isEmpty }
     }
 
     // MARK: Overturn

@@ -48,3 +48,13 @@ struct KeysetPager<Element> {
         }
     }
 }
+
+extension Array {
+    /// A page of a list read newest first, one element past `limit` (so as to know whether more
+    /// follow): at most `limit` elements, and the key of the last one when more follow, where the
+    /// next page starts. The journal's and the flight recorder's pages.
+    func keysetPage(limit: Int, key: (Element) -> Int64) -> (elements: [Element], next: Int64?) {
+        let page = Array(prefix(limit))
+        return (page, count > limit ? page.last.map(key) : nil)
+    }
+}

@@ -163,7 +163,7 @@ struct ListReader {
             }
         let (rows, hasNewer, hasOlder) = try pager.page(position, limit: request.limit)
         let items = rows.map { LocalStore.item(from: $0, table: table) }
-        let keys: [Int64] = rows.map { $0[table.allColumns.count] }
+        let keys: [Int64] = rows.map { $0[keyIndex] }
         let ids = items.compactMap { $0[SystemColumn.id]?.stringValue }
         var operations: [String: OperationSummary] = [:]
         for summary in try queue.summaries(db, table: table.name, itemIds: ids) {

@@ -138,7 +138,8 @@ public struct TableQuery: Sendable, Hashable {
         }
     }
 
-    private static func escapeLike(_ text: String) -> String {
+    /// `text` for a `LIKE … ESCAPE '\'` pattern: its `\`, `%` and `_` match themselves.
+    static func escapeLike(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_")
     }

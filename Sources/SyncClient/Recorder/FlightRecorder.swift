@@ -86,12 +86,7 @@ final class FlightRecorder: Sendable {
             )
         }
         if let before = query.before { request = request.filter(Columns.id < before) }
-        var exchanges = try request.fetchAll(db).map(\.exchange)
-        var next: Int64?
-        if exchanges.count > query.limit {
-            exchanges.removeLast()
-            next = exchanges.last?.id
-        }
+        let (exchanges, next) = try request.fetchAll(db).map(\.exchange).keysetPage(limit: query.limit, key: \.id)
         return ExchangePage(exchanges: exchanges, next: next)
     }
 }

@@ -57,13 +57,7 @@ struct DatasyncItemEndpoints: Sendable {
     func replace(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
         let table = try controller.tableName(request)
         let id = try controller.itemID(request)
-        var changes = try controller.changes(request, .v3, table: table)
-        if let bodyID = changes.id, bodyID != id {
-            throw .invalidRequest(
-                "The id in the body ('\(bodyID)') differs from the id in the address ('\(id)'); an item's id cannot change."
-            )
-        }
-        changes.id = nil
+        var changes = try controller.changes(request, .v3, table: table, of: id)
         var current = try await visibleItem(table, id, request, scope)
         let preconditions = try await self.preconditions(request, table, current)
         if let failure = preconditions.failure(writing: current) { throw failure }

@@ -1,4 +1,6 @@
+import CoreMetrics
 import Foundation
+import Prometheus
 
 /// Whether metrics are recorded: on unless the environment has `TODOSYNC_METRICS=off`, so that one
 /// benchmark run with it and one without give the cost of recording as a ratio.
@@ -8,4 +10,21 @@ public enum MetricsSwitch {
         let value = ProcessInfo.processInfo.environment["TODOSYNC_METRICS"]?.lowercased()
         return !["off", "0", "false"].contains(value ?? "")
     }()
+}
+
+extension PrometheusMetricsFactory {
+    /// A factory that records into `registry`, where the timer labelled `timer` is a histogram
+    /// with `buckets` (the service's and the dashboard's each time one thing).
+    public init(registry: PrometheusCollectorRegistry, timer: String, buckets: [Duration]) {
+        self.init(registry: registry)
+        durationHistogramBuckets[timer] = buckets
+    }
+}
+
+extension CoreMetrics.Timer {
+    /// Records `duration`, to the nanosecond.
+    public func record(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
 }

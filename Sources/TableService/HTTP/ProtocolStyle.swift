@@ -21,7 +21,7 @@ enum ProtocolStyle: Equatable, Sendable {
     /// The style of `request`; a `ZUMO-API-VERSION` other than 2.0.x is a 400.
     init(_ request: Request) throws(TableError) {
         let header = request.headers[ProtocolHeader.apiVersion]
-        let query = request.queryItems.first { $0.name.equalsIgnoringCase(ProtocolHeader.apiVersion.rawName) }?.value
+        let query = request.queryItems.first { $0.name.caseInsensitiveEquals(ProtocolHeader.apiVersion.rawName) }?.value
         if let version = header ?? query {
             let trimmed = version.trimmingWhitespace()
             if trimmed == "3.0" || trimmed.hasPrefix("3.0.") {
@@ -94,11 +94,5 @@ enum ProtocolStyle: Equatable, Sendable {
             }
             return column
         }
-    }
-}
-
-extension String {
-    func equalsIgnoringCase(_ other: String) -> Bool {
-        lowercased() == other.lowercased()
     }
 }

@@ -48,9 +48,8 @@ public final class ServiceMetrics: Sendable {
     /// A registry of its own; `isRecording` defaults to ``MetricsSwitch/isOn``.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), isRecording: Bool? = nil) {
         self.registry = registry
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["todosync_http_request_duration_seconds"] = Self.durationBuckets
-        self.factory = factory
+        factory = PrometheusMetricsFactory(
+            registry: registry, timer: "todosync_http_request_duration_seconds", buckets: Self.durationBuckets)
         self.isRecording = isRecording ?? MetricsSwitch.isOn
         duration = CoreMetrics.Timer(label: "todosync_http_request_duration_seconds", factory: factory)
         diskSyncs = StoreTotal(CoreMetrics.Counter(label: "todosync_disk_syncs_total", factory: factory))
@@ -82,8 +81,7 @@ public final class ServiceMetrics: Sendable {
             return counter
         }
         counter.increment()
-        let (seconds, attoseconds) = (now - request.receivedAt).components
-        duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        duration.record(now - request.receivedAt)
     }
 
     /// Sets `todosync_rows{table}` to each table's live rows.
@@ -99,7 +97,6 @@ public final class ServiceMetrics: Sendable {
     /// Brings `todosync_database_reads_total` (read transactions) to `total`, the store's count.
     func updateDatabaseReads(_ total: Int) { databaseReads.bring(to: total) }
 
-    /// `todosync_change_subscribers`: the change channel's subscriptions open now.
     /// Sets `todosync_installations` (installations seen writing) and
     /// `todosync_installations_writing_old_shape` (those still sending a renamed or retired
     /// column's old name).
@@ -108,6 +105,7 @@ public final class ServiceMetrics: Sendable {
         CoreMetrics.Gauge(label: "todosync_installations_writing_old_shape", factory: factory).record(writingOldShape)
     }
 
+    /// `todosync_change_subscribers`: the change channel's subscriptions open now.
     func updateSubscribers(_ count: Int) {
         CoreMetrics.Gauge(label: "todosync_change_subscribers", factory: factory).record(count)
     }

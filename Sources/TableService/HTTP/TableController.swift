@@ -176,13 +176,7 @@ struct TableController: Sendable {
     ) async throws(TableError) -> Response {
         let table = try tableName(request)
         let id = try itemID(request)
-        var changes = try self.changes(request, style, table: table)
-        if let bodyID = changes.id, bodyID != id {
-            throw .invalidRequest(
-                "The id in the body ('\(bodyID)') differs from the id in the address ('\(id)'); an item's id cannot change."
-            )
-        }
-        changes.id = nil
+        let changes = try self.changes(request, style, table: table, of: id)
         let check = VersionCheck(
             ifMatch: ifMatch(request), bodyVersion: changes.version, bodyVersionStatus: style.isLegacy ? 412 : 409)
         let item = try await store.update(in: table, id: id, changes, check: check, scope: scope)
@@ -221,6 +215,21 @@ struct TableController: Sendable {
         if inserting { declaration?.addDefaults(to: &changes.fields) }
         try declaration?.check(&changes.fields)
         installations.wrote(request, table: table, oldNames: oldNames)
+        return changes
+    }
+
+    /// The body's changes to the item `id` (an update, a replace): an id in the body must be `id`,
+    /// and is then left out, as an item's id cannot change.
+    func changes(
+        _ request: Request, _ style: ProtocolStyle, table: String, of id: String
+    ) throws(TableError) -> ItemChanges {
+        var changes = try changes(request, style, table: table)
+        if let bodyID = changes.id, bodyID != id {
+            throw .invalidRequest(
+                "The id in the body ('\(bodyID)') differs from the id in the address ('\(id)'); an item's id cannot change."
+            )
+        }
+        changes.id = nil
         return changes
     }
 

@@ -135,16 +135,10 @@ struct FilterCompiler {
     ) throws(TableError) -> Fragment {
         var operands: [Fragment] = []
         for expression in [leftExpression, rightExpression] {
-            var fragment = try compileExpression(expression)
-            switch fragment.kind {
-            case .number: break
-            case .unknown: fragment.sql = typed(fragment.sql, as: .number)
-            default:
-                throw TableError.invalidQuery(
-                    "The $filter uses \(describe(expression)) (\(name(fragment.kind))) in '\(op.rawValue)', "
-                        + "which takes numbers.")
-            }
-            operands.append(fragment)
+            operands.append(
+                try number(expression) {
+                    "The $filter uses \(describe(expression)) (\($0)) in '\(op.rawValue)', which takes numbers."
+                })
         }
         let (left, right) = (operands[0], operands[1])
         let integers = left.isInteger && right.isInteger
@@ -256,14 +250,9 @@ struct FilterCompiler {
     {
         switch function {
         case .ceiling, .floor, .round:
-            var a = try compileExpression(arguments[0])
-            switch a.kind {
-            case .number: break
-            case .unknown: a.sql = typed(a.sql, as: .number)
-            default:
-                throw TableError.invalidQuery(
-                    "\(function.rawValue) at position \(position) needs a number, but \(describe(arguments[0])) "
-                        + "holds \(name(a.kind)).")
+            let a = try number(arguments[0]) {
+                "\(function.rawValue) at position \(position) needs a number, but \(describe(arguments[0])) "
+                    + "holds \($0)."
             }
             let sqlName = function == .round ? "round" : function == .floor ? "floor" : "ceiling"
             return Fragment(sql: "\(sqlName)(\(a.sql))", arguments: a.arguments, kind: .number)
@@ -351,6 +340,20 @@ struct FilterCompiler {
     /// A column that has held only nulls, used where a value of `kind` is expected. SQLite
     /// compares anything with anything; PostgreSQL keeps such a column as text, so it is cast to
     /// the other side's type (its values are all null, so the cast never fails).
+    /// `expression` as a number: a value of unknown type is cast to one, any other kind is refused
+    /// with `mistake` of its kind's name.
+    private func number(
+        _ expression: FilterExpression, mistake: (String) -> String
+    ) throws(TableError) -> Fragment {
+        var fragment = try compileExpression(expression)
+        switch fragment.kind {
+        case .number: break
+        case .unknown: fragment.sql = typed(fragment.sql, as: .number)
+        default: throw .invalidQuery(mistake(name(fragment.kind)))
+        }
+        return fragment
+    }
+
     private func typed(_ sql: String, as kind: Fragment.Kind) -> String {
         guard dialect == .postgres else { return sql }
         switch kind {

@@ -28,6 +28,14 @@ struct QueryOptions: Sendable, Equatable {
         func value(_ name: String) -> String? {
             queryItems.first { $0.name.lowercased() == name.lowercased() }?.value
         }
+        /// The option `name` as `yes` or `no` (absent: no); another word is refused.
+        func flag(_ name: String, yes: String = "true", no: String = "false") throws(TableError) -> Bool {
+            switch value(name)?.lowercased() {
+            case nil, no: return false
+            case yes: return true
+            case let other?: throw .invalidQuery("\(name) must be '\(yes)' or '\(no)'; '\(other)' is not.")
+            }
+        }
         filter = value("$filter").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         orderBy = value("$orderby").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         select = value("$select").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
@@ -54,32 +62,13 @@ struct QueryOptions: Sendable, Equatable {
         } else {
             skip = 0
         }
-        switch rules.countOption {
-        case .inlineCount:
-            switch value("$inlinecount")?.lowercased() {
-            case nil, "none": inlineCount = false
-            case "allpages": inlineCount = true
-            case let other?:
-                throw .invalidQuery("$inlinecount must be 'allpages' or 'none'; '\(other)' is not.")
+        inlineCount =
+            switch rules.countOption {
+            case .inlineCount: try flag("$inlinecount", yes: "allpages", no: "none")
+            case .count: try flag("$count")
             }
-        case .count:
-            switch value("$count")?.lowercased() {
-            case nil, "false": inlineCount = false
-            case "true": inlineCount = true
-            case let other?:
-                throw .invalidQuery("$count must be 'true' or 'false'; '\(other)' is not.")
-            }
-        }
-        let includeDeleted = value("__includeDeleted")?.lowercased()
-        if rules.strictIncludeDeleted {
-            switch includeDeleted {
-            case nil, "false": self.includeDeleted = false
-            case "true": self.includeDeleted = true
-            case let other?:
-                throw .invalidQuery("__includeDeleted must be 'true' or 'false'; '\(other)' is not.")
-            }
-        } else {
-            self.includeDeleted = includeDeleted == "true"
-        }
+        includeDeleted =
+            rules.strictIncludeDeleted
+            ? try flag("__includeDeleted") : value("__includeDeleted")?.lowercased() == "true"
     }
 }

@@ -91,6 +91,46 @@ struct BackfillPass: Sendable, Equatable {
         return fragment
     }
 
+    /// `UPDATE table SET … FROM rows WHERE match`: each row's changed columns, its stamp (`first` +
+    /// its rank − 1), the version of that stamp, and the ``BackfillMarker`` (the version before the
+    /// first backfill, while no one wrote the row since). `rows` names the chosen ids ranked from 1
+    /// `"b"("id", "n")`, and `match` ties each to the table's row. The values are the columns',
+    /// then `first` three times.
+    func stampUpdate(
+        _ schema: TableSchema, in dialect: SQLDialect, rows: String, match: String, first: Int64
+    ) -> Fragment {
+        let table = SQLDialect.quoted(schema.name)
+        let marker = "\(table).\(SQLDialect.quoted(BackfillMarker.column))"
+        // The marker is "<stamp> <version>": its stamp part, its version part.
+        let stamp: String
+        let version: String
+        let markerStamp: String
+        let markerVersion: String
+        switch dialect {
+        case .sqlite:
+            stamp = "(? + \"b\".\"n\" - 1)"
+            version = "todosync_version(\(stamp))"
+            markerStamp = "substr(\(marker), 1, instr(\(marker), ' ') - 1)"
+            markerVersion = "substr(\(marker), instr(\(marker), ' ') + 1)"
+        case .postgres:
+            stamp = "(?::bigint + \"b\".\"n\" - 1)"
+            version = "encode(int8send(\(stamp)), 'base64')"
+            markerStamp = "split_part(\(marker), ' ', 1)"
+            markerVersion = "substr(\(marker), strpos(\(marker), ' ') + 1)"
+        }
+        let before =
+            "CASE WHEN \(markerStamp) = CAST(\(table).\"updatedAt\" AS TEXT) "
+            + "THEN \(markerVersion) ELSE \(table).\"version\" END"
+        let assignments = assignments(schema, qualifier: "\(table).")
+        var sql = "UPDATE \(table) SET "
+        if !assignments.sql.isEmpty { sql += assignments.sql + ", " }
+        sql +=
+            "\"updatedAt\" = \(stamp), \"version\" = \(version), "
+            + "\(SQLDialect.quoted(BackfillMarker.column)) = CAST(\(stamp) AS TEXT) || ' ' || \(before) "
+            + "FROM \(rows) WHERE \(match)"
+        return Fragment(sql: sql, values: assignments.values + [.integer(first), .integer(first), .integer(first)])
+    }
+
     /// Each change with its column's quoted name in `schema` (changes whose column is gone are left out).
     private func resolved(_ schema: TableSchema) -> [(SchemaChangeRecord, String)] {
         changes.compactMap { change in

@@ -9,6 +9,13 @@ enum SchemaChangePlanner {
     /// the database, and no read of either store selects or answers it.
     static let retiredPrefix = "__retired_"
 
+    /// `ALTER TABLE table RENAME COLUMN column TO name`, as SQLite and PostgreSQL both take it: a
+    /// rename, or a retirement (to ``retiredPrefix`` and the name).
+    static func renameSQL(table: String, column: String, to name: String) -> String {
+        "ALTER TABLE \(SQLDialect.quoted(table)) RENAME COLUMN \(SQLDialect.quoted(column)) "
+            + "TO \(SQLDialect.quoted(name))"
+    }
+
     /// The changes to make.
     struct Plan: Sendable, Equatable {
         /// The new records, in the order they are applied.
@@ -27,10 +34,14 @@ enum SchemaChangePlanner {
     }
 
     /// The plan for `declarations` against the `stored` tables (by lower-cased name, with every
-    /// column, retired ones included) and the `recorded` changes, dated `now`.
+    /// column, retired ones included) and the `recorded` changes, dated `now`. A declaration that
+    /// does not fit its stored table (``TableDeclaration/checkFits(_:)``) refuses the file first.
     static func plan(
         _ declarations: [TableDeclaration], stored: [String: TableSchema], recorded: [SchemaChangeRecord], now: Int64
     ) throws(ServiceSchemaError) -> Plan {
+        for declaration in declarations {
+            if let table = stored[declaration.name.lowercased()] { try declaration.checkFits(table) }
+        }
         var plan = Plan()
         for declaration in declarations {
             let table = stored[declaration.name.lowercased()]

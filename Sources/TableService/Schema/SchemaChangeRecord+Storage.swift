@@ -27,22 +27,26 @@ extension SchemaChangeRecord {
         }
     }
 
-    /// A record read back; `nil` for a kind or state this version does not know (a newer
-    /// service wrote it), which the caller reports.
-    init?(
+    /// A record read back; a kind or state this version does not know (a newer service wrote it)
+    /// is refused, naming the kind.
+    init(
         table: String, column: String, kind: String, detail: String, from: String, appliedAt: Int64,
         backfill: String, cursor: String?, stamped: Int64
-    ) {
-        guard let kind = Kind(rawValue: kind) else { return nil }
-        let state: Backfill
-        switch backfill {
-        case "none": state = .none
-        case "pending": state = .pending(after: cursor)
-        case "done": state = .done
-        default: return nil
+    ) throws(TableError) {
+        let state: Backfill? =
+            switch backfill {
+            case "none": Backfill.none
+            case "pending": Backfill.pending(after: cursor)
+            case "done": Backfill.done
+            default: nil
+            }
+        guard let known = Kind(rawValue: kind), let state else {
+            throw .invalidRequest(
+                "The database records a schema change this version does not know (\(kind)); "
+                    + "run the newer todosync that made it.")
         }
         self.init(
-            table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
+            table: table, column: column, kind: known, detail: detail, from: from, appliedAt: appliedAt,
             backfill: state, stamped: Int(stamped))
     }
 }

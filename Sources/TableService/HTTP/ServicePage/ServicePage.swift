@@ -173,14 +173,7 @@ struct ServicePage: Sendable {
         _ request: Request, form: Bool = false, _ body: () async throws -> Response
     ) async -> Response {
         do {
-            if form {
-                let sent = (try? request.form())?[CSRFProtection.fieldName] ?? ""
-                guard CSRFProtection.constantTimeEquals(sent, csrfToken) else {
-                    return errorPage(
-                        .forbidden,
-                        "This form has expired or did not come from this page. Reload the page and try again.")
-                }
-            }
+            if form, let refused = refusedForm(request) { return refused }
             if applicationKey != nil,
                 !CSRFProtection.constantTimeEquals(request.cookies[Self.sessionCookie] ?? "", sessionToken)
             {
@@ -194,12 +187,17 @@ struct ServicePage: Sendable {
         }
     }
 
+    /// The 403 page for a form without this process's CSRF token; nil when it has it.
+    private func refusedForm(_ request: Request) -> Response? {
+        let sent = (try? request.form())?[CSRFProtection.fieldName] ?? ""
+        if CSRFProtection.constantTimeEquals(sent, csrfToken) { return nil }
+        return errorPage(
+            .forbidden, "This form has expired or did not come from this page. Reload the page and try again.")
+    }
+
     private func unlock(_ request: Request) throws -> Response {
         let form = try request.form()
-        guard CSRFProtection.constantTimeEquals(form[CSRFProtection.fieldName] ?? "", csrfToken) else {
-            return errorPage(
-                .forbidden, "This form has expired or did not come from this page. Reload the page and try again.")
-        }
+        if let refused = refusedForm(request) { return refused }
         guard let applicationKey, ApplicationKey.matches(form["key"] ?? "", applicationKey) else {
             var response = page(
                 "service/key", title: "Application key", flash: .error("That is not the key."), status: .unauthorized,

@@ -14,22 +14,12 @@ extension PostgresTableStore {
         let now = clock()
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
-            var stored: [String: TableSchema] = [:]
-            for declaration in declarations {
-                guard let schema = try await Self.readSchema(of: declaration.name, connection, logger: self.logger)
-                else { continue }
-                try declaration.checkFits(schema)
-                stored[schema.name.lowercased()] = schema
-            }
             let plan = try SchemaChangePlanner.plan(
-                declarations, stored: stored, recorded: try await Self.records(connection, logger: self.logger),
-                now: now)
+                declarations, stored: try await Self.storedSchemas(of: declarations, connection, logger: self.logger),
+                recorded: try await Self.records(connection, logger: self.logger), now: now)
             for rename in plan.renames {
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "ALTER TABLE \(SQLDialect.quoted(rename.table)) RENAME COLUMN "
-                            + "\(SQLDialect.quoted(rename.from)) TO \(SQLDialect.quoted(rename.to))"),
-                    logger: self.logger)
+                let sql = SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to)
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
                 try await connection.query(
                     """
                     UPDATE "__columns" SET "name" = \(rename.to)
@@ -37,12 +27,10 @@ extension PostgresTableStore {
                     """, logger: self.logger)
             }
             for retirement in plan.retirements {
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "ALTER TABLE \(SQLDialect.quoted(retirement.table)) RENAME COLUMN "
-                            + "\(SQLDialect.quoted(retirement.column)) TO "
-                            + SQLDialect.quoted(SchemaChangePlanner.retiredPrefix + retirement.column)),
-                    logger: self.logger)
+                let sql = SchemaChangePlanner.renameSQL(
+                    table: retirement.table, column: retirement.column,
+                    to: SchemaChangePlanner.retiredPrefix + retirement.column)
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
                 try await connection.query(
                     """
                     DELETE FROM "__columns" WHERE "tableName" = \(retirement.table) AND "name" = \(retirement.column)
@@ -73,27 +61,37 @@ extension PostgresTableStore {
         }
     }
 
+    /// The stored tables that `declarations` name, by lower-cased name.
+    private static func storedSchemas(
+        of declarations: [TableDeclaration], _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [String: TableSchema] {
+        var stored: [String: TableSchema] = [:]
+        for declaration in declarations {
+            if let schema = try await readSchema(of: declaration.name, connection, logger: logger) {
+                stored[schema.name.lowercased()] = schema
+            }
+        }
+        return stored
+    }
+
     static func records(_ connection: PostgresConnection, logger: Logger) async throws -> [SchemaChangeRecord] {
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" "
                     + "ORDER BY \"appliedAt\", \"tableName\", \"columnName\", \"kind\""), logger: logger)
         var records: [SchemaChangeRecord] = []
-        for try await row in rows {
-            let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
-                (String, String, String, String, String, Int64, String, String?, Int64).self)
-            guard
-                let record = SchemaChangeRecord(
-                    table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
-                    backfill: backfill, cursor: cursor, stamped: stamped)
-            else {
-                throw TableError.invalidRequest(
-                    "The database records a schema change this version does not know (\(kind)); "
-                        + "run the newer todosync that made it.")
-            }
-            records.append(record)
-        }
+        for try await row in rows { records.append(try record(row)) }
         return records
+    }
+
+    /// A row selected with ``SchemaChangeRecord/selectList``; a change this version does not know
+    /// is a ``TableError``.
+    private static func record(_ row: PostgresRow) throws -> SchemaChangeRecord {
+        let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
+            (String, String, String, String, String, Int64, String, String?, Int64).self)
+        return try SchemaChangeRecord(
+            table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
+            backfill: backfill, cursor: cursor, stamped: stamped)
     }
 
     var writesUnderWay: Int? { nil }
@@ -169,14 +167,8 @@ extension PostgresTableStore {
                 binds: PostgresStatement.bindings([.text(table)])), logger: logger)
         var records: [SchemaChangeRecord] = []
         for try await row in rows {
-            let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
-                (String, String, String, String, String, Int64, String, String?, Int64).self)
-            if let record = SchemaChangeRecord(
-                table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
-                backfill: backfill, cursor: cursor, stamped: stamped)
-            {
-                records.append(record)
-            }
+            // One this version does not know is left to the version that wrote it.
+            do { records.append(try record(row)) } catch is TableError { continue }
         }
         return records
     }
@@ -202,34 +194,20 @@ extension PostgresTableStore {
         return try rows.map { try $0.decode(String.self) }
     }
 
-    /// `UPDATE table SET … FROM unnest(ids) WITH ORDINALITY AS b(id, n)`: each row's changed
-    /// columns, its stamp (`first` + its rank − 1), the version of that stamp, and the
-    /// ``BackfillMarker`` (the version before the first backfill, while no one wrote the row since).
+    /// The pass's ``BackfillPass/stampUpdate(_:in:rows:match:first:)`` of the rows `ids`, in order.
     private static func stampQuery(
         _ pass: BackfillPass, _ schema: TableSchema, ids: [String], first: Int64
     ) -> PostgresQuery {
         let table = SQLDialect.quoted(schema.name)
-        let qualifier = "\(table)."
-        let marker = qualifier + SQLDialect.quoted(BackfillMarker.column)
-        let assignments = pass.assignments(schema, qualifier: qualifier)
         // The condition again (qualified): a writer may have changed the row since it was chosen.
-        let condition = pass.condition(schema, qualifier: qualifier) ?? .init(sql: "FALSE", values: [])
-        let stamp = "(?::bigint + \"b\".\"n\" - 1)"
-        let before =
-            "CASE WHEN split_part(\(marker), ' ', 1) = \(table).\"updatedAt\"::text "
-            + "THEN substr(\(marker), strpos(\(marker), ' ') + 1) ELSE \(table).\"version\" END"
-        var sql = "UPDATE \(table) SET "
-        if !assignments.sql.isEmpty { sql += assignments.sql + ", " }
-        sql +=
-            "\"updatedAt\" = \(stamp), \"version\" = encode(int8send(\(stamp)), 'base64'), "
-            + "\(SQLDialect.quoted(BackfillMarker.column)) = \(stamp)::text || ' ' || \(before) "
-            + "FROM unnest(?::text[]) WITH ORDINALITY AS \"b\"(\"id\", \"n\") "
-            + "WHERE \(table).\"id\" = \"b\".\"id\" AND \(condition.sql)"
-        var binds = PostgresStatement.bindings(
-            assignments.values + [.integer(first), .integer(first), .integer(first)])
+        let condition = pass.condition(schema, qualifier: "\(table).") ?? .init(sql: "FALSE", values: [])
+        let update = pass.stampUpdate(
+            schema, in: .postgres, rows: "unnest(?::text[]) WITH ORDINALITY AS \"b\"(\"id\", \"n\")",
+            match: "\(table).\"id\" = \"b\".\"id\" AND \(condition.sql)", first: first)
+        var binds = PostgresStatement.bindings(update.values)
         binds.append(ids)
         PostgresStatement.append(condition.values, to: &binds)
-        return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(sql), binds: binds)
+        return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(update.sql), binds: binds)
     }
 
     /// What `declarations` would change in the database at `location`, read without changing it.
@@ -260,16 +238,9 @@ extension PostgresTableStore {
                 .collect()
             return try rows.first?.decode(Bool.self) ?? false
         }
-        var stored: [String: TableSchema] = [:]
-        if try await exists("\"__tables\"") {
-            for declaration in declarations {
-                guard let schema = try await readSchema(of: declaration.name, connection, logger: logger) else {
-                    continue
-                }
-                try declaration.checkFits(schema)
-                stored[schema.name.lowercased()] = schema
-            }
-        }
+        let stored =
+            try await exists("\"__tables\"")
+            ? try await storedSchemas(of: declarations, connection, logger: logger) : [:]
         let recorded = try await exists("\"__schema_changes\"") ? try await records(connection, logger: logger) : []
         let plan = try SchemaChangePlanner.plan(declarations, stored: stored, recorded: recorded, now: 0)
         var counts: [Int] = []

@@ -42,8 +42,11 @@ extension SQLiteTableStore {
             var last: ChangeCursor?
             if count > 0, let lastID: String = range?[1] {
                 let first = try self.nextTimestamp(db, schema, count: Int64(count))
-                let statement = Self.stampStatement(
-                    current, schema, rows: rangeSQL + " AND \"id\" <= ?", join: rowid.join, first: first)
+                let numbered =
+                    "(SELECT *, row_number() OVER (ORDER BY \"id\") AS \"n\" "
+                    + "FROM (\(rangeSQL) AND \"id\" <= ?)) AS \"b\""
+                let statement = current.stampUpdate(
+                    schema, in: .sqlite, rows: numbered, match: rowid.join, first: first)
                 if !self.backfillFunctionInstalled.withLock({ $0 }) {
                     db.add(function: Self.versionFunction)
                     self.backfillFunctionInstalled.withLock { $0 = true }
@@ -81,28 +84,5 @@ extension SQLiteTableStore {
             return ("", "\(SQLDialect.quoted(schema.name)).\"id\" = \"b\".\"id\"")
         }
         return ("\(name) AS \"r\", ", "\(SQLDialect.quoted(schema.name)).\(name) = \"b\".\"r\"")
-    }
-
-    /// `UPDATE table SET … FROM (rows numbered by id)`: each row's changed columns, its stamp
-    /// (`first` + its rank − 1), the version of that stamp, and the ``BackfillMarker`` (the
-    /// version before the first backfill, while no one wrote the row since).
-    private static func stampStatement(
-        _ pass: BackfillPass, _ schema: TableSchema, rows: String, join: String, first: Int64
-    ) -> BackfillPass.Fragment {
-        let table = SQLDialect.quoted(schema.name)
-        let marker = "\(table).\(SQLDialect.quoted(BackfillMarker.column))"
-        let stamp = "(? + \"b\".\"n\" - 1)"
-        let before =
-            "CASE WHEN substr(\(marker), 1, instr(\(marker), ' ') - 1) = CAST(\(table).\"updatedAt\" AS TEXT) "
-            + "THEN substr(\(marker), instr(\(marker), ' ') + 1) ELSE \(table).\"version\" END"
-        let assignments = pass.assignments(schema, qualifier: "\(table).")
-        var sql = "UPDATE \(table) SET "
-        if !assignments.sql.isEmpty { sql += assignments.sql + ", " }
-        sql +=
-            "\"updatedAt\" = \(stamp), \"version\" = todosync_version(\(stamp)), "
-            + "\(SQLDialect.quoted(BackfillMarker.column)) = \(stamp) || ' ' || \(before) "
-            + "FROM (SELECT *, row_number() OVER (ORDER BY \"id\") AS \"n\" FROM (\(rows))) AS \"b\" "
-            + "WHERE \(join)"
-        return .init(sql: sql, values: assignments.values + [.integer(first), .integer(first), .integer(first)])
     }
 }

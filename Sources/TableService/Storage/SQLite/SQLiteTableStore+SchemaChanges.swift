@@ -9,25 +9,19 @@ extension SQLiteTableStore {
     /// (the caller's transaction rolls back).
     func applySchemaChanges(_ db: Database, _ declarations: [TableDeclaration]) throws {
         guard !declarations.isEmpty else { return }
-        let stored = try SchemaRegistry.read(db)
-        for declaration in declarations {
-            if let schema = stored[declaration.name.lowercased()] { try declaration.checkFits(schema) }
-        }
         let plan = try SchemaChangePlanner.plan(
-            declarations, stored: stored, recorded: try Self.records(db), now: clock())
+            declarations, stored: try SchemaRegistry.read(db), recorded: try Self.records(db), now: clock())
         for rename in plan.renames {
-            try db.execute(
-                sql: "ALTER TABLE \(SQLDialect.quoted(rename.table)) RENAME COLUMN \(SQLDialect.quoted(rename.from)) "
-                    + "TO \(SQLDialect.quoted(rename.to))")
+            try db.execute(sql: SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to))
             try db.execute(
                 sql: "UPDATE __columns SET name = ? WHERE tableName = ? AND name = ?",
                 arguments: [rename.to, rename.table, rename.from])
         }
         for retirement in plan.retirements {
             try db.execute(
-                sql: "ALTER TABLE \(SQLDialect.quoted(retirement.table)) RENAME COLUMN "
-                    + "\(SQLDialect.quoted(retirement.column)) TO "
-                    + SQLDialect.quoted(SchemaChangePlanner.retiredPrefix + retirement.column))
+                sql: SchemaChangePlanner.renameSQL(
+                    table: retirement.table, column: retirement.column,
+                    to: SchemaChangePlanner.retiredPrefix + retirement.column))
             try db.execute(
                 sql: "DELETE FROM __columns WHERE tableName = ? AND name = ?",
                 arguments: [retirement.table, retirement.column])
@@ -54,16 +48,9 @@ extension SQLiteTableStore {
             db,
             sql: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" ORDER BY \"appliedAt\", rowid"
         ).map { row in
-            guard
-                let record = SchemaChangeRecord(
-                    table: row[0], column: row[1], kind: row[2], detail: row[3], from: row[4], appliedAt: row[5],
-                    backfill: row[6], cursor: row[7], stamped: row[8])
-            else {
-                throw TableError.invalidRequest(
-                    "The database records a schema change this version does not know (\(row[2] as String)); "
-                        + "run the newer todosync that made it.")
-            }
-            return record
+            try SchemaChangeRecord(
+                table: row[0], column: row[1], kind: row[2], detail: row[3], from: row[4], appliedAt: row[5],
+                backfill: row[6], cursor: row[7], stamped: row[8])
         }
     }
 
@@ -111,9 +98,6 @@ extension SQLiteTableStore {
             return try queue.read { db in
                 let hasMetadata = try db.tableExists("__tables")
                 let stored = hasMetadata ? try SchemaRegistry.read(db) : [:]
-                for declaration in declarations {
-                    if let schema = stored[declaration.name.lowercased()] { try declaration.checkFits(schema) }
-                }
                 let recorded = try db.tableExists("__schema_changes") ? try records(db) : []
                 let plan = try SchemaChangePlanner.plan(declarations, stored: stored, recorded: recorded, now: 0)
                 var counts: [Int] = []

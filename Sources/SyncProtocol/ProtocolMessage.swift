@@ -1,13 +1,3 @@
-/// The error body of the table protocol: `{"error": "The item does not exist"}`.
-public struct ErrorBody: Codable, Sendable, Equatable {
-    /// The sentence explaining the error.
-    public var error: String
-
-    public init(error: String) {
-        self.error = error
-    }
-}
-
 /// The messages the official server answers with, which clients may recognise by their text.
 public enum ProtocolMessage {
     /// 404 for a missing or soft-deleted item.
