@@ -52,6 +52,17 @@ import Testing
         #expect(await watch.value == .stopped(.stalled(seconds: 1)))
     }
 
+    /// A busy cooperative pool can wake the watch long after the event loop saw the whole answer.
+    @Test func anAnswerThatEndedBeforeTheWatchWokeIsKept() async {
+        let clock = ManualWallClock(start: sent)
+        let heard = HeardTime()
+        let watch = Task { await ExchangeDeadlines(idle: 1, total: 3, clock: clock).watch(started: sent, heard: heard) }
+        await clock.someoneSleeps()
+        heard.end()
+        clock.advance(to: at(10))
+        #expect(await watch.value == nil)
+    }
+
     @Test func aCancelledWatchEndsWithoutAnError() async {
         let clock = ManualWallClock(start: sent)
         let watch = Task {

@@ -72,26 +72,34 @@ struct ExchangeDeadlines: Sendable {
     }
 
     /// Waits on the clock until a deadline of the exchange sent at `started` passes, and returns its
-    /// error; returns nil when cancelled first (the answer came).
+    /// error; returns nil when cancelled first, or when the answer had ended by then (complete or
+    /// failed, as the event loop saw it: a busy cooperative pool may wake this watch and resume the
+    /// request's task only long after the answer came, and that answer is kept).
     func watch(started: Date, heard: HeardTime) async -> SyncError? {
-        while true {
+        while !heard.ended {
             switch verdict(started: started, lastHeard: heard.last ?? started, now: clock.now) {
             case .waitUntil(let time):
                 guard (try? await clock.sleep(until: time)) != nil else { return nil }
-            case .stalled: return .stopped(.stalled(seconds: idle))
-            case .tooSlow: return .stopped(.tooSlow(seconds: total))
+            case .stalled: return heard.ended ? nil : .stopped(.stalled(seconds: idle))
+            case .tooSlow: return heard.ended ? nil : .stopped(.tooSlow(seconds: total))
             }
         }
+        return nil
     }
 }
 
-/// When the last byte of an answer came, written as bytes arrive and read by
+/// When the last byte of an answer came, and whether it ended, written as bytes arrive and read by
 /// ``ExchangeDeadlines/watch(started:heard:)``.
 final class HeardTime: Sendable {
-    private let time = Mutex<Date?>(nil)
+    private let state = Mutex<(last: Date?, ended: Bool)>((nil, false))
 
     /// The last byte's time; nil before the first.
-    var last: Date? { time.withLock { $0 } }
+    var last: Date? { state.withLock { $0.last } }
 
-    func heard(at date: Date) { time.withLock { $0 = date } }
+    /// Whether the answer is complete, or the exchange failed.
+    var ended: Bool { state.withLock { $0.ended } }
+
+    func heard(at date: Date) { state.withLock { $0.last = date } }
+
+    func end() { state.withLock { $0.ended = true } }
 }

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// async-http-client's ``ResponseAccumulator`` (the whole answer, up to a size), noting on a clock
-/// when each part of the answer arrives, for the idle deadline (``ExchangeDeadlines``).
+/// when each part of the answer arrives, and when it ends, for the deadlines (``ExchangeDeadlines``).
 ///
 /// Written here because async-http-client's own read timeout runs on the event loop's clock, which a
 /// test cannot move.
@@ -34,10 +34,12 @@ final class HeardAccumulator: HTTPClientResponseDelegate {
     }
 
     func didReceiveError(task: HTTPClient.Task<Response>, _ error: any Error) {
+        heard.end()
         accumulator.didReceiveError(task: task, error)
     }
 
     func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
-        try accumulator.didFinishRequest(task: task)
+        heard.end()
+        return try accumulator.didFinishRequest(task: task)
     }
 }
