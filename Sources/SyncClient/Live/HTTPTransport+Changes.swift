@@ -28,34 +28,54 @@ extension HTTPTransport {
     ///   sign-in (``StopReason/notAuthorized(_:)``).
     func openChanges(table: String, after cursor: String?) async throws(SyncError) -> ChangeStreamOpening {
         let url = base + path(table: table) + "/$changes"
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: ProtocolHeader.apiVersion.rawName, value: tableProtocol.apiVersion)
-        request.headers.add(name: "Accept", value: "text/event-stream")
+        var headers = NIOHTTP1.HTTPHeaders([
+            (ProtocolHeader.apiVersion.rawName, tableProtocol.apiVersion), ("Accept", "text/event-stream"),
+        ])
         if let applicationKey, !applicationKey.isEmpty {
-            request.headers.add(name: ProtocolHeader.applicationKey.rawName, value: applicationKey)
+            headers.add(name: ProtocolHeader.applicationKey.rawName, value: applicationKey)
         }
         let token = try await currentToken()
         try checkPlainHTTP(sendsSecret: token != nil || applicationKey.map { !$0.isEmpty } == true)
-        if let authField = authField(token) {
-            request.headers.add(name: authField.name.rawName, value: authField.value)
-        }
-        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor) }
-        let (client, deadlines, sent, heard) = (client, deadlines.unending, deadlines.clock.now, HeardTime())
-        let subscription = request
-        let response: HTTPClientResponse
+        if let authField = authField(token) { headers.add(name: authField.name.rawName, value: authField.value) }
+        if let cursor { headers.add(name: "Last-Event-ID", value: cursor) }
+        let delegate = ChangeStreamDelegate(clock: deadlines.clock)
+        let task: HTTPClient.Task<Void>
         do {
-            response = try await deadlines.bounding(started: sent, heard: heard) {
-                let response = try await client.execute(subscription, deadline: .distantFuture)
-                heard.heard(at: deadlines.clock.now)
-                return response
-            }
+            task = client.execute(
+                request: try HTTPClient.Request(url: url, method: .GET, headers: headers), delegate: delegate)
         } catch {
             throw describe(error, url: url)
         }
-        let status = Int(response.status.code)
-        let type = response.headers.first(name: "content-type") ?? ""
+        // The idle deadline, from sending until the stream ends: a silent stream is a dead one.
+        let (idle, sent) = (deadlines.unending, deadlines.clock.now)
+        let watch = Task {
+            guard let passed = await idle.watch(started: sent, heard: delegate.heard) else { return }
+            delegate.stop(passed)
+            task.cancel()
+        }
+        let head: HTTPResponseHead
+        do {
+            head = try await withTaskCancellationHandler {
+                try await delegate.responseHead(of: task)
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            watch.cancel()
+            throw describe(error, url: url)
+        }
+        let status = Int(head.status.code)
+        let type = head.headers.first(name: "content-type") ?? ""
+        if status == 200, type.hasPrefix("text/event-stream") {
+            delegate.whenTerminated {
+                watch.cancel()
+                task.cancel()
+            }
+            return .stream(delegate.cursors)
+        }
+        watch.cancel()
+        task.cancel()
         switch status {
-        case 200 where type.hasPrefix("text/event-stream"): break
         case 401 where tokenSupply != nil && token != nil:
             // The command gives the next token; the stream is opened again with it a second later.
             _ = try await tokenSupply?.refused(token ?? "")
@@ -68,28 +88,7 @@ extension HTTPTransport {
         case 200, 300..<500: return .notOffered(status)
         default:
             return .refused(
-                status: status, retryAfter: response.headers.first(name: "retry-after").flatMap(TimeInterval.init))
+                status: status, retryAfter: head.headers.first(name: "retry-after").flatMap(TimeInterval.init))
         }
-        let body = response.body
-        let cursors = AsyncThrowingStream<String, any Error> { continuation in
-            let reader = Task {
-                do {
-                    try await deadlines.bounding(started: sent, heard: heard) {
-                        var parser = EventStreamParser()
-                        for try await chunk in body {
-                            heard.heard(at: deadlines.clock.now)
-                            for event in try parser.feed(chunk.readableBytesView) where event.event == "change" {
-                                if let id = event.id { continuation.yield(id) }
-                            }
-                        }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in reader.cancel() }
-        }
-        return .stream(cursors)
     }
 }
