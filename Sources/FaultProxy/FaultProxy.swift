@@ -22,6 +22,8 @@ import Synchronization
 public final class FaultProxy: Sendable {
     /// The port the proxy listens on (the real one when started on port 0).
     public let port: Int
+    /// Whether ``port`` was picked here (port 0), and is kept from the other proxies until ``stop()``.
+    private let picked: Bool
     /// The service's address, such as `http://127.0.0.1:8090`.
     public let upstream: String
     let forwarder: UpstreamForwarder
@@ -54,6 +56,7 @@ public final class FaultProxy: Sendable {
         let listener =
             try await port == 0 ? Self.listenOnFreePort(group: group) : Self.listen(on: port, group: group, proxy: nil)
         self.port = listener.channel.localAddress?.port ?? port
+        picked = port == 0
         state.withLock { $0.listener = listener.channel }
         listener.attach(self)
     }
@@ -109,19 +112,28 @@ public final class FaultProxy: Sendable {
 
     /// Stops accepting and closes open client connections. Safe to call more than once.
     public func stop() async {
-        let channels = state.withLock { state in
+        let (channels, wasStopped) = state.withLock { state in
             defer {
                 state.stopped = true
                 state.listener = nil
             }
-            return [state.listener].compactMap { $0 } + state.connections.values
+            return ([state.listener].compactMap { $0 } + state.connections.values, state.stopped)
         }
         for channel in channels { try? await channel.close() }
+        if !wasStopped { releasePort() }
     }
 
     deinit {
-        let channels = state.withLock { [$0.listener].compactMap { $0 } + $0.connections.values }
+        let (channels, stopped) = state.withLock {
+            ([$0.listener].compactMap { $0 } + $0.connections.values, $0.stopped)
+        }
         for channel in channels { channel.close(promise: nil) }
+        if !stopped { releasePort() }
+    }
+
+    /// Lets another proxy of this process pick ``port`` (once: after the stop, or at the end).
+    private func releasePort() {
+        if picked { Self.pickedPorts.withLock { _ = $0.remove(port) } }
     }
 
     // MARK: Events
@@ -172,14 +184,21 @@ public final class FaultProxy: Sendable {
         let candidates = 1024..<max(ephemeral, 2048)
         var lastFailure = FaultProxyError.cannotListen("no free port below \(candidates.upperBound)")
         for _ in 0..<64 {
+            let port = Int.random(in: candidates)
+            guard pickedPorts.withLock({ $0.insert(port).inserted }) else { continue }
             do {
-                return try await listen(on: Int.random(in: candidates), group: group, proxy: nil)
+                return try await listen(on: port, group: group, proxy: nil)
             } catch {
+                pickedPorts.withLock { _ = $0.remove(port) }
                 lastFailure = error
             }
         }
         throw lastFailure
     }
+
+    /// The ports picked by the proxies of this process that have not stopped, refusing connections or
+    /// not: while one refuses, its port is free, and another proxy must not take it.
+    private static let pickedPorts = Mutex<Set<Int>>([])
 
     private static func listen(
         on port: Int, group: any EventLoopGroup, proxy: FaultProxy?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -37,39 +38,53 @@ import Testing
         #expect(deadlines.verdict(started: sent, lastHeard: sent, now: at(5)) == .tooSlow)
     }
 
-    @Test func aWatchEndsWithTheDeadlineThatPassedOnItsClock() async {
+    /// The deadlines a watch said passed, in order.
+    private final class Passes: Sendable {
+        private let list = Mutex<[SyncError]>([])
+        var all: [SyncError] { list.withLock { $0 } }
+        func add(_ error: SyncError) { list.withLock { $0.append(error) } }
+    }
+
+    /// Watches an exchange sent at `sent` on `clock`.
+    private func watch(_ clock: ManualWallClock, _ heard: HeardTime) -> (watch: ExchangeWatch, passed: Passes) {
+        let passed = Passes()
+        let watch = ExchangeDeadlines(idle: 1, total: 3, clock: clock).watch(started: sent, heard: heard) {
+            passed.add($0)
+        }
+        return (watch, passed)
+    }
+
+    @Test func aWatchPassesTheDeadlineItsClockReachesOnce() {
         let clock = ManualWallClock(start: sent)
-        let watched = ExchangeDeadlines(idle: 1, total: 3, clock: clock)
         let heard = HeardTime()
-        let watch = Task { await watched.watch(started: sent, heard: heard) }
-        await clock.someoneSleeps()
+        let (watch, passed) = watch(clock, heard)
+        #expect(clock.nextWake == at(1))
         heard.heard(at: at(0.5))
         clock.advance(to: at(1))
         // Heard at 0.5 s: quiet until 1.5 s only.
-        await clock.someoneSleeps()
-        #expect(clock.nextWake == at(1.5))
+        #expect(clock.nextWake == at(1.5) && passed.all.isEmpty)
         clock.advance(to: at(1.5))
-        #expect(await watch.value == .stopped(.stalled(seconds: 1)))
+        clock.advance(to: at(5))
+        #expect(passed.all == [.stopped(.stalled(seconds: 1))], "once, and not the total deadline after it")
+        #expect(watch.passed == .stopped(.stalled(seconds: 1)) && clock.sleeping == 0)
     }
 
-    /// A busy cooperative pool can wake the watch long after the event loop saw the whole answer.
-    @Test func anAnswerThatEndedBeforeTheWatchWokeIsKept() async {
+    /// A busy cooperative pool can resume the request's task long after the event loop saw the whole answer.
+    @Test func anAnswerThatEndedBeforeTheDeadlineIsKept() {
         let clock = ManualWallClock(start: sent)
         let heard = HeardTime()
-        let watch = Task { await ExchangeDeadlines(idle: 1, total: 3, clock: clock).watch(started: sent, heard: heard) }
-        await clock.someoneSleeps()
+        let (watch, passed) = watch(clock, heard)
         heard.end()
         clock.advance(to: at(10))
-        #expect(await watch.value == nil)
+        #expect(passed.all.isEmpty && watch.passed == nil)
     }
 
-    @Test func aCancelledWatchEndsWithoutAnError() async {
+    @Test func aStoppedWatchPassesNothingAndLeavesNoTimer() {
         let clock = ManualWallClock(start: sent)
-        let watch = Task {
-            await ExchangeDeadlines(idle: 1, total: 3, clock: clock).watch(started: sent, heard: HeardTime())
-        }
-        await clock.someoneSleeps()
-        watch.cancel()
-        #expect(await watch.value == nil)
+        let (watch, passed) = watch(clock, HeardTime())
+        watch.stop()
+        #expect(clock.sleeping == 0)
+        clock.advance(to: at(10))
+        #expect(passed.all.isEmpty)
     }
 }

@@ -2,13 +2,34 @@ import Foundation
 import SyncClient
 import Synchronization
 
-/// A clock that only moves when the test moves it: whoever sleeps until a time wakes when the test
-/// advances past it, at once and in order, however loaded the machine is.
+/// A clock that only moves when the test moves it: whoever sleeps until a time wakes (and a timer
+/// runs) when the test advances past it, at once and in order, however loaded the machine is.
 public final class ManualWallClock: WallClock {
     private struct Sleeper {
         var until: Date
         var id: UInt64
-        var continuation: CheckedContinuation<Void, any Error>
+        var wake: Wake
+    }
+
+    /// How a sleeper is woken: a task that sleeps, or a timer's action.
+    private enum Wake {
+        case task(CheckedContinuation<Void, any Error>)
+        case timer(@Sendable () -> Void)
+
+        func callAsFunction() {
+            switch self {
+            case .task(let continuation): continuation.resume()
+            case .timer(let action): action()
+            }
+        }
+    }
+
+    /// A timer of ``schedule(at:_:)``: cancelling takes it off the clock.
+    private struct Timer: ClockTimer {
+        let clock: ManualWallClock
+        let id: UInt64
+
+        func cancel() { clock.state.withLock { $0.sleepers.removeAll { $0.id == id } } }
     }
 
     private struct State {
@@ -28,10 +49,10 @@ public final class ManualWallClock: WallClock {
 
     public var now: Date { state.withLock { $0.now } }
 
-    /// How many tasks sleep on it now.
+    /// How many tasks sleep on it, and timers wait on it, now.
     public var sleeping: Int { state.withLock { $0.sleepers.count } }
 
-    /// The earliest time a task sleeps until; nil when none sleeps.
+    /// The earliest time a task sleeps or a timer waits until; nil when none does.
     public var nextWake: Date? { state.withLock { $0.sleepers.map(\.until).min() } }
 
     public func sleep(until date: Date) async throws {
@@ -43,7 +64,7 @@ public final class ManualWallClock: WallClock {
             try await withCheckedThrowingContinuation { continuation in
                 let (ready, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if Task.isCancelled || date <= state.now { return (true, []) }
-                    state.sleepers.append(Sleeper(until: date, id: id, continuation: continuation))
+                    state.sleepers.append(Sleeper(until: date, id: id, wake: .task(continuation)))
                     defer { state.watchers = [:] }
                     return (false, Array(state.watchers.values))
                 }
@@ -61,12 +82,25 @@ public final class ManualWallClock: WallClock {
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.sleepers.remove(at: index)
             }
-            cancelled?.continuation.resume(throwing: CancellationError())
+            if case .task(let continuation)? = cancelled?.wake { continuation.resume(throwing: CancellationError()) }
         }
     }
 
-    /// Returns once a task sleeps on the clock (at once when one does), or when the waiting task is
-    /// cancelled.
+    public func schedule(at date: Date, _ action: @escaping @Sendable () -> Void) -> any ClockTimer {
+        let (id, due, watchers) = state.withLock { state -> (UInt64, Bool, [CheckedContinuation<Void, Never>]) in
+            defer { state.nextId += 1 }
+            if date <= state.now { return (state.nextId, true, []) }
+            state.sleepers.append(Sleeper(until: date, id: state.nextId, wake: .timer(action)))
+            defer { state.watchers = [:] }
+            return (state.nextId, false, Array(state.watchers.values))
+        }
+        for watcher in watchers { watcher.resume() }
+        if due { action() }
+        return Timer(clock: self, id: id)
+    }
+
+    /// Returns once a task sleeps or a timer waits on the clock (at once when one does), or when the
+    /// waiting task is cancelled.
     public func someoneSleeps() async {
         let id = state.withLock { state -> UInt64 in
             defer { state.nextId += 1 }
@@ -86,8 +120,9 @@ public final class ManualWallClock: WallClock {
         }
     }
 
-    /// Runs `work`, moving the clock to the time a task sleeps until as soon as one sleeps, until
-    /// `work` ends: each deadline in it passes at once and in order, without a wait on the wall clock.
+    /// Runs `work`, moving the clock to the time a task sleeps or a timer waits until as soon as one
+    /// does, until `work` ends: each deadline in it passes at once and in order, without a wait on
+    /// the wall clock.
     public func passingEveryDeadline<T: Sendable>(of work: @escaping @Sendable () async -> T) async -> T {
         await withTaskGroup(of: T?.self) { group in
             group.addTask { await work() }
@@ -119,6 +154,6 @@ public final class ManualWallClock: WallClock {
             state.sleepers.removeAll { $0.until <= state.now }
             return due
         }
-        for sleeper in woken { sleeper.continuation.resume() }
+        for sleeper in woken { sleeper.wake() }
     }
 }

@@ -48,8 +48,7 @@ extension HTTPTransport {
         }
         // The idle deadline, from sending until the stream ends: a silent stream is a dead one.
         let (idle, sent) = (deadlines.unending, deadlines.clock.now)
-        let watch = Task {
-            guard let passed = await idle.watch(started: sent, heard: delegate.heard) else { return }
+        let watch = idle.watch(started: sent, heard: delegate.heard) { passed in
             delegate.stop(passed)
             task.cancel()
         }
@@ -61,19 +60,19 @@ extension HTTPTransport {
                 task.cancel()
             }
         } catch {
-            watch.cancel()
+            watch.stop()
             throw describe(error, url: url)
         }
         let status = Int(head.status.code)
         let type = head.headers.first(name: "content-type") ?? ""
         if status == 200, type.hasPrefix("text/event-stream") {
             delegate.whenTerminated {
-                watch.cancel()
+                watch.stop()
                 task.cancel()
             }
             return .stream(delegate.cursors)
         }
-        watch.cancel()
+        watch.stop()
         task.cancel()
         switch status {
         case 401 where tokenSupply != nil && token != nil:

@@ -10,8 +10,8 @@ import Synchronization
 ///   stay under the idle deadline. A stream that lasts as long as it is heard (the change channel)
 ///   has none (``unending``).
 ///
-/// ``verdict(started:lastHeard:now:)`` is the rule; ``bounding(started:heard:_:)`` applies it on
-/// the clock. A test gives a clock it moves, so no test waits for a deadline to pass.
+/// ``verdict(started:lastHeard:now:)`` is the rule; ``watch(started:heard:passed:)`` applies it
+/// with the clock's timers. A test gives a clock it moves, so no test waits for a deadline to pass.
 struct ExchangeDeadlines: Sendable {
     var idle: TimeInterval
     var total: TimeInterval
@@ -50,46 +50,75 @@ struct ExchangeDeadlines: Sendable {
         return .waitUntil(min(end, quietEnd))
     }
 
-    /// Runs `work`, the exchange sent at `started` (or a part of it), which tells `heard` of each
-    /// byte it receives, until it ends or a deadline passes: then `work` is cancelled, and the
-    /// deadline's error thrown.
-    func bounding<T: Sendable>(
-        started: Date, heard: HeardTime, _ work: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await work() }
-            group.addTask {
-                if let passed = await watch(started: started, heard: heard) { throw passed }
-                return nil
-            }
-            defer { group.cancelAll() }
-            // The watch returns nil only once cancelled: then `work` ends too, with its answer or error.
-            for try await next in group {
-                if let value = next { return value }
-            }
-            throw CancellationError()
-        }
-    }
-
-    /// Waits on the clock until a deadline of the exchange sent at `started` passes, and returns its
-    /// error; returns nil when cancelled first, or when the answer had ended by then (complete or
-    /// failed, as the event loop saw it: a busy cooperative pool may wake this watch and resume the
-    /// request's task only long after the answer came, and that answer is kept).
-    func watch(started: Date, heard: HeardTime) async -> SyncError? {
-        while !heard.ended {
-            switch verdict(started: started, lastHeard: heard.last ?? started, now: clock.now) {
-            case .waitUntil(let time):
-                guard (try? await clock.sleep(until: time)) != nil else { return nil }
-            case .stalled: return heard.ended ? nil : .stopped(.stalled(seconds: idle))
-            case .tooSlow: return heard.ended ? nil : .stopped(.tooSlow(seconds: total))
-            }
-        }
-        return nil
+    /// Starts watching the exchange sent at `started`, whose bytes `heard` is told of: `passed` runs
+    /// (on a thread of the clock's) with the error of the first deadline that passes before the
+    /// answer ends or the watch is stopped.
+    func watch(
+        started: Date, heard: HeardTime, passed: @escaping @Sendable (SyncError) -> Void
+    ) -> ExchangeWatch {
+        let watch = ExchangeWatch(deadlines: self, started: started, heard: heard, passed: passed)
+        watch.check()
+        return watch
     }
 }
 
-/// When the last byte of an answer came, and whether it ended, written as bytes arrive and read by
-/// ``ExchangeDeadlines/watch(started:heard:)``.
+/// The deadlines of one exchange, checked by a timer of the clock's at the earliest time one could
+/// pass (no task waits for them): a watch that finds the answer still coming sets the next timer.
+final class ExchangeWatch: Sendable {
+    private let deadlines: ExchangeDeadlines
+    private let started: Date
+    private let heard: HeardTime
+    private let onPass: @Sendable (SyncError) -> Void
+    private let state = Mutex<(timer: (any ClockTimer)?, stopped: Bool, passed: SyncError?)>((nil, false, nil))
+
+    fileprivate init(
+        deadlines: ExchangeDeadlines, started: Date, heard: HeardTime, passed: @escaping @Sendable (SyncError) -> Void
+    ) {
+        (self.deadlines, self.started, self.heard, onPass) = (deadlines, started, heard, passed)
+    }
+
+    /// The deadline that passed; nil while none did.
+    var passed: SyncError? { state.withLock { $0.passed } }
+
+    /// No deadline passes after this.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            defer { state.timer = nil }
+            return state.timer
+        }?.cancel()
+    }
+
+    /// Applies the rule now: a timer for the earliest time a deadline could pass, or the error of
+    /// the one that passed. An answer that ended is kept, however late its task resumes.
+    fileprivate func check() {
+        guard !heard.ended else { return }
+        let clock = deadlines.clock
+        let error: SyncError
+        switch deadlines.verdict(started: started, lastHeard: heard.last ?? started, now: clock.now) {
+        case .waitUntil(let time):
+            let timer = clock.schedule(at: time) { [self] in check() }
+            let unwanted = state.withLock { state -> (any ClockTimer)? in
+                if state.stopped { return timer }
+                state.timer = timer
+                return nil
+            }
+            unwanted?.cancel()
+            return
+        case .stalled: error = .stopped(.stalled(seconds: deadlines.idle))
+        case .tooSlow: error = .stopped(.tooSlow(seconds: deadlines.total))
+        }
+        let fires = state.withLock { state -> Bool in
+            guard !state.stopped, state.passed == nil else { return false }
+            state.passed = error
+            return true
+        }
+        if fires { onPass(error) }
+    }
+}
+
+/// When the last byte of an answer came, and whether it ended, written on the event loop as bytes
+/// arrive and read by ``ExchangeWatch``.
 final class HeardTime: Sendable {
     private let state = Mutex<(last: Date?, ended: Bool)>((nil, false))
 

@@ -287,12 +287,18 @@ final class HTTPTransport: Sendable {
     private func perform(_ request: HTTPClient.Request, sent: Date) async throws -> HTTPReply {
         let accumulator = HeardAccumulator(request: request, maxBodySize: Self.maximumBody, clock: deadlines.clock)
         let task = client.execute(request: request, delegate: accumulator)
-        let response = try await deadlines.bounding(started: sent, heard: accumulator.heard) {
-            try await withTaskCancellationHandler {
+        // A deadline that passes cancels the request, and is the error it ends with.
+        let watch = deadlines.watch(started: sent, heard: accumulator.heard) { _ in task.cancel() }
+        defer { watch.stop() }
+        let response: HTTPClient.Response
+        do {
+            response = try await withTaskCancellationHandler {
                 try await task.get()
             } onCancel: {
                 task.cancel()
             }
+        } catch {
+            throw watch.passed ?? error
         }
         var headers = HTTPFields()
         for (name, value) in response.headers {
