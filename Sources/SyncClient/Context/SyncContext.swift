@@ -121,7 +121,7 @@ public actor SyncContext {
         monitor.remote = saved.remote
         monitor.authTokenHint = credentials.authToken.map(AuthTokenHint.init)
         if let last = saved.last?.data(using: .utf8) {
-            monitor.setLastSync(try? Self.decoder.decode(SyncSummary.self, from: last))
+            monitor.lastSync = try? Self.decoder.decode(SyncSummary.self, from: last)
         }
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
@@ -220,7 +220,7 @@ public actor SyncContext {
             return (change, spoken, try store.config(db, Self.authStyleKey, as: AuthStyle.self))
         }
         monitor.tableProtocol = spoken
-        if case .switched = change { monitor.setLastSync(nil) }
+        if case .switched = change { monitor.lastSync = nil }
         monitor.remote = url?.absoluteString
         transport = url.map {
             HTTPTransport(
@@ -342,7 +342,7 @@ public actor SyncContext {
     static let lastSyncKey = "lastSync"
 
     func recordLastSync(_ summary: SyncSummary) async {
-        monitor.setLastSync(summary)
+        monitor.lastSync = summary
         if let data = try? Self.encoder.encode(summary) {
             let text = String(decoding: data, as: UTF8.self)
             _ = try? await store.asyncWrite { [store] db in try store.setConfig(db, Self.lastSyncKey, text) }
