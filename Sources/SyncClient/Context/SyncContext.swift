@@ -93,27 +93,21 @@ public actor SyncContext {
         var change: RemoteChange?
         var spoken: TableProtocol?
         monitor.protocolChoice = configuration.tableProtocol
-        do {
-            saved = try store.pool.write { db in
-                if let url = configuration.remoteURL {
-                    change = try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
-                } else {
-                    try binding.bindSavedAddress(db)
-                }
-                if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
-                spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
-                if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
-                try queue.recoverInterrupted(db)
-                return (
-                    try binding.address(db), try store.config(db, "offline") == "true",
-                    try store.config(db, Self.lastSyncKey),
-                    try store.config(db, Self.authStyleKey, as: AuthStyle.self)
-                )
+        saved = try store.write { db in
+            if let url = configuration.remoteURL {
+                change = try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
+            } else {
+                try binding.bindSavedAddress(db)
             }
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw .storage(StoreFailure(error))
+            if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
+            spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
+            if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
+            try queue.recoverInterrupted(db)
+            return (
+                try binding.address(db), try store.config(db, "offline") == "true",
+                try store.config(db, Self.lastSyncKey),
+                try store.config(db, Self.authStyleKey, as: AuthStyle.self)
+            )
         }
         openingChange = change
         monitor.tableProtocol = spoken
@@ -255,14 +249,10 @@ public actor SyncContext {
         out store: LocalStore, into file: CredentialsFile
     ) throws(SyncError) -> Credentials {
         var credentials = try file.load()
-        let old: Credentials
-        do {
-            old = try store.pool.read { db in
-                Credentials(
-                    applicationKey: try store.config(db, "applicationKey"), authToken: try store.config(db, "authToken")
-                )
-            }
-        } catch { throw .storage(StoreFailure(error)) }
+        let old = try store.read { db in
+            Credentials(
+                applicationKey: try store.config(db, "applicationKey"), authToken: try store.config(db, "authToken"))
+        }
         guard !old.isEmpty else { return credentials }
         credentials.applicationKey = credentials.applicationKey ?? old.applicationKey
         credentials.authToken = credentials.authToken ?? old.authToken

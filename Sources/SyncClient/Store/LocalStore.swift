@@ -44,18 +44,12 @@ struct LocalStore: Sendable {
         pool.add(transactionObserver: changes, extent: .databaseLifetime)
         let catalog = self.catalog
         let store = self
-        do {
-            try pool.write { db in
-                var given = tables
-                for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
-                    given.append(TableDescription(name: name, columns: []))
-                }
-                for table in given { try store.describe(db, table, strictName: false) }
+        try write { db in
+            var given = tables
+            for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
+                given.append(TableDescription(name: name, columns: []))
             }
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw .storage(StoreFailure(error))
+            for table in given { try store.describe(db, table, strictName: false) }
         }
         // Rows a pull left uncounted when the process ended, or stored before the index existed.
         for entry in catalog.committed.values { listIndexer.catchUp(entry.listIndex, in: pool) }
