@@ -56,7 +56,7 @@ extension SyncContext {
             try useServer(operationId)
             return nil
         case .cancel:
-            try cancel(operationId)
+            try queue.cancel(operationId)
             return nil
         }
     }
@@ -130,17 +130,5 @@ extension SyncContext {
             JournalEntry(
                 conflict, decision: decision, decidedBy: decidedBy, result: conflict.serverItem,
                 versionAfter: conflict.serverItem?[SystemColumn.version]?.stringValue, batch: batch))
-    }
-
-    /// Cancel: leaves the local change as it is; the operation is pending again and its conflict is
-    /// cleared until the next push.
-    nonisolated func cancel(_ operationId: Int64) throws(SyncError) {
-        try queue.cancel(operationId)
-    }
-
-    /// Drops one queued operation, losing that change: the row goes back to its base (the last
-    /// server copy) when there is one; a discarded insert removes the row.
-    nonisolated func discard(_ operationId: Int64) throws(SyncError) {
-        try queue.discard(operationId)
     }
 }

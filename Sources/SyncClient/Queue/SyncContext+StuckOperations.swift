@@ -63,7 +63,7 @@ extension SyncContext {
             try prepareRetry(operationId)
             return true
         case .discard:
-            try discard(operationId)
+            try queue.discard(operationId)
             return true
         }
     }
