@@ -92,7 +92,7 @@ extension SyncContext {
             await recordLastSync(SyncSummary(push: result, error: nil))
             return outcome
         } catch {
-            await recordLastSync(SyncSummary(push: result, error: Self.syncError(error)))
+            await recordLastSync(SyncSummary(push: result, error: SyncError(error)))
             throw error
         }
     }

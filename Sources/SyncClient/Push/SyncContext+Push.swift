@@ -100,15 +100,6 @@ extension SyncContext {
         guard tableProtocol == nil else { return nil }
         return try await store.asyncRead { [queue] db in try queue.firstSendableTable(db) }
     }
-
-    /// Any error of a sync job as a ``SyncError``: a cancelled task is ``StopReason/cancelled``.
-    static func syncError(_ error: any Error) -> SyncError {
-        switch error {
-        case let error as SyncError: error
-        case is CancellationError: .stopped(.cancelled)
-        default: .storage(StoreFailure(error))
-        }
-    }
 }
 
 extension SyncSummary {

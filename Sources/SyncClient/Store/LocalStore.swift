@@ -57,28 +57,19 @@ struct LocalStore: Sendable {
 
     /// Runs `body` in a read transaction; failures become ``SyncError/storage(_:)``.
     func read<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        do { return try pool.read(body) } catch let error as SyncError { throw error } catch {
-            throw .storage(StoreFailure(error))
-        }
+        do { return try pool.read(body) } catch { throw SyncError(error) }
     }
 
     /// Runs `body` in a write transaction; failures become ``SyncError/storage(_:)``.
     func write<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        do { return try pool.write(body) } catch let error as SyncError { throw error } catch {
-            throw .storage(StoreFailure(error))
-        }
+        do { return try pool.write(body) } catch { throw SyncError(error) }
     }
 
     /// Runs `body` in a read transaction on one of GRDB's reader queues while the calling task is
     /// suspended. Failures become ``SyncError/storage(_:)``; in a cancelled task GRDB does not read,
     /// and that is ``StopReason/cancelled``.
     func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
-        do { return try await pool.read(body) } catch let error as SyncError { throw error } catch is CancellationError
-        {
-            throw .stopped(.cancelled)
-        } catch {
-            throw .storage(StoreFailure(error))
-        }
+        do { return try await pool.read(body) } catch { throw SyncError(error) }
     }
 
     /// Runs `body` in a write transaction on GRDB's writer queue while the calling task is suspended:
@@ -91,8 +82,7 @@ struct LocalStore: Sendable {
         let pool = self.pool
         switch await Task(operation: { try await pool.write(body) }).result {
         case .success(let value): return value
-        case .failure(let error as SyncError): throw error
-        case .failure(let error): throw .storage(StoreFailure(error))
+        case .failure(let error): throw SyncError(error)
         }
     }
 
