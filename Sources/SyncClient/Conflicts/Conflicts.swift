@@ -7,7 +7,11 @@ public struct Conflicts: Sendable {
     let context: SyncContext
 
     /// Every conflicted operation in push order, with base, client and server values.
-    public func all() throws(SyncError) -> [SyncConflict] { try context.allConflicts() }
+    public func all() throws(SyncError) -> [SyncConflict] {
+        try context.read { [context] db in
+            try context.queue.all(db, in: .conflict).compactMap { operation in try context.conflict(db, operation) }
+        }
+    }
 
     /// The conflict of one operation; nil when it is not in conflict.
     public func conflict(_ operationId: Int64) throws(SyncError) -> SyncConflict? {
@@ -57,13 +61,20 @@ public struct Conflicts: Sendable {
     /// The conflict policy of `table`: the one saved in the store, else the context's default.
     public func policy(for table: String) throws(SyncError) -> ConflictPolicy { try context.conflictPolicy(for: table) }
 
-    /// Saves the conflict policy of `table`.
+    /// Saves the conflict policy of `table` for the following pushes.
     public func setPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
-        try context.setConflictPolicy(policy, for: table)
+        _ = try context.description(of: table)
+        try context.write { [store = context.store] db in
+            try store.setConfig(db, SyncContext.policyKey(table), policy.rawValue)
+        }
     }
 
-    /// The policies saved, by table.
-    public func policies() throws(SyncError) -> [String: ConflictPolicy] { try context.conflictPolicies() }
+    /// The policy of every described table, by table name.
+    public func policies() throws(SyncError) -> [String: ConflictPolicy] {
+        var policies: [String: ConflictPolicy] = [:]
+        for table in context.tables { policies[table.name] = try context.conflictPolicy(for: table.name) }
+        return policies
+    }
 }
 
 extension SyncContext {

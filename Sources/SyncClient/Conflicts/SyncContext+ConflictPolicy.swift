@@ -25,20 +25,7 @@ extension SyncContext {
         try store.config(db, Self.policyKey(table), as: ConflictPolicy.self) ?? defaultConflictPolicy
     }
 
-    /// Saves the conflict policy of `table` for the following pushes.
-    nonisolated func setConflictPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
-        _ = try store.description(of: table)
-        try write { [store] db in try store.setConfig(db, Self.policyKey(table), policy.rawValue) }
-    }
-
-    /// The policy of every described table, by table name.
-    nonisolated func conflictPolicies() throws(SyncError) -> [String: ConflictPolicy] {
-        var policies: [String: ConflictPolicy] = [:]
-        for table in tables { policies[table.name] = try conflictPolicy(for: table.name) }
-        return policies
-    }
-
-    private static func policyKey(_ table: String) -> String { "conflictPolicy|\(table)" }
+    static func policyKey(_ table: String) -> String { "conflictPolicy|\(table)" }
 
     // MARK: Applying a policy during push
 

@@ -13,13 +13,6 @@ public enum ConflictResolution: String, Sendable, Codable, CaseIterable {
 }
 
 extension SyncContext {
-    /// Every conflicted operation in push order, with base, client and server values.
-    nonisolated func allConflicts() throws(SyncError) -> [SyncConflict] {
-        try read { [queue] db in
-            try queue.all(db, in: .conflict).compactMap { operation in try conflict(db, operation) }
-        }
-    }
-
     /// One conflicted operation, nil if it is not (or no longer) in conflict.
     nonisolated func conflict(_ operationId: Int64) throws(SyncError) -> SyncConflict? {
         try read { [queue] db in
