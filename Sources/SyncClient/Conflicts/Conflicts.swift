@@ -1,3 +1,4 @@
+import Foundation
 import SyncProtocol
 
 /// A context's conflicts and how they are decided: the conflicts waiting for a person, Use Client,
@@ -22,27 +23,69 @@ public struct Conflicts: Sendable {
     /// (`.conflict` again when the server changed meanwhile).
     @discardableResult
     public func resolve(_ operationId: Int64, with resolution: ConflictResolution) async throws -> OperationOutcome? {
-        try await context.resolve(operationId, with: resolution)
+        switch resolution {
+        case .useClient: return try await context.useClient(operationId)
+        case .useServer:
+            try context.useServer(operationId)
+            return nil
+        case .cancel:
+            try context.queue.cancel(operationId)
+            return nil
+        }
     }
 
-    /// Applies Use Client or Use Server to several conflicts as one batch (undone together with
-    /// ``DecisionJournal/undo(batch:)``); conflicts settled meanwhile are skipped.
+    /// Applies Use Client or Use Server to several conflicts as one batch (one id in the journal, so
+    /// that ``DecisionJournal/undo(batch:)`` can overturn them together). Conflicts that were settled
+    /// meanwhile are skipped.
     public func resolve(_ operationIds: [Int64], with resolution: ConflictResolution) async throws -> BulkDecision {
-        try await context.resolve(operationIds, with: resolution)
+        guard resolution != .cancel else { throw ConflictDecisionError.bulkNeedsUseClientOrServer }
+        let batch = UUID().uuidString.lowercased()
+        var outcomes: [Int64: OperationOutcome] = [:]
+        for id in operationIds {
+            guard try conflict(id) != nil else { continue }
+            switch resolution {
+            case .useClient:
+                outcomes[id] = try await context.useClient(id, batch: batch)
+            case .useServer, .cancel:
+                try context.useServer(id, batch: batch)
+                outcomes[id] = .resolvedByServer
+            }
+        }
+        return BulkDecision(batch: batch, outcomes: outcomes)
     }
 
-    /// A per-field pick: each colliding field takes the side picked, and the result is pushed now.
+    /// A per-field pick: each colliding field takes the side picked (other fields merge as
+    /// ``ThreeWayMerge`` says), and the result is pushed now with the server's version.
+    ///
+    /// - Throws: ``ConflictDecisionError`` when a colliding field has no pick, a pick names no field,
+    ///   or one side deleted the item (then choose Use Client or Use Server).
     public func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
-        try await context.resolve(operationId, picking: picks)
+        let result = try context.pickPreview(operationId, picking: picks, requireAll: true)
+        return try await context.runDecision(
+            operationId, PendingDecision(decision: .pick, decidedBy: .person, values: result))
     }
 
-    /// What a bulk decision would change, conflict by conflict.
+    /// What a bulk decision would change: how many conflicts, and per conflict which fields take
+    /// another value (on the service for Use Client, here for Use Server).
     public func bulkPreview(
         _ operationIds: [Int64], with resolution: ConflictResolution
-    ) throws(SyncError)
-        -> BulkPreview
-    {
-        try context.bulkPreview(operationIds, with: resolution)
+    ) throws(SyncError) -> BulkPreview {
+        var preview = BulkPreview(resolution: resolution, conflicts: [])
+        for id in operationIds {
+            guard let conflict = try conflict(id) else { continue }
+            let changed = fieldMerges(of: conflict).filter { !ThreeWayMerge.same($0.client, $0.server) }
+            let deletes: Bool
+            switch resolution {
+            case .useClient: deletes = conflict.operation.kind == .delete
+            case .useServer, .cancel: deletes = conflict.deletedOnServer
+            }
+            preview.conflicts.append(
+                BulkPreview.Conflict(
+                    operationId: id, itemId: conflict.operation.itemId,
+                    title: (conflict.clientItem ?? conflict.serverItem ?? conflict.base)?["text"]?.stringValue,
+                    fields: changed.map(\.name), deletes: deletes))
+        }
+        return preview
     }
 
     /// The item a per-field pick would push, without pushing it.

@@ -106,16 +106,6 @@ extension SyncContext {
 
     // MARK: Per-field pick
 
-    /// Settles a conflict field by field: each colliding field from client, server or base (other
-    /// fields merge as ``ThreeWayMerge`` says), then pushes the result with the server's version.
-    ///
-    /// - Throws: ``ConflictDecisionError`` when a colliding field has no pick, a pick names no field,
-    ///   or one side deleted the item (then choose Use Client or Use Server).
-    func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
-        let result = try pickPreview(operationId, picking: picks, requireAll: true)
-        return try await runDecision(operationId, PendingDecision(decision: .pick, decidedBy: .person, values: result))
-    }
-
     /// The item a per-field pick would push, without pushing it. Fields without a pick show their
     /// merged value, or (when `requireAll` is false) the client's value for a collision.
     nonisolated func pickPreview(

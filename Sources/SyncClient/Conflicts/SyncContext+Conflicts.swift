@@ -39,21 +39,6 @@ extension SyncContext {
         return SyncConflict(operation: operation, error: error, clientItem: client)
     }
 
-    /// Applies a choice to a conflicted operation; Use Client pushes it at once and says how it went
-    /// (`.conflict` again when the server changed meanwhile).
-    @discardableResult
-    func resolve(_ operationId: Int64, with resolution: ConflictResolution) async throws -> OperationOutcome? {
-        switch resolution {
-        case .useClient: return try await useClient(operationId)
-        case .useServer:
-            try useServer(operationId)
-            return nil
-        case .cancel:
-            try queue.cancel(operationId)
-            return nil
-        }
-    }
-
     /// Use Client: keeps the local values, adopts the server's version and pushes this operation now
     /// through the push driver. An insert that hit an existing id becomes an update; an update of an
     /// item the server deleted re-creates it. If the server changed again meanwhile, the result is a

@@ -76,52 +76,6 @@ extension SyncContext {
         return row
     }
 
-    // MARK: Bulk decisions
-
-    /// Applies Use Client or Use Server to several conflicts as one batch (one id in the journal, so
-    /// that ``undo(batch:)`` can overturn them together). Conflicts that were settled meanwhile are
-    /// skipped.
-    func resolve(
-        _ operationIds: [Int64], with resolution: ConflictResolution
-    ) async throws -> BulkDecision {
-        guard resolution != .cancel else { throw ConflictDecisionError.bulkNeedsUseClientOrServer }
-        let batch = UUID().uuidString.lowercased()
-        var outcomes: [Int64: OperationOutcome] = [:]
-        for id in operationIds {
-            guard try conflict(id) != nil else { continue }
-            switch resolution {
-            case .useClient:
-                outcomes[id] = try await useClient(id, batch: batch)
-            case .useServer, .cancel:
-                try useServer(id, batch: batch)
-                outcomes[id] = .resolvedByServer
-            }
-        }
-        return BulkDecision(batch: batch, outcomes: outcomes)
-    }
-
-    /// What a bulk decision would change: how many conflicts, and per conflict which fields take
-    /// another value (on the service for Use Client, here for Use Server).
-    nonisolated func bulkPreview(
-        _ operationIds: [Int64], with resolution: ConflictResolution
-    ) throws(SyncError) -> BulkPreview {
-        var preview = BulkPreview(resolution: resolution, conflicts: [])
-        for id in operationIds {
-            guard let conflict = try conflict(id) else { continue }
-            let changed = fieldMerges(of: conflict).filter { !ThreeWayMerge.same($0.client, $0.server) }
-            let deletes: Bool
-            switch resolution {
-            case .useClient: deletes = conflict.operation.kind == .delete
-            case .useServer, .cancel: deletes = conflict.deletedOnServer
-            }
-            preview.conflicts.append(
-                BulkPreview.Conflict(
-                    operationId: id, itemId: conflict.operation.itemId,
-                    title: (conflict.clientItem ?? conflict.serverItem ?? conflict.base)?["text"]?.stringValue,
-                    fields: changed.map(\.name), deletes: deletes))
-        }
-        return preview
-    }
 }
 
 /// What a bulk decision (or its undo) did.
