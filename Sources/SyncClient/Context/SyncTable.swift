@@ -114,8 +114,26 @@ public struct SyncTable: Sendable {
         }
     }
 
-    /// Why the row with this id is as it is (see ``SyncContext/history(of:in:)``).
-    public func history(id: String) throws(SyncError) -> ItemHistory { try context.history(of: id, in: name) }
+    /// Why the row with this id is as it is: every kept event that touched it, oldest first (local
+    /// edits, push outcomes, conflicts, decisions, the pull pages that brought it, purges, token
+    /// resets and remote switches), and one sentence about its state now. Read in one transaction;
+    /// never writes.
+    public func history(id itemId: String) throws(SyncError) -> ItemHistory {
+        let description = try context.store.description(of: name)
+        return try context.read { [store = context.store, queue = context.queue, name] db in
+            let queued = try queue.operations(db, table: name, itemId: itemId)
+            // A held operation explains the row first: the item's later ones wait behind it.
+            let operation = queued.first(where: \.isHeld) ?? queued.last
+            let now = RowExplanation.Now(
+                row: try store.readItem(db, table: description, id: itemId), operation: operation,
+                error: try operation.flatMap { try queue.error(db, operationId: $0.id) },
+                retention: try HistoryLog.retention.count(db))
+            let events = try queue.history.events(db, table: name, itemId: itemId)
+            return ItemHistory(
+                table: name, itemId: itemId, explanation: RowExplanation.sentence(now, events: events),
+                events: events, row: now.row, operation: operation)
+        }
+    }
 
     /// Pulls the server's rows (see ``SyncContext/pull(_:query:queryId:settings:)``).
     @discardableResult
