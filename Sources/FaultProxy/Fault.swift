@@ -27,14 +27,6 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         .truncateBody, .corruptBody, .duplicate,
     ]
 
-    /// Whether the service may have applied the request although the client saw no clean answer.
-    public var reachesService: Bool {
-        switch self {
-        case .refuse, .status: false
-        default: true
-        }
-    }
-
     /// The spelling of ``init(parsing:)``: `pass`, `delay=200`, `refuse`, `reset`, `status=503`,
     /// `drop`, `truncate`, `corrupt`, `duplicate`.
     public var description: String {

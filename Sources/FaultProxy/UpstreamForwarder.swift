@@ -15,18 +15,7 @@ struct UpstreamForwarder: Sendable {
     func send(_ request: ProxiedRequest, on eventLoop: (any EventLoop)? = nil) -> EventLoopFuture<ProxiedResponse> {
         let loop = eventLoop ?? group.next()
         let promise = loop.makePromise(of: ProxiedResponse.self)
-        let head = outgoingHead(request)
-        let body = request.body
-        ClientBootstrap(group: loop)
-            .connectTimeout(.seconds(10))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(
-                        UpstreamExchangeHandler(head: head, body: body, promise: promise))
-                }
-            }
-            .connect(host: host, port: port)
+        connect(request, on: loop) { UpstreamExchangeHandler(promise: promise) }
             .whenComplete { result in
                 switch result {
                 case .failure(let error):
@@ -49,18 +38,7 @@ struct UpstreamForwarder: Sendable {
     /// service's answer ends or its connection does (or, with `cutAfterFirstPart`, after the first
     /// part: a stream that drops). A client that goes away closes the service's connection.
     func relay(_ request: ProxiedRequest, to client: any Channel, cutAfterFirstPart: Bool) {
-        let head = outgoingHead(request)
-        let body = request.body
-        ClientBootstrap(group: client.eventLoop)
-            .connectTimeout(.seconds(10))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(
-                        RelayHandler(head: head, body: body, client: client, cut: cutAfterFirstPart))
-                }
-            }
-            .connect(host: host, port: port)
+        connect(request, on: client.eventLoop) { RelayHandler(client: client, cut: cutAfterFirstPart) }
             .whenComplete { result in
                 switch result {
                 case .failure:
@@ -71,6 +49,25 @@ struct UpstreamForwarder: Sendable {
                     client.closeFuture.whenComplete { _ in upstream.close(promise: nil) }
                 }
             }
+    }
+
+    /// Opens a fresh connection to the service on `loop` that writes `request` once it is up and
+    /// hands the answer to the handler `answerHandler` makes.
+    private func connect(
+        _ request: ProxiedRequest, on loop: any EventLoop,
+        answerHandler: @escaping @Sendable () -> any ChannelInboundHandler
+    ) -> EventLoopFuture<any Channel> {
+        let (head, body) = (outgoingHead(request), request.body)
+        return ClientBootstrap(group: loop)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(RequestWriter(head: head, body: body))
+                    try channel.pipeline.syncOperations.addHandler(answerHandler())
+                }
+            }
+            .connect(host: host, port: port)
     }
 
     /// The client's head for the service: its own `Host`, framing for this hop, and a close after.
@@ -87,34 +84,43 @@ struct UpstreamForwarder: Sendable {
     }
 }
 
-/// Writes one request when the connection to the service is up and collects its answer.
-private final class UpstreamExchangeHandler: ChannelInboundHandler {
+/// Writes a request (head, body, end) on a connection to the service as soon as it is up.
+private final class RequestWriter: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
     private let head: HTTPRequestHead
     private let body: [UInt8]
+
+    init(head: HTTPRequestHead, body: [UInt8]) {
+        self.head = head
+        self.body = body
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+}
+
+/// Collects the service's answer to the request on its connection.
+private final class UpstreamExchangeHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
     private let promise: EventLoopPromise<ProxiedResponse>
     private var response: ProxiedResponse?
     private var done = false
 
-    init(head: HTTPRequestHead, body: [UInt8], promise: EventLoopPromise<ProxiedResponse>) {
-        self.head = head
-        self.body = body
+    init(promise: EventLoopPromise<ProxiedResponse>) {
         self.promise = promise
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        writeRequest(head, body, context)
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            var headers = HTTPHeaders()
-            for (name, value) in head.headers { headers.add(name: name, value: value) }
-            response = ProxiedResponse(status: Int(head.status.code), headers: headers)
+            response = ProxiedResponse(status: Int(head.status.code), headers: head.headers)
         case .body(var buffer):
             response?.body += buffer.readBytes(length: buffer.readableBytes) ?? []
         case .end:
@@ -141,26 +147,16 @@ private final class UpstreamExchangeHandler: ChannelInboundHandler {
     }
 }
 
-/// Writes one request to the service and relays its answer, part by part, to the client's connection.
+/// Relays the service's answer, part by part, to the client's connection.
 private final class RelayHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
 
-    private let head: HTTPRequestHead
-    private let body: [UInt8]
     private let client: any Channel
     private let cut: Bool
 
-    init(head: HTTPRequestHead, body: [UInt8], client: any Channel, cut: Bool) {
-        self.head = head
-        self.body = body
+    init(client: any Channel, cut: Bool) {
         self.client = client
         self.cut = cut
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        writeRequest(head, body, context)
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -190,15 +186,6 @@ private final class RelayHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
-}
-
-/// Writes a request (head, body, end) on a connection to the service.
-private func writeRequest(_ head: HTTPRequestHead, _ body: [UInt8], _ context: ChannelHandlerContext) {
-    context.write(NIOAny(HTTPClientRequestPart.head(head)), promise: nil)
-    if !body.isEmpty {
-        context.write(NIOAny(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-    }
-    context.writeAndFlush(NIOAny(HTTPClientRequestPart.end(nil)), promise: nil)
 }
 
 /// Why the proxy could not pass one exchange on.

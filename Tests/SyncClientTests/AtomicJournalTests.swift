@@ -66,7 +66,7 @@ struct AtomicJournalTests {
         try check(.pick, item: "i2", text: "base 2")
         #expect(try await context.journal.overturn(try context.journal.entries().entries.last!.id) == .pushed)
         try check(.overturn, item: "i0", text: "client 0")
-        try context.cancel(4)
+        try context.queue.cancel(4)
         try context.conflicts.setPolicy(.clientWins, for: "todoitem")
         #expect(try await context.push().pushed == [4])
         try check(.useClient, item: "i3", text: "client 3")

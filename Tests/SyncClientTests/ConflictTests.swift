@@ -183,7 +183,7 @@ struct ConflictTests {
     @Test func cancelLeavesTheOperationPendingUntilTheNextPush() async throws {
         let context = try await conflictedUpdate()
         _ = try await context.push()
-        try context.cancel(1)
+        try context.queue.cancel(1)
         #expect(try queueShape(context) == ["update a pending"])
         #expect(try context.conflicts.all().isEmpty)
         #expect(try context.table("todoitem").item(id: "a")?.text == "client")

@@ -95,16 +95,16 @@ struct LocalStoreTests {
         try todo.update(["id": "a", "text": "local"])
         let operation = try #require(try context.operations.all().first)
         #expect(operation.base?.text == "server")
-        try context.discard(operation.id)
+        try context.queue.discard(operation.id)
         #expect(try context.operations.all().isEmpty)
         #expect(try todo.item(id: "a")?.text == "server")
 
         try todo.delete(id: "a")
-        try context.discard(try #require(try context.operations.all().first).id)
+        try context.queue.discard(try #require(try context.operations.all().first).id)
         #expect(try todo.item(id: "a")?.text == "server")
 
         try todo.insert(["id": "new", "text": "x"])
-        try context.discard(try #require(try context.operations.all().first).id)
+        try context.queue.discard(try #require(try context.operations.all().first).id)
         #expect(try todo.item(id: "new") == nil)
     }
 

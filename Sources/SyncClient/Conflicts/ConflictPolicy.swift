@@ -1,7 +1,7 @@
 import SyncProtocol
 
 /// How a table's conflicts met during push are settled. Set per table with
-/// ``SyncContext/setConflictPolicy(_:for:)``; saved in the store.
+/// ``Conflicts/setPolicy(_:for:)``; saved in the store.
 public enum ConflictPolicy: String, Sendable, Codable, CaseIterable {
     /// Every conflict waits for a person (Use Client / Use Server / Cancel): the tutorial's behaviour.
     case ask

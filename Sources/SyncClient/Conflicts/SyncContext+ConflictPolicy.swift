@@ -25,20 +25,7 @@ extension SyncContext {
         try store.config(db, Self.policyKey(table), as: ConflictPolicy.self) ?? defaultConflictPolicy
     }
 
-    /// Saves the conflict policy of `table` for the following pushes.
-    nonisolated func setConflictPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
-        _ = try store.description(of: table)
-        try write { [store] db in try store.setConfig(db, Self.policyKey(table), policy.rawValue) }
-    }
-
-    /// The policy of every described table, by table name.
-    nonisolated func conflictPolicies() throws(SyncError) -> [String: ConflictPolicy] {
-        var policies: [String: ConflictPolicy] = [:]
-        for table in tables { policies[table.name] = try conflictPolicy(for: table.name) }
-        return policies
-    }
-
-    private static func policyKey(_ table: String) -> String { "conflictPolicy|\(table)" }
+    static func policyKey(_ table: String) -> String { "conflictPolicy|\(table)" }
 
     // MARK: Applying a policy during push
 
@@ -118,16 +105,6 @@ extension SyncContext {
     }
 
     // MARK: Per-field pick
-
-    /// Settles a conflict field by field: each colliding field from client, server or base (other
-    /// fields merge as ``ThreeWayMerge`` says), then pushes the result with the server's version.
-    ///
-    /// - Throws: ``ConflictDecisionError`` when a colliding field has no pick, a pick names no field,
-    ///   or one side deleted the item (then choose Use Client or Use Server).
-    func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
-        let result = try pickPreview(operationId, picking: picks, requireAll: true)
-        return try await runDecision(operationId, PendingDecision(decision: .pick, decidedBy: .person, values: result))
-    }
 
     /// The item a per-field pick would push, without pushing it. Fields without a pick show their
     /// merged value, or (when `requireAll` is false) the client's value for a collision.

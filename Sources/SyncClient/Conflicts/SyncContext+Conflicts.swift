@@ -13,13 +13,6 @@ public enum ConflictResolution: String, Sendable, Codable, CaseIterable {
 }
 
 extension SyncContext {
-    /// Every conflicted operation in push order, with base, client and server values.
-    nonisolated func allConflicts() throws(SyncError) -> [SyncConflict] {
-        try read { [queue] db in
-            try queue.all(db, in: .conflict).compactMap { operation in try conflict(db, operation) }
-        }
-    }
-
     /// One conflicted operation, nil if it is not (or no longer) in conflict.
     nonisolated func conflict(_ operationId: Int64) throws(SyncError) -> SyncConflict? {
         try read { [queue] db in
@@ -44,21 +37,6 @@ extension SyncContext {
         guard let table = store.tables[operation.table] else { return nil }
         let client = operation.kind == .delete ? nil : try store.readItem(db, table: table, id: operation.itemId)
         return SyncConflict(operation: operation, error: error, clientItem: client)
-    }
-
-    /// Applies a choice to a conflicted operation; Use Client pushes it at once and says how it went
-    /// (`.conflict` again when the server changed meanwhile).
-    @discardableResult
-    func resolve(_ operationId: Int64, with resolution: ConflictResolution) async throws -> OperationOutcome? {
-        switch resolution {
-        case .useClient: return try await useClient(operationId)
-        case .useServer:
-            try useServer(operationId)
-            return nil
-        case .cancel:
-            try cancel(operationId)
-            return nil
-        }
     }
 
     /// Use Client: keeps the local values, adopts the server's version and pushes this operation now
@@ -92,7 +70,7 @@ extension SyncContext {
             await recordLastSync(SyncSummary(push: result, error: nil))
             return outcome
         } catch {
-            await recordLastSync(SyncSummary(push: result, error: Self.syncError(error)))
+            await recordLastSync(SyncSummary(push: result, error: SyncError(error)))
             throw error
         }
     }
@@ -130,17 +108,5 @@ extension SyncContext {
             JournalEntry(
                 conflict, decision: decision, decidedBy: decidedBy, result: conflict.serverItem,
                 versionAfter: conflict.serverItem?[SystemColumn.version]?.stringValue, batch: batch))
-    }
-
-    /// Cancel: leaves the local change as it is; the operation is pending again and its conflict is
-    /// cleared until the next push.
-    nonisolated func cancel(_ operationId: Int64) throws(SyncError) {
-        try queue.cancel(operationId)
-    }
-
-    /// Drops one queued operation, losing that change: the row goes back to its base (the last
-    /// server copy) when there is one; a discarded insert removes the row.
-    nonisolated func discard(_ operationId: Int64) throws(SyncError) {
-        try queue.discard(operationId)
     }
 }

@@ -93,27 +93,21 @@ public actor SyncContext {
         var change: RemoteChange?
         var spoken: TableProtocol?
         monitor.protocolChoice = configuration.tableProtocol
-        do {
-            saved = try store.pool.write { db in
-                if let url = configuration.remoteURL {
-                    change = try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
-                } else {
-                    try binding.bindSavedAddress(db)
-                }
-                if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
-                spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
-                if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
-                try queue.recoverInterrupted(db)
-                return (
-                    try binding.address(db), try store.config(db, "offline") == "true",
-                    try store.config(db, Self.lastSyncKey),
-                    try store.config(db, Self.authStyleKey, as: AuthStyle.self)
-                )
+        saved = try store.write { db in
+            if let url = configuration.remoteURL {
+                change = try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
+            } else {
+                try binding.bindSavedAddress(db)
             }
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw .storage(StoreFailure(error))
+            if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
+            spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
+            if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
+            try queue.recoverInterrupted(db)
+            return (
+                try binding.address(db), try store.config(db, "offline") == "true",
+                try store.config(db, Self.lastSyncKey),
+                try store.config(db, Self.authStyleKey, as: AuthStyle.self)
+            )
         }
         openingChange = change
         monitor.tableProtocol = spoken
@@ -121,7 +115,7 @@ public actor SyncContext {
         monitor.remote = saved.remote
         monitor.authTokenHint = credentials.authToken.map(AuthTokenHint.init)
         if let last = saved.last?.data(using: .utf8) {
-            monitor.setLastSync(try? Self.decoder.decode(SyncSummary.self, from: last))
+            monitor.lastSync = try? Self.decoder.decode(SyncSummary.self, from: last)
         }
         if let remote = saved.remote, let url = URL(string: remote) {
             transport = HTTPTransport(
@@ -220,7 +214,7 @@ public actor SyncContext {
             return (change, spoken, try store.config(db, Self.authStyleKey, as: AuthStyle.self))
         }
         monitor.tableProtocol = spoken
-        if case .switched = change { monitor.setLastSync(nil) }
+        if case .switched = change { monitor.lastSync = nil }
         monitor.remote = url?.absoluteString
         transport = url.map {
             HTTPTransport(
@@ -255,14 +249,10 @@ public actor SyncContext {
         out store: LocalStore, into file: CredentialsFile
     ) throws(SyncError) -> Credentials {
         var credentials = try file.load()
-        let old: Credentials
-        do {
-            old = try store.pool.read { db in
-                Credentials(
-                    applicationKey: try store.config(db, "applicationKey"), authToken: try store.config(db, "authToken")
-                )
-            }
-        } catch { throw .storage(StoreFailure(error)) }
+        let old = try store.read { db in
+            Credentials(
+                applicationKey: try store.config(db, "applicationKey"), authToken: try store.config(db, "authToken"))
+        }
         guard !old.isEmpty else { return credentials }
         credentials.applicationKey = credentials.applicationKey ?? old.applicationKey
         credentials.authToken = credentials.authToken ?? old.authToken
@@ -342,7 +332,7 @@ public actor SyncContext {
     static let lastSyncKey = "lastSync"
 
     func recordLastSync(_ summary: SyncSummary) async {
-        monitor.setLastSync(summary)
+        monitor.lastSync = summary
         if let data = try? Self.encoder.encode(summary) {
             let text = String(decoding: data, as: UTF8.self)
             _ = try? await store.asyncWrite { [store] db in try store.setConfig(db, Self.lastSyncKey, text) }

@@ -102,6 +102,16 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             failure.description
         }
     }
+
+    /// Any error as a sync error: a ``SyncError`` as it is, a cancelled task as
+    /// ``StopReason/cancelled``, anything else (SQLite, a file) as ``storage(_:)``.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SyncError: self = error
+        case is CancellationError: self = .stopped(.cancelled)
+        default: self = .storage(StoreFailure(error))
+        }
+    }
 }
 
 /// Why a push or pull stopped early. Queued changes are kept; retrying later is safe.

@@ -2,50 +2,34 @@ import Foundation
 import Synchronization
 
 /// Progress and last result, shared without the actor: readers never wait for a running sync.
+/// The plain values (``Values``) read and write through one lock as `monitor.offline`; progress
+/// changes only through ``update(_:)``, which tells its watchers.
+@dynamicMemberLookup
 final class SyncMonitor: Sendable {
-    private struct State {
-        var progress = SyncProgress.idle
+    struct Values: Sendable {
         var lastSync: SyncSummary?
         var offline = false
         var remote: String?
         var tableProtocol: TableProtocol?
         var protocolChoice = ProtocolChoice.v2
         var authTokenHint: AuthTokenHint?
+    }
+
+    private struct State {
+        var values = Values()
+        var progress = SyncProgress.idle
         var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
         var changeWatchers: [UUID: AsyncStream<Void>.Continuation] = [:]
     }
 
     private let state = Mutex(State())
 
+    subscript<Value: Sendable>(dynamicMember key: WritableKeyPath<Values, Value>) -> Value {
+        get { state.withLock { $0.values[keyPath: key] } }
+        set { state.withLock { $0.values[keyPath: key] = newValue } }
+    }
+
     var progress: SyncProgress { state.withLock { $0.progress } }
-    var lastSync: SyncSummary? { state.withLock { $0.lastSync } }
-    var offline: Bool {
-        get { state.withLock { $0.offline } }
-        set { state.withLock { $0.offline = newValue } }
-    }
-    var remote: String? {
-        get { state.withLock { $0.remote } }
-        set { state.withLock { $0.remote = newValue } }
-    }
-
-    var protocolChoice: ProtocolChoice {
-        get { state.withLock { $0.protocolChoice } }
-        set { state.withLock { $0.protocolChoice = newValue } }
-    }
-
-    var tableProtocol: TableProtocol? {
-        get { state.withLock { $0.tableProtocol } }
-        set { state.withLock { $0.tableProtocol = newValue } }
-    }
-
-    var authTokenHint: AuthTokenHint? {
-        get { state.withLock { $0.authTokenHint } }
-        set { state.withLock { $0.authTokenHint = newValue } }
-    }
-
-    func setLastSync(_ summary: SyncSummary?) {
-        state.withLock { $0.lastSync = summary }
-    }
 
     func update(_ change: (inout SyncProgress) -> Void) {
         let (progress, watchers) = state.withLock { state -> (SyncProgress, [AsyncStream<SyncProgress>.Continuation]) in

@@ -3,39 +3,11 @@ import GRDB
 import SyncProtocol
 
 extension SyncContext {
-    // MARK: Reading the journal
-
-    /// One journal entry by its id.
-    nonisolated func journalEntry(_ id: String) throws(SyncError) -> JournalEntry? {
-        try read { [journal = queue.journal] db in try journal.entry(db, id: id) }
-    }
-
     // MARK: Overturn
 
-    /// Overturns a journal entry: what lost becomes a new change of the item, sent against the
-    /// version the entry left on the service, and journaled as an overturn when the service applies it.
-    ///
-    /// - The outcome kept the item and the losing side had values: they go out as an update.
-    /// - The outcome deleted the item ("Accept the delete", "Delete it anyway"): the losing values
-    ///   re-create it — an insert, which a service that keeps the deleted row (soft delete) answers
-    ///   with 409 and the deleted copy, and the row is then undeleted and updated.
-    /// - The outcome kept an item the losing side had deleted: it is deleted.
-    ///
-    /// If the service moved since (another version, or an item that is back), its answer makes this a
-    /// new conflict, never a silent overwrite.
-    ///
-    /// - Throws: ``ConflictDecisionError`` when the entry is unknown, the item has a newer local
-    ///   change, or both sides of the entry had deleted the item.
-    func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
-        let outcome = try await jobs.run(.overturn(entryId: entryId)) {
-            .decided(try await self.runOverturn(entryId, batch: batch))
-        }
-        guard case .decided(let decided) = outcome else { preconditionFailure("an overturn ends decided") }
-        return decided
-    }
-
+    /// Overturns a journal entry (see ``DecisionJournal/overturn(_:batch:)``) in the running job.
     func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
-        guard let entry = try journalEntry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
+        guard let entry = try journal.entry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
         let driver = pushDriver(try await readyTransport(.push, table: nil))
         let operationId = try queueOverturn(entry, batch: batch)
         return try await pushOne(operationId, driver: driver)
@@ -104,83 +76,6 @@ extension SyncContext {
         return row
     }
 
-    // MARK: Bulk decisions
-
-    /// Applies Use Client or Use Server to several conflicts as one batch (one id in the journal, so
-    /// that ``undo(batch:)`` can overturn them together). Conflicts that were settled meanwhile are
-    /// skipped.
-    func resolve(
-        _ operationIds: [Int64], with resolution: ConflictResolution
-    ) async throws -> BulkDecision {
-        guard resolution != .cancel else { throw ConflictDecisionError.bulkNeedsUseClientOrServer }
-        let batch = UUID().uuidString.lowercased()
-        var outcomes: [Int64: OperationOutcome] = [:]
-        for id in operationIds {
-            guard try conflict(id) != nil else { continue }
-            switch resolution {
-            case .useClient:
-                outcomes[id] = try await useClient(id, batch: batch)
-            case .useServer, .cancel:
-                try useServer(id, batch: batch)
-                outcomes[id] = .resolvedByServer
-            }
-        }
-        return BulkDecision(batch: batch, outcomes: outcomes)
-    }
-
-    /// What a bulk decision would change: how many conflicts, and per conflict which fields take
-    /// another value (on the service for Use Client, here for Use Server).
-    nonisolated func bulkPreview(
-        _ operationIds: [Int64], with resolution: ConflictResolution
-    ) throws(SyncError) -> BulkPreview {
-        var preview = BulkPreview(resolution: resolution, conflicts: [])
-        for id in operationIds {
-            guard let conflict = try conflict(id) else { continue }
-            let changed = fieldMerges(of: conflict).filter { !ThreeWayMerge.same($0.client, $0.server) }
-            let deletes: Bool
-            switch resolution {
-            case .useClient: deletes = conflict.operation.kind == .delete
-            case .useServer, .cancel: deletes = conflict.deletedOnServer
-            }
-            preview.conflicts.append(
-                BulkPreview.Conflict(
-                    operationId: id, itemId: conflict.operation.itemId,
-                    title: (conflict.clientItem ?? conflict.serverItem ?? conflict.base)?["text"]?.stringValue,
-                    fields: changed.map(\.name), deletes: deletes))
-        }
-        return preview
-    }
-
-    /// Undoes a bulk decision: overturns each of its entries (newest first). Entries whose item has
-    /// a newer local change are left alone and reported as failed.
-    func undo(batch: String) async throws -> BulkDecision {
-        let entries = try read { [journal = queue.journal] db in
-            try journal.page(db, JournalQuery(batch: batch, limit: 100)).entries
-                + (try Self.remaining(db, journal, batch: batch))
-        }
-        guard !entries.isEmpty else { throw ConflictDecisionError.batchNotFound(batch) }
-        let undoBatch = UUID().uuidString.lowercased()
-        var outcomes: [String: OperationOutcome] = [:]
-        for entry in entries {
-            do {
-                outcomes[entry.id] = try await overturn(entry.id, batch: undoBatch)
-            } catch let error as ConflictDecisionError {
-                if case .newerLocalChange = error { outcomes[entry.id] = .skipped } else { throw error }
-            }
-        }
-        return BulkDecision(batch: undoBatch, outcomes: [:], overturned: outcomes)
-    }
-
-    /// The entries of a batch past its first page of 100.
-    private static func remaining(_ db: Database, _ journal: ConflictJournal, batch: String) throws -> [JournalEntry] {
-        var all: [JournalEntry] = []
-        var page = try journal.page(db, JournalQuery(batch: batch, limit: 100))
-        while let next = page.next {
-            page = try journal.page(db, JournalQuery(batch: batch, before: next, limit: 100))
-            all += page.entries
-        }
-        return all
-    }
 }
 
 /// What a bulk decision (or its undo) did.

@@ -66,6 +66,14 @@ struct PullRun: Sendable {
         var waiting: (page: Int, token: DeltaToken)?
         /// The service sent its last (empty) page.
         var complete = false
+
+        /// Starts writing the waiting page once no write runs: its write, else nothing.
+        mutating func writeWaiting() -> [Action] {
+            guard writing == nil, let waiting else { return [] }
+            writing = waiting.page
+            self.waiting = nil
+            return [.write(page: waiting.page, token: waiting.token)]
+        }
     }
 
     private(set) var cursor: PullCursor
@@ -187,12 +195,7 @@ struct PullRun: Sendable {
     /// none waits, or the end.
     private mutating func advance(_ pipeline: Pipeline) -> [Action] {
         var pipeline = pipeline
-        var actions: [Action] = []
-        if pipeline.writing == nil, let waiting = pipeline.waiting {
-            pipeline.writing = waiting.page
-            pipeline.waiting = nil
-            actions.append(.write(page: waiting.page, token: waiting.token))
-        }
+        var actions = pipeline.writeWaiting()
         if !pipeline.complete, pipeline.fetching == nil, pipeline.waiting == nil {
             let page = result.pages + 1
             pipeline.fetching = page
@@ -211,13 +214,8 @@ struct PullRun: Sendable {
     /// failed), and the pull ends once nothing is on the wire or being written.
     private mutating func drain(_ pipeline: Pipeline, _ error: SyncError, dropping: Bool = false) -> [Action] {
         var pipeline = pipeline
-        var actions: [Action] = []
         let ending = Self.ending(current: state, new: error, writeFailed: dropping)
-        if pipeline.writing == nil, let waiting = pipeline.waiting {
-            pipeline.writing = waiting.page
-            pipeline.waiting = nil
-            actions.append(.write(page: waiting.page, token: waiting.token))
-        }
+        let actions = pipeline.writeWaiting()
         guard pipeline.fetching == nil, pipeline.writing == nil else {
             state = .draining(pipeline, error: ending)
             return actions

@@ -77,23 +77,14 @@ extension SyncContext {
             description, query: query, queryId: queryId, settings: settings, transport: transport, tokenKey: tokenKey)
         let (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token)))
         if let error {
-            var reason: StopReason?
-            if case .stopped(let stopped) = error { reason = stopped }
-            await recordLastSync(
-                SyncSummary(
-                    kind: .pull, table: table, finishedAt: Date(), pushed: 0,
-                    conflicts: 0, failed: 0, pulled: result.received, stopReason: reason,
-                    error: reason == nil ? error.description : nil))
+            await recordLastSync(SyncSummary(.pull, table: table, ended: error, pulled: result.received))
             throw error
         }
         if store.tables[table] == nil {
             // The service's table is empty: the store holds it now all the same.
             try await store.asyncWrite { [store] db in _ = try store.describe(db, description) }
         }
-        await recordLastSync(
-            SyncSummary(
-                kind: .pull, table: table, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0,
-                pulled: result.received, stopReason: nil, error: nil))
+        await recordLastSync(SyncSummary(.pull, table: table, ended: nil, pulled: result.received))
         return result
     }
 

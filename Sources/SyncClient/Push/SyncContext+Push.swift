@@ -81,26 +81,13 @@ extension SyncContext {
     /// ``ProtocolChoice/auto`` and no protocol found out yet, the service is asked which one it speaks
     /// with one row of `table` (a push asks with the table of its first operation).
     func readyTransport(_ kind: SyncSummary.Kind, table: String?) async throws(SyncError) -> HTTPTransport {
-        var failure: SyncError?
-        if monitor.offline { failure = .stopped(.offline) } else if transport == nil { failure = .noRemote }
-        if let failure {
-            await recordLastSync(
-                SyncSummary(
-                    kind: kind, table: table, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0, pulled: 0,
-                    stopReason: failure == .stopped(.offline) ? .offline : nil,
-                    error: failure == .noRemote ? failure.description : nil))
-            throw failure
-        }
-        do {
-            guard let probeTable = try await probeTable(table) else { return transport! }
-            return try await speakingTransport(transport!, table: probeTable)
+        do throws(SyncError) {
+            if monitor.offline { throw .stopped(.offline) }
+            guard let transport else { throw .noRemote }
+            guard let probeTable = try await probeTable(table) else { return transport }
+            return try await speakingTransport(transport, table: probeTable)
         } catch {
-            var reason: StopReason?
-            if case .stopped(let stopped) = error { reason = stopped }
-            await recordLastSync(
-                SyncSummary(
-                    kind: kind, table: table, finishedAt: Date(), pushed: 0, conflicts: 0, failed: 0, pulled: 0,
-                    stopReason: reason, error: reason == nil ? error.description : nil))
+            await recordLastSync(SyncSummary(kind, table: table, ended: error))
             throw error
         }
     }
@@ -113,25 +100,26 @@ extension SyncContext {
         guard tableProtocol == nil else { return nil }
         return try await store.asyncRead { [queue] db in try queue.firstSendableTable(db) }
     }
-
-    /// Any error of a sync job as a ``SyncError``: a cancelled task is ``StopReason/cancelled``.
-    static func syncError(_ error: any Error) -> SyncError {
-        switch error {
-        case let error as SyncError: error
-        case is CancellationError: .stopped(.cancelled)
-        default: .storage(StoreFailure(error))
-        }
-    }
 }
 
 extension SyncSummary {
-    /// The summary of a push that ended with `error` (nil: ran to the end).
-    init(push result: PushResult, error: SyncError?) {
+    /// The summary of a `kind` of sync that ended now with `error` (nil: ran to the end): a stop
+    /// says why in ``stopReason``, another error in ``error``.
+    init(
+        _ kind: Kind, table: String? = nil, ended error: SyncError?, pushed: Int = 0, conflicts: Int = 0,
+        failed: Int = 0, pulled: Int = 0
+    ) {
         var stopReason: StopReason?
         if case .stopped(let reason)? = error { stopReason = reason }
         self.init(
-            kind: .push, table: nil, finishedAt: Date(), pushed: result.pushed.count,
-            conflicts: result.conflicts.count, failed: result.failed.count, pulled: 0, stopReason: stopReason,
-            error: stopReason == nil ? error?.description : nil)
+            kind: kind, table: table, finishedAt: Date(), pushed: pushed, conflicts: conflicts, failed: failed,
+            pulled: pulled, stopReason: stopReason, error: stopReason == nil ? error?.description : nil)
+    }
+
+    /// The summary of a push that ended with `error` (nil: ran to the end).
+    init(push result: PushResult, error: SyncError?) {
+        self.init(
+            .push, ended: error, pushed: result.pushed.count, conflicts: result.conflicts.count,
+            failed: result.failed.count)
     }
 }

@@ -61,7 +61,16 @@ public struct QueuedOperations: Sendable {
     ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
     @discardableResult
     public func perform(_ action: QueueAction, on operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
-        try context.perform(action, on: operationId, reason: reason)
+        switch action {
+        case .hold: return try context.hold(operationId, reason: reason)
+        case .release: return try context.release(operationId)
+        case .retry:
+            try context.prepareRetry(operationId)
+            return true
+        case .discard:
+            try context.queue.discard(operationId)
+            return true
+        }
     }
 
     /// Applies one action to each operation, each in its own transaction: the outcome of each, in the
@@ -69,12 +78,28 @@ public struct QueuedOperations: Sendable {
     public func perform(
         _ action: QueueAction, on operationIds: [Int64], reason: String? = nil
     ) throws(SyncError) -> [QueueActionResult] {
-        try context.perform(action, on: operationIds, reason: reason)
+        let reason = try SyncOperationQueue.holdReason(reason)
+        var results: [QueueActionResult] = []
+        for id in operationIds {
+            do {
+                let changed = try perform(action, on: id, reason: reason)
+                results.append(QueueActionResult(id: id, outcome: changed ? .done : .unchanged))
+            } catch {
+                if case .storage = error { throw error }
+                results.append(QueueActionResult(id: id, outcome: .refused, message: error.description))
+            }
+        }
+        return results
     }
 
     /// Retry now: the operation is made pending, then a push (joining one that runs) sends it in its
     /// turn. Returns what became of it (``OperationOutcome/skipped`` when the push did not reach it).
-    public func retry(_ operationId: Int64) async throws -> OperationOutcome { try await context.retry(operationId) }
+    public func retry(_ operationId: Int64) async throws -> OperationOutcome {
+        try context.prepareRetry(operationId)
+        let result = try await context.push()
+        if let outcome = result.outcome(of: operationId) { return outcome }
+        return try operation(operationId) == nil ? .pushed : .skipped
+    }
 }
 
 extension SyncContext {

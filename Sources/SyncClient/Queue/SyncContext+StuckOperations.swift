@@ -1,7 +1,7 @@
 import Foundation
 
-/// What a person does about stuck operations: Hold, Release, Retry now and Discard, one at a time or
-/// in bulk.
+/// What a person does about a stuck operation: Hold, Release and Retry now, each in one transaction
+/// (``QueuedOperations`` applies them, and Discard, to one operation or many).
 extension SyncContext {
     /// Holds an operation back: it stays queued, no push sends it or any later operation of its item,
     /// and an edit of the item joins it as usual (it stays held). Returns false when it was held already.
@@ -30,60 +30,5 @@ extension SyncContext {
     @discardableResult
     nonisolated func prepareRetry(_ operationId: Int64) throws(SyncError) -> TableOperation {
         try write { [queue] db in try queue.prepareRetry(db, id: operationId) }
-    }
-
-    /// Retry now: ``prepareRetry(_:)``, then a push (joining one that runs), which sends the
-    /// operation in its turn. Returns what became of it (``OperationOutcome/skipped`` when the push
-    /// did not reach it).
-    func retry(_ operationId: Int64) async throws -> OperationOutcome {
-        try prepareRetry(operationId)
-        let result = try await push()
-        if let outcome = result.outcome(of: operationId) { return outcome }
-        return try operations.operation(operationId) == nil ? .pushed : .skipped
-    }
-
-    /// Applies `action` to one operation: Hold (see ``QueueAction``), Release, Retry (made pending;
-    /// the caller starts the push) or Discard. Returns false when the operation was already as the
-    /// action leaves it (held, or not held).
-    ///
-    /// - Throws: what refuses the action: ``SyncError/operationInConflict(_:)`` (decide it instead),
-    ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationNotFound(_:)``,
-    ///   ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationWaitsBehind(_:earlier:)``,
-    ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
-    @discardableResult
-    nonisolated func perform(
-        _ action: QueueAction, on operationId: Int64, reason: String? = nil
-    ) throws(SyncError)
-        -> Bool
-    {
-        switch action {
-        case .hold: return try hold(operationId, reason: reason)
-        case .release: return try release(operationId)
-        case .retry:
-            try prepareRetry(operationId)
-            return true
-        case .discard:
-            try discard(operationId)
-            return true
-        }
-    }
-
-    /// Applies one action to each operation, each in its own transaction: the outcome of each, in the
-    /// order of `operationIds`. A Retry makes the refused ones pending; the caller starts the push.
-    nonisolated func perform(
-        _ action: QueueAction, on operationIds: [Int64], reason: String? = nil
-    ) throws(SyncError) -> [QueueActionResult] {
-        let reason = try SyncOperationQueue.holdReason(reason)
-        var results: [QueueActionResult] = []
-        for id in operationIds {
-            do {
-                let changed = try perform(action, on: id, reason: reason)
-                results.append(QueueActionResult(id: id, outcome: changed ? .done : .unchanged))
-            } catch {
-                if case .storage = error { throw error }
-                results.append(QueueActionResult(id: id, outcome: .refused, message: error.description))
-            }
-        }
-        return results
     }
 }

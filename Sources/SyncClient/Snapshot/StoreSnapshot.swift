@@ -74,10 +74,8 @@ extension SyncContext {
             var result = summary
             result.bytes = bytes.count
             return result
-        } catch let error as SyncError {
-            throw error
         } catch {
-            throw .storage(StoreFailure(error))
+            throw SyncError(error)
         }
     }
 

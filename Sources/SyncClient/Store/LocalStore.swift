@@ -44,18 +44,12 @@ struct LocalStore: Sendable {
         pool.add(transactionObserver: changes, extent: .databaseLifetime)
         let catalog = self.catalog
         let store = self
-        do {
-            try pool.write { db in
-                var given = tables
-                for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
-                    given.append(TableDescription(name: name, columns: []))
-                }
-                for table in given { try store.describe(db, table, strictName: false) }
+        try write { db in
+            var given = tables
+            for name in try Self.savedTables(db) where !given.contains(where: { $0.name == name }) {
+                given.append(TableDescription(name: name, columns: []))
             }
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw .storage(StoreFailure(error))
+            for table in given { try store.describe(db, table, strictName: false) }
         }
         // Rows a pull left uncounted when the process ended, or stored before the index existed.
         for entry in catalog.committed.values { listIndexer.catchUp(entry.listIndex, in: pool) }
@@ -63,28 +57,19 @@ struct LocalStore: Sendable {
 
     /// Runs `body` in a read transaction; failures become ``SyncError/storage(_:)``.
     func read<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        do { return try pool.read(body) } catch let error as SyncError { throw error } catch {
-            throw .storage(StoreFailure(error))
-        }
+        do { return try pool.read(body) } catch { throw SyncError(error) }
     }
 
     /// Runs `body` in a write transaction; failures become ``SyncError/storage(_:)``.
     func write<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        do { return try pool.write(body) } catch let error as SyncError { throw error } catch {
-            throw .storage(StoreFailure(error))
-        }
+        do { return try pool.write(body) } catch { throw SyncError(error) }
     }
 
     /// Runs `body` in a read transaction on one of GRDB's reader queues while the calling task is
     /// suspended. Failures become ``SyncError/storage(_:)``; in a cancelled task GRDB does not read,
     /// and that is ``StopReason/cancelled``.
     func asyncRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
-        do { return try await pool.read(body) } catch let error as SyncError { throw error } catch is CancellationError
-        {
-            throw .stopped(.cancelled)
-        } catch {
-            throw .storage(StoreFailure(error))
-        }
+        do { return try await pool.read(body) } catch { throw SyncError(error) }
     }
 
     /// Runs `body` in a write transaction on GRDB's writer queue while the calling task is suspended:
@@ -97,8 +82,7 @@ struct LocalStore: Sendable {
         let pool = self.pool
         switch await Task(operation: { try await pool.write(body) }).result {
         case .success(let value): return value
-        case .failure(let error as SyncError): throw error
-        case .failure(let error): throw .storage(StoreFailure(error))
+        case .failure(let error): throw SyncError(error)
         }
     }
 

@@ -72,8 +72,8 @@ struct Preconditions: Sendable, Equatable {
     }
 
     /// Whether `current` is the one the client has (`If-None-Match` matches, or it has not
-    /// changed since `If-Modified-Since`).
-    private func isUnchanged(_ current: StoredItem) -> Bool {
+    /// changed since `If-Modified-Since`): a GET answers 304 (after ``failure(reading:)``).
+    func isNotModified(_ current: StoredItem) -> Bool {
         if let ifNoneMatch { return ifNoneMatch.match(current) }
         if let ifModifiedSince { return !Self.changed(current, after: ifModifiedSince) }
         return false
@@ -81,17 +81,12 @@ struct Preconditions: Sendable, Equatable {
 
     /// What a write may do to `current`: `nil` to go on, else the error (412 with the item).
     func failure(writing current: StoredItem) -> TableError? {
-        holds(for: current) && !isUnchanged(current) ? nil : .preconditionFailed(current)
+        holds(for: current) && !isNotModified(current) ? nil : .preconditionFailed(current)
     }
 
     /// What a read of `current` answers: `nil` for the item, else 412 (with the item).
     func failure(reading current: StoredItem) -> TableError? {
         holds(for: current) ? nil : .preconditionFailed(current)
-    }
-
-    /// Whether a GET answers 304 (after ``failure(reading:)``).
-    func isNotModified(_ current: StoredItem) -> Bool {
-        isUnchanged(current)
     }
 
     /// The version a write checks atomically with the write: the current one whenever a header

@@ -32,6 +32,19 @@ struct PostgresStatement: Sendable {
         )
     }
 
+    /// The conditions of a write to row `id` of `target` (a quoted table name): the row, each of
+    /// `versions` it must have, and its owner when `scope` has one.
+    mutating func rowConditions(of target: String, id: String, versions: [String?], scope: RowScope) -> [String] {
+        var conditions = ["\(target).\"id\" = \(bind(.text(id)))"]
+        for version in versions.compactMap({ $0 }) {
+            conditions.append("\(target).\"version\" = \(bind(.text(version)))")
+        }
+        if let owner = scope.owner {
+            conditions.append("\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(bind(.text(owner)))")
+        }
+        return conditions
+    }
+
     var query: PostgresQuery {
         PostgresQuery(unsafeSQL: sql, binds: Self.bindings(values))
     }

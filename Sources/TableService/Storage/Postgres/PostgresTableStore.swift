@@ -200,14 +200,9 @@ final class PostgresTableStore: TableStorage {
                 assignments.append("\(column) = \(statement.bind(SQLValue(field.value)))")
             }
             let target = SQLDialect.quoted(schema.name)
-            var conditions = ["\(target).\"id\" = \(statement.bind(.text(id)))", "NOT \(target).\"deleted\""]
-            for version in [check.ifMatch, check.bodyVersion].compactMap({ $0 }) {
-                conditions.append("\(target).\"version\" = \(statement.bind(.text(version)))")
-            }
-            if let owner = scope.owner {
-                conditions.append(
-                    "\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))")
-            }
+            let conditions =
+                statement.rowConditions(of: target, id: id, versions: [check.ifMatch, check.bodyVersion], scope: scope)
+                + ["NOT \(target).\"deleted\""]
             statement.sql +=
                 "UPDATE \(target) SET \(assignments.joined(separator: ", ")) "
                 + "WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
@@ -235,15 +230,9 @@ final class PostgresTableStore: TableStorage {
             var statement = PostgresStatement()
             let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
             let target = SQLDialect.quoted(schema.name)
-            var conditions = [
-                "\(target).\"id\" = \(statement.bind(.text(id)))",
-                deleted ? "NOT \(target).\"deleted\"" : "\(target).\"deleted\"",
-            ]
-            if let ifMatch { conditions.append("\(target).\"version\" = \(statement.bind(.text(ifMatch)))") }
-            if let owner = scope.owner {
-                conditions.append(
-                    "\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))")
-            }
+            let conditions =
+                statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
+                + [deleted ? "NOT \(target).\"deleted\"" : "\(target).\"deleted\""]
             statement.sql +=
                 "UPDATE \(target) SET \"deleted\" = \(deleted ? "TRUE" : "FALSE"), \"updatedAt\" = \(stamp.value), "
                 + "\"version\" = \(stamp.version) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
@@ -266,12 +255,7 @@ final class PostgresTableStore: TableStorage {
             // A rewrite: pages after this row move up (see PageCursors).
             _ = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
             let target = SQLDialect.quoted(schema.name)
-            var conditions = ["\(target).\"id\" = \(statement.bind(.text(id)))"]
-            if let ifMatch { conditions.append("\(target).\"version\" = \(statement.bind(.text(ifMatch)))") }
-            if let owner = scope.owner {
-                conditions.append(
-                    "\(target).\(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))")
-            }
+            let conditions = statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
             statement.sql += "DELETE FROM \(target) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
             if let removed = try await run(statement).first { return removed }
             guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
