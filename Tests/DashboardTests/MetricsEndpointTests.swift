@@ -34,14 +34,18 @@ import Testing
             #expect(abs(lastSuccess - Date().timeIntervalSince1970) < 120)
             #expect(!samples.contains { $0.name == "todosync_next_attempt_timestamp_seconds" })
             #expect(!answer.text.contains("private"))
-
-            harness.dashboard.metrics.nextAttempt = Date(timeIntervalSince1970: 2_000_000_000)
-            let later = PrometheusSample.parse(try await harness.client.send(.get, "/metrics").text)
-            #expect(later.value("todosync_next_attempt_timestamp_seconds") == 2_000_000_000)
-            harness.dashboard.metrics.nextAttempt = nil
-            let unset = PrometheusSample.parse(try await harness.client.send(.get, "/metrics").text)
-            #expect(!unset.contains { $0.name == "todosync_next_attempt_timestamp_seconds" })
         }
+    }
+
+    /// Apart from a dashboard: its auto-sync writes the gauge whenever its schedule changes.
+    @Test func theNextAttemptGaugeIsShownOnlyWhileAnAttemptIsPlanned() {
+        let metrics = DashboardMetrics(isRecording: true)
+        metrics.nextAttempt = Date(timeIntervalSince1970: 2_000_000_000)
+        let later = PrometheusSample.parse(String(decoding: metrics.exposition(), as: UTF8.self))
+        #expect(later.value("todosync_next_attempt_timestamp_seconds") == 2_000_000_000)
+        metrics.nextAttempt = nil
+        let unset = PrometheusSample.parse(String(decoding: metrics.exposition(), as: UTF8.self))
+        #expect(!unset.contains { $0.name == "todosync_next_attempt_timestamp_seconds" })
     }
 
     @Test func queueGaugesReadZeroForEverySyncedTableWhenNothingIsQueued() async throws {

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import SyncProtocol
@@ -95,16 +96,30 @@ import Testing
         }
     }
 
-    /// The deadlines' clock never moves here: only the size limit can end the answer.
+    /// The clock passes the total deadline once the service pours: the answer ends there, well before
+    /// the size limit (64 MB, which two such tests at once took 27 s of the event loops to reach under load).
     @Test(arguments: TableProtocol.allCases)
-    func neverEndingBodyEndsAtTheSizeLimitWithAReadableError(spoken: TableProtocol) async throws {
+    func neverEndingBodyEndsAtTheTotalDeadlineWithAReadableError(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()
         try await withMisbehavingService(answering: { _ in .endless }) { service in
-            let context = try context(folder, service, idle: 10, total: 2, speaking: spoken, clock: ManualWallClock())
-            let error = await failure { _ = try await context.table("todoitem").pull() }
-            #expect(error == .serviceFault(.answerTooLarge(limit: HTTPTransport.maximumBody)))
+            let clock = ManualWallClock()
+            let context = try context(folder, service, idle: 10, total: 2, speaking: spoken, clock: clock)
+            let pulling = Task { await failure { _ = try await context.table("todoitem").pull() } }
+            await service.requestsArrived(1)
+            clock.advance(by: 2)
+            let error = await pulling.value
+            #expect(error == .stopped(.tooSlow(seconds: 2)))
             #expect(error?.description.contains("Optional") == false)
         }
+    }
+
+    @Test func anAnswerLargerThanTheLimitIsAServiceFault() throws {
+        let transport = HTTPTransport(
+            baseURL: URL(string: "http://127.0.0.1:1")!, applicationKey: nil,
+            deadlines: ExchangeDeadlines(idle: 1, total: 1, clock: SystemWallClock()))
+        let error = transport.describe(ResponseAccumulator.ResponseTooBigError(maxBodySize: 1), url: "")
+        #expect(error == .serviceFault(.answerTooLarge(limit: HTTPTransport.maximumBody)))
+        #expect(error.description.contains("larger than 64 MB"), "\(error.description)")
     }
 
     // MARK: Change channel
