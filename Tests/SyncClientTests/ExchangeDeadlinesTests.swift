@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Synchronization
 import TestSupport
@@ -77,6 +78,21 @@ import Testing
         heard.end()
         clock.advance(to: at(10))
         #expect(passed.all.isEmpty && watch.passed == nil)
+    }
+
+    /// A request sent again (its connection was refused) late in its exchange, on a loaded machine.
+    @Test func aRequestSentAgainHasItsOwnIdleDeadlineAndTheExchangesTotalOne() throws {
+        let clock = ManualWallClock(start: at(9))
+        let resent = HeardAccumulator(
+            request: try HTTPClient.Request(url: "http://127.0.0.1:1/"), maxBodySize: 1, clock: clock)
+        let passed = Passes()
+        let watch = ExchangeDeadlines(idle: 1, total: 30, clock: clock).watch(started: sent, heard: resent.heard) {
+            passed.add($0)
+        }
+        #expect(clock.nextWake == at(10) && passed.all.isEmpty, "idle from the resend at 9 s, not from 0 s")
+        clock.advance(to: at(10))
+        #expect(passed.all == [.stopped(.stalled(seconds: 1))])
+        watch.stop()
     }
 
     @Test func aStoppedWatchPassesNothingAndLeavesNoTimer() {

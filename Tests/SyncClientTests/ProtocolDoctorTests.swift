@@ -114,7 +114,11 @@ import Testing
     @Test func unreachableServiceStopsWithATypedMessage() async throws {
         // Nothing listens on port 1, and no test can take it (below 1024, never handed out for
         // port 0): a stopped test service's port could be taken by another test's service meanwhile.
-        let report = try await withTimeLimit(30) { await ProtocolDoctor(.init(url: unreachableURL)).run() }
+        // Its deadlines on a clock that stands still: only the refusal can end the run, however long a
+        // loaded machine takes to see it.
+        let report = try await withTimeLimit(30) {
+            await ProtocolDoctor(.init(url: unreachableURL), clock: ManualWallClock()).run()
+        }
 
         guard case .unreachable(let detail)? = report.stop else {
             Issue.record("stopped by \(String(describing: report.stop))")

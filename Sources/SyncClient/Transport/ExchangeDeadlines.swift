@@ -120,9 +120,15 @@ final class ExchangeWatch: Sendable {
 /// When the last byte of an answer came, and whether it ended, written on the event loop as bytes
 /// arrive and read by ``ExchangeWatch``.
 final class HeardTime: Sendable {
-    private let state = Mutex<(last: Date?, ended: Bool)>((nil, false))
+    private let state: Mutex<(last: Date?, ended: Bool)>
 
-    /// The last byte's time; nil before the first.
+    /// `since`: when the request was sent, if later than the exchange's start (a request sent again
+    /// after its connection was refused has its own idle deadline; the total one stays the exchange's).
+    init(since: Date? = nil) {
+        state = Mutex((since, false))
+    }
+
+    /// The last byte's time (or the `since` of ``init(since:)``); nil before the first.
     var last: Date? { state.withLock { $0.last } }
 
     /// Whether the answer is complete, or the exchange failed.

@@ -12,11 +12,12 @@ final class HeardAccumulator: HTTPClientResponseDelegate {
 
     private let accumulator: ResponseAccumulator
     private let clock: any WallClock
-    let heard = HeardTime()
+    let heard: HeardTime
 
     init(request: HTTPClient.Request, maxBodySize: Int, clock: any WallClock) {
         accumulator = ResponseAccumulator(request: request, maxBodySize: maxBodySize)
         self.clock = clock
+        heard = HeardTime(since: clock.now)
     }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
