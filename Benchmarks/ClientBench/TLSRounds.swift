@@ -56,7 +56,7 @@ enum TLSRounds {
                 for tls in round % 2 == 0 ? [false, true] : [true, false] {
                     let store = tls ? securePush : plainPush
                     for index in indices {
-                        try store.table("todoitem").insert([
+                        try await store.table("todoitem").insert([
                             "id": .string("tls-\(tls)-\(index)"),
                             "text": .string("task number \(index) with some words"),
                         ])

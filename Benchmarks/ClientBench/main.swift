@@ -236,9 +236,9 @@ let wide = try await WidePull.run(base: base, rows: rowCount, pageSize: pageSize
 // and c3. their floor: the same bodies POSTed with plain sequential requests (to another table). In
 // ten rounds that alternate which goes first, so that all share the machine's drift and the
 // service's growing tables (queueing is timed on its own).
-func queueInserts(_ context: SyncContext, _ indices: Range<Int>, prefix: String) throws {
+func queueInserts(_ context: SyncContext, _ indices: Range<Int>, prefix: String) async throws {
     for index in indices {
-        try context.table("todoitem").insert([
+        try await context.table("todoitem").insert([
             "id": .string("\(prefix)-\(index)"), "text": .string("task number \(index) with some words"),
             "complete": .bool(index % 3 == 0),
         ])
@@ -266,9 +266,9 @@ var postTime = 0.0
 let rounds = min(10, pushCount)
 for round in 0..<rounds {
     let indices = (pushCount * round / rounds)..<(pushCount * (round + 1) / rounds)
-    queueTime += try await seconds { try queueInserts(pushContext, indices, prefix: "push") }
-    try queueInserts(orderedContext, indices, prefix: "push1")
-    try queueInserts(pushV3Context, indices, prefix: "push3")
+    queueTime += try await seconds { try await queueInserts(pushContext, indices, prefix: "push") }
+    try await queueInserts(orderedContext, indices, prefix: "push1")
+    try await queueInserts(pushV3Context, indices, prefix: "push3")
     let order = [0, 1, 2, 3].map { ($0 + round) % 4 }
     for step in order {
         switch step {
@@ -289,7 +289,7 @@ for round in 0..<rounds {
 // one sync of the disk for all of them.
 let batchContext = try SyncContext(path: work + "/batch.sqlite", configuration: .init(remoteURL: URL(string: base)!))
 let batchTime = try await seconds {
-    try batchContext.table("todoitem").insert(
+    try await batchContext.table("todoitem").insert(
         (0..<pushCount).map { index in
             ["id": .string("batch-\(index)"), "text": .string("task number \(index) with some words")]
         })
@@ -326,8 +326,8 @@ let slowContext = try SyncContext(
     path: work + "/slow.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!))
 let slowOrderedContext = try SyncContext(
     path: work + "/slow1.sqlite", configuration: .init(remoteURL: URL(string: String(slowBase))!, pushWindow: 1))
-try queueInserts(slowContext, 0..<slowCount, prefix: "slow")
-try queueInserts(slowOrderedContext, 0..<slowCount, prefix: "slow1")
+try await queueInserts(slowContext, 0..<slowCount, prefix: "slow")
+try await queueInserts(slowOrderedContext, 0..<slowCount, prefix: "slow1")
 let slowTime = try await timedPush(slowContext, expecting: slowCount)
 let slowOrderedTime = try await timedPush(slowOrderedContext, expecting: slowCount)
 var slowPostTime = 0.0
@@ -357,7 +357,7 @@ func rowsOnService(prefix: String) async throws -> Int {
 let (lossyProcess, lossyBase) = try startProxy(["drop,method=POST,p=0.2", "delay=25"], seed: 34)
 let lossyContext = try SyncContext(
     path: work + "/lossy.sqlite", configuration: .init(remoteURL: URL(string: lossyBase)!))
-try lossyContext.table("todoitem").insert(
+try await lossyContext.table("todoitem").insert(
     (0..<120).map { ["id": .string("lossy20-\($0)"), "text": .string("lossy \($0)")] })
 var lossyPushes = 0
 while try !lossyContext.operations.all().isEmpty, lossyPushes < 10 {
@@ -369,7 +369,7 @@ lossyProcess.terminate()
 let (dropsProcess, dropsBase) = try startProxy(["drop,method=POST,p=0.02", "delay=25"], seed: 2)
 let dropsContext = try SyncContext(
     path: work + "/drops.sqlite", configuration: .init(remoteURL: URL(string: dropsBase)!))
-try queueInserts(dropsContext, 0..<slowCount, prefix: "drops2")
+try await queueInserts(dropsContext, 0..<slowCount, prefix: "drops2")
 var dropsPushes = 0
 let dropsTime = try await seconds {
     while try !dropsContext.operations.all().isEmpty, dropsPushes < 10 {

@@ -82,7 +82,9 @@ func editedStore(_ name: String, prefix: String, count: Int, serverEdits: Bool) 
         }
     }
     for index in 0..<count {
-        try context.table("todoitem").update(["id": .string("\(prefix)-\(index)"), "text": .string("edited \(index)")])
+        try await context.table("todoitem").update([
+            "id": .string("\(prefix)-\(index)"), "text": .string("edited \(index)"),
+        ])
     }
     return context
 }
@@ -116,7 +118,7 @@ func journalP50(entries: Int) async throws -> Double {
     let folder = URL(fileURLWithPath: work + "/dashboard-\(entries)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let context = try SyncContext(path: folder.appendingPathComponent("store.sqlite").path)
-    try context.setRetention(of: .journal, to: max(entries, 1))
+    try await context.setRetention(of: .journal, to: max(entries, 1))
     try await context.close()
     if entries > 0 {
         // Seeded with plain SQL (not measured): entries shaped like the merges of part a.

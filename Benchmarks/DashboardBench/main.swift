@@ -209,7 +209,9 @@ func measure(rows: Int) async throws -> [String: Double] {
         figures[label] = try await p50(dashboard.url, concrete)
     }
     let todos = dashboard.context.table("todoitem")
-    for index in 0..<pending { try todos.insert(["text": .string("local change \(index)"), "complete": .bool(false)]) }
+    for index in 0..<pending {
+        try await todos.insert(["text": .string("local change \(index)"), "complete": .bool(false)])
+    }
     figures["queue, \(pending) pending"] = try await p50(dashboard.url, "/operations")
     figures["/data, \(pending) pending"] = try await p50(dashboard.url, "/data")
     await dashboard.stop()

@@ -75,7 +75,7 @@ func editLatencies(from a: Dashboard, to b: Dashboard, count: Int, prefix: Strin
     for index in 0..<count {
         let id = "\(prefix)-\(index)"
         let start = ContinuousClock.now
-        try a.context.table("todoitem").insert(["id": .string(id), "text": .string("edit \(index)")])
+        try await a.context.table("todoitem").insert(["id": .string(id), "text": .string("edit \(index)")])
         while try table.item(id: id) == nil {
             guard await changes.next() != nil else { fatalError("B's store closed") }
         }

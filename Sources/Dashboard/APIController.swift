@@ -43,11 +43,13 @@ struct APIController: Sendable {
     func addRoutes(to router: inout Router) {
         router.get("/api/status") { _ in try status() }
         router.get("/api/operations") { _ in try operations() }
-        router.post("/api/operations/:id/discard") { request in try discard(request) }
+        router.post("/api/operations/:id/discard") { request async throws in try await discard(request) }
         for action in [QueueAction.hold, .release, .retry] {
-            router.post("/api/operations/:id/\(action.rawValue)") { request in try act(action, request) }
+            router.post("/api/operations/:id/\(action.rawValue)") { request async throws in
+                try await act(action, request)
+            }
         }
-        router.post("/api/operations/bulk") { request in try bulk(request) }
+        router.post("/api/operations/bulk") { request async throws in try await bulk(request) }
         router.get("/api/conflicts") { _ in try conflicts() }
         router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
         router.post("/api/settings") { request async throws in try await settings(request) }
@@ -90,19 +92,19 @@ struct APIController: Sendable {
         return JSONAnswer.response(try storeCall { () throws(SyncError) in try context.operations.all() })
     }
 
-    private func discard(_ request: Request) throws -> Response {
+    private func discard(_ request: Request) async throws -> Response {
         let id = try request.operationId(missing: "No such operation.")
         let context = environment.context
-        _ = try storeCall { () throws(SyncError) in try context.operations.perform(.discard, on: id) }
+        _ = try await storeCall { () async throws(SyncError) in try await context.operations.perform(.discard, on: id) }
         return JSONAnswer.response(["discarded": id])
     }
 
     /// `POST /api/operations/{id}/hold|release|retry`: the operation as it is now (null once it left
     /// the queue) and what the action did; a refusal is a 409 with the reason.
-    private func act(_ action: QueueAction, _ request: Request) throws -> Response {
+    private func act(_ action: QueueAction, _ request: Request) async throws -> Response {
         let id = try request.operationId(missing: "No such operation.")
         let payload = request.body.isEmpty ? QueueActionPayload() : try request.decodeJSON(QueueActionPayload.self)
-        let report = try QueueActions(environment: environment).perform(
+        let report = try await QueueActions(environment: environment).perform(
             action, ids: [id], reason: payload.reason, request: request)
         if let refused = report.refused.first {
             let context = environment.context
@@ -127,7 +129,7 @@ struct APIController: Sendable {
 
     /// `POST /api/operations/bulk` with `{"action": "hold", "ids": [1, 2], "reason": "…"}`: the outcome
     /// of each operation (done, unchanged or refused with a message).
-    private func bulk(_ request: Request) throws -> Response {
+    private func bulk(_ request: Request) async throws -> Response {
         let payload = try request.decodeJSON(QueueActionPayload.self)
         guard let text = payload.action, let action = QueueAction(rawValue: text) else {
             throw HTTPError(.unprocessableContent, "action must be \"hold\", \"release\", \"retry\" or \"discard\".")
@@ -136,7 +138,7 @@ struct APIController: Sendable {
             throw HTTPError(.unprocessableContent, "ids must list the operations' ids, as in {\"ids\": [1, 2]}.")
         }
         return JSONAnswer.response(
-            try QueueActions(environment: environment).perform(
+            try await QueueActions(environment: environment).perform(
                 action, ids: ids, reason: payload.reason, request: request))
     }
 

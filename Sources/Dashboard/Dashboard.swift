@@ -101,7 +101,7 @@ public final class Dashboard: Sendable {
                 sync.allowPlainHTTP = configuration.allowPlainHTTP
                 return sync
             }())
-        if let tables = configuration.tables { try context.setSyncedTables(tables) }
+        if let tables = configuration.tables { try await context.setSyncedTables(tables) }
         let sessions = Sessions()
         let metrics = DashboardMetrics()
         metrics.seedLastSuccess(context.lastSync)

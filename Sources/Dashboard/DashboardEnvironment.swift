@@ -63,3 +63,8 @@ extension SyncError {
 func storeCall<T>(_ body: () throws(SyncError) -> T) throws(HTTPError) -> T {
     do { return try body() } catch { throw error.httpError }
 }
+
+/// Runs a store call that writes (it awaits the disk), turning its error into the matching HTTP error.
+func storeCall<T>(_ body: () async throws(SyncError) -> T) async throws(HTTPError) -> T {
+    do { return try await body() } catch { throw error.httpError }
+}

@@ -15,11 +15,11 @@ struct OperationsController: Sendable {
             "/operations", environment, template: "operations", partials: ["operations/queue"],
             section: .operations, content: listContent)
         router.get("/operations/:id/discard") { request in try confirmDiscard(request) }
-        router.post("/operations/:id/discard") { request in try discard(request) }
-        router.post("/operations/:id/retry") { request in try act(.retry, request) }
-        router.post("/operations/:id/hold") { request in try act(.hold, request) }
-        router.post("/operations/:id/release") { request in try act(.release, request) }
-        router.post("/operations/bulk") { request in try bulk(request) }
+        router.post("/operations/:id/discard") { request async throws in try await discard(request) }
+        router.post("/operations/:id/retry") { request async throws in try await act(.retry, request) }
+        router.post("/operations/:id/hold") { request async throws in try await act(.hold, request) }
+        router.post("/operations/:id/release") { request async throws in try await act(.release, request) }
+        router.post("/operations/bulk") { request async throws in try await bulk(request) }
     }
 
     /// The page of the queue the query string asks for: `?after=ID`, `?before=ID` or `?at=last`.
@@ -156,11 +156,13 @@ struct OperationsController: Sendable {
             "discard", request, section: .operations, DiscardPage(operation: target(try operation(request))))
     }
 
-    private func discard(_ request: Request) throws -> Response {
+    private func discard(_ request: Request) async throws -> Response {
         let operation = try operation(request)
         let context = environment.context
         let text = label(of: operation)
-        _ = try storeCall { () throws(SyncError) in try context.operations.perform(.discard, on: operation.id) }
+        _ = try await storeCall { () async throws(SyncError) in
+            try await context.operations.perform(.discard, on: operation.id)
+        }
         environment.sessions.flash(
             request, .success,
             "Discarded the \(operation.kind.rawValue) of “\(text)” — \(environment.pendingSummary()).")
@@ -168,10 +170,10 @@ struct OperationsController: Sendable {
     }
 
     /// Retry now, Hold or Release of one change (the buttons of its row).
-    private func act(_ action: QueueAction, _ request: Request) throws -> Response {
+    private func act(_ action: QueueAction, _ request: Request) async throws -> Response {
         let operation = try operation(request)
         let form = try request.form()
-        let report = try QueueActions(environment: environment).perform(
+        let report = try await QueueActions(environment: environment).perform(
             action, ids: [operation.id], reason: form["reason"], request: request)
         if let refused = report.refused.first {
             throw HTTPError(.conflict, refused.message ?? "Change #\(operation.id) cannot be changed so now.")
@@ -182,7 +184,7 @@ struct OperationsController: Sendable {
     }
 
     /// The bulk form: an action for every ticked change; Discard asks first (`confirm=yes` when asked).
-    private func bulk(_ request: Request) throws -> Response {
+    private func bulk(_ request: Request) async throws -> Response {
         let form = try request.form()
         guard let action = form["action"].flatMap(QueueAction.init(rawValue:)) else {
             throw HTTPError(
@@ -208,7 +210,7 @@ struct OperationsController: Sendable {
                 "discard-bulk", request, section: .operations,
                 BulkDiscardPage(operations: targets, hasOperations: !targets.isEmpty))
         }
-        let report = try QueueActions(environment: environment).perform(
+        let report = try await QueueActions(environment: environment).perform(
             action, ids: ids, reason: form["reason"], request: request)
         environment.sessions.flash(
             request, report.refused.isEmpty ? .success : .warning, QueueActions.summary(report))

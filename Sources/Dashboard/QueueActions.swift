@@ -21,7 +21,9 @@ struct QueueActions: Sendable {
     }
 
     /// Applies `action` to `ids`; a reason goes with a hold.
-    func perform(_ action: QueueAction, ids: [Int64], reason: String?, request: Request) throws(HTTPError) -> Report {
+    func perform(
+        _ action: QueueAction, ids: [Int64], reason: String?, request: Request
+    ) async throws(HTTPError) -> Report {
         guard !ids.isEmpty else {
             throw HTTPError(.unprocessableContent, "Select at least one change (tick its box) first.")
         }
@@ -29,8 +31,8 @@ struct QueueActions: Sendable {
             throw HTTPError(.unprocessableContent, "Select at most 1000 changes at once.")
         }
         let context = environment.context
-        let results = try storeCall { () throws(SyncError) in
-            try context.operations.perform(action, on: ids, reason: reason)
+        let results = try await storeCall { () async throws(SyncError) in
+            try await context.operations.perform(action, on: ids, reason: reason)
         }
         var started = false
         if action == .retry, results.contains(where: { $0.outcome == .done }) {

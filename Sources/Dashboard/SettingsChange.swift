@@ -151,7 +151,7 @@ struct SettingsChange: Sendable {
                 embeddedKey: environment.embeddedKey
             ).apply(remote: url, applicationKey: applicationKey, onSwitch: onSwitch)
         }
-        if let tables { try context.setSyncedTables(tables) }
+        if let tables { try await context.setSyncedTables(tables) }
         var saved = environment.settings.settings
         saved.pageSize = pageSize ?? saved.pageSize
         saved.pushWindow = pushWindow ?? saved.pushWindow
@@ -168,7 +168,7 @@ struct SettingsChange: Sendable {
         } else if let authToken {
             try await context.setAuthToken(authToken)
         }
-        if let offline { try context.setOffline(offline) }
+        if let offline { try await context.setOffline(offline) }
         // Back online, or another token or header: auto-sync looks again now rather than at its next tick.
         if offline != nil || signOut || authToken != nil || restyled { environment.autoSync?.nudge() }
         return change

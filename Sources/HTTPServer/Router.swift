@@ -51,8 +51,14 @@ public struct Router: Sendable {
     public mutating func patch(_ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
         on(.patch, pattern, .sync(handler))
     }
+    public mutating func patch(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        on(.patch, pattern, .async(handler))
+    }
     public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
         on(.delete, pattern, .sync(handler))
+    }
+    public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
+        on(.delete, pattern, .async(handler))
     }
     public mutating func options(_ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
         on(.options, pattern, .sync(handler))

@@ -40,8 +40,8 @@ struct ClientAdd: AsyncParsableCommand {
             if let text { item["text"] = .string(text) }
             if options.table == TableDescription.todoItem.name, item["complete"] == nil { item["complete"] = false }
             if let id { item["id"] = .string(id) }
-            if (try? context.description(of: options.table)) == nil { try context.describe(options.table) }
-            let stored = try context.table(options.table).insert(item)
+            if (try? context.description(of: options.table)) == nil { try await context.describe(options.table) }
+            let stored = try await context.table(options.table).insert(item)
             options.output(
                 "Added \(stored["id"]?.stringValue ?? "") locally — \(context.pendingSummary())", json: stored)
         }
@@ -62,8 +62,8 @@ struct ClientAdd: AsyncParsableCommand {
         }
         try await options.run { context in
             try TableDescription.checkName(options.table)
-            if (try? context.description(of: options.table)) == nil { try context.describe(options.table) }
-            let stored = try context.table(options.table).insert(items)
+            if (try? context.description(of: options.table)) == nil { try await context.describe(options.table) }
+            let stored = try await context.table(options.table).insert(items)
             options.output("Added \(stored.count) locally — \(context.pendingSummary())", json: stored)
         }
     }
@@ -97,7 +97,7 @@ struct ClientEdit: AsyncParsableCommand {
             if let complete { item["complete"] = .bool(complete) }
             let table = context.table(options.table)
             guard try table.item(id: id) != nil else { throw SyncError.itemNotFound(table: options.table, id: id) }
-            let stored = try table.update(item)
+            let stored = try await table.update(item)
             options.output("Saved \(id) locally — \(context.pendingSummary())", json: stored)
         }
     }
@@ -113,7 +113,7 @@ struct ClientDelete: AsyncParsableCommand {
     func run() async throws {
         try await options.run { context in
             _ = try context.description(of: options.table)
-            try context.table(options.table).delete(id: id)
+            try await context.table(options.table).delete(id: id)
             options.output("Deleted \(id) locally — \(context.pendingSummary())", json: ["deleted": id])
         }
     }

@@ -37,7 +37,7 @@ struct ClientPolicy: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            if let policy { try context.conflicts.setPolicy(policy, for: options.table) }
+            if let policy { try await context.conflicts.setPolicy(policy, for: options.table) }
             let current = try context.conflicts.policy(for: options.table)
             options.output(
                 "\(options.table): \(current.argument)", json: ["table": options.table, "policy": current.argument])
@@ -64,7 +64,7 @@ struct ClientJournal: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            if let keep { try context.setRetention(of: .journal, to: keep) }
+            if let keep { try await context.setRetention(of: .journal, to: keep) }
             let query = JournalQuery(decision: decision, itemId: item, text: search, limit: 100)
             try printNewestFirst(limit: limit, json: options.json) { before in
                 var paged = query

@@ -30,7 +30,7 @@ struct ClientLog: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            if let keep { try context.setRetention(of: .exchanges, to: keep) }
+            if let keep { try await context.setRetention(of: .exchanges, to: keep) }
             let query = ExchangeQuery(
                 status: status, table: allTables ? nil : options.table, itemId: item, limit: min(limit, 500))
             try printNewestFirst(limit: limit, json: options.json) { before in

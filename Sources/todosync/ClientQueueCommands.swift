@@ -32,7 +32,7 @@ extension ClientSubcommandOptions {
         _ action: QueueAction, on operation: Int64, reason: String? = nil, summary: (_ changed: Bool) -> String
     ) async throws {
         try await run { context in
-            let changed = try context.operations.perform(action, on: operation, reason: reason)
+            let changed = try await context.operations.perform(action, on: operation, reason: reason)
             let now = try context.operations.operation(operation)
             output(
                 summary(changed) + " — \(context.pendingSummary())",

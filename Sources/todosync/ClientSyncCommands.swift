@@ -83,7 +83,7 @@ struct ClientPurge: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { context in
-            let removed = try context.table(options.table).purge(force: force)
+            let removed = try await context.table(options.table).purge(force: force)
             options.output(
                 "Purged \(removed) row\(removed == 1 ? "" : "s") from \(options.table)", json: ["purged": removed])
         }

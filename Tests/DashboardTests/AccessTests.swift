@@ -194,7 +194,9 @@ import Testing
                 base: "https://127.0.0.1:\(harness.dashboard.server.port)", caFile: certificates.caFile)
             let signedIn = try await browser.send(.post, "/sign-in", form: ["token": Self.operatorToken, "next": "/"])
             #expect(signedIn.status == 303 && signedIn.headers["set-cookie"]?.contains("; Secure") == true)
-            try harness.dashboard.context.table("todoitem").insert(["id": "over-tls", "text": "synced through TLS"])
+            try await harness.dashboard.context.table("todoitem").insert([
+                "id": "over-tls", "text": "synced through TLS",
+            ])
             let csrf = try await Self.csrfToken(browser)
             #expect(try await browser.send(.post, "/sync", form: ["_csrf": csrf, "back": "/"]).status == 303)
             await harness.dashboard.waitUntilIdle()

@@ -27,7 +27,7 @@ import Testing
         }
         let events = SyncEventLog(harness)
         let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "queued", "text": "waits for the verify"])
+        try await context.table("todoitem").insert(["id": "queued", "text": "waits for the verify"])
 
         // The verify's reads wait on the wire until the test lets them go.
         let (reading, release) = (TestEvent(), TestEvent())

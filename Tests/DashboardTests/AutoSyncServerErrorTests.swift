@@ -55,7 +55,7 @@ import Testing
         }
 
         proxy.setPlan(.always(.status(500)))
-        try context.table("todoitem").insert(["id": "during-errors", "text": "made while the service fails"])
+        try await context.table("todoitem").insert(["id": "during-errors", "text": "made while the service fails"])
         let waiting = try await harness.waitForAutoSync("three failed syncs, waiting for the next") { status in
             if status.consecutiveFailures >= 3, status.nextAttemptAt != nil { return true }
             // Time moves only to the attempt planned.

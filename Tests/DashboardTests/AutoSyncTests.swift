@@ -41,7 +41,7 @@ import Testing
         }
 
         proxy.setPlan(.always(.refuse))
-        try context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
+        try await context.table("todoitem").insert(["id": "offline-edit", "text": "made while the service is down"])
         // The wait planned after each failure, seen before time moves on to it.
         var waits: [Int: TimeInterval] = [:]
         _ = try await harness.waitForAutoSync("three failures", log: events) { status in
@@ -93,7 +93,7 @@ import Testing
             $0.nextAttemptAt != nil && $0.consecutiveFailures == 0
         }
         proxy.setPlan(.always(.refuse))
-        try context.table("todoitem").insert(["id": "while-down", "text": "queued"])
+        try await context.table("todoitem").insert(["id": "while-down", "text": "queued"])
         let down = try await harness.waitForAutoSync("a failure") { status in
             if status.consecutiveFailures == 0, let next = status.nextAttemptAt { clock.advance(to: next) }
             return status.consecutiveFailures >= 1

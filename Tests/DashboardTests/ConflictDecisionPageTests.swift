@@ -15,7 +15,7 @@ import Testing
     func conflicts(_ harness: TestDashboard, _ count: Int) async throws -> SyncContext {
         let context = harness.dashboard.context
         for index in 0..<count {
-            try context.table("todoitem").insert(["id": .string("t\(index)"), "text": .string("todo \(index)")])
+            try await context.table("todoitem").insert(["id": .string("t\(index)"), "text": .string("todo \(index)")])
         }
         _ = try await context.push()
         for index in 0..<count {
@@ -24,7 +24,7 @@ import Testing
                 .patch, path, json: Data(#"{"text":"server \#(index)"}"#.utf8),
                 headers: [ProtocolHeader.apiVersion: "2.0.0"])
             #expect(patch.status == 200)
-            try context.table("todoitem").update([
+            try await context.table("todoitem").update([
                 "id": .string("t\(index)"), "text": .string("client \(index)"), "complete": true,
             ])
         }
@@ -155,12 +155,12 @@ import Testing
     @Test func aDeleteAgainstAnEditSaysWhatEachButtonDoesAndNeverMakesTheDeletePrimary() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "d", "text": "doomed"])
+            try await context.table("todoitem").insert(["id": "d", "text": "doomed"])
             _ = try await context.push()
             let deleted = try await harness.client.send(
                 .delete, "/tables/todoitem/d", headers: [ProtocolHeader.apiVersion: "2.0.0"])
             #expect(deleted.status == 200 || deleted.status == 204)
-            try context.table("todoitem").update(["id": "d", "text": "kept"])
+            try await context.table("todoitem").update(["id": "d", "text": "kept"])
             _ = try await context.push()
             let page = try await harness.client.send(.get, "/conflicts/2")
             #expect(page.text.contains(#"class="primary">Restore it with your values"#))

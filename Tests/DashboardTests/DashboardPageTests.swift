@@ -94,7 +94,7 @@ import Testing
     @Test func editingAndDeletingChangeOnlyTheLocalStoreAndQueue() async throws {
         try await withTestDashboard { harness in
             let table = harness.dashboard.context.table("todoitem")
-            let item = try table.insert(["text": "first", "complete": false])
+            let item = try await table.insert(["text": "first", "complete": false])
             let id = item["id"]?.stringValue ?? ""
             let saved = try await harness.submit("/items/\(id)", ["field:text": "second", "field:complete": "true"])
             #expect(saved.status == 303)
@@ -116,7 +116,9 @@ import Testing
 
     @Test func syncRunsInTheBackgroundAndReportsItsResult() async throws {
         try await withTestDashboard { harness in
-            _ = try harness.dashboard.context.table("todoitem").insert(["text": "to the service", "complete": false])
+            _ = try await harness.dashboard.context.table("todoitem").insert([
+                "text": "to the service", "complete": false,
+            ])
             let token = try await harness.csrfToken()
             let started = try await harness.client.send(.post, "/api/sync", headers: [CSRFProtection.headerName: token])
             #expect(started.status == 202)

@@ -26,7 +26,7 @@ import Testing
 
     @Test func theTablesPageListsEachTableWithRowsPendingAndConflicts() async throws {
         let harness = try await ordersDashboard()
-        try harness.dashboard.context.table("orders").update(["id": "o1", "total": 13])
+        try await harness.dashboard.context.table("orders").update(["id": "o1", "total": 13])
         let page = try await harness.client.send(.get, "/data")
         #expect(page.status == 200)
         #expect(page.text.contains(#"<a href="/data/orders">orders</a>"#))
@@ -113,7 +113,7 @@ import Testing
         let harness = try await ordersDashboard()
         let orders = harness.dashboard.context.table("orders")
         for index in 0..<60 {
-            try orders.insert([
+            try await orders.insert([
                 "id": .string(String(format: "n%02d", index)), "customer": .string("customer \(index)"),
                 "paid": .bool(index % 2 == 0),
             ])
@@ -144,7 +144,7 @@ import Testing
     @Test func hostileColumnNamesAndValuesAreEscapedAndEditable() async throws {
         let harness = try await ordersDashboard()
         let orders = harness.dashboard.context.table("orders")
-        try orders.insert(["id": "h", "<script>": "<b>bold</b>", "__proto__": "proto", "it's": true])
+        try await orders.insert(["id": "h", "<script>": "<b>bold</b>", "__proto__": "proto", "it's": true])
         for path in ["/data/orders", "/data/orders/h"] {
             let page = try await harness.client.send(.get, path)
             #expect(page.status == 200, "\(path)")
@@ -216,12 +216,12 @@ import Testing
     @Test func theConflictPageShowsEveryColumnOfANonTodoTable() async throws {
         let harness = try await ordersDashboard()
         let context = harness.dashboard.context
-        try context.conflicts.setPolicy(.ask, for: "orders")
+        try await context.conflicts.setPolicy(.ask, for: "orders")
         let patch = try await harness.client.send(
             .patch, "/tables/orders/o1", json: Data(#"{"total":20,"due":"2027-01-01T00:00:00.000Z"}"#.utf8),
             headers: [ProtocolHeader.apiVersion: "2.0.0"])
         #expect(patch.status == 200)
-        try context.table("orders").update(["id": "o1", "total": 30])
+        try await context.table("orders").update(["id": "o1", "total": 30])
         _ = try await context.push()
         let conflict = try #require(try context.conflicts.all().first)
         let page = try await harness.client.send(.get, "/conflicts/\(conflict.operation.id)")
@@ -253,7 +253,7 @@ import Testing
     @Test func theTodoEditorIsTheRecordViewAndEditsEveryColumnOfTodoitem() async throws {
         try await withTestDashboard { harness in
             let todos = harness.dashboard.context.table("todoitem")
-            try todos.insert(["id": "t", "text": "buy milk", "priority": 2])
+            try await todos.insert(["id": "t", "text": "buy milk", "priority": 2])
             let page = try await harness.client.send(.get, "/items/t")
             #expect(page.text.contains(#"name="field:priority" value="2""#))
             #expect(page.text.contains(#"type="checkbox" id="field-1" name="field:complete""#))
@@ -265,7 +265,7 @@ import Testing
 
     @Test func everyTableShowsDatesBooleansNumbersAndSyncStatesAsTheTodoListDoes() async throws {
         let harness = try await ordersDashboard()
-        try harness.dashboard.context.table("orders").update(["id": "o1", "total": 13])
+        try await harness.dashboard.context.table("orders").update(["id": "o1", "total": 13])
         let list = try await harness.client.send(.get, "/data/orders")
         #expect(list.text.contains(#"<td class="num">13</td>"#))
         #expect(list.text.contains(#"action="/data/orders/o1/set""#) && list.text.contains(#"role="checkbox""#))

@@ -11,7 +11,7 @@ import Testing
     @Test func aDoctorRunIsGreenOnTheEmbeddedServiceAndChangesNothingLocal() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "mine", "text": "kept as it is"])
+            try await context.table("todoitem").insert(["id": "mine", "text": "kept as it is"])
             let before = (try context.status(), try context.exchanges().exchanges.count)
 
             let form = try await harness.client.send(.get, "/doctor")

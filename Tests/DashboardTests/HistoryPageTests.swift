@@ -14,7 +14,7 @@ import Testing
         try await withTestDashboard { harness in
             let hostile = "<script>alert(1)</script>"
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a<b", "text": .string(hostile)])
+            try await context.table("todoitem").insert(["id": "a<b", "text": .string(hostile)])
 
             let editor = try await harness.client.send(.get, "/items/a%3Cb")
             #expect(editor.text.contains(#"<a href="/items/a%3Cb/history">"#))
@@ -35,8 +35,8 @@ import Testing
     @Test func theAPIGivesTheSameHistoryAsJSONAndUnknownRowsAre404() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
-            try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
 
             let answer = try await harness.client.send(.get, "/api/data/todoitem/a/history")
             #expect(answer.status == 200)
@@ -57,10 +57,10 @@ import Testing
     @Test func aConflictLinksToTheHistoryAndTheHistoryBackToTheConflict() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
             _ = try await context.push()
             _ = try await TableClient(base: harness.url).patch("a", ["text": "server milk"])
-            try context.table("todoitem").update(["id": "a", "text": "client milk"])
+            try await context.table("todoitem").update(["id": "a", "text": "client milk"])
             #expect(try await context.push().conflicts.count == 1)
 
             let conflict = try await harness.client.send(.get, "/conflicts/2")

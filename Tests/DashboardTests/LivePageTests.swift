@@ -22,14 +22,14 @@ import Testing
     /// A client for the streams, kept for as long as the suite's value lives (its end closes them).
     let events = TestHTTPClient()
 
-    func insert(_ harness: TestDashboard, _ text: String) throws -> String {
-        let item = try harness.dashboard.context.table("todoitem").insert(["text": .string(text)])
+    func insert(_ harness: TestDashboard, _ text: String) async throws -> String {
+        let item = try await harness.dashboard.context.table("todoitem").insert(["text": .string(text)])
         return try #require(item["id"]?.stringValue)
     }
 
     @Test func theFirstEventHoldsWhatAReloadOfThePageShows() async throws {
         try await withTestDashboard { harness in
-            _ = try insert(harness, "Buy milk")
+            _ = try await insert(harness, "Buy milk")
             let stream = try await events.events(harness.url + "/?show=active")
             #expect(stream.status == 200)
             #expect(stream.headers.first(name: "Content-Type")?.hasPrefix("text/event-stream") == true)
@@ -47,7 +47,7 @@ import Testing
         try await withTestDashboard { harness in
             let stream = try await events.events(harness.url + "/")
             _ = try await stream.next()
-            _ = try insert(harness, "<b>Milk</b> & eggs")
+            _ = try await insert(harness, "<b>Milk</b> & eggs")
             let next = try await stream.next()
             let changed = try fragments(next)
             let list = try #require(changed.first { $0.contains(#"id="live-list""#) })
@@ -62,7 +62,7 @@ import Testing
             let stream = try await events.events(harness.url + "/?show=completed")
             _ = try await stream.next()
             // An active todo: the list of completed ones stays as it was; the header counts one more change.
-            _ = try insert(harness, "Not done yet")
+            _ = try await insert(harness, "Not done yet")
             let changed = try fragments(try await stream.next())
             #expect(changed.count == 1)
             #expect(changed.first?.contains(#"id="live-header-counts""#) == true)
@@ -82,7 +82,7 @@ import Testing
 
     @Test func theEditorsFormKeepsThePagesToken() async throws {
         try await withTestDashboard { harness in
-            let id = try insert(harness, "Token")
+            let id = try await insert(harness, "Token")
             let stream = try await events.events(harness.url + "/items/\(id)")
             let form = try #require(
                 try fragments(try await stream.next()).first { $0.contains(#"id="live-record-form""#) })
@@ -92,10 +92,10 @@ import Testing
 
     @Test func aRowsPageWhoseRowIsDeletedIsToldOnce() async throws {
         try await withTestDashboard { harness in
-            let id = try insert(harness, "Short-lived")
+            let id = try await insert(harness, "Short-lived")
             let stream = try await events.events(harness.url + "/items/\(id)")
             _ = try await stream.next()
-            try harness.dashboard.context.table("todoitem").delete(id: id)
+            try await harness.dashboard.context.table("todoitem").delete(id: id)
             let missing = try #require(try await stream.next())
             #expect(missing.event == "missing" && missing.data.contains("There is no todo"))
         }

@@ -32,11 +32,11 @@ import Testing
         for device in [a, b] {
             _ = try await device.waitForAutoSync("following the change channel") { $0.follow == .live }
         }
-        try a.dashboard.context.table("todoitem").insert(["id": "from-a", "text": "made on A"])
+        try await a.dashboard.context.table("todoitem").insert(["id": "from-a", "text": "made on A"])
         try await Self.waitForStore(b.dashboard.context) {
             try b.dashboard.context.table("todoitem").item(id: "from-a")?["text"] == "made on A"
         }
-        try b.dashboard.context.table("todoitem").update(["id": "from-a", "text": "changed on B"])
+        try await b.dashboard.context.table("todoitem").update(["id": "from-a", "text": "changed on B"])
         try await Self.waitForStore(a.dashboard.context) {
             try a.dashboard.context.table("todoitem").item(id: "from-a")?["text"] == "changed on B"
         }
@@ -60,7 +60,7 @@ import Testing
         try await Self.waitForStore(context) { try context.table("todoitem").item(id: "before") != nil }
 
         await first.stop()
-        try context.table("todoitem").update(["id": "before", "text": "edited while the service was down"])
+        try await context.table("todoitem").update(["id": "before", "text": "edited while the service was down"])
         // The same port, as a restarted `todosync serve` has (its database file, too).
         let second = try await TestService(first.configuration, port: first.port)
         _ = try await second.rest.insert(["id": "after", "text": "written after the restart"])

@@ -12,7 +12,7 @@ import Testing
     @Test func theLogShowsEachExchangeWithItsBodiesEscaped() async throws {
         try await withTestDashboard { harness in
             let hostile = "<script>alert(1)</script>"
-            try harness.dashboard.context.table("todoitem").insert(["id": "a", "text": .string(hostile)])
+            try await harness.dashboard.context.table("todoitem").insert(["id": "a", "text": .string(hostile)])
             _ = try await harness.dashboard.context.push()
 
             let page = try await harness.client.send(.get, "/log")
@@ -28,7 +28,7 @@ import Testing
     @Test func theAPIListsFilteredPagesAndRefusesABadFilter() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            for id in ["a", "b", "c"] { try context.table("todoitem").insert(["id": .string(id), "text": "x"]) }
+            for id in ["a", "b", "c"] { try await context.table("todoitem").insert(["id": .string(id), "text": "x"]) }
             _ = try await context.push()
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601

@@ -12,12 +12,12 @@ import Testing
     @Test func metricsCountSyncsAndShowTheQueueWithoutIdsOrText() async throws {
         try await withTestDashboard { harness in
             let todos = harness.dashboard.context.table("todoitem")
-            try todos.insert(["id": "private-id-1", "text": "private text one"])
-            try todos.insert(["id": "private-id-2", "text": "private text two"])
+            try await todos.insert(["id": "private-id-1", "text": "private text one"])
+            try await todos.insert(["id": "private-id-2", "text": "private text two"])
             let sync = try await harness.submit("/sync", [:])
             #expect(sync.status == 303)
             await harness.dashboard.waitUntilIdle()
-            try todos.insert(["id": "private-id-3", "text": "private text three"])
+            try await todos.insert(["id": "private-id-3", "text": "private text three"])
 
             let answer = try await harness.client.send(.get, "/metrics")
             #expect(answer.status == 200)
@@ -50,7 +50,7 @@ import Testing
 
     @Test func queueGaugesReadZeroForEverySyncedTableWhenNothingIsQueued() async throws {
         try await withTestDashboard { harness in
-            try harness.dashboard.context.setSyncedTables(["todoitem", "orders"])
+            try await harness.dashboard.context.setSyncedTables(["todoitem", "orders"])
             let samples = PrometheusSample.parse(try await harness.client.send(.get, "/metrics").text)
             for table in ["todoitem", "orders"] {
                 #expect(samples.value("todosync_pending_operations", ["table": table]) == 0, "\(table)")
@@ -71,7 +71,7 @@ import Testing
     @Test func aSyncThatFailsIsCountedAsAFailure() async throws {
         let unreachable = try #require(URL(string: "http://127.0.0.1:9"))
         try await withTestDashboard(remote: .url(unreachable, applicationKey: nil)) { harness in
-            try harness.dashboard.context.table("todoitem").insert(["id": "a", "text": "x"])
+            try await harness.dashboard.context.table("todoitem").insert(["id": "a", "text": "x"])
             _ = try await harness.submit("/push", [:])
             await harness.dashboard.waitUntilIdle()
             let samples = PrometheusSample.parse(try await harness.client.send(.get, "/metrics").text)

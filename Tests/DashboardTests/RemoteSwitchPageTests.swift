@@ -24,9 +24,9 @@ struct RemoteSwitchPageTests {
                 try await other.rest.insert(["id": .string(id), "text": .string("other \(id)")])
             }
             let table = harness.dashboard.context.table("todoitem")
-            try table.insert(["id": "synced", "text": "synced with the embedded service"])
+            try await table.insert(["id": "synced", "text": "synced with the embedded service"])
             _ = try await harness.dashboard.context.push()
-            try table.insert(["id": "pending", "text": "not pushed yet"])
+            try await table.insert(["id": "pending", "text": "not pushed yet"])
         }
 
         var context: SyncContext { harness.dashboard.context }

@@ -15,7 +15,7 @@ import Testing
     @Test func quickCompleteWorksAsAFormAndAsAScriptCall() async throws {
         try await withTestDashboard { harness in
             let table = harness.dashboard.context.table("todoitem")
-            let id = try table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
+            let id = try await table.insert(["text": "water the plants", "complete": false])["id"]?.stringValue ?? ""
             let list = try await harness.client.send(.get, "/?show=active")
             #expect(list.text.contains(#"action="/items/\#(id)/set""#))
             #expect(list.text.contains(#"aria-checked="false""#))
@@ -64,7 +64,7 @@ import Testing
                         status: 400, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(page.utf8)))
             }
             try await context.setRemote(url: gateway.endpoint, applicationKey: nil)
-            _ = try context.table("todoitem").insert(["text": "refused at first", "complete": false])
+            _ = try await context.table("todoitem").insert(["text": "refused at first", "complete": false])
             _ = try await harness.submit("/push", [:])
             await harness.dashboard.waitUntilIdle()
 
@@ -86,9 +86,9 @@ import Testing
             #expect(after.text.contains(#"<span data-field="refused">0</span> refused"#))
             #expect(after.text.contains("Nothing to push"))
             // Retry waits for a held change to be released.
-            _ = try context.table("todoitem").insert(["text": "waiting", "complete": false])
+            _ = try await context.table("todoitem").insert(["text": "waiting", "complete": false])
             let pendingId = try #require(try context.operations.all().first?.id)
-            try context.hold(pendingId)
+            try await context.hold(pendingId)
             #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
             await gateway.stop()
         }
@@ -128,7 +128,9 @@ import Testing
     @Test func theQueuePageShowsAtMostAHundredChangesWithLinksToTheRest() async throws {
         try await withTestDashboard { harness in
             let todos = harness.dashboard.context.table("todoitem")
-            for index in 0..<150 { try todos.insert(["text": .string("queued \(index)"), "complete": .bool(false)]) }
+            for index in 0..<150 {
+                try await todos.insert(["text": .string("queued \(index)"), "complete": .bool(false)])
+            }
             let first = try await harness.client.send(.get, "/operations")
             #expect(first.text.components(separatedBy: "/discard\"").count - 1 == 100)
             #expect(first.text.contains("100 shown of 150 queued changes"))

@@ -32,9 +32,9 @@ import Testing
     @Test func aRefusedChangeComesFirstWithItsAnswerAndNextAttempt() async throws {
         let (harness, gateway) = try await refusingDashboard()
         let context = harness.dashboard.context
-        try context.table("todoitem").insert(["id": "ok", "text": "fine"])
-        try context.table("todoitem").insert(["id": "no", "text": "refuse me"])
-        try context.operations.perform(.hold, on: 1)
+        try await context.table("todoitem").insert(["id": "ok", "text": "fine"])
+        try await context.table("todoitem").insert(["id": "no", "text": "refuse me"])
+        try await context.operations.perform(.hold, on: 1)
         _ = try await harness.submit("/push", [:])
         await harness.dashboard.waitUntilIdle()
 
@@ -60,7 +60,7 @@ import Testing
     @Test func anOldPendingChangeIsStuckAndSaysWhenItIsSentNext() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
             let entry = try #require(try context.operations.page(.first).entries.first)
             let fresh = OperationsController.row(entry)
             #expect(fresh.stuck == nil && fresh.age == "just now" && fresh.nextAttempt == "on the next push")
@@ -74,12 +74,12 @@ import Testing
     @Test func holdEditReleaseFromThePageKeepsTheChangeHeldUntilReleased() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
 
             let hold = try await harness.submit("/operations/1/hold", [:])
             #expect(hold.status == 303)
             #expect(try context.operations.operation(1)?.isHeld == true)
-            try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+            try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
             #expect(try context.operations.operation(1)?.isHeld == true)
             _ = try await harness.submit("/push", [:])
             await harness.dashboard.waitUntilIdle()
@@ -99,7 +99,7 @@ import Testing
     @Test func theBulkFormHoldsReleasesAndAsksBeforeDiscarding() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            for id in ["a", "b", "c"] { try context.table("todoitem").insert(["id": .string(id), "text": "x"]) }
+            for id in ["a", "b", "c"] { try await context.table("todoitem").insert(["id": .string(id), "text": "x"]) }
             let token = try await harness.csrfToken()
 
             let held = try await harness.client.post(
@@ -133,8 +133,8 @@ import Testing
     @Test func theAPIHoldsReleasesRetriesAndAnswersRefusalsAsJSON() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
-            try context.table("todoitem").insert(["id": "b", "text": "bread"])
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.table("todoitem").insert(["id": "b", "text": "bread"])
             let headers: HTTPFields = [.init("X-CSRF-Token")!: try await harness.csrfToken()]
 
             let hold = try await harness.client.send(
@@ -174,8 +174,8 @@ import Testing
     @Test func heldOperationsAreCountedInTheMetrics() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
-            try context.operations.perform(.hold, on: 1)
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.operations.perform(.hold, on: 1)
             let metrics = try await harness.client.send(.get, "/metrics")
             let samples = PrometheusSample.parse(metrics.text)
             #expect(samples.value("todosync_held_operations") == 1)

@@ -21,12 +21,12 @@ import Testing
             $0.authToken = Self.token
         }
         let todos = live.dashboard.context.table("todoitem")
-        try todos.insert(["id": "a", "text": "first"])
-        try todos.insert(["id": "b", "text": "second"])
+        try await todos.insert(["id": "a", "text": "first"])
+        try await todos.insert(["id": "b", "text": "second"])
         #expect(try await live.submit("/sync", [:]).status == 303)
         await live.dashboard.waitUntilIdle()
         #expect(try live.dashboard.context.exchanges().exchanges.count >= 2)
-        try todos.insert(["id": "c", "text": "third, queued"])
+        try await todos.insert(["id": "c", "text": "third, queued"])
 
         let preview = try await live.client.send(.get, "/settings/bundle")
         #expect(preview.status == 200)
@@ -96,7 +96,7 @@ import Testing
         let scratch = folder.url.appendingPathComponent("scratch")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let context = try SyncContext(path: folder.file("store.sqlite"))
-        try context.table("todoitem").insert(["id": "a", "text": .string(String(repeating: "row ", count: 2000))])
+        try await context.table("todoitem").insert(["id": "a", "text": .string(String(repeating: "row ", count: 2000))])
         let whole = folder.url.appendingPathComponent("whole.zip")
         let settings = SupportBundle.Settings(
             remoteURL: nil, pageSize: nil, pushWindow: nil, tableProtocol: nil, syncedTables: ["todoitem"],
@@ -146,7 +146,7 @@ import Testing
             path: folder.file("store.sqlite"),
             configuration: SyncConfiguration(applicationKey: Self.key, authToken: Self.token))
         let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVl"
-        try context.table("todoitem").insert(["id": "a", "text": .string("note: \(jwt) and \(Self.key)")])
+        try await context.table("todoitem").insert(["id": "a", "text": .string("note: \(jwt) and \(Self.key)")])
         let copy = folder.file("copy.sqlite")
         try context.writeRedactedSnapshot(to: copy, removing: [])
         let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))

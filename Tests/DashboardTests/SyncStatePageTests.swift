@@ -20,7 +20,7 @@ import Testing
             let saved = try await harness.submit("/settings/protocol", ["protocol": "v3"])
             #expect(saved.status == 303)
             #expect(context.tableProtocol == .v3 && context.protocolChoice == .v3)
-            try context.table("todoitem").insert(["id": "a", "text": "over v3"])
+            try await context.table("todoitem").insert(["id": "a", "text": "over v3"])
             _ = try await context.push()
             #expect(try context.exchanges(ExchangeQuery(limit: 1)).exchanges.first?.method == "POST")
             #expect(
@@ -61,10 +61,10 @@ import Testing
     @Test func aTokenIsListedAndResetKeepsPendingChanges() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "one"])
+            try await context.table("todoitem").insert(["id": "a", "text": "one"])
             _ = try await context.push()
             _ = try await context.table("todoitem").pull(queryId: "dashboard")
-            try context.table("todoitem").update(["id": "a", "text": "edited, not pushed"])
+            try await context.table("todoitem").update(["id": "a", "text": "edited, not pushed"])
             let page = try await harness.client.send(.get, "/settings")
             #expect(page.text.contains(#"<td class="mono" data-label="Query id">dashboard</td>"#))
 

@@ -13,7 +13,7 @@ import Testing
     @Test func verifyNowComparesEverySyncedTableAndListsTheRowsThatDiffer() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context
-            try context.table("todoitem").insert(["id": "a", "text": "milk"])
+            try await context.table("todoitem").insert(["id": "a", "text": "milk"])
             #expect(try await harness.submit("/sync", ["back": "/"]).status == 303)
             await harness.dashboard.waitUntilIdle()
 
@@ -50,7 +50,7 @@ import Testing
 
     @Test func aVerifyThatCannotReachTheServiceSaysWhyOnThePage() async throws {
         try await withTestDashboard { harness in
-            try harness.dashboard.context.setOffline(true)
+            try await harness.dashboard.context.setOffline(true)
             #expect(try await harness.submit("/verify", ["back": "/verify"]).status == 303)
             await harness.dashboard.waitUntilIdle()
             let page = try await harness.client.send(.get, "/verify")

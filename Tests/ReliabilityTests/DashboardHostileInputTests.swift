@@ -79,7 +79,7 @@ import Views
     @Test func hostileTodoFormsShowTheFormAgainAndStoreNothing() async throws {
         let harness = try await Harness()
         let table = harness.dashboard.context.table("todoitem")
-        try table.insert(["id": "keep", "text": "original", "complete": false])
+        try await table.insert(["id": "keep", "text": "original", "complete": false])
         let before = try harness.snapshot()
         for (label, body) in Self.hostileTodoForms {
             // The add form has no "complete" field: it ignores one.
@@ -154,7 +154,7 @@ import Views
     @Test func everyPostWithoutOrWithAWrongCSRFTokenIsRefused() async throws {
         let harness = try await Harness()
         let table = harness.dashboard.context.table("todoitem")
-        try table.insert(["id": "a", "text": "keep", "complete": false])
+        try await table.insert(["id": "a", "text": "keep", "complete": false])
         let before = try harness.snapshot()
         let paths = [
             "/items", "/items/a", "/items/a/delete", "/settings", "/sync", "/push", "/pull", "/operations/1/discard",

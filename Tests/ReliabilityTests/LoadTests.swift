@@ -29,7 +29,7 @@ import Testing
         try await withReliabilityHarness { harness in
             let seeder = try harness.client("seeder", direct: true)
             for index in 0..<Self.sharedItems {
-                try seeder.table("todoitem").insert([
+                try await seeder.table("todoitem").insert([
                     "id": .string("shared-\(index)"), "text": "shared", "complete": false,
                 ])
             }
@@ -136,18 +136,18 @@ import Testing
             if roll < 6 || own.isEmpty {
                 let id = "c\(client)-\(change)"
                 let text = "client \(client) item \(change)"
-                try table.insert(["id": .string(id), "text": .string(text), "complete": false])
+                try await table.insert(["id": .string(id), "text": .string(text), "complete": false])
                 report.inserted[id] = text
                 own.append(id)
             } else if roll < 8 {
                 let id = own[Int.random(in: 0..<own.count, using: &random)]
                 let text = "client \(client) edit \(change)"
-                try table.update(["id": .string(id), "text": .string(text)])
+                try await table.update(["id": .string(id), "text": .string(text)])
                 report.ownFinal[id] = text
             } else {
                 let id = "shared-\(Int.random(in: 0..<sharedItems, using: &random))"
                 let text = "client \(client) shared \(change)"
-                try table.update(["id": .string(id), "text": .string(text)])
+                try await table.update(["id": .string(id), "text": .string(text)])
                 shared = (id, text)
             }
             let start = ContinuousClock.now

@@ -15,7 +15,7 @@ import Testing
         ) { harness in
             let context = try harness.client()
             let items: [Item] = (0..<120).map { ["id": .string("n\($0)"), "text": .string("change \($0)")] }
-            try context.table("todoitem").insert(items)
+            try await context.table("todoitem").insert(items)
             var pushes = 0
             while try !context.operations.all().isEmpty, pushes < 3 {
                 pushes += 1
@@ -37,7 +37,7 @@ import Testing
             plan: FaultPlan([FaultRule(.status(503), method: "POST", nth: 3)])
         ) { harness in
             let context = try harness.client()
-            try context.table("todoitem").insert((0..<16).map { ["id": .string("w\($0)"), "text": "t"] })
+            try await context.table("todoitem").insert((0..<16).map { ["id": .string("w\($0)"), "text": "t"] })
             await #expect(throws: SyncError.self) { _ = try await context.push() }
             // All sixteen went out at once; the fifteen the service applied left the queue (none was
             // cancelled on the wire), and the refused one waits, attempted.
@@ -52,7 +52,7 @@ import Testing
     @Test func aPullThroughDroppedConnectionsAsksForThePageAgainAndBringsEveryRow() async throws {
         try await withReliabilityHarness { harness in
             let writer = try harness.client("writer", direct: true)
-            try writer.table("todoitem").insert((0..<300).map { ["id": .string("p\($0)"), "text": "pulled"] })
+            try await writer.table("todoitem").insert((0..<300).map { ["id": .string("p\($0)"), "text": "pulled"] })
             _ = try await writer.push()
             harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "GET", probability: 0.3)], seed: 7))
             let reader = try harness.client("reader")
@@ -65,7 +65,7 @@ import Testing
     @Test func aLinkThatKeepsDroppingStopsThePushWithATypedErrorAndLosesNothing() async throws {
         try await withReliabilityHarness(plan: .always(.dropResponse)) { harness in
             let context = try harness.client()
-            try context.table("todoitem").insert(["id": "d0", "text": "kept"])
+            try await context.table("todoitem").insert(["id": "d0", "text": "kept"])
             await #expect {
                 _ = try await context.push()
             } throws: { error in

@@ -13,7 +13,7 @@ private func withSeededHarness(
 ) async throws {
     try await withReliabilityHarness { harness in
         let context = try harness.client(retries: retries)
-        try context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
+        try await context.table("todoitem").insert(["id": "s0", "text": "seed", "complete": false])
         _ = try await context.push()
         try await body(harness, context)
     }
@@ -23,13 +23,13 @@ private func withSeededHarness(
     @Test func updateWhoseAnswerIsGarbledStillAdoptsTheServersVersion() async throws {
         try await withSeededHarness { harness, context in
             let table = context.table("todoitem")
-            try table.update(["id": "s0", "text": "edited"])
+            try await table.update(["id": "s0", "text": "edited"])
             harness.proxy.setPlan(FaultPlan([FaultRule(.corruptBody, method: "PATCH", nth: 1)]))
             _ = try await context.push()
             let server = try await harness.serviceRows()
             #expect(try table.item(id: "s0")?["version"] == server["s0"]?["version"])
             // The next edit is based on the right version: no conflict with ourselves.
-            try table.update(["id": "s0", "text": "edited twice"])
+            try await table.update(["id": "s0", "text": "edited twice"])
             let result = try await context.push()
             #expect(result.conflicts.isEmpty)
             try await expectConverged(context, harness)
@@ -39,7 +39,7 @@ private func withSeededHarness(
     @Test func insertWhoseAnswersAreAllGarbledStopsInsteadOfCallingItDeleted() async throws {
         try await withReliabilityHarness(plan: .always(.corruptBody)) { harness in
             let context = try harness.client()
-            try context.table("todoitem").insert(["id": "n0", "text": "new"])
+            try await context.table("todoitem").insert(["id": "n0", "text": "new"])
             for _ in 0..<2 {
                 await #expect(throws: SyncError.self) { _ = try await context.push() }
                 #expect(try context.operations.all().map(\.state) == [.attempted])
@@ -60,11 +60,11 @@ private func withSeededHarness(
     @Test func editAfterLostUpdateAnswersIsPushedWithoutConflict() async throws {
         try await withSeededHarness(retries: 0) { harness, context in
             let table = context.table("todoitem")
-            try table.update(["id": "s0", "text": "first"])
+            try await table.update(["id": "s0", "text": "first"])
             // The first PATCH lands but its answer is lost; so is the answer of the retry (a 412).
             harness.proxy.setPlan(FaultPlan([FaultRule(.resetMidResponse, method: "PATCH", nth: 1)]))
             await #expect(throws: SyncError.self) { _ = try await context.push() }
-            try table.update(["id": "s0", "text": "second"])
+            try await table.update(["id": "s0", "text": "second"])
             harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
             await #expect(throws: SyncError.self) { _ = try await context.push() }
             harness.proxy.setPlan(.passThrough)
@@ -78,14 +78,14 @@ private func withSeededHarness(
     @Test func aRetryAfterALostAnswerSendsOnlyTheUsersChangesNotStaleColumns() async throws {
         try await withSeededHarness(retries: 0) { harness, context in
             let table = context.table("todoitem")
-            try table.update(["id": "s0", "text": "first"])
+            try await table.update(["id": "s0", "text": "first"])
             // The PATCH lands, its answer is lost; meanwhile another device changes another column.
             harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
             await #expect(throws: SyncError.self) { _ = try await context.push() }
             let version = try #require(try await harness.serviceRows()["s0"]?["version"]?.stringValue)
             _ = try await harness.service.rest.send(
                 .patch, "/tables/todoitem/s0", body: ["complete": true], ifMatch: version)
-            try table.update(["id": "s0", "text": "second"])
+            try await table.update(["id": "s0", "text": "second"])
             harness.proxy.setPlan(.passThrough)
             #expect(try await context.push().conflicts.isEmpty)
             let server = try #require(try await harness.serviceRows()["s0"])
@@ -99,11 +99,11 @@ private func withSeededHarness(
     @Test func deleteAfterALostUpdateAnswerDeletesWithoutConflict() async throws {
         try await withSeededHarness(retries: 0) { harness, context in
             let table = context.table("todoitem")
-            try table.update(["id": "s0", "text": "first"])
+            try await table.update(["id": "s0", "text": "first"])
             harness.proxy.setPlan(FaultPlan([FaultRule(.dropResponse, method: "PATCH", nth: 1)]))
             // A lost answer costs one request timeout (5 s here).
             await #expect(throws: SyncError.self) { _ = try await context.push() }
-            try table.delete(id: "s0")
+            try await table.delete(id: "s0")
             harness.proxy.setPlan(.passThrough)
             let result = try await context.push()
             #expect(result.conflicts.isEmpty)
@@ -118,9 +118,9 @@ private func withSeededHarness(
         ) { harness in
             let context = try harness.client(retries: 0)
             let table = context.table("todoitem")
-            try table.insert(["id": "n0", "text": "first"])
+            try await table.insert(["id": "n0", "text": "first"])
             await #expect(throws: SyncError.self) { _ = try await context.push() }
-            try table.update(["id": "n0", "text": "second"])
+            try await table.update(["id": "n0", "text": "second"])
             harness.proxy.setPlan(FaultPlan([FaultRule(.resetMidResponse, method: "POST", nth: 1)]))
             await #expect(throws: SyncError.self) { _ = try await context.push() }
             harness.proxy.setPlan(.passThrough)

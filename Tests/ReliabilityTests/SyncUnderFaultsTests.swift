@@ -42,10 +42,10 @@ import Testing
             try await withReliabilityHarness { harness in
                 let context = try harness.client()
                 let table = context.table("todoitem")
-                try table.insert(["id": "a", "text": "one"])
+                try await table.insert(["id": "a", "text": "one"])
                 _ = try await context.push()
-                try table.update(["id": "a", "text": "two"])
-                try table.insert(["id": "b", "text": "new"])
+                try await table.update(["id": "a", "text": "two"])
+                try await table.insert(["id": "b", "text": "new"])
                 try await harness.proxy.refuseConnections(true)
                 for _ in 0..<2 {
                     do {
@@ -74,23 +74,25 @@ import Testing
             var expected: [String: String?] = [:]  // id → text, nil when deleted
 
             for index in 0..<5 {
-                try table.insert(["id": .string("s\(index)"), "text": .string("seed \(index)"), "complete": false])
+                try await table.insert([
+                    "id": .string("s\(index)"), "text": .string("seed \(index)"), "complete": false,
+                ])
                 expected["s\(index)"] = "seed \(index)"
             }
             _ = try await context.push()
             try await table.pull(queryId: "all")
 
             for index in 0..<4 {
-                try table.insert(["id": .string("n\(index)"), "text": .string("new \(index)")])
+                try await table.insert(["id": .string("n\(index)"), "text": .string("new \(index)")])
                 expected["n\(index)"] = "new \(index)"
             }
             for index in 0..<3 {
-                try table.update(["id": .string("s\(index)"), "text": .string("edited \(index)")])
+                try await table.update(["id": .string("s\(index)"), "text": .string("edited \(index)")])
                 expected["s\(index)"] = "edited \(index)"
             }
-            try table.delete(id: "s3")
+            try await table.delete(id: "s3")
             expected["s3"] = .some(nil)
-            try table.update(["id": "n0", "text": "new 0 edited"])
+            try await table.update(["id": "n0", "text": "new 0 edited"])
             expected["n0"] = "new 0 edited"
 
             harness.proxy.setPlan(plan)
@@ -108,13 +110,13 @@ import Testing
                 try expectNothingLostOrDuplicated(context, expected: expected, harness: harness, plan: plan)
                 if round == 1 {
                     // Edits made between faulted syncs (after a possibly lost acknowledgement).
-                    try table.update(["id": "s0", "text": "edited again"])
+                    try await table.update(["id": "s0", "text": "edited again"])
                     expected["s0"] = "edited again"
-                    try table.update(["id": "n1", "text": "new 1 edited"])
+                    try await table.update(["id": "n1", "text": "new 1 edited"])
                     expected["n1"] = "new 1 edited"
-                    try table.update(["id": "s4", "text": "late edit", "complete": true])
+                    try await table.update(["id": "s4", "text": "late edit", "complete": true])
                     expected["s4"] = "late edit"
-                    try table.delete(id: "s2")
+                    try await table.delete(id: "s2")
                     expected["s2"] = .some(nil)
                 }
             }

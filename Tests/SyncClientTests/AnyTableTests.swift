@@ -24,7 +24,7 @@ struct AnyTableTests {
         let service = try await Self.service(in: folder)
         _ = try await service.rest.insert(Self.order, table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
+        try await context.describe("orders")
         let pulled = try await context.table("orders").pull(queryId: "all")
         #expect(pulled.written == 1)
         let description = try context.description(of: "orders")
@@ -54,7 +54,7 @@ struct AnyTableTests {
         _ = try await service.rest.patch("o7", ["priority": 2], table: "orders")
         _ = try await service.rest.patch("o8", ["priority": 2.5, "flagged": true], table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
+        try await context.describe("orders")
         let orders = context.table("orders")
         let first = try await orders.pull(queryId: "all", settings: PullSettings(pageSize: 3))
         #expect(first.received == 9)
@@ -77,12 +77,12 @@ struct AnyTableTests {
         #expect(try orders.item(id: "o7")?["priority"] == 2)
     }
 
-    @Test func aColumnAddedByAWriteThatFailsIsNeitherInTheTableNorInItsDescription() throws {
+    @Test func aColumnAddedByAWriteThatFailsIsNeitherInTheTableNorInItsDescription() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.describe("orders")
+        try await context.describe("orders")
         struct Refused: Error {}
-        #expect(throws: (any Error).self) {
-            try context.write { db in
+        await #expect(throws: (any Error).self) {
+            try await context.write { db in
                 _ = try context.store.widen(db, "orders", for: [("late", "x")])
                 #expect(try context.store.description(of: "orders", in: db).columnType("late") == .text)
                 // Readers do not see the column before the transaction commits.
@@ -92,7 +92,7 @@ struct AnyTableTests {
         }
         #expect(try context.description(of: "orders").columnType("late") == nil)
         #expect(try context.read { db in try db.columns(in: "orders").map(\.name) }.contains("late") == false)
-        try context.table("orders").insert(["id": "a", "late": "now"])
+        try await context.table("orders").insert(["id": "a", "late": "now"])
         #expect(try context.description(of: "orders").columnType("late") == .text)
     }
 
@@ -103,7 +103,7 @@ struct AnyTableTests {
         _ = try await service.rest.insert(
             ["id": "o2", "customer": "Bolt", "due": "next week", "total": 7, "lines": 1.5], table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
+        try await context.describe("orders")
         let orders = context.table("orders")
         try await orders.pull(queryId: "all")
         let description = try context.description(of: "orders")
@@ -115,7 +115,7 @@ struct AnyTableTests {
         #expect(description.columnType("lines") == .real)
         #expect(odd["lines"] == 1.5)
         // An edit of another column leaves the odd value as it is, locally and on the service.
-        try orders.update(["id": "o2", "customer": "Bolt & Co"])
+        try await orders.update(["id": "o2", "customer": "Bolt & Co"])
         let pushed = try await context.push()
         #expect(pushed.pushed.count == 1)
         #expect(try await service.rest.get("orders", "o2")?["due"] == "next week")
@@ -123,7 +123,7 @@ struct AnyTableTests {
         #expect(try orders.item(id: "o2")?["due"] == "next week")
         #expect(try orders.item(id: "o2")?["lines"] == 1.5)
         // A local value of another type is kept too, and flagged.
-        try orders.update(["id": "o1", "paid": "maybe"])
+        try await orders.update(["id": "o1", "paid": "maybe"])
         #expect(try orders.item(id: "o1")?["paid"] == "maybe")
         #expect(description.mismatchedColumns(of: try #require(try orders.item(id: "o1"))) == ["paid"])
         let stored = try context.read { db in
@@ -138,7 +138,7 @@ struct AnyTableTests {
         let service = try await Self.service(in: folder)
         _ = try await service.rest.insert(["id": "p", "__proto__": "proto", "constructor": 1], table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
+        try await context.describe("orders")
         let orders = context.table("orders")
         try await orders.pull(queryId: "all")
         #expect(try orders.item(id: "p")?["__proto__"] == "proto")
@@ -147,18 +147,20 @@ struct AnyTableTests {
             "id": "h", "<script>": "alert(1)", "it's": true, "a\"b": 2, "x); DROP TABLE orders; --": "y",
             "version": "not mine",
         ]
-        try orders.insert(hostile)
+        try await orders.insert(hostile)
         let stored = try #require(try orders.item(id: "h"))
         for name in ["<script>", "it's", "a\"b", "x); DROP TABLE orders; --"] { #expect(stored[name] == hostile[name]) }
         #expect(stored["version"] == .null)
         #expect(try context.listPage("orders", ListRequest(flag: .init("it's", true), limit: 5)).total == 1)
         #expect(try orders.count() == 2)
-        #expect(throws: SyncError.self) { try orders.insert(["id": "m", TableDescription.mismatchesColumn: 1]) }
+        await #expect(throws: SyncError.self) {
+            try await orders.insert(["id": "m", TableDescription.mismatchesColumn: 1])
+        }
         // Names SQLite or FTS5 keep for themselves: kept exactly, and lists and search still work.
         let reserved: Item = [
             "id": "r", "rowid": "r1", "OID": 5, "rank": "first", "orders__search": "s", "label": "findable",
         ]
-        try orders.insert(reserved)
+        try await orders.insert(reserved)
         let kept = try #require(try orders.item(id: "r"))
         for name in ["rowid", "OID", "rank", "orders__search", "label"] { #expect(kept[name] == reserved[name]) }
         #expect(try context.listPage("orders", ListRequest(limit: 10)).items.count == 3)
@@ -169,26 +171,26 @@ struct AnyTableTests {
 
     @Test func aCatchUpBegunBeforeAFlagColumnCameCountsThatColumnToo() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.describe("orders")
+        try await context.describe("orders")
         await context.listIndexesCaughtUp()
         let stale = try #require(context.store.listIndexes["orders"])
-        func pulled(_ range: Range<Int>, paid: Bool?) throws {
+        func pulled(_ range: Range<Int>, paid: Bool?) async throws {
             let items = range.map { index in
                 #"{"id":"r\#(index)","version":"v","customer":"c\#(index)""#
                     + (paid.map { #","paid":\#($0)"# } ?? "") + "}"
             }
             let rows = try context.store.layouts["orders"]!.decode(
                 Data(("[" + items.joined(separator: ",") + "]").utf8))
-            try context.write { db in
+            try await context.write { db in
                 let (table, laid) = try context.store.widen(db, "orders", forPulled: rows.rows)
                 _ = try SyncContext.apply(laid, to: table, keeping: [], in: db)
             }
         }
         // Pulled rows wait past the mark; a local edit brings a flag column (and catches up a few
         // rows); more pulled rows carry the flag; then a catch-up begun with the index as it was.
-        try pulled(0..<200, paid: nil)
-        try context.table("orders").insert(["id": "c", "paid": true])
-        try pulled(200..<210, paid: true)
+        try await pulled(0..<200, paid: nil)
+        try await context.table("orders").insert(["id": "c", "paid": true])
+        try await pulled(200..<210, paid: true)
         context.store.listIndexer.catchUp(stale, in: context.store.pool)
         await context.listIndexesCaughtUp()
         #expect(try context.listPage("orders", ListRequest(flag: .init("paid", true), limit: 5)).total == 11)
@@ -198,13 +200,13 @@ struct AnyTableTests {
         #expect(kept == 11)
     }
 
-    @Test func tableNamesAreLettersDigitsAndUnderscores() throws {
+    @Test func tableNamesAreLettersDigitsAndUnderscores() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         for bad in ["", "no-dash", "__config", "1st", "orders; DROP", "ünïcode", String(repeating: "a", count: 65)] {
-            #expect(throws: SyncError.invalidTableName(bad)) { try context.describe(bad) }
+            await #expect(throws: SyncError.invalidTableName(bad)) { try await context.describe(bad) }
         }
-        #expect(try context.describe("Orders_2026").name == "Orders_2026")
-        #expect(throws: SyncError.unknownTable("nope")) { try context.table("nope").insert(["text": "x"]) }
+        #expect(try await context.describe("Orders_2026").name == "Orders_2026")
+        await #expect(throws: SyncError.unknownTable("nope")) { try await context.table("nope").insert(["text": "x"]) }
         #expect(SyncError.invalidTableName("no-dash").description.contains("letters, digits and underscores"))
     }
 
@@ -213,12 +215,12 @@ struct AnyTableTests {
         let service = try await Self.service(in: folder)
         _ = try await service.rest.insert(Self.order, table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
+        try await context.describe("orders")
         let orders = context.table("orders")
         try await orders.pull(queryId: "all")
         // The service's copy changes without a new version (as only its own database can do).
         try withServiceDatabase(service) { db in try db.execute(sql: "UPDATE orders SET customer = 'Other'") }
-        try orders.update(["id": "o1", "total": 13])
+        try await orders.update(["id": "o1", "total": 13])
         #expect(try await context.push().pushed.count == 1)
         let server = try #require(try await service.rest.get("orders", "o1"))
         #expect(server["total"] == 13)
@@ -230,19 +232,19 @@ struct AnyTableTests {
         let service = try await Self.service(in: folder)
         _ = try await service.rest.insert(Self.order, table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
-        try context.describe("orders")
+        try await context.describe("orders")
         let orders = context.table("orders")
         try await orders.pull(queryId: "all")
         // One side each: merged without asking.
         _ = try await service.rest.patch("o1", ["paid": true], table: "orders")
-        try orders.update(["id": "o1", "total": 13])
+        try await orders.update(["id": "o1", "total": 13])
         #expect(try await context.push().pushed.count == 1)
         var server = try #require(try await service.rest.get("orders", "o1"))
         #expect(server["paid"] == true && server["total"] == 13)
         // Both sides change `due`: a person picks per field, on a column the tutorial never had.
-        try context.conflicts.setPolicy(.ask, for: "orders")
+        try await context.conflicts.setPolicy(.ask, for: "orders")
         _ = try await service.rest.patch("o1", ["due": "2027-01-01T00:00:00.000Z", "lines": 4], table: "orders")
-        try orders.update(["id": "o1", "due": "2026-12-24T00:00:00.000Z"])
+        try await orders.update(["id": "o1", "due": "2026-12-24T00:00:00.000Z"])
         #expect(try await context.push().conflicts.count == 1)
         let conflict = try #require(try context.conflicts.all().first)
         let fields = context.conflicts.fieldMerges(of: conflict).map(\.name)
@@ -265,13 +267,13 @@ struct AnyTableTests {
                 table: "orders")
         }
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
+        try await context.describe("orders")
         let orders = context.table("orders")
         try await orders.pull(queryId: "all")
         for index in 0..<3 {
             _ = try await service.rest.patch(
                 "o\(index)", ["total": 2, "due": "2027-01-01T00:00:00.000Z"], table: "orders")
-            try orders.update(["id": .string("o\(index)"), "total": 3])
+            try await orders.update(["id": .string("o\(index)"), "total": 3])
         }
         #expect(try await context.push().conflicts.count == 3)
         let ids = try context.conflicts.all().map(\.operation.id)
@@ -299,8 +301,8 @@ struct AnyTableTests {
         _ = try await service.rest.insert(["id": "t", "text": "todo"])
         _ = try await service.rest.insert(Self.order, table: "orders")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.describe("orders")
-        try context.conflicts.setPolicy(.serverWins, for: "orders")
+        try await context.describe("orders")
+        try await context.conflicts.setPolicy(.serverWins, for: "orders")
         #expect(try await context.table("orders").pull(queryId: "all").received == 1)
         _ = try await service.rest.insert(["id": "o2", "customer": "B"], table: "orders")
         #expect(try await context.table("todoitem").pull(queryId: "all").received == 1)

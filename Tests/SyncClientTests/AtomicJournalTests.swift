@@ -58,7 +58,7 @@ struct AtomicJournalTests {
             #expect(try context.operations.of(table: "todoitem", itemId: item).isEmpty)
             #expect(try heldDecisions(context) == 0)
         }
-        try context.useServer(1)
+        try await context.useServer(1)
         try check(.useServer, item: "i0", text: "server 0")
         #expect(try await context.useClient(2) == .pushed)
         try check(.useClient, item: "i1", text: "client 1")
@@ -66,8 +66,8 @@ struct AtomicJournalTests {
         try check(.pick, item: "i2", text: "base 2")
         #expect(try await context.journal.overturn(try context.journal.entries().entries.last!.id) == .pushed)
         try check(.overturn, item: "i0", text: "client 0")
-        try context.queue.cancel(4)
-        try context.conflicts.setPolicy(.clientWins, for: "todoitem")
+        try await context.queue.cancel(4)
+        try await context.conflicts.setPolicy(.clientWins, for: "todoitem")
         #expect(try await context.push().pushed == [4])
         try check(.useClient, item: "i3", text: "client 3")
     }
@@ -77,7 +77,7 @@ struct AtomicJournalTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["complete": true])
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().pushed == [1])
         let entry = try #require(try context.journal.entries().entries.first)
         #expect(entry.decision == .merge && entry.result?.text == "oat milk")

@@ -33,7 +33,7 @@ struct CancelTests {
         // Every insert takes 100 ms on the way to the service (a slow link: the proxy's delay).
         let proxy = try await service.proxy(plan: FaultPlan([FaultRule(.delay(milliseconds: 100), method: "POST")]))
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
-        for index in 0..<40 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
+        for index in 0..<40 { try await context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
         // Cancelled once two answers came back, however loaded the machine is.
         let cancelled = cancel(context, once: .pushing, did: 2)
         await #expect(throws: SyncError.stopped(.cancelled)) { try await context.push() }
@@ -97,7 +97,7 @@ struct CancelTests {
             try await context.table("todoitem").pull(queryId: "q", settings: PullSettings(pageSize: 10))
         }
         await secondPage.wait()
-        try context.setOffline(true)
+        try await context.setOffline(true)
         let offline = Date()
         await #expect(throws: SyncError.stopped(.cancelled)) { try await pull.value }
         #expect(Date().timeIntervalSince(offline) < Self.stopBound)

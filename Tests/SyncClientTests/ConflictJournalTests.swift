@@ -31,7 +31,7 @@ struct ConflictJournalTests {
 
     @Test func theJournalSurvivesARestart() async throws {
         let context = try await conflicts(1)
-        try context.useServer(1)
+        try await context.useServer(1)
         let id = try #require(try context.journal.entries().entries.first?.id)
         try await context.close()
         let reopened = try SyncContext.temporary(in: folder, remote: service.endpoint)
@@ -43,8 +43,8 @@ struct ConflictJournalTests {
     @Test func retentionKeepsTheNewestEntries() async throws {
         let context = try await conflicts(5)
         #expect(try context.retention(of: .journal) == 10_000)
-        try context.setRetention(of: .journal, to: 3)
-        for id in Int64(1)...5 { try context.useServer(id) }
+        try await context.setRetention(of: .journal, to: 3)
+        for id in Int64(1)...5 { try await context.useServer(id) }
         let items = try context.journal.entries().entries.map(\.itemId)
         #expect(items == ["i4", "i3", "i2"])
         #expect(try context.journal.count() == 3)
@@ -52,7 +52,7 @@ struct ConflictJournalTests {
 
     @Test func pagesAreNewestFirstAndFiltersNarrowThem() async throws {
         let context = try await conflicts(5)
-        for id in Int64(1)...3 { try context.useServer(id) }
+        for id in Int64(1)...3 { try await context.useServer(id) }
         for id in Int64(4)...5 { #expect(try await context.useClient(id) == .pushed) }
         let first = try context.journal.entries(JournalQuery(limit: 2))
         #expect(first.entries.map(\.itemId) == ["i4", "i3"])
@@ -67,7 +67,7 @@ struct ConflictJournalTests {
 
     @Test func overturningAPersonsUseServerPushesTheLosingValues() async throws {
         let context = try await conflicts(1)
-        try context.useServer(1)
+        try await context.useServer(1)
         let entry = try #require(try context.journal.entries().entries.first)
         #expect(try await context.journal.overturn(entry.id) == .pushed)
         #expect(try await service.rest.get("todoitem", "i0")?.text == "client 0")
@@ -83,7 +83,7 @@ struct ConflictJournalTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["complete": true])
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().pushed == [1])
         let merge = try #require(try context.journal.entries().entries.first)
         #expect(merge.decidedBy == .merge)
@@ -94,7 +94,7 @@ struct ConflictJournalTests {
 
     @Test func overturnAfterTheServiceMovedIsANewConflictNotAnOverwrite() async throws {
         let context = try await conflicts(1)
-        try context.useServer(1)
+        try await context.useServer(1)
         let entry = try #require(try context.journal.entries().entries.first)
         _ = try await service.rest.patch("i0", ["text": "server again"])
         #expect(try await context.journal.overturn(entry.id) == .conflict)
@@ -108,9 +108,9 @@ struct ConflictJournalTests {
 
     @Test func overturnIsRefusedWhileTheItemHasANewerLocalChange() async throws {
         let context = try await conflicts(1)
-        try context.useServer(1)
+        try await context.useServer(1)
         let entry = try #require(try context.journal.entries().entries.first)
-        try context.table("todoitem").update(["id": "i0", "text": "newer"])
+        try await context.table("todoitem").update(["id": "i0", "text": "newer"])
         await #expect(throws: ConflictDecisionError.newerLocalChange(entry: entry.id, itemId: "i0")) {
             try await context.journal.overturn(entry.id)
         }
@@ -172,7 +172,7 @@ struct OtherServiceConflictTests {
         _ = try await rest.insert(["id": .string(id), "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await rest.patch(id, ["complete": true])
-        try context.table("todoitem").update(["id": .string(id), "text": "oat milk"])
+        try await context.table("todoitem").update(["id": .string(id), "text": "oat milk"])
         #expect(try await context.push().conflicts.isEmpty)
         let server = try #require(try await rest.get("todoitem", id))
         #expect(server.text == "oat milk" && server["complete"] == .bool(true))

@@ -24,7 +24,7 @@ struct ConflictPolicyTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", server)
-        try context.table("todoitem").update(client.merging(["id": "a"]) { $1 })
+        try await context.table("todoitem").update(client.merging(["id": "a"]) { $1 })
         return context
     }
 
@@ -55,7 +55,7 @@ struct ConflictPolicyTests {
     /// an `__errors` row was written and deleted again in the same transaction).
     @Test func aConflictThePolicySettlesIsNeverStoredAsOne() async throws {
         let context = try await conflict(policy: .merge, client: ["text": "oat milk"], server: ["complete": true])
-        try context.write { db in
+        try await context.write { db in
             // On the writer's connection, which every push transaction uses.
             try db.execute(
                 sql: """
@@ -65,12 +65,12 @@ struct ConflictPolicyTests {
                     """)
         }
         #expect(try await context.push().pushed == [1])
-        #expect(try context.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM errorWrites") } == 0)
+        #expect(try await context.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM errorWrites") } == 0)
         // A collision waits for a person: that one is stored.
         _ = try await service.rest.patch("a", ["text": "soy milk"])
-        try context.table("todoitem").update(["id": "a", "text": "rice milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "rice milk"])
         #expect(try await context.push().conflicts.count == 1)
-        #expect(try context.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM errorWrites") } == 1)
+        #expect(try await context.write { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM errorWrites") } == 1)
     }
 
     @Test func mergePolicyAsksOnlyWhenTheSameFieldCollides() async throws {
@@ -114,13 +114,15 @@ struct ConflictPolicyTests {
         #expect(entry.server?.text == "soy" && entry.result?.text == "oat milk")
     }
 
-    @Test func aTablesPolicyIsSavedInTheStoreAndOverridesTheDefault() throws {
+    @Test func aTablesPolicyIsSavedInTheStoreAndOverridesTheDefault() async throws {
         let path = folder.file("policy.sqlite")
         let context = try SyncContext(path: path)
-        try context.conflicts.setPolicy(.serverWins, for: "todoitem")
+        try await context.conflicts.setPolicy(.serverWins, for: "todoitem")
         let reopened = try SyncContext(path: path)
         #expect(try reopened.conflicts.policy(for: "todoitem") == .serverWins)
-        #expect(throws: SyncError.unknownTable("nope")) { try reopened.conflicts.setPolicy(.ask, for: "nope") }
+        await #expect(throws: SyncError.unknownTable("nope")) {
+            try await reopened.conflicts.setPolicy(.ask, for: "nope")
+        }
     }
 
     @Test func personsDecisionsAreJournaledAndCancelIsNot() async throws {
@@ -161,7 +163,7 @@ struct ConflictPolicyTests {
     @Test func anInsertMeetingAnExistingIdIsATwoWayConflict() async throws {
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint, policy: .merge)
         try await service.rest.insert(["id": "b", "text": "theirs", "complete": false])
-        try context.table("todoitem").insert(["id": "b", "text": "mine", "complete": false])
+        try await context.table("todoitem").insert(["id": "b", "text": "mine", "complete": false])
         #expect(try await context.push().conflicts == [1])
         let conflict = try #require(try context.conflicts.conflict(1))
         guard case .collision(let fields) = context.conflicts.merge(of: conflict) else {
@@ -176,7 +178,7 @@ struct ConflictPolicyTests {
         try await service.rest.insert(["id": "a", "text": "milk"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().conflicts == [1])
         #expect(
             context.conflicts.merge(of: try #require(try context.conflicts.conflict(1))) == .serverDeletedClientEdited)
@@ -187,7 +189,7 @@ struct ConflictPolicyTests {
         try await service.rest.insert(["id": "a", "text": "milk"])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["text": "soy"])
-        try context.table("todoitem").delete(id: "a")
+        try await context.table("todoitem").delete(id: "a")
         #expect(try await context.push().conflicts == [1])
         #expect(
             context.conflicts.merge(of: try #require(try context.conflicts.conflict(1))) == .clientDeletedServerEdited)

@@ -24,7 +24,7 @@ struct ConflictTests {
         try await service.rest.insert(["id": "a", "text": "original", "complete": false])
         _ = try await context.table("todoitem").pull()
         try await service.rest.patch("a", ["text": "server"])
-        try context.table("todoitem").update(["id": "a", "text": "client", "complete": true])
+        try await context.table("todoitem").update(["id": "a", "text": "client", "complete": true])
         return context
     }
 
@@ -34,7 +34,7 @@ struct ConflictTests {
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
-        try context.table("todoitem").update(["id": "a", "text": "client"])
+        try await context.table("todoitem").update(["id": "a", "text": "client"])
         _ = try await context.push()
         return context
     }
@@ -61,7 +61,7 @@ struct ConflictTests {
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.patch("a", ["text": "server"])
-        try context.table("todoitem").delete(id: "a")
+        try await context.table("todoitem").delete(id: "a")
         let result = try await context.push()
         #expect(result.conflicts == [1])
         let conflict = try #require(try context.conflicts.conflict(1))
@@ -73,7 +73,7 @@ struct ConflictTests {
     @Test func insertOfAnExistingIdIsAConflictWithTheServersItem() async throws {
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
-        try context.table("todoitem").insert(["id": "a", "text": "mine"])
+        try await context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.push()
         #expect(result.conflicts == [1])
         let conflict = try #require(try context.conflicts.conflict(1))
@@ -91,7 +91,7 @@ struct ConflictTests {
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
-        try context.table("todoitem").insert(["id": "a", "text": "mine"])
+        try await context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.push()
         #expect(result.conflicts == [1])
         #expect(proxy.requests.last == "GET /tables/todoitem/a")
@@ -103,7 +103,7 @@ struct ConflictTests {
         try await service.rest.insert(["id": "a", "text": "original"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
-        try context.table("todoitem").update(["id": "a", "text": "client"])
+        try await context.table("todoitem").update(["id": "a", "text": "client"])
         let result = try await context.push()
         #expect(result.conflicts == [1])
         let conflict = try #require(try context.conflicts.conflict(1))
@@ -149,7 +149,7 @@ struct ConflictTests {
     @Test func useServerTakesTheServersVersionAndDropsTheOperation() async throws {
         let context = try await conflictedUpdate()
         _ = try await context.push()
-        try context.useServer(1)
+        try await context.useServer(1)
         #expect(try context.operations.all().isEmpty)
         let row = try #require(try context.table("todoitem").item(id: "a"))
         #expect(row.text == "server")
@@ -174,7 +174,7 @@ struct ConflictTests {
     @Test func useClientForADuplicateInsertBecomesAnUpdate() async throws {
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "a", "text": "theirs"])
-        try context.table("todoitem").insert(["id": "a", "text": "mine"])
+        try await context.table("todoitem").insert(["id": "a", "text": "mine"])
         _ = try await context.push()
         #expect(try await context.useClient(1) == .pushed)
         #expect(try await service.rest.get("todoitem", "a")?.text == "mine")
@@ -183,7 +183,7 @@ struct ConflictTests {
     @Test func cancelLeavesTheOperationPendingUntilTheNextPush() async throws {
         let context = try await conflictedUpdate()
         _ = try await context.push()
-        try context.queue.cancel(1)
+        try await context.queue.cancel(1)
         #expect(try queueShape(context) == ["update a pending"])
         #expect(try context.conflicts.all().isEmpty)
         #expect(try context.table("todoitem").item(id: "a")?.text == "client")

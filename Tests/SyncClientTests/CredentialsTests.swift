@@ -36,7 +36,7 @@ import Testing
         let context = try SyncContext(
             path: path,
             configuration: .init(remoteURL: service.endpoint, applicationKey: Self.key, authToken: token))
-        try context.table("todoitem").insert(["id": "a", "text": "alice's"])
+        try await context.table("todoitem").insert(["id": "a", "text": "alice's"])
         #expect(try await context.push().pushed.count == 1)
         try await context.table("todoitem").pull(queryId: "all")
         let snapshot = folder.file("snapshot.sqlite")
@@ -56,7 +56,7 @@ import Testing
 
         // Opened again without them, the store still signs in: they come from the file.
         let reopened = try SyncContext(path: path)
-        try reopened.table("todoitem").insert(["id": "b", "text": "alice's second"])
+        try await reopened.table("todoitem").insert(["id": "b", "text": "alice's second"])
         #expect(try await reopened.push().pushed.count == 1)
         try await reopened.close()
         #expect(!Self.holds(Self.storeBytes(path), token))
@@ -69,7 +69,7 @@ import Testing
         let path = folder.file("old.sqlite")
         let token = "an-old-token-that-must-go-9f8e7d"
         let old = try SyncContext(path: path)
-        try old.write { [store = old.store] db in
+        try await old.write { [store = old.store] db in
             try store.setConfig(db, "applicationKey", Self.key)
             try store.setConfig(db, "authToken", token)
         }

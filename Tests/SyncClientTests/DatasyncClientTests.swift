@@ -32,11 +32,11 @@ struct DatasyncClientTests {
     @Test func pushSendsPostPutAndDeleteWithIfMatch() async throws {
         let proxy = try await service.proxy()
         let context = try context(remote: proxy.endpoint)
-        try context.table("todoitem").insert(["id": "a", "text": "milk", "complete": false])
-        try context.table("todoitem").insert(["id": "b", "text": "bread", "complete": false])
+        try await context.table("todoitem").insert(["id": "a", "text": "milk", "complete": false])
+        try await context.table("todoitem").insert(["id": "b", "text": "bread", "complete": false])
         #expect(try await context.push().pushed == [1, 2])
-        try context.table("todoitem").update(["id": "a", "complete": true])
-        try context.table("todoitem").delete(id: "b")
+        try await context.table("todoitem").update(["id": "a", "complete": true])
+        try await context.table("todoitem").delete(id: "b")
         #expect(try await context.push().pushed.count == 2)
 
         #expect(Set(proxy.requests.suffix(2)) == ["PUT /tables/todoitem/a", "DELETE /tables/todoitem/b"])
@@ -53,13 +53,13 @@ struct DatasyncClientTests {
         _ = try await context.table("todoitem").pull(queryId: "all")
         for id in ["a", "b"] {
             _ = try await service.rest.patch(id, ["text": "server"])
-            try context.table("todoitem").update(["id": .string(id), "text": "client"])
+            try await context.table("todoitem").update(["id": .string(id), "text": "client"])
         }
         let result = try await context.push()
         #expect(result.conflicts == [1, 2])
         #expect(try context.operations.operation(1)?.lastStatus == 412)
         #expect(try await context.useClient(1) == .pushed)
-        try context.useServer(2)
+        try await context.useServer(2)
         #expect(try await service.rest.get("todoitem", "a")?.text == "client")
         #expect(try context.table("todoitem").item(id: "b")?.text == "server")
         #expect(try context.journal.entries().entries.map(\.decision) == [.useServer, .useClient], "newest first")
@@ -70,7 +70,7 @@ struct DatasyncClientTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull(queryId: "all")
         _ = try await service.rest.patch("a", ["complete": true])
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().pushed == [1])
         let merged = try #require(try await service.rest.get("todoitem", "a"))
         #expect(merged.text == "oat milk" && merged["complete"] == true)
@@ -116,7 +116,7 @@ struct DatasyncClientTests {
         #expect(pulled.deleted == 1)
         #expect(try context.table("todoitem").item(id: "a") == nil)
         // An update of a row deleted there meets a 410: deleted on the server.
-        try context.table("todoitem").update(["id": "b", "text": "z"])
+        try await context.table("todoitem").update(["id": "b", "text": "z"])
         try await service.rest.delete("b")
         #expect(try await context.push().conflicts == [1])
         #expect(try context.conflicts.all().first?.deletedOnServer == true)
@@ -125,12 +125,12 @@ struct DatasyncClientTests {
     @Test func v2AndV3ClientsOnTheSameTableConverge() async throws {
         let v2 = try context("v2.sqlite", tableProtocol: .v2)
         let v3 = try context("v3.sqlite", tableProtocol: .v3)
-        try v2.table("todoitem").insert(["id": "from-v2", "text": "two"])
-        try v3.table("todoitem").insert(["id": "from-v3", "text": "three"])
+        try await v2.table("todoitem").insert(["id": "from-v2", "text": "two"])
+        try await v3.table("todoitem").insert(["id": "from-v3", "text": "three"])
         _ = try await v2.push()
         _ = try await v3.push()
         for context in [v2, v3] { _ = try await context.table("todoitem").pull(queryId: "all") }
-        try v3.table("todoitem").update(["id": "from-v2", "text": "two, edited in v3"])
+        try await v3.table("todoitem").update(["id": "from-v2", "text": "two, edited in v3"])
         _ = try await v3.push()
         _ = try await v2.table("todoitem").pull(queryId: "all")
         let rows = { (context: SyncContext) in
@@ -183,7 +183,7 @@ struct DatasyncClientTests {
         let context = try SyncContext(
             path: folder.file("orders.sqlite"), tables: [.todoItem, TableDescription(name: "orders", columns: [])],
             configuration: SyncConfiguration(remoteURL: datasync.url, tableProtocol: .auto))
-        try context.table("orders").insert(["id": "o1", "customer": "ACME"])
+        try await context.table("orders").insert(["id": "o1", "customer": "ACME"])
         let result = try await context.push()
         #expect(result.pushed.count == 1)
         #expect(context.tableProtocol == .v3)
@@ -210,7 +210,7 @@ struct DatasyncClientTests {
                 : .json(404, "{}")
         }
         let context = try context(remote: liar.url)
-        try context.table("todoitem").insert(["id": "mine", "text": "x"])
+        try await context.table("todoitem").insert(["id": "mine", "text": "x"])
         await #expect(
             throws: SyncError.serviceFault(.answerAboutAnotherItem(status: .created, sent: "mine", received: "victim"))
         ) {

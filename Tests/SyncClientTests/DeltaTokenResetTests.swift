@@ -50,11 +50,11 @@ struct DeltaTokenResetTests {
         // A journal entry, a conflict, a queued change.
         _ = try await service.rest.patch("row-000001", ["text": "theirs 1"])
         _ = try await service.rest.patch("row-000002", ["text": "theirs 2"])
-        try todo.update(["id": "row-000001", "text": "mine 1"])
-        try todo.update(["id": "row-000002", "text": "mine 2"])
+        try await todo.update(["id": "row-000001", "text": "mine 1"])
+        try await todo.update(["id": "row-000002", "text": "mine 2"])
         #expect(try await context.push().conflicts == [1, 2])
-        try context.useServer(1)
-        try todo.update(["id": "row-000003", "text": "queued"])
+        try await context.useServer(1)
+        try await todo.update(["id": "row-000003", "text": "queued"])
         let queue = try queueShape(context)
 
         try await context.resetDeltaTokens(table: "todoitem", queryId: "all")
@@ -67,7 +67,7 @@ struct DeltaTokenResetTests {
         #expect(try queueShape(context) == ["update row-000002 conflict"])
         #expect(try todo.item(id: "row-000002")?.text == "mine 2", "a conflicted row keeps its local values")
         #expect(try context.journal.entries().entries.count == 1)
-        try context.useServer(2)
+        try await context.useServer(2)
         _ = try await todo.pull(queryId: "all")
         #expect(try await context.verify("todoitem").differences.isEmpty)
     }

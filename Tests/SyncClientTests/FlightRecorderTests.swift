@@ -24,20 +24,20 @@ struct FlightRecorderTests {
         service = try await TestService.forSync(in: folder)
     }
 
-    func context(retention: Int? = nil) throws -> SyncContext {
+    func context(retention: Int? = nil) async throws -> SyncContext {
         let context = try SyncContext(
             path: folder.file("store.sqlite"),
             configuration: SyncConfiguration(
                 remoteURL: service.endpoint, applicationKey: Self.applicationKey, authToken: Self.authToken))
-        if let retention { try context.setRetention(of: .exchanges, to: retention) }
+        if let retention { try await context.setRetention(of: .exchanges, to: retention) }
         return context
     }
 
     @Test func everyPushAndPullExchangeIsRecordedWithWhatItServed() async throws {
-        let context = try context()
+        let context = try await context()
         try await service.rest.insert(["id": "theirs", "text": "from another device"])
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
-        try context.table("todoitem").insert(["id": "b", "text": "two"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "b", "text": "two"])
         _ = try await context.push()
         _ = try await context.table("todoitem").pull(queryId: "all")
 
@@ -63,10 +63,10 @@ struct FlightRecorderTests {
     }
 
     @Test func secretsNeverReachTheStoreFile() async throws {
-        let context = try context()
+        let context = try await context()
         // An answer that carries a token of its own (another user's, say) in a value.
         let other = "eyJ0eXAiOiJKV1QifQ.eyJ1c2VyIjoiYm9iIn0.b3RoZXItc2lnbmF0dXJl"
-        try context.table("todoitem").insert(["id": "a", "text": .string("token " + other)])
+        try await context.table("todoitem").insert(["id": "a", "text": .string("token " + other)])
         _ = try await context.push()
         let recorded = try #require(try context.exchanges().exchanges.first)
         #expect(recorded.requestHeaders.contains("X-ZUMO-APPLICATION: [redacted]"))
@@ -78,7 +78,7 @@ struct FlightRecorderTests {
         // whole by VACUUM) holds no secret anywhere: not in the recorder either.
         _ = try await context.setRemote(url: service.endpoint, applicationKey: nil)
         try await context.setAuthToken(nil)
-        try context.write { db in try db.execute(sql: "DELETE FROM todoitem") }
+        try await context.write { db in try db.execute(sql: "DELETE FROM todoitem") }
         try await context.close()
         let database = try DatabaseQueue(path: folder.file("store.sqlite"))
         try await database.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
@@ -91,13 +91,13 @@ struct FlightRecorderTests {
     }
 
     @Test func theRecorderKeepsTheNewestExchangesAcrossARestart() async throws {
-        let context = try context(retention: 3)
-        for index in 0..<5 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        let context = try await context(retention: 3)
+        for index in 0..<5 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         _ = try await context.push()
         #expect(try context.exchanges().exchanges.map(\.purpose.description).count == 3)
         try await context.close()
 
-        let reopened = try self.context()
+        let reopened = try await self.context()
         let kept = try reopened.exchanges().exchanges
         #expect(kept.count == 3)
         #expect(try reopened.retention(of: .exchanges) == 3)
@@ -110,9 +110,9 @@ struct FlightRecorderTests {
     }
 
     @Test func aLongBodyIsKeptUpToItsLimitAndSaysHowLongItWas() async throws {
-        let context = try context()
+        let context = try await context()
         let long = String(repeating: "é", count: 10_000)  // 20,000 bytes
-        try context.table("todoitem").insert(["id": "a", "text": .string(long)])
+        try await context.table("todoitem").insert(["id": "a", "text": .string(long)])
         _ = try await context.push()
         let body = try #require(try context.exchanges().exchanges.first?.requestBody)
         let (kept, note) = (body.split(separator: "\n").first ?? "", body.split(separator: "\n").last ?? "")
@@ -126,7 +126,7 @@ struct FlightRecorderTests {
         let proxy = try await service.proxy(plan: .always(.refuse))
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: SyncConfiguration(remoteURL: proxy.endpoint))
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.self) { try await context.push() }
         let failed = try #require(try context.exchanges(ExchangeQuery(status: "failed")).exchanges.first)
         #expect(failed.status == nil && failed.outcome == "no answer")
@@ -136,10 +136,10 @@ struct FlightRecorderTests {
     }
 
     @Test func exchangesFilterByStatusTableAndItem() async throws {
-        let context = try context()
+        let context = try await context()
         try await service.rest.insert(["id": "taken", "text": "theirs"])
-        try context.table("todoitem").insert(["id": "taken", "text": "mine"])
-        try context.table("todoitem").insert(["id": "free", "text": "mine"])
+        try await context.table("todoitem").insert(["id": "taken", "text": "mine"])
+        try await context.table("todoitem").insert(["id": "free", "text": "mine"])
         _ = try await context.push()
         _ = try await context.table("todoitem").pull()
         #expect(try context.exchanges(ExchangeQuery(status: "4xx")).exchanges.map(\.status) == [409])

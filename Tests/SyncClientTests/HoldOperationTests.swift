@@ -15,11 +15,11 @@ struct HoldOperationTests {
         let proxy = try await service.proxy()
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let todo = context.table("todoitem")
-        try todo.insert(["id": "a", "text": "held back"])
-        try todo.insert(["id": "b", "text": "goes"])
+        try await todo.insert(["id": "a", "text": "held back"])
+        try await todo.insert(["id": "b", "text": "goes"])
 
-        #expect(try context.hold(1, reason: "waiting for the review"))
-        #expect(try context.hold(1) == false)
+        #expect(try await context.hold(1, reason: "waiting for the review"))
+        #expect(try await context.hold(1) == false)
         let status = try context.status()
         #expect(status.held == 1 && status.pending == 1 && status.operations == 2)
         #expect(try context.operations.countsByTable()["todoitem"] == TableQueueCounts(waiting: 1, held: 1))
@@ -34,20 +34,20 @@ struct HoldOperationTests {
         #expect(held.state == .pending && held.attempts == 0)
         #expect(held.hold?.reason == "waiting for the review")
 
-        #expect(try context.release(1))
-        #expect(try context.release(1) == false)
+        #expect(try await context.release(1))
+        #expect(try await context.release(1) == false)
         #expect(try await context.push().pushed == [1])
         #expect(try await service.rest.get("todoitem", "a")?.text == "held back")
         let kinds = try context.table("todoitem").history(id: "a").events.map(\.kind)
         #expect(kinds == [.localInsert, .held, .released, .pushed])
     }
 
-    @Test func anEditOfAHeldItemJoinsTheHeldOperationAndStaysHeld() throws {
+    @Test func anEditOfAHeldItemJoinsTheHeldOperationAndStaysHeld() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
-        try todo.insert(["id": "a", "text": "one"])
-        try context.hold(1, reason: "not yet")
-        try todo.update(["id": "a", "text": "two"])
+        try await todo.insert(["id": "a", "text": "one"])
+        try await context.hold(1, reason: "not yet")
+        try await todo.update(["id": "a", "text": "two"])
 
         #expect(try queueShape(context) == ["insert a pending"])
         let operation = try #require(try context.operations.operation(1))
@@ -65,26 +65,26 @@ struct HoldOperationTests {
         let service = try await TestService.forSync(in: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
-        try todo.insert(["id": "a", "text": "one"])
+        try await todo.insert(["id": "a", "text": "one"])
         // An edit made while the insert was on the wire queues a second operation behind it.
-        _ = try context.write { db in
+        _ = try await context.write { db in
             try context.queue.insert(
                 db,
                 TableOperation(
                     id: 0, table: "todoitem", itemId: "a", kind: .update, state: .pending, item: nil, base: nil,
                     attempts: 0, queuedAt: Date(), lastAttemptAt: nil, lastStatus: nil, message: nil))
         }
-        try todo.insert(["id": "b", "text": "other"])
-        try context.hold(1)
+        try await todo.insert(["id": "b", "text": "other"])
+        try await context.hold(1)
 
         let sendable = try context.read { db in try context.queue.sendable(db).map(\.id) }
         #expect(sendable == [3])
         #expect(try await context.push().pushed == [3])
         #expect(try context.operations.all().map(\.id) == [1, 2])
         #expect(try context.operations.operation(2)?.attempts == 0)
-        #expect(throws: SyncError.operationWaitsBehind(2, earlier: 1)) { try context.prepareRetry(2) }
+        await #expect(throws: SyncError.operationWaitsBehind(2, earlier: 1)) { try await context.prepareRetry(2) }
 
-        try context.release(1)
+        try await context.release(1)
         #expect(try await context.push().pushed == [1, 2])
         #expect(try await service.rest.get("todoitem", "a")?.text == "one")
     }
@@ -102,7 +102,7 @@ struct HoldOperationTests {
                     body: Array(#"{"error":"not today"}"#.utf8)))
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         #expect(try await context.push().failed == [1])
         #expect(try context.status().failed == 1)
 
@@ -112,34 +112,34 @@ struct HoldOperationTests {
         #expect(try await service.rest.get("todoitem", "a")?.text == "one")
     }
 
-    @Test func retryOfAHeldOperationIsRefusedUntilReleased() throws {
+    @Test func retryOfAHeldOperationIsRefusedUntilReleased() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
-        try context.hold(1)
-        #expect(throws: SyncError.operationHeld(1)) { try context.prepareRetry(1) }
-        let results = try context.operations.perform(.retry, on: [1, 99])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.hold(1)
+        await #expect(throws: SyncError.operationHeld(1)) { try await context.prepareRetry(1) }
+        let results = try await context.operations.perform(.retry, on: [1, 99])
         #expect(results.map(\.outcome) == [.refused, .refused])
         #expect(results[1].message?.contains("No queued operation #99") == true)
-        #expect(try context.operations.perform(.release, on: [1]).map(\.outcome) == [.done])
-        #expect(try context.prepareRetry(1).state == .pending)
+        #expect(try await context.operations.perform(.release, on: [1]).map(\.outcome) == [.done])
+        #expect(try await context.prepareRetry(1).state == .pending)
     }
 
-    @Test func aHeldOperationIsAQueuedChangeForPurge() throws {
+    @Test func aHeldOperationIsAQueuedChangeForPurge() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
-        try context.hold(1)
-        #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) {
-            try context.table("todoitem").purge()
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.hold(1)
+        await #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) {
+            try await context.table("todoitem").purge()
         }
     }
 
-    @Test func aHoldReasonIsTrimmedAndLimited() throws {
+    @Test func aHoldReasonIsTrimmedAndLimited() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
-        #expect(throws: SyncError.self) { try context.hold(1, reason: String(repeating: "x", count: 501)) }
-        #expect(throws: SyncError.self) { try context.hold(1, reason: "bell\u{7}") }
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
+        await #expect(throws: SyncError.self) { try await context.hold(1, reason: String(repeating: "x", count: 501)) }
+        await #expect(throws: SyncError.self) { try await context.hold(1, reason: "bell\u{7}") }
         #expect(try context.operations.operation(1)?.isHeld == false)
-        try context.hold(1, reason: "  ")
+        try await context.hold(1, reason: "  ")
         #expect(try context.operations.operation(1)?.hold?.reason == nil)
     }
 }

@@ -9,10 +9,10 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ListPageTests {
     /// `count` rows written straight into the store (as a pull writes them), oldest first.
-    func store(rows count: Int) throws -> SyncContext {
+    func store(rows count: Int) async throws -> SyncContext {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let table = try context.store.description(of: "todoitem")
-        try context.write { [store = context.store] db in
+        try await context.write { [store = context.store] db in
             for index in 0..<count {
                 try store.writeItem(
                     db, table: table,
@@ -27,8 +27,8 @@ struct ListPageTests {
 
     func ids(_ page: ListPage) -> [String] { page.items.compactMap { $0["id"]?.stringValue } }
 
-    @Test func keysetPagingVisitsEveryRowOnceWhileRowsAreAddedAndRemoved() throws {
-        let context = try store(rows: 2500)
+    @Test func keysetPagingVisitsEveryRowOnceWhileRowsAreAddedAndRemoved() async throws {
+        let context = try await store(rows: 2500)
         let todos = context.table("todoitem")
         var seen: [String: Int] = [:]
         var removedUnseen: Set<String> = []
@@ -39,12 +39,12 @@ struct ListPageTests {
             guard page.hasOlder, let cursor = page.keys.last else { break }
             round += 1
             // Between pages: new todos arrive, one seen row and one not yet seen row go away.
-            try todos.insert(["text": .string("added \(round)")])
-            try todos.insert(["text": .string("added again \(round)")])
-            if let old = ids(page).first { try todos.delete(id: old) }
+            try await todos.insert(["text": .string("added \(round)")])
+            try await todos.insert(["text": .string("added again \(round)")])
+            if let old = ids(page).first { try await todos.delete(id: old) }
             let unseen = "row-\(2500 - 60 * round - 75)"
             if 2500 - 60 * round - 75 >= 0, seen[unseen] == nil {
-                try todos.delete(id: unseen)
+                try await todos.delete(id: unseen)
                 removedUnseen.insert(unseen)
             }
             page = try context.listPage("todoitem", ListRequest(position: .olderThan(cursor), limit: 50))
@@ -55,8 +55,8 @@ struct ListPageTests {
         #expect(!removedUnseen.isEmpty)
     }
 
-    @Test func pagingBackFromTheLastPageVisitsEveryRowOnce() throws {
-        let context = try store(rows: 230)
+    @Test func pagingBackFromTheLastPageVisitsEveryRowOnce() async throws {
+        let context = try await store(rows: 230)
         var seen: [String] = []
         var page = try context.listPage("todoitem", ListRequest(position: .last, limit: 50))
         #expect(!page.hasOlder)
@@ -71,8 +71,8 @@ struct ListPageTests {
         #expect(!first.hasNewer && first.hasOlder)
     }
 
-    @Test func countsAreKeptByTheStoreAsRowsChange() throws {
-        let context = try store(rows: 101)
+    @Test func countsAreKeptByTheStoreAsRowsChange() async throws {
+        let context = try await store(rows: 101)
         let todos = context.table("todoitem")
         func total(_ flag: ListRequest.Flag?) throws -> Int? {
             try context.listPage("todoitem", ListRequest(flag: flag, limit: 1)).total
@@ -80,9 +80,9 @@ struct ListPageTests {
         #expect(try total(nil) == 101)
         #expect(try total(.init("complete", true)) == 51)
         #expect(try total(.init("complete", false)) == 50)
-        try todos.update(["id": "row-1", "complete": true])
-        try todos.delete(id: "row-2")
-        try todos.insert(["text": "new", "complete": false])
+        try await todos.update(["id": "row-1", "complete": true])
+        try await todos.delete(id: "row-2")
+        try await todos.insert(["text": "new", "complete": false])
         #expect(try total(nil) == 101)
         #expect(try total(.init("complete", true)) == 51)
         #expect(try total(.init("complete", false)) == 50)
@@ -93,37 +93,37 @@ struct ListPageTests {
         #expect(active.items.count == 50)
     }
 
-    @Test func searchFindsSubstringsIgnoringCaseAndFollowsEveryWrite() throws {
-        let context = try store(rows: 40)
+    @Test func searchFindsSubstringsIgnoringCaseAndFollowsEveryWrite() async throws {
+        let context = try await store(rows: 40)
         let todos = context.table("todoitem")
-        try todos.insert(["id": "milk", "text": "Buy MILK and bread"])
-        func found(_ search: String) throws -> [String] {
+        try await todos.insert(["id": "milk", "text": "Buy MILK and bread"])
+        func found(_ search: String) async throws -> [String] {
             ids(try context.listPage("todoitem", ListRequest(search: search, limit: 50)))
         }
-        #expect(try found("milk") == ["milk"])
-        #expect(try found("k and b") == ["milk"])
-        #expect(try found("mIlK AND") == ["milk"])
-        #expect(
+        #expect(try await found("milk") == ["milk"])
+        #expect(try await found("k and b") == ["milk"])
+        #expect(try await found("mIlK AND") == ["milk"])
+        await #expect(
             try found("ow 3").sorted() == [
                 "row-3", "row-30", "row-31", "row-32", "row-33", "row-34", "row-35", "row-36", "row-37", "row-38",
                 "row-39",
             ])
-        #expect(try found("zebra").isEmpty)
+        #expect(try await found("zebra").isEmpty)
         #expect(try context.listPage("todoitem", ListRequest(search: "milk", limit: 50)).total == nil)
         // Two characters are below the trigram index: still found, by scanning.
-        #expect(try found("MI") == ["milk"])
-        try todos.update(["id": "milk", "text": "buy oat drink"])
-        #expect(try found("milk").isEmpty)
-        #expect(try found("OAT DR") == ["milk"])
+        #expect(try await found("MI") == ["milk"])
+        try await todos.update(["id": "milk", "text": "buy oat drink"])
+        #expect(try await found("milk").isEmpty)
+        #expect(try await found("OAT DR") == ["milk"])
         // Inside one write, the index already holds what that write changed.
         let table = try context.store.description(of: "todoitem")
-        let inside = try context.write { [store = context.store] db in
+        let inside = try await context.write { [store = context.store] db in
             try store.writeItem(db, table: table, item: ["id": "row-5", "text": "now about cheese"])
             return try ListReader(queue: context.queue, table: table, request: ListRequest(search: "cheese")).read(db)
         }
         #expect(ids(inside) == ["row-5"])
-        try todos.delete(id: "row-5")
-        #expect(try found("cheese").isEmpty)
+        try await todos.delete(id: "row-5")
+        #expect(try await found("cheese").isEmpty)
         // A search combined with a flag and pages of it.
         let completed = try context.listPage(
             "todoitem", ListRequest(flag: .init("complete", true), search: "row", limit: 5))
@@ -131,13 +131,13 @@ struct ListPageTests {
         #expect(completed.items.allSatisfy { $0["complete"] == .bool(true) })
     }
 
-    @Test func aSearchOfCommonTrigramsAsksTheIndexForItsRarestAndJudgesTheRowsByTheWholeSearch() throws {
-        let context = try store(rows: 600)
+    @Test func aSearchOfCommonTrigramsAsksTheIndexForItsRarestAndJudgesTheRowsByTheWholeSearch() async throws {
+        let context = try await store(rows: 600)
         let todos = context.table("todoitem")
-        try todos.insert(["id": "wanted", "text": "row 777777"])
-        try todos.insert(["id": "decoy", "text": "other 777 row"])
+        try await todos.insert(["id": "wanted", "text": "row 777777"])
+        try await todos.insert(["id": "decoy", "text": "other 777 row"])
         // Holds every trigram the index is asked for ("row", "w 7", "777"), but not the search.
-        try todos.insert(["id": "near", "text": "row 7 then 777"])
+        try await todos.insert(["id": "near", "text": "row 7 then 777"])
         func found(_ search: String) throws -> [String] {
             ids(try context.listPage("todoitem", ListRequest(search: search, limit: 50))).sorted()
         }
@@ -165,10 +165,10 @@ struct ListPageTests {
         #expect(!accented.narrowsOnly, "beyond ASCII the phrase decides, ignoring case as the index does")
     }
 
-    @Test func aRowKeepsItsPlaceInTheListWhenItChanges() throws {
-        let context = try store(rows: 10)
+    @Test func aRowKeepsItsPlaceInTheListWhenItChanges() async throws {
+        let context = try await store(rows: 10)
         let before = ids(try context.listPage("todoitem", ListRequest(limit: 50)))
-        try context.table("todoitem").update(["id": "row-3", "text": "changed"])
+        try await context.table("todoitem").update(["id": "row-3", "text": "changed"])
         #expect(ids(try context.listPage("todoitem", ListRequest(limit: 50))) == before)
     }
 }

@@ -10,10 +10,10 @@ struct LocalStoreTests {
     @Test func queueSurvivesClosingAndReopeningTheStore() async throws {
         let folder = try TemporaryFolder()
         let first = try SyncContext.temporary(in: folder)
-        try first.table("todoitem").insert(["id": "a", "text": "one"])
-        try first.table("todoitem").update(["id": "b", "text": "two"])
-        try first.table("todoitem").delete(id: "b")
-        try first.setOffline(true)
+        try await first.table("todoitem").insert(["id": "a", "text": "one"])
+        try await first.table("todoitem").update(["id": "b", "text": "two"])
+        try await first.table("todoitem").delete(id: "b")
+        try await first.setOffline(true)
         let before = try first.operations.all()
         try await first.close()
 
@@ -27,11 +27,11 @@ struct LocalStoreTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         var changes = context.storeChanges().makeAsyncIterator()
         let before = context.storeRevision
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         let insert = try #require(await changes.next())
         #expect(insert.revision == before + 1)
         #expect(insert.tables.isSuperset(of: ["todoitem", "__operations"]))
-        try context.setOffline(true)
+        try await context.setOffline(true)
         let config = try #require(await changes.next())
         #expect(config.revision == insert.revision + 1)
         #expect(context.storeRevision == config.revision)
@@ -39,22 +39,22 @@ struct LocalStoreTests {
         #expect(await changes.next() == nil)
     }
 
-    @Test func storeHasRealColumnsPerTable() throws {
+    @Test func storeHasRealColumnsPerTable() async throws {
         let folder = try TemporaryFolder()
         let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("weight", .real)])
         let context = try SyncContext.temporary(in: folder, tables: [tags])
-        try context.table("tag").insert(["id": "t1", "label": "home", "weight": 1.5])
+        try await context.table("tag").insert(["id": "t1", "label": "home", "weight": 1.5])
         let columns = try context.read { db in try db.columns(in: "tag").map(\.name) }
         #expect(columns == ["id", "version", "createdAt", "updatedAt", "deleted", ":mismatches", "label", "weight"])
         #expect(try context.table("tag").item(id: "t1")?["weight"] == .number(1.5))
-        #expect(throws: SyncError.unknownTable("nope")) { try context.table("nope").insert(["text": "x"]) }
+        await #expect(throws: SyncError.unknownTable("nope")) { try await context.table("nope").insert(["text": "x"]) }
     }
 
-    @Test func localQueryFiltersSortsAndPages() throws {
+    @Test func localQueryFiltersSortsAndPages() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
         for index in 0..<10 {
-            try todo.insert([
+            try await todo.insert([
                 "id": .string("i\(index)"), "text": .string("task \(9 - index)"), "complete": .bool(index % 2 == 0),
             ])
         }
@@ -65,16 +65,16 @@ struct LocalStoreTests {
         #expect(try todo.query(TableQuery(orderBy: [.descending("text")], limit: 1)).first?.text == "task 9")
     }
 
-    @Test func latestOperationsSummariseTheQueuedItemsAmongMany() throws {
+    @Test func latestOperationsSummariseTheQueuedItemsAmongMany() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
-        try context.write { db in
+        try await context.write { db in
             for id in ["b", "c"] {
                 try context.store.writeItem(db, table: .todoItem, item: ["id": .string(id), "version": "MQ=="])
             }
         }
-        try todo.insert(["id": "a", "text": "new"])
-        try todo.update(["id": "b", "text": "edited"])
+        try await todo.insert(["id": "a", "text": "new"])
+        try await todo.update(["id": "b", "text": "edited"])
         // More ids than SQLite takes as parameters of one statement is fine too.
         let ids = ["a", "b", "c"] + (0..<40_000).map { "missing-\($0)" }
         let latest = try context.operations.latest(table: "todoitem", itemIds: ids)
@@ -85,33 +85,33 @@ struct LocalStoreTests {
         #expect(latest["b"]?.id == (try context.operations.all().last?.id))
     }
 
-    @Test func discardRestoresTheRowFromItsBase() throws {
+    @Test func discardRestoresTheRowFromItsBase() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
         // A row as pulled from the server (a version makes it a server copy).
-        try context.write { db in
+        try await context.write { db in
             try context.store.writeItem(db, table: .todoItem, item: ["id": "a", "text": "server", "version": "MQ=="])
         }
-        try todo.update(["id": "a", "text": "local"])
+        try await todo.update(["id": "a", "text": "local"])
         let operation = try #require(try context.operations.all().first)
         #expect(operation.base?.text == "server")
-        try context.queue.discard(operation.id)
+        try await context.queue.discard(operation.id)
         #expect(try context.operations.all().isEmpty)
         #expect(try todo.item(id: "a")?.text == "server")
 
-        try todo.delete(id: "a")
-        try context.queue.discard(try #require(try context.operations.all().first).id)
+        try await todo.delete(id: "a")
+        try await context.queue.discard(try #require(try context.operations.all().first).id)
         #expect(try todo.item(id: "a")?.text == "server")
 
-        try todo.insert(["id": "new", "text": "x"])
-        try context.queue.discard(try #require(try context.operations.all().first).id)
+        try await todo.insert(["id": "new", "text": "x"])
+        try await context.queue.discard(try #require(try context.operations.all().first).id)
         #expect(try todo.item(id: "new") == nil)
     }
 
     @Test func offlineModeQueuesEditsAndRefusesToSync() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.setOffline(true)
-        try context.table("todoitem").insert(["text": "offline"])
+        try await context.setOffline(true)
+        try await context.table("todoitem").insert(["text": "offline"])
         await #expect(throws: SyncError.stopped(.offline)) { try await context.push() }
         await #expect(throws: SyncError.stopped(.offline)) { try await context.table("todoitem").pull() }
         let status = try context.status()
@@ -128,8 +128,8 @@ struct LocalStoreTests {
     ])
     func pushToAnUnreachableServerStopsAndKeepsTheQueue(window: Int, expected: [String]) async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder(), pushWindow: window)
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
-        try context.table("todoitem").insert(["id": "b", "text": "two"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "b", "text": "two"])
         let error = await #expect(throws: SyncError.self) { try await context.push() }
         guard case .stopped(.unreachable)? = error else {
             Issue.record("expected unreachable, got \(String(describing: error))")
@@ -139,15 +139,15 @@ struct LocalStoreTests {
         #expect(context.progress == .idle)
     }
 
-    @Test func purgeIsRefusedWithPendingOperationsUnlessForced() throws {
+    @Test func purgeIsRefusedWithPendingOperationsUnlessForced() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
-        try todo.insert(["id": "a", "text": "one"])
-        #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try todo.purge() }
-        try context.write { db in
+        try await todo.insert(["id": "a", "text": "one"])
+        await #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try await todo.purge() }
+        try await context.write { db in
             try context.store.setConfig(db, LocalStore.deltaTokenKey(table: "todoitem", queryId: "q"), "{}")
         }
-        #expect(try todo.purge(force: true) == 1)
+        #expect(try await todo.purge(force: true) == 1)
         #expect(try context.operations.all().isEmpty)
         #expect(try todo.count() == 0)
         #expect(
@@ -156,14 +156,14 @@ struct LocalStoreTests {
             } == nil)
     }
 
-    @Test func purgeWithAQueryRemovesOnlyMatchingRows() throws {
+    @Test func purgeWithAQueryRemovesOnlyMatchingRows() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.write { db in
+        try await context.write { db in
             for (id, done) in [("a", true), ("b", false), ("c", true)] {
                 try context.store.writeItem(db, table: .todoItem, item: ["id": .string(id), "complete": .bool(done)])
             }
         }
-        #expect(try context.table("todoitem").purge(query: TableQuery(where: .equal("complete", true))) == 2)
+        #expect(try await context.table("todoitem").purge(query: TableQuery(where: .equal("complete", true))) == 2)
         #expect(try context.table("todoitem").query().compactMap { $0["id"]?.stringValue } == ["b"])
     }
 

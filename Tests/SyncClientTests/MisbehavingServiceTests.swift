@@ -75,7 +75,7 @@ import Testing
         try await withMisbehavingService(answering: { _ in .trickle(length: 3000, interval: 0.1) }) { service in
             let clock = ManualWallClock()
             let context = try context(folder, service, idle: 4, total: 2, speaking: spoken, clock: clock)
-            try context.table("todoitem").insert(["id": "a", "text": "mine"])
+            try await context.table("todoitem").insert(["id": "a", "text": "mine"])
             let error = await clock.passingEveryDeadline { await failure { _ = try await context.push() } }
             #expect(error == .stopped(.tooSlow(seconds: 2)))
             #expect(try queueShape(context) == ["insert a attempted"])
@@ -226,16 +226,16 @@ import Testing
         let victim = #"{"id":"victim","text":"the service's text","complete":true,"version":"v9"}"#
         try await withMisbehavingService(answering: { _ in .json(status, victim) }) { service in
             let context = try context(folder, service)
-            try context.write { db in
+            try await context.write { db in
                 try context.store.writeItem(
                     db, table: .todoItem, item: ["id": "victim", "text": "synced", "complete": false, "version": "v1"])
                 try context.store.writeItem(
                     db, table: .todoItem, item: ["id": "mine", "text": "before", "complete": false, "version": "v1"])
             }
             if method == "POST" {
-                try context.table("todoitem").insert(["id": "new", "text": "mine"])
+                try await context.table("todoitem").insert(["id": "new", "text": "mine"])
             } else {
-                try context.table("todoitem").update(["id": "mine", "text": "after"])
+                try await context.table("todoitem").update(["id": "mine", "text": "after"])
             }
             let sent = method == "POST" ? "new" : "mine"
             let error = await failure { _ = try await context.push() }

@@ -24,7 +24,7 @@ struct OverturnDeleteTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         #expect(try await context.push().conflicts == [1])
         #expect(try context.conflicts.conflict(1)?.deletedOnServer == true)
         return context
@@ -36,7 +36,7 @@ struct OverturnDeleteTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["text": "soy milk"])
-        try context.table("todoitem").delete(id: "a")
+        try await context.table("todoitem").delete(id: "a")
         #expect(try await context.push().conflicts == [1])
         return context
     }
@@ -47,7 +47,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningAcceptTheDeleteRecreatesTheItemWithTheLocalValues() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        try context.useServer(1)
+        try await context.useServer(1)
         let accepted = try newestEntry(context)
         #expect(accepted.result == nil && accepted.losingValues?.text == "oat milk")
         #expect(try context.table("todoitem").item(id: "a") == nil)
@@ -94,7 +94,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningKeepTheServersVersionDeletesIt() async throws {
         let context = try await clientDeletedWhatTheServerEdited()
-        try context.useServer(1)
+        try await context.useServer(1)
         #expect(try context.table("todoitem").item(id: "a")?.text == "soy milk")
         let kept = try newestEntry(context)
 
@@ -105,7 +105,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningTheOverturnDeletesTheRecreatedItemAgain() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        try context.useServer(1)
+        try await context.useServer(1)
         #expect(try await context.journal.overturn(try newestEntry(context).id) == .pushed)
         #expect(try await context.journal.overturn(try newestEntry(context).id) == .pushed)
         #expect(try await service.rest.get("todoitem", "a") == nil)
@@ -114,7 +114,7 @@ struct OverturnDeleteTests {
 
     @Test func recreatingAnItemThatCameBackMeanwhileIsANewConflict() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        try context.useServer(1)
+        try await context.useServer(1)
         let accepted = try newestEntry(context)
         // Another device brings the todo back and changes it.
         #expect(try await service.rest.send(.post, "/tables/todoitem/a").status == 201)

@@ -20,7 +20,7 @@ struct PostgresServiceTests {
                 let tablet = try SyncContext.temporary(
                     in: folder, remote: URL(string: second.url)!, name: "tablet.sqlite")
                 for index in 0..<120 {
-                    try phone.table("todoitem").insert([
+                    try await phone.table("todoitem").insert([
                         "id": .string("item-\(index)"), "text": .string("todo \(index)"),
                     ])
                 }
@@ -31,8 +31,8 @@ struct PostgresServiceTests {
                 #expect(try tablet.table("todoitem").item(id: "item-7")?.text == "todo 7")
 
                 // Both edit item-7; the phone pushes first, so the tablet's push is a conflict.
-                try phone.table("todoitem").update(["id": "item-7", "text": "phone's text"])
-                try tablet.table("todoitem").update(["id": "item-7", "text": "tablet's text"])
+                try await phone.table("todoitem").update(["id": "item-7", "text": "phone's text"])
+                try await tablet.table("todoitem").update(["id": "item-7", "text": "tablet's text"])
                 #expect(try await phone.push().pushed.count == 1)
                 let clash = try await tablet.push()
                 #expect(clash.conflicts.count == 1)

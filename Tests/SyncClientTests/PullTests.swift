@@ -11,11 +11,11 @@ import Testing
 
 @Suite(.timeLimit(.minutes(3)))
 struct PullTests {
-    @Test func aPageIsWrittenInOrderWithItsDeletesAndRepeatsAndWithoutPendingRows() throws {
+    @Test func aPageIsWrittenInOrderWithItsDeletesAndRepeatsAndWithoutPendingRows() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let table = try context.store.description(of: "todoitem")
-        try context.table("todoitem").insert(["id": "mine", "text": "local change"])
-        try context.write { db in
+        try await context.table("todoitem").insert(["id": "mine", "text": "local change"])
+        try await context.write { db in
             try db.execute(sql: "INSERT INTO todoitem (id, version, text) VALUES ('gone', 'v0', 'old')")
         }
         // More rows than one statement takes, an id twice, a delete between, a row with a queued change.
@@ -28,7 +28,7 @@ struct PullTests {
             ]
         let rows = try context.store.layouts["todoitem"]!.decode(Data(("[" + items.joined(separator: ",") + "]").utf8))
             .rows
-        let counts = try context.write { db in try SyncContext.apply(rows, to: table, keeping: ["mine"], in: db) }
+        let counts = try await context.write { db in try SyncContext.apply(rows, to: table, keeping: ["mine"], in: db) }
         #expect(counts.written == 403 && counts.deleted == 2 && counts.skipped == 1)
         let todo = context.table("todoitem")
         #expect(try todo.item(id: "twice")?.text == "second")
@@ -184,7 +184,7 @@ struct PullTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.table("todoitem").insert(["id": "a", "text": "mine"])
+        try await context.table("todoitem").insert(["id": "a", "text": "mine"])
         let result = try await context.table("todoitem").pull(queryId: "q")
         #expect(result.pushed?.pushed == [1])
         #expect(result.received == 1)
@@ -199,9 +199,9 @@ struct PullTests {
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
         let todo = context.table("todoitem")
         _ = try await todo.pull(queryId: "q")
-        try todo.update(["id": "row-000001", "text": "local"])
-        #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try todo.purge() }
-        #expect(try todo.purge(force: true) == 20)
+        try await todo.update(["id": "row-000001", "text": "local"])
+        await #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) { try await todo.purge() }
+        #expect(try await todo.purge(force: true) == 20)
         #expect(try context.operations.all().isEmpty)
         #expect(try await todo.pull(queryId: "q").received == 20)
         #expect(try todo.item(id: "row-000001")?.text == "text 1")
@@ -213,10 +213,10 @@ struct PullTests {
         let first = try SyncContext.temporary(in: folder, remote: service.endpoint)
         try await service.rest.insert(["id": "s", "text": "server"])
         _ = try await first.table("todoitem").pull()
-        try first.table("todoitem").insert(["id": "a", "text": "one"])
-        try first.table("todoitem").update(["id": "s", "text": "edited"])
-        try first.table("todoitem").delete(id: "a")
-        try first.table("todoitem").insert(["id": "b", "text": "two"])
+        try await first.table("todoitem").insert(["id": "a", "text": "one"])
+        try await first.table("todoitem").update(["id": "s", "text": "edited"])
+        try await first.table("todoitem").delete(id: "a")
+        try await first.table("todoitem").insert(["id": "b", "text": "two"])
         let before = try first.operations.all()
         try await first.close()
 

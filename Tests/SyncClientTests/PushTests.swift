@@ -21,11 +21,11 @@ struct PushTests {
         try await service.rest.insert(["id": "gone", "text": "to delete"])
         _ = try await context.table("todoitem").pull()
 
-        try context.table("todoitem").insert(["id": "a", "text": "first"])
-        try context.table("tag").insert(["id": "t", "label": "home"])
-        try context.table("todoitem").update(["id": "old", "text": "changed"])
-        try context.table("todoitem").delete(id: "gone")
-        try context.table("tag").update(["id": "t", "label": "work"])
+        try await context.table("todoitem").insert(["id": "a", "text": "first"])
+        try await context.table("tag").insert(["id": "t", "label": "home"])
+        try await context.table("todoitem").update(["id": "old", "text": "changed"])
+        try await context.table("todoitem").delete(id: "gone")
+        try await context.table("tag").update(["id": "t", "label": "work"])
 
         let result = try await context.push()
         #expect(result.pushed.count == 4)
@@ -66,7 +66,7 @@ struct PushTests {
             return nil
         }
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
-        for index in 0..<3 { try context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
+        for index in 0..<3 { try await context.table("todoitem").insert(["id": .string("t\(index)"), "text": "x"]) }
         // The catch-up the opening started commits too: only the push's commits are counted.
         await context.listIndexesCaughtUp()
         let counter = CommitCounter()
@@ -85,14 +85,14 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         _ = try await context.push()
         let row = try #require(try context.table("todoitem").item(id: "a"))
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(row.version != nil)
         #expect(row.version == server.version)
         #expect(row["updatedAt"] == server["updatedAt"])
-        try context.table("todoitem").update(["id": "a", "complete": true])
+        try await context.table("todoitem").update(["id": "a", "complete": true])
         let result = try await context.push()
         #expect(result.pushed.count == 1)
         #expect(try await service.rest.get("todoitem", "a")?["complete"] == .bool(true))
@@ -105,7 +105,7 @@ struct PushTests {
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
         try await service.rest.delete("a")
-        try context.table("todoitem").delete(id: "a")
+        try await context.table("todoitem").delete(id: "a")
         let result = try await context.push()
         #expect(result.pushed.count + result.conflicts.count == 1)
         // A 412 whose server item is gone, or a 404: either way nothing is left to do.
@@ -116,7 +116,7 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.table("todoitem").insert(["id": "a", "text": "water the plants", "complete": true])
+        try await context.table("todoitem").insert(["id": "a", "text": "water the plants", "complete": true])
         _ = try await context.push()
         let stored = try #require(try await service.rest.get("todoitem", "a"))
         let local = try #require(try context.table("todoitem").item(id: "a"))
@@ -136,7 +136,7 @@ struct PushTests {
         // stopped service's port may be taken by another test's service meanwhile).
         let proxy = try await service.proxy()
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
-        for index in 0..<300 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        for index in 0..<300 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         let stopper = Task {
             for await progress in context.progressUpdates() where progress.activity == .pushing && progress.done >= 5 {
                 proxy.setPlan(.always(.refuse))
@@ -171,7 +171,7 @@ struct PushTests {
         proxy.intercept(Self.losingTheFirstAnswer(to: "POST", withheld: withheld))
         let clock = ManualWallClock()
         let context = try Self.losingContext(at: folder.file("store.sqlite"), remote: proxy.endpoint, clock: clock)
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
             try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
         }
@@ -194,11 +194,11 @@ struct PushTests {
         proxy.intercept(Self.losingTheFirstAnswer(to: "POST", withheld: withheld))
         let clock = ManualWallClock()
         let context = try Self.losingContext(at: folder.file("store.sqlite"), remote: proxy.endpoint, clock: clock)
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
             try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
         }
-        try context.table("todoitem").update(["id": "a", "text": "two"])
+        try await context.table("todoitem").update(["id": "a", "text": "two"])
 
         let retrying = try await context.reopened(at: folder.file("store.sqlite"), remote: proxy.endpoint)
         let result = try await retrying.push()
@@ -255,7 +255,7 @@ struct PushTests {
         proxy.intercept { request, _ in
             if request.method == "PATCH", let context = contextBox.withLock({ $0 }) {
                 // The user edits the item while its update is on the wire.
-                _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
+                _ = try await context.table("todoitem").update(["id": "a", "text": "edited during push"])
             }
             return nil
         }
@@ -263,7 +263,7 @@ struct PushTests {
         contextBox.withLock { $0 = context }
         try await service.rest.insert(["id": "a", "text": "one"])
         _ = try await context.table("todoitem").pull()
-        try context.table("todoitem").update(["id": "a", "text": "two"])
+        try await context.table("todoitem").update(["id": "a", "text": "two"])
 
         let first = try await context.push()
         #expect(first.pushed.count == 1)
@@ -293,7 +293,7 @@ struct PushTests {
             case 1:
                 // The user edits again while the update is on the wire (queued behind it): its 412
                 // is merged, and the merged row carries that edit too.
-                _ = try context.table("todoitem").update(["id": "a", "text": "three"])
+                _ = try await context.table("todoitem").update(["id": "a", "text": "three"])
                 return nil
             case 2:
                 // The merged update lands; its answer is lost.
@@ -311,7 +311,7 @@ struct PushTests {
         try await puller.close()
         let clock = ManualWallClock()
         let context = try Self.losingContext(at: path, remote: proxy.endpoint, clock: clock)
-        try context.table("todoitem").update(["id": "a", "text": "two"])
+        try await context.table("todoitem").update(["id": "a", "text": "two"])
         var version = try #require(try await service.rest.get("todoitem", "a")?.version)
         _ = try await service.rest.send(.patch, "/tables/todoitem/a", body: ["complete": true], ifMatch: version)
         contextBox.withLock { $0 = context }
@@ -354,7 +354,7 @@ struct PushTests {
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint, policy: .merge)
         try await service.rest.insert(["id": "a", "text": "one", "complete": false])
         _ = try await context.table("todoitem").pull()
-        try context.table("todoitem").update(["id": "a", "text": "two"])
+        try await context.table("todoitem").update(["id": "a", "text": "two"])
 
         let first = try await context.push()
         #expect(first.conflicts == [1], "the merge met a newer copy again: it waits")
@@ -375,7 +375,7 @@ struct PushTests {
             guard request.method == "PATCH", let context = contextBox.withLock({ $0.take() }) else { return nil }
             // The user edits the item while its update is on the wire, then the answer is lost: the
             // client waits for it until its deadline gives up.
-            _ = try context.table("todoitem").update(["id": "a", "text": "edited during push"])
+            _ = try await context.table("todoitem").update(["id": "a", "text": "edited during push"])
             _ = try await upstream.forward(request)
             withheld.signal()
             return .withhold
@@ -388,7 +388,7 @@ struct PushTests {
         // The push whose answer is lost.
         let clock = ManualWallClock()
         let context = try Self.losingContext(at: path, remote: proxy.endpoint, clock: clock)
-        try context.table("todoitem").update(["id": "a", "text": "two"])
+        try await context.table("todoitem").update(["id": "a", "text": "two"])
         contextBox.withLock { $0 = context }
         await #expect(throws: SyncError.stopped(.tooSlow(seconds: Self.lostAnswerDeadline))) {
             try await Self.push(context, passingTheDeadlineOnce: withheld, on: clock)
@@ -407,14 +407,14 @@ struct PushTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todos = context.table("todoitem")
         for (id, text) in [("same", "as sent"), ("edited", "first"), ("changed", "mine"), ("purged", "gone")] {
-            try todos.insert(["id": .string(id), "text": .string(text)])
+            try await todos.insert(["id": .string(id), "text": .string(text)])
         }
         try await context.store.pool.write { db in try db.execute(sql: "DELETE FROM todoitem WHERE id = 'purged'") }
         let queue = context.queue
         let ids = try context.operations.all().map(\.id)
         let begun = try await context.store.asyncWrite { db in try queue.beginAttempts(db, ids: ids) }
         #expect(begun.map { $0?.itemId } == ["same", "edited", "changed", nil])
-        try todos.update(["id": "edited", "text": "second"])
+        try await todos.update(["id": "edited", "text": "second"])
         #expect(
             try queueShape(context) == [
                 "insert same inFlight", "insert edited inFlight", "insert changed inFlight", "update edited pending",
@@ -450,7 +450,7 @@ struct PushTests {
 
     @Test func anAttemptBegunButNotSentIsPutBackExactlyAsItWas() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         let id = try #require(try context.operations.all().first?.id)
         let queue = context.queue
         func row() throws -> [String] {
@@ -485,7 +485,7 @@ struct PushTests {
         let service = try await TestService.forSync(in: folder)
         let proxy = try await service.proxy()
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
-        for index in 0..<20 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        for index in 0..<20 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         async let first = context.push()
         async let second = context.push()
         let (a, b) = try await (first, second)
@@ -498,7 +498,7 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder)
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        for index in 0..<10 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        for index in 0..<10 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         // Watching before the push starts: no update of it is missed.
         let updates = context.progressUpdates()
         let seen = Task {
@@ -524,8 +524,8 @@ struct PushTests {
         // The service stores no arrays: a JSON column holding one is answered 400.
         let tags = TableDescription(name: "tag", columns: [.init("label", .text), .init("meta", .json)])
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint, tables: [tags])
-        try context.table("tag").insert(["id": "a", "label": "bad", "meta": ["x", "y"]])
-        try context.table("tag").insert(["id": "b", "label": "good"])
+        try await context.table("tag").insert(["id": "a", "label": "bad", "meta": ["x", "y"]])
+        try await context.table("tag").insert(["id": "b", "label": "good"])
         let result = try await context.push()
         #expect(result.failed == [1])
         #expect(result.pushed == [2])
@@ -536,7 +536,7 @@ struct PushTests {
         #expect(try context.operations.error(of: 1)?.clientItem?["meta"] == ["x", "y"])
         #expect(try context.status().failed == 1)
         // A failed operation waits: editing the item makes it pending again.
-        try context.table("tag").update(["id": "a", "meta": nil])
+        try await context.table("tag").update(["id": "a", "meta": nil])
         #expect(try context.operations.operation(1)?.state == .pending)
         #expect(try await context.push().pushed == [1])
     }
@@ -545,7 +545,7 @@ struct PushTests {
         let folder = try TemporaryFolder()
         let service = try await TestService.forSync(in: folder, applicationKey: "secret")
         let context = try SyncContext.temporary(in: folder, remote: service.endpoint)
-        try context.table("todoitem").insert(["id": "a", "text": "one"])
+        try await context.table("todoitem").insert(["id": "a", "text": "one"])
         let error = await #expect(throws: SyncError.self) { try await context.push() }
         guard case .stopped(.notAuthorized(let status, _))? = error else {
             Issue.record("expected notAuthorized, got \(String(describing: error))")
@@ -566,9 +566,9 @@ struct WindowedPushTests {
         try await service.rest.insert(["id": "taken", "text": "theirs"])
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.endpoint, pushWindow: 4))
-        for index in 0..<30 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
-        try context.table("todoitem").insert(["id": "taken", "text": "mine"])
-        for index in 30..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "y"]) }
+        for index in 0..<30 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        try await context.table("todoitem").insert(["id": "taken", "text": "mine"])
+        for index in 30..<40 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "y"]) }
         let result = try await context.push()
         #expect(result.pushed == Array(1...30) + Array(32...41))
         #expect(result.conflicts == [31])
@@ -594,7 +594,7 @@ struct WindowedPushTests {
         }
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: proxy.endpoint, pushWindow: 4))
-        for index in 0..<40 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        for index in 0..<40 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
         await #expect(throws: SyncError.self) { try await context.push() }
         let onServer = try await service.rest.all().count
         #expect(onServer >= 10)

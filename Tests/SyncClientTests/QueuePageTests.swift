@@ -7,10 +7,10 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct QueuePageTests {
-    @Test func pagesOfTheQueueVisitEveryOperationOnceInPushOrder() throws {
+    @Test func pagesOfTheQueueVisitEveryOperationOnceInPushOrder() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todos = context.table("todoitem")
-        for index in 0..<250 { try todos.insert(["id": .string("t\(index)"), "text": .string("todo \(index)")]) }
+        for index in 0..<250 { try await todos.insert(["id": .string("t\(index)"), "text": .string("todo \(index)")]) }
         let all = try context.operations.all().map(\.id)
         var seen: [Int64] = []
         var page = try context.operations.page(.first, limit: 100)

@@ -43,7 +43,7 @@ import Testing
             configuration: .init(
                 remoteURL: URL(string: redirector.url)!, applicationKey: "app-secret", authToken: "user-token",
                 tableProtocol: spoken == .v3 ? .v3 : .v2))
-        try context.table("todoitem").insert(["id": "a", "text": "private"])
+        try await context.table("todoitem").insert(["id": "a", "text": "private"])
 
         await #expect(throws: SyncError.stopped(.redirectRefused(to: elsewhere + "/tables/todoitem"))) {
             try await context.push()
@@ -70,7 +70,7 @@ import Testing
         let pulled = try await context.table("todoitem").pull(queryId: nil)
         #expect(pulled.received == 1)
 
-        try context.table("todoitem").insert(["id": "b", "text": "local"])
+        try await context.table("todoitem").insert(["id": "b", "text": "local"])
         await #expect(throws: SyncError.stopped(.redirectRefused(to: redirector.url + "/moved/tables/todoitem"))) {
             try await context.push()
         }

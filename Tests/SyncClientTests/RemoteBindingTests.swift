@@ -91,13 +91,13 @@ struct RemoteBindingTests {
     func storeWithChangesForA() async throws -> SyncContext {
         let context = try await storeSyncedWithA()
         let todo = context.table("todoitem")
-        try todo.update(["id": "a-000003", "text": "mine, against A's"])
+        try await todo.update(["id": "a-000003", "text": "mine, against A's"])
         try await a.rest.patch("a-000003", ["text": "A changed it"])
         let pushed = try await context.push()
         #expect(pushed.conflicts.count == 1)
-        try todo.insert(["id": "mine", "text": "made here"])
-        try todo.update(["id": "a-000001", "text": "edited here"])
-        try todo.delete(id: "a-000002")
+        try await todo.insert(["id": "mine", "text": "made here"])
+        try await todo.update(["id": "a-000001", "text": "edited here"])
+        try await todo.delete(id: "a-000002")
         return context
     }
 
@@ -174,7 +174,7 @@ struct RemoteBindingTests {
 
     @Test func aCarriedUpdateOfAnItemTheNewServiceAlsoHasMeetsItAsAConflict() async throws {
         let context = try await storeSyncedWithA()
-        try context.table("todoitem").update(["id": "a-000001", "text": "edited here"])
+        try await context.table("todoitem").update(["id": "a-000001", "text": "edited here"])
         try await b.rest.insert(["id": "a-000001", "text": "B's own"])
         try await context.setRemote(url: b.endpoint, applicationKey: nil, onSwitch: .push)
         let pushed = try await context.push()
@@ -191,7 +191,7 @@ struct RemoteBindingTests {
 
     @Test func openingWithAnotherServiceIsRefusedWhileChangesAreQueuedUnlessTheChoiceIsGiven() async throws {
         let context = try await storeSyncedWithA()
-        try context.table("todoitem").insert(["id": "mine", "text": "made here"])
+        try await context.table("todoitem").insert(["id": "mine", "text": "made here"])
         try await context.close()
         let path = folder.file("store.sqlite")
         #expect(throws: SyncError.self) {
@@ -213,7 +213,7 @@ struct RemoteBindingTests {
 
     @Test func anUnboundStoreBindsToItsFirstServiceWithoutRemovingAnything() async throws {
         let context = try SyncContext.temporary(in: folder, remote: nil)
-        try context.table("todoitem").insert(["id": "mine", "text": "made before any service"])
+        try await context.table("todoitem").insert(["id": "mine", "text": "made before any service"])
         #expect(try context.boundService() == nil)
         let change = try await context.setRemote(url: a.endpoint, applicationKey: nil)
         #expect(change == .bound(ServiceIdentity(url: a.endpoint)!))

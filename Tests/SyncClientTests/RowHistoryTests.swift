@@ -23,7 +23,7 @@ struct RowHistoryTests {
 
     @Test func aPlainPushIsTheLocalInsertThenThePush() async throws {
         let context = try context()
-        try context.table("todoitem").insert(["id": "a", "text": "milk", "complete": false])
+        try await context.table("todoitem").insert(["id": "a", "text": "milk", "complete": false])
         let waiting = try context.table("todoitem").history(id: "a")
         #expect(waiting.explanation.hasPrefix("Your new row of "))
         #expect(waiting.explanation.hasSuffix("waits in the queue: the service has not seen it yet."))
@@ -41,8 +41,8 @@ struct RowHistoryTests {
 
     @Test func anEditThatJoinsAQueuedChangeSaysSo() async throws {
         let context = try context()
-        try context.table("todoitem").insert(["id": "a", "text": "milk"])
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").insert(["id": "a", "text": "milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         let history = try context.table("todoitem").history(id: "a")
         #expect(history.events.map(\.kind) == [.localInsert, .localUpdate])
         #expect(history.events[1].values == ["text": "oat milk"], "only what changed")
@@ -56,7 +56,7 @@ struct RowHistoryTests {
         try await service.rest.insert(["id": "a", "text": "milk", "complete": false])
         _ = try await context.table("todoitem").pull()
         _ = try await service.rest.patch("a", ["complete": true])
-        try context.table("todoitem").update(["id": "a", "text": "oat milk"])
+        try await context.table("todoitem").update(["id": "a", "text": "oat milk"])
         let result = try await context.push()
         #expect(result.conflicts.isEmpty)
 
@@ -90,7 +90,7 @@ struct RowHistoryTests {
         let context = try context()
         try await service.changeOnBothSides(1, pulledBy: context)
         _ = try await context.push()
-        try context.useServer(1)
+        try await context.useServer(1)
         let first = try #require(try context.journal.entries().entries.first)
         #expect(try await context.journal.overturn(first.id) == .pushed)
 
@@ -163,7 +163,7 @@ struct RowHistoryTests {
         try await service.rest.insert(["id": "a", "text": "milk"])
         _ = try await context.table("todoitem").pull(queryId: "all")
         try await context.resetDeltaTokens(table: "todoitem")
-        #expect(try context.table("todoitem").purge() == 1)
+        #expect(try await context.table("todoitem").purge() == 1)
 
         let history = try context.table("todoitem").history(id: "a")
         #expect(history.events.map(\.kind) == [.pulled, .tokenReset, .purged])
@@ -178,8 +178,8 @@ struct RowHistoryTests {
         let context = try context()
         try await service.changeOnBothSides(2, pulledBy: context)
         _ = try await context.push()
-        try context.queue.cancel(1)
-        try context.queue.discard(2)
+        try await context.queue.cancel(1)
+        try await context.queue.discard(2)
         let cancelled = try context.table("todoitem").history(id: "i0")
         #expect(cancelled.events.last?.kind == .cancelled)
         #expect(cancelled.explanation.hasPrefix("The conflict or refusal was set aside at "))
@@ -193,9 +193,9 @@ struct RowHistoryTests {
         #expect(try context.retention(of: .history) == 20_000)
         try await service.rest.insert(["id": "pulled", "text": "from the service"])
         _ = try await context.table("todoitem").pull()
-        try context.setRetention(of: .history, to: 2)
-        try context.table("todoitem").insert(["id": "b", "text": "second"])
-        try context.table("todoitem").insert(["id": "c", "text": "third"])
+        try await context.setRetention(of: .history, to: 2)
+        try await context.table("todoitem").insert(["id": "b", "text": "second"])
+        try await context.table("todoitem").insert(["id": "c", "text": "third"])
         #expect(try context.table("todoitem").history(id: "b").events.map(\.kind) == [.localInsert])
 
         let pulled = try context.table("todoitem").history(id: "pulled")

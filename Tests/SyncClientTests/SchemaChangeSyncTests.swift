@@ -74,7 +74,7 @@ struct SchemaChangeSyncTests {
         // Offline: ten edits each, under schema 1.
         for (client, context) in contexts.enumerated() {
             for index in 0..<10 {
-                _ = try context.table("todo").update([
+                _ = try await context.table("todo").update([
                     "id": .string("c\(client)-\(index)"), "text": .string("edited \(client) \(index)"),
                     "estimate": .number(Double(index + 1)),
                 ])
@@ -128,7 +128,7 @@ struct SchemaChangeSyncTests {
         _ = try await context.table("todo").pull(queryId: "all")
         let port = old.port
         await old.stop()
-        _ = try context.table("todo").update(["id": "a", "text": "oat milk"])
+        _ = try await context.table("todo").update(["id": "a", "text": "oat milk"])
 
         try await withStopping(Self.service(Self.schema2, path: path, port: port)) { new in
             await new.running.service.schemaBackfillsFinished()

@@ -35,12 +35,12 @@ struct SearchIndexTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         // The catch-up the opening started must not take in the rows written below before they are looked at.
         await context.listIndexesCaughtUp()
-        try context.table("todoitem").insert(["id": "local", "text": "green tea"])
+        try await context.table("todoitem").insert(["id": "local", "text": "green tea"])
         #expect(try indexed(context, "tea") == ["local"])
         let table = try context.store.description(of: "todoitem")
         let index = try #require(context.store.listIndexes["todoitem"])
         let rows = try pulledRows(context, ["p1": "black Tea", "p2": "coffee", "p3": "TEAPOT"])
-        let (inside, mark) = try context.write { db in
+        let (inside, mark) = try await context.write { db in
             _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
             let page = try ListReader(queue: context.queue, table: table, request: ListRequest(search: "tea")).read(db)
             return (page, try index.mark(db))
@@ -53,18 +53,18 @@ struct SearchIndexTests {
             "todoitem", ListRequest(search: "tea", position: .olderThan(mark + 2), limit: 2))
         #expect(ids(older) == ["p1", "local"])
 
-        let caughtUp = try context.write { db in try index.catchUp(db, limit: 100) }
+        let caughtUp = try await context.write { db in try index.catchUp(db, limit: 100) }
         #expect(caughtUp == 3)
         #expect(try indexed(context, "tea") == ["local", "p1", "p3"])
-        #expect(try context.write { db in try index.catchUp(db, limit: 100) } == 0)
+        #expect(try await context.write { db in try index.catchUp(db, limit: 100) } == 0)
         #expect(try ids(context.listPage("todoitem", ListRequest(search: "tea", limit: 50))) == ["p3", "p1", "local"])
     }
 
-    @Test func rowsChangedOrDeletedPastTheMarkAreIndexedWithTheirLatestText() throws {
+    @Test func rowsChangedOrDeletedPastTheMarkAreIndexedWithTheirLatestText() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let table = try context.store.description(of: "todoitem")
         let index = try #require(context.store.listIndexes["todoitem"])
-        try context.write { db in
+        try await context.write { db in
             _ = try SyncContext.apply(
                 try pulledRows(context, ["a": "apple pie", "b": "banana bread", "c": "cherry cake"]), to: table,
                 keeping: [], in: db)
@@ -78,13 +78,13 @@ struct SearchIndexTests {
         #expect(try indexed(context, "banana") == ["b"])
         #expect(try indexed(context, "cherry").isEmpty)
         // Past the mark now: the triggers keep the index in step.
-        try context.table("todoitem").update(["id": "b", "text": "blueberry muffin"])
+        try await context.table("todoitem").update(["id": "b", "text": "blueberry muffin"])
         #expect(try indexed(context, "banana").isEmpty)
         #expect(try indexed(context, "blueberry") == ["b"])
-        try context.table("todoitem").delete(id: "a")
+        try await context.table("todoitem").delete(id: "a")
         #expect(try indexed(context, "apricot").isEmpty)
         #expect(try context.read { db in try Bool.fetchOne(db, sql: "PRAGMA integrity_check") } != nil)
-        try context.write { db in
+        try await context.write { db in
             try db.execute(sql: "INSERT INTO todoitem__search (todoitem__search, rank) VALUES ('integrity-check', 1)")
         }
     }
@@ -116,15 +116,15 @@ struct SearchIndexTests {
         #expect(try context.listPage("todoitem", ListRequest(search: "text", limit: 10)).items.count == 10)
     }
 
-    @Test func aStoreOfAnOlderTodosyncKeepsItsIndexAndCountsAndGetsTheNewTriggers() throws {
+    @Test func aStoreOfAnOlderTodosyncKeepsItsIndexAndCountsAndGetsTheNewTriggers() async throws {
         let folder = try TemporaryFolder()
         do {
             let context = try SyncContext.temporary(in: folder)
-            try context.table("todoitem").insert([
+            try await context.table("todoitem").insert([
                 "id": "old", "text": "written by an older todosync", "complete": true,
             ])
             // As an older todosync left it: every insert counted and indexed by triggers, no mark.
-            try context.write { db in
+            try await context.write { db in
                 for trigger in try String.fetchAll(
                     db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'todoitem'")
                 {
@@ -151,7 +151,7 @@ struct SearchIndexTests {
         #expect(mark == 1)
         #expect(Set(triggers) == ["todoitem__list_delete", "todoitem__list_flag_complete", "todoitem__list_text"])
         #expect(try indexed(context, "older") == ["old"])
-        try context.table("todoitem").insert(["id": "new", "text": "written by this todosync"])
+        try await context.table("todoitem").insert(["id": "new", "text": "written by this todosync"])
         #expect(try indexed(context, "written by") == ["new", "old"])
         #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 2)
         #expect(try context.listPage("todoitem", ListRequest(flag: .init("complete", true), limit: 1)).total == 1)
@@ -168,8 +168,8 @@ struct SearchIndexTests {
                 try context.listPage("todoitem", ListRequest(flag: flag.map { .init("complete", $0) }, limit: 1)).total
             }
         }
-        try context.table("todoitem").insert(["id": "local", "text": "x", "complete": true])
-        try context.write { db in
+        try await context.table("todoitem").insert(["id": "local", "text": "x", "complete": true])
+        try await context.write { db in
             var rows = try pulledRows(context, ["p1": "one", "p2": "two", "p3": "three"])
             rows[0].values[7] = 1.databaseValue
             _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
@@ -178,16 +178,16 @@ struct SearchIndexTests {
         #expect(try context.read { db in try index.mark(db) } == 1)
         #expect(try totals() == [4, 2, 2])
         // The newest row goes, so the mark may not stay above the last rowid: a new row must be past it.
-        try context.write { db in
+        try await context.write { db in
             try index.catchUp(db, limit: 100)
             try db.execute(sql: "DELETE FROM todoitem WHERE id = 'p3'")
         }
         #expect(try context.read { db in try index.mark(db) } == 3)
-        try context.table("todoitem").insert(["id": "late", "text": "late three"])
+        try await context.table("todoitem").insert(["id": "late", "text": "late three"])
         #expect(try totals() == [4, 2, 2])
         #expect(try indexed(context, "three") == ["late"])
-        try context.table("todoitem").update(["id": "p1", "text": "one", "complete": false])
-        try context.table("todoitem").delete(id: "local")
+        try await context.table("todoitem").update(["id": "p1", "text": "one", "complete": false])
+        try await context.table("todoitem").delete(id: "local")
         #expect(try totals() == [3, 0, 3])
         let stored = try context.read { db in
             try Int.fetchAll(db, sql: "SELECT rows FROM __rowCounts WHERE tableName = 'todoitem' ORDER BY columnName")
@@ -195,13 +195,15 @@ struct SearchIndexTests {
         #expect(stored == [3, 0])
     }
 
-    @Test func openingAStoreWhoseTriggersAreCurrentRecountsNothing() throws {
+    @Test func openingAStoreWhoseTriggersAreCurrentRecountsNothing() async throws {
         let folder = try TemporaryFolder()
         do {
             let context = try SyncContext.temporary(in: folder)
-            try context.table("todoitem").insert(["id": "a", "text": "x"])
+            try await context.table("todoitem").insert(["id": "a", "text": "x"])
             // A count no recount would leave: it shows that opening again does not recount.
-            try context.write { db in try db.execute(sql: "UPDATE __rowCounts SET rows = 41 WHERE columnName = ''") }
+            try await context.write { db in
+                try db.execute(sql: "UPDATE __rowCounts SET rows = 41 WHERE columnName = ''")
+            }
         }
         let context = try SyncContext.temporary(in: folder)
         #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 41)

@@ -23,8 +23,8 @@ import Testing
             path: folder.file("bob.sqlite"),
             configuration: .init(
                 remoteURL: service.endpoint, authToken: try await TokenIssuer.token(for: "bob", signIn: Self.signIn)))
-        try alice.table("todoitem").insert(["id": "a", "text": "alice's"])
-        try bob.table("todoitem").insert(["id": "b", "text": "bob's"])
+        try await alice.table("todoitem").insert(["id": "a", "text": "alice's"])
+        try await bob.table("todoitem").insert(["id": "b", "text": "bob's"])
         #expect(try await alice.push().pushed.count == 1)
         #expect(try await bob.push().pushed.count == 1)
         try await alice.table("todoitem").pull(queryId: "all")
@@ -50,7 +50,7 @@ import Testing
         configuration.authStyle = .bearer
         let store = folder.file("alice.sqlite")
         let context = try SyncContext(path: store, configuration: configuration)
-        try context.table("todoitem").insert(["id": "a", "text": "alice's"])
+        try await context.table("todoitem").insert(["id": "a", "text": "alice's"])
         #expect(try await context.push().pushed.count == 1)
         try await context.close()
 
@@ -85,7 +85,7 @@ import Testing
             for: "alice", signIn: Self.signIn, lifetime: .seconds(60), now: Date() - 3600)
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.endpoint, authToken: expired))
-        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await context.table("todoitem").insert(["id": "a", "text": "kept"])
         do {
             _ = try await context.push()
             Issue.record("a push with an expired token succeeded")

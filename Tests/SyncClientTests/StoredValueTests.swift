@@ -17,7 +17,7 @@ import Testing
     func aQueuedChangeHoldingAnUnknownValueIsACorruptStoreNamingIt(_ column: String, _ value: String) async throws {
         let folder = try TemporaryFolder()
         let context = try SyncContext(path: folder.file("store.sqlite"))
-        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE __operations SET \(column) = \(value)") }
 
         let error = #expect(throws: SyncError.self) { try context.operations.all() }
@@ -32,7 +32,7 @@ import Testing
         let folder = try TemporaryFolder()
         let path = folder.file("store.sqlite")
         let context = try SyncContext(path: path)
-        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await context.table("todoitem").insert(["id": "a", "text": "kept"])
         try await context.store.pool.write { db in
             try db.execute(sql: "UPDATE __columns SET type = 'decimal128' WHERE columnName = 'text'")
         }
@@ -63,7 +63,7 @@ import Testing
     @Test func anOperationErrorOfAKindItDoesNotKnowIsACorruptStoreNamingIt() async throws {
         let folder = try TemporaryFolder()
         let context = try SyncContext(path: folder.file("store.sqlite"))
-        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in
             try db.execute(
                 sql: """
@@ -107,7 +107,7 @@ import Testing
     func aHistoryEventHoldingAnUnknownValueIsACorruptStoreNamingIt(_ column: String, _ value: String) async throws {
         let folder = try TemporaryFolder()
         let context = try SyncContext(path: folder.file("store.sqlite"))
-        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE __history SET \(column) = \(value)") }
 
         let error = #expect(throws: SyncError.self) { _ = try context.table("todoitem").history(id: "a") }
@@ -138,7 +138,7 @@ import Testing
     @Test func aConflictPolicyItDoesNotKnowIsACorruptStoreNamingIt() async throws {
         let folder = try TemporaryFolder()
         let context = try SyncContext(path: folder.file("store.sqlite"))
-        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in
             try db.execute(sql: "INSERT INTO __config (key, value) VALUES ('conflictPolicy|todoitem', 'crdt')")
         }
@@ -155,7 +155,7 @@ import Testing
         let service = try await TestService.forSync(in: folder)
         let context = try SyncContext(
             path: folder.file("store.sqlite"), configuration: .init(remoteURL: service.endpoint))
-        try context.table("todoitem").insert(["id": "a", "text": "queued"])
+        try await context.table("todoitem").insert(["id": "a", "text": "queued"])
         try await context.store.pool.write { db in try db.execute(sql: "UPDATE __operations SET kind = 'upsert'") }
 
         let error = await #expect(throws: SyncError.self) { try await context.push() }

@@ -17,7 +17,7 @@ import Testing
 
         let refused = try SyncContext(
             path: folder.file("refused.sqlite"), configuration: .init(remoteURL: service.endpoint))
-        try refused.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await refused.table("todoitem").insert(["id": "a", "text": "kept"])
         let error = await #expect(throws: SyncError.self) { try await refused.push() }
         guard case .stopped(.certificateRefused(let host, _))? = error else {
             Issue.record("stopped by \(String(describing: error))")
@@ -47,7 +47,7 @@ extension TLSTests {
         let clock = ManualWallClock()
         configuration.clock = clock
         let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
-        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await context.table("todoitem").insert(["id": "a", "text": "kept"])
         let error = await #expect(throws: SyncError.self) { try await context.push() }
         #expect(error == SyncError.stopped(.plainHTTPRefused(host: "192.0.2.1")))
         #expect(error?.description.contains("--allow-plain-http") == true)
@@ -79,7 +79,7 @@ extension TLSTests {
         var configuration = SyncConfiguration(remoteURL: URL(string: "https://127.0.0.1:\(relay.port)")!)
         configuration.caFile = certificates.caFile
         let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
-        try context.table("todoitem").insert(["id": "mine", "text": "queued before the change"])
+        try await context.table("todoitem").insert(["id": "mine", "text": "queued before the change"])
 
         // Pages of 50 rows are about 8 KB: the move comes a few pages in.
         relay.move(to: impostor.port, afterSending: 20_000)

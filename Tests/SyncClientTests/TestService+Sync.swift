@@ -28,7 +28,7 @@ extension TestService {
         _ = try await context.table("todoitem").pull()
         for index in 0..<count {
             _ = try await rest.patch("i\(index)", ["text": .string("server \(index)")])
-            try context.table("todoitem").update(["id": .string("i\(index)"), "text": .string("client \(index)")])
+            try await context.table("todoitem").update(["id": .string("i\(index)"), "text": .string("client \(index)")])
         }
     }
 }

@@ -54,7 +54,7 @@ import Testing
         var configuration = SyncConfiguration(remoteURL: proxy.endpoint)
         configuration.authTokenCommand = command
         let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
-        for index in 0..<200 { try context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
+        for index in 0..<200 { try await context.table("todoitem").insert(["id": .string("i\(index)"), "text": "x"]) }
 
         let result = try await context.push()
         #expect(result.pushed.count == 200 && result.failed.isEmpty)
@@ -76,7 +76,7 @@ import Testing
         var configuration = SyncConfiguration(remoteURL: proxy.endpoint)
         configuration.authTokenCommand = command
         let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
-        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await context.table("todoitem").insert(["id": "a", "text": "kept"])
 
         let error = await #expect(throws: SyncError.self) { try await context.push() }
         guard case .stopped(.notAuthorized(_, _))? = error else {
@@ -106,7 +106,7 @@ import Testing
         let clock = ManualWallClock()
         configuration.clock = clock
         let context = try SyncContext(path: folder.file("store.sqlite"), configuration: configuration)
-        try context.table("todoitem").insert(["id": "a", "text": "kept"])
+        try await context.table("todoitem").insert(["id": "a", "text": "kept"])
         let pushing = Task { try await context.push() }
         if script.hasPrefix("sleep") {
             await clock.someoneSleeps()

@@ -48,7 +48,7 @@ struct VerifyTests {
         try changeByHand(context, "DELETE FROM todoitem WHERE id = 'row-000007'")
         try changeByHand(context, "INSERT INTO todoitem (id, text, version) VALUES ('ghost', 'boo', 'v1')")
         // A queued change: a difference with a reason, listed after the silent ones.
-        try context.table("todoitem").insert(["id": "new", "text": "not pushed yet"])
+        try await context.table("todoitem").insert(["id": "new", "text": "not pushed yet"])
 
         let report = try await context.verify("todoitem", pageSize: 10)
         #expect(report.differences.map(\.id) == ["ghost", "row-000003", "row-000007", "new"])
@@ -64,14 +64,14 @@ struct VerifyTests {
 
     @Test func eachDifferenceWithACauseSaysWhich() async throws {
         let context = try await synced()
-        try context.table("todoitem").update(["id": "row-000001", "text": "edited here"])
-        try context.table("todoitem").update(["id": "row-000006", "text": "queued"])
+        try await context.table("todoitem").update(["id": "row-000001", "text": "edited here"])
+        try await context.table("todoitem").update(["id": "row-000006", "text": "queued"])
         _ = try await service.rest.patch("row-000002", ["text": "edited there"])
         _ = try await service.rest.patch("row-000004", ["text": "theirs"])
-        try context.table("todoitem").update(["id": "row-000004", "text": "mine"])
+        try await context.table("todoitem").update(["id": "row-000004", "text": "mine"])
         try await service.rest.delete("row-000005")
         #expect(try await context.push().conflicts.count == 1)
-        try context.table("todoitem").update(["id": "row-000006", "text": "queued again"])
+        try await context.table("todoitem").update(["id": "row-000006", "text": "queued again"])
         _ = try await service.rest.patch("row-000006", ["text": "and changed there"])
 
         let report = try await context.verify("todoitem", pageSize: 10)
@@ -83,10 +83,10 @@ struct VerifyTests {
                 "row-000006": .pendingChange,
             ])
         #expect(report.differences.first { $0.id == "row-000005" }?.kind == .deletedOnService)
-        _ = try context.useServer(try #require(try context.conflicts.all().first).id)
+        _ = try await context.useServer(try #require(try context.conflicts.all().first).id)
         _ = try await context.table("todoitem").pull(queryId: "all")
         #expect(try context.conflicts.all().count == 1, "row-000006's pushed edit met the change there")
-        _ = try context.useServer(try #require(try context.conflicts.all().first).id)
+        _ = try await context.useServer(try #require(try context.conflicts.all().first).id)
         #expect(try await context.verify("todoitem").differences.isEmpty, "a sync settles every difference")
     }
 

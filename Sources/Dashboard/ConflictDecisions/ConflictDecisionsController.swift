@@ -14,9 +14,9 @@ struct ConflictDecisionsController: Sendable {
         router.get("/conflicts/bulk") { request in try bulkPreview(request) }
         router.post("/conflicts/bulk") { request async throws in try await bulkApply(request) }
         router.post("/api/conflicts/:id/pick") { request async throws in try await apiPick(request) }
-        router.post("/settings/policies") { request in try savePolicies(request) }
+        router.post("/settings/policies") { request async throws in try await savePolicies(request) }
         router.get("/api/policies") { _ in try policies() }
-        router.post("/api/policies") { request in try setPolicy(request) }
+        router.post("/api/policies") { request async throws in try await setPolicy(request) }
         router.get("/api/journal") { request in try apiJournal(request) }
         router.post("/api/journal/:id/overturn") { request async throws in try await apiOverturn(request) }
     }
@@ -131,7 +131,7 @@ struct ConflictDecisionsController: Sendable {
         var policy: String
     }
 
-    private func savePolicies(_ request: Request) throws -> Response {
+    private func savePolicies(_ request: Request) async throws -> Response {
         let form = try request.form()
         var changes: [(String, ConflictPolicy)] = []
         for (name, value) in form.pairs where name.hasPrefix("policy.") {
@@ -149,9 +149,9 @@ struct ConflictDecisionsController: Sendable {
             retention = count
         }
         let context = environment.context
-        try storeCall { () throws(SyncError) in
-            for (table, policy) in changes { try context.conflicts.setPolicy(policy, for: table) }
-            if let retention { try context.setRetention(of: .journal, to: retention) }
+        try await storeCall { () async throws(SyncError) in
+            for (table, policy) in changes { try await context.conflicts.setPolicy(policy, for: table) }
+            if let retention { try await context.setRetention(of: .journal, to: retention) }
         }
         environment.sessions.flash(request, .success, "Conflict settings saved.")
         return .redirect(to: "/settings#policies")
@@ -163,14 +163,14 @@ struct ConflictDecisionsController: Sendable {
         return JSONAnswer.response(policies.mapValues(\.rawValue))
     }
 
-    private func setPolicy(_ request: Request) throws -> Response {
+    private func setPolicy(_ request: Request) async throws -> Response {
         let payload = try request.decodeJSON(PolicyPayload.self)
         guard let policy = ConflictPolicy(rawValue: payload.policy) else {
             throw HTTPError(.unprocessableContent, "policy must be ask, merge, serverWins or clientWins.")
         }
         let context = environment.context
         let table = payload.table ?? DashboardEnvironment.table
-        try storeCall { () throws(SyncError) in try context.conflicts.setPolicy(policy, for: table) }
+        try await storeCall { () async throws(SyncError) in try await context.conflicts.setPolicy(policy, for: table) }
         return try policies()
     }
 

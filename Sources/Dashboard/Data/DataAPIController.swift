@@ -36,10 +36,10 @@ struct DataAPIController: Sendable {
             JSONAnswer.response(["tables": try DataController(environment: environment).tableLines()])
         }
         router.get("/api/data/:table") { request in try rows(request) }
-        router.post("/api/data/:table") { request in try add(request) }
+        router.post("/api/data/:table") { request async throws in try await add(request) }
         router.get("/api/data/:table/:id") { request in JSONAnswer.response(try row(request).item) }
-        router.patch("/api/data/:table/:id") { request in try update(request) }
-        router.delete("/api/data/:table/:id") { request in try delete(request) }
+        router.patch("/api/data/:table/:id") { request async throws in try await update(request) }
+        router.delete("/api/data/:table/:id") { request async throws in try await delete(request) }
     }
 
     private var pages: DataController { DataController(environment: environment) }
@@ -99,28 +99,29 @@ struct DataAPIController: Sendable {
         return members
     }
 
-    private func add(_ request: Request) throws -> Response {
+    private func add(_ request: Request) async throws -> Response {
         let table = try table(request)
         let item = try values(request, for: table, inserting: true)
         let context = environment.context
         return JSONAnswer.response(
-            try storeCall { () throws(SyncError) in try context.table(table.name).insert(item) }, status: .created)
+            try await storeCall { () async throws(SyncError) in try await context.table(table.name).insert(item) },
+            status: .created)
     }
 
-    private func update(_ request: Request) throws -> Response {
+    private func update(_ request: Request) async throws -> Response {
         let (table, item) = try row(request)
         var changes = try values(request, for: table, inserting: false)
         changes[SystemColumn.id] = item[SystemColumn.id]
         let context = environment.context
         return JSONAnswer.response(
-            try storeCall { () throws(SyncError) in try context.table(table.name).update(changes) })
+            try await storeCall { () async throws(SyncError) in try await context.table(table.name).update(changes) })
     }
 
-    private func delete(_ request: Request) throws -> Response {
+    private func delete(_ request: Request) async throws -> Response {
         let (table, item) = try row(request)
         let id = item[SystemColumn.id]?.stringValue ?? ""
         let context = environment.context
-        try storeCall { () throws(SyncError) in try context.table(table.name).delete(id: id) }
+        try await storeCall { () async throws(SyncError) in try await context.table(table.name).delete(id: id) }
         return JSONAnswer.response(["deleted": id])
     }
 }

@@ -44,7 +44,7 @@ extension DataController {
             operation: PendingChange.latest(environment.context, table: table.name, id: id))
     }
 
-    func save(_ request: Request, _ preset: TablePreset) throws -> Response {
+    func save(_ request: Request, _ preset: TablePreset) async throws -> Response {
         let (table, item, id) = try row(request, preset)
         switch RecordForm.changes(try request.form(), table: table, current: item) {
         case .failure(let invalid):
@@ -54,7 +54,7 @@ extension DataController {
                 environment.sessions.flash(request, .info, "Nothing changed in \(preset.name(item, id: id)).")
                 return .redirect(to: preset.href(id))
             }
-            try update(table, id: id, changes)
+            try await update(table, id: id, changes)
             environment.sessions.flash(
                 request, .success,
                 "Saved \(changes.keys.sorted().joined(separator: ", ")) of \(preset.name(item, id: id)) locally — "
@@ -64,7 +64,7 @@ extension DataController {
     }
 
     /// A list's checkbox: sets one true/false column, then back to the list at the row.
-    func set(_ request: Request, _ preset: TablePreset) throws -> Response {
+    func set(_ request: Request, _ preset: TablePreset) async throws -> Response {
         let (table, item, id) = try row(request, preset)
         let form = try request.form()
         let column = form["column"] ?? ""
@@ -74,7 +74,7 @@ extension DataController {
         guard let value = ["true": true, "false": false][form["value"] ?? ""] else {
             throw HTTPError(.badRequest, "Send value=true or value=false.")
         }
-        try update(table, id: id, [column: .bool(value)])
+        try await update(table, id: id, [column: .bool(value)])
         environment.sessions.flash(
             request, .success,
             "Marked \(preset.name(item, id: id)) as \(value ? "" : "not ")\(column) — \(environment.pendingSummary()).")
@@ -82,11 +82,11 @@ extension DataController {
             to: listPath(preset, referer: request.headers[.referer]) + "#row-\(PercentDecoding.encode(id))")
     }
 
-    private func update(_ table: TableDescription, id: String, _ changes: Item) throws(HTTPError) {
+    private func update(_ table: TableDescription, id: String, _ changes: Item) async throws(HTTPError) {
         var update = changes
         update[SystemColumn.id] = .string(id)
         let context = environment.context
-        _ = try storeCall { () throws(SyncError) in try context.table(table.name).update(update) }
+        _ = try await storeCall { () async throws(SyncError) in try await context.table(table.name).update(update) }
     }
 
     /// The list a form was sent from (path and query of a same-site `Referer`), else the preset's list.
@@ -96,7 +96,7 @@ extension DataController {
     }
 
     /// Deletes after a confirmation: a form without `confirm=yes` gets the confirmation page first.
-    func delete(_ request: Request, _ preset: TablePreset) throws -> Response {
+    func delete(_ request: Request, _ preset: TablePreset) async throws -> Response {
         let (table, item, id) = try row(request, preset)
         guard try request.form()["confirm"] == "yes" else {
             return environment.renderer.page(
@@ -105,7 +105,7 @@ extension DataController {
                     table: table.name, noun: preset.noun, name: preset.name(item, id: id), href: preset.href(id)))
         }
         let context = environment.context
-        try storeCall { () throws(SyncError) in try context.table(table.name).delete(id: id) }
+        try await storeCall { () async throws(SyncError) in try await context.table(table.name).delete(id: id) }
         environment.sessions.flash(
             request, .success,
             "Deleted \(preset.name(item, id: id)) from \(table.name) locally — \(environment.pendingSummary()).")

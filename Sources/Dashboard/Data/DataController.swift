@@ -27,15 +27,17 @@ struct DataController: Sendable {
         } fragments: { request in
             try listFragments(request, preset(request))
         }
-        router.post(record) { request in try add(request, preset(request)) }
+        router.post(record) { request async throws in try await add(request, preset(request)) }
         router.getLive(record + "/:id", updates: environment.live) { request in
             try show(request, preset(request))
         } fragments: { request in
             try recordFragments(request, preset(request))
         }
-        router.post(record + "/:id") { request in try save(request, preset(request)) }
-        router.post(record + "/:id/set") { request in try set(request, preset(request)) }
-        router.post(record + "/:id/delete") { request in try delete(request, preset(request)) }
+        router.post(record + "/:id") { request async throws in try await save(request, preset(request)) }
+        router.post(record + "/:id/set") { request async throws in try await set(request, preset(request)) }
+        router.post(record + "/:id/delete") { request async throws in
+            try await delete(request, preset(request))
+        }
     }
 
     /// The preset's table; unknown → 404 naming it.
@@ -150,14 +152,16 @@ struct DataController: Sendable {
         return "No \(noun)s yet. Add one, or press Sync to fetch them from the service."
     }
 
-    private func add(_ request: Request, _ preset: TablePreset) throws -> Response {
+    private func add(_ request: Request, _ preset: TablePreset) async throws -> Response {
         let table = try table(preset)
         switch RecordForm.changes(try request.form(), table: table, current: nil) {
         case .failure(let invalid):
             return try list(request, preset, invalid: invalid, status: .unprocessableContent)
         case .success(let item):
             let context = environment.context
-            let stored = try storeCall { () throws(SyncError) in try context.table(table.name).insert(item) }
+            let stored = try await storeCall { () async throws(SyncError) in
+                try await context.table(table.name).insert(item)
+            }
             let id = stored[SystemColumn.id]?.stringValue ?? ""
             environment.sessions.flash(
                 request, .success,

@@ -26,10 +26,10 @@ public struct Conflicts: Sendable {
         switch resolution {
         case .useClient: return try await context.useClient(operationId)
         case .useServer:
-            try context.useServer(operationId)
+            try await context.useServer(operationId)
             return nil
         case .cancel:
-            try context.queue.cancel(operationId)
+            try await context.queue.cancel(operationId)
             return nil
         }
     }
@@ -47,7 +47,7 @@ public struct Conflicts: Sendable {
             case .useClient:
                 outcomes[id] = try await context.useClient(id, batch: batch)
             case .useServer, .cancel:
-                try context.useServer(id, batch: batch)
+                try await context.useServer(id, batch: batch)
                 outcomes[id] = .resolvedByServer
             }
         }
@@ -105,9 +105,9 @@ public struct Conflicts: Sendable {
     public func policy(for table: String) throws(SyncError) -> ConflictPolicy { try context.conflictPolicy(for: table) }
 
     /// Saves the conflict policy of `table` for the following pushes.
-    public func setPolicy(_ policy: ConflictPolicy, for table: String) throws(SyncError) {
+    public func setPolicy(_ policy: ConflictPolicy, for table: String) async throws(SyncError) {
         _ = try context.description(of: table)
-        try context.write { [store = context.store] db in
+        try await context.write { [store = context.store] db in
             try store.setConfig(db, SyncContext.policyKey(table), policy.rawValue)
         }
     }

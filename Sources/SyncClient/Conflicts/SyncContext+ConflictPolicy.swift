@@ -83,8 +83,8 @@ extension SyncContext {
     /// the journal, ready to be sent. The entry is stored by the transaction that applies the
     /// service's answer (never apart from it); a new conflict (the service moved again) stays in the
     /// queue for the next decision and journals nothing.
-    nonisolated func holdDecision(_ id: Int64, _ decision: PendingDecision) throws(SyncError) {
-        try write { db in try holdDecision(db, id, decision) }
+    nonisolated func holdDecision(_ id: Int64, _ decision: PendingDecision) async throws(SyncError) {
+        try await write { db in try self.holdDecision(db, id, decision) }
     }
 
     /// ``holdDecision(_:_:)`` in the caller's transaction.

@@ -64,7 +64,7 @@ extension SyncContext {
         let driver = pushDriver(try await readyTransport(.push, table: nil))
         var result = PushResult()
         do {
-            try holdDecision(operationId, decision)
+            try await holdDecision(operationId, decision)
             let outcome = try await pushOne(operationId, driver: driver)
             result.add(outcome, operationId)
             await recordLastSync(SyncSummary(push: result, error: nil))
@@ -80,8 +80,10 @@ extension SyncContext {
     nonisolated func useServer(
         _ operationId: Int64, decidedBy: JournalEntry.Decider = .person, decision: JournalEntry.Decision = .useServer,
         batch: String? = nil
-    ) throws(SyncError) {
-        try write { db in try useServer(db, operationId, decidedBy: decidedBy, decision: decision, batch: batch) }
+    ) async throws(SyncError) {
+        try await write { db in
+            try self.useServer(db, operationId, decidedBy: decidedBy, decision: decision, batch: batch)
+        }
     }
 
     /// ``useServer(_:decidedBy:decision:batch:)`` in the caller's transaction.

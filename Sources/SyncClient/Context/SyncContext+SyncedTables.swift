@@ -18,14 +18,14 @@ extension SyncContext {
     /// - Throws: ``SyncError/invalidTableName(_:)`` for the first name that cannot be a table's,
     ///   and then nothing is saved; ``SyncError/invalidItem(_:)`` for an empty list.
     @discardableResult
-    public nonisolated func setSyncedTables(_ names: [String]) throws(SyncError) -> [String] {
+    public nonisolated func setSyncedTables(_ names: [String]) async throws(SyncError) -> [String] {
         var tables: [String] = []
         for name in names where !tables.contains(name) {
             try TableDescription.checkName(name)
             tables.append(name)
         }
         guard !tables.isEmpty else { throw .invalidItem("name at least one table to sync") }
-        try write { [store] db in
+        try await write { [store, tables] db in
             for name in tables where store.catalog.entry(name, for: db) == nil {
                 try store.describe(db, TableDescription(name: name, columns: []))
             }

@@ -137,19 +137,19 @@ public actor SyncContext {
     /// - Throws: ``SyncError/invalidTableName(_:)`` unless the name is 1 to 64 letters, digits and
     ///   underscores, not starting with a digit or `__`.
     @discardableResult
-    public nonisolated func describe(_ name: String) throws(SyncError) -> TableDescription {
-        try describe(TableDescription(name: name, columns: []))
+    public nonisolated func describe(_ name: String) async throws(SyncError) -> TableDescription {
+        try await describe(TableDescription(name: name, columns: []))
     }
 
     /// Adds `table` to the store, or adds the columns of `table` it lacks (the columns it has keep
     /// their types). Returns the table as the store now holds it.
     @discardableResult
-    public nonisolated func describe(_ table: TableDescription) throws(SyncError) -> TableDescription {
+    public nonisolated func describe(_ table: TableDescription) async throws(SyncError) -> TableDescription {
         try LocalStore.checkTableName(table.name)
         if let held = store.tables[table.name], table.columns.allSatisfy({ held.columnType($0.name) != nil }) {
             return held
         }
-        let described = try write { [store] db in try store.describe(db, table) }
+        let described = try await write { [store] db in try store.describe(db, table) }
         if let index = store.listIndexes[table.name] { store.listIndexer.catchUp(index, in: store.pool) }
         return described
     }
@@ -171,8 +171,8 @@ public actor SyncContext {
 
     /// Turns offline mode on or off (saved in the store). Offline, edits queue and push/pull refuse;
     /// turning it on cancels a running push, pull or Use Client (it stops with ``StopReason/cancelled``).
-    public nonisolated func setOffline(_ offline: Bool) throws(SyncError) {
-        try write { [store] db in try store.setConfig(db, "offline", offline ? "true" : nil) }
+    public nonisolated func setOffline(_ offline: Bool) async throws(SyncError) {
+        try await write { [store] db in try store.setConfig(db, "offline", offline ? "true" : nil) }
         monitor.offline = offline
         if offline { jobs.cancel() }
     }
@@ -207,7 +207,7 @@ public actor SyncContext {
         credentials.applicationKey = applicationKey.flatMap { $0.isEmpty ? nil : $0 }
         try credentialsFile.save(credentials)
         let token = credentials.authToken
-        let (change, spoken, style) = try write { [store, protocolChoice] db in
+        let (change, spoken, style) = try await write { [store, protocolChoice] db in
             let change = try binding.point(db, to: url, service: service, choice: onSwitch)
             if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
             let spoken = try Self.bindProtocol(db, store: store, to: protocolChoice)
@@ -272,8 +272,8 @@ public actor SyncContext {
 
     /// Sets how the token is sent (nil: as the protocol's own clients send it, see
     /// ``AuthStyle/usual(for:)``); saved in the store, used from the next request.
-    public func setAuthStyle(_ style: AuthStyle?) throws(SyncError) {
-        try write { [store] db in try store.setConfig(db, Self.authStyleKey, style?.rawValue) }
+    public func setAuthStyle(_ style: AuthStyle?) async throws(SyncError) {
+        try await write { [store] db in try store.setConfig(db, Self.authStyleKey, style?.rawValue) }
         transport = transport.map { $0.signedIn(token: $0.authToken, style: style) }
     }
 
@@ -356,8 +356,13 @@ public actor SyncContext {
         try store.read(body)
     }
 
-    nonisolated func write<T>(_ body: (Database) throws -> T) throws(SyncError) -> T {
-        try store.write(body)
+    /// Runs `body` in a write transaction while the calling task is suspended: the commit syncs the
+    /// disk (`synchronous = FULL`), which may take seconds when the disk is busy, and no cooperative
+    /// thread waits for it (on a two-core machine two waiting writes would stall every other task).
+    nonisolated func write<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws(SyncError) -> T {
+        try await store.asyncWrite(body)
     }
 
     /// Closes the store's connections; the context must not be used afterwards.

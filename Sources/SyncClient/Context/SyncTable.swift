@@ -14,12 +14,12 @@ public struct SyncTable: Sendable {
     /// Inserts an item locally and queues its insert. Makes a UUID id when the item has none.
     /// Server-owned columns in `item` are ignored. Returns the stored row, on disk when this returns.
     @discardableResult
-    public func insert(_ item: Item) throws(SyncError) -> Item { try insert([item])[0] }
+    public func insert(_ item: Item) async throws(SyncError) -> Item { try await insert([item])[0] }
 
     /// Inserts items locally and queues their inserts, all in one transaction (one sync of the
     /// disk, however many): every item is stored, or none is. Returns the stored rows in order.
     @discardableResult
-    public func insert(_ items: [Item]) throws(SyncError) -> [Item] {
+    public func insert(_ items: [Item]) async throws(SyncError) -> [Item] {
         let description = try context.store.description(of: name)
         var rows: [Item] = []
         for item in items {
@@ -28,7 +28,7 @@ public struct SyncTable: Sendable {
             rows.append(row)
         }
         defer { context.monitor.noteLocalChange() }
-        return try context.write { [store = context.store, queue = context.queue, rows] db in
+        return try await context.write { [store = context.store, queue = context.queue, rows, name] db in
             try rows.map { given in
                 var row = given
                 let id = row[SystemColumn.id]?.stringValue ?? ""
@@ -51,12 +51,12 @@ public struct SyncTable: Sendable {
     /// Changes an item locally (the given columns; others keep their values) and queues its update.
     /// The row keeps its `version`. An id with no local row creates it (upsert). Returns the stored row.
     @discardableResult
-    public func update(_ item: Item) throws(SyncError) -> Item {
+    public func update(_ item: Item) async throws(SyncError) -> Item {
         let description = try context.store.description(of: name)
         guard let id = try itemId(item) else { throw .invalidItem("an update needs the item's id") }
         let values = try userValues(item, description)
         defer { context.monitor.noteLocalChange() }
-        return try context.write { [store = context.store, queue = context.queue] db in
+        return try await context.write { [store = context.store, queue = context.queue, name] db in
             let before = try store.readItem(db, table: description, id: id)
             if before == nil, let queued = try queue.queued(db, table: name, itemId: id), queued.kind == .delete {
                 throw SyncError.changeNotAllowed(table: name, id: id, queued: .delete, new: .update)
@@ -70,10 +70,10 @@ public struct SyncTable: Sendable {
     }
 
     /// Deletes an item locally and queues its delete (the operation keeps a snapshot of the row).
-    public func delete(id: String) throws(SyncError) {
+    public func delete(id: String) async throws(SyncError) {
         let description = try context.store.description(of: name)
         defer { context.monitor.noteLocalChange() }
-        try context.write { [store = context.store, queue = context.queue] db in
+        try await context.write { [store = context.store, queue = context.queue, name] db in
             guard let before = try store.readItem(db, table: description, id: id) else {
                 throw SyncError.itemNotFound(table: name, id: id)
             }
@@ -147,8 +147,8 @@ public struct SyncTable: Sendable {
 
     /// Removes local rows (see ``SyncContext/purge(_:query:force:)``).
     @discardableResult
-    public func purge(query: TableQuery? = nil, force: Bool = false) throws(SyncError) -> Int {
-        try context.purge(name, query: query, force: force)
+    public func purge(query: TableQuery? = nil, force: Bool = false) async throws(SyncError) -> Int {
+        try await context.purge(name, query: query, force: force)
     }
 
     /// This table's queued operations in push order.

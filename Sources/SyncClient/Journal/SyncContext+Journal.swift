@@ -9,18 +9,16 @@ extension SyncContext {
     func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
         guard let entry = try journal.entry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
         let driver = pushDriver(try await readyTransport(.push, table: nil))
-        let operationId = try queueOverturn(entry, batch: batch)
+        let operationId = try await queueOverturn(entry, batch: batch)
         return try await pushOne(operationId, driver: driver)
     }
 
     /// Writes the losing values into the row (or removes it), queues the change, and holds its
     /// journal entry with it, in one transaction.
-    private func queueOverturn(_ entry: JournalEntry, batch: String?) throws -> Int64 {
-        var refusal: ConflictDecisionError?
-        let operationId = try write { [store, queue] db -> Int64? in
+    private func queueOverturn(_ entry: JournalEntry, batch: String?) async throws -> Int64 {
+        let queued = try await write { [store, queue] db -> Result<Int64, ConflictDecisionError> in
             guard try queue.operations(db, table: entry.table, itemId: entry.itemId).isEmpty else {
-                refusal = .newerLocalChange(entry: entry.id, itemId: entry.itemId)
-                return nil
+                return .failure(.newerLocalChange(entry: entry.id, itemId: entry.itemId))
             }
             let table = try store.description(of: entry.table, in: db)
             let note = "overturning the journal's \(entry.decision.label) of \(Timestamp.string(entry.recordedAt))"
@@ -48,8 +46,7 @@ extension SyncContext {
                 id = try queue.enqueue(
                     db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting, after: nil, note: note)
             case (nil, nil):
-                refusal = .nothingToOverturn(entry: entry.id, itemId: entry.itemId)
-                return nil
+                return .failure(.nothingToOverturn(entry: entry.id, itemId: entry.itemId))
             }
             try queue.journal.hold(
                 db, operationId: id,
@@ -58,11 +55,9 @@ extension SyncContext {
                     operation: kind, base: entry.result, client: entry.losingValues, server: entry.result,
                     result: nil, decision: .overturn, decidedBy: .person, versionBefore: entry.versionAfter,
                     versionAfter: nil, recordedAt: Date(), batch: batch, overturns: entry.id))
-            return id
+            return .success(id)
         }
-        if let refusal { throw refusal }
-        guard let operationId else { throw SyncError.itemNotFound(table: entry.table, id: entry.itemId) }
-        return operationId
+        return try queued.get()
     }
 
     /// `row` with every user column of `table` taken from `values` (null where they have none).

@@ -50,7 +50,7 @@ extension SyncContext {
                 do {
                     switch try await transport.openChanges(table: table, after: cursor) {
                     case .notOffered(let status):
-                        rememberAbsence(at: remote, status: status)
+                        await rememberAbsence(at: remote, status: status)
                         return .notOffered(status: status)
                     case .refused(_, let retryAfter):
                         pause = retryAfter
@@ -94,8 +94,8 @@ extension SyncContext {
         return Int(parts[1])
     }
 
-    private nonisolated func rememberAbsence(at address: String, status: Int) {
-        _ = try? write { [store] db in try store.setConfig(db, Self.channelAbsenceKey, "\(address) \(status)") }
+    private nonisolated func rememberAbsence(at address: String, status: Int) async {
+        _ = try? await write { [store] db in try store.setConfig(db, Self.channelAbsenceKey, "\(address) \(status)") }
     }
 
     /// The transport to subscribe with: none in offline mode or without a remote.

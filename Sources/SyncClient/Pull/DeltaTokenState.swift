@@ -71,7 +71,7 @@ extension SyncContext {
     public func resetDeltaTokens(table: String, queryId: String? = nil) async throws(SyncError) {
         _ = try store.description(of: table)
         await jobs.waitUntilIdle()
-        try write { [store] db in
+        try await write { [store] db in
             try store.removeDeltaToken(db, table: table, queryId: queryId)
             try HistoryLog().recordTableEvent(
                 db, .tokenReset, table: table, detail: queryId.map { "query id \($0)" } ?? "every query id")

@@ -252,12 +252,10 @@ extension SyncContext {
     @discardableResult
     nonisolated func purge(
         _ table: String, query: TableQuery? = nil, force: Bool = false
-    ) throws(SyncError)
-        -> Int
-    {
+    ) async throws(SyncError) -> Int {
         let description = try store.description(of: table)
         let (filter, arguments) = try (query ?? .all).sqlWhere(description)
-        return try write { [queue, store] db in
+        return try await write { [queue, store] db in
             let queued = try queue.count(db, table: table)
             if queued > 0 {
                 guard force else { throw SyncError.pendingOperations(table: table, count: queued) }

@@ -60,15 +60,17 @@ public struct QueuedOperations: Sendable {
     ///   ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationWaitsBehind(_:earlier:)``,
     ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
     @discardableResult
-    public func perform(_ action: QueueAction, on operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
+    public func perform(
+        _ action: QueueAction, on operationId: Int64, reason: String? = nil
+    ) async throws(SyncError) -> Bool {
         switch action {
-        case .hold: return try context.hold(operationId, reason: reason)
-        case .release: return try context.release(operationId)
+        case .hold: return try await context.hold(operationId, reason: reason)
+        case .release: return try await context.release(operationId)
         case .retry:
-            try context.prepareRetry(operationId)
+            try await context.prepareRetry(operationId)
             return true
         case .discard:
-            try context.queue.discard(operationId)
+            try await context.queue.discard(operationId)
             return true
         }
     }
@@ -77,12 +79,12 @@ public struct QueuedOperations: Sendable {
     /// order of `operationIds`. A Retry makes the refused ones pending; the caller starts the push.
     public func perform(
         _ action: QueueAction, on operationIds: [Int64], reason: String? = nil
-    ) throws(SyncError) -> [QueueActionResult] {
+    ) async throws(SyncError) -> [QueueActionResult] {
         let reason = try SyncOperationQueue.holdReason(reason)
         var results: [QueueActionResult] = []
         for id in operationIds {
             do {
-                let changed = try perform(action, on: id, reason: reason)
+                let changed = try await perform(action, on: id, reason: reason)
                 results.append(QueueActionResult(id: id, outcome: changed ? .done : .unchanged))
             } catch {
                 if case .storage = error { throw error }
@@ -95,7 +97,7 @@ public struct QueuedOperations: Sendable {
     /// Retry now: the operation is made pending, then a push (joining one that runs) sends it in its
     /// turn. Returns what became of it (``OperationOutcome/skipped`` when the push did not reach it).
     public func retry(_ operationId: Int64) async throws -> OperationOutcome {
-        try context.prepareRetry(operationId)
+        try await context.prepareRetry(operationId)
         let result = try await context.push()
         if let outcome = result.outcome(of: operationId) { return outcome }
         return try operation(operationId) == nil ? .pushed : .skipped

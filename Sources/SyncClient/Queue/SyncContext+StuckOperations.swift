@@ -10,16 +10,16 @@ extension SyncContext {
     ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationNotFound(_:)``,
     ///   ``SyncError/invalidHoldReason(_:)`` (over 500 characters, or control characters).
     @discardableResult
-    nonisolated func hold(_ operationId: Int64, reason: String? = nil) throws(SyncError) -> Bool {
+    nonisolated func hold(_ operationId: Int64, reason: String? = nil) async throws(SyncError) -> Bool {
         let reason = try SyncOperationQueue.holdReason(reason)
-        return try write { [queue] db in try queue.hold(db, id: operationId, reason: reason) }
+        return try await write { [queue] db in try queue.hold(db, id: operationId, reason: reason) }
     }
 
     /// Releases a held operation: the next push sends it (and the item's later operations after it).
     /// Returns false when it was not held.
     @discardableResult
-    nonisolated func release(_ operationId: Int64) throws(SyncError) -> Bool {
-        try write { [queue] db in try queue.release(db, id: operationId) }
+    nonisolated func release(_ operationId: Int64) async throws(SyncError) -> Bool {
+        try await write { [queue] db in try queue.release(db, id: operationId) }
     }
 
     /// Retry now, without the push: a refused operation is pending again, its error forgotten; the
@@ -28,7 +28,7 @@ extension SyncContext {
     /// - Throws: ``SyncError/operationHeld(_:)`` (release it first), ``SyncError/operationInConflict(_:)``,
     ///   ``SyncError/operationInFlight(_:)``, ``SyncError/operationWaitsBehind(_:earlier:)``.
     @discardableResult
-    nonisolated func prepareRetry(_ operationId: Int64) throws(SyncError) -> TableOperation {
-        try write { [queue] db in try queue.prepareRetry(db, id: operationId) }
+    nonisolated func prepareRetry(_ operationId: Int64) async throws(SyncError) -> TableOperation {
+        try await write { [queue] db in try queue.prepareRetry(db, id: operationId) }
     }
 }

@@ -81,8 +81,8 @@ extension SyncOperationQueue {
 
     /// Cancel: the local change stays as it is; the operation is pending again (a conflict comes
     /// back on the next push) and its error is forgotten.
-    func cancel(_ id: Int64) throws(SyncError) {
-        try store.write { db in
+    func cancel(_ id: Int64) async throws(SyncError) {
+        try await store.asyncWrite { [self] db in
             var operation = try existingOperation(db, id: id)
             guard operation.state == .conflict || operation.state == .failed else {
                 throw SyncError.notInConflict(id)
@@ -97,8 +97,8 @@ extension SyncOperationQueue {
 
     /// Drops one operation, losing that change: the row goes back to its base (the last server copy)
     /// when there is one; a discarded insert removes the row.
-    func discard(_ id: Int64) throws(SyncError) {
-        try store.write { db in
+    func discard(_ id: Int64) async throws(SyncError) {
+        try await store.asyncWrite { [self, store] db in
             let operation = try existingOperation(db, id: id)
             guard operation.state != .inFlight else { throw SyncError.operationInFlight(id) }
             let table = try store.description(of: operation.table)

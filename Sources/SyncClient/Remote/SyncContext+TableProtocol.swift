@@ -31,7 +31,7 @@ extension SyncContext {
     /// chosen before, or asks the service at the next sync.
     public func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
         await jobs.waitUntilIdle()
-        let spoken = try write { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
+        let spoken = try await write { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
         monitor.protocolChoice = choice
         monitor.tableProtocol = spoken
         transport = transport.map { $0.speaking(spoken ?? .v2) }

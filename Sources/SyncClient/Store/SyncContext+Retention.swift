@@ -15,8 +15,9 @@ extension SyncContext {
     }
 
     /// Keeps the newest `count` rows of `log` (at least 1) from now on, and drops older ones at once.
-    public nonisolated func setRetention(of log: KeptLog, to count: Int) throws(SyncError) {
-        try write { db in try retention(log).set(db, max(1, count)) }
+    public nonisolated func setRetention(of log: KeptLog, to count: Int) async throws(SyncError) {
+        let retention = retention(log)
+        try await write { db in try retention.set(db, max(1, count)) }
     }
 
     private nonisolated func retention(_ log: KeptLog) -> Retention {
