@@ -198,7 +198,8 @@ struct ListIndex: Sendable {
             triggers.append(
                 trigger(
                     "text",
-                    "AFTER UPDATE OF \(search.columnList) ON \(name) WHEN old.rowid <= \(markValue) BEGIN "
+                    "AFTER UPDATE OF \(search.columnList) ON \(name) WHEN old.rowid <= \(markValue) "
+                        + "AND (\(search.changedCondition)) BEGIN "
                         + "\(search.removeStatement()) \(search.insertStatement) END"))
         }
         return triggers

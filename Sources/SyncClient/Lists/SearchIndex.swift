@@ -25,6 +25,12 @@ struct SearchIndex: Sendable {
     /// The indexed columns, quoted, comma-separated.
     var columnList: String { columns.map(\.quotedSQLName).joined(separator: ", ") }
 
+    /// A trigger's condition that an update changed an indexed value: a write of the whole row
+    /// (adopting the server's version, a pull) that leaves the text as it was is not indexed again.
+    var changedCondition: String {
+        columns.map { "old.\($0.quotedSQLName) IS NOT new.\($0.quotedSQLName)" }.joined(separator: " OR ")
+    }
+
     enum Creation { case created, existed }
 
     /// Creates the FTS5 table, empty, unless it exists with these columns; one with other columns

@@ -198,7 +198,10 @@ struct SyncOperationQueue: Sendable {
 
     /// Forgets the operation's last error.
     func clearError(_ db: Database, operationId: Int64) throws {
-        try OperationErrorRecord.deleteOne(db, key: operationId)
+        // A cached statement: this runs for every conflict a policy settles, and `deleteOne(_:key:)`
+        // builds its SQL anew each time (a sixth of what settling one cost).
+        try db.cachedStatement(sql: "DELETE FROM \(OperationErrorRecord.databaseTableName) WHERE operationId = ?")
+            .execute(arguments: [operationId])
     }
 
     /// Operations left in flight by a process that ended mid-push: their outcome is unknown, so
