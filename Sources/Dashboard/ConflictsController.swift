@@ -68,10 +68,9 @@ struct ConflictsController: Sendable {
 
     private func show(_ request: Request) throws -> Response {
         let conflict = try conflict(request)
-        let columns =
-            environment.context.tables.first { $0.name == conflict.operation.table }?.columns.map(\.name) ?? []
+        let table = environment.context.tables.first { $0.name == conflict.operation.table }
         let comparison = FieldComparison(
-            fields: conflict.fields(columns: columns).map(\.name),
+            fields: conflict.fields(columns: table?.columnNames ?? []).map(\.name), of: table,
             copies: [
                 .init(side: .base, item: conflict.base, heading: "Base", note: "last synced"),
                 .init(side: .client, item: conflict.clientItem, heading: "Client", note: "yours"),
@@ -92,13 +91,14 @@ struct ConflictsController: Sendable {
     }
 
     private func explanation(_ conflict: SyncConflict) -> String {
+        let noun = TablePreset.of(conflict.operation.table).noun
         if conflict.deletedOnServer {
-            return "Someone deleted this todo on the service while you changed it here."
+            return "Someone deleted this \(noun) on the service while you changed it here."
         }
         switch conflict.operation.kind {
-        case .insert: return "The service already has a todo with this id, with other values."
-        case .update: return "Someone changed this todo on the service after you started editing it."
-        case .delete: return "Someone changed this todo on the service, and you deleted it here."
+        case .insert: return "The service already has a \(noun) with this id, with other values."
+        case .update: return "Someone changed this \(noun) on the service after you started editing it."
+        case .delete: return "Someone changed this \(noun) on the service, and you deleted it here."
         }
     }
 

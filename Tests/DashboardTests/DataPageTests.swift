@@ -227,7 +227,10 @@ import Testing
         let page = try await harness.client.send(.get, "/conflicts/\(conflict.operation.id)")
         #expect(page.status == 200)
         for column in ["customer", "total", "paid", "due"] { #expect(page.text.contains(column), "\(column)") }
-        #expect(page.text.contains("2027-01-01"))
+        // Dates as the lists show them, in every copy and in the per-field pick; a row, not a todo.
+        #expect(page.text.contains("2027-01-01 00:00:00 UTC") && page.text.contains("2026-12-01 09:30:00 UTC"))
+        #expect(!page.text.contains("2027-01-01T00:00:00.000Z") && !page.text.contains("2026-12-01T09:30:00.000Z"))
+        #expect(page.text.contains("Someone changed this row on the service"))
         let list = try await harness.client.send(.get, "/conflicts")
         #expect(list.status == 200 && list.text.contains("o1"))
         let resolved = try await harness.submit("/conflicts/\(conflict.operation.id)/resolve", ["choice": "use-client"])
@@ -236,6 +239,7 @@ import Testing
         let journal = try await harness.client.send(.get, "/journal")
         #expect(journal.status == 200)
         #expect(journal.text.contains("orders") && journal.text.contains("total"))
+        #expect(journal.text.contains("2027-01-01 00:00:00 UTC") && !journal.text.contains("2027-01-01T00:00:00.000Z"))
         await harness.stop()
     }
 

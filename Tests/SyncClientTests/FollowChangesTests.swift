@@ -1,3 +1,4 @@
+import FaultProxy
 import Foundation
 import HTTPServer
 import SyncProtocol
@@ -21,6 +22,26 @@ import Testing
 }
 
 extension FollowChangesTests {
+    /// A remote that answered without the channel is asked again by the next context on the store
+    /// (after a restart): the service may offer it now, upgraded, or with the table it lacked.
+    @Test func aRemoteWithoutTheChannelIsAskedAgainAfterARestart() async throws {
+        let service = try await TestService.sqlite(in: try TemporaryFolder())
+        let proxy = try await service.proxy()
+        proxy.intercept { request, _ in
+            request.path.hasSuffix("/$changes") ? .answer(ProxiedResponse(status: 404)) : nil
+        }
+        let folder = try TemporaryFolder()
+        let before = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
+        #expect(await before.followChanges(of: "todoitem") {} == .notOffered(status: 404))
+        try await before.close()
+        proxy.intercept(nil)
+        var follower = Follower(try SyncContext.temporary(in: folder, remote: proxy.endpoint))
+        #expect(await follower.connections.next() == true)
+        #expect(await follower.stop() == .cancelled)
+        await proxy.stop()
+        await service.stop()
+    }
+
     /// Through a link that goes down and comes back, the stream is opened again from its cursor: the
     /// row written while it was down is announced at once (the client is behind).
     @Test func aDroppedStreamResumesFromItsCursorAndMissesNothing() async throws {

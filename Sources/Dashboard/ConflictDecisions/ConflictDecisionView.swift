@@ -52,6 +52,7 @@ extension ConflictDecisionView {
         canPick = conflict.clientItem != nil && conflict.serverItem != nil
         self.previewing = previewing
         let fields = context.conflicts.fieldMerges(of: conflict)
+        let table = context.tables.first { $0.name == conflict.operation.table }
         self.picks =
             canPick
             ? fields.map { field in
@@ -63,11 +64,15 @@ extension ConflictDecisionView {
                     options: ConflictSide.allCases.map { side in
                         PickOption(
                             side: side.rawValue, label: Self.label(side),
-                            value: Display.display(field.value(side), column: field.name),
+                            value: Display.display(
+                                field.value(side), column: field.name, type: table?.columnType(field.name)),
                             checked: side == chosen)
                     },
-                    preview: Display.display(field.value(chosen), column: field.name), chosen: chosen.rawValue)
+                    preview: Display.display(
+                        field.value(chosen), column: field.name, type: table?.columnType(field.name)),
+                    chosen: chosen.rawValue)
             } : []
+        let noun = TablePreset.of(conflict.operation.table).noun
         mergeNote =
             switch context.conflicts.merge(of: conflict) {
             case .collision(let fields):
@@ -75,8 +80,8 @@ extension ConflictDecisionView {
             case .merged: "No field collides: the merge policy would push your changes over the service's."
             case .serverHasEverything: "The service already holds every change made here."
             case .deleteStands: "The service changed nothing you can see: the delete can go on."
-            case .serverDeletedClientEdited: "The service deleted this todo; you changed it here."
-            case .clientDeletedServerEdited: "You deleted this todo here; the service changed it."
+            case .serverDeletedClientEdited: "The service deleted this \(noun); you changed it here."
+            case .clientDeletedServerEdited: "You deleted this \(noun) here; the service changed it."
             }
     }
 

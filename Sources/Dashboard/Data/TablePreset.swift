@@ -54,10 +54,13 @@ struct TablePreset: Sendable {
     /// A row's page.
     func href(_ id: String) -> String { recordPath + "/" + PercentDecoding.encode(id) }
 
-    /// The page of row `id` of `table`: a todo's at `/items/{id}`, any other row's under `/data`.
-    static func href(_ table: String, _ id: String) -> String {
-        (table == todos.table ? todos : plain(table)).href(id)
+    /// The preset the pages show `table` with: the todo list's for `todoitem`, else the plain one.
+    static func of(_ table: String) -> TablePreset {
+        table == todos.table ? todos : plain(table)
     }
+
+    /// The page of row `id` of `table`: a todo's at `/items/{id}`, any other row's under `/data`.
+    static func href(_ table: String, _ id: String) -> String { of(table).href(id) }
 
     /// How the pages name a row: its label in quotes, else its id.
     func name(_ item: Item?, id: String) -> String {

@@ -44,10 +44,10 @@ struct JournalController: Sendable {
                 try context.journal.hasLocalChange(table: entry.table, itemId: entry.itemId)
             }
         }
-        let columns = Dictionary(uniqueKeysWithValues: context.tables.map { ($0.name, $0.columnNames) })
+        let tables = Dictionary(uniqueKeysWithValues: context.tables.map { ($0.name, $0) })
         let entries = page.entries.map { entry in
             JournalView.Entry(
-                entry, columns: columns[entry.table] ?? [],
+                entry, description: tables[entry.table],
                 blocked: blocked[entry.table + "\u{0}" + entry.itemId] ?? false)
         }
         let filters = Self.filterItems(query)
@@ -118,7 +118,7 @@ struct JournalController: Sendable {
             case .conflict:
                 environment.sessions.flash(
                     request, .warning,
-                    "The service changed the todo since that decision: this is a new conflict. Choose again.")
+                    "The service changed it since that decision: this is a new conflict. Choose again.")
                 if let conflict = try? environment.context.conflicts.all().last {
                     return .redirect(to: "/conflicts/\(conflict.id)")
                 }

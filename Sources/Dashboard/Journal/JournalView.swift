@@ -57,7 +57,7 @@ struct JournalView: Encodable, Sendable {
 
 extension JournalView.Entry {
     /// The entry as the page shows it; `blocked` when the item has a newer local change.
-    init(_ entry: JournalEntry, columns: [String], blocked: Bool) {
+    init(_ entry: JournalEntry, description: TableDescription?, blocked: Bool) {
         id = entry.id
         when = Display.date(entry.recordedAt)
         decision = entry.decision.rawValue
@@ -71,22 +71,23 @@ extension JournalView.Entry {
         versionBefore = entry.versionBefore ?? "—"
         versionAfter = entry.versionAfter ?? "deleted"
         let names = ThreeWayMerge.fields(
-            base: entry.base, client: entry.client, server: entry.server, columns: columns
+            base: entry.base, client: entry.client, server: entry.server, columns: description?.columnNames ?? []
         ).map(\.name)
         comparison = FieldComparison(
-            fields: names,
+            fields: names, of: description,
             copies: [
                 .init(side: .base, item: entry.base, heading: "Base"),
                 .init(side: .client, item: entry.client, heading: "Client"),
                 .init(side: .server, item: entry.server, heading: "Server"),
                 .init(side: .result, item: entry.result, heading: "Result"),
             ])
+        let noun = TablePreset.of(entry.table).noun
         if blocked {
             overturnable = false
-            overturnNote = "The todo has a newer local change: push or discard it before overturning."
+            overturnNote = "The \(noun) has a newer local change: push or discard it before overturning."
         } else if entry.result == nil && entry.losingValues == nil {
             overturnable = false
-            overturnNote = "Both sides deleted the todo: there is nothing to bring back."
+            overturnNote = "Both sides deleted the \(noun): there is nothing to bring back."
         } else {
             overturnable = true
             overturnNote = nil

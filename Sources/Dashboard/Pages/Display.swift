@@ -44,9 +44,11 @@ enum Display {
         }
     }
 
-    /// A value for a table cell: text as is, booleans as Yes/No, dates readable, nothing as an em dash.
-    static func display(_ value: JSONValue?, column: String = "") -> String {
-        if column == SystemColumn.updatedAt || column == SystemColumn.createdAt, value?.stringValue != nil {
+    /// A value for a table cell: text as is, booleans as Yes/No, dates readable (the system times
+    /// and a column of `type` date, as the lists show them), nothing as an em dash.
+    static func display(_ value: JSONValue?, column: String = "", type: TableDescription.ColumnType? = nil) -> String {
+        let isDate = type == .date || column == SystemColumn.updatedAt || column == SystemColumn.createdAt
+        if isDate, value?.stringValue != nil {
             return date(value)
         }
         return switch value {

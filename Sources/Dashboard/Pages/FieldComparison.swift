@@ -47,9 +47,9 @@ struct FieldComparison: Encodable, Sendable {
         var note: String? = nil
     }
 
-    /// The comparison of `copies` over the fields `names`. A missing base (an insert has none)
-    /// shows "—"; any other missing copy was deleted.
-    init(fields names: [String], copies: [Copy]) {
+    /// The comparison of `copies` over the fields `names` of `table` (whose column types say how
+    /// values show). A missing base (an insert has none) shows "—"; any other missing copy was deleted.
+    init(fields names: [String], of table: TableDescription?, copies: [Copy]) {
         columns = copies.map { Column(heading: $0.heading, headingNote: $0.note) }
         let client = copies.first { $0.side == .client }?.item
         let server = copies.first { $0.side == .server }?.item
@@ -61,14 +61,14 @@ struct FieldComparison: Encodable, Sendable {
                 cells: copies.map { copy in
                     Cell(
                         side: copy.side.rawValue, label: copy.note.map { "\(copy.heading) (\($0))" } ?? copy.heading,
-                        value: Self.show(copy, name),
+                        value: Self.show(copy, name, table?.columnType(name)),
                         differs: differs && (copy.side == .client || copy.side == .server))
                 })
         }
     }
 
-    private static func show(_ copy: Copy, _ name: String) -> String {
+    private static func show(_ copy: Copy, _ name: String, _ type: TableDescription.ColumnType?) -> String {
         guard let item = copy.item else { return copy.side == .base ? "—" : "(deleted)" }
-        return Display.display(item[name], column: name)
+        return Display.display(item[name], column: name, type: type)
     }
 }

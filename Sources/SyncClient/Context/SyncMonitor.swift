@@ -13,6 +13,8 @@ final class SyncMonitor: Sendable {
         var tableProtocol: TableProtocol?
         var protocolChoice = ProtocolChoice.v2
         var authTokenHint: AuthTokenHint?
+        /// A remote found without a change channel, and the status it answered.
+        var channelAbsence: (address: String, status: Int)?
     }
 
     private struct State {

@@ -33,8 +33,8 @@ extension SyncContext {
     ///
     /// In offline mode, or without a remote, it waits and looks again. A refused sign-in ends it
     /// (asking again with the same token would only hammer the service). A remote without the
-    /// channel is asked once: the answer is kept in the store with that remote's address, as the
-    /// protocol it speaks is, and asked again only for another address.
+    /// channel is asked once while the context is open, and again for another address: not kept in
+    /// the store, since a service may offer the channel after a restart or an upgrade.
     public nonisolated func followChanges(
         of table: String, connected: @escaping @Sendable (Bool) -> Void = { _ in },
         changed: @escaping @Sendable () async -> Void
@@ -46,11 +46,13 @@ extension SyncContext {
             var pause: TimeInterval?
             if let transport = await liveTransport() {
                 let remote = transport.baseURL.absoluteString
-                if let status = knownAbsence(at: remote) { return .notOffered(status: status) }
+                if let absence = monitor.channelAbsence, absence.address == remote {
+                    return .notOffered(status: absence.status)
+                }
                 do {
                     switch try await transport.openChanges(table: table, after: cursor) {
                     case .notOffered(let status):
-                        await rememberAbsence(at: remote, status: status)
+                        monitor.channelAbsence = (remote, status)
                         return .notOffered(status: status)
                     case .refused(_, let retryAfter):
                         pause = retryAfter
@@ -82,20 +84,6 @@ extension SyncContext {
             }
         }
         return .cancelled
-    }
-
-    /// Where a remote without a change channel is remembered: `address status`.
-    static let channelAbsenceKey = "changeChannelAbsent"
-
-    /// The status a remote at `address` answered when it was found to have no channel.
-    private nonisolated func knownAbsence(at address: String) -> Int? {
-        let saved = try? read { [store] db in try store.config(db, Self.channelAbsenceKey) }
-        guard let parts = saved?.split(separator: " "), parts.count == 2, parts[0] == address else { return nil }
-        return Int(parts[1])
-    }
-
-    private nonisolated func rememberAbsence(at address: String, status: Int) async {
-        _ = try? await write { [store] db in try store.setConfig(db, Self.channelAbsenceKey, "\(address) \(status)") }
     }
 
     /// The transport to subscribe with: none in offline mode or without a remote.

@@ -31,7 +31,8 @@ extension TableController {
 
     private func changes(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
         let table = try tableName(request)
-        guard let head = try await store.latestChange(in: table, scope: .all) else { throw .tableNotFound(table) }
+        // A table no one has written to yet is an empty one: its first row wakes the subscribers.
+        let head = try await store.latestChange(in: table, scope: .all) ?? .start
         let streaming = request.headers[.accept]?.contains("text/event-stream") == true
         let read = { (text: String) throws(TableError) in try Self.cursor(text, head: head) }
         // Last-Event-ID resumes a stream only, and is checked whether or not the answer is one.
