@@ -79,8 +79,13 @@ struct LocalStore: Sendable {
     /// it, or would interrupt it): what a sync has received or decided is stored, and callers check
     /// for cancellation between transactions.
     func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
-        let pool = self.pool
-        switch await Task(operation: { try await pool.write(body) }).result {
+        // GRDB's completion form, awaited through one continuation: it neither checks for
+        // cancellation nor interrupts the transaction (its `async` form does, so that one needed a
+        // task of its own around it).
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
+            pool.asyncWrite(body) { _, result in continuation.resume(returning: result) }
+        }
+        switch result {
         case .success(let value): return value
         case .failure(let error): throw SyncError(error)
         }
