@@ -33,14 +33,15 @@ extension SyncContext {
         }
     }
 
-    /// A push when changes are pending, then a pull of each synced table with `queryId`'s delta token.
+    /// A push when changes are pending or a conflict waits that its policy settles (one met again in
+    /// the push before), then a pull of each synced table with `queryId`'s delta token.
     private func runSync(queryId: String, settings: PullSettings) async throws -> SyncRunResult {
         var result = SyncRunResult()
         let tables = try syncedTables()
         let waiting = try await store.asyncRead { [queue] db in
-            try tables.reduce(0) { $0 + (try queue.sendableCount(db, table: $1)) }
+            try tables.contains { try queue.sendableCount(db, table: $0) > 0 } || self.hasConflictsForTheirPolicy(db)
         }
-        if waiting > 0 { result.pushed = try await runPush() }
+        if waiting { result.pushed = try await runPush() }
         for table in tables {
             do {
                 result.pulled.append(

@@ -18,7 +18,7 @@ extension SyncContext {
     func runPush() async throws -> PushResult {
         let driver = pushDriver(try await readyTransport(.push, table: nil))
         var (queued, waiting) = try await store.asyncRead { [queue] db in
-            (try queue.sendable(db), try !self.conflictsForTheirPolicy(db).isEmpty)
+            (try queue.sendable(db), try self.hasConflictsForTheirPolicy(db))
         }
         if waiting {
             queued = try await store.asyncWrite { [queue] db in
@@ -47,6 +47,18 @@ extension SyncContext {
         for operation in try conflictsForTheirPolicy(db) {
             guard let error = try queue.error(db, operationId: operation.id) else { continue }
             _ = try settleByPolicy(db, RecordedConflict(operation: operation, error: error))
+        }
+    }
+
+    /// Whether a conflict waits that its table's policy settles now (a collision under `merge` does
+    /// not): then a sync pushes, though nothing else is queued.
+    nonisolated func hasConflictsForTheirPolicy(_ db: Database) throws -> Bool {
+        try conflictsForTheirPolicy(db).contains { operation in
+            guard let conflict = try conflict(db, operation) else { return false }
+            if case .ask = try conflictPolicy(db, for: operation.table).action(for: merge(of: conflict)) {
+                return false
+            }
+            return true
         }
     }
 
