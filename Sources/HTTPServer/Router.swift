@@ -37,8 +37,6 @@ public struct Router: Sendable {
     public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
         on(.get, pattern, .sync(handler))
     }
-    // The verbs the servers use, each with a handler that runs on the server's thread and, where
-    // one is needed, one that awaits; ``on(_:_:_:)`` takes any other.
     public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
         on(.get, pattern, .async(handler))
     }
@@ -48,14 +46,8 @@ public struct Router: Sendable {
     public mutating func post(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
         on(.post, pattern, .async(handler))
     }
-    public mutating func patch(_ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
-        on(.patch, pattern, .sync(handler))
-    }
     public mutating func patch(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
         on(.patch, pattern, .async(handler))
-    }
-    public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (Request) throws -> Response) {
-        on(.delete, pattern, .sync(handler))
     }
     public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (Request) async throws -> Response) {
         on(.delete, pattern, .async(handler))
