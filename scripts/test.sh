@@ -33,15 +33,16 @@ echo "$TODOSYNC_TEST_POSTGRES_URL"
 
 echo "== swift tests"
 # The table-service suites (on SQLite and PostgreSQL, which loads the machine) run in a step of
-# their own. A time limit turns a hang into a clear failure instead of a stalled CI
-# (scripts/hang-check.sh runs the whole suite repeatedly on a loaded machine to find one).
-timeout 900 swift test --skip-build --skip TableServiceTests
+# their own. A time limit turns a hang into a failure that names the tests still running and the
+# frames of our code in the test process's threads (scripts/within.sh), instead of a stalled CI;
+# scripts/hang-check.sh runs the whole suite repeatedly on a loaded machine to find one.
+scripts/within.sh 900 swift test --skip-build --skip TableServiceTests
 
 echo "== table service on SQLite and PostgreSQL"
-timeout 600 swift test --skip-build --filter TableServiceTests --skip ConvergenceTests
+scripts/within.sh 600 swift test --skip-build --filter TableServiceTests --skip ConvergenceTests
 
 echo "== convergence of incremental pull under concurrent writers, SQLite and PostgreSQL (alone: it loads the machine)"
-timeout 600 swift test --skip-build --filter ConvergenceTests
+scripts/within.sh 600 swift test --skip-build --filter ConvergenceTests
 
 echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
 CRASH_RUNS="${CRASH_RUNS:-20}" timeout 1200 scripts/crash-loop.sh

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import Synchronization
 import Testing
 
 /// The `If-Match` check and the write are one transaction, and `updatedAt` never repeats.
@@ -38,22 +39,33 @@ import Testing
                 let table = "/tables/grows\(round)"
                 let seeded = try await server.send(.post, table, json: ["id": "seed"])
                 #expect(seeded.status == 201)
+                let insertStatus = AnsweredStatus()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         let inserted = try await server.send(.post, table, json: ["id": "new", "added": "value"])
-                        #expect(inserted.status == 201)
+                        #expect(inserted.status == 201, "round \(round): \(inserted.text)")
+                        insertStatus.set(inserted.status)
                     }
                     group.addTask {
                         while true {
+                            // Read after the insert answered: the row shows now or never (a failed insert
+                            // ends the round instead of leaving this loop reading for ever).
+                            let answered = insertStatus.status
                             let item = try await server.send(.get, table + "/new")
                             if item.status == 200 {
                                 #expect(item.object?["added"] as? String == "value", "round \(round): \(item.text)")
                             }
                             let page = try await server.send(.get, table)
                             let rows = try #require(page.array)
-                            guard let row = rows.first(where: { $0["id"] as? String == "new" }) else { continue }
-                            #expect(row["added"] as? String == "value", "round \(round): \(row)")
-                            return
+                            if let row = rows.first(where: { $0["id"] as? String == "new" }) {
+                                #expect(row["added"] as? String == "value", "round \(round): \(row)")
+                                return
+                            }
+                            if answered != 0 {
+                                #expect(
+                                    answered != 201, "round \(round): the row its insert answered 201 for is missing")
+                                return
+                            }
                         }
                     }
                     try await group.waitForAll()
@@ -104,4 +116,13 @@ import Testing
                 ])
         }
     }
+}
+
+/// The status a request was answered with, shared with the tasks that race it (0: not answered yet).
+private final class AnsweredStatus: Sendable {
+    private let value = Atomic(0)
+
+    var status: Int { value.load(ordering: .sequentiallyConsistent) }
+
+    func set(_ status: Int) { value.store(status, ordering: .sequentiallyConsistent) }
 }

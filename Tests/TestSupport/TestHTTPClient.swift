@@ -106,6 +106,9 @@ public final class TestHTTPClient: Sendable {
         // Closed well before the servers close an idle connection (30 s), so that a request never
         // goes out on a connection the server is closing.
         configuration.connectionPool.idleTimeout = .seconds(4)
+        // A request's deadline covers its answer's head only: a body (or an event stream) that stops
+        // coming fails after this long without a byte, instead of holding its test for ever.
+        configuration.timeout.read = .seconds(90)
         return configuration
     }
 }
