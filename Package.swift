@@ -163,6 +163,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Dashboard", "FaultProxy", "HTTPServer", "SyncClient", "SyncProtocol", "TableService", "Views",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),

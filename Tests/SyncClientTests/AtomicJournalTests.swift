@@ -36,7 +36,7 @@ struct AtomicJournalTests {
 
     /// Makes every insert into `__journal` fail, as a full disk or a crash at that point would.
     func refuseJournalWrites(_ context: SyncContext, _ refuse: Bool) throws {
-        let other = try DatabaseQueue(path: context.path)
+        let other = try sideConnection(context.path)
         defer { try? other.close() }
         try other.write { db in
             try db.execute(

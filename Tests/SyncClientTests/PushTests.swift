@@ -59,7 +59,7 @@ struct PushTests {
         let proxy = try await service.proxy()
         proxy.intercept { _, _ in
             // What the store says while the request is on its way.
-            let states = try DatabaseQueue(path: path).read { db in
+            let states = try sideConnection(path).read { db in
                 try String.fetchAll(db, sql: "SELECT itemId || ' ' || state FROM __operations ORDER BY id")
             }
             seen.withLock { $0.append(states.joined(separator: ", ")) }

@@ -35,7 +35,7 @@ extension TestService {
 
 /// Test access to the service's SQLite file, for states the protocol cannot make (equal `updatedAt`).
 func withServiceDatabase<T>(_ service: TestService, _ body: (Database) throws -> T) throws -> T {
-    let queue = try DatabaseQueue(path: service.sqlitePath ?? "")
+    let queue = try sideConnection(service.sqlitePath ?? "")
     defer { try? queue.close() }
     return try queue.write(body)
 }

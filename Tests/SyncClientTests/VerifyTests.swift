@@ -29,7 +29,7 @@ struct VerifyTests {
 
     /// Changes the store's file behind the client's back, as a bug would.
     func changeByHand(_ context: SyncContext, _ sql: String) throws {
-        let database = try DatabaseQueue(path: context.path)
+        let database = try sideConnection(context.path)
         defer { try? database.close() }
         try database.write { db in try db.execute(sql: sql) }
     }

@@ -106,7 +106,7 @@ import Testing
     static func databaseVersions(_ server: TestServer) async throws -> [String: String] {
         switch server.database {
         case .sqlite(let path):
-            let queue = try DatabaseQueue(path: try #require(path))
+            let queue = try sideConnection(try #require(path))
             return try await queue.read { db in
                 try Dictionary(
                     uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, version FROM conv").map {

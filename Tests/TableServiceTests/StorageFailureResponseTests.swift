@@ -72,7 +72,7 @@ import Testing
             #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "a", "text": "one"]).status == 201)
             switch server.database {
             case .sqlite(let path):
-                try await DatabaseQueue(path: try #require(path)).write { db in
+                try await sideConnection(try #require(path)).write { db in
                     try db.execute(sql: "DROP TABLE todoitem")
                 }
             case .postgres(let location):
