@@ -25,13 +25,15 @@ public enum RawHTTP {
     public static func send(port: Int, _ bytes: Data, deadline: Duration = .seconds(60)) async throws -> String {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let received = loop.makePromise(of: [UInt8].self)
-        let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: loop)
+            // The bytes go out from the event loop as soon as the connection is made: a busy
+            // cooperative pool must not hold them back until the server drops the idle connection.
+            _ = try await ClientBootstrap(group: loop)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(Collector(received: received))
+                        try channel.pipeline.syncOperations.addHandler(
+                            Exchange(sending: bytes, received: received, deadline: deadline))
                     }
                 }
                 .connect(host: "127.0.0.1", port: port).get()
@@ -39,25 +41,38 @@ public enum RawHTTP {
             received.fail(error)
             throw Failure(description: "cannot connect to 127.0.0.1:\(port): \(error)")
         }
-        let timer = loop.scheduleTask(in: .nanoseconds(Int64(deadline.components.seconds) * 1_000_000_000)) {
-            channel.close(promise: nil)
-        }
-        // A server may close before it read everything: what it answered still counts.
-        try? await channel.writeAndFlush(ByteBuffer(bytes: bytes))
-        let bytes = try await received.futureResult.get()
-        timer.cancel()
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: try await received.futureResult.get(), as: UTF8.self)
     }
 }
 
-/// Keeps every byte read until the connection closes.
-private final class Collector: ChannelInboundHandler {
+/// Sends the bytes once connected, then keeps every byte read until the connection closes or the
+/// deadline passes.
+private final class Exchange: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
+    private let sending: Data
     private let received: EventLoopPromise<[UInt8]>
+    private let deadline: Duration
     private var bytes: [UInt8] = []
+    private var timer: Scheduled<Void>?
 
-    init(received: EventLoopPromise<[UInt8]>) { self.received = received }
+    init(sending: Data, received: EventLoopPromise<[UInt8]>, deadline: Duration) {
+        self.sending = sending
+        self.received = received
+        self.deadline = deadline
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let channel = context.channel
+        timer = context.eventLoop.scheduleTask(
+            in: .nanoseconds(Int64(deadline.components.seconds) * 1_000_000_000)
+        ) { channel.close(promise: nil) }
+        // A server may close before it read everything: what it answered still counts.
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: sending)), promise: nil)
+        context.fireChannelActive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
@@ -65,6 +80,7 @@ private final class Collector: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
         received.succeed(bytes)
         context.fireChannelInactive()
     }
