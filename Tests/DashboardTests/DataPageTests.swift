@@ -109,6 +109,54 @@ import Testing
         await harness.stop()
     }
 
+    /// A table never pulled has no column known here: its Add form asks for one by name, and a row
+    /// added with it is stored with the column, typed by its value, and queued.
+    @Test func aTableWithNoKnownColumnIsGivenOneByTheAddForm() async throws {
+        try await withTestDashboard(configure: { $0.tables = ["todoitem", "orders"] }) { harness in
+            let list = try await harness.client.send(.get, "/data/orders")
+            #expect(list.status == 200)
+            #expect(list.text.contains("No column of this table is known here yet"))
+            #expect(list.text.contains(#"name="new-column""#) && list.text.contains(#"name="new-value""#))
+            let added = try await harness.submit("/data/orders", ["new-column": "total", "new-value": "12.5"])
+            #expect(added.status == 303)
+            let id = String(try #require(added.headers["location"]).dropFirst("/data/orders/".count))
+            let orders = harness.dashboard.context.table("orders")
+            #expect(try orders.item(id: id)?["total"] == 12.5)
+            #expect(try harness.dashboard.context.description(of: "orders").columnType("total") == .real)
+            #expect(try orders.operations().map(\.kind) == [.insert])
+            // The row's page has the column's own field now, and still offers another.
+            let editor = try await harness.client.send(.get, "/data/orders/\(id)")
+            #expect(editor.text.contains(#"name="field:total" value="12.5""#))
+            #expect(editor.text.contains("Another column") && !editor.text.contains("No column of this table"))
+            let another = try await harness.submit("/data/orders/\(id)", ["new-column": "paid", "new-value": "false"])
+            #expect(another.status == 303)
+            #expect(try orders.item(id: id)?["paid"] == false)
+        }
+    }
+
+    @Test(arguments: [
+        ("total", "1", "a column already"), ("version", "x", "kept by the service"),
+        ("rowid", "1", "oid and _rowid_"), ("two words", "1", "letters, digits and underscores"),
+        ("", "orphan", "Name the column"),
+    ])
+    func aNewColumnTheServiceCouldNotHoldIsRefusedAndNothingIsWritten(
+        name: String, value: String, message: String
+    ) async throws {
+        let harness = try await ordersDashboard()
+        let before = try harness.dashboard.context.table("orders").item(id: "o1")
+        let edit = try await harness.submit("/data/orders/o1", ["new-column": name, "new-value": value])
+        #expect(edit.status == 422)
+        #expect(edit.text.contains(message) && edit.text.contains("value=\"\(value)\""))
+        let add = try await harness.submit(
+            "/data/orders", ["field:customer": "New", "new-column": name, "new-value": value])
+        #expect(add.status == 422)
+        #expect(add.text.contains(message) && add.text.contains("Nothing was saved"))
+        #expect(try harness.dashboard.context.table("orders").item(id: "o1") == before)
+        #expect(try harness.dashboard.context.table("orders").count() == 1)
+        #expect(try harness.dashboard.context.operations.all().isEmpty)
+        await harness.stop()
+    }
+
     @Test func theListSearchesTextColumnsFiltersFlagsAndPagesNewestFirst() async throws {
         let harness = try await ordersDashboard()
         let orders = harness.dashboard.context.table("orders")

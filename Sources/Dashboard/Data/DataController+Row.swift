@@ -40,7 +40,9 @@ extension DataController {
             title: preset.title, table: table.name, noun: preset.noun, name: preset.name(item, id: id),
             listHref: preset.listPath, id: id, href: preset.href(id), version: item[SystemColumn.version]?.stringValue,
             updatedAt: Display.date(item[SystemColumn.updatedAt]).nilIfEmpty,
-            fields: RecordForm.fields(table, item: item, invalid: invalid), error: invalid?.summary,
+            fields: RecordForm.fields(table, item: item, invalid: invalid),
+            newColumn: preset.labelColumn == nil ? RecordForm.newColumn(table, invalid: invalid) : nil,
+            error: invalid?.summary,
             operation: PendingChange.latest(environment.context, table: table.name, id: id))
     }
 

@@ -141,6 +141,7 @@ struct DataController: Sendable {
                     error: invalid?.errors[column])
             },
             addFields: preset.labelColumn == nil ? RecordForm.fields(table, item: nil, invalid: invalid) : [],
+            newColumn: preset.labelColumn == nil ? RecordForm.newColumn(table, invalid: invalid) : nil,
             addError: preset.labelColumn == nil ? invalid?.summary : nil)
     }
 

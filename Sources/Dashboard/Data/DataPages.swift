@@ -76,6 +76,8 @@ struct DataListPage: Encodable, Sendable {
     var quickAdd: QuickAdd?
     /// The full Add form's inputs (without a one-line Add): empty, or as typed when refused.
     var addFields: [RecordForm.Field]
+    /// The Add form's inputs for a column the table has no field for (not on a preset's quick Add).
+    var newColumn: RecordForm.NewColumn?
     var addError: String?
 }
 
@@ -136,6 +138,8 @@ struct DataRecordPage: Encodable, Sendable {
     var version: String?
     var updatedAt: String?
     var fields: [RecordForm.Field]
+    /// The inputs for a column the table has no field for (not on a preset's page).
+    var newColumn: RecordForm.NewColumn?
     var error: String?
     var operation: PendingChange?
 }

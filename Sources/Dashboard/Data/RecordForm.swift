@@ -43,8 +43,28 @@ enum RecordForm {
         }
     }
 
+    /// The inputs that add a column the table has no field for yet: its name and its value.
+    struct NewColumn: Encodable, Sendable {
+        var columnName = ""
+        var columnValue = ""
+        /// Why the name was refused.
+        var columnError: String?
+        /// No column of the table is known here yet (its rows were never pulled).
+        var noColumns: Bool
+    }
+
+    /// The names of the new column's inputs, and the key of its refusal in ``Invalid``.
+    static let newColumnInput = "new-column", newValueInput = "new-value", newColumnKey = "another column"
+
     /// The name of a column's input.
     static func inputName(_ column: String) -> String { "field:" + column }
+
+    /// The new column's inputs for `table`: empty, or as typed when refused.
+    static func newColumn(_ table: TableDescription, invalid: Invalid? = nil) -> NewColumn {
+        NewColumn(
+            columnName: invalid?.typed[newColumnInput] ?? "", columnValue: invalid?.typed[newValueInput] ?? "",
+            columnError: invalid?.errors[newColumnKey], noColumns: table.columns.isEmpty)
+    }
 
     /// Text longer than this (or with a line break) gets a text area.
     static let longText = 80
@@ -118,8 +138,34 @@ enum RecordForm {
                 errors[column.name] = error.description
             }
         }
+        let newName = (form[newColumnInput] ?? "").trimmingCharacters(in: .whitespaces)
+        if newName.isEmpty, let text = form[newValueInput], !text.isEmpty {
+            typed[newValueInput] = text
+            errors[newColumnKey] = "Name the column for the value “\(text)”, or clear the value."
+        } else if !newName.isEmpty {
+            let text = form[newValueInput] ?? ""
+            typed[newColumnInput] = newName
+            typed[newValueInput] = text
+            if let problem = problem(withNewColumn: newName, of: table) {
+                errors[newColumnKey] = problem
+            } else {
+                // A column of no type yet: the value is read as what it looks like.
+                changes[newName] = (try? ColumnInput.value(text, as: nil)) ?? .string(text)
+            }
+        }
         errors.merge(TablePreset.check(&changes, table: table.name, inserting: current == nil)) { first, _ in first }
         guard errors.isEmpty else { return .failure(Invalid(typed: typed, errors: errors)) }
         return .success(changes)
+    }
+
+    /// Why `name` cannot be a new column of `table`, or nil.
+    private static func problem(withNewColumn name: String, of table: TableDescription) -> String? {
+        if table.columnType(name) != nil { return "“\(name)” is a column already: fill in its field." }
+        if SystemColumn.all.contains(name) { return "“\(name)” is kept by the service: name another column." }
+        guard ColumnName.isValid(name), TableDescription.canBeColumn(name) else {
+            return "“\(name)” cannot be a column name: use \(ColumnName.rule)"
+                + (ColumnName.isValid(name) ? ", other than SQLite's rowid, oid and _rowid_." : ".")
+        }
+        return nil
     }
 }

@@ -104,18 +104,10 @@ extension ItemChanges {
         return id
     }
 
-    /// Property names become SQLite columns: letters, digits and underscores, not starting with a digit.
+    /// Property names become SQLite columns (see ``ColumnName``).
     static func checkColumnName(_ name: String) throws(TableError) {
-        let bytes = name.utf8
-        func isLetter(_ byte: UInt8) -> Bool {
-            (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "_")
-        }
-        guard let first = bytes.first, isLetter(first), bytes.count <= 128,
-            bytes.allSatisfy({ isLetter($0) || (48...57).contains($0) })
-        else {
-            throw .invalidRequest(
-                "The property name '\(name)' cannot be a column: use up to 128 letters, digits and underscores, "
-                    + "starting with a letter or underscore.")
+        guard ColumnName.isValid(name) else {
+            throw .invalidRequest("The property name '\(name)' cannot be a column: use \(ColumnName.rule).")
         }
     }
 }
