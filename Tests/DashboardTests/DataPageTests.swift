@@ -124,6 +124,10 @@ import Testing
             #expect(try orders.item(id: id)?["total"] == 12.5)
             #expect(try harness.dashboard.context.description(of: "orders").columnType("total") == .real)
             #expect(try orders.operations().map(\.kind) == [.insert])
+            // Its UUID is shortened in the list and the queue, whole in the title.
+            let shown = #"title="\#(id)">\#(id.prefix(8))…</"#
+            #expect(try await harness.client.send(.get, "/data/orders").text.contains(shown))
+            #expect(try await harness.client.send(.get, "/operations").text.contains(shown))
             // The row's page has the column's own field now, and still offers another.
             let editor = try await harness.client.send(.get, "/data/orders/\(id)")
             #expect(editor.text.contains(#"name="field:total" value="12.5""#))

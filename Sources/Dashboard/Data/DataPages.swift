@@ -85,6 +85,8 @@ struct DataListPage: Encodable, Sendable {
 /// list's ``Views/FragmentCache``.
 struct ListRow: Hashable, Sendable, Encodable {
     var id: String
+    /// The id as the list shows it (see ``Display/shortId(_:)``).
+    var shownId: String
     var href: String
     /// The row's element id (`row-…`), where a form sent from it returns.
     var anchor: String

@@ -22,8 +22,9 @@ struct OperationsPage: Encodable, Sendable {
         /// The state badge's CSS kind.
         var stateBadge: String
         var attempts: Int
-        /// The item's text, else its id.
+        /// The item's text, else its id (a UUID shortened).
         var label: String
+        var itemId: String
         var itemHref: String?
         var conflictHref: String?
         /// Why the item is as it is: its history.
