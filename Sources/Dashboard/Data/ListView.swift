@@ -45,7 +45,8 @@ struct ListView: Sendable {
             cell(item[column.name], column, mismatch: mismatched.contains(column.name), rowName: name)
         }
         return ListRow(
-            id: id, shownId: Display.shortId(id), href: preset.href(id), anchor: "row-" + PercentDecoding.encode(id), showsId: showsId,
+            id: id, shownId: Display.shortId(id), href: preset.href(id), anchor: "row-" + PercentDecoding.encode(id),
+            showsId: showsId,
             done: preset.tabs.map { item[$0.column] == .bool(true) } ?? false, cells: cells,
             badge: operation.map(Display.badge), updatedAt: Display.date(item[SystemColumn.updatedAt]).nilIfEmpty,
             csrf: csrf)
