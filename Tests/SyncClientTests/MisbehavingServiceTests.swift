@@ -96,8 +96,8 @@ import Testing
         }
     }
 
-    /// The clock passes the total deadline once the service pours: the answer ends there, well before
-    /// the size limit (64 MB, which two such tests at once took 27 s of the event loops to reach under load).
+    /// The clock passes the total deadline once the service pours: the answer that never ends ends
+    /// there.
     @Test(arguments: TableProtocol.allCases)
     func neverEndingBodyEndsAtTheTotalDeadlineWithAReadableError(spoken: TableProtocol) async throws {
         let folder = try TemporaryFolder()

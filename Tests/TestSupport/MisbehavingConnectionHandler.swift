@@ -59,7 +59,7 @@ final class MisbehavingConnectionHandler: ChannelInboundHandler {
             write(
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n", [],
                 context: context)
-            pour(context: context)
+            pour(left: 256, context: context)
         case .silence:
             break
         case .silentEventStream:
@@ -89,10 +89,12 @@ final class MisbehavingConnectionHandler: ChannelInboundHandler {
     }
 
     /// 16 KiB chunks, each written once the last one left, until the client goes away.
-    private func pour(context: ChannelHandlerContext) {
+    /// `left` chunks of 16 KiB, each once the last was taken.
+    private func pour(left: Int, context: ChannelHandlerContext) {
+        guard left > 0 else { return }
         let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: UInt8(ascii: " "), count: 0x4000) + [13, 10]
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: chunk))).assumeIsolated().whenSuccess {
-            self.pour(context: context)
+            self.pour(left: left - 1, context: context)
         }
     }
 }

@@ -37,7 +37,9 @@ public final class MisbehavingService: Stoppable {
         case json(Int, String)
         /// The head (announcing `length` bytes), then one byte every `interval` seconds.
         case trickle(length: Int, interval: Double)
-        /// A chunked 200 whose chunks never end.
+        /// A chunked 200 whose chunks never end: 4 MB of them as fast as the client reads, then the
+        /// connection stays open without another byte (pouring for ever would reach the client's
+        /// size limit first on a loaded machine, where the deadline it tests waits for a thread).
         case endless
         /// Reads the request and says nothing until the client gives up.
         case silence
