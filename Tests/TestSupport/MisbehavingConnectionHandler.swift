@@ -88,8 +88,7 @@ final class MisbehavingConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// 16 KiB chunks, each written once the last one left, until the client goes away.
-    /// `left` chunks of 16 KiB, each once the last was taken.
+    /// `left` chunks of 16 KiB, each written once the last one left.
     private func pour(left: Int, context: ChannelHandlerContext) {
         guard left > 0 else { return }
         let chunk = Array("4000\r\n".utf8) + [UInt8](repeating: UInt8(ascii: " "), count: 0x4000) + [13, 10]

@@ -70,13 +70,13 @@ enum Display {
         return Self.date(.string(date.formatted(.iso8601)))
     }
 
-    /// A short label for an item in lists: its text, else its id.
     /// An id as a list shows it: a UUID's first 8 digits and an ellipsis (the list puts the whole
     /// id in the element's title), any other id whole.
     static func shortId(_ id: String) -> String {
         id.utf8.count == 36 && UUID(uuidString: id) != nil ? String(id.prefix(8)) + "…" : id
     }
 
+    /// A short label for an item in lists: its text, else its id.
     static func label(_ item: Item?, id: String) -> String {
         let text = item?["text"]?.stringValue ?? ""
         return text.isEmpty ? id : String(text.prefix(80))
