@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 import SyncProtocol
 import TestSupport
 import Testing
@@ -162,6 +163,22 @@ import Testing
             // Without a token the channel answers as the table does.
             #expect(try await server.send(.get, "/tables/todoitem/$changes").status == 401)
         }
+    }
+
+    /// A subscriber that came before its instance listened to PostgreSQL (just started, or its
+    /// listening connection lost) may have missed a write: it is woken once listening starts, and
+    /// pulls from its own position. Before, only a reconnection woke them, and a stream opened on a
+    /// freshly started instance could wait for ever for a write made on another.
+    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(1)))
+    func subscribersAreWokenWhenTheirInstanceStartsListening() async throws {
+        let location = try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 1)
+        let feed = ChangeFeed(limit: 10)
+        let start = ChangeCursor(updatedAt: 0, id: "")
+        let wakes = try #require(feed.subscribe(table: "todoitem", owner: nil, after: start))
+        let listening = Task { await PostgresChangeBus.listen(location, feed: feed, logger: Logger(label: "test")) }
+        var woken = wakes.makeAsyncIterator()
+        #expect(await woken.next() == start)
+        listening.cancel()
     }
 
     /// PostgreSQL is the bus: a write through one instance wakes a subscriber on another.

@@ -10,8 +10,9 @@ import SyncProtocol
 /// each instance keeps one connection listening, which wakes its ``ChangeFeed``.
 ///
 /// The payload is `["table", updatedAt, "id", "owner" or null]`. A listening connection that is
-/// lost is opened again with a growing pause; since notifications may have been missed meanwhile,
-/// every subscriber is then woken once (it pulls from its own position, so nothing is lost).
+/// lost is opened again with a growing pause. Whenever listening starts, the first time included,
+/// every subscriber is woken once (it pulls from its own position, so nothing is lost): one that
+/// came before the connection listened, or while it was lost, may have missed a notification.
 enum PostgresChangeBus {
     static let channel = "todosync_changes"
 
@@ -80,8 +81,8 @@ enum PostgresChangeBus {
                     configuration: configuration, id: 0, logger: logger)
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: channel) { notifications in
-                    // Up: whatever was missed while down, subscribers pull once.
-                    if failures > 0 { feed.wakeAll() }
+                    // Listening now: whatever was written before, subscribers pull once.
+                    feed.wakeAll()
                     failures = 0
                     for try await notification in notifications {
                         if let commit = commit(notification.payload) { feed.published(commit) }
