@@ -165,6 +165,38 @@ import Testing
         }
     }
 
+    /// A wake-up at a subscriber's own position (its instance started listening to the other
+    /// instances' writes, and may have missed some) reads the table: a change the feed never heard
+    /// of is sent, and nothing when there is none (before, each such wake-up sent an event again).
+    @Test func aWakeAtTheSubscribersOwnPositionSendsOnlyANewerChange() async throws {
+        try await withTestServer(.sqlite, tables: ["todoitem"]) { server in
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "a"])
+            let stream = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
+            let opened = try #require(try await stream.next())
+            let first = try #require(ChangeCursor(text: opened.id ?? ""))
+            #expect(first.id == "a")
+            let feed = server.running.service.store.changes
+            feed.wakeAll()
+            // A write the feed never heard of, as when a notification was missed (1 ms later: the
+            // service stamps its next write past it, as it stamps every write past the last).
+            guard case .sqlite(let path?) = server.database else { return }
+            try await sideConnection(path).write { db in
+                try db.execute(sql: "UPDATE todoitem SET updatedAt = updatedAt + 1 WHERE id = 'a'")
+            }
+            feed.wakeAll()
+            let missed = try #require(try await stream.next())
+            #expect(ChangeCursor(text: missed.id ?? "") == ChangeCursor(updatedAt: first.updatedAt + 1, id: "a"))
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "b"])
+            let next = try #require(try await stream.next())
+            #expect(ChangeCursor(text: next.id ?? "")?.id == "b")
+            // A long poll woken so with nothing newer ends with nothing (before: its own cursor again).
+            async let poll = server.send(.get, "/tables/todoitem/$changes?cursor=\(next.id ?? "")&timeout=60")
+            while feed.subscriberCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            feed.wakeAll()
+            #expect(try await poll.status == 204)
+        }
+    }
+
     /// A subscriber that came before its instance listened to PostgreSQL (just started, or its
     /// listening connection lost) may have missed a write: it is woken once listening starts, and
     /// pulls from its own position. Before, only a reconnection woke them, and a stream opened on a

@@ -46,8 +46,11 @@ extension TableController {
                 throw .tooManySubscribers(feed.limit)
             }
             let visible = try await store.latestChange(in: table, scope: scope) ?? .start
+            let store = self.store
             return .eventStream { stream in
-                await Self.send(subscription, table: table, visible: visible, after: after ?? .start, to: stream)
+                await Self.send(
+                    subscription, table: table, visible: visible, after: after ?? .start, to: stream,
+                    latest: { try? await store.latestChange(in: table, scope: scope) })
             }
         }
         guard let after else {
@@ -62,19 +65,30 @@ extension TableController {
         guard let woken = await Self.first(of: subscription, within: wait) else {
             return Response(status: .noContent)
         }
-        return Self.answer(table: table, cursor: woken)
+        if woken > after { return Self.answer(table: table, cursor: woken) }
+        // Woken at its own position (see `send`): the table says whether anything is newer.
+        let newest = try await store.latestChange(in: table, scope: scope) ?? .start
+        return newest > after ? Self.answer(table: table, cursor: newest) : Response(status: .noContent)
     }
 
-    /// A stream's events: at once if the caller is behind, then one per wake-up, until the stream
-    /// closes (reader gone, server stopping) or the feed does.
+    /// A stream's events: at once if the caller is behind, then one per newer change it is woken
+    /// for, until the stream closes (reader gone, server stopping) or the feed does. A wake-up at or
+    /// before the last cursor sent (every subscriber is woken so when the instance starts listening
+    /// to the other instances' writes) reads the table instead, and sends only a newer change.
     private static func send(
         _ subscription: AsyncStream<ChangeCursor>, table: String, visible: ChangeCursor, after: ChangeCursor,
-        to stream: EventStream
+        to stream: EventStream, latest: @escaping @Sendable () async -> ChangeCursor?
     ) async {
         if visible > after, !stream.send(event(table: table, cursor: visible)) { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await cursor in subscription where !stream.send(event(table: table, cursor: cursor)) { return }
+                var last = max(visible, after)
+                for await cursor in subscription {
+                    let newest = cursor > last ? cursor : await latest() ?? last
+                    guard newest > last else { continue }
+                    last = newest
+                    if !stream.send(event(table: table, cursor: newest)) { return }
+                }
                 // The feed closed: the service is stopping.
                 stream.finish(retryAfter: .seconds(2))
             }
