@@ -189,11 +189,13 @@ import Testing
             _ = try await server.send(.post, "/tables/todoitem", json: ["id": "b"])
             let next = try #require(try await stream.next())
             #expect(ChangeCursor(text: next.id ?? "")?.id == "b")
-            // A long poll woken so with nothing newer ends with nothing (before: its own cursor again).
+            // A long poll woken so with nothing newer goes on waiting, for the next commit (before: it
+            // answered its own cursor again).
             async let poll = server.send(.get, "/tables/todoitem/$changes?cursor=\(next.id ?? "")&timeout=60")
             while feed.subscriberCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
             feed.wakeAll()
-            #expect(try await poll.status == 204)
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "c"])
+            #expect(Self.cursor(try await poll).flatMap(ChangeCursor.init(text:))?.id == "c")
         }
     }
 

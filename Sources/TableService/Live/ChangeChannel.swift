@@ -46,11 +46,10 @@ extension TableController {
                 throw .tooManySubscribers(feed.limit)
             }
             let visible = try await store.latestChange(in: table, scope: scope) ?? .start
-            let store = self.store
+            let latest = latest(in: table, scope: scope)
             return .eventStream { stream in
                 await Self.send(
-                    subscription, table: table, visible: visible, after: after ?? .start, to: stream,
-                    latest: { try? await store.latestChange(in: table, scope: scope) })
+                    subscription, table: table, visible: visible, after: after ?? .start, to: stream, latest: latest)
             }
         }
         guard let after else {
@@ -62,19 +61,30 @@ extension TableController {
         }
         let visible = try await store.latestChange(in: table, scope: scope) ?? .start
         if visible > after { return Self.answer(table: table, cursor: visible) }
-        guard let woken = await Self.first(of: subscription, within: wait) else {
-            return Response(status: .noContent)
-        }
-        if woken > after { return Self.answer(table: table, cursor: woken) }
-        // Woken at its own position (see `send`): the table says whether anything is newer.
-        let newest = try await store.latestChange(in: table, scope: scope) ?? .start
-        return newest > after ? Self.answer(table: table, cursor: newest) : Response(status: .noContent)
+        let newer = await Self.firstNewer(
+            in: subscription, after: after, within: wait, latest: latest(in: table, scope: scope))
+        guard let newer else { return Response(status: .noContent) }
+        return Self.answer(table: table, cursor: newer)
+    }
+
+    /// The newest change of `table` that `scope` may see, read when asked.
+    private func latest(in table: String, scope: RowScope) -> @Sendable () async -> ChangeCursor? {
+        let store = self.store
+        return { try? await store.latestChange(in: table, scope: scope) }
+    }
+
+    /// The change a wake-up tells of when it is past `last`. A wake-up at or before it (every
+    /// subscriber is woken so when its instance starts listening to the other instances' writes, and
+    /// may have missed one) reads the table instead: its newest change if that is past `last`.
+    private static func change(
+        wokenAt cursor: ChangeCursor, past last: ChangeCursor, latest: @Sendable () async -> ChangeCursor?
+    ) async -> ChangeCursor? {
+        let newest = cursor > last ? cursor : await latest() ?? last
+        return newest > last ? newest : nil
     }
 
     /// A stream's events: at once if the caller is behind, then one per newer change it is woken
-    /// for, until the stream closes (reader gone, server stopping) or the feed does. A wake-up at or
-    /// before the last cursor sent (every subscriber is woken so when the instance starts listening
-    /// to the other instances' writes) reads the table instead, and sends only a newer change.
+    /// for, until the stream closes (reader gone, server stopping) or the feed does.
     private static func send(
         _ subscription: AsyncStream<ChangeCursor>, table: String, visible: ChangeCursor, after: ChangeCursor,
         to stream: EventStream, latest: @escaping @Sendable () async -> ChangeCursor?
@@ -84,10 +94,9 @@ extension TableController {
             group.addTask {
                 var last = max(visible, after)
                 for await cursor in subscription {
-                    let newest = cursor > last ? cursor : await latest() ?? last
-                    guard newest > last else { continue }
-                    last = newest
-                    if !stream.send(event(table: table, cursor: newest)) { return }
+                    guard let newer = await change(wokenAt: cursor, past: last, latest: latest) else { continue }
+                    last = newer
+                    if !stream.send(event(table: table, cursor: newer)) { return }
                 }
                 // The feed closed: the service is stopping.
                 stream.finish(retryAfter: .seconds(2))
@@ -110,12 +119,18 @@ extension TableController {
         JSONValue.object(["table": .string(table), "cursor": .string(cursor.text)]).jsonText
     }
 
-    /// The first wake-up within `seconds`, nil when none came (or the feed closed).
-    private static func first(of subscription: AsyncStream<ChangeCursor>, within seconds: Int) async -> ChangeCursor? {
+    /// The first change past `after` the subscription is woken for within `seconds`; nil when none
+    /// came (or the feed closed).
+    private static func firstNewer(
+        in subscription: AsyncStream<ChangeCursor>, after: ChangeCursor, within seconds: Int,
+        latest: @escaping @Sendable () async -> ChangeCursor?
+    ) async -> ChangeCursor? {
         await withTaskGroup(of: ChangeCursor?.self) { group in
             group.addTask {
-                var iterator = subscription.makeAsyncIterator()
-                return await iterator.next()
+                for await cursor in subscription {
+                    if let newer = await change(wokenAt: cursor, past: after, latest: latest) { return newer }
+                }
+                return nil
             }
             group.addTask {
                 try? await Task.sleep(for: .seconds(seconds))
