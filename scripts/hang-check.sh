@@ -2,7 +2,8 @@
 # Runs the whole Swift suite RUNS times in a row (default 20) with both cores kept busy by two
 # `yes` processes, as a shared CI machine would be, and the table-service suites on a throwaway
 # PostgreSQL cluster too. Each run must finish and pass. A run still going after 15 minutes is
-# called hung: the stacks of all its threads are written to hang-N.txt (gdb), then it is killed.
+# called hung (scripts/within.sh): the tests still running are named in its log, the stacks of all
+# its threads are written to hang-N.txt (gdb), then it is killed.
 # Prints one line per run and the counts. Needs a debug build with tests (scripts/test.sh makes it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,28 +26,12 @@ done
 passed=0 failed=0 hung=0
 for run in $(seq "$runs"); do
   started=$(date +%s)
-  swift test --skip-build >"$out/run-$run.log" 2>&1 &
-  pid=$!
-  status=""
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ $(($(date +%s) - started)) -ge 900 ]; then
-      test_pid=$(pgrep -f todosyncPackageTests.xctest | head -1)
-      gdb -p "${test_pid:-$pid}" -batch -ex "thread apply all bt" >"$out/hang-$run.txt" 2>&1
-      kill -9 "$pid" ${test_pid:-} 2>/dev/null
-      status=hung
-      break
-    fi
-    sleep 5
-  done
-  if [ -z "$status" ]; then
-    wait "$pid" && status=passed || status=failed
-  else
-    wait "$pid" 2>/dev/null
-  fi
-  case $status in
-    passed) passed=$((passed + 1)) ;;
-    failed) failed=$((failed + 1)); grep -E "✘|error:" "$out/run-$run.log" | head -5 ;;
-    hung) hung=$((hung + 1)) ;;
+  # within.sh names the tests still running and writes the threads' stacks (hang-threads.txt).
+  scripts/within.sh 900 swift test --skip-build >"$out/run-$run.log" 2>&1
+  case $? in
+    0) status=passed; passed=$((passed + 1)) ;;
+    124) status=hung; hung=$((hung + 1)); mv hang-threads.txt "$out/hang-$run.txt" 2>/dev/null ;;
+    *) status=failed; failed=$((failed + 1)); grep -E "✘|error:" "$out/run-$run.log" | head -5 ;;
   esac
   echo "run $run: $status in $(($(date +%s) - started)) s ($(tail -1 "$out/run-$run.log" | cut -c1-120))"
 done

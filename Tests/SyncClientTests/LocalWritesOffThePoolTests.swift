@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import GRDB
-import Synchronization
 import TestSupport
 import Testing
 
@@ -17,13 +16,13 @@ import Testing
         // The writer is busy (as with a transaction that waits for the disk) until released, or for
         // at most a minute: edits that held the pool's threads would let nothing release it.
         let release = DispatchSemaphore(value: 0)
-        let heldTooLong = Counter()
+        let heldTooLong = SharedInt()
         context.store.pool.asyncWriteWithoutTransaction { _ in
             if release.wait(timeout: .now() + .seconds(60)) == .timedOut { heldTooLong.add() }
         }
         // More edits than the pool has threads: each must start and wait without a thread.
         let editors = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
-        let started = Counter()
+        let started = SharedInt()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<editors {
                 group.addTask {
@@ -40,13 +39,4 @@ import Testing
         #expect(try context.table("todoitem").count() == editors)
         try await context.close()
     }
-}
-
-/// A count shared by tasks.
-private final class Counter: Sendable {
-    private let count = Atomic(0)
-
-    var value: Int { count.load(ordering: .sequentiallyConsistent) }
-
-    func add() { count.add(1, ordering: .sequentiallyConsistent) }
 }

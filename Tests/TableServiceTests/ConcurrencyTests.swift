@@ -1,6 +1,6 @@
 import Foundation
 import SyncProtocol
-import Synchronization
+import TestSupport
 import Testing
 
 /// The `If-Match` check and the write are one transaction, and `updatedAt` never repeats.
@@ -39,7 +39,7 @@ import Testing
                 let table = "/tables/grows\(round)"
                 let seeded = try await server.send(.post, table, json: ["id": "seed"])
                 #expect(seeded.status == 201)
-                let insertStatus = AnsweredStatus()
+                let insertStatus = SharedInt()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         let inserted = try await server.send(.post, table, json: ["id": "new", "added": "value"])
@@ -50,7 +50,7 @@ import Testing
                         while true {
                             // Read after the insert answered: the row shows now or never (a failed insert
                             // ends the round instead of leaving this loop reading for ever).
-                            let answered = insertStatus.status
+                            let answered = insertStatus.value
                             let item = try await server.send(.get, table + "/new")
                             if item.status == 200 {
                                 #expect(item.object?["added"] as? String == "value", "round \(round): \(item.text)")
@@ -116,13 +116,4 @@ import Testing
                 ])
         }
     }
-}
-
-/// The status a request was answered with, shared with the tasks that race it (0: not answered yet).
-private final class AnsweredStatus: Sendable {
-    private let value = Atomic(0)
-
-    var status: Int { value.load(ordering: .sequentiallyConsistent) }
-
-    func set(_ status: Int) { value.store(status, ordering: .sequentiallyConsistent) }
 }
