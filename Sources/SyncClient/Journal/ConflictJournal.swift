@@ -66,7 +66,7 @@ struct ConflictJournal: Sendable {
 
     /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).
     func release(_ db: Database, operationId: Int64) throws {
-        try HeldDecisionRecord.deleteOne(db, key: operationId)
+        try HeldDecisionRecord.delete(db, where: HeldDecisionRecord.operationId, is: operationId)
     }
 
     /// The newest entries kept: 10,000 unless the store says otherwise.

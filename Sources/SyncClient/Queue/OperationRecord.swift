@@ -38,6 +38,19 @@ struct OperationRecord: StoreRecord, PersistableRecord {
         Columns.lastStatus, Columns.message, Columns.recreate, Columns.changedColumns,
     ]
 
+    /// Saves ``updatedColumns`` of the row with the id that follows their values.
+    static let updateSQL =
+        "UPDATE \(databaseTableName) SET \(updatedColumns.map { "\($0.name) = ?" }.joined(separator: ", ")) WHERE id = ?"
+
+    /// The values of ``updatedColumns``, in their order.
+    var updatedValues: [(any DatabaseValueConvertible)?] {
+        [
+            operation.kind.rawValue, operation.state.rawValue, ItemCoding.encode(operation.item),
+            ItemCoding.encode(operation.base), operation.attempts, operation.lastAttemptAt.map(Timestamp.string),
+            operation.lastStatus, operation.message, operation.recreate, Self.encode(operation.changedColumns),
+        ]
+    }
+
     /// The operation the row holds (an id of 0: not stored yet).
     var operation: TableOperation
 
@@ -45,19 +58,10 @@ struct OperationRecord: StoreRecord, PersistableRecord {
         container[Columns.id] = operation.id == 0 ? nil : operation.id
         container[Columns.tableName] = operation.table
         container[Columns.itemId] = operation.itemId
-        container[Columns.kind] = operation.kind.rawValue
-        container[Columns.state] = operation.state.rawValue
-        container[Columns.item] = ItemCoding.encode(operation.item)
-        container[Columns.base] = ItemCoding.encode(operation.base)
-        container[Columns.attempts] = operation.attempts
         container[Columns.queuedAt] = Timestamp.string(operation.queuedAt)
-        container[Columns.lastAttemptAt] = operation.lastAttemptAt.map(Timestamp.string)
-        container[Columns.lastStatus] = operation.lastStatus
-        container[Columns.message] = operation.message
-        container[Columns.recreate] = operation.recreate
         container[Columns.heldAt] = operation.hold.map { Timestamp.string($0.since) }
         container[Columns.heldReason] = operation.hold?.reason
-        container[Columns.changedColumns] = Self.encode(operation.changedColumns)
+        for (column, value) in zip(Self.updatedColumns, updatedValues) { container[column] = value }
     }
 
     /// `changedColumns` as stored: the names as a JSON array, sorted (nil: none kept).

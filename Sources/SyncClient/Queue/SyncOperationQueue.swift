@@ -175,7 +175,11 @@ struct SyncOperationQueue: Sendable {
 
     /// Saves every field of the operation but its identity, hold and earlier bodies.
     func update(_ db: Database, _ operation: TableOperation) throws {
-        try OperationRecord(operation: operation).update(db, columns: OperationRecord.updatedColumns)
+        // A cached statement: this runs several times for every conflict a policy settles, and
+        // GRDB's `update(_:columns:)` builds its SQL anew each time.
+        try db.cachedStatement(sql: OperationRecord.updateSQL).execute(
+            arguments: StatementArguments(OperationRecord(operation: operation).updatedValues + [operation.id]))
+        guard db.changesCount > 0 else { throw SyncError.operationNotFound(operation.id) }
     }
 
     /// Removes the operation; its error and a decision held with it go too (`ON DELETE CASCADE`).
@@ -198,10 +202,7 @@ struct SyncOperationQueue: Sendable {
 
     /// Forgets the operation's last error.
     func clearError(_ db: Database, operationId: Int64) throws {
-        // A cached statement: this runs for every conflict a policy settles, and `deleteOne(_:key:)`
-        // builds its SQL anew each time (a sixth of what settling one cost).
-        try db.cachedStatement(sql: "DELETE FROM \(OperationErrorRecord.databaseTableName) WHERE operationId = ?")
-            .execute(arguments: [operationId])
+        try OperationErrorRecord.delete(db, where: OperationErrorRecord.Columns.operationId, is: operationId)
     }
 
     /// Operations left in flight by a process that ended mid-push: their outcome is unknown, so
