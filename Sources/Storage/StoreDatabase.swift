@@ -44,22 +44,26 @@ public enum StoreDatabase {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration())
-            // GRDB sets the writer to `synchronous = NORMAL` once it is in WAL mode (after
-            // `prepareDatabase`): only the writer commits, so only its setting matters.
-            if durability == .everyCommit {
-                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
-            }
         } catch {
             throw .cannotOpen(path: path, reason: "\(error)")
         }
+        // GRDB sets the writer to `synchronous = NORMAL` once it is in WAL mode: the migrations
+        // commit without syncing, and one sync below makes them all durable (a new client store
+        // has some twenty, each a sync of its own under `FULL`).
         try migrate(pool, path: path, migrations: migrations)
         do {
-            // A new file's name, and a migration committed under `groupCommit`, are not on disk yet.
+            // A new file's name, and the migrations, are not on disk yet.
             let commits = GroupCommit(databasePath: path)
             try commits.syncNow()
             try commits.syncFolder()
-        } catch {
+            // Only the writer commits, so only its setting matters.
+            if durability == .everyCommit {
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            }
+        } catch let error as DurabilityError {
             throw .cannotOpen(path: path, reason: error.description)
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
         }
         return pool
     }
