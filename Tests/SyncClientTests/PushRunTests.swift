@@ -275,6 +275,20 @@ private func distinctItems(_ count: Int) -> [PushRun.Queued] {
         #expect(last?.stored == [2, 1] && last?.begin == [3])
     }
 
+    @Test func conflictsMetWhileTheWindowIsFullAreRecordedTogether() {
+        var run = PushRun(distinctItems(6), window: 2)
+        _ = run.start()
+        #expect(sends(run.committed(.init(begun: (1...6).map { attempt($0) }))) == [1, 2])
+        // Attempts ready keep the wire full: no transaction for each conflict.
+        for (id, next) in [(1, 3), (2, 4), (3, 5), (4, 6)] as [(Int64, Int64)] {
+            let actions = run.answered(id, .conflicted(conflict(id)))
+            #expect(sends(actions) == [next])
+            #expect(commit(actions) == nil)
+        }
+        // Once the wire has room for what their policies may send again, one transaction records them.
+        #expect(commit(run.answered(5, .conflicted(conflict(5))))?.recorded == [1, 2, 3, 4, 5])
+    }
+
     @Test func eventsAfterTheEndChangeNothing() {
         var run = PushRun([], window: 1)
         _ = run.start()

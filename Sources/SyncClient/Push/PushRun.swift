@@ -396,9 +396,9 @@ struct PushRun: Sendable {
 
     /// The transaction to run next, if one is due: when attempts run low (fewer ready than the window,
     /// or than half a batch) and operations can begin; when a batch of answers waits; when answers
-    /// wait and nothing else is on its way; or when a conflict waits (its operation goes nowhere
-    /// until its policy decides; conflicts met while a transaction runs are recorded together by the
-    /// next one). A transaction stores every answer received and records every conflict, and since
+    /// wait and nothing else is on its way; or when a conflict waits and the wire has room for what
+    /// its policy may send again (with a window of 1 at once, since nothing overtakes it; conflicts
+    /// met while the window is full, or while a transaction runs, are recorded together). A transaction stores every answer received and records every conflict, and since
     /// it stores before it begins, the items of stored answers may take their next operation in it.
     private func nextCommit(_ pipeline: inout Pipeline) -> Action? {
         var next = pipeline
@@ -410,10 +410,11 @@ struct PushRun: Sendable {
             begin = take(batchSize, from: &next)
         }
         let answers = next.received.count + next.conflicts.count
+        let conflictDue =
+            !next.conflicts.isEmpty && (window == 1 || next.inFlight.count + next.ready.count < window)
         let storing =
             answers > 0
-            && (!begin.isEmpty || answers >= batchSize || (next.inFlight.isEmpty && next.ready.isEmpty)
-                || !next.conflicts.isEmpty)
+            && (!begin.isEmpty || answers >= batchSize || conflictDue || (next.inFlight.isEmpty && next.ready.isEmpty))
         guard storing || !begin.isEmpty else { return nil }
         let (store, record) = storing ? (next.received, next.conflicts) : ([], [])
         if storing { (next.received, next.conflicts) = ([], []) }
