@@ -131,20 +131,27 @@ struct PushDriver: Sendable {
         do {
             return try await queue.store.asyncWrite { db in
                 try queue.complete(db, answers.map { ($0.operationId, $0.serverItem) })
-                let decided = try conflicts.map { conflict -> PushRun.Decision in
-                    let id = conflict.operationId
+                // Each conflict's outcome; nil when its policy sends it again (begun below, first).
+                let outcomes = try conflicts.map { conflict -> OperationOutcome? in
                     guard
                         let met = try queue.meetConflict(
-                            db, id, serverItem: conflict.serverItem, status: conflict.status, sent: conflict.sent)
-                    else { return .settled(.conflict) }
+                            db, conflict.operationId, serverItem: conflict.serverItem, status: conflict.status,
+                            sent: conflict.sent)
+                    else { return .conflict }
                     // Only what the policy leaves is stored: a conflict it settles is never written as one.
                     let outcome = conflict.applyingPolicy ? try policy(db, met) : .conflict
                     if outcome == .conflict { try queue.keepWaiting(db, met) }
-                    if let outcome { return .settled(outcome) }
-                    guard let again = try queue.beginAttempts(db, ids: [id])[0] else { return .settled(.skipped) }
-                    return .resend(again)
+                    return outcome
                 }
-                return Stored(begun: try queue.beginAttempts(db, ids: next), decided: decided)
+                let again = zip(conflicts, outcomes).compactMap { $1 == nil ? $0.operationId : nil }
+                let begun = try queue.beginAttempts(db, ids: again + next)
+                var resent = begun.prefix(again.count).makeIterator()
+                let decided = outcomes.map { outcome -> PushRun.Decision in
+                    if let outcome { return .settled(outcome) }
+                    guard let attempt = resent.next() ?? nil else { return .settled(.skipped) }
+                    return .resend(attempt)
+                }
+                return Stored(begun: Array(begun.dropFirst(again.count)), decided: decided)
             }
         } catch {
             let unstored = answers.map(\.operationId) + conflicts.map(\.operationId)
