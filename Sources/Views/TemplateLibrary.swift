@@ -52,7 +52,7 @@ public struct TemplateLibrary: Sendable {
     /// numbers and booleans.
     public func render(_ template: String, _ context: Any) -> String {
         // Names are checked at start-up, so a nil here is a programming error in a controller.
-        library.render(context, withTemplate: template) ?? ""
+        library.render(TemplateContext.make(context), withTemplate: template) ?? ""
     }
 
     /// An HTML response rendered from `template`.
