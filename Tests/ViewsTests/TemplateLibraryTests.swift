@@ -84,3 +84,45 @@ import Views
         #expect(library.render("fast", ["text": "<b>"]) == "<p title=\"&lt;b&gt;\">&lt;b&gt;</p>")
     }
 }
+
+/// A typed page the way controllers build them: the template must see exactly its stored
+/// properties, whether swift-mustache reads the value itself or the dictionaries it is turned into.
+private struct TypedPage: Encodable {
+    enum Tone: String, Encodable { case calm, loud }
+
+    struct Row: Encodable {
+        var name: String
+        var count: Int64
+        var done: Bool
+        var note: String?
+    }
+
+    var title: String
+    var tone: Tone
+    var rows: [Row]
+    var empty: [Row]
+    var missing: String?
+    var ratio: Double
+    var fragments: RenderedFragments<String>
+}
+
+@Suite struct TypedContextTests {
+    @Test func aTypedValueShowsItsStoredPropertiesWithNilOptionalsAbsent() throws {
+        let library = try TemplateLibrary(
+            folder: try TemplateLibraryTests.folder([
+                "page": """
+                {{title}} {{tone}} {{ratio}}|{{#rows}}[{{name}} {{count}}{{#done}} done{{/done}}\
+                {{#note}} ({{note}}){{/note}}{{^note}} -{{/note}} of {{title}}]{{/rows}}|\
+                {{^empty}}none{{/empty}}|{{^missing}}no missing{{/missing}}|{{{fragments}}}{{^fragments}}x{{/fragments}}
+                """
+            ]))
+        let page = TypedPage(
+            title: "<Todos>", tone: .loud,
+            rows: [.init(name: "a", count: 3, done: true, note: "n&b"), .init(name: "b", count: 0, done: false)],
+            empty: [], missing: nil, ratio: 1.5, fragments: RenderedFragments(values: ["x"], html: "<li>x</li>"))
+        #expect(
+            library.render("page", page)
+                == "&lt;Todos&gt; loud 1.5|[a 3 done (n&amp;b) of &lt;Todos&gt;][b 0 - of &lt;Todos&gt;]|none|"
+                + "no missing|<li>x</li>")
+    }
+}
