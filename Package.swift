@@ -178,8 +178,10 @@ let package = Package(
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer"]),
+        .testTarget(
+            name: "StorageTests",
+            dependencies: ["Storage", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "ViewsTests", dependencies: ["Views", "HTTPServer", "TestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
         .testTarget(
             name: "TableServiceTests",

@@ -7,7 +7,7 @@ import Testing
 @Suite struct StaticFilesTests {
     /// A temp folder with `public/style.css`, a hidden file, a secret beside it and symlinks.
     static func makeFolder() throws -> URL {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("static-\(UUID().uuidString)")
+        let base = try TemporaryFolder().url
         let root = base.appendingPathComponent("public")
         try FileManager.default.createDirectory(
             at: root.appendingPathComponent("css"), withIntermediateDirectories: true)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Storage
@@ -10,8 +11,7 @@ import Testing
 /// `fdatasync`, wrapped where a test must hold one or make it fail.
 @Suite struct GroupCommitTests {
     private static func database() throws -> (DatabasePool, path: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("groupcommit-\(UUID().uuidString)")
-        let path = folder.appendingPathComponent("tables.sqlite").path
+        let path = try TemporaryFolder().file("tables.sqlite")
         let pool = try StoreDatabase.open(
             at: path, migrations: [StoreMigration("t") { try $0.execute(sql: "CREATE TABLE t (n INTEGER)") }],
             durability: .groupCommit)
@@ -94,8 +94,7 @@ import Testing
 
 @Suite struct DurableFileTests {
     @Test func aSaveReplacesTheFileWholeAndLeavesNoTemporaryFile() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("durable-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFolder().url
         let file = folder.appendingPathComponent("settings.json")
         try DurableFile.write(Data("old".utf8), to: file)
         try DurableFile.write(Data("new".utf8), to: file)

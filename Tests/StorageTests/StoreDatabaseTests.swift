@@ -1,15 +1,17 @@
 import Foundation
 import GRDB
 import Storage
+import TestSupport
 import Testing
 
 @Suite struct StoreDatabaseTests {
-    static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)/test.sqlite").path
+    /// A store's path in a folder that does not exist yet (opening creates it).
+    static func temporaryPath() throws -> String {
+        try TemporaryFolder().file("store/test.sqlite")
     }
 
     @Test func migrationAppliedTwiceRunsOnce() throws {
-        let path = Self.temporaryPath()
+        let path = try Self.temporaryPath()
         let runs = Counter()
         let migrations = [
             StoreMigration("create notes") { db in
@@ -26,7 +28,7 @@ import Testing
     }
 
     @Test func laterMigrationsRunOnAnExistingFile() throws {
-        let path = Self.temporaryPath()
+        let path = try Self.temporaryPath()
         let create = StoreMigration("create") { try $0.execute(sql: "CREATE TABLE t (a TEXT)") }
         try StoreDatabase.open(at: path, migrations: [create], durability: .everyCommit).close()
         let pool = try StoreDatabase.open(

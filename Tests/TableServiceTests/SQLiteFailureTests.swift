@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TestSupport
 import Testing
 
 @testable import TableService
@@ -68,9 +69,7 @@ import Testing
     ]
 
     @Test(arguments: cases) func sqliteErrorBecomesItsStorageFailure(_ failing: Case) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitefailure-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFolder().url
         try DatabaseQueue(path: folder.appendingPathComponent("t.sqlite").path).write { db in
             try db.execute(sql: "CREATE TABLE t (id TEXT NOT NULL PRIMARY KEY); INSERT INTO t (id) VALUES ('a')")
         }

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 import Views
 
 @Suite struct TemplateLibraryTests {
     static func folder(_ files: [String: String]) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("templates-\(UUID().uuidString)")
+        let folder = try TemporaryFolder().url
         for (name, text) in files {
             let url = folder.appendingPathComponent(name + ".mustache")
             try FileManager.default.createDirectory(
