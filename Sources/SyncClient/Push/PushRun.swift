@@ -398,8 +398,9 @@ struct PushRun: Sendable {
     /// or than half a batch) and operations can begin; when a batch of answers waits; when answers
     /// wait and nothing else is on its way; or when a conflict waits and the wire has room for what
     /// its policy may send again (with a window of 1 at once, since nothing overtakes it; conflicts
-    /// met while the window is full, or while a transaction runs, are recorded together). A transaction stores every answer received and records every conflict, and since
-    /// it stores before it begins, the items of stored answers may take their next operation in it.
+    /// met while the window is full, or while a transaction runs, are recorded together). A
+    /// transaction stores every answer received and records every conflict, and since it stores
+    /// before it begins, the items of stored answers may take their next operation in it.
     private func nextCommit(_ pipeline: inout Pipeline) -> Action? {
         var next = pipeline
         for answer in next.received {
