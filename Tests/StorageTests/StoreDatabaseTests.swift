@@ -52,6 +52,19 @@ import Testing
         }
     }
 
+    @Test func migrationsCommitWithoutASyncEachAndTheStoreSyncsEveryCommitAfter() throws {
+        // Each migration syncing on its own cost a new client store some twenty syncs; one sync at
+        // the end of the open makes them all durable.
+        let during = SharedInt(-1)
+        let migration = StoreMigration("t") { db in
+            during.set(try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1)
+            try db.execute(sql: "CREATE TABLE t (n INTEGER)")
+        }
+        let pool = try StoreDatabase.open(at: Self.temporaryPath(), migrations: [migration], durability: .everyCommit)
+        #expect(during.value == 1)
+        #expect(try pool.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+    }
+
     @Test func bulkInserterWritesEveryRowAndHonoursConflictMode() throws {
         let pool = try StoreDatabase.open(
             at: Self.temporaryPath(),

@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
 import Testing
-import Views
+
+@testable import Views
 
 @Suite struct TemplateLibraryTests {
     static func folder(_ files: [String: String]) throws -> URL {
@@ -125,5 +126,19 @@ private struct TypedPage: Encodable {
             library.render("page", page)
                 == "&lt;Todos&gt; loud 1.5|[a 3 done (n&amp;b) of &lt;Todos&gt;][b 0 - of &lt;Todos&gt;]|none|"
                 + "no missing|<li>x</li>")
+    }
+
+    @Test func aTypedPageReachesTheTemplatesAsDictionariesAndArrays() throws {
+        // What makes pages fast: no name is looked up in a typed value by reflection.
+        let page = TypedPage(
+            title: "t", tone: .calm, rows: [.init(name: "a", count: 1, done: false)], empty: [], missing: nil,
+            ratio: 0, fragments: RenderedFragments(values: [], html: ""))
+        let context = try #require(TemplateContext.make(page) as? [String: Any])
+        #expect(context["missing"] == nil)
+        #expect(context["tone"] as? String == "calm")
+        let rows = try #require(context["rows"] as? [Any])
+        let row = try #require(rows.first as? [String: Any])
+        #expect(row["count"] as? Int64 == 1 && row["note"] == nil)
+        #expect(context["fragments"] is RenderedFragments<String>)
     }
 }
