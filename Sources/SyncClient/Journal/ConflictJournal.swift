@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Storage
 import SyncProtocol
 
 /// The persistent journal of conflict outcomes (`__journal`): the one code that reads and writes it,
@@ -30,7 +31,7 @@ struct ConflictJournal: Sendable {
 
     /// Holds `entry` until operation `operationId` is applied by the service (see ``settle(_:operationId:result:)``).
     func hold(_ db: Database, operationId: Int64, _ entry: JournalEntry) throws {
-        try HeldDecisionRecord(operationId: operationId, entry: entry).insert(db, onConflict: .replace)
+        try HeldDecisionRecord(operationId: operationId, entry: entry).insert(db)
     }
 
     /// The service applied operation `operationId`: its held entry, if any, is recorded with the
@@ -60,8 +61,11 @@ struct ConflictJournal: Sendable {
     /// Those of `operationIds` that hold a decision (``hold(_:operationId:_:)``).
     func held(_ db: Database, among operationIds: [Int64]) throws -> Set<Int64> {
         guard !operationIds.isEmpty else { return [] }
-        return try HeldDecisionRecord.filter(keys: operationIds)
-            .select(HeldDecisionRecord.operationId, as: Int64.self).fetchSet(db)
+        return try Int64.fetchSet(
+            db.cachedStatement(
+                sql: "SELECT operationId FROM \(HeldDecisionRecord.databaseTableName) "
+                    + "WHERE operationId IN (\(sqlParameters(operationIds.count)))"),
+            arguments: StatementArguments(positional: operationIds))
     }
 
     /// Forgets the decision held for operation `operationId` (it met a new conflict or a refusal).

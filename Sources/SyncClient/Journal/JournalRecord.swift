@@ -43,19 +43,22 @@ struct JournalRecord: StoreRecord, PersistableRecord {
     }
 
     /// The columns of the decision itself, which a held one (``HeldDecisionRecord``) has too.
+    static let decisionColumns = [
+        Columns.id, Columns.tableName, Columns.itemId, Columns.operation, Columns.decision, Columns.decidedBy,
+        Columns.base, Columns.client, Columns.server, Columns.versionBefore, Columns.batch, Columns.overturns,
+    ]
+
+    /// The values of ``decisionColumns`` for `entry`, in their order.
+    static func decisionValues(_ entry: JournalEntry) -> [(any DatabaseValueConvertible)?] {
+        [
+            entry.id, entry.table, entry.itemId, entry.operation.rawValue, entry.decision.rawValue,
+            entry.decidedBy.rawValue, ItemCoding.encode(entry.base), ItemCoding.encode(entry.client),
+            ItemCoding.encode(entry.server), entry.versionBefore, entry.batch, entry.overturns,
+        ]
+    }
+
     static func encodeDecision(_ entry: JournalEntry, to container: inout PersistenceContainer) {
-        container[Columns.id] = entry.id
-        container[Columns.tableName] = entry.table
-        container[Columns.itemId] = entry.itemId
-        container[Columns.operation] = entry.operation.rawValue
-        container[Columns.decision] = entry.decision.rawValue
-        container[Columns.decidedBy] = entry.decidedBy.rawValue
-        container[Columns.base] = ItemCoding.encode(entry.base)
-        container[Columns.client] = ItemCoding.encode(entry.client)
-        container[Columns.server] = ItemCoding.encode(entry.server)
-        container[Columns.versionBefore] = entry.versionBefore
-        container[Columns.batch] = entry.batch
-        container[Columns.overturns] = entry.overturns
+        for (column, value) in zip(decisionColumns, decisionValues(entry)) { container[column] = value }
     }
 
     /// The user-visible text values of `items` (and the item id), one per line, for text search.

@@ -27,10 +27,19 @@ struct ListIndex: Sendable {
     /// The search index, when the table has text columns.
     let search: SearchIndex?
 
+    /// The rows past a mark, up to a limit: their count, the last rowid and each flag's true rows.
+    /// Made once: a local edit runs it, and building it cost as much as running it.
+    private let tailSQL: String
+
     init(_ table: TableDescription) {
         self.table = table.name
         flags = table.columns.filter { $0.type == .boolean }.map(\.name)
         search = SearchIndex(table)
+        let flagSums = flags.map { ", sum(coalesce(\($0.quotedSQLName), 0) = 1)" }.joined()
+        let flagColumns = flags.map { ", \($0.quotedSQLName)" }.joined()
+        tailSQL =
+            "SELECT count(*), max(rowid)\(flagSums) FROM "
+            + "(SELECT rowid\(flagColumns) FROM \(table.name.quotedSQLName) WHERE rowid > ? ORDER BY rowid LIMIT ?)"
     }
 
     private var name: String { table.quotedSQLName }
@@ -70,14 +79,8 @@ struct ListIndex: Sendable {
     @discardableResult
     func catchUp(_ db: Database, limit: Int) throws -> Int {
         let from = try mark(db)
-        let flagSums = flags.map { ", sum(coalesce(\($0.quotedSQLName), 0) = 1)" }.joined()
-        let flagColumns = flags.map { ", \($0.quotedSQLName)" }.joined()
         guard
-            let tail = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT count(*), max(rowid)\(flagSums) FROM "
-                        + "(SELECT rowid\(flagColumns) FROM \(name) WHERE rowid > ? ORDER BY rowid LIMIT ?)"),
-                arguments: [from, limit]),
+            let tail = try Row.fetchOne(db.cachedStatement(sql: tailSQL), arguments: [from, limit]),
             let through = tail[1] as Int64?
         else { return 0 }
         let bump = try db.cachedStatement(

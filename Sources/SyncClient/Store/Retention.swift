@@ -8,6 +8,16 @@ struct Retention: Sendable {
     let order: String
     let key: String
     let fallback: Int
+    /// ``dropBeyond(_:newest:)``'s statement, made once (it runs after every row stored).
+    private let dropSQL: String
+
+    init(table: String, order: String, key: String, fallback: Int) {
+        (self.table, self.order, self.key, self.fallback) = (table, order, key, fallback)
+        dropSQL = """
+            DELETE FROM \(table) WHERE \(order) <= ? - coalesce(
+                (SELECT CAST(value AS INTEGER) FROM __config WHERE key = ? AND value GLOB '[0-9]*' AND value NOT GLOB '*[^0-9]*'), ?)
+            """
+    }
 
     /// How many rows are kept.
     func count(_ db: Database) throws -> Int {
@@ -27,11 +37,6 @@ struct Retention: Sendable {
     /// One statement (the kept number read by SQLite): it runs after every journal entry, history
     /// event and recorded exchange.
     func dropBeyond(_ db: Database, newest: Int64) throws {
-        try db.cachedStatement(
-            sql: """
-                DELETE FROM \(table) WHERE \(order) <= ? - coalesce(
-                    (SELECT CAST(value AS INTEGER) FROM __config WHERE key = ? AND value GLOB '[0-9]*' AND value NOT GLOB '*[^0-9]*'), ?)
-                """
-        ).execute(arguments: [newest, key, fallback])
+        try db.cachedStatement(sql: dropSQL).execute(arguments: [newest, key, fallback])
     }
 }
