@@ -28,7 +28,8 @@ struct HeldDecisionRecord: TableRecord {
     }
 
     private static let insertSQL: String = {
-        let names = [operationId.name] + JournalRecord.decisionColumns.map(\.name) + [JournalRecord.Columns.searchText.name]
+        let names =
+            [operationId.name] + JournalRecord.decisionColumns.map(\.name) + [JournalRecord.Columns.searchText.name]
         let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
         return "INSERT OR REPLACE INTO \(databaseTableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
     }()
