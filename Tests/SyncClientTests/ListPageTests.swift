@@ -172,6 +172,15 @@ struct ListPageTests {
         #expect(!accented.narrowsOnly, "beyond ASCII the phrase decides, ignoring case as the index does")
     }
 
+    @Test func theIndexIsAskedForTheRarestTrigramsButNotForOnesFarCommoner() {
+        #expect(SearchIndex.rarest([("a", 40), ("b", 2), ("c", 9), ("d", 1)]) == #"d AND b AND c"#)
+        // Two in none of the rows sampled: one in a tenth of them would cost more than it narrows.
+        let twoRare = SearchIndex.rarest([("000", 0), ("0 w", 25), (" 50", 0)])
+        #expect(Set(twoRare.components(separatedBy: " AND ")) == ["000", " 50"])
+        #expect(SearchIndex.rarest([("x", 30), ("y", 25), ("z", 60)]) == "y AND x AND z", "all alike: all three")
+        #expect(SearchIndex.rarest([("p", 3), ("q", 21)]) == "p", "over four times the rarest and more than a few")
+    }
+
     @Test func aRowKeepsItsPlaceInTheListWhenItChanges() async throws {
         let context = try await store(rows: 10)
         let before = ids(try context.listPage("todoitem", ListRequest(limit: 50)))

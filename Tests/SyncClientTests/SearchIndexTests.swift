@@ -208,4 +208,29 @@ struct SearchIndexTests {
         let context = try SyncContext.temporary(in: folder)
         #expect(try context.listPage("todoitem", ListRequest(limit: 1)).total == 41)
     }
+
+    @Test func aLargeCatchUpLeavesTheSearchIndexInOneBTree() async throws {
+        let context = try SyncContext.temporary(in: TemporaryFolder())
+        await context.listIndexesCaughtUp()
+        let table = try context.store.description(of: "todoitem")
+        let index = try #require(context.store.listIndexes["todoitem"])
+        // Three chunks' worth, written as a pull writes: each chunk caught up would leave a b-tree.
+        let count = 2 * ListIndexer.chunk + 100
+        let texts = Dictionary(uniqueKeysWithValues: (0..<count).map { ("r\($0)", "item number \($0)") })
+        try await context.write { db in
+            _ = try SyncContext.apply(try pulledRows(context, texts), to: table, keeping: [], in: db)
+        }
+        context.store.listIndexer.catchUp(index, in: context.store.pool)
+        await context.listIndexesCaughtUp()
+        let bTrees = try context.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(DISTINCT segid) FROM todoitem__search_idx")
+        }
+        #expect(bTrees == 1)
+        #expect(try indexed(context, "number 10007") == ["r10007"])
+        #expect(try context.listPage("todoitem", ListRequest(search: "number 777", limit: 50)).items.count == 11)
+        // FTS5's own check of the index against the rows (it throws on a difference).
+        try await context.write { db in
+            try db.execute(sql: "INSERT INTO todoitem__search (todoitem__search, rank) VALUES ('integrity-check', 1)")
+        }
+    }
 }

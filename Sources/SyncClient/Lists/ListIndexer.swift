@@ -41,20 +41,46 @@ final class ListIndexer: Sendable {
             // At the default priority: a utility task waited minutes for a thread on a loaded
             // machine, while the counts and searches it serves stay slower until it is done.
             runs[index.table]?.task = Task.detached { [self] in
+                var taken = 0
                 repeat {
                     do {
-                        while !stopped.load(ordering: .acquiring),
-                            try await pool.write({ db in
-                                let current = self.catalog?.entry(index.table, for: db)?.listIndex ?? index
-                                return try current.catchUp(db, limit: Self.chunk)
-                            }) > 0
-                        {}
+                        while !stopped.load(ordering: .acquiring) {
+                            let rows = try await pool.write { db in
+                                try self.current(index, db).catchUp(db, limit: Self.chunk)
+                            }
+                            guard rows > 0 else { break }
+                            taken += rows
+                        }
+                        if taken >= Self.mergeAfter {
+                            try await merge(index, in: pool)
+                            taken = 0
+                        }
                     } catch {
                         _ = self.runs.withLock { $0.removeValue(forKey: index.table) }
                         return
                     }
                 } while !finished(index.table)
             }
+        }
+    }
+
+    /// Rows taken in by one catch-up after which its search index is merged (``SearchIndex/merge(_:starting:)``):
+    /// two chunks or more leave b-trees that every search reads.
+    static let mergeAfter = 2 * chunk
+
+    /// The table's list index as it is now: a chunk counts the columns its table has when it runs.
+    private func current(_ index: ListIndex, _ db: Database) -> ListIndex {
+        catalog?.entry(index.table, for: db)?.listIndex ?? index
+    }
+
+    /// Merges the search index's b-trees into one, a step per write transaction (each ~10 ms).
+    private func merge(_ index: ListIndex, in pool: DatabasePool) async throws {
+        var starting = true
+        while !stopped.load(ordering: .acquiring) {
+            let first = starting
+            let more = try await pool.write { db in try self.current(index, db).search?.merge(db, starting: first) }
+            guard more == true else { return }
+            starting = false
         }
     }
 
