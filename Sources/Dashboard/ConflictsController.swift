@@ -22,12 +22,21 @@ struct ConflictsController: Sendable {
         return try storeCall { () throws(SyncError) in try context.conflicts.all() }.filter {
             Self.matches($0, text: text)
         }.map { conflict in
-            ConflictsPage.Summary(
-                id: conflict.id, itemId: conflict.operation.itemId, kind: conflict.operation.kind.rawValue,
-                title: Display.label(
-                    conflict.clientItem ?? conflict.serverItem ?? conflict.base, id: conflict.operation.itemId),
-                client: conflict.clientItem.map { Display.label($0, id: "") } ?? "(deleted here)",
-                server: conflict.serverItem.map { Display.label($0, id: "") } ?? "(deleted on the server)",
+            let table =
+                context.tables.first { $0.name == conflict.operation.table }
+                ?? TableDescription(name: conflict.operation.table, columns: [])
+            return ConflictsPage.Summary(
+                id: conflict.id, itemId: conflict.operation.itemId, table: conflict.operation.table,
+                kind: conflict.operation.kind.rawValue,
+                title: Display.title(
+                    conflict.clientItem ?? conflict.serverItem ?? conflict.base, table: conflict.operation.table,
+                    id: conflict.operation.itemId),
+                client: conflict.clientItem.map {
+                    Display.words($0, differingFrom: conflict.serverItem, table: table)
+                } ?? "(deleted here)",
+                server: conflict.serverItem.map {
+                    Display.words($0, differingFrom: conflict.clientItem, table: table)
+                } ?? "(deleted on the server)",
                 when: Display.date(conflict.error.recordedAt))
         }
     }
@@ -76,15 +85,16 @@ struct ConflictsController: Sendable {
                 .init(side: .client, item: conflict.clientItem, heading: "Client", note: "yours"),
                 .init(side: .server, item: conflict.serverItem, heading: "Server"),
             ])
-        let title = Display.label(
-            conflict.clientItem ?? conflict.base ?? conflict.serverItem, id: conflict.operation.itemId)
+        let title = Display.title(
+            conflict.clientItem ?? conflict.base ?? conflict.serverItem, table: conflict.operation.table,
+            id: conflict.operation.itemId)
         let picks = try ConflictDecisionView.picks(request.queryItems)
         let decide = ConflictDecisionView(
             conflict, context: environment.context, picks: picks, previewing: !picks.isEmpty)
         return environment.renderer.page(
             "conflict", request, section: .conflicts,
             ConflictPage(
-                id: conflict.id, title: title, explanation: explanation(conflict),
+                id: conflict.id, itemId: conflict.operation.itemId, title: title, explanation: explanation(conflict),
                 historyHref: HistoryController.href(conflict.operation.table, conflict.operation.itemId),
                 comparison: comparison,
                 editAgainstEdit: decide.canPick, decide: decide))

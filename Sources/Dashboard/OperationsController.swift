@@ -48,7 +48,8 @@ struct OperationsController: Sendable {
             state: operation.isHeld ? "held" : Display.stateLabel(operation.state),
             stateBadge: operation.isHeld ? "held" : Display.stateBadge(operation.state),
             attempts: operation.attempts,
-            label: Display.label(local ?? operation.item ?? operation.base, id: Display.shortId(operation.itemId)),
+            label: Display.title(
+                local ?? operation.item ?? operation.base, table: operation.table, id: operation.itemId),
             itemId: operation.itemId,
             itemHref: local == nil ? nil : TablePreset.href(operation.table, operation.itemId),
             conflictHref: operation.state == .conflict ? "/conflicts/\(operation.id)" : nil,
@@ -142,7 +143,7 @@ struct OperationsController: Sendable {
     /// The item's text as the list shows it now, else as the change carries it, else its id.
     private func label(of operation: TableOperation) -> String {
         let local = try? environment.context.table(operation.table).item(id: operation.itemId)
-        return Display.label(local ?? operation.item ?? operation.base, id: operation.itemId)
+        return Display.title(local ?? operation.item ?? operation.base, table: operation.table, id: operation.itemId)
     }
 
     /// What a discard's confirmation says of `operation`.

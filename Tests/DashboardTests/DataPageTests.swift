@@ -265,6 +265,14 @@ import Testing
         }
     }
 
+    @Test func aRowWithoutALabelIsTitledByItsIdAsTheListsShowIt() {
+        let id = "5d723afe-0b4c-4e57-9d0c-75b2d7551387"
+        #expect(Display.title(["total": 3], table: "orders", id: id) == "5d723afe…")
+        #expect(Display.title(["text": "milk"], table: "orders", id: "o1") == "o1", "orders have no label column")
+        #expect(Display.title(["text": "milk"], table: "todoitem", id: id) == "milk")
+        #expect(Display.title(["text": ""], table: "todoitem", id: "t1") == "t1")
+    }
+
     @Test func theConflictPageShowsEveryColumnOfANonTodoTable() async throws {
         let harness = try await ordersDashboard()
         let context = harness.dashboard.context
@@ -283,8 +291,11 @@ import Testing
         #expect(page.text.contains("2027-01-01 00:00:00 UTC") && page.text.contains("2026-12-01 09:30:00 UTC"))
         #expect(!page.text.contains("2027-01-01T00:00:00.000Z") && !page.text.contains("2026-12-01T09:30:00.000Z"))
         #expect(page.text.contains("Someone changed this row on the service"))
+        #expect(page.text.contains(#"Conflict on <span title="o1">“o1”</span>"#))
+        // The list says which table, and each copy by the values in which they differ.
         let list = try await harness.client.send(.get, "/conflicts")
-        #expect(list.status == 200 && list.text.contains("o1"))
+        #expect(list.status == 200 && list.text.contains(#"title="o1">o1</span> <span class="muted">in orders"#))
+        #expect(list.text.contains("total: 30") && list.text.contains("due: 2027-01-01 00:00:00 UTC, total: 20"))
         let resolved = try await harness.submit("/conflicts/\(conflict.operation.id)/resolve", ["choice": "use-client"])
         #expect(resolved.status == 303)
         await harness.dashboard.waitUntilIdle()

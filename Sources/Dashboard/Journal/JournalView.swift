@@ -67,7 +67,8 @@ extension JournalView.Entry {
         table = entry.table
         itemId = entry.itemId
         historyHref = HistoryController.href(entry.table, entry.itemId)
-        title = Display.label(entry.result ?? entry.client ?? entry.server ?? entry.base, id: entry.itemId)
+        title = Display.title(
+            entry.result ?? entry.client ?? entry.server ?? entry.base, table: entry.table, id: entry.itemId)
         versionBefore = entry.versionBefore ?? "—"
         versionAfter = entry.versionAfter ?? "deleted"
         let names = ThreeWayMerge.fields(

@@ -11,8 +11,10 @@ struct ConflictsPage: Encodable, Sendable {
     struct Summary: Encodable, Sendable {
         var id: Int64
         var itemId: String
+        /// The item's table.
+        var table: String
         var kind: String
-        /// The todo's text, else its id.
+        /// The item's label (a todo's text), else its id as lists show it.
         var title: String
         /// The client's value in words, or "(deleted here)".
         var client: String
@@ -25,7 +27,9 @@ struct ConflictsPage: Encodable, Sendable {
 /// The conflict page's content (`/conflicts/{operation}`): base, client and server field by field.
 struct ConflictPage: Encodable, Sendable {
     var id: Int64
-    /// The item's text, else its id.
+    /// The item's whole id.
+    var itemId: String
+    /// The item's label (a todo's text), else its id as lists show it.
     var title: String
     /// What happened, in words.
     var explanation: String

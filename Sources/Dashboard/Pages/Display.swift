@@ -76,10 +76,22 @@ enum Display {
         id.utf8.count == 36 && UUID(uuidString: id) != nil ? String(id.prefix(8)) + "…" : id
     }
 
-    /// A short label for an item in lists: its text, else its id.
-    static func label(_ item: Item?, id: String) -> String {
-        let text = item?["text"]?.stringValue ?? ""
-        return text.isEmpty ? id : String(text.prefix(80))
+    /// How a page titles an item of `table`: its label (a todo's text), else its id as lists show it.
+    static func title(_ item: Item?, table: String, id: String) -> String {
+        let label = TablePreset.of(table).labelColumn.flatMap { item?[$0]?.stringValue } ?? ""
+        return label.isEmpty ? shortId(id) : String(label.prefix(80))
+    }
+
+    /// A copy of an item of `table` in words, for a list's cell: its label (a todo's text), else its
+    /// user columns whose values differ from `other` (`paid: Yes, total: 12`), at most 80 characters.
+    static func words(_ item: Item, differingFrom other: Item?, table: TableDescription) -> String {
+        if let column = TablePreset.of(table.name).labelColumn, let text = item[column]?.stringValue, !text.isEmpty {
+            return String(text.prefix(80))
+        }
+        let types = Dictionary(table.columns.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
+        let names = item.keys.filter { !SystemColumn.all.contains($0) && item[$0] != other?[$0] }.sorted()
+        let words = names.map { "\($0): \(display(item[$0], column: $0, type: types[$0]))" }
+        return String(words.joined(separator: ", ").prefix(80))
     }
 }
 
