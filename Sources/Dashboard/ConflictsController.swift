@@ -32,10 +32,10 @@ struct ConflictsController: Sendable {
                     conflict.clientItem ?? conflict.serverItem ?? conflict.base, table: conflict.operation.table,
                     id: conflict.operation.itemId),
                 client: conflict.clientItem.map {
-                    Display.words($0, differingFrom: conflict.serverItem, table: table)
+                    Display.words($0, differingFrom: conflict.base ?? conflict.serverItem, table: table)
                 } ?? "(deleted here)",
                 server: conflict.serverItem.map {
-                    Display.words($0, differingFrom: conflict.clientItem, table: table)
+                    Display.words($0, differingFrom: conflict.base ?? conflict.clientItem, table: table)
                 } ?? "(deleted on the server)",
                 when: Display.date(conflict.error.recordedAt))
         }

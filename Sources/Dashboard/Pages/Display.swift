@@ -83,13 +83,16 @@ enum Display {
     }
 
     /// A copy of an item of `table` in words, for a list's cell: its label (a todo's text), else its
-    /// user columns whose values differ from `other` (`paid: Yes, total: 12`), at most 80 characters.
+    /// user columns whose values differ from `other` (what the side changed from the base: `paid: Yes,
+    /// total: 12`), at most 80 characters.
     static func words(_ item: Item, differingFrom other: Item?, table: TableDescription) -> String {
         if let column = TablePreset.of(table.name).labelColumn, let text = item[column]?.stringValue, !text.isEmpty {
             return String(text.prefix(80))
         }
         let types = Dictionary(table.columns.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-        let names = item.keys.filter { !SystemColumn.all.contains($0) && item[$0] != other?[$0] }.sorted()
+        let names = item.keys.filter { name in
+            !SystemColumn.all.contains(name) && item[name] ?? .null != other?[name] ?? .null
+        }.sorted()
         let words = names.map { "\($0): \(display(item[$0], column: $0, type: types[$0]))" }
         return String(words.joined(separator: ", ").prefix(80))
     }
