@@ -96,18 +96,9 @@ public final class HTTPServer: Sendable {
     /// Stops accepting connections, lets running asynchronous handlers finish and their
     /// connections come back (for up to `grace`), then stops the daemon. Safe to call more than once.
     ///
-    /// It blocks the calling thread while it waits: from async code, call the `async` variant,
-    /// which leaves the thread to the handlers' tasks.
-    public func stop(grace: Duration = .seconds(60)) {
-        guard let handle = quiesce() else { return }
-        context.parked.waitUntilNone(deadline: .now + grace)
-        MHD_stop_daemon(handle.pointer)
-    }
-
-    /// Stops like ``stop(grace:)``, but waits for asynchronous handlers without holding a thread.
-    /// Blocking waits on the cooperative pool (two threads on a 2-core machine) could starve the
-    /// very handlers being waited for. Cancelling the caller does not shorten the wait: stopping
-    /// with a parked connection would abort the process.
+    /// It waits without holding a thread: blocking on the cooperative pool (two threads on a 2-core
+    /// machine) could starve the very handlers being waited for. Cancelling the caller does not
+    /// shorten the wait: stopping with a parked connection would abort the process.
     public func stop(grace: Duration = .seconds(60)) async {
         guard let handle = quiesce() else { return }
         let parked = context.parked

@@ -27,22 +27,6 @@ public final class Responder: Sendable {
         routes.map { ($0.method, $0.pattern.text) }
     }
 
-    /// Answers a request completely, waiting for an asynchronous handler if need be.
-    /// The server uses ``resolve(_:)`` and ``complete(_:_:)`` instead, to avoid suspending for
-    /// synchronous handlers; tests and in-process callers use this.
-    public func respond(to request: Request) async -> Response {
-        switch resolve(request) {
-        case .respond(let response):
-            return response
-        case .run(let handler, let routed):
-            switch handler {
-            case .sync(let body): return complete(routed) { try body(routed) }
-            case .async(let body):
-                do { return complete(routed, try await body(routed)) } catch { return complete(routed, error) }
-            }
-        }
-    }
-
     /// Runs middleware and routing; a response when no handler is needed (or one was refused).
     func resolve(_ incoming: Request) -> Resolution {
         var request = incoming

@@ -29,6 +29,4 @@ public enum ProtocolHeader {
     /// The installation (one app on one device) that sends a request, as the Mobile Apps and
     /// Datasync clients send it: a UUID kept with the client's store.
     public static let installationID = HTTPField.Name("X-ZUMO-INSTALLATION-ID")!
-    /// The protocol version this project speaks.
-    public static let currentVersion = "2.0.0"
 }

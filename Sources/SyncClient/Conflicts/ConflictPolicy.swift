@@ -28,16 +28,6 @@ public enum ConflictPolicy: String, Sendable, Codable, CaseIterable {
             }
         }
     }
-
-    /// How the policy is written for people ("server wins").
-    public var label: String {
-        switch self {
-        case .ask: "ask"
-        case .merge: "merge"
-        case .serverWins: "server wins"
-        case .clientWins: "client wins"
-        }
-    }
 }
 
 /// What push does with one conflict under the table's policy.

@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Tables and columns are added while the store is open (a table named at runtime, a column a page
 /// brings), always inside a write transaction. Until that transaction commits, only the writer
-/// connection sees them (``tables(for:)``): readers keep the schema of their snapshot. A rollback
+/// connection sees them (``entry(_:for:)``): readers keep the schema of their snapshot. A rollback
 /// forgets them.
 final class TableCatalog: Sendable {
     /// One table's description and what is worked out from it.
@@ -32,14 +32,6 @@ final class TableCatalog: Sendable {
     /// The tables every connection sees.
     var committed: [String: Entry] { state.withLock { $0.committed } }
 
-    /// The tables as `db` sees them: with the running transaction's changes on the writer connection.
-    func tables(for db: Database) -> [String: Entry] {
-        state.withLock { state in
-            guard !db.configuration.readonly, !state.uncommitted.isEmpty else { return state.committed }
-            return state.committed.merging(state.uncommitted) { _, new in new }
-        }
-    }
-
     /// The entry of `name` as `db` sees it.
     func entry(_ name: String, for db: Database) -> Entry? {
         state.withLock { state in
@@ -63,13 +55,6 @@ final class TableCatalog: Sendable {
             }
         } onRollback: { [self] _ in
             state.withLock { $0.uncommitted = [:] }
-        }
-    }
-
-    /// Sets descriptions outside any transaction (when the store opens).
-    func load(_ descriptions: [TableDescription]) {
-        state.withLock { state in
-            for description in descriptions { state.committed[description.name] = Entry(description) }
         }
     }
 }

@@ -130,10 +130,7 @@ public struct TableDescription: Sendable, Hashable {
             + derived.upsertTail
     }
 
-    /// The system columns but `id`: what the service sets on every write.
-    var systemColumns: [Column] { derived.systemColumns }
-
-    /// For `rows` rows given like ``upsertSQL(rows:)``'s: sets the ``systemColumns`` of each row whose
+    /// For `rows` rows given like ``upsertSQL(rows:)``'s: sets the system columns but `id` of each row whose
     /// user columns hold the values given, and returns the ids of the rows it set.
     func adoptionSQL(rows: Int) -> String {
         derived.adoptionHead + Array(repeating: derived.upsertRow, count: rows).joined(separator: ", ")
@@ -146,7 +143,6 @@ public struct TableDescription: Sendable, Hashable {
         let upsertHead: String
         let upsertRow: String
         let upsertTail: String
-        let systemColumns: [Column]
         let adoptionHead: String
         let adoptionTail: String
 
@@ -165,7 +161,6 @@ public struct TableDescription: Sendable, Hashable {
             upsertHead = "INSERT INTO \(name.quotedSQLName) (\(selectList)) VALUES "
             upsertRow = "(" + sqlParameters(quoted.count) + ")"
             upsertTail = " ON CONFLICT(id) DO UPDATE SET " + updates.joined(separator: ", ")
-            systemColumns = allColumns.filter { $0.name != SystemColumn.id && SystemColumn.all.contains($0.name) }
             // `answer.columnN` is the Nth value of a row, in the order of `allColumns`.
             let table = name.quotedSQLName
             let answer = allColumns.enumerated().map { "answer.column\($0.offset + 1)" }
