@@ -7,26 +7,9 @@ public enum ErrorRenderer {
         return .html(
             """
             <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(escapeHTML(title))</title></head>
-            <body><h1>\(escapeHTML(title))</h1><p>\(escapeHTML(error.message))</p></body></html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(HTMLEscaping.escape(title))</title></head>
+            <body><h1>\(HTMLEscaping.escape(title))</h1><p>\(HTMLEscaping.escape(error.message))</p></body></html>
             """,
             status: error.status)
-    }
-
-    /// Escapes `& < > " '` for use in HTML text and attribute values.
-    public static func escapeHTML(_ text: String) -> String {
-        var output = ""
-        output.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.unicodeScalars.append(character)
-            }
-        }
-        return output
     }
 }
