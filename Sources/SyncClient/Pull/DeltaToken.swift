@@ -39,3 +39,16 @@ struct DeltaToken: Codable, Hashable, Sendable {
         }
     }
 }
+
+extension DeltaToken {
+    /// A token as it is saved (JSON); nil when it cannot be read.
+    init?(stored text: String) {
+        guard let token = try? JSONDecoder().decode(DeltaToken.self, from: Data(text.utf8)) else { return nil }
+        self = token
+    }
+
+    /// The token as it is saved.
+    var stored: String {
+        get throws { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
+    }
+}

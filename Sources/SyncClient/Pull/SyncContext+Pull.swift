@@ -66,16 +66,12 @@ extension SyncContext {
             // catches up now, in the background.
             if let index = store.listIndexes[table] { store.listIndexer.catchUp(index, in: store.pool) }
         }
-        let tokenKey = queryId.map { LocalStore.deltaTokenKey(table: table, queryId: $0) }
-        var token = DeltaToken()
-        if let tokenKey, let saved = try await store.asyncRead({ [store] db in try store.config(db, tokenKey) }),
-            let decoded = try? JSONDecoder().decode(DeltaToken.self, from: Data(saved.utf8))
-        {
-            token = decoded
+        let token = try await store.asyncRead { [store] db in
+            try queryId.flatMap { try store.deltaToken(db, table: table, queryId: $0) }
         }
         let runner = pullRunner(
-            description, query: query, queryId: queryId, settings: settings, transport: transport, tokenKey: tokenKey)
-        let (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token)))
+            description, query: query, queryId: queryId, settings: settings, transport: transport)
+        let (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token ?? DeltaToken())))
         if let error {
             await recordLastSync(SyncSummary(.pull, table: table, ended: error, pulled: result.received))
             throw error
@@ -92,7 +88,7 @@ extension SyncContext {
     /// after a pause) and how it is written with the token after it.
     private func pullRunner(
         _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
-        transport: HTTPTransport, tokenKey: String?
+        transport: HTTPTransport
     ) -> PullRunner {
         let (store, queue, monitor, connectionRetry) = (store, queue, monitor, connectionRetry)
         let path = transport.path(table: table.name)
@@ -142,10 +138,8 @@ extension SyncContext {
                     try queue.history.recordPullPage(
                         db, table: table.name, queryId: queryId, page: page.number, tokenBefore: page.tokenBefore,
                         tokenAfter: tokenAfter, rows: Self.pulledRows(rows, keeping: pending))
-                    if let tokenKey, let queryId {
-                        try store.setConfig(
-                            db, tokenKey, String(decoding: try JSONEncoder().encode(tokenAfter), as: UTF8.self))
-                        try store.recordTokenMove(db, table: table.name, queryId: queryId, rows: rows.count)
+                    if let queryId {
+                        try store.saveDeltaToken(db, tokenAfter, table: table.name, queryId: queryId, rows: rows.count)
                     }
                     return counts
                 }

@@ -193,28 +193,4 @@ struct LocalStore: Sendable {
             try db.execute(sql: "DELETE FROM __config WHERE key = ?", arguments: [key])
         }
     }
-
-    static func deltaTokenKey(table: String, queryId: String) -> String {
-        "deltaToken|\(table)|\(queryId)"
-    }
-
-    /// The saved delta tokens of `table`, one per query id (unreadable ones left out).
-    func deltaTokens(_ db: Database, table: String) throws -> [DeltaToken] {
-        let prefix = Self.deltaTokenKey(table: table, queryId: "")
-        return try String.fetchAll(
-            db, sql: "SELECT value FROM __config WHERE substr(key, 1, ?) = ?", arguments: [prefix.count, prefix]
-        ).compactMap { try? JSONDecoder().decode(DeltaToken.self, from: Data($0.utf8)) }
-    }
-
-    /// Forgets the delta tokens of `table` (nil: of every table): its next pulls fetch every row.
-    func removeDeltaTokens(_ db: Database, table: String? = nil) throws {
-        // The tokens and their counts (``recordTokenMove(_:table:queryId:rows:)``).
-        for prefix in [
-            table.map { Self.deltaTokenKey(table: $0, queryId: "") } ?? "deltaToken|",
-            table.map { Self.deltaTokenStatsKey(table: $0, queryId: "") } ?? "deltaTokenStats|",
-        ] {
-            try db.execute(
-                sql: "DELETE FROM __config WHERE substr(key, 1, ?) = ?", arguments: [prefix.count, prefix])
-        }
-    }
 }
