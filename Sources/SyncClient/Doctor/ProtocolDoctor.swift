@@ -84,22 +84,27 @@ public struct ProtocolDoctor: Sendable {
         let first = DoctorSession(
             transport: transport, table: options.table, dialect: .v2, prefix: prefix, sample: nil,
             readOnly: options.readOnly)
+        /// Adds a check's result to the report and tells `progress`.
+        func emit(_ check: DoctorCheck, _ verdict: DoctorVerdict, _ exchanges: [RecordedExchange] = []) {
+            let result = DoctorResult(name: check.name, asks: check.asks, verdict: verdict, exchanges: exchanges)
+            report.results.append(result)
+            progress(result)
+        }
+        /// A check that could not finish: the run stops there.
+        func stop(_ check: DoctorCheck, _ error: SyncError) {
+            emit(check, error == .stopped(.cancelled) ? .skipped("Cancelled.") : .failed(DoctorStop(error).description))
+            report.stop(DoctorStop(error))
+        }
         let opening: [RecordedExchange]
         do {
             opening = try await DoctorCheck.speaks.probe(first)
         } catch {
-            let result = stoppedResult(DoctorCheck.speaks, error)
-            report.results.append(result)
-            progress(result)
-            report.stop(DoctorStop(error))
+            stop(DoctorCheck.speaks, error)
             return report
         }
         let dialect = Self.dialect(for: options.protocolChoice, opening: opening)
         let verdict = DoctorCheck.speaks.judge(dialect, opening)
-        let result = DoctorResult(
-            name: DoctorCheck.speaks.name, asks: DoctorCheck.speaks.asks, verdict: verdict, exchanges: opening)
-        report.results.append(result)
-        progress(result)
+        emit(DoctorCheck.speaks, verdict, opening)
         guard verdict.outcome == .passed else { return report }
         report.dialect = dialect
         let index = TableProtocol.allCases.firstIndex(of: dialect) ?? 0
@@ -108,25 +113,14 @@ public struct ProtocolDoctor: Sendable {
             sample: opening[index].rows(dialect)?.first, readOnly: options.readOnly)
         for check in Self.checks {
             if check.writes && options.readOnly {
-                let result = DoctorResult(
-                    name: check.name, asks: check.asks,
-                    verdict: .skipped("Not run: it writes, and this run is read-only."),
-                    exchanges: [])
-                report.results.append(result)
-                progress(result)
+                emit(check, .skipped("Not run: it writes, and this run is read-only."))
                 continue
             }
             do {
                 let exchanges = try await check.probe(session)
-                let result = DoctorResult(
-                    name: check.name, asks: check.asks, verdict: check.judge(dialect, exchanges), exchanges: exchanges)
-                report.results.append(result)
-                progress(result)
+                emit(check, check.judge(dialect, exchanges), exchanges)
             } catch {
-                let result = stoppedResult(check, error)
-                report.results.append(result)
-                progress(result)
-                report.stop(DoctorStop(error))
+                stop(check, error)
                 break
             }
         }
@@ -145,12 +139,5 @@ public struct ProtocolDoctor: Sendable {
             if opening.count > 1, opening[1].status == 200, opening[1].rows(.v3) != nil { return .v3 }
             return .v2
         }
-    }
-
-    private func stoppedResult(_ check: DoctorCheck, _ error: SyncError) -> DoctorResult {
-        DoctorResult(
-            name: check.name, asks: check.asks,
-            verdict: error == .stopped(.cancelled)
-                ? .skipped("Cancelled.") : .failed(DoctorStop(error).description), exchanges: [])
     }
 }
