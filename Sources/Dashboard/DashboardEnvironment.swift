@@ -59,6 +59,17 @@ extension SyncError {
     }
 }
 
+extension ConflictDecisionError {
+    /// The HTTP answer for a pick, an overturn or a bulk decision that cannot be carried out.
+    var httpError: HTTPError {
+        switch self {
+        case .entryNotFound, .batchNotFound: HTTPError(.notFound, description)
+        case .newerLocalChange, .nothingToOverturn: HTTPError(.conflict, description)
+        case .pickNeedsBothCopies, .pick, .bulkNeedsUseClientOrServer: HTTPError(.unprocessableContent, description)
+        }
+    }
+}
+
 /// Runs a store call, turning its error into the matching HTTP error.
 func storeCall<T>(_ body: () throws(SyncError) -> T) throws(HTTPError) -> T {
     do { return try body() } catch { throw error.httpError }

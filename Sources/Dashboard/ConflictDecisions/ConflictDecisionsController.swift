@@ -57,7 +57,7 @@ struct ConflictDecisionsController: Sendable {
             let outcome = try await environment.context.conflicts.resolve(id, picking: picks)
             return JSONAnswer.response(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
-            throw HTTPError(.unprocessableContent, error.description)
+            throw error.httpError
         } catch let error as SyncError {
             throw error.httpError
         }
@@ -191,8 +191,7 @@ struct ConflictDecisionsController: Sendable {
             let outcome = try await environment.context.journal.overturn(id)
             return JSONAnswer.response(["outcome": outcome.rawValue])
         } catch let error as ConflictDecisionError {
-            if case .entryNotFound = error { throw HTTPError(.notFound, error.description) }
-            throw HTTPError(.conflict, error.description)
+            throw error.httpError
         } catch let error as SyncError {
             throw error.httpError
         }
