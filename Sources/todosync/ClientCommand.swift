@@ -147,10 +147,9 @@ struct ClientOptions: ParsableArguments {
 
     /// Prints a value as JSON (sorted keys, dates as ISO-8601).
     func printJSON<T: Encodable>(_ value: T) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        if let data = try? encoder.encode(value) { print(String(decoding: data, as: UTF8.self)) }
+        if let data = try? JSONEncoder.todosync(pretty: true).encode(value) {
+            print(String(decoding: data, as: UTF8.self))
+        }
     }
 
     /// Prints `summary`, or `value` as JSON with `--json`.

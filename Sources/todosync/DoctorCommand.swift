@@ -2,6 +2,7 @@ import ArgumentParser
 import Dashboard
 import Foundation
 import SyncClient
+import SyncProtocol
 import UnixSignals
 
 /// `todosync doctor URL`: probes a table service and prints a green or red line per check.
@@ -70,9 +71,7 @@ struct DoctorCommand: AsyncParsableCommand {
         let report = await work.value
         watch.cancel()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(String(decoding: try JSONEncoder.todosync(pretty: true).encode(report), as: UTF8.self))
         } else {
             print(report.summary)
         }

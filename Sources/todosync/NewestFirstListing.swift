@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 
 /// Prints a listing read newest first in keyset pages (the journal, the flight recorder's log):
 /// up to `limit` items, as JSON Lines or as `text` each, asking `page` for the page before each cursor.
@@ -6,9 +7,7 @@ func printNewestFirst<Item: Encodable>(
     limit: Int, json: Bool, page: (_ before: Int64?) throws -> (items: [Item], next: Int64?),
     text: (Item) -> String
 ) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .iso8601
+    let encoder = JSONEncoder.todosync()
     var remaining = max(0, limit)
     var before: Int64?
     while remaining > 0 {

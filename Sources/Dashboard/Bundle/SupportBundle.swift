@@ -1,5 +1,6 @@
 import Foundation
 import SyncClient
+import SyncProtocol
 import ZIPFoundation
 
 /// A support bundle: one file with what someone helping a user needs to see their device as they
@@ -133,15 +134,6 @@ public enum SupportBundle {
         if let store { try archive.addEntry(with: storeEntry, fileURL: store, compressionMethod: .deflate) }
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    static let encoder = JSONEncoder.todosync(pretty: true)
+    static let decoder = JSONDecoder.todosync()
 }

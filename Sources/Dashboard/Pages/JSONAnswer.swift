@@ -1,15 +1,11 @@
 import Foundation
 import HTTPServer
 import HTTPTypes
+import SyncProtocol
 
 /// Encodes the dashboard's typed values as JSON answers (sorted keys, ISO 8601 dates).
 enum JSONAnswer {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    static let encoder = JSONEncoder.todosync()
 
     /// `value` as a JSON response.
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {

@@ -339,16 +339,8 @@ public actor SyncContext {
         }
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    static let encoder = JSONEncoder.todosync()
+    static let decoder = JSONDecoder.todosync()
 
     // MARK: Database helpers
 

@@ -37,7 +37,7 @@ final class DoctorSession: Sendable {
         _ method: HTTPRequest.Method, id: String? = nil, query: [(String, String)] = [], body: Item? = nil,
         ifMatch: String? = nil, apiVersion: String? = nil
     ) async throws(SyncError) -> RecordedExchange {
-        let data = body.flatMap { try? JSONEncoder.sorted.encode($0) }
+        let data = body.flatMap { try? JSONEncoder.todosync().encode($0) }
         let version = apiVersion ?? dialect.apiVersion
         // The protocol check asks in both versions: the token goes as each version's clients send it.
         let transport = transport.speaking(TableProtocol.allCases.first { $0.apiVersion == version } ?? dialect)
@@ -95,14 +95,5 @@ final class DoctorSession: Sendable {
             }
         }
         return []
-    }
-}
-
-extension JSONEncoder {
-    /// Sorted keys, so a shown request body reads the same every run.
-    static var sorted: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
     }
 }
