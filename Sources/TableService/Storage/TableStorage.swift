@@ -103,6 +103,13 @@ protocol TableStorage: Sendable {
     /// keeps in memory of it is then read again when shown.
     var isShared: Bool { get }
 
+    /// The rows of a read both stores make alike (the metadata tables, the newest row of a table),
+    /// each as its values: what the members written once for both stores read through.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]]
+
+    /// Runs `statements` in one write transaction, acknowledged as every write is (durable on return).
+    func execute(_ statements: [SQLStatement]) async throws(TableError)
+
     /// The installations kept in the database (``InstallationRegistry``).
     func installations() async throws(TableError) -> [InstallationRegistry.Installation]
 

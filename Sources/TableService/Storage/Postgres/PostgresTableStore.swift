@@ -469,6 +469,24 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
+    /// Runs `statement` prepared, as ``values(_:_:)`` runs every read.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]] {
+        try await values(PostgresStatement(statement)) { row in try row.map(SQLValue.init) }
+    }
+
+    func execute(_ statements: [SQLStatement]) async throws(TableError) {
+        try await openedForRequest()
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                for statement in statements {
+                    try await connection.query(statement.postgresQuery, logger: self.logger)
+                }
+            }
+        } catch {
+            throw Self.tableError(error)
+        }
+    }
+
     /// Runs `body` on the connections' event loop (``executor``): the lease, the statement's
     /// messages and its rows then stay on one thread instead of crossing between the caller's
     /// thread and the loop at every step. The caller goes back to its own executor afterwards

@@ -418,6 +418,24 @@ final class SQLiteTableStore: TableStorage {
         }
     }
 
+    /// Reads on the calling thread (``readNow(_:)``): the statements that share it are one-row
+    /// reads or the small metadata tables.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]] {
+        try readNow { db in
+            try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: Self.arguments(statement.values))
+                .map { $0.databaseValues.map(Self.sqlValue) }
+        }
+    }
+
+    /// Writes through ``writeNow(_:)``, whose commit shares a sync with concurrent writes.
+    func execute(_ statements: [SQLStatement]) async throws(TableError) {
+        try await writeNow { db in
+            for statement in statements {
+                try db.cachedStatement(sql: statement.sql).execute(arguments: Self.arguments(statement.values))
+            }
+        }
+    }
+
     /// Runs a one-row read on the calling thread, for the reason ``writeNow(_:)`` gives for its transaction; pages and
     /// summaries, which take longer, go through GRDB's reader threads (``read(_:)``).
     func readNow<T>(_ body: (Database) throws -> T) throws(TableError) -> T {
@@ -528,6 +546,18 @@ final class SQLiteTableStore: TableStorage {
         case .text(let string): string.databaseValue
         case .integer(let integer): integer.databaseValue
         case .double(let double): double.databaseValue
+        }
+    }
+
+    /// A value read back as the stores' shared code reads it (a blob, which no table of theirs
+    /// holds, as base64 text).
+    static func sqlValue(_ value: DatabaseValue) -> SQLValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let integer): .integer(integer)
+        case .double(let double): .double(double)
+        case .string(let string): .text(string)
+        case .blob(let data): .text(data.base64EncodedString())
         }
     }
 
