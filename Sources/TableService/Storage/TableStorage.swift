@@ -24,10 +24,6 @@ protocol TableStorage: Sendable {
     /// Who waits for this store's changes; the store tells it of every row it stamps.
     var changes: ChangeFeed { get }
 
-    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
-    /// there is none); nil when the table does not exist.
-    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor?
-
     /// How many read transactions this process ran on the database (what an idle subscriber must
     /// not cost); nil when the database counts them itself (PostgreSQL's `pg_stat_database`).
     var databaseReads: Int? { get }
@@ -110,13 +106,6 @@ protocol TableStorage: Sendable {
     /// Runs `statements` in one write transaction, acknowledged as every write is (durable on return).
     func execute(_ statements: [SQLStatement]) async throws(TableError)
 
-    /// The installations kept in the database (``InstallationRegistry``).
-    func installations() async throws(TableError) -> [InstallationRegistry.Installation]
-
-    /// Saves `installations` in one transaction, each merged with the stored row (the later last
-    /// write, the union of the old names), then forgets the least recent past the limit.
-    func saveInstallations(_ installations: [InstallationRegistry.Installation]) async throws(TableError)
-
     /// Closes the store's connections (without waiting for them); it answers nothing afterwards.
     func close()
 }
@@ -172,6 +161,26 @@ struct VersionCheck: Sendable, Equatable {
 }
 
 extension TableStorage {
+    /// The cached schema of `table`, or the database's when this process has not met the table yet.
+    func knownSchema(of table: String) async throws(TableError) -> TableSchema? {
+        if let schema = schema(of: table) { return schema }
+        return try await reloadSchema(of: table)
+    }
+
+    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
+    /// there is none); nil when the table does not exist.
+    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
+        guard let schema = try await knownSchema(of: table) else { return nil }
+        var statement = SQLStatement(sql: "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))")
+        if let owner = scope.owner {
+            statement.sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
+            statement.values.append(.text(owner))
+        }
+        statement.sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
+        guard let row = try await query(statement).first else { return .start }
+        return ChangeCursor(updatedAt: try row[0].integer(), id: try row[1].text())
+    }
+
     /// The live item `id`; 404 when missing, soft-deleted or out of `scope`.
     func item(in table: String, id: String, scope: RowScope = .all) async throws(TableError) -> StoredItem {
         guard let found = try await anyItem(in: table, id: id, scope: scope), !found.deleted else {
@@ -213,9 +222,7 @@ extension TableStorage {
         _ options: QueryOptions, table: String, style: ProtocolStyle, declaration: TableDeclaration? = nil,
         scope: RowScope = .all
     ) async throws(TableError) -> CompiledQuery {
-        var schema = schema(of: table)
-        if schema == nil { schema = try await reloadSchema(of: table) }
-        guard let schema else { throw .tableNotFound(table) }
+        guard let schema = try await knownSchema(of: table) else { throw .tableNotFound(table) }
         do {
             return try QueryCompiler.compile(
                 options, schema: schema, dialect: dialect, scope: scope, rules: style.queryRules,

@@ -113,6 +113,9 @@ final class SQLiteTableStore: TableStorage {
         registry.schema(of: table)
     }
 
+    /// This process is the file's only writer.
+    var isShared: Bool { false }
+
     func close() {}
 
     // MARK: Tables
@@ -382,21 +385,6 @@ final class SQLiteTableStore: TableStorage {
         changes.published(
             .init(table: table, cursor: ChangeCursor(updatedAt: item.updatedAt, id: item.id), owner: scope.owner))
         return item
-    }
-
-    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
-        guard let schema = registry.schema(of: table) else { return nil }
-        return try readNow { db in
-            var sql = "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))"
-            var arguments: StatementArguments = []
-            if let owner = scope.owner {
-                sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
-                arguments += [owner]
-            }
-            sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return .start }
-            return ChangeCursor(updatedAt: row[0], id: row[1])
-        }
     }
 
     /// The transaction of ``writeNow(_:)``, and its ticket for the sync that makes it durable.
