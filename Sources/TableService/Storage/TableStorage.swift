@@ -77,9 +77,6 @@ protocol TableStorage: Sendable {
     /// Up to `limit` rows of `table` (soft-deleted ones included), newest first.
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem])
 
-    /// The schema changes applied from `--schema` files, oldest first, with their backfills' progress.
-    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord]
-
     /// Stamps the next batch of up to `limit` rows of `pass` (its changes' new values, and a new
     /// `updatedAt` and `version` for each row, so incremental pull brings them), in one set-based
     /// statement, moving the cursors of its changes in the same transaction; returns the rows
