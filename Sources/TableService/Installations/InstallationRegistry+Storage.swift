@@ -34,7 +34,7 @@ extension InstallationRegistry {
             """
         case .postgres:
             """
-            INSERT INTO "__installations" ("id", "lastWrite", "oldNames") VALUES ($1, $2, $3::jsonb)
+            INSERT INTO "__installations" ("id", "lastWrite", "oldNames") VALUES (?, ?, ?::jsonb)
             ON CONFLICT ("id") DO UPDATE SET "lastWrite" = greatest("__installations"."lastWrite", excluded."lastWrite"),
                 "oldNames" = "__installations"."oldNames" || excluded."oldNames"
             """
@@ -42,22 +42,44 @@ extension InstallationRegistry {
     }
 
     /// Forgets the least recent installations past ``limit`` (made-up ids cannot grow the table
-    /// without end).
-    static let pruneSQL = """
-        DELETE FROM "__installations" WHERE "id" IN (
-            SELECT "id" FROM "__installations" ORDER BY "lastWrite" DESC, "id" DESC LIMIT -1 OFFSET \(limit))
-        """
-
-    /// PostgreSQL's ``pruneSQL`` (`LIMIT ALL` rather than SQLite's `LIMIT -1`).
-    static let prunePostgresSQL = """
-        DELETE FROM "__installations" WHERE "id" IN (
-            SELECT "id" FROM "__installations" ORDER BY "lastWrite" DESC, "id" DESC OFFSET \(limit))
-        """
+    /// without end); SQLite writes "no limit" as `LIMIT -1`.
+    static func pruneSQL(dialect: SQLDialect) -> String {
+        let noLimit = dialect == .sqlite ? " LIMIT -1" : ""
+        return """
+            DELETE FROM "__installations" WHERE "id" IN (
+                SELECT "id" FROM "__installations" ORDER BY "lastWrite" DESC, "id" DESC\(noLimit) OFFSET \(limit))
+            """
+    }
 
     /// The select of every installation: id, last write, old names as JSON text.
     static func selectSQL(dialect: SQLDialect) -> String {
         let names = dialect == .postgres ? "\"oldNames\"::text" : "\"oldNames\""
         return "SELECT \"id\", \"lastWrite\", \(names) FROM \"__installations\""
+    }
+}
+
+extension TableStorage {
+    /// The installations kept in the database (``InstallationRegistry``).
+    func installations() async throws(TableError) -> [InstallationRegistry.Installation] {
+        try await query(SQLStatement(sql: InstallationRegistry.selectSQL(dialect: dialect))).map {
+            row throws(TableError) in
+            try InstallationRegistry.Installation(
+                id: row[0].text(), lastWrite: row[1].integer(), oldNamesJSON: row[2].text())
+        }
+    }
+
+    /// Saves `installations` in one transaction, each merged with the stored row (the later last
+    /// write, the union of the old names), then forgets the least recent past the limit.
+    func saveInstallations(_ installations: [InstallationRegistry.Installation]) async throws(TableError) {
+        guard !installations.isEmpty else { return }
+        let upsert = InstallationRegistry.upsertSQL(dialect: dialect)
+        // In id order: two instances saving the same installations lock their rows in one order.
+        let sorted = installations.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        try await execute(
+            sorted.map {
+                SQLStatement(sql: upsert, values: [.text($0.id), .integer($0.lastWrite), .text($0.oldNamesJSON)])
+            }
+                + [SQLStatement(sql: InstallationRegistry.pruneSQL(dialect: dialect))])
     }
 }
 

@@ -3,7 +3,7 @@ import SyncProtocol
 /// What a schema file changes in a database: compares its declarations with the tables as stored
 /// and the changes recorded before, and returns the changes still to make, or refuses the file
 /// (a narrowed type, a rename onto an existing column) naming the line and the reason. Pure: the
-/// stores read what it needs, and apply what it returns in one transaction.
+/// stores read what it needs, and run its ``Plan/statements`` in one transaction.
 enum SchemaChangePlanner {
     /// A retired column is renamed `__retired_<name>` and leaves `__columns`: its values stay in
     /// the database, and no read of either store selects or answers it.
@@ -31,6 +31,29 @@ enum SchemaChangePlanner {
         }
 
         var isEmpty: Bool { changes.isEmpty && renames.isEmpty && retirements.isEmpty }
+
+        /// The statements that apply it, in order, which both stores run in one transaction: each
+        /// column renamed or retired with its row of `__columns`, then the records.
+        var statements: [SQLStatement] {
+            var statements: [SQLStatement] = []
+            for (table, from, to) in renames {
+                statements.append(SQLStatement(sql: SchemaChangePlanner.renameSQL(table: table, column: from, to: to)))
+                statements.append(
+                    SQLStatement(
+                        sql: "UPDATE \"__columns\" SET \"name\" = ? WHERE \"tableName\" = ? AND \"name\" = ?",
+                        values: [.text(to), .text(table), .text(from)]))
+            }
+            for (table, column) in retirements {
+                let retired = SchemaChangePlanner.retiredPrefix + column
+                statements.append(
+                    SQLStatement(sql: SchemaChangePlanner.renameSQL(table: table, column: column, to: retired)))
+                statements.append(
+                    SQLStatement(
+                        sql: "DELETE FROM \"__columns\" WHERE \"tableName\" = ? AND \"name\" = ?",
+                        values: [.text(table), .text(column)]))
+            }
+            return statements + changes.map(\.insert)
+        }
     }
 
     /// The plan for `declarations` against the `stored` tables (by lower-cased name, with every

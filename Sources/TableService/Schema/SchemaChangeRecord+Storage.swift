@@ -14,9 +14,42 @@ extension SchemaChangeRecord {
             """
     }
 
-    /// The columns of a select that ``init(columns:)`` reads, in order.
+    /// The columns of a select that ``init(_:)`` reads, in order.
     static let selectList =
         "\"tableName\", \"columnName\", \"kind\", \"detail\", \"fromType\", \"appliedAt\", \"backfill\", \"cursor\", \"stamped\""
+
+    /// The select of every record, oldest first (in SQLite, records of one moment in the order
+    /// they were inserted).
+    static func selectSQL(dialect: SQLDialect) -> String {
+        let ties = dialect == .sqlite ? "rowid" : "\"tableName\", \"columnName\", \"kind\""
+        return "SELECT \(selectList) FROM \"__schema_changes\" ORDER BY \"appliedAt\", \(ties)"
+    }
+
+    /// The insert of this record, which leaves a record of the same change as it is.
+    var insert: SQLStatement {
+        let (state, cursor) = storedBackfill
+        return SQLStatement(
+            sql: "INSERT INTO \"__schema_changes\" (\(Self.selectList)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) "
+                + "ON CONFLICT DO NOTHING",
+            values: [
+                .text(table), .text(column), .text(kind.rawValue), .text(detail), .text(from), .integer(appliedAt),
+                .text(state), cursor.map(SQLValue.text) ?? .null,
+            ])
+    }
+
+    /// The update that records a batch of this change's backfill: `count` more rows stamped, the
+    /// cursor at `lastID` (left where it was when the batch stamped none), and done when the
+    /// batch found fewer rows than its `limit`.
+    func batchRecorded(count: Int, lastID: String?, limit: Int) -> SQLStatement {
+        SQLStatement(
+            sql: "UPDATE \"__schema_changes\" SET \"backfill\" = ?, \"cursor\" = ?, \"stamped\" = \"stamped\" + ? "
+                + "WHERE \"tableName\" = ? AND \"columnName\" = ? AND \"kind\" = ? AND \"detail\" = ?",
+            values: [
+                .text(count < limit ? "done" : "pending"),
+                (lastID ?? storedBackfill.cursor).map(SQLValue.text) ?? .null,
+                .integer(Int64(count)), .text(table), .text(column), .text(kind.rawValue), .text(detail),
+            ])
+    }
 
     /// Its backfill as stored: the state's name and the cursor.
     var storedBackfill: (state: String, cursor: String?) {
@@ -27,16 +60,14 @@ extension SchemaChangeRecord {
         }
     }
 
-    /// A record read back; a kind or state this version does not know (a newer service wrote it)
-    /// is refused, naming the kind.
-    init(
-        table: String, column: String, kind: String, detail: String, from: String, appliedAt: Int64,
-        backfill: String, cursor: String?, stamped: Int64
-    ) throws(TableError) {
+    /// A record read with ``selectList``; a kind or state this version does not know (a newer
+    /// service wrote it) is refused, naming the kind.
+    init(_ row: [SQLValue]) throws(TableError) {
+        let kind = try row[2].text()
         let state: Backfill? =
-            switch backfill {
+            switch try row[6].text() {
             case "none": Backfill.none
-            case "pending": Backfill.pending(after: cursor)
+            case "pending": Backfill.pending(after: try row[7].optionalText())
             case "done": Backfill.done
             default: nil
             }
@@ -46,7 +77,15 @@ extension SchemaChangeRecord {
                     + "run the newer todosync that made it.")
         }
         self.init(
-            table: table, column: column, kind: known, detail: detail, from: from, appliedAt: appliedAt,
-            backfill: state, stamped: Int(stamped))
+            table: try row[0].text(), column: try row[1].text(), kind: known, detail: try row[3].text(),
+            from: try row[4].text(), appliedAt: try row[5].integer(), backfill: state,
+            stamped: Int(try row[8].integer()))
+    }
+}
+
+extension TableStorage {
+    /// The schema changes applied from `--schema` files, oldest first, with their backfills' progress.
+    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord] {
+        try await query(SQLStatement(sql: SchemaChangeRecord.selectSQL(dialect: dialect))).map(SchemaChangeRecord.init)
     }
 }

@@ -24,10 +24,6 @@ protocol TableStorage: Sendable {
     /// Who waits for this store's changes; the store tells it of every row it stamps.
     var changes: ChangeFeed { get }
 
-    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
-    /// there is none); nil when the table does not exist.
-    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor?
-
     /// How many read transactions this process ran on the database (what an idle subscriber must
     /// not cost); nil when the database counts them itself (PostgreSQL's `pg_stat_database`).
     var databaseReads: Int? { get }
@@ -81,9 +77,6 @@ protocol TableStorage: Sendable {
     /// Up to `limit` rows of `table` (soft-deleted ones included), newest first.
     func rows(of table: String, limit: Int) async throws(TableError) -> (schema: TableSchema, items: [StoredItem])
 
-    /// The schema changes applied from `--schema` files, oldest first, with their backfills' progress.
-    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord]
-
     /// Stamps the next batch of up to `limit` rows of `pass` (its changes' new values, and a new
     /// `updatedAt` and `version` for each row, so incremental pull brings them), in one set-based
     /// statement, moving the cursors of its changes in the same transaction; returns the rows
@@ -103,12 +96,12 @@ protocol TableStorage: Sendable {
     /// keeps in memory of it is then read again when shown.
     var isShared: Bool { get }
 
-    /// The installations kept in the database (``InstallationRegistry``).
-    func installations() async throws(TableError) -> [InstallationRegistry.Installation]
+    /// The rows of a read both stores make alike (the metadata tables, the newest row of a table),
+    /// each as its values: what the members written once for both stores read through.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]]
 
-    /// Saves `installations` in one transaction, each merged with the stored row (the later last
-    /// write, the union of the old names), then forgets the least recent past the limit.
-    func saveInstallations(_ installations: [InstallationRegistry.Installation]) async throws(TableError)
+    /// Runs `statements` in one write transaction, acknowledged as every write is (durable on return).
+    func execute(_ statements: [SQLStatement]) async throws(TableError)
 
     /// Closes the store's connections (without waiting for them); it answers nothing afterwards.
     func close()
@@ -165,6 +158,26 @@ struct VersionCheck: Sendable, Equatable {
 }
 
 extension TableStorage {
+    /// The cached schema of `table`, or the database's when this process has not met the table yet.
+    func knownSchema(of table: String) async throws(TableError) -> TableSchema? {
+        if let schema = schema(of: table) { return schema }
+        return try await reloadSchema(of: table)
+    }
+
+    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
+    /// there is none); nil when the table does not exist.
+    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
+        guard let schema = try await knownSchema(of: table) else { return nil }
+        var statement = SQLStatement(sql: "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))")
+        if let owner = scope.owner {
+            statement.sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
+            statement.values.append(.text(owner))
+        }
+        statement.sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
+        guard let row = try await query(statement).first else { return .start }
+        return ChangeCursor(updatedAt: try row[0].integer(), id: try row[1].text())
+    }
+
     /// The live item `id`; 404 when missing, soft-deleted or out of `scope`.
     func item(in table: String, id: String, scope: RowScope = .all) async throws(TableError) -> StoredItem {
         guard let found = try await anyItem(in: table, id: id, scope: scope), !found.deleted else {
@@ -206,9 +219,7 @@ extension TableStorage {
         _ options: QueryOptions, table: String, style: ProtocolStyle, declaration: TableDeclaration? = nil,
         scope: RowScope = .all
     ) async throws(TableError) -> CompiledQuery {
-        var schema = schema(of: table)
-        if schema == nil { schema = try await reloadSchema(of: table) }
-        guard let schema else { throw .tableNotFound(table) }
+        guard let schema = try await knownSchema(of: table) else { throw .tableNotFound(table) }
         do {
             return try QueryCompiler.compile(
                 options, schema: schema, dialect: dialect, scope: scope, rules: style.queryRules,

@@ -70,3 +70,32 @@ struct PostgresStatement: Sendable {
         }
     }
 }
+
+extension PostgresStatement {
+    /// A statement written with `?` placeholders, numbered for PostgreSQL.
+    init(_ statement: SQLStatement) {
+        sql = SQLDialect.postgres.numberingPlaceholders(statement.sql)
+        values = statement.values
+    }
+}
+
+extension SQLStatement {
+    /// The statement for postgres-nio, run unprepared (as statements inside a transaction are).
+    var postgresQuery: PostgresQuery { PostgresStatement(self).query }
+}
+
+extension SQLValue {
+    /// A cell read back as the stores' shared code reads it, by the type PostgreSQL sent.
+    init(_ cell: PostgresCell) throws {
+        guard cell.bytes != nil else {
+            self = .null
+            return
+        }
+        switch cell.dataType {
+        case .int2, .int4, .int8: self = .integer(try cell.decode(Int64.self))
+        case .float4, .float8: self = .double(try cell.decode(Double.self))
+        case .bool: self = .bool(try cell.decode(Bool.self))
+        default: self = .text(try cell.decode(String.self))
+        }
+    }
+}

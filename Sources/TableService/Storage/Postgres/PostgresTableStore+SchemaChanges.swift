@@ -17,47 +17,9 @@ extension PostgresTableStore {
             let plan = try SchemaChangePlanner.plan(
                 declarations, stored: try await Self.storedSchemas(of: declarations, connection, logger: self.logger),
                 recorded: try await Self.records(connection, logger: self.logger), now: now)
-            for rename in plan.renames {
-                let sql = SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to)
-                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
-                try await connection.query(
-                    """
-                    UPDATE "__columns" SET "name" = \(rename.to)
-                    WHERE "tableName" = \(rename.table) AND "name" = \(rename.from)
-                    """, logger: self.logger)
+            for statement in plan.statements {
+                try await connection.query(statement.postgresQuery, logger: self.logger)
             }
-            for retirement in plan.retirements {
-                let sql = SchemaChangePlanner.renameSQL(
-                    table: retirement.table, column: retirement.column,
-                    to: SchemaChangePlanner.retiredPrefix + retirement.column)
-                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger)
-                try await connection.query(
-                    """
-                    DELETE FROM "__columns" WHERE "tableName" = \(retirement.table) AND "name" = \(retirement.column)
-                    """, logger: self.logger)
-            }
-            for change in plan.changes {
-                let backfill = change.storedBackfill
-                try await connection.query(
-                    """
-                    INSERT INTO "__schema_changes" ("tableName", "columnName", "kind", "detail", "fromType",
-                        "appliedAt", "backfill", "cursor")
-                    VALUES (\(change.table), \(change.column), \(change.kind.rawValue), \(change.detail),
-                        \(change.from), \(change.appliedAt), \(backfill.state), \(backfill.cursor))
-                    ON CONFLICT DO NOTHING
-                    """, logger: self.logger)
-            }
-        }
-    }
-
-    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord] {
-        try await openedForRequest()
-        do {
-            return try await client.withConnection { connection in
-                try await Self.records(connection, logger: self.logger)
-            }
-        } catch {
-            throw Self.tableError(error)
         }
     }
 
@@ -76,22 +38,10 @@ extension PostgresTableStore {
 
     static func records(_ connection: PostgresConnection, logger: Logger) async throws -> [SchemaChangeRecord] {
         let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" "
-                    + "ORDER BY \"appliedAt\", \"tableName\", \"columnName\", \"kind\""), logger: logger)
+            PostgresQuery(unsafeSQL: SchemaChangeRecord.selectSQL(dialect: .postgres)), logger: logger)
         var records: [SchemaChangeRecord] = []
-        for try await row in rows { records.append(try record(row)) }
+        for try await row in rows { records.append(try SchemaChangeRecord(row.map(SQLValue.init))) }
         return records
-    }
-
-    /// A row selected with ``SchemaChangeRecord/selectList``; a change this version does not know
-    /// is a ``TableError``.
-    private static func record(_ row: PostgresRow) throws -> SchemaChangeRecord {
-        let (table, column, kind, detail, from, appliedAt, backfill, cursor, stamped) = try row.decode(
-            (String, String, String, String, String, Int64, String, String?, Int64).self)
-        return try SchemaChangeRecord(
-            table: table, column: column, kind: kind, detail: detail, from: from, appliedAt: appliedAt,
-            backfill: backfill, cursor: cursor, stamped: stamped)
     }
 
     var writesUnderWay: Int? { nil }
@@ -133,16 +83,8 @@ extension PostgresTableStore {
                     last = ChangeCursor(updatedAt: lastStamp, id: ids.last!)
                 }
                 for change in pending {
-                    let after: String? = if case .pending(let after) = change.backfill { after } else { nil }
-                    let done = ids.count < limit ? "done" : "pending"
-                    let cursor = ids.last ?? after
-                    try await connection.query(
-                        """
-                        UPDATE "__schema_changes" SET "backfill" = \(done), "cursor" = \(cursor),
-                        "stamped" = "stamped" + \(Int64(ids.count)) WHERE "tableName" = \(change.table)
-                        AND "columnName" = \(change.column) AND "kind" = \(change.kind.rawValue)
-                        AND "detail" = \(change.detail)
-                        """, logger: self.logger)
+                    let recorded = change.batchRecorded(count: ids.count, lastID: ids.last, limit: limit)
+                    try await connection.query(recorded.postgresQuery, logger: self.logger)
                 }
                 return (ids.count, last)
             }
@@ -168,7 +110,7 @@ extension PostgresTableStore {
         var records: [SchemaChangeRecord] = []
         for try await row in rows {
             // One this version does not know is left to the version that wrote it.
-            do { records.append(try record(row)) } catch is TableError { continue }
+            do { records.append(try SchemaChangeRecord(row.map(SQLValue.init))) } catch is TableError { continue }
         }
         return records
     }
@@ -178,19 +120,16 @@ extension PostgresTableStore {
         _ pass: BackfillPass, _ condition: BackfillPass.Fragment, _ schema: TableSchema, limit: Int,
         _ connection: PostgresConnection
     ) async throws -> [String] {
-        var sql = "SELECT \"id\" FROM \(SQLDialect.quoted(schema.name)) WHERE \(condition.sql)"
-        var values = condition.values
+        var statement = SQLStatement(
+            sql: "SELECT \"id\" FROM \(SQLDialect.quoted(schema.name)) WHERE \(condition.sql)", values: condition.values
+        )
         if let cursor = pass.cursor {
-            sql += " AND \"id\" > ?"
-            values.append(.text(cursor))
+            statement.sql += " AND \"id\" > ?"
+            statement.values.append(.text(cursor))
         }
-        sql += " ORDER BY \"id\" LIMIT ?"
-        values.append(.integer(Int64(limit)))
-        let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: SQLDialect.postgres.numberingPlaceholders(sql), binds: PostgresStatement.bindings(values)),
-            logger: logger
-        ).collect()
+        statement.sql += " ORDER BY \"id\" LIMIT ?"
+        statement.values.append(.integer(Int64(limit)))
+        let rows = try await connection.query(statement.postgresQuery, logger: logger).collect()
         return try rows.map { try $0.decode(String.self) }
     }
 

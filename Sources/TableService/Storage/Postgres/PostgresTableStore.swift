@@ -111,6 +111,9 @@ final class PostgresTableStore: TableStorage {
 
     var databaseReads: Int? { nil }
 
+    /// Every instance of the database writes it.
+    var isShared: Bool { true }
+
     func ready() async throws(TableServiceError) {
         do {
             try await opened()
@@ -133,12 +136,6 @@ final class PostgresTableStore: TableStorage {
 
     func schema(of table: String) -> TableSchema? {
         registry.schema(of: table)
-    }
-
-    /// The cached schema, or the database's when this instance has not met the table yet.
-    func knownSchema(of table: String) async throws(TableError) -> TableSchema? {
-        if let schema = registry.schema(of: table) { return schema }
-        return try await reloadSchema(of: table)
     }
 
     // MARK: Items
@@ -417,18 +414,6 @@ final class PostgresTableStore: TableStorage {
         return item
     }
 
-    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
-        guard let schema = try await knownSchema(of: table) else { return nil }
-        var statement = PostgresStatement()
-        statement.sql = "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))"
-        if let owner = scope.owner {
-            statement.sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = \(statement.bind(.text(owner)))"
-        }
-        statement.sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
-        let rows = try await values(statement) { row in try row.decode((Int64, String).self) }
-        return rows.first.map { ChangeCursor(updatedAt: $0.0, id: $0.1) } ?? .start
-    }
-
     func allSchemas() async throws(TableError) -> [TableSchema] {
         try await reloadAllSchemas()
         return registry.all()
@@ -466,6 +451,24 @@ final class PostgresTableStore: TableStorage {
             } catch {
                 throw Self.tableError(error)
             }
+        }
+    }
+
+    /// Runs `statement` prepared, as ``values(_:_:)`` runs every read.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]] {
+        try await values(PostgresStatement(statement)) { row in try row.map(SQLValue.init) }
+    }
+
+    func execute(_ statements: [SQLStatement]) async throws(TableError) {
+        try await openedForRequest()
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                for statement in statements {
+                    try await connection.query(statement.postgresQuery, logger: self.logger)
+                }
+            }
+        } catch {
+            throw Self.tableError(error)
         }
     }
 

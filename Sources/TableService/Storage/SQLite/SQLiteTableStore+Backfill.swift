@@ -56,16 +56,8 @@ extension SQLiteTableStore {
                 last = ChangeCursor(updatedAt: first + Int64(count) - 1, id: lastID)
             }
             for change in pending {
-                let cursor: String? =
-                    last?.id ?? { if case .pending(let after) = change.backfill { after } else { nil } }()
-                try db.execute(
-                    sql:
-                        "UPDATE \"__schema_changes\" SET \"backfill\" = ?, \"cursor\" = ?, \"stamped\" = \"stamped\" + ? "
-                        + "WHERE \"tableName\" = ? AND \"columnName\" = ? AND \"kind\" = ? AND \"detail\" = ?",
-                    arguments: [
-                        count < limit ? "done" : "pending", cursor, count, change.table, change.column,
-                        change.kind.rawValue, change.detail,
-                    ])
+                let recorded = change.batchRecorded(count: count, lastID: last?.id, limit: limit)
+                try db.execute(sql: recorded.sql, arguments: Self.arguments(recorded.values))
             }
             // Writes under way besides this one wait for its commit.
             return (count, last, clock.now - started, (self.writesUnderWay ?? 0) > 1)

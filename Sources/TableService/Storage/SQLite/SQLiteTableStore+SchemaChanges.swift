@@ -11,46 +11,15 @@ extension SQLiteTableStore {
         guard !declarations.isEmpty else { return }
         let plan = try SchemaChangePlanner.plan(
             declarations, stored: try SchemaRegistry.read(db), recorded: try Self.records(db), now: clock())
-        for rename in plan.renames {
-            try db.execute(sql: SchemaChangePlanner.renameSQL(table: rename.table, column: rename.from, to: rename.to))
-            try db.execute(
-                sql: "UPDATE __columns SET name = ? WHERE tableName = ? AND name = ?",
-                arguments: [rename.to, rename.table, rename.from])
-        }
-        for retirement in plan.retirements {
-            try db.execute(
-                sql: SchemaChangePlanner.renameSQL(
-                    table: retirement.table, column: retirement.column,
-                    to: SchemaChangePlanner.retiredPrefix + retirement.column))
-            try db.execute(
-                sql: "DELETE FROM __columns WHERE tableName = ? AND name = ?",
-                arguments: [retirement.table, retirement.column])
-        }
-        for change in plan.changes {
-            let backfill = change.storedBackfill
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO \"__schema_changes\" (\(SchemaChangeRecord.selectList)) "
-                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                arguments: [
-                    change.table, change.column, change.kind.rawValue, change.detail, change.from, change.appliedAt,
-                    backfill.state, backfill.cursor,
-                ])
+        for statement in plan.statements {
+            try db.execute(sql: statement.sql, arguments: Self.arguments(statement.values))
         }
     }
 
     /// Every recorded schema change, oldest first.
-    func schemaChanges() async throws(TableError) -> [SchemaChangeRecord] {
-        try readNow { db in try Self.records(db) }
-    }
-
     static func records(_ db: Database) throws -> [SchemaChangeRecord] {
-        try Row.fetchAll(
-            db,
-            sql: "SELECT \(SchemaChangeRecord.selectList) FROM \"__schema_changes\" ORDER BY \"appliedAt\", rowid"
-        ).map { row in
-            try SchemaChangeRecord(
-                table: row[0], column: row[1], kind: row[2], detail: row[3], from: row[4], appliedAt: row[5],
-                backfill: row[6], cursor: row[7], stamped: row[8])
+        try Row.fetchAll(db, sql: SchemaChangeRecord.selectSQL(dialect: .sqlite)).map { row in
+            try SchemaChangeRecord(row.databaseValues.map(sqlValue))
         }
     }
 

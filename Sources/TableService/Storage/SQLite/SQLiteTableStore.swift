@@ -113,6 +113,9 @@ final class SQLiteTableStore: TableStorage {
         registry.schema(of: table)
     }
 
+    /// This process is the file's only writer.
+    var isShared: Bool { false }
+
     func close() {}
 
     // MARK: Tables
@@ -384,21 +387,6 @@ final class SQLiteTableStore: TableStorage {
         return item
     }
 
-    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
-        guard let schema = registry.schema(of: table) else { return nil }
-        return try readNow { db in
-            var sql = "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))"
-            var arguments: StatementArguments = []
-            if let owner = scope.owner {
-                sql += " WHERE \(SQLDialect.quoted(RowScope.ownerColumn)) = ?"
-                arguments += [owner]
-            }
-            sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return .start }
-            return ChangeCursor(updatedAt: row[0], id: row[1])
-        }
-    }
-
     /// The transaction of ``writeNow(_:)``, and its ticket for the sync that makes it durable.
     private func commitNow<T>(_ body: (Database) throws -> T) throws(TableError) -> (T, GroupCommit.Ticket?) {
         do {
@@ -415,6 +403,24 @@ final class SQLiteTableStore: TableStorage {
         } catch {
             commits?.abandoned()
             throw Self.tableError(error)
+        }
+    }
+
+    /// Reads on the calling thread (``readNow(_:)``): the statements that share it are one-row
+    /// reads or the small metadata tables.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]] {
+        try readNow { db in
+            try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: Self.arguments(statement.values))
+                .map { $0.databaseValues.map(Self.sqlValue) }
+        }
+    }
+
+    /// Writes through ``writeNow(_:)``, whose commit shares a sync with concurrent writes.
+    func execute(_ statements: [SQLStatement]) async throws(TableError) {
+        try await writeNow { db in
+            for statement in statements {
+                try db.cachedStatement(sql: statement.sql).execute(arguments: Self.arguments(statement.values))
+            }
         }
     }
 
@@ -528,6 +534,18 @@ final class SQLiteTableStore: TableStorage {
         case .text(let string): string.databaseValue
         case .integer(let integer): integer.databaseValue
         case .double(let double): double.databaseValue
+        }
+    }
+
+    /// A value read back as the stores' shared code reads it (a blob, which no table of theirs
+    /// holds, as base64 text).
+    static func sqlValue(_ value: DatabaseValue) -> SQLValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let integer): .integer(integer)
+        case .double(let double): .double(double)
+        case .string(let string): .text(string)
+        case .blob(let data): .text(data.base64EncodedString())
         }
     }
 
