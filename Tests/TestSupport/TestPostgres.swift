@@ -24,6 +24,11 @@ public enum TestPostgres {
         clusterURL != nil || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
+    /// Why a fresh database could not be made, with the server's own words.
+    public struct CreateFailed: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     /// Why a test that needs PostgreSQL cannot run.
     public struct Missing: Error, CustomStringConvertible {
         public var description: String {
@@ -47,15 +52,20 @@ public enum TestPostgres {
             host: host, port: components.port ?? 5432, username: user, password: components.password,
             database: String(components.path.dropFirst()), tls: .disable)
         let logger = Logger(label: "todosync.tests.postgres")
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
-            try await connection.query(
-                PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\" STRATEGY FILE_COPY"), logger: logger)
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            do {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\" STRATEGY FILE_COPY"), logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try await connection.close()
         } catch {
-            try? await connection.close()
-            throw error
+            // PSQLError's description hides the server's message; a test that fails here says it.
+            throw CreateFailed(description: "Creating a test database failed: \(String(reflecting: error))")
         }
-        try await connection.close()
         components.path = "/" + name
         return components.string ?? clusterURL
     }
