@@ -108,6 +108,29 @@ import Testing
         }
     }
 
+    @Test func theDecisionAPIsAnswerEachMistakeWithItsOwnStatus() async throws {
+        try await withTestDashboard { harness in
+            let context = try await conflicts(harness, 2)
+            let token = try await harness.csrfToken()
+            func post(_ path: String, _ json: String) async throws -> Int {
+                try await harness.client.send(
+                    .post, path, json: Data(json.utf8), headers: [.init("X-CSRF-Token")!: token]
+                ).status
+            }
+            // The text changed on both sides: a pick must name it (422), and a whole pick is applied.
+            #expect(try await post("/api/conflicts/3/pick", #"{"fields":{"complete":"client"}}"#) == 422)
+            #expect(
+                try await post("/api/conflicts/3/pick", #"{"fields":{"text":"server","complete":"client"}}"#) == 200)
+            // An entry the journal does not keep (404); one whose todo changed here since (409).
+            #expect(try await post("/api/journal/no-such-entry/overturn", "{}") == 404)
+            try await context.conflicts.resolve(4, with: .useServer)
+            let entry = try #require(try context.journal.entries().entries.first)
+            try await context.table("todoitem").update(["id": "t1", "text": "edited again"])
+            #expect(try await post("/api/journal/\(entry.id)/overturn", "{}") == 409)
+            #expect(try context.table("todoitem").item(id: "t1")?["text"] == "edited again", "nothing lost")
+        }
+    }
+
     @Test func anOutcomeThatDeletedTheTodoCanBeOverturnedFromTheJournal() async throws {
         try await withTestDashboard { harness in
             let context = try await conflicts(harness, 1)
