@@ -121,7 +121,7 @@ import Testing
             #expect(try await post("/api/conflicts/3/pick", #"{"fields":{"complete":"client"}}"#) == 422)
             #expect(
                 try await post("/api/conflicts/3/pick", #"{"fields":{"text":"server","complete":"client"}}"#) == 200)
-            // An entry the journal does not keep (404); one whose todo changed here since (409).
+            // An entry the journal does not keep (404); one whose item changed here since (409).
             #expect(try await post("/api/journal/no-such-entry/overturn", "{}") == 404)
             try await context.conflicts.resolve(4, with: .useServer)
             let entry = try #require(try context.journal.entries().entries.first)

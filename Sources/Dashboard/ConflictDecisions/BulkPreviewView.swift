@@ -35,7 +35,7 @@ struct BulkPreviewView: Encodable, Sendable {
         plural = count != 1
         conflicts = preview.conflicts.map { conflict in
             Conflict(
-                id: conflict.operationId, title: conflict.title ?? conflict.itemId,
+                id: conflict.operationId, title: conflict.title ?? Display.shortId(conflict.itemId),
                 fields: conflict.deletes ? "deleted" : conflict.fields.joined(separator: ", "),
                 deletes: conflict.deletes)
         }
