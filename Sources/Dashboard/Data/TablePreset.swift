@@ -62,10 +62,16 @@ struct TablePreset: Sendable {
     /// The page of row `id` of `table`: a todo's at `/items/{id}`, any other row's under `/data`.
     static func href(_ table: String, _ id: String) -> String { of(table).href(id) }
 
+    /// A row's label (a todo's text, at most 80 characters); nil when the table has no label
+    /// column or the row leaves it empty.
+    func label(_ item: Item?) -> String? {
+        guard let labelColumn, let text = item?[labelColumn]?.stringValue, !text.isEmpty else { return nil }
+        return String(text.prefix(80))
+    }
+
     /// How the pages name a row: its label in quotes, else its id.
     func name(_ item: Item?, id: String) -> String {
-        guard let labelColumn, let text = item?[labelColumn]?.stringValue, !text.isEmpty else { return id }
-        return "“\(text.prefix(80))”"
+        label(item).map { "“\($0)”" } ?? id
     }
 
     /// Checks a change of `table` wherever it comes from (its pages, `/data`, `/api/data`): the todos'

@@ -78,17 +78,14 @@ enum Display {
 
     /// How a page titles an item of `table`: its label (a todo's text), else its id as lists show it.
     static func title(_ item: Item?, table: String, id: String) -> String {
-        let label = TablePreset.of(table).labelColumn.flatMap { item?[$0]?.stringValue } ?? ""
-        return label.isEmpty ? shortId(id) : String(label.prefix(80))
+        TablePreset.of(table).label(item) ?? shortId(id)
     }
 
     /// A copy of an item of `table` in words, for a list's cell: its label (a todo's text), else its
     /// user columns whose values differ from `other` (what the side changed from the base: `paid: Yes,
     /// total: 12`), at most 80 characters.
     static func words(_ item: Item, differingFrom other: Item?, table: TableDescription) -> String {
-        if let column = TablePreset.of(table.name).labelColumn, let text = item[column]?.stringValue, !text.isEmpty {
-            return String(text.prefix(80))
-        }
+        if let label = TablePreset.of(table.name).label(item) { return label }
         let types = Dictionary(table.columns.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
         let names = item.keys.filter { name in
             !SystemColumn.all.contains(name) && item[name] ?? .null != other?[name] ?? .null

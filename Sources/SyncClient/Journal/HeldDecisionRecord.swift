@@ -17,8 +17,8 @@ struct HeldDecisionRecord: TableRecord {
     var entry: JournalEntry
 
     /// Stores it, in place of a decision the operation held before. One cached statement: GRDB's
-    /// generic insert builds a container and its SQL at every call, which was a third of what a
-    /// conflict settled by policy spent holding its decision.
+    /// generic insert built a container and its SQL at every call, and cost twice as much (a
+    /// conflict settled by policy holds one decision).
     func insert(_ db: Database) throws {
         let values =
             [operationId] + JournalRecord.decisionValues(entry) + [

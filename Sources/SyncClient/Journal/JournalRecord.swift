@@ -34,7 +34,7 @@ struct JournalRecord: StoreRecord, PersistableRecord {
     var entry: JournalEntry
 
     func encode(to container: inout PersistenceContainer) {
-        Self.encodeDecision(entry, to: &container)
+        for (column, value) in zip(Self.decisionColumns, Self.decisionValues(entry)) { container[column] = value }
         container[Columns.result] = ItemCoding.encode(entry.result)
         container[Columns.versionAfter] = entry.versionAfter
         container[Columns.recordedAt] = Timestamp.string(entry.recordedAt)
@@ -55,10 +55,6 @@ struct JournalRecord: StoreRecord, PersistableRecord {
             entry.decidedBy.rawValue, ItemCoding.encode(entry.base), ItemCoding.encode(entry.client),
             ItemCoding.encode(entry.server), entry.versionBefore, entry.batch, entry.overturns,
         ]
-    }
-
-    static func encodeDecision(_ entry: JournalEntry, to container: inout PersistenceContainer) {
-        for (column, value) in zip(decisionColumns, decisionValues(entry)) { container[column] = value }
     }
 
     /// The user-visible text values of `items` (and the item id), one per line, for text search.
