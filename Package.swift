@@ -70,6 +70,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // The fleet's alert webhook.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["IncrementalPull.md"]
         ),

@@ -29,4 +29,11 @@ public enum ProtocolHeader {
     /// The installation (one app on one device) that sends a request, as the Mobile Apps and
     /// Datasync clients send it: a UUID kept with the client's store.
     public static let installationID = HTTPField.Name("X-ZUMO-INSTALLATION-ID")!
+    /// What a todosync client says of itself to the service's fleet view, which only it knows:
+    /// `queue=3, oldest=120, conflicts=1` (operations queued, seconds since the oldest was made,
+    /// conflicts waiting for a person). Optional; other clients do not send it.
+    public static let clientState = HTTPField.Name("X-TodoSync-Client-State")!
+    /// Set to `1` on the service's answers to a device whose support bundle an admin asked for:
+    /// a todosync client then uploads its redacted bundle to `/devices/{id}/bundle`.
+    public static let bundleRequest = HTTPField.Name("X-TodoSync-Bundle-Request")!
 }

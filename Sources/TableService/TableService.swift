@@ -69,6 +69,15 @@ public final class TableService: Sendable {
         /// The most subscriptions the change channel (`/tables/{table}/$changes`) keeps open at
         /// once; more are answered 503 with `Retry-After`.
         public var maxSubscribers: Int
+        /// The key of the service's admin pages and `/service/api` (`--admin-key`); without it they
+        /// answer loopback requests only.
+        public var adminKey: String?
+        /// When a device counts as behind, stalled or offline (see `docs/fleet.md`).
+        public var fleetThresholds = FleetThresholds()
+        /// Where stall alerts are POSTed (`--alert-webhook`).
+        public var alertWebhook: URL?
+        /// The pause before the n-th try of an alert after a failure; tests shorten it.
+        @_spi(Testing) public var alertPause: (@Sendable (Int) -> Duration)?
 
         /// A configuration; the defaults are the official server's (pages of 50, `$top` up to 1000),
         /// in memory, without key, tables or page, answering browser pages of its own origin only.
@@ -99,8 +108,10 @@ public final class TableService: Sendable {
     public let configuration: Configuration
     /// What `GET /metrics` of ``start(_:host:port:quiet:allowedHosts:logger:)`` shows.
     public let metrics = ServiceMetrics()
-    /// The installations (`X-ZUMO-INSTALLATION-ID`) that wrote, and the old column names they sent.
-    let installations: InstallationRegistry
+    /// The devices that sync with the service (`X-ZUMO-INSTALLATION-ID`), learned from their requests.
+    let fleet: Fleet
+    let fleetAlerts: FleetAlerts
+    private let bookkeeping: FleetBookkeeping
     let store: any TableStorage
     /// Stamps the rows that schema changes gave new values, in the background.
     private let backfill: SchemaBackfill
@@ -123,6 +134,14 @@ public final class TableService: Sendable {
         }
         if let key = configuration.applicationKey, key.isEmpty {
             throw .invalidConfiguration("The application key is empty; give a non-empty key or none.")
+        }
+        if let key = configuration.adminKey, key.count < 16 {
+            throw .invalidConfiguration("The admin key is too short: give at least 16 characters.")
+        }
+        if let hook = configuration.alertWebhook,
+            !["http", "https"].contains(hook.scheme?.lowercased() ?? "") || hook.host == nil
+        {
+            throw .invalidConfiguration("The alert webhook '\(hook)' is not an http:// or https:// address.")
         }
         self.configuration = configuration
         self.logger = logger
@@ -148,14 +167,23 @@ public final class TableService: Sendable {
                 declarations: configuration.schema.tables, logger: logger, changes: changes)
         }
         self.store = store
-        installations = InstallationRegistry(clock: clock, store: store, logger: logger)
+        fleet = Fleet(
+            clock: clock, thresholds: configuration.fleetThresholds, store: store, perUserTables: owned,
+            metrics: metrics, logger: logger)
+        if let pause = configuration.alertPause {
+            fleetAlerts = FleetAlerts(fleet: fleet, webhook: configuration.alertWebhook, logger: logger, pause: pause)
+        } else {
+            fleetAlerts = FleetAlerts(fleet: fleet, webhook: configuration.alertWebhook, logger: logger)
+        }
+        bookkeeping = FleetBookkeeping(fleet: fleet, alerts: fleetAlerts)
+        bookkeeping.start()
         backfill = SchemaBackfill(
             store: store, batchSize: configuration.backfillBatchSize,
             maximumBatches: configuration.backfillBatchesPerStart, logger: logger)
         verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }
         // The page shows every user's rows: with sign-in it is served only behind the application key.
         if let folder = configuration.templatesFolder,
-            configuration.signIn == nil || configuration.applicationKey != nil
+            configuration.signIn == nil || configuration.applicationKey != nil || configuration.adminKey != nil
         {
             let templates: TemplateLibrary
             do {
@@ -167,9 +195,11 @@ public final class TableService: Sendable {
                 configuration.pagePath.hasSuffix("/")
                 ? String(configuration.pagePath.dropLast()) : configuration.pagePath
             page = ServicePage(
-                store: store, installations: installations, templates: templates, base: base,
+                store: store, fleet: fleet, alerts: fleetAlerts, templates: templates,
+                publicFolder: folder.deletingLastPathComponent().appendingPathComponent("Public"), base: base,
                 csrfToken: configuration.csrfToken ?? CSRFProtection.randomToken(),
-                applicationKey: configuration.applicationKey, sessionToken: CSRFProtection.randomToken())
+                access: ServiceAccess(adminKey: configuration.adminKey, applicationKey: configuration.applicationKey),
+                sessionToken: CSRFProtection.randomToken())
         } else {
             page = nil
         }
@@ -183,7 +213,7 @@ public final class TableService: Sendable {
         TableController(
             store: store, configuration: configuration,
             cors: CORSPolicy(allowedOrigins: Set(configuration.allowedOrigins)),
-            verifier: verifier, logger: logger, installations: installations
+            verifier: verifier, logger: logger, fleet: fleet
         ).addRoutes(to: &router)
     }
 
@@ -195,9 +225,10 @@ public final class TableService: Sendable {
         if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
         if let reads = store.databaseReads { metrics.updateDatabaseReads(reads) }
         metrics.updateSubscribers(store.changes.subscriberCount)
-        let installations = await installations.all()
-        metrics.updateInstallations(
-            total: installations.count, writingOldShape: installations.filter(\.writesOldShape).count)
+        let devices = await fleet.reports()
+        var counts = Dictionary(uniqueKeysWithValues: DeviceState.allCases.map { ($0.rawValue, 0) })
+        for device in devices { counts[device.state.rawValue, default: 0] += 1 }
+        metrics.updateDevices(counts, writingOldShape: devices.filter { !$0.oldNames.isEmpty }.count)
         return PrometheusExposition.response(metrics.exposition())
     }
 
@@ -242,15 +273,15 @@ public final class TableService: Sendable {
         await backfill.finished()
     }
 
-    /// Saves the installations seen writing since the last save (``InstallationRegistry``): call
-    /// it once the server that routes to the service has stopped, before ``close()``.
+    /// Saves the devices seen since the last save (``Fleet``) and stops the fleet's passes and
+    /// alerts: call it once the server that routes to the service has stopped, before ``close()``.
     public func saveInstallations() async {
-        await installations.stop()
+        await bookkeeping.stop()
     }
 
     /// Closes the database connections (after the server that routes to the service has stopped).
     public func close() {
-        installations.cancel()
+        bookkeeping.cancel()
         backfill.stop()
         store.changes.close()
         store.close()

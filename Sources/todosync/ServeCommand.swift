@@ -91,6 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
                 + "a service with signed-in users locally.", valueName: "user"))
     var issueToken: String?
     @OptionGroup var resources: ResourceOptions
+    @OptionGroup(title: "Fleet") var fleet: FleetOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
@@ -155,14 +156,16 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let templates = try? resources.locate().templatesFolder
         let running: RunningTableService
+        var configuration = TableService.Configuration(
+            database: store, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
+            tables: ["todoitem"],
+            allowedOrigins: allowedOrigins,
+            templatesFolder: templates, signIn: try signIn.signIn(), schema: declared,
+            maxSubscribers: maxSubscribers)
+        try fleet.apply(to: &configuration)
         do {
             running = try TableService.start(
-                .init(
-                    database: store, applicationKey: appKey, pageSize: pageSize, maximumTop: maxTop,
-                    tables: ["todoitem"],
-                    allowedOrigins: allowedOrigins,
-                    templatesFolder: templates, signIn: try signIn.signIn(), schema: declared,
-                    maxSubscribers: maxSubscribers),
+                configuration,
                 host: host, port: port, quiet: quiet, allowedHosts: allowedHosts.names, tls: try tls.identity())
         } catch {
             throw ValidationError("\(error)")

@@ -97,12 +97,25 @@ public final class ServiceMetrics: Sendable {
     /// Brings `todosync_database_reads_total` (read transactions) to `total`, the store's count.
     func updateDatabaseReads(_ total: Int) { databaseReads.bring(to: total) }
 
-    /// Sets `todosync_installations` (installations seen writing) and
-    /// `todosync_installations_writing_old_shape` (those still sending a renamed or retired
-    /// column's old name).
-    func updateInstallations(total: Int, writingOldShape: Int) {
+    /// Sets `todosync_installations` (devices seen) and `todosync_installations_writing_old_shape`
+    /// (those still sending a renamed or retired column's old name).
+    private func updateInstallations(total: Int, writingOldShape: Int) {
         CoreMetrics.Gauge(label: "todosync_installations", factory: factory).record(total)
         CoreMetrics.Gauge(label: "todosync_installations_writing_old_shape", factory: factory).record(writingOldShape)
+    }
+
+    /// Sets `todosync_devices{state}` to the devices in each state (never an id), and keeps
+    /// `todosync_installations` (devices seen) and `todosync_installations_writing_old_shape`.
+    func updateDevices(_ counts: [String: Int], writingOldShape: Int) {
+        for (state, count) in counts {
+            CoreMetrics.Gauge(label: "todosync_devices", dimensions: [("state", state)], factory: factory).record(count)
+        }
+        updateInstallations(total: counts.values.reduce(0, +), writingOldShape: writingOldShape)
+    }
+
+    /// `todosync_fleet_saves_total`: the transactions that saved the devices seen.
+    func countFleetSave() {
+        CoreMetrics.Counter(label: "todosync_fleet_saves_total", factory: factory).increment()
     }
 
     /// `todosync_change_subscribers`: the change channel's subscriptions open now.

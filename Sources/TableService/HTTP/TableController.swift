@@ -13,8 +13,8 @@ struct TableController: Sendable {
     /// Checks `X-ZUMO-AUTH` when the service has sign-in configured.
     let verifier: TokenVerifier?
     let logger: Logger
-    /// Who writes, and which of them still send the old shape of a declared table.
-    let installations: InstallationRegistry
+    /// The devices that sync, learned from their requests.
+    let fleet: Fleet
 
     /// What a request body runs with: its protocol style and the rows its caller may touch.
     typealias Body = @Sendable (Request, ProtocolStyle, RowScope) async throws(TableError) -> Response
@@ -52,6 +52,9 @@ struct TableController: Sendable {
         }
         let refuseCollectionPut = handler { (_, _, _) async throws(TableError) in
             throw DatasyncItemEndpoints.collectionPutRefusal
+        }
+        route(.post, "/devices/:id/bundle", &router) { (request, _, _) async throws(TableError) in
+            try await self.receiveBundle(request)
         }
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
@@ -144,8 +147,22 @@ struct TableController: Sendable {
             pageLimit: declaration?.pageSize ?? configuration.maximumTop)
         // Without soft delete, `deleted` is an ordinary column: nothing is hidden.
         if declaration?.softDelete == false { options.includeDeleted = true }
-        let (_, page) = try await store.page(
-            options, table: table, style: style, declaration: declaration, scope: scope)
+        let position = Self.pullPosition(request, options)
+        let page: TablePage
+        do {
+            (_, page) = try await store.page(
+                options, table: table, style: style, declaration: declaration, scope: scope)
+        } catch {
+            if let (device, position) = position {
+                fleet.notePull(device, table: table, from: position.position, rowsPast: nil)
+            }
+            throw error
+        }
+        if let (device, position) = position {
+            // An inclusive bound (`ge`) answers again the row the device has at its position.
+            let past = position.inclusive ? max(0, page.rows - 1) : page.rows
+            fleet.notePull(device, table: table, from: position.position, rowsPast: past)
+        }
         var response = style.pageEnvelope.response(
             page, options: options, request: request, queryItems: queryItems, publicURL: configuration.publicURL)
         // A client whose store still has a column under its former name renames it before storing the page.
@@ -199,6 +216,29 @@ struct TableController: Sendable {
         return itemResponse(item, style, status: deleted ? .ok : .created, request: request)
     }
 
+    /// A support bundle a device uploads because an admin asked for it (see `docs/fleet.md`).
+    private func receiveBundle(_ request: Request) async throws(TableError) -> Response {
+        let id = try DeviceIdentity.checkedID(request.parameters["id"] ?? "")
+        guard request.headers[ProtocolHeader.installationID] == id else {
+            return .jsonError(
+                "A device uploads its own bundle only: X-ZUMO-INSTALLATION-ID must be \(id).", status: .forbidden)
+        }
+        do throws(Fleet.BundleRefusal) {
+            try await fleet.acceptBundle(id, request.body)
+        } catch {
+            switch error {
+            case .notAsked:
+                return .jsonError("Nobody asked for the support bundle of \(id).", status: .conflict)
+            case .tooLarge:
+                return .jsonError(
+                    "The bundle is over \(Fleet.bundleLimit >> 20) MB: it was not kept.", status: .contentTooLarge)
+            case .notAZip:
+                throw .invalidRequest("The bundle is not a zip file: send the one todosync client bundle writes.")
+            }
+        }
+        return .json(data: Data(#"{"received":true}"#.utf8), status: .created)
+    }
+
     // MARK: Helpers
 
     /// The body of a write read by the protocol's rules, its values checked against the table's
@@ -214,7 +254,9 @@ struct TableController: Sendable {
         let oldNames = declaration?.bringForward(&changes.fields) ?? []
         if inserting { declaration?.addDefaults(to: &changes.fields) }
         try declaration?.check(&changes.fields)
-        installations.wrote(request, table: table, oldNames: oldNames)
+        if !oldNames.isEmpty, let device = request.headers[ProtocolHeader.installationID] {
+            fleet.noteOldNames(device, table: table, oldNames)
+        }
         return changes
     }
 
@@ -256,13 +298,20 @@ struct TableController: Sendable {
     private func handle(_ request: Request, user: String?, _ body: Body) async -> Response {
         var response: Response
         var style = ProtocolStyle.v2
+        var device: DeviceIdentity?
         do {
+            device = try DeviceIdentity.of(request)
             if verifier == nil { try admit(request) }
             let scope = try scope(of: request, user: user)
             style = try ProtocolStyle(request)
             response = try await body(request, style, scope)
         } catch {
             response = errorResponse(error, style, request: request)
+        }
+        if let device {
+            fleet.noteRequest(
+                device, request, style: style, table: request.parameters["table"], user: user, response: response)
+            if fleet.bundlePending(device.id) { response.headers[ProtocolHeader.bundleRequest] = "1" }
         }
         return finish(request, response)
     }
@@ -322,6 +371,19 @@ struct TableController: Sendable {
         guard let expected = configuration.applicationKey else { return }
         let given = request.headers[ProtocolHeader.applicationKey] ?? ""
         guard ApplicationKey.matches(given, expected) else { throw .missingApplicationKey }
+    }
+
+    /// The device and position of an incremental pull (a list request whose filter bounds
+    /// `updatedAt` from below), and whether the bound is inclusive; nil for other requests.
+    static func pullPosition(_ request: Request, _ options: QueryOptions) -> (
+        String, (position: PullPosition, inclusive: Bool)
+    )? {
+        guard let device = request.headers[ProtocolHeader.installationID], let filter = options.filter,
+            filter.range(of: "updatedat", options: .caseInsensitive) != nil,
+            let expression = try? FilterParser.parse(filter),
+            let position = PullPosition(filter: expression, skip: options.skip)
+        else { return nil }
+        return (device, (position, PullPosition.isInclusive(expression)))
     }
 
     func ifMatch(_ request: Request) -> String? {

@@ -41,6 +41,10 @@ extension TableController {
         // Checked whether or not the answer waits: a malformed timeout is an error either way.
         let wait = try Self.wait(request)
         let feed = store.changes
+        if let device = request.headers[ProtocolHeader.installationID], let from = after ?? lastEventID {
+            let visible = try await store.latestChange(in: table, scope: scope) ?? .start
+            fleet.notePull(device, table: table, from: PullPosition(cursor: from), rowsPast: visible > from ? 1 : 0)
+        }
         if streaming {
             guard let subscription = feed.subscribe(table: table, owner: scope.owner, after: after ?? .start) else {
                 throw .tooManySubscribers(feed.limit)

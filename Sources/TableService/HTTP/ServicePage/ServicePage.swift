@@ -11,19 +11,23 @@ import Views
 struct ServicePage: Sendable {
     static let templates = [
         "service/header", "service/footer", "service/index", "service/table", "service/row", "service/key",
-        "service/style.css",
+        "service/devices", "service/device", "service/devices-body", "service/style.css",
     ]
     static let sessionCookie = "todosync_service_session"
     /// Rows shown per table page.
     static let rowLimit = 500
 
     let store: any TableStorage
-    /// Who writes, for the list of installations still writing the old shape.
-    let installations: InstallationRegistry
+    /// The devices that sync, for their pages and the installations still writing the old shape.
+    let fleet: Fleet
+    let alerts: FleetAlerts
     let templates: TemplateLibrary
+    /// The project's `Public/` folder, for the script that makes the devices page live.
+    let publicFolder: URL?
     let base: String
     let csrfToken: String
-    let applicationKey: String?
+    /// Who may see the pages.
+    let access: ServiceAccess
     /// Granted by the key form; random per process.
     let sessionToken: String
 
@@ -54,6 +58,7 @@ struct ServicePage: Sendable {
         router.post(base + "/tables/:table/:id/undelete") { request in
             await self.guarded(request, form: true) { try await self.setDeleted(request, false) }
         }
+        addDeviceRoutes(to: &router)
     }
 
     // MARK: Pages
@@ -63,7 +68,7 @@ struct ServicePage: Sendable {
             "service/index", title: "Tables",
             ServiceTablesPage(
                 try await store.tableSummaries(), base: base, changes: try await store.schemaChanges(),
-                behind: await installations.behind()))
+                behind: await fleet.writingOldShape(), alerts: await alerts.recent(limit: 10)))
     }
 
     private func table(_ request: Request) async throws -> Response {
@@ -168,17 +173,22 @@ struct ServicePage: Sendable {
 
     // MARK: Helpers
 
-    /// Runs a page after the key check (and, for forms, the CSRF check); errors become pages.
-    private func guarded(
+    /// Whether `request` carries this process's session cookie.
+    func signedIn(_ request: Request) -> Bool {
+        CSRFProtection.constantTimeEquals(request.cookies[Self.sessionCookie] ?? "", sessionToken)
+    }
+
+    /// Runs a page after the access check (and, for forms, the CSRF check); errors become pages.
+    func guarded(
         _ request: Request, form: Bool = false, _ body: () async throws -> Response
     ) async -> Response {
         do {
-            if form, let refused = refusedForm(request) { return refused }
-            if applicationKey != nil,
-                !CSRFProtection.constantTimeEquals(request.cookies[Self.sessionCookie] ?? "", sessionToken)
-            {
-                return page("service/key", title: "Application key", status: .unauthorized, NoServiceContent())
+            switch access.verdict(request, signedIn: signedIn(request)) {
+            case .allowed: break
+            case .signInNeeded: return keyPage(status: .unauthorized)
+            case .refused(let message): return errorPage(.forbidden, message)
             }
+            if form, let refused = refusedForm(request) { return refused }
             return try await body()
         } catch let error as any HTTPResponseError {
             return errorPage(error.status, error.message)
@@ -198,12 +208,11 @@ struct ServicePage: Sendable {
     private func unlock(_ request: Request) throws -> Response {
         let form = try request.form()
         if let refused = refusedForm(request) { return refused }
-        guard let applicationKey, ApplicationKey.matches(form["key"] ?? "", applicationKey) else {
-            var response = page(
-                "service/key", title: "Application key", flash: .error("That is not the key."), status: .unauthorized,
-                NoServiceContent())
-            response.headers[.cacheControl] = "no-store"
-            return response
+        if case .refused(let message) = access.verdict(request, signedIn: false), access.adminKey == nil {
+            return errorPage(.forbidden, message)
+        }
+        guard let expected = access.formKey, ApplicationKey.matches(form["key"] ?? "", expected.key) else {
+            return keyPage(status: .unauthorized, flash: .error("That is not the key."))
         }
         var response = Response.redirect(to: base)
         response.headers[.setCookie] =
@@ -211,7 +220,21 @@ struct ServicePage: Sendable {
         return response
     }
 
-    private func page<Content: Encodable & Sendable>(
+    /// The sign-in form, asking for the admin key (or the application key without one).
+    private func keyPage(status: HTTPResponse.Status, flash: ServiceFlash? = nil) -> Response {
+        let name = access.formKey?.name ?? "key"
+        return page(
+            "service/key", title: "Sign in", flash: flash, status: status,
+            KeyPage(keyName: name, keyLabel: name.prefix(1).uppercased() + name.dropFirst()))
+    }
+
+    /// What the sign-in form names.
+    struct KeyPage: Encodable, Sendable {
+        var keyName: String
+        var keyLabel: String
+    }
+
+    func page<Content: Encodable & Sendable>(
         _ template: String, title: String, flash: ServiceFlash? = nil, status: HTTPResponse.Status = .ok,
         _ content: Content
     ) -> Response {
@@ -224,7 +247,7 @@ struct ServicePage: Sendable {
     }
 
     /// The list of tables' page, empty, saying what went wrong.
-    private func errorPage(_ status: HTTPResponse.Status, _ message: String) -> Response {
+    func errorPage(_ status: HTTPResponse.Status, _ message: String) -> Response {
         page("service/index", title: "Error", flash: .error(message), status: status, ServiceTablesPage([], base: base))
     }
 

@@ -2,7 +2,7 @@ import SyncProtocol
 
 /// The list of tables (`/service`), each with its counts of live and soft-deleted rows; the schema
 /// changes applied from `--schema` files, with their dates and backfills; and the installations
-/// that still write the old shape of a table.
+/// that still write the old shape of a table; the newest stall alerts.
 struct ServiceTablesPage: Encodable, Sendable {
     var tables: [Table]
     var hasTables: Bool
@@ -10,6 +10,18 @@ struct ServiceTablesPage: Encodable, Sendable {
     var hasSchemaChanges = false
     var behind: [Installation] = []
     var hasBehind = false
+    /// The newest stall alerts.
+    var alerts: [Alert] = []
+    var hasAlerts = false
+
+    /// A device became stalled, or recovered.
+    struct Alert: Encodable, Sendable {
+        var event: String
+        var device: String
+        var href: String
+        var table: String
+        var at: String
+    }
 
     /// One applied schema change.
     struct SchemaChange: Encodable, Sendable {
@@ -52,7 +64,7 @@ struct ServiceTablesPage: Encodable, Sendable {
     /// The page with `changes` and the installations still `behind`.
     init(
         _ summaries: [TableSummary], base: String, changes: [SchemaChangeRecord],
-        behind: [InstallationRegistry.Installation]
+        behind: [DeviceRecord], alerts: [FleetAlerts.Alert] = []
     ) {
         self.init(summaries, base: base)
         schemaChanges = changes.map { change in
@@ -69,9 +81,15 @@ struct ServiceTablesPage: Encodable, Sendable {
         hasSchemaChanges = !schemaChanges.isEmpty
         self.behind = behind.map { installation in
             Installation(
-                id: installation.id, lastWrite: ProtocolDate.format(milliseconds: installation.lastWrite),
+                id: installation.id, lastWrite: ProtocolDate.format(milliseconds: installation.lastContact),
                 oldNames: installation.oldNames.keys.sorted().joined(separator: ", "))
         }
         hasBehind = !self.behind.isEmpty
+        self.alerts = alerts.map { alert in
+            Alert(
+                event: alert.event, device: alert.device, href: "\(base)/devices/\(NextPageLink.encode(alert.device))",
+                table: alert.table, at: alert.at)
+        }
+        hasAlerts = !self.alerts.isEmpty
     }
 }

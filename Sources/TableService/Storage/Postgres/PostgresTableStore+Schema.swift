@@ -34,8 +34,6 @@ extension PostgresTableStore {
                 """, logger: self.logger)
             try await connection.query(
                 PostgresQuery(unsafeSQL: SchemaChangeRecord.createTableSQL(dialect: .postgres)), logger: self.logger)
-            try await connection.query(
-                PostgresQuery(unsafeSQL: InstallationRegistry.createTableSQL(dialect: .postgres)), logger: self.logger)
             for function in PostgresChangeBus.functionsSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: function), logger: self.logger)
             }

@@ -41,8 +41,14 @@ final class SQLiteTableStore: TableStorage {
         StoreMigration("tableService.v2.schemaChanges") { db in
             try db.execute(sql: SchemaChangeRecord.createTableSQL(dialect: .sqlite))
         },
+        // The installation registry's table, which the fleet's `__devices` replaced (its rows move
+        // there when the fleet first opens the file: `prepareFleetTables`).
         StoreMigration("tableService.v3.installations") { db in
-            try db.execute(sql: InstallationRegistry.createTableSQL(dialect: .sqlite))
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS "__installations" (
+                        "id" TEXT NOT NULL PRIMARY KEY, "lastWrite" INTEGER NOT NULL, "oldNames" TEXT NOT NULL DEFAULT '{}')
+                    """)
         },
     ]
 

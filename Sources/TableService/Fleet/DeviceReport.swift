@@ -1,0 +1,139 @@
+import SyncProtocol
+
+/// One device as the admin API and pages show it (`docs/fleet.md`): times as ISO 8601 UTC, absent
+/// values left out.
+struct DeviceReport: Sendable, Encodable {
+    let id: String
+    let state: DeviceState
+    let lastContact: String
+    let client: Client
+    let user: String?
+    let oldNames: [String]
+    let tables: [TableReport]
+    let errors: [ErrorReport]
+    let reported: Reported?
+    let bundle: BundleReport?
+    /// The worst lag of its tables, in seconds.
+    let lagSeconds: Int64
+    /// Its lag samples (the device's own answer only).
+    var lag: [LagPoint]?
+
+    /// Milliseconds of ``lastContact``, for sorting.
+    let lastContactMilliseconds: Int64
+
+    struct Client: Sendable, Encodable {
+        let userAgent: String?
+        let `protocol`: String?
+    }
+
+    struct TableReport: Sendable, Encodable {
+        let name: String
+        let state: DeviceState
+        let position: String?
+        let positionSince: String?
+        let lastPull: String?
+        let lastPush: String?
+        let lastPushStatus: Int?
+        let head: String?
+        let lagRows: Int
+        let lagSeconds: Int64
+    }
+
+    struct ErrorReport: Sendable, Encodable {
+        let at: String
+        let method: String
+        let path: String
+        let status: Int
+        let message: String
+    }
+
+    struct Reported: Sendable, Encodable {
+        let queue: Int64
+        let oldest: Int64
+        let conflicts: Int64
+        let at: String
+    }
+
+    struct BundleReport: Sendable, Encodable {
+        let requestedAt: String?
+        let receivedAt: String?
+    }
+
+    struct LagPoint: Sendable, Encodable {
+        let at: String
+        let seconds: Int64
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, state, lastContact, client, user, oldNames, tables, errors, reported, bundle, lagSeconds, lag
+    }
+}
+
+extension Fleet {
+    /// Every device with its state at `now` (one pass over what is known; lag read at most once a
+    /// second per table and position).
+    func reports(now: Int64? = nil, withLag: Bool = false) async -> [DeviceReport] {
+        let now = now ?? clock()
+        var reports: [DeviceReport] = []
+        for record in await records() {
+            reports.append(await report(record, now: now, withLag: withLag))
+        }
+        return reports
+    }
+
+    /// One device, nil when never seen.
+    func report(id: String) async -> DeviceReport? {
+        guard let record = await records().first(where: { $0.id == id }) else { return nil }
+        return await report(record, now: clock(), withLag: true)
+    }
+
+    func report(_ record: DeviceRecord, now: Int64, withLag: Bool) async -> DeviceReport {
+        var tables: [DeviceReport.TableReport] = []
+        for (name, progress) in record.tables.sorted(by: { $0.key < $1.key }) {
+            let waiting = await self.waiting(record, table: name, now: now)
+            let verdict = DeviceStateRule.table(progress, waiting: waiting, now: now, thresholds: thresholds)
+            tables.append(
+                DeviceReport.TableReport(
+                    name: name, state: verdict.state, position: progress.position.map(Self.text),
+                    positionSince: progress.positionSince.map(ProtocolDate.format),
+                    lastPull: progress.lastPull.map(ProtocolDate.format),
+                    lastPush: progress.lastPush.map(ProtocolDate.format), lastPushStatus: progress.lastPushStatus,
+                    head: (waiting?.newest ?? progress.position?.updatedAt).map(ProtocolDate.format),
+                    lagRows: verdict.lagRows, lagSeconds: verdict.lagSeconds))
+        }
+        let state = DeviceStateRule.device(record, tables: tables.map(\.state), now: now, thresholds: thresholds)
+        return DeviceReport(
+            id: record.id, state: state, lastContact: ProtocolDate.format(milliseconds: record.lastContact),
+            client: .init(userAgent: record.userAgent, protocol: record.protocolName), user: record.user,
+            oldNames: record.oldNames.keys.sorted(), tables: tables,
+            errors: record.errors.reversed().map {
+                .init(
+                    at: ProtocolDate.format(milliseconds: $0.at), method: $0.method, path: $0.path, status: $0.status,
+                    message: $0.message)
+            },
+            reported: record.reported.map {
+                .init(
+                    queue: $0.queue, oldest: $0.oldest, conflicts: $0.conflicts,
+                    at: ProtocolDate.format(milliseconds: record.reportedAt ?? record.lastContact))
+            },
+            bundle: record.bundleRequestedAt == nil && record.bundleReceivedAt == nil
+                ? nil
+                : .init(
+                    requestedAt: record.bundleRequestedAt.map(ProtocolDate.format),
+                    receivedAt: record.bundleReceivedAt.map(ProtocolDate.format)),
+            lagSeconds: tables.map(\.lagSeconds).max() ?? 0,
+            lag: withLag
+                ? record.lag.filter { now - $0.at <= DeviceRecord.lagHistory }.map {
+                    .init(at: ProtocolDate.format(milliseconds: $0.at), seconds: $0.seconds)
+                } : nil,
+            lastContactMilliseconds: record.lastContact)
+    }
+
+    /// A position as the API shows it: its time, with the keyset id and the skip when it has them.
+    static func text(_ position: PullPosition) -> String {
+        var text = ProtocolDate.format(milliseconds: position.updatedAt)
+        if !position.id.isEmpty { text += " after id \(position.id)" }
+        if position.skip > 0 { text += " skip \(position.skip)" }
+        return text
+    }
+}

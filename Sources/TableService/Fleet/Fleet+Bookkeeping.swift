@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+
+/// The fleet's background work, one pass a second: save the devices noted since the last pass,
+/// fold in what other instances saved, and raise or settle stall alerts.
+extension Fleet {
+    /// Reads what the database holds, once, at start (and moves an installation registry's rows).
+    func loadIfNeeded() async {
+        let loaded = state.withLock { $0.loaded }
+        if loaded {
+            if store.isShared { await readOthers() }
+            return
+        }
+        guard (try? await store.ready()) != nil else { return }
+        do {
+            try await store.prepareFleetTables()
+        } catch {
+            logger.warning("the fleet's tables could not be prepared: \(error)")
+            return
+        }
+        await readOthers()
+        state.withLock { $0.loaded = true }
+    }
+
+    /// Folds in the devices saved since the last read (by this instance before a restart, or by
+    /// others). Rows saved in the same millisecond as the last read are read again, harmlessly.
+    func readOthers() async {
+        let since = state.withLock { $0.readUpTo }
+        // A second back: a save whose clock ran a little behind ours, or that committed late.
+        guard let rows = try? await store.devices(savedSince: max(0, since - 2000)) else { return }
+        state.withLock { state in
+            for (record, savedAt) in rows {
+                if var mine = state.devices[record.id] {
+                    mine.merge(record)
+                    state.devices[record.id] = mine
+                } else if state.devices.count < Self.limit {
+                    state.devices[record.id] = record
+                }
+                state.readUpTo = max(state.readUpTo, savedAt)
+            }
+        }
+    }
+
+    /// Saves the devices noted since the last save, in one transaction; on failure they stay noted
+    /// for the next pass.
+    func save() async {
+        let batch: [DeviceRecord] = state.withLock { state in
+            defer { state.unsaved.removeAll() }
+            return state.unsaved.compactMap { state.devices[$0] }
+        }
+        guard !batch.isEmpty else { return }
+        do {
+            // In a task of its own, which nobody cancels: a stop cancels the pass (and one on SIGTERM
+            // runs in a cancelled task), and a cancelled PostgreSQL query saves nothing.
+            let store = store
+            let now = clock()
+            try await Task { try await store.saveDevices(batch, savedAt: now) }.value
+            metrics.countFleetSave()
+        } catch {
+            logger.warning("the devices seen could not be saved (tried again in a second): \(error)")
+            state.withLock { state in
+                for device in batch where state.devices[device.id] != nil { state.unsaved.insert(device.id) }
+            }
+        }
+    }
+}
+
+/// Runs the fleet's pass every second until stopped, then saves once more.
+final class FleetBookkeeping: Sendable {
+    private let fleet: Fleet
+    private let alerts: FleetAlerts
+    private let task: Mutex<Task<Void, Never>?>
+
+    init(fleet: Fleet, alerts: FleetAlerts) {
+        self.fleet = fleet
+        self.alerts = alerts
+        task = Mutex(nil)
+    }
+
+    /// Starts the passes. One unstructured task per service, owned here and ended by ``stop()``: the
+    /// service is started and stopped by its embedders (the dashboard, `serve`, tests), which may
+    /// not run a service group.
+    func start() {
+        let fleet = fleet
+        let alerts = alerts
+        task.withLock { task in
+            task = Task {
+                await fleet.loadIfNeeded()
+                await alerts.loadOpenEpisodes()
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    if Task.isCancelled { break }
+                    await fleet.save()
+                    if fleet.store.isShared { await fleet.readOthers() }
+                    await alerts.evaluate()
+                }
+            }
+        }
+    }
+
+    /// Ends the passes, waits for one under way, and saves what is unsaved.
+    func stop() async {
+        let running = task.withLock { task in
+            task?.cancel()
+            return task
+        }
+        await running?.value
+        await fleet.save()
+        await alerts.stop()
+    }
+
+    /// Ends the passes without a last save (the store is closing).
+    func cancel() {
+        task.withLock { $0?.cancel() }
+        alerts.cancel()
+    }
+}

@@ -1,0 +1,40 @@
+import SyncProtocol
+
+/// A device's lag over the last 24 hours, drawn on the server as an SVG polyline (the page needs no
+/// script): time along, seconds of lag up, the highest labelled.
+struct LagChart: Encodable, Sendable {
+    static let width = 720
+    static let height = 160
+    static let padding = 8
+
+    var width = Self.width
+    var height = Self.height
+    /// `x,y x,y …` of the polyline.
+    var points: String
+    var hasSamples: Bool
+    /// The highest lag shown, as people read it.
+    var peak: String
+    /// What a screen reader says of it.
+    var summary: String
+
+    init(samples: [DeviceReport.LagPoint], now: Int64) {
+        let day = DeviceRecord.lagHistory
+        let values: [(at: Int64, seconds: Int64)] = samples.compactMap { sample in
+            ProtocolDate.parse(sample.at).map { ($0, sample.seconds) }
+        }
+        let top = max(values.map(\.seconds).max() ?? 0, 1)
+        let plotWidth = Double(Self.width - 2 * Self.padding)
+        let plotHeight = Double(Self.height - 2 * Self.padding)
+        points = values.map { value in
+            let x = Double(Self.padding) + plotWidth * Double(max(0, value.at - (now - day))) / Double(day)
+            let y = Double(Self.padding) + plotHeight * (1 - Double(value.seconds) / Double(top))
+            return "\(Int(x.rounded())),\(Int(y.rounded()))"
+        }.joined(separator: " ")
+        hasSamples = !values.isEmpty
+        peak = ServiceDevicesPage.duration(top)
+        summary =
+            values.isEmpty
+            ? "No lag recorded in the last 24 hours."
+            : "Lag over the last 24 hours: \(values.count) samples, at most \(ServiceDevicesPage.duration(values.map(\.seconds).max() ?? 0)), now \(ServiceDevicesPage.duration(values.last?.seconds ?? 0))."
+    }
+}

@@ -1,0 +1,55 @@
+/// One device (`/service/devices/{id}`): its state, client, tables, recent errors, its lag over the
+/// last 24 hours as a chart drawn here (SVG), and the support bundle an admin may ask it for.
+struct ServiceDevicePage: Encodable, Sendable {
+    var device: DeviceReport
+    var tables: [Table]
+    var errors: [DeviceReport.ErrorReport]
+    var hasErrors: Bool
+    var chart: LagChart
+    var reported: String?
+    var client: String
+    var oldNames: String?
+    var bundleRequestHref: String
+    var bundleHref: String?
+    var bundleStatus: String
+
+    struct Table: Encodable, Sendable {
+        var name: String
+        var state: String
+        var position: String
+        var positionSince: String
+        var lastPull: String
+        var lastPush: String
+        var lag: String
+        var lagRows: String
+    }
+
+    init(_ device: DeviceReport, base: String, now: Int64) {
+        self.device = device
+        tables = device.tables.map { table in
+            Table(
+                name: table.name, state: table.state.rawValue, position: table.position ?? "never pulled incrementally",
+                positionSince: table.positionSince ?? "—", lastPull: table.lastPull ?? "—",
+                lastPush: table.lastPush.map { "\($0) (\(table.lastPushStatus.map(String.init) ?? "?"))" } ?? "—",
+                lag: ServiceDevicesPage.duration(table.lagSeconds),
+                lagRows: table.lagRows >= Fleet.lagCountLimit ? "\(Fleet.lagCountLimit)+" : "\(table.lagRows)")
+        }
+        errors = device.errors
+        hasErrors = !errors.isEmpty
+        chart = LagChart(samples: device.lag ?? [], now: now)
+        reported = device.reported.map {
+            "queue \($0.queue), oldest change \(ServiceDevicesPage.duration($0.oldest)) old, \($0.conflicts) conflicts (at \($0.at))"
+        }
+        client = [device.client.protocol, device.client.userAgent, device.user.map { "user \($0)" }].compactMap { $0 }
+            .joined(separator: " · ")
+        oldNames = device.oldNames.isEmpty ? nil : device.oldNames.joined(separator: ", ")
+        let href = "\(base)/devices/\(NextPageLink.encode(device.id))"
+        bundleRequestHref = href + "/bundle-request"
+        bundleHref = device.bundle?.receivedAt != nil ? href + "/bundle" : nil
+        switch (device.bundle?.requestedAt, device.bundle?.receivedAt) {
+        case (nil, nil): bundleStatus = "Not asked for."
+        case (let asked?, nil): bundleStatus = "Asked for at \(asked); it comes with the device's next request."
+        case (_, let received?): bundleStatus = "Received at \(received)."
+        }
+    }
+}

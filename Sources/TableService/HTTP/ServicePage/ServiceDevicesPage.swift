@@ -1,0 +1,112 @@
+import SyncProtocol
+
+/// The devices that sync (`/service/devices`): filtered by state and table, sorted by lag or by
+/// latest contact, 100 a page.
+struct ServiceDevicesPage: Encodable, Sendable {
+    static let pageSize = 100
+
+    var devices: [Row]
+    var hasDevices: Bool
+    var total: Int
+    /// The states to filter by, with the devices in each, the chosen one selected.
+    var states: [Choice]
+    var tables: [Choice]
+    var sorts: [Choice]
+    var previousHref: String?
+    var nextHref: String?
+    var range: String
+
+    struct Row: Encodable, Sendable {
+        var id: String
+        /// Its page.
+        var href: String
+        var state: String
+        var lastContact: String
+        var tables: String
+        var lagSeconds: Int64
+        var lag: String
+        var client: String
+        var reported: String?
+    }
+
+    struct Choice: Encodable, Sendable {
+        var value: String
+        var label: String
+        var selected: Bool
+    }
+
+    /// The filter of a request: `?state=&table=&sort=lag&page=N`.
+    struct Filter: Sendable, Equatable {
+        var state: DeviceState?
+        var table: String?
+        var byLag = false
+        var page = 1
+
+        /// The filter's query, for links (`page` left out on the first).
+        func query(page: Int? = nil) -> String {
+            var items: [String] = []
+            if let state { items.append("state=\(state.rawValue)") }
+            if let table { items.append("table=\(NextPageLink.encode(table))") }
+            if byLag { items.append("sort=lag") }
+            let page = page ?? self.page
+            if page > 1 { items.append("page=\(page)") }
+            return items.isEmpty ? "" : "?" + items.joined(separator: "&")
+        }
+    }
+
+    /// Which of `reports` `filter` keeps, in its order.
+    static func select(_ reports: [DeviceReport], _ filter: Filter) -> [DeviceReport] {
+        reports.filter { report in
+            (filter.state == nil || report.state == filter.state)
+                && (filter.table == nil || report.tables.contains { $0.name == filter.table })
+        }.sorted { a, b in
+            filter.byLag
+                ? (a.lagSeconds, a.lastContactMilliseconds, a.id) > (b.lagSeconds, b.lastContactMilliseconds, b.id)
+                : (a.lastContactMilliseconds, a.id) > (b.lastContactMilliseconds, b.id)
+        }
+    }
+
+    init(_ reports: [DeviceReport], filter: Filter, base: String) {
+        let selected = Self.select(reports, filter)
+        total = selected.count
+        let start = min((filter.page - 1) * Self.pageSize, selected.count)
+        let shown = selected[start..<min(start + Self.pageSize, selected.count)]
+        devices = shown.map { report in
+            Row(
+                id: report.id, href: "\(base)/devices/\(NextPageLink.encode(report.id))", state: report.state.rawValue,
+                lastContact: report.lastContact, tables: report.tables.map(\.name).joined(separator: ", "),
+                lagSeconds: report.lagSeconds, lag: Self.duration(report.lagSeconds),
+                client: [report.client.protocol, report.client.userAgent].compactMap { $0 }.joined(separator: " · "),
+                reported: report.reported.map { "queue \($0.queue), oldest \(Self.duration($0.oldest)), conflicts \($0.conflicts)" })
+        }
+        hasDevices = !devices.isEmpty
+        var counts: [DeviceState: Int] = [:]
+        for report in reports { counts[report.state, default: 0] += 1 }
+        states =
+            [Choice(value: "", label: "All states (\(reports.count))", selected: filter.state == nil)]
+            + DeviceState.allCases.map {
+                Choice(value: $0.rawValue, label: "\($0.rawValue) (\(counts[$0] ?? 0))", selected: filter.state == $0)
+            }
+        let names = Set(reports.flatMap { $0.tables.map(\.name) }).sorted()
+        tables =
+            [Choice(value: "", label: "All tables", selected: filter.table == nil)]
+            + names.map { Choice(value: $0, label: $0, selected: filter.table == $0) }
+        sorts = [
+            Choice(value: "", label: "Latest contact first", selected: !filter.byLag),
+            Choice(value: "lag", label: "Most lag first", selected: filter.byLag),
+        ]
+        previousHref = filter.page > 1 ? "\(base)/devices\(filter.query(page: filter.page - 1))" : nil
+        nextHref = start + Self.pageSize < selected.count ? "\(base)/devices\(filter.query(page: filter.page + 1))" : nil
+        range = selected.isEmpty ? "0" : "\(start + 1)–\(start + shown.count) of \(selected.count)"
+    }
+
+    /// Seconds as people read them: `42 s`, `5 min`, `3 h 20 min`, `2 d 4 h`.
+    static func duration(_ seconds: Int64) -> String {
+        switch seconds {
+        case ..<60: "\(seconds) s"
+        case ..<3600: "\(seconds / 60) min"
+        case ..<86_400: seconds % 3600 >= 60 ? "\(seconds / 3600) h \(seconds % 3600 / 60) min" : "\(seconds / 3600) h"
+        default: "\(seconds / 86_400) d \(seconds % 86_400 / 3600) h"
+        }
+    }
+}
