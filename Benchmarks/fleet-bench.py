@@ -492,6 +492,8 @@ class Device:
         self.inserted = 0
         self.frozen_bound = ("unset",)
         self.froze_at = None  # time.time() of its first request from the frozen bound
+        # Its latest requests: (time.time(), what became of it, the bound it asked from, rows).
+        self.history = collections.deque(maxlen=12)
 
 
 class Fleet:
@@ -504,6 +506,7 @@ class Fleet:
         self.abandoned = 0
         self.stop = False
         self.stalled_seen = {}  # device id → time.time() first reported stalled
+        self.first_entry = {}  # device id → its API entry when first reported stalled
         self.polls = 0
         self.poll_errors = collections.Counter()
         period, stalled_after = arguments.pull_period, arguments.stalled_after
@@ -523,6 +526,7 @@ class Fleet:
             inserts = kind == "advancing" and rng.random() < arguments.inserting
             self.devices.append(Device(number, kind, number % 2 == 0, inserts))
         self.frozen = self.devices[frozen]
+        self.by_id = {device.id: device for device in self.devices}
         self.offsets = [rng.uniform(0, period) for _ in self.devices]
         if not any(device.inserts for device in self.devices):
             next(device for device in self.devices if device.kind == "advancing").inserts = True
@@ -558,7 +562,8 @@ class Fleet:
             self.note_ask(device, device.frozen_bound)
             if device.froze_at is None:
                 device.froze_at = device.asked_since
-            await self.send(connection, device, "GET", pull_target(device.frozen_bound, device.keyset))
+            answer = await self.send(connection, device, "GET", pull_target(device.frozen_bound, device.keyset))
+            device.history.append((time.time(), "frozen", device.frozen_bound, answer and answer.status))
             return
         for _ in range(MAX_PAGES_PER_TICK):
             target = pull_target(device.bound, device.keyset)
@@ -568,18 +573,22 @@ class Fleet:
                 device.losses_in_row += 1
                 self.abandoned += 1
                 self.requests += 1
+                device.history.append((time.time(), "abandoned", device.bound, None))
                 try:
                     await connection.abandon("GET", target, self.headers(device))
                 except (ConnectionError, OSError, asyncio.TimeoutError) as error:
                     self.errors[type(error).__name__] += 1
                 return
+            sent = time.time()
             answer = await self.send(connection, device, "GET", target)
             if answer is None or answer.status != 200:
+                device.history.append((sent, "failed", device.bound, answer and answer.status))
                 return
             device.losses_in_row = 0
             rows = answer.json()
             if isinstance(rows, dict):
                 rows = rows.get("results", rows.get("items", []))
+            device.history.append((sent, "answered", device.bound, len(rows)))
             if rows:
                 device.bound = (rows[-1]["updatedAt"], rows[-1]["id"])
             if len(rows) < PAGE_TOP:
@@ -618,8 +627,10 @@ class Fleet:
                 seen = time.time()
                 self.polls += 1
                 for entry in answer.get("devices", []):
-                    if entry.get("state") == "stalled":
-                        self.stalled_seen.setdefault(entry["id"], seen)
+                    if entry.get("state") == "stalled" and entry["id"] not in self.stalled_seen:
+                        self.stalled_seen[entry["id"]] = seen
+                        device = self.by_id.get(entry["id"])
+                        self.first_entry[entry["id"]] = (entry, list(device.history) if device else [])
             except (RuntimeError, ConnectionError, OSError, asyncio.TimeoutError, ValueError) as error:
                 self.poll_errors[str(error)[:120]] += 1
             await asyncio.sleep(self.poll_interval)
@@ -688,6 +699,8 @@ def fleet_report(fleet, alerts, counts, saves, elapsed, cpu):
                                       for device in others)
         print("FAIL  false positives: %d other devices reported stalled (%s): %s"
               % (len(others), dict(by_kind), ", ".join(sorted(others)[:20])))
+        for device in sorted(others)[:a.explain]:
+            explain(fleet, device, others[device])
         failed = True
     else:
         print("PASS  false positives: no other device ever reported stalled")
@@ -699,6 +712,19 @@ def fleet_report(fleet, alerts, counts, saves, elapsed, cpu):
         print("(b) tracking saves: %d flush transactions in %.0f s = %.2f per second (target ≤ 1: %s)"
               % (saves, elapsed, rate, "met" if rate <= 1.0 else "MISSED"))
     return failed
+
+
+def explain(fleet, device, seen):
+    """What a device reported stalled had asked (its own record) and what the service said of it."""
+    entry, history = fleet.first_entry.get(device, (None, []))
+    start = fleet.wall_start
+    print("      %s, first reported stalled at +%.2f s:" % (device, (seen or start) - start))
+    for at, outcome, bound, detail in history:
+        print("        +%7.2f s  %-9s from %s%s" % (at - start, outcome, bound[0] if bound else "the start",
+                                                 "" if detail is None else " (%s)" % detail))
+    for table in (entry or {}).get("tables", []):
+        print("        service: %s" % json.dumps({key: table.get(key) for key in (
+            "name", "state", "position", "positionSince", "lastPull", "head", "lagRows", "lagSeconds")}))
 
 
 def parse_time(text):
@@ -752,6 +778,8 @@ def arguments():
     parser.add_argument("--insert-seconds", type=float, default=20, help="(a): seconds of inserts in all")
     parser.add_argument("--page-samples", type=int, default=40, help="(c): requests per page size")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--explain", type=int, default=3,
+                        help="false positives whose requests and service entry are printed")
     parser.add_argument("--skip", action="append", default=[], choices=["inserts", "pages", "fleet"],
                         help="leave a part out (repeatable)")
     parser.add_argument("--quick", action="store_true",

@@ -44,7 +44,7 @@ struct InstallationTests {
                 $0.schema = try! SchemaChangeTests.schema(SchemaChangeTests.schema2)
             }
         ) { restarted in
-            let installations = await restarted.running.service.installations.all()
+            let installations = await restarted.running.service.fleet.records()
             #expect(installations.map(\.id).sorted() == ["new-2", "old-1"])
             #expect(installations.first { $0.id == "old-1" }?.oldNames.keys.sorted() == ["todo.text"])
             let page = try await restarted.send(.get, "/service", headers: [:]).text
@@ -71,7 +71,7 @@ struct InstallationTests {
                 // Each instance saves what it noted within a second: poll, with a deadline.
                 try await withTimeLimit(60) {
                     for server in [a, b] {
-                        while await Set(server.running.service.installations.all().map(\.id)) != ["phone-a", "phone-b"]
+                        while await Set(server.running.service.fleet.records().map(\.id)) != ["phone-a", "phone-b"]
                         {
                             try await Task.sleep(for: .milliseconds(100))
                         }

@@ -20,7 +20,7 @@ enum FleetTables {
             CREATE TABLE IF NOT EXISTS "__fleet_alerts" (
                 "id" \(serial), "episode" \(text) NOT NULL UNIQUE, "event" \(text) NOT NULL,
                 "device" \(text) NOT NULL, "tableName" \(text) NOT NULL, "state" \(text) NOT NULL,
-                "since" \(integer) NOT NULL, "at" \(integer) NOT NULL)
+                "since" \(integer) NOT NULL, "at" \(integer) NOT NULL, "claimedBy" \(text) NOT NULL)
             """,
             """
             CREATE TABLE IF NOT EXISTS "__device_bundles" (

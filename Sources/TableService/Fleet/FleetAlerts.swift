@@ -33,6 +33,8 @@ final class FleetAlerts: Sendable {
     static let longestPause: Duration = .seconds(60)
 
     private let fleet: Fleet
+    /// This instance, in the alerts it claims.
+    private let instance = UUID().uuidString
     private let webhook: URL?
     private let open = Mutex<[String: Episode]>([:])
     private let deliveries: Mutex<[Task<Void, Never>]> = Mutex([])
@@ -113,18 +115,26 @@ final class FleetAlerts: Sendable {
     ) async {
         let insert = SQLStatement(
             sql: """
-                INSERT INTO "__fleet_alerts" ("episode", "event", "device", "tableName", "state", "since", "at")
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT ("episode") DO NOTHING RETURNING "id"
+                INSERT INTO "__fleet_alerts" ("episode", "event", "device", "tableName", "state", "since", "at", "claimedBy")
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT ("episode") DO NOTHING
                 """,
-            values: [.text(episode), .text(event), .text(device), .text(table), .text(state), .integer(since), .integer(at)])
+            values: [
+                .text(episode), .text(event), .text(device), .text(table), .text(state), .integer(since), .integer(at),
+                .text(instance),
+            ])
         let claimed: [[SQLValue]]
         do {
-            claimed = try await fleet.store.query(insert)
+            try await fleet.store.execute([insert])
+            claimed = try await fleet.store.query(
+                SQLStatement(
+                    sql: "SELECT \"id\", \"claimedBy\" FROM \"__fleet_alerts\" WHERE \"episode\" = ?",
+                    values: [.text(episode)]))
         } catch {
             logger.warning("the fleet alert for \(device) could not be recorded: \(error)")
             return
         }
-        guard let id = try? claimed.first?[0].integer() else { return }
+        // The instance whose row it is sends it.
+        guard let row = claimed.first, (try? row[1].text()) == instance, let id = try? row[0].integer() else { return }
         logger.notice("device \(device) \(event == "stalled" ? "is stalled on \(table)" : "recovered (\(state))")")
         send(
             Alert(

@@ -78,9 +78,22 @@ struct PullPosition: Sendable, Hashable, Comparable, Codable {
             }
         case .or(let left, let right):
             guard let l = lowerBound(left), let r = lowerBound(right) else { return nil }
+            // The keyset `(updatedAt gt T) or (updatedAt eq T and id gt 'I')` starts past (T, I).
+            if l.updatedAt == r.updatedAt, isStrictlyAfter(left) != isStrictlyAfter(right) {
+                return isStrictlyAfter(left) ? r : l
+            }
             return min(l, r)
         default:
             return nil
+        }
+    }
+
+    /// Whether `expression` is `updatedAt gt T` (past every row at T).
+    private static func isStrictlyAfter(_ expression: FilterExpression) -> Bool {
+        switch expression {
+        case .comparison(.gt, .member(let name, _), .literal(.date)) where isUpdatedAt(name): true
+        case .comparison(.lt, .literal(.date), .member(let name, _)) where isUpdatedAt(name): true
+        default: false
         }
     }
 

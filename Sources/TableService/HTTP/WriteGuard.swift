@@ -23,12 +23,19 @@ struct WriteGuard: Sendable {
             throw .foreignOrigin(origin)
         }
         let contentType = request.headers[.contentType]
-        if let contentType, !Self.isJSON(contentType) {
+        if let contentType, !Self.isJSON(contentType), !Self.isBundleUpload(request, contentType) {
             throw .unsupportedMediaType(contentType)
         }
         if contentType == nil, !request.body.isEmpty {
             throw .unsupportedMediaType(nil)
         }
+    }
+
+    /// A device's support bundle (`POST /devices/{id}/bundle`) is a zip, which a simple request
+    /// cannot send either.
+    static func isBundleUpload(_ request: Request, _ contentType: String) -> Bool {
+        request.pathSegments.first == "devices" && request.pathSegments.last == "bundle"
+            && contentType.prefix { $0 != ";" }.trimmingWhitespace().caseInsensitiveEquals("application/zip")
     }
 
     /// `application/json`, with or without parameters (`; charset=utf-8`), any letter case.
