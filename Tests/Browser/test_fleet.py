@@ -265,6 +265,42 @@ def test_a_frozen_device_stalls_and_one_that_advances_stays_healthy(serve):
     scene.close()
 
 
+def keep_going(step, seconds):
+    """Runs `step` over and over for `seconds` (a window that only time can make: the stall time,
+    or the time in which a second alert would come)."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        step()
+        time.sleep(0.1)
+
+
+def test_a_device_at_the_head_of_a_quiet_table_is_not_stalled_when_a_row_comes(serve):
+    """A device that asked from the head of a quiet table for longer than --stalled-after (every
+    answer empty: nothing past its position), then gets the first new row with its next pull, is at
+    the head and advancing: the time with nothing past its position is no stall."""
+    base = serve()
+    writer, phone = Device(base, unique("writer")), Device(base, unique("quiet"))
+    writer.insert()
+    phone.catch_up()
+    keep_going(phone.catch_up, STALLED_AFTER + 1)
+    assert devices(base)[0][phone.id]["state"] == "healthy"
+
+    writer.insert()
+    status, rows = phone.pull(phone.bound)
+    assert status == 200 and len(rows) == 1, (status, rows)
+    new_row = rows[0]["updatedAt"]
+
+    def after_that_pull():
+        entry = devices(base)[0][phone.id]
+        table = next(t for t in entry["tables"] if t["name"] == "todoitem")
+        return entry if table["lastPull"] >= new_row else None
+    entry = eventually(after_that_pull, "the API showing the pull that brought the new row")
+    assert entry["state"] in ("healthy", "behind"), \
+        "at the head of a quiet table, then one new row pulled at once: %s" % json.dumps(entry["tables"])
+    phone.close()
+    writer.close()
+
+
 def noted(base, sentinel):
     """Every device id the API lists once `sentinel` (sent after everything else) shows."""
     Device(base, sentinel).pull(None)
@@ -439,14 +475,6 @@ def receiver():
     yield make
     for one in made:
         one.close()
-
-
-def keep_going(step, seconds):
-    """Runs `step` over and over for `seconds` (the window in which a second alert would come)."""
-    until = time.monotonic() + seconds
-    while time.monotonic() < until:
-        step()
-        time.sleep(0.1)
 
 
 def test_one_webhook_per_stall_episode(serve, receiver):

@@ -11,6 +11,9 @@ struct LagChart: Encodable, Sendable {
     var height = Self.height
     /// `x,y x,y …` of the polyline.
     var points: String
+    /// Where the latest sample is drawn (a dot, so that a single sample shows).
+    var lastX = 0
+    var lastY = 0
     var hasSamples: Bool
     /// The highest lag shown, as people read it.
     var peak: String
@@ -25,16 +28,19 @@ struct LagChart: Encodable, Sendable {
         let top = max(values.map(\.seconds).max() ?? 0, 1)
         let plotWidth = Double(Self.width - 2 * Self.padding)
         let plotHeight = Double(Self.height - 2 * Self.padding)
-        points = values.map { value in
-            let x = Double(Self.padding) + plotWidth * Double(max(0, value.at - (now - day))) / Double(day)
-            let y = Double(Self.padding) + plotHeight * (1 - Double(value.seconds) / Double(top))
-            return "\(Int(x.rounded())),\(Int(y.rounded()))"
-        }.joined(separator: " ")
+        let xy = values.map { value in
+            (
+                x: Int((Double(Self.padding) + plotWidth * Double(max(0, value.at - (now - day))) / Double(day)).rounded()),
+                y: Int((Double(Self.padding) + plotHeight * (1 - Double(value.seconds) / Double(top))).rounded())
+            )
+        }
+        points = xy.map { "\($0.x),\($0.y)" }.joined(separator: " ")
+        if let last = xy.last { (lastX, lastY) = (last.x, last.y) }
         hasSamples = !values.isEmpty
         peak = ServiceDevicesPage.duration(top)
         summary =
             values.isEmpty
             ? "No lag recorded in the last 24 hours."
-            : "Lag over the last 24 hours: \(values.count) samples, at most \(ServiceDevicesPage.duration(values.map(\.seconds).max() ?? 0)), now \(ServiceDevicesPage.duration(values.last?.seconds ?? 0))."
+            : "Lag over the last 24 hours: \(values.count) sample\(values.count == 1 ? "" : "s"), at most \(ServiceDevicesPage.duration(values.map(\.seconds).max() ?? 0)), now \(ServiceDevicesPage.duration(values.last?.seconds ?? 0))."
     }
 }

@@ -2,6 +2,8 @@
 /// last 24 hours as a chart drawn here (SVG), and the support bundle an admin may ask it for.
 struct ServiceDevicePage: Encodable, Sendable {
     var device: DeviceReport
+    var lastContact: String
+    var lastContactISO: String
     var tables: [Table]
     var errors: [DeviceReport.ErrorReport]
     var hasErrors: Bool
@@ -26,11 +28,15 @@ struct ServiceDevicePage: Encodable, Sendable {
 
     init(_ device: DeviceReport, base: String, now: Int64) {
         self.device = device
+        lastContactISO = device.lastContact
+        lastContact = ServiceDevicesPage.readable(device.lastContact)
+        let readable = ServiceDevicesPage.readable
         tables = device.tables.map { table in
             Table(
-                name: table.name, state: table.state.rawValue, position: table.position ?? "never pulled incrementally",
-                positionSince: table.positionSince ?? "—", lastPull: table.lastPull ?? "—",
-                lastPush: table.lastPush.map { "\($0) (\(table.lastPushStatus.map(String.init) ?? "?"))" } ?? "—",
+                name: table.name, state: table.state.rawValue,
+                position: table.position.map(readable) ?? "never pulled incrementally",
+                positionSince: table.positionSince.map(readable) ?? "—", lastPull: table.lastPull.map(readable) ?? "—",
+                lastPush: table.lastPush.map { "\(readable($0)) (\(table.lastPushStatus.map(String.init) ?? "?"))" } ?? "—",
                 lag: ServiceDevicesPage.duration(table.lagSeconds),
                 lagRows: table.lagRows >= Fleet.lagCountLimit ? "\(Fleet.lagCountLimit)+" : "\(table.lagRows)")
         }

@@ -22,6 +22,7 @@ struct ServiceDevicesPage: Encodable, Sendable {
         var href: String
         var state: String
         var lastContact: String
+        var lastContactISO: String
         var tables: String
         var lagSeconds: Int64
         var lag: String
@@ -74,7 +75,7 @@ struct ServiceDevicesPage: Encodable, Sendable {
         devices = shown.map { report in
             Row(
                 id: report.id, href: "\(base)/devices/\(NextPageLink.encode(report.id))", state: report.state.rawValue,
-                lastContact: report.lastContact, tables: report.tables.map(\.name).joined(separator: ", "),
+                lastContact: Self.readable(report.lastContact), lastContactISO: report.lastContact, tables: report.tables.map(\.name).joined(separator: ", "),
                 lagSeconds: report.lagSeconds, lag: Self.duration(report.lagSeconds),
                 client: [report.client.protocol, report.client.userAgent].compactMap { $0 }.joined(separator: " · "),
                 reported: report.reported.map { "queue \($0.queue), oldest \(Self.duration($0.oldest)), conflicts \($0.conflicts)" })
@@ -98,6 +99,12 @@ struct ServiceDevicesPage: Encodable, Sendable {
         previousHref = filter.page > 1 ? "\(base)/devices\(filter.query(page: filter.page - 1))" : nil
         nextHref = start + Self.pageSize < selected.count ? "\(base)/devices\(filter.query(page: filter.page + 1))" : nil
         range = selected.isEmpty ? "0" : "\(start + 1)–\(start + shown.count) of \(selected.count)"
+    }
+
+    /// An ISO 8601 time as the pages show times: `2026-12-06 18:03:40 UTC`.
+    static func readable(_ iso: String) -> String {
+        guard iso.count >= 19 else { return iso }
+        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(8) + " UTC" + iso.dropFirst(24)
     }
 
     /// Seconds as people read them: `42 s`, `5 min`, `3 h 20 min`, `2 d 4 h`.
