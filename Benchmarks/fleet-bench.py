@@ -23,9 +23,9 @@ folder, `--admin-key`, `--stalled-after`, `--behind-after`, `--quiet`), all in o
         insert one row per tick;
       - idle ones pull once, then send nothing;
       - lossy ones abandon a fraction of their requests (the connection is closed before the
-        answer is read) and ask again from the same bound at the next tick; never so many in a
-        row that the rule would rightly call them stalled (k losses in a row are k pull periods
-        at one position: at most the largest k with k × period < stalled-after);
+        answer is read) and ask again from the same bound at the next tick; never so many that
+        the rule would rightly call them stalled (a loss is skipped when the next ask from the
+        same bound would come stalled-after, less half a second, after the first ask from it);
       - exactly one, the frozen device, advances until a quarter of the run, then asks from the
         same bound at every tick while the head moves on.
       `GET /service/api/devices?state=stalled` (admin key) is polled throughout; prints when the
@@ -36,7 +36,7 @@ folder, `--admin-key`, `--stalled-after`, `--behind-after`, `--quiet`), all in o
   (b) over the fleet phase: the tracking's database writes per second, from `/metrics`'s
       `todosync_fleet_saves_total` (flush transactions; target ≤ 1 per second).
 
-`--quick` (50 devices, 40 s, stalled-after 5, behind-after 3, pull period 2, short insert rounds)
+`--quick` (50 devices, 40 s, stalled-after 5, behind-after 5, pull period 2, short insert rounds)
 finishes in about a minute. The exit status is 1 when a PASS/FAIL line says FAIL."""
 import argparse
 import asyncio
@@ -239,6 +239,14 @@ class Service:
                 self.process.wait(timeout=10)
             except ProcessLookupError:
                 pass
+
+    def died(self):
+        """Why the service is gone (its exit status and last output), or None while it runs."""
+        status = self.process.poll()
+        if status is None:
+            return None
+        return "todosync serve (%s) exited with status %d; its last output:\n%s" % (
+            self.name, status, "".join(list(self.lines)[-40:]))
 
     def connection(self, timeout=60):
         return Connection(self.host, self.port, timeout)
@@ -510,8 +518,9 @@ class Fleet:
         self.polls = 0
         self.poll_errors = collections.Counter()
         period, stalled_after = arguments.pull_period, arguments.stalled_after
-        self.max_losses_in_row = max(0, int((stalled_after - 0.5) // period))
+        self.longest_loss_run = 0
         rng = random.Random(arguments.seed)
+        self.rng = random.Random(arguments.seed + 1)
         count = arguments.devices
         numbers = list(range(count))
         frozen = count // 2
@@ -568,9 +577,14 @@ class Fleet:
         for _ in range(MAX_PAGES_PER_TICK):
             target = pull_target(device.bound, device.keyset)
             self.note_ask(device, device.bound)
-            if (device.kind == "lossy" and device.losses_in_row < self.max_losses_in_row
-                    and random.random() < self.a.loss_rate):
+            # A loss means asking again from this bound one period later: never when that ask would
+            # come stalled-after (less half a second) after the first ask from it, which the rule
+            # rightly calls stalled (the first ask may be long before the first loss: a pull at an
+            # empty head leaves the bound where it was).
+            if (device.kind == "lossy" and time.time() + self.a.pull_period - device.asked_since
+                    < self.a.stalled_after - 0.5 and self.rng.random() < self.a.loss_rate):
                 device.losses_in_row += 1
+                self.longest_loss_run = max(self.longest_loss_run, device.losses_in_row)
                 self.abandoned += 1
                 self.requests += 1
                 device.history.append((time.time(), "abandoned", device.bound, None))
@@ -653,10 +667,11 @@ def fleet_report(fleet, alerts, counts, saves, elapsed, cpu):
     a = fleet.a
     kinds = collections.Counter(device.kind for device in fleet.devices)
     inserting = sum(device.inserts for device in fleet.devices)
-    print("fleet: %d devices (%d advancing, of which %d insert; %d idle; %d lossy, %.0f %% of requests abandoned, "
-          "at most %d in a row; 1 frozen), %d s, pull period %g s, stalled-after %g s, behind-after %g s"
-          % (len(fleet.devices), kinds["advancing"], inserting, kinds["idle"], kinds["lossy"], a.loss_rate * 100,
-             fleet.max_losses_in_row, a.duration, a.pull_period, a.stalled_after, a.behind_after))
+    print("fleet: %d devices (%d advancing, of which %d insert; %d idle; %d lossy, each request abandoned with "
+          "probability %.2f, %d in a row at most; 1 frozen), %d s, pull period %g s, stalled-after %g s, "
+          "behind-after %g s" % (len(fleet.devices), kinds["advancing"], inserting, kinds["idle"], kinds["lossy"],
+                                 a.loss_rate, fleet.longest_loss_run, a.duration, a.pull_period, a.stalled_after,
+                                 a.behind_after))
     print("  %d requests (%.1f/s), %d abandoned; answers %s%s; service CPU %.1f s"
           % (fleet.requests, fleet.requests / elapsed, fleet.abandoned, dict(sorted(fleet.statuses.items())),
              ("; errors %s" % dict(fleet.errors)) if fleet.errors else "", cpu))
@@ -783,11 +798,11 @@ def arguments():
     parser.add_argument("--skip", action="append", default=[], choices=["inserts", "pages", "fleet"],
                         help="leave a part out (repeatable)")
     parser.add_argument("--quick", action="store_true",
-                        help="50 devices, 40 s, stalled-after 5, behind-after 3, pull period 2, short rounds")
+                        help="50 devices, 40 s, stalled-after 5, behind-after 5, pull period 2, short rounds")
     parsed = parser.parse_args()
     if parsed.quick:
         parsed.devices, parsed.duration, parsed.pull_period = 50, 40, 2
-        parsed.stalled_after, parsed.behind_after = 5, 3
+        parsed.stalled_after, parsed.behind_after = 5, 5
         parsed.insert_seconds, parsed.page_samples = 6, 15
     if parsed.devices < 2:
         parser.error("--devices must be at least 2")
@@ -831,6 +846,13 @@ async def main(a):
             service = serve("fleet")
             failed |= await measure_fleet(service, a)
             service.stop()
+    except (ConnectionError, OSError, RuntimeError, asyncio.TimeoutError) as error:
+        gone = [service.died() for service in services if service.died()]
+        if not gone:
+            raise
+        print("FAIL  %s: %s" % (type(error).__name__, error))
+        print("\n".join(gone))
+        failed = True
     finally:
         for service in services:
             service.stop()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dashboard
 import Foundation
+import Logging
 import SyncClient
 import SyncProtocol
 import UnixSignals
@@ -118,7 +119,10 @@ struct ClientOptions: ParsableArguments {
         do {
             let context = try open()
             signals = await SignalCancel(context)
+            answerBundleRequests(context)
             try await body(context)
+            // A bundle the service asked for during the command is sent before it ends.
+            await context.reporting.finishUploads()
             _ = await signals?.end()
             try? await context.close()
         } catch let error as SyncError {
@@ -132,6 +136,22 @@ struct ClientOptions: ParsableArguments {
             throw failure(error.description)
         } catch let error as FieldAssignmentError {
             throw failure(error.description)
+        }
+    }
+
+    /// Uploads the support bundle `todosync client bundle` writes when the service's admin asks
+    /// for it (docs/fleet.md).
+    private func answerBundleRequests(_ context: SyncContext) {
+        let (appKey, authToken) = (appKey, authToken)
+        context.reporting.onBundleRequest {
+            let settings = SupportBundle.Settings(
+                remoteURL: context.remoteURL, pageSize: nil, pushWindow: await context.pushWindow,
+                tableProtocol: context.protocolChoice, syncedTables: (try? context.syncedTables()) ?? [],
+                offline: context.isOffline, applicationKeyWasSet: appKey != nil,
+                signInTokenWasSet: context.authTokenHint != nil)
+            await SupportBundle.upload(
+                context, settings: settings, secrets: [appKey, authToken], madeBy: "client", version: Todosync.version,
+                logger: Logger(label: "todosync.client"))
         }
     }
 

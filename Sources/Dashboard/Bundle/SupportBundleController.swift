@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPTypes
+import Logging
 import SyncClient
 
 /// `/settings/bundle`: what a support bundle of this device holds (a preview), and its export
@@ -11,6 +12,14 @@ struct SupportBundleController: Sendable {
     func addRoutes(to router: inout Router) {
         router.get("/settings/bundle") { request in try preview(request) }
         router.post("/settings/bundle") { _ in try export() }
+        // A service's admin may ask for this device's bundle (docs/fleet.md): the same one, uploaded.
+        let context = environment.context
+        environment.context.reporting.onBundleRequest { [self] in
+            guard let settings = try? bundleSettings() else { return }
+            await SupportBundle.upload(
+                context, settings: settings, secrets: [context.applicationKey], madeBy: "dashboard",
+                version: Dashboard.version, logger: Logger(label: "todosync.dashboard"))
+        }
     }
 
     private func preview(_ request: Request) throws -> Response {

@@ -22,6 +22,10 @@ public actor SyncContext {
     nonisolated let recorder: FlightRecorder
     /// This store's installation id (a UUID kept in the store), sent as `X-ZUMO-INSTALLATION-ID`.
     public nonisolated let installationID: String
+    /// What this device tells a todosync service's fleet view: its queue, and its support bundle
+    /// when the service's admin asks (give the bundle's maker with
+    /// ``DeviceReporting/onBundleRequest(_:)``).
+    public nonisolated let reporting: DeviceReporting
     /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
     nonisolated let deadlines: ExchangeDeadlines
     /// The conflict policy of tables that have none saved (see ``conflictPolicy(for:)``).
@@ -71,6 +75,7 @@ public actor SyncContext {
         recorder = FlightRecorder(store: store)
         jobs = JobSlot(ending: { [recorder] in await recorder.flush() })
         installationID = try Self.installationID(of: store)
+        reporting = DeviceReporting { [store, queue] in Self.reportedFigures(store: store, queue: queue) }
         deadlines = ExchangeDeadlines(
             idle: configuration.idleTimeout, total: configuration.requestTimeout, clock: configuration.clock)
         defaultConflictPolicy = configuration.conflictPolicy
@@ -121,7 +126,8 @@ public actor SyncContext {
             transport = HTTPTransport(
                 baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
                 authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP,
-                deadlines: deadlines, tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID)
+                deadlines: deadlines, tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID,
+                reporting: reporting)
         }
     }
 
@@ -220,7 +226,8 @@ public actor SyncContext {
             HTTPTransport(
                 baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
                 tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
-                tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID)
+                tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID,
+                reporting: reporting)
         }
         return change
     }

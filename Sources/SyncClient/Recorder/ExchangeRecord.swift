@@ -36,7 +36,7 @@ struct ExchangeRecord: StoreRecord, PersistableRecord {
     /// The stored kinds of ``ExchangePurpose``.
     enum Purpose: String {
         case push, pull, verify, doctor
-        case probe, reach
+        case probe, reach, bundle
     }
 
     /// The exchange the row holds (an id of 0: not stored yet).
@@ -51,6 +51,7 @@ struct ExchangeRecord: StoreRecord, PersistableRecord {
             case .protocolProbe: (.probe, nil, nil, nil, nil)
             case .reachability: (.reach, nil, nil, nil, nil)
             case .doctor: (.doctor, nil, nil, nil, nil)
+            case .supportBundle: (.bundle, nil, nil, nil, nil)
             }
         container[Columns.id] = exchange.id == 0 ? nil : exchange.id
         container[Columns.startedAt] = Timestamp.string(exchange.startedAt)
@@ -117,6 +118,7 @@ extension ExchangeRecord {
             case .probe: .protocolProbe(table: table)
             case .reach: .reachability(table: table)
             case .doctor: .doctor(table: table)
+            case .bundle: .supportBundle
             }
         exchange = RecordedExchange(
             id: row[Columns.id], startedAt: try Self.time(row, Columns.startedAt),

@@ -15,13 +15,16 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case reachability(table: String)
     /// A probe of the protocol doctor on `table` (never recorded: a doctor run writes no store).
     case doctor(table: String)
+    /// Uploading this device's support bundle, which the service's admin asked for.
+    case supportBundle
 
-    /// The table it concerns.
+    /// The table it concerns ("" for the support bundle).
     public var table: String {
         switch self {
         case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .protocolProbe(let table),
             .reachability(let table), .doctor(let table):
             table
+        case .supportBundle: ""
         }
     }
 
@@ -36,6 +39,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
         case .protocolProbe(let table): "which protocol the service speaks (asked with \(table))"
         case .reachability(let table): "whether the service answers again (asked with \(table))"
         case .doctor(let table): "protocol doctor on \(table)"
+        case .supportBundle: "the support bundle the service asked for"
         }
     }
 }

@@ -56,6 +56,8 @@ final class HTTPTransport: Sendable {
     private let redaction: Redaction
     /// Sent as `X-ZUMO-INSTALLATION-ID`: this store's id, so the service can tell who is behind.
     let installationID: String?
+    /// What this device tells the service's fleet view (its queue; a bundle asked for).
+    let reporting: DeviceReporting?
 
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     static let maximumBody = 64 << 20
@@ -64,9 +66,10 @@ final class HTTPTransport: Sendable {
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
         tokenSupply: TokenSupply? = nil, caFile: String? = nil, allowPlainHTTP: Bool = false,
         deadlines: ExchangeDeadlines, tableProtocol: TableProtocol = .v2,
-        recorder: FlightRecorder? = nil, installationID: String? = nil
+        recorder: FlightRecorder? = nil, installationID: String? = nil, reporting: DeviceReporting? = nil
     ) {
         self.installationID = installationID
+        self.reporting = reporting
         self.caFile = caFile
         self.allowPlainHTTP = allowPlainHTTP
         self.tableProtocol = tableProtocol
@@ -121,7 +124,7 @@ final class HTTPTransport: Sendable {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
             tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
-            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID)
+            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID, reporting: reporting)
     }
 
     /// The same transport with another token or style.
@@ -129,7 +132,7 @@ final class HTTPTransport: Sendable {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
             tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
-            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID)
+            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID, reporting: reporting)
     }
 
     /// Refuses to send a secret in plain HTTP to another machine than this one.
@@ -174,7 +177,7 @@ final class HTTPTransport: Sendable {
     /// doctor asks in both).
     func send(
         _ method: HTTPRequest.Method, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        ifMatch version: String? = nil, apiVersion: String? = nil,
+        ifMatch version: String? = nil, apiVersion: String? = nil, contentType: String = "application/json",
         for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var text = base + path
@@ -186,7 +189,8 @@ final class HTTPTransport: Sendable {
         var renewals = 0
         for _ in 0...RedirectPolicy.maximumHops {
             var reply = try await exchange(
-                method, text, body: body, ifMatch: version, apiVersion: apiVersion, token: token, for: purpose)
+                method, text, body: body, ifMatch: version, apiVersion: apiVersion, contentType: contentType,
+                token: token, for: purpose)
             // A token the service refused is renewed and the request sent again with the new one. More
             // than once: while this request waited, the others of a push window may have used the new
             // token until the service refused it too. A service that refuses every new token stops it.
@@ -196,7 +200,8 @@ final class HTTPTransport: Sendable {
                 renewals += 1
                 token = try await tokenSupply.refused(sent)
                 reply = try await exchange(
-                    method, text, body: body, ifMatch: version, apiVersion: apiVersion, token: token, for: purpose)
+                    method, text, body: body, ifMatch: version, apiVersion: apiVersion, contentType: contentType,
+                    token: token, for: purpose)
             }
             guard RedirectPolicy.redirectStatuses.contains(reply.status), let current = URL(string: text) else {
                 return reply
@@ -214,7 +219,7 @@ final class HTTPTransport: Sendable {
     /// One request and its answer (a redirect is an answer here).
     private func exchange(
         _ method: HTTPRequest.Method, _ text: String, body: Data?, ifMatch version: String?, apiVersion: String?,
-        token: String?, for purpose: ExchangePurpose
+        contentType: String, token: String?, for purpose: ExchangePurpose
     ) async throws(SyncError) -> HTTPReply {
         var fields: HTTPFields = [
             ProtocolHeader.apiVersion: apiVersion ?? tableProtocol.apiVersion,
@@ -223,8 +228,9 @@ final class HTTPTransport: Sendable {
         if let applicationKey, !applicationKey.isEmpty { fields[ProtocolHeader.applicationKey] = applicationKey }
         if let authField = authField(token) { fields.append(authField) }
         if let installationID { fields[ProtocolHeader.installationID] = installationID }
+        if let state = reporting?.header() { fields[ProtocolHeader.clientState] = state }
         if let version { fields[.ifMatch] = EntityTag.header(for: version) }
-        if body != nil { fields[.contentType] = "application/json" }
+        if body != nil { fields[.contentType] = contentType }
         let started = (date: Date(), instant: ContinuousClock.now, sent: deadlines.clock.now)
         let target = text.hasPrefix(base) ? String(text.dropFirst(base.count)) : text
         let (sentFields, sent) = (fields, RecordedExchange.kept(body))
@@ -258,6 +264,7 @@ final class HTTPTransport: Sendable {
                 reply = try await perform(request, sent: started.sent)
             }
             record(reply, nil)
+            if reply.headers[ProtocolHeader.bundleRequest] == "1" { reporting?.bundleAsked() }
             return reply
         } catch {
             let failure = describe(error, url: text)
