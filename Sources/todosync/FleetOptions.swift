@@ -22,7 +22,9 @@ struct FleetOptions: ParsableArguments {
     var alertWebhook: String?
 
     func validate() throws {
-        for (flag, value) in [("--behind-after", behindAfter), ("--stalled-after", stalledAfter), ("--offline-after", offlineAfter)]
+        for (flag, value) in [
+            ("--behind-after", behindAfter), ("--stalled-after", stalledAfter), ("--offline-after", offlineAfter),
+        ]
         where value < 1 {
             throw ValidationError("\(flag) must be at least 1 second.")
         }
@@ -33,7 +35,8 @@ struct FleetOptions: ParsableArguments {
             guard let url = URL(string: alertWebhook), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                 url.host != nil
             else {
-                throw ValidationError("--alert-webhook must be an http:// or https:// address; '\(alertWebhook)' is not.")
+                throw ValidationError(
+                    "--alert-webhook must be an http:// or https:// address; '\(alertWebhook)' is not.")
             }
         }
     }
@@ -43,7 +46,8 @@ struct FleetOptions: ParsableArguments {
         var key = adminKey
         if let adminKeyFile {
             do {
-                key = try String(contentsOfFile: adminKeyFile, encoding: .utf8)
+                key =
+                    try String(contentsOfFile: adminKeyFile, encoding: .utf8)
                     .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
             } catch {
                 throw ValidationError("--admin-key-file: cannot read \(adminKeyFile): \(error.localizedDescription)")

@@ -33,7 +33,8 @@ import Testing
 
         let admin = TestHTTPClient()
         let base = service.running.url + "/service/api/devices/" + context.installationID
-        let asked = try await admin.send(.post, base + "/bundle-request", headers: [.authorization: "Bearer \(Self.adminKey)"])
+        let asked = try await admin.send(
+            .post, base + "/bundle-request", headers: [.authorization: "Bearer \(Self.adminKey)"])
         #expect(asked.status == 202)
         // The next contact: the answer asks for the bundle, and the dashboard sends it.
         #expect(try await live.submit("/sync", [:]).status == 303)

@@ -5,7 +5,8 @@ import Testing
 /// The one rule from a device's progress to its state, row by row (no store, no socket).
 @Suite("Device state rule")
 struct DeviceStateRuleTests {
-    static let thresholds = FleetThresholds(behindAfterSeconds: 60, stalledAfterSeconds: 120, offlineAfterSeconds: 86_400)
+    static let thresholds = FleetThresholds(
+        behindAfterSeconds: 60, stalledAfterSeconds: 120, offlineAfterSeconds: 86_400)
     static let position = PullPosition(updatedAt: 1_000_000, id: "", skip: 0)
 
     static func progress(since: Int64, lastPull: Int64, answeredRows: Bool) -> DeviceRecord.TableProgress {
@@ -61,8 +62,12 @@ struct DeviceStateRuleTests {
     @Test("A device is offline after no contact for the offline time, whatever its tables; else its worst table")
     func theDeviceTakesItsWorstTableOrOffline() {
         var record = DeviceRecord(id: "d", lastContact: 0)
-        #expect(DeviceStateRule.device(record, tables: [.stalled], now: 86_400_000, thresholds: Self.thresholds) == .offline)
-        #expect(DeviceStateRule.device(record, tables: [.healthy, .behind, .stalled], now: 1, thresholds: Self.thresholds) == .stalled)
+        #expect(
+            DeviceStateRule.device(record, tables: [.stalled], now: 86_400_000, thresholds: Self.thresholds) == .offline
+        )
+        #expect(
+            DeviceStateRule.device(record, tables: [.healthy, .behind, .stalled], now: 1, thresholds: Self.thresholds)
+                == .stalled)
         #expect(DeviceStateRule.device(record, tables: [.healthy], now: 1, thresholds: Self.thresholds) == .healthy)
         record.oldNames["todo.text"] = 0
         #expect(DeviceStateRule.device(record, tables: [.healthy], now: 1, thresholds: Self.thresholds) == .oldShape)
@@ -71,8 +76,10 @@ struct DeviceStateRuleTests {
 
     @Test("Where the missing rows start: past the position when the pull there had rows, else past the pull")
     func waitingStartsPastThePositionOrThePull() {
-        #expect(DeviceStateRule.waitingFrom(Self.progress(since: 0, lastPull: 2_000_000, answeredRows: true)) == 1_000_000)
-        #expect(DeviceStateRule.waitingFrom(Self.progress(since: 0, lastPull: 2_000_000, answeredRows: false)) == 2_000_000)
+        #expect(
+            DeviceStateRule.waitingFrom(Self.progress(since: 0, lastPull: 2_000_000, answeredRows: true)) == 1_000_000)
+        #expect(
+            DeviceStateRule.waitingFrom(Self.progress(since: 0, lastPull: 2_000_000, answeredRows: false)) == 2_000_000)
         #expect(DeviceStateRule.waitingFrom(DeviceRecord.TableProgress()) == nil)
     }
 
@@ -114,10 +121,12 @@ struct PullPositionTests {
 
     @Test("A user's filter beside the bound keeps the bound; a filter without one is a read, not a pull")
     func otherFilters() throws {
-        let (bounded, _) = try Self.position("complete eq false and updatedAt gt cast(2026-01-01T00:00:00.000Z,Edm.DateTimeOffset)")
+        let (bounded, _) = try Self.position(
+            "complete eq false and updatedAt gt cast(2026-01-01T00:00:00.000Z,Edm.DateTimeOffset)")
         #expect(bounded?.updatedAt == 1_767_225_600_000)
         #expect(try Self.position("complete eq false").0 == nil)
-        #expect(try Self.position("(updatedAt gt datetimeoffset'2026-01-01T00:00:00.000Z') or complete eq false").0 == nil)
+        #expect(
+            try Self.position("(updatedAt gt datetimeoffset'2026-01-01T00:00:00.000Z') or complete eq false").0 == nil)
     }
 }
 
@@ -126,7 +135,9 @@ struct PullPositionTests {
 struct ClientStateTests {
     @Test("Whole numbers for queue, oldest and conflicts are read; anything else is refused")
     func readsOnlyWhatItKnows() throws {
-        #expect(try ClientState(parsing: "queue=3, oldest=120, conflicts=1") == ClientState(queue: 3, oldest: 120, conflicts: 1))
+        #expect(
+            try ClientState(parsing: "queue=3, oldest=120, conflicts=1")
+                == ClientState(queue: 3, oldest: 120, conflicts: 1))
         #expect(try ClientState(parsing: "queue=0") == ClientState(queue: 0, oldest: 0, conflicts: 0))
         for bad in ["queue=-1", "queue=1e3", "queue=3, queue=4", "battery=5", "queue=99999999999", "queue", ""] {
             #expect(throws: TableError.self, "\(bad)") { try ClientState(parsing: bad) }

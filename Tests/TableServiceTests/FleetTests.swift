@@ -24,7 +24,8 @@ struct FleetTests {
     /// An incremental pull's address from `after` (milliseconds), as official clients ask.
     static func pull(after: Int64) -> String {
         let time = ProtocolDate.format(milliseconds: after)
-        return "/tables/todoitem?$filter=(updatedAt%20gt%20datetimeoffset%27\(time)%27)&$orderby=updatedAt&__includeDeleted=true"
+        return
+            "/tables/todoitem?$filter=(updatedAt%20gt%20datetimeoffset%27\(time)%27)&$orderby=updatedAt&__includeDeleted=true"
     }
 
     static func withFleet(
@@ -47,7 +48,8 @@ struct FleetTests {
     }
 
     static func insert(_ server: TestServer, _ id: String, by device: String = "writer") async throws {
-        let reply = try await server.send(.post, "/tables/todoitem", json: ["id": id, "text": id], headers: Self.device(device))
+        let reply = try await server.send(
+            .post, "/tables/todoitem", json: ["id": id, "text": id], headers: Self.device(device))
         #expect(reply.status == 201)
     }
 
@@ -61,7 +63,9 @@ struct FleetTests {
         try await devices(server).first { $0["id"] as? String == id }?["state"] as? String
     }
 
-    @Test("A device that keeps pulling from a frozen position while the head moves is stalled; one that advances stays healthy", arguments: Backend.all)
+    @Test(
+        "A device that keeps pulling from a frozen position while the head moves is stalled; one that advances stays healthy",
+        arguments: Backend.all)
     func aFrozenDeviceIsStalledAndAnAdvancingOneIsNot(_ backend: Backend) async throws {
         try await Self.withFleet(backend) { server in
             var advancing: Int64 = 0
@@ -183,7 +187,9 @@ struct FleetTests {
         }
     }
 
-    @Test("A bundle asked for reaches the device in a header, is taken once as a zip from that device only, and is served to the admin")
+    @Test(
+        "A bundle asked for reaches the device in a header, is taken once as a zip from that device only, and is served to the admin"
+    )
     func aRequestedBundleArrives() async throws {
         try await Self.withFleet { server in
             _ = try await server.send(.get, "/tables/todoitem", headers: Self.device("phone"))
@@ -191,14 +197,20 @@ struct FleetTests {
             var upload = Self.device("phone")
             upload[.contentType] = "application/zip"
             #expect(try await server.send(.post, "/devices/phone/bundle", headers: upload, body: zip).status == 409)
-            #expect(try await server.send(.post, "/service/api/devices/nobody/bundle-request", headers: Self.admin).status == 404)
-            #expect(try await server.send(.post, "/service/api/devices/phone/bundle-request", headers: Self.admin).status == 202)
+            #expect(
+                try await server.send(.post, "/service/api/devices/nobody/bundle-request", headers: Self.admin).status
+                    == 404)
+            #expect(
+                try await server.send(.post, "/service/api/devices/phone/bundle-request", headers: Self.admin).status
+                    == 202)
             let next = try await server.send(.get, "/tables/todoitem", headers: Self.device("phone"))
             #expect(next.header("X-TodoSync-Bundle-Request") == "1")
             var other = Self.device("someone-else")
             other[.contentType] = "application/zip"
             #expect(try await server.send(.post, "/devices/phone/bundle", headers: other, body: zip).status == 403)
-            #expect(try await server.send(.post, "/devices/phone/bundle", headers: upload, body: Data("text".utf8)).status == 400)
+            #expect(
+                try await server.send(.post, "/devices/phone/bundle", headers: upload, body: Data("text".utf8)).status
+                    == 400)
             #expect(try await server.send(.post, "/devices/phone/bundle", headers: upload, body: zip).status == 201)
             let after = try await server.send(.get, "/tables/todoitem", headers: Self.device("phone"))
             #expect(after.header("X-TodoSync-Bundle-Request") == nil)

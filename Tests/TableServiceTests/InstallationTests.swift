@@ -71,8 +71,7 @@ struct InstallationTests {
                 // Each instance saves what it noted within a second: poll, with a deadline.
                 try await withTimeLimit(60) {
                     for server in [a, b] {
-                        while await Set(server.running.service.fleet.records().map(\.id)) != ["phone-a", "phone-b"]
-                        {
+                        while await Set(server.running.service.fleet.records().map(\.id)) != ["phone-a", "phone-b"] {
                             try await Task.sleep(for: .milliseconds(100))
                         }
                     }

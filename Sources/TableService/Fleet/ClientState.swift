@@ -32,7 +32,8 @@ struct ClientState: Sendable, Equatable, Codable {
             let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = pair[0].trimmingCharacters(in: .whitespaces)
             guard pair.count == 2, ["queue", "oldest", "conflicts"].contains(key) else {
-                throw Self.refusal("'\(part.trimmingCharacters(in: .whitespaces))' is not queue=N, oldest=N or conflicts=N")
+                throw Self.refusal(
+                    "'\(part.trimmingCharacters(in: .whitespaces))' is not queue=N, oldest=N or conflicts=N")
             }
             guard figures[key] == nil else { throw Self.refusal("\(key) is given twice") }
             let digits = pair[1].trimmingCharacters(in: .whitespaces)

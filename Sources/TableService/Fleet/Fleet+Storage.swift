@@ -60,8 +60,9 @@ extension TableStorage {
     /// (`__installations`: id, last write, old names) into `__devices`.
     func prepareFleetTables() async throws(TableError) {
         try await execute(FleetTables.createSQL(dialect: dialect).map { SQLStatement(sql: $0) })
-        guard try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?[0]
-            .integer() ?? 0 > 0
+        guard
+            try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?[0]
+                .integer() ?? 0 > 0
         else { return }
         let names = dialect == .postgres ? "\"oldNames\"::text" : "\"oldNames\""
         let rows = try await query(
@@ -87,7 +88,9 @@ extension TableStorage {
                 + [SQLStatement(sql: FleetTables.pruneSQL(dialect: dialect))])
     }
 
-    private static func saveStatements(_ devices: [DeviceRecord], savedAt: Int64, dialect: SQLDialect)
+    private static func saveStatements(
+        _ devices: [DeviceRecord], savedAt: Int64, dialect: SQLDialect
+    )
         -> [SQLStatement]
     {
         let encoder = JSONEncoder()
@@ -122,7 +125,9 @@ extension TableStorage {
 
     /// The oldest `updatedAt` past `after` in `table` (one owner's rows when given) and how many
     /// rows are past it, counted up to `limit`; nil when none is.
-    func rowsWaiting(in table: String, owner: String?, after: Int64, limit: Int) async throws(TableError)
+    func rowsWaiting(
+        in table: String, owner: String?, after: Int64, limit: Int
+    ) async throws(TableError)
         -> RowsWaiting?
     {
         guard let schema = try await knownSchema(of: table) else { return nil }
@@ -134,7 +139,9 @@ extension TableStorage {
         }
         inner += " ORDER BY \"updatedAt\" LIMIT \(limit)"
         let rows = try await query(
-            SQLStatement(sql: "SELECT min(\"updatedAt\"), count(*), max(\"updatedAt\") FROM (\(inner)) AS \"waiting\"", values: values))
+            SQLStatement(
+                sql: "SELECT min(\"updatedAt\"), count(*), max(\"updatedAt\") FROM (\(inner)) AS \"waiting\"",
+                values: values))
         guard let row = rows.first, row[0] != .null else { return nil }
         return RowsWaiting(oldest: try row[0].integer(), count: Int(try row[1].integer()), newest: try row[2].integer())
     }

@@ -134,7 +134,8 @@ final class Fleet: Sendable {
 
     /// The service's message in a JSON error answer (`{"error": "…"}`), cut to 300 characters.
     private static func message(of response: Response) -> String {
-        guard response.body.count < 16_384, case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
+        guard response.body.count < 16_384,
+            case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: response.body),
             case .string(let text)? = object["error"] ?? object["message"]
         else { return "" }
         return String(text.prefix(300))

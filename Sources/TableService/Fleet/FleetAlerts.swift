@@ -190,7 +190,8 @@ final class FleetAlerts: Sendable {
                 try? await Task.sleep(for: pause(attempt))
                 if Task.isCancelled { return }
             }
-            logger.error("the alert for \(alert.device) (\(alert.event)) was not delivered after \(Self.attempts) tries")
+            logger.error(
+                "the alert for \(alert.device) (\(alert.event)) was not delivered after \(Self.attempts) tries")
         }
         deliveries.withLock { tasks in
             tasks.removeAll { $0.isCancelled }

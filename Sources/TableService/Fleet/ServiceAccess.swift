@@ -35,8 +35,10 @@ struct ServiceAccess: Sendable {
                     ? .allowed : .refused("That is not the admin key.")
             }
             if signedIn { return .allowed }
-            if request.headers[ProtocolHeader.applicationKey] != nil || request.headers[ProtocolHeader.authToken] != nil {
-                return .refused("The service's admin pages need the admin key, not a user's token or the application key.")
+            if request.headers[ProtocolHeader.applicationKey] != nil || request.headers[ProtocolHeader.authToken] != nil
+            {
+                return .refused(
+                    "The service's admin pages need the admin key, not a user's token or the application key.")
             }
             return .signInNeeded
         }

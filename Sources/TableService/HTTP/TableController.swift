@@ -375,7 +375,9 @@ struct TableController: Sendable {
 
     /// The device and position of an incremental pull (a list request whose filter bounds
     /// `updatedAt` from below), and whether the bound is inclusive; nil for other requests.
-    static func pullPosition(_ request: Request, _ options: QueryOptions) -> (
+    static func pullPosition(
+        _ request: Request, _ options: QueryOptions
+    ) -> (
         String, (position: PullPosition, inclusive: Bool)
     )? {
         guard let device = request.headers[ProtocolHeader.installationID], let filter = options.filter,

@@ -30,7 +30,8 @@ struct LagChart: Encodable, Sendable {
         let plotHeight = Double(Self.height - 2 * Self.padding)
         let xy = values.map { value in
             (
-                x: Int((Double(Self.padding) + plotWidth * Double(max(0, value.at - (now - day))) / Double(day)).rounded()),
+                x: Int(
+                    (Double(Self.padding) + plotWidth * Double(max(0, value.at - (now - day))) / Double(day)).rounded()),
                 y: Int((Double(Self.padding) + plotHeight * (1 - Double(value.seconds) / Double(top))).rounded())
             )
         }

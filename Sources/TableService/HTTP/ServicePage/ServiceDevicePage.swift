@@ -36,7 +36,8 @@ struct ServiceDevicePage: Encodable, Sendable {
                 name: table.name, state: table.state.rawValue,
                 position: table.position.map(readable) ?? "never pulled incrementally",
                 positionSince: table.positionSince.map(readable) ?? "—", lastPull: table.lastPull.map(readable) ?? "—",
-                lastPush: table.lastPush.map { "\(readable($0)) (\(table.lastPushStatus.map(String.init) ?? "?"))" } ?? "—",
+                lastPush: table.lastPush.map { "\(readable($0)) (\(table.lastPushStatus.map(String.init) ?? "?"))" }
+                    ?? "—",
                 lag: ServiceDevicesPage.duration(table.lagSeconds),
                 lagRows: table.lagRows >= Fleet.lagCountLimit ? "\(Fleet.lagCountLimit)+" : "\(table.lagRows)")
         }

@@ -75,10 +75,13 @@ struct ServiceDevicesPage: Encodable, Sendable {
         devices = shown.map { report in
             Row(
                 id: report.id, href: "\(base)/devices/\(NextPageLink.encode(report.id))", state: report.state.rawValue,
-                lastContact: Self.readable(report.lastContact), lastContactISO: report.lastContact, tables: report.tables.map(\.name).joined(separator: ", "),
+                lastContact: Self.readable(report.lastContact), lastContactISO: report.lastContact,
+                tables: report.tables.map(\.name).joined(separator: ", "),
                 lagSeconds: report.lagSeconds, lag: Self.duration(report.lagSeconds),
                 client: [report.client.protocol, report.client.userAgent].compactMap { $0 }.joined(separator: " · "),
-                reported: report.reported.map { "queue \($0.queue), oldest \(Self.duration($0.oldest)), conflicts \($0.conflicts)" })
+                reported: report.reported.map {
+                    "queue \($0.queue), oldest \(Self.duration($0.oldest)), conflicts \($0.conflicts)"
+                })
         }
         hasDevices = !devices.isEmpty
         var counts: [DeviceState: Int] = [:]
@@ -97,7 +100,8 @@ struct ServiceDevicesPage: Encodable, Sendable {
             Choice(value: "lag", label: "Most lag first", selected: filter.byLag),
         ]
         previousHref = filter.page > 1 ? "\(base)/devices\(filter.query(page: filter.page - 1))" : nil
-        nextHref = start + Self.pageSize < selected.count ? "\(base)/devices\(filter.query(page: filter.page + 1))" : nil
+        nextHref =
+            start + Self.pageSize < selected.count ? "\(base)/devices\(filter.query(page: filter.page + 1))" : nil
         range = selected.isEmpty ? "0" : "\(start + 1)–\(start + shown.count) of \(selected.count)"
     }
 

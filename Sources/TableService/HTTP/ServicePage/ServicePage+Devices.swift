@@ -17,7 +17,9 @@ extension ServicePage {
         router.post(base + "/devices/:id/bundle-request") { request in
             await self.guarded(request, form: true) {
                 let id = try Self.deviceID(request)
-                guard await self.fleet.requestBundle(id) else { throw HTTPError(.notFound, "No device \(id) has been seen.") }
+                guard await self.fleet.requestBundle(id) else {
+                    throw HTTPError(.notFound, "No device \(id) has been seen.")
+                }
                 return .redirect(to: "\(self.base)/devices/\(NextPageLink.encode(id))")
             }
         }
@@ -58,7 +60,9 @@ extension ServicePage {
 
     private func devicePage(_ request: Request) async throws -> Response {
         let id = try Self.deviceID(request)
-        guard let report = await fleet.report(id: id) else { throw HTTPError(.notFound, "No device \(id) has been seen.") }
+        guard let report = await fleet.report(id: id) else {
+            throw HTTPError(.notFound, "No device \(id) has been seen.")
+        }
         return page("service/device", title: "Device \(id)", ServiceDevicePage(report, base: base, now: fleet.clock()))
     }
 
@@ -87,12 +91,16 @@ extension ServicePage {
             var revision: UInt64 = 0
             while true {
                 let content = ServiceDevicesPage(await self.fleet.reports(), filter: filter, base: self.base)
-                let html = self.templates.render("service/devices-body", ServicePageView(
-                    base: self.base, csrf: self.csrfToken, title: "", flash: nil, page: content))
+                let html = self.templates.render(
+                    "service/devices-body",
+                    ServicePageView(
+                        base: self.base, csrf: self.csrfToken, title: "", flash: nil, page: content))
                 if html != last {
                     last = html
                     revision += 1
-                    let data = JSONValue.object(["revision": .number(Double(revision)), "fragments": .array([.string(html)])])
+                    let data = JSONValue.object([
+                        "revision": .number(Double(revision)), "fragments": .array([.string(html)]),
+                    ])
                     if !stream.send(ServerSentEvent(id: String(revision), event: "fragments", data: data.jsonText)) {
                         return
                     }
@@ -117,7 +125,8 @@ extension ServicePage {
 
     /// The dashboard's `Public/js/live.js`, beside the templates, for the devices page.
     private func liveScript() -> Response {
-        guard let file = publicFolder?.appendingPathComponent("js/live.js"), let script = try? Data(contentsOf: file) else { return Response(status: .notFound) }
+        guard let file = publicFolder?.appendingPathComponent("js/live.js"), let script = try? Data(contentsOf: file)
+        else { return Response(status: .notFound) }
         var response = Response(status: .ok, body: script)
         response.headers[.contentType] = "text/javascript; charset=utf-8"
         return response
@@ -146,7 +155,9 @@ extension ServicePage {
         router.post(base + "/api/devices/:id/bundle-request") { request in
             await self.api(request) {
                 let id = try Self.deviceID(request)
-                guard await self.fleet.requestBundle(id) else { throw HTTPError(.notFound, "No device \(id) has been seen.") }
+                guard await self.fleet.requestBundle(id) else {
+                    throw HTTPError(.notFound, "No device \(id) has been seen.")
+                }
                 var response = Response.json(data: Data(#"{"requested":true}"#.utf8))
                 response.status = .accepted
                 return response
