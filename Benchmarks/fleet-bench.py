@@ -617,7 +617,10 @@ class Fleet:
             at = start + tick * period
             delay = at - time.monotonic()
             if delay > 0:
-                await asyncio.sleep(delay)
+                try:
+                    await asyncio.wait_for(self.stopped.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
             if self.stop:
                 break
             # A connection idle longer than the service keeps one (30 s) is closed here first.
@@ -647,12 +650,16 @@ class Fleet:
                         self.first_entry[entry["id"]] = (entry, list(device.history) if device else [])
             except (RuntimeError, ConnectionError, OSError, asyncio.TimeoutError, ValueError) as error:
                 self.poll_errors[str(error)[:120]] += 1
-            await asyncio.sleep(self.poll_interval)
+            try:
+                await asyncio.wait_for(self.stopped.wait(), self.poll_interval)
+            except asyncio.TimeoutError:
+                pass
         connection.close()
 
     async def run(self):
         a = self.a
         self.poll_interval = min(1.0, a.pull_period / 8)
+        self.stopped = asyncio.Event()
         self.start = time.monotonic() + 0.5
         self.freeze_at = self.start + max(2 * a.pull_period, a.duration / 4)
         tasks = [asyncio.ensure_future(self.run_device(device, offset))
@@ -660,6 +667,7 @@ class Fleet:
         poller = asyncio.ensure_future(self.poll())
         await asyncio.sleep(self.start + a.duration - time.monotonic())
         self.stop = True
+        self.stopped.set()
         await asyncio.gather(*tasks, poller)
 
 

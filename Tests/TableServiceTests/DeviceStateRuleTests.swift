@@ -15,6 +15,7 @@ struct DeviceStateRuleTests {
         progress.positionSince = since
         progress.lastPull = lastPull
         progress.answeredRows = answeredRows
+        progress.rowsPastSince = answeredRows ? since : nil
         return progress
     }
 
@@ -81,6 +82,27 @@ struct DeviceStateRuleTests {
         #expect(
             DeviceStateRule.waitingFrom(Self.progress(since: 0, lastPull: 2_000_000, answeredRows: false)) == 2_000_000)
         #expect(DeviceStateRule.waitingFrom(DeviceRecord.TableProgress()) == nil)
+    }
+
+    @Test(
+        "A device long at the head of a quiet table is not stalled by the first row that comes; by pulls from it after the stall time it is"
+    )
+    func theStallCountsFromTheFirstAnswerWithRows() {
+        var progress = DeviceRecord.TableProgress()
+        progress.pulled(from: Self.position, at: 0, rows: 0)
+        progress.pulled(from: Self.position, at: 500_000, rows: 0)
+        progress.pulled(from: Self.position, at: 600_000, rows: 1)
+        let waiting = RowsWaiting(oldest: 599_000, count: 1, newest: 599_000)
+        #expect(
+            DeviceStateRule.table(progress, waiting: waiting, now: 600_000, thresholds: Self.thresholds).state
+                == .healthy)
+        progress.pulled(from: Self.position, at: 720_000, rows: 1)
+        #expect(
+            DeviceStateRule.table(progress, waiting: waiting, now: 720_000, thresholds: Self.thresholds).state
+                == .stalled)
+        progress.pulled(from: PullPosition(updatedAt: 599_000, id: "", skip: 0), at: 730_000, rows: 0)
+        #expect(
+            DeviceStateRule.table(progress, waiting: nil, now: 730_000, thresholds: Self.thresholds).state == .healthy)
     }
 
     @Test("Two instances' views of one table merge: the later pull, the earlier time the same position was first seen")

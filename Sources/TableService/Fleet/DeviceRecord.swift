@@ -45,6 +45,9 @@ struct DeviceRecord: Sendable, Equatable, Codable {
         /// Whether its latest pull from ``position`` was answered with rows: there was something
         /// past the position for its query.
         var answeredRows: Bool = false
+        /// When the service first answered a pull from ``position`` with rows past it: the time a
+        /// stall is counted from (a device at the head of a quiet table has had its position long).
+        var rowsPastSince: Int64?
         var lastPush: Int64?
         var lastPushStatus: Int?
 
@@ -54,9 +57,13 @@ struct DeviceRecord: Sendable, Equatable, Codable {
             if self.position != position {
                 self.position = position
                 positionSince = now
+                answeredRows = false
+                rowsPastSince = nil
             }
             lastPull = now
-            if let rows { answeredRows = rows > 0 } else if positionSince == now { answeredRows = false }
+            guard let rows else { return }
+            answeredRows = rows > 0
+            rowsPastSince = rows > 0 ? (rowsPastSince ?? now) : nil
         }
 
         /// The later of two instances' views of one table.
@@ -65,6 +72,7 @@ struct DeviceRecord: Sendable, Equatable, Codable {
             // The same position seen by both: it has not moved since the earlier of the two saw it.
             if position == other.position, let a = positionSince, let b = other.positionSince {
                 result.positionSince = min(a, b)
+                if let a = rowsPastSince, let b = other.rowsPastSince { result.rowsPastSince = min(a, b) }
             }
             if (other.lastPush ?? 0) > (lastPush ?? 0) {
                 result.lastPush = other.lastPush

@@ -63,8 +63,8 @@ enum DeviceStateRule {
         let lag = waiting.map { max(0, now - $0.oldest) / 1000 } ?? 0
         let rows = waiting?.count ?? 0
         // Stalled: the service answered its pulls with rows past its position, and it kept asking from
-        // that same position for the stall time.
-        if progress.answeredRows, let since = progress.positionSince, let last = progress.lastPull,
+        // that same position for the stall time since the first such answer.
+        if progress.answeredRows, let since = progress.rowsPastSince, let last = progress.lastPull,
             last - since >= thresholds.stalledAfter
         {
             return TableVerdict(state: .stalled, lagSeconds: lag, lagRows: rows)
