@@ -225,10 +225,10 @@ public final class TableService: Sendable {
         if let syncs = store.diskSyncs { metrics.updateDiskSyncs(syncs) }
         if let reads = store.databaseReads { metrics.updateDatabaseReads(reads) }
         metrics.updateSubscribers(store.changes.subscriberCount)
-        let devices = await fleet.reports()
+        let devices = await fleet.assessments()
         var counts = Dictionary(uniqueKeysWithValues: DeviceState.allCases.map { ($0.rawValue, 0) })
         for device in devices { counts[device.state.rawValue, default: 0] += 1 }
-        metrics.updateDevices(counts, writingOldShape: devices.filter { !$0.oldNames.isEmpty }.count)
+        metrics.updateDevices(counts, writingOldShape: devices.filter { !$0.record.oldNames.isEmpty }.count)
         return PrometheusExposition.response(metrics.exposition())
     }
 

@@ -18,9 +18,6 @@ struct DeviceReport: Sendable, Encodable {
     /// Its lag samples (the device's own answer only).
     var lag: [LagPoint]?
 
-    /// Milliseconds of ``lastContact``, for sorting.
-    let lastContactMilliseconds: Int64
-
     struct Client: Sendable, Encodable {
         let userAgent: String?
         let `protocol`: String?
@@ -63,47 +60,66 @@ struct DeviceReport: Sendable, Encodable {
         let at: String
         let seconds: Int64
     }
+}
 
-    private enum CodingKeys: String, CodingKey {
-        case id, state, lastContact, client, user, oldNames, tables, errors, reported, bundle, lagSeconds, lag
-    }
+/// A device judged at one time: its record, each table's verdict and the device's state. Cheap
+/// (no text is made), so that a page of 100 among 10,000 devices formats only the 100.
+struct DeviceAssessment: Sendable {
+    let record: DeviceRecord
+    let state: DeviceState
+    /// Its tables in name order, with their verdicts and the rows they lack.
+    let tables: [(name: String, verdict: DeviceStateRule.TableVerdict, waiting: RowsWaiting?)]
+    /// The worst lag of its tables, in seconds.
+    var lagSeconds: Int64 { tables.map(\.verdict.lagSeconds).max() ?? 0 }
 }
 
 extension Fleet {
-    /// Every device with its state at `now` (one pass over what is known; lag read at most once a
-    /// second per table and position).
-    func reports(now: Int64? = nil, withLag: Bool = false) async -> [DeviceReport] {
+    /// Every device judged at `now` (lag read at most once a second per table and position).
+    func assessments(now: Int64? = nil) async -> [DeviceAssessment] {
         let now = now ?? clock()
-        var reports: [DeviceReport] = []
+        var assessments: [DeviceAssessment] = []
         for record in await records() {
-            reports.append(await report(record, now: now, withLag: withLag))
+            assessments.append(await assess(record, now: now))
         }
-        return reports
+        return assessments
+    }
+
+    func assess(_ record: DeviceRecord, now: Int64) async -> DeviceAssessment {
+        var tables: [(name: String, verdict: DeviceStateRule.TableVerdict, waiting: RowsWaiting?)] = []
+        for (name, progress) in record.tables.sorted(by: { $0.key < $1.key }) {
+            let waiting = await self.waiting(record, table: name, now: now)
+            tables.append(
+                (name, DeviceStateRule.table(progress, waiting: waiting, now: now, thresholds: thresholds), waiting))
+        }
+        return DeviceAssessment(
+            record: record,
+            state: DeviceStateRule.device(
+                record, tables: tables.map(\.verdict.state), now: now, thresholds: thresholds),
+            tables: tables)
     }
 
     /// One device, nil when never seen.
     func report(id: String) async -> DeviceReport? {
         guard let record = await records().first(where: { $0.id == id }) else { return nil }
-        return await report(record, now: clock(), withLag: true)
+        let now = clock()
+        return Self.report(await assess(record, now: now), now: now, withLag: true)
     }
 
-    func report(_ record: DeviceRecord, now: Int64, withLag: Bool) async -> DeviceReport {
-        var tables: [DeviceReport.TableReport] = []
-        for (name, progress) in record.tables.sorted(by: { $0.key < $1.key }) {
-            let waiting = await self.waiting(record, table: name, now: now)
-            let verdict = DeviceStateRule.table(progress, waiting: waiting, now: now, thresholds: thresholds)
-            tables.append(
-                DeviceReport.TableReport(
-                    name: name, state: verdict.state, position: progress.position.map(Self.text),
-                    positionSince: progress.positionSince.map(ProtocolDate.format),
-                    lastPull: progress.lastPull.map(ProtocolDate.format),
-                    lastPush: progress.lastPush.map(ProtocolDate.format), lastPushStatus: progress.lastPushStatus,
-                    head: (waiting?.newest ?? progress.position?.updatedAt).map(ProtocolDate.format),
-                    lagRows: verdict.lagRows, lagSeconds: verdict.lagSeconds))
+    /// What the API and pages show of `assessment`.
+    static func report(_ assessment: DeviceAssessment, now: Int64, withLag: Bool = false) -> DeviceReport {
+        let record = assessment.record
+        let tables = assessment.tables.map { table in
+            let progress = record.tables[table.name] ?? .init()
+            return DeviceReport.TableReport(
+                name: table.name, state: table.verdict.state, position: progress.position.map(Self.text),
+                positionSince: progress.positionSince.map(ProtocolDate.format),
+                lastPull: progress.lastPull.map(ProtocolDate.format),
+                lastPush: progress.lastPush.map(ProtocolDate.format), lastPushStatus: progress.lastPushStatus,
+                head: (table.waiting?.newest ?? progress.position?.updatedAt).map(ProtocolDate.format),
+                lagRows: table.verdict.lagRows, lagSeconds: table.verdict.lagSeconds)
         }
-        let state = DeviceStateRule.device(record, tables: tables.map(\.state), now: now, thresholds: thresholds)
         return DeviceReport(
-            id: record.id, state: state, lastContact: ProtocolDate.format(milliseconds: record.lastContact),
+            id: record.id, state: assessment.state, lastContact: ProtocolDate.format(milliseconds: record.lastContact),
             client: .init(userAgent: record.userAgent, protocol: record.protocolName), user: record.user,
             oldNames: record.oldNames.keys.sorted(), tables: tables,
             errors: record.errors.reversed().map {
@@ -121,12 +137,11 @@ extension Fleet {
                 : .init(
                     requestedAt: record.bundleRequestedAt.map(ProtocolDate.format),
                     receivedAt: record.bundleReceivedAt.map(ProtocolDate.format)),
-            lagSeconds: tables.map(\.lagSeconds).max() ?? 0,
+            lagSeconds: assessment.lagSeconds,
             lag: withLag
                 ? record.lag.filter { now - $0.at <= DeviceRecord.lagHistory }.map {
                     .init(at: ProtocolDate.format(milliseconds: $0.at), seconds: $0.seconds)
-                } : nil,
-            lastContactMilliseconds: record.lastContact)
+                } : nil)
     }
 
     /// A position as the API shows it: its time, with the keyset id and the skip when it has them.

@@ -84,25 +84,24 @@ final class FleetAlerts: Sendable {
     /// One pass: the states now, lag samples, and the episodes they open or end.
     func evaluate() async {
         let now = fleet.clock()
-        let reports = await fleet.reports(now: now)
-        for report in reports {
-            fleet.sampleLag(report.id, seconds: report.lagSeconds, at: now)
-            let stalled = report.tables.first { $0.state == .stalled }
-            let episode = open.withLock { $0[report.id] }
+        for device in await fleet.assessments(now: now) {
+            let id = device.record.id
+            fleet.sampleLag(id, seconds: device.lagSeconds, at: now)
+            let stalled = device.tables.first { $0.verdict.state == .stalled }?.name
+            let episode = open.withLock { $0[id] }
             switch (stalled, episode) {
-            case (let table?, nil) where report.state != .offline:
-                let record = await fleet.records().first { $0.id == report.id }
-                let since = record?.tables[table.name]?.positionSince ?? now
-                let key = "\(report.id)|\(table.name)|\(record?.tables[table.name]?.position.map(Fleet.text) ?? "")"
-                open.withLock { $0[report.id] = Episode(key: key, table: table.name, since: since) }
+            case (let table?, nil) where device.state != .offline:
+                let progress = device.record.tables[table]
+                let since = progress?.rowsPastSince ?? now
+                let key = "\(id)|\(table)|\(progress?.position.map(Fleet.text) ?? "")"
+                open.withLock { $0[id] = Episode(key: key, table: table, since: since) }
                 await claim(
-                    episode: key, event: "stalled", device: report.id, table: table.name, state: "stalled",
-                    since: since, at: now)
+                    episode: key, event: "stalled", device: id, table: table, state: "stalled", since: since, at: now)
             case (nil, let episode?):
-                open.withLock { $0[report.id] = nil }
+                open.withLock { $0[id] = nil }
                 await claim(
-                    episode: episode.key + "|recovered", event: "recovered", device: report.id, table: episode.table,
-                    state: report.state.rawValue, since: episode.since, at: now)
+                    episode: episode.key + "|recovered", event: "recovered", device: id, table: episode.table,
+                    state: device.state.rawValue, since: episode.since, at: now)
             default:
                 break
             }

@@ -55,24 +55,24 @@ struct ServiceDevicesPage: Encodable, Sendable {
         }
     }
 
-    /// Which of `reports` `filter` keeps, in its order.
-    static func select(_ reports: [DeviceReport], _ filter: Filter) -> [DeviceReport] {
-        reports.filter { report in
-            (filter.state == nil || report.state == filter.state)
-                && (filter.table == nil || report.tables.contains { $0.name == filter.table })
+    /// Which of `devices` `filter` keeps, in its order.
+    static func select(_ devices: [DeviceAssessment], _ filter: Filter) -> [DeviceAssessment] {
+        devices.filter { device in
+            (filter.state == nil || device.state == filter.state)
+                && (filter.table == nil || device.record.tables[filter.table!] != nil)
         }.sorted { a, b in
             filter.byLag
-                ? (a.lagSeconds, a.lastContactMilliseconds, a.id) > (b.lagSeconds, b.lastContactMilliseconds, b.id)
-                : (a.lastContactMilliseconds, a.id) > (b.lastContactMilliseconds, b.id)
+                ? (a.lagSeconds, a.record.lastContact, a.record.id) > (b.lagSeconds, b.record.lastContact, b.record.id)
+                : (a.record.lastContact, a.record.id) > (b.record.lastContact, b.record.id)
         }
     }
 
-    init(_ reports: [DeviceReport], filter: Filter, base: String) {
-        let selected = Self.select(reports, filter)
+    init(_ devices: [DeviceAssessment], filter: Filter, base: String, now: Int64) {
+        let selected = Self.select(devices, filter)
         total = selected.count
         let start = min((filter.page - 1) * Self.pageSize, selected.count)
         let shown = selected[start..<min(start + Self.pageSize, selected.count)]
-        devices = shown.map { report in
+        self.devices = shown.map { Fleet.report($0, now: now) }.map { report in
             Row(
                 id: report.id, href: "\(base)/devices/\(NextPageLink.encode(report.id))", state: report.state.rawValue,
                 lastContact: Self.readable(report.lastContact), lastContactISO: report.lastContact,
@@ -83,15 +83,15 @@ struct ServiceDevicesPage: Encodable, Sendable {
                     "queue \($0.queue), oldest \(Self.duration($0.oldest)), conflicts \($0.conflicts)"
                 })
         }
-        hasDevices = !devices.isEmpty
+        hasDevices = !self.devices.isEmpty
         var counts: [DeviceState: Int] = [:]
-        for report in reports { counts[report.state, default: 0] += 1 }
+        for device in devices { counts[device.state, default: 0] += 1 }
         states =
-            [Choice(value: "", label: "All states (\(reports.count))", selected: filter.state == nil)]
+            [Choice(value: "", label: "All states (\(devices.count))", selected: filter.state == nil)]
             + DeviceState.allCases.map {
                 Choice(value: $0.rawValue, label: "\($0.rawValue) (\(counts[$0] ?? 0))", selected: filter.state == $0)
             }
-        let names = Set(reports.flatMap { $0.tables.map(\.name) }).sorted()
+        let names = Set(devices.flatMap { $0.record.tables.keys }).sorted()
         tables =
             [Choice(value: "", label: "All tables", selected: filter.table == nil)]
             + names.map { Choice(value: $0, label: $0, selected: filter.table == $0) }

@@ -54,7 +54,8 @@ extension ServicePage {
     }
 
     private func devicesPage(_ request: Request) async throws -> Response {
-        let content = ServiceDevicesPage(await fleet.reports(), filter: try filter(request), base: base)
+        let content = ServiceDevicesPage(
+            await fleet.assessments(), filter: try filter(request), base: base, now: fleet.clock())
         return page("service/devices", title: "Devices", content)
     }
 
@@ -90,7 +91,8 @@ extension ServicePage {
             var last = ""
             var revision: UInt64 = 0
             while true {
-                let content = ServiceDevicesPage(await self.fleet.reports(), filter: filter, base: self.base)
+                let content = ServiceDevicesPage(
+                    await self.fleet.assessments(), filter: filter, base: self.base, now: self.fleet.clock())
                 let html = self.templates.render(
                     "service/devices-body",
                     ServicePageView(
@@ -137,7 +139,10 @@ extension ServicePage {
     private func addAPIRoutes(to router: inout Router) {
         router.get(base + "/api/devices") { request in
             await self.api(request) {
-                let reports = ServiceDevicesPage.select(await self.fleet.reports(), try self.filter(request))
+                let now = self.fleet.clock()
+                let selected = ServiceDevicesPage.select(
+                    await self.fleet.assessments(now: now), try self.filter(request))
+                let reports = selected.map { Fleet.report($0, now: now) }
                 var counts = Dictionary(uniqueKeysWithValues: DeviceState.allCases.map { ($0.rawValue, 0) })
                 for report in reports { counts[report.state.rawValue, default: 0] += 1 }
                 return try Self.json(DevicesAnswer(devices: reports, counts: counts))
