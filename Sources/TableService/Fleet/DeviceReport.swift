@@ -73,20 +73,66 @@ struct DeviceAssessment: Sendable {
     var lagSeconds: Int64 { tables.map(\.verdict.lagSeconds).max() ?? 0 }
 }
 
+/// Every device judged at one time, with what every page of the list needs of all of them.
+struct FleetSnapshot: Sendable {
+    let devices: [DeviceAssessment]
+    let counts: [DeviceState: Int]
+    /// The tables any device pulled or pushed, by name.
+    let tableNames: [String]
+    /// Positions in ``devices``, the latest contact first (the list's default order).
+    let byContact: [Int]
+
+    init(_ devices: [DeviceAssessment]) {
+        self.devices = devices
+        var counts: [DeviceState: Int] = [:]
+        var names = Set<String>()
+        for device in devices {
+            counts[device.state, default: 0] += 1
+            for name in device.record.tables.keys { names.insert(name) }
+        }
+        self.counts = counts
+        tableNames = names.sorted()
+        byContact = devices.indices.sorted { a, b in
+            let (x, y) = (devices[a].record, devices[b].record)
+            return x.lastContact != y.lastContact ? x.lastContact > y.lastContact : x.id > y.id
+        }
+    }
+}
+
 extension Fleet {
-    /// Every device judged at `now` (lag read at most once a second per table and position).
-    func assessments(now: Int64? = nil) async -> [DeviceAssessment] {
+    /// Every device judged at `now`, with the list's counts and order (see ``assessments(now:)``).
+    func snapshot(now: Int64? = nil) async -> FleetSnapshot {
         let now = now ?? clock()
+        await loadIfNeeded()
+        let cached = state.withLock { state -> FleetSnapshot? in
+            guard let assessed = state.assessed, assessed.revision == state.revision, now >= assessed.at,
+                now - assessed.at < 1000
+            else { return nil }
+            return assessed.snapshot
+        }
+        if let cached { return cached }
+        let (records, revision) = await recordsAndRevision()
         var assessments: [DeviceAssessment] = []
-        for record in await records() {
+        assessments.reserveCapacity(records.count)
+        for record in records {
             assessments.append(await assess(record, now: now))
         }
-        return assessments
+        let snapshot = FleetSnapshot(assessments)
+        state.withLock { $0.assessed = (revision, now, snapshot) }
+        return snapshot
+    }
+
+    /// Every device judged at `now` (lag read at most once a second per table and position). A
+    /// judgement made less than a second before, with no device changed since, is answered again:
+    /// a page of 10,000 devices costs what it costs to render.
+    func assessments(now: Int64? = nil) async -> [DeviceAssessment] {
+        await snapshot(now: now).devices
     }
 
     func assess(_ record: DeviceRecord, now: Int64) async -> DeviceAssessment {
         var tables: [(name: String, verdict: DeviceStateRule.TableVerdict, waiting: RowsWaiting?)] = []
-        for (name, progress) in record.tables.sorted(by: { $0.key < $1.key }) {
+        let named = record.tables.count < 2 ? Array(record.tables) : record.tables.sorted { $0.key < $1.key }
+        for (name, progress) in named {
             let waiting = await self.waiting(record, table: name, now: now)
             tables.append(
                 (name, DeviceStateRule.table(progress, waiting: waiting, now: now, thresholds: thresholds), waiting))

@@ -29,6 +29,7 @@ extension Fleet {
         // A second back: a save whose clock ran a little behind ours, or that committed late.
         guard let rows = try? await store.devices(savedSince: max(0, since - 2000)) else { return }
         state.withLock { state in
+            if !rows.isEmpty { state.revision &+= 1 }
             for (record, savedAt) in rows {
                 if var mine = state.devices[record.id] {
                     mine.merge(record)

@@ -31,6 +31,10 @@ final class Fleet: Sendable {
         var waiting: [WaitingKey: (read: Int64, rows: RowsWaiting?)] = [:]
         /// Whether the database's devices were read at start.
         var loaded = false
+        /// Counts every change of ``devices``.
+        var revision: UInt64 = 0
+        /// The latest judgement of every device, for the revision and time it was made at.
+        var assessed: (revision: UInt64, at: Int64, snapshot: FleetSnapshot)?
     }
 
     struct WaitingKey: Hashable {
@@ -62,11 +66,12 @@ final class Fleet: Sendable {
 
     // MARK: Noting requests
 
-    /// Notes a request of `device` to `table` answered with `response` in `style`.
+    /// Notes a request of `device` to `table` answered with `response` in `style`; returns whether
+    /// an admin waits for the device's support bundle.
     func noteRequest(
         _ device: DeviceIdentity, _ request: Request, style: ProtocolStyle, table: String?, user: String?,
         response: Response
-    ) {
+    ) -> Bool {
         let now = clock()
         let status = Int(response.status.code)
         let isWrite = request.method != .get && request.method != .head && request.method != .options
@@ -76,10 +81,13 @@ final class Fleet: Sendable {
                 at: now, method: request.method.rawValue, path: String(request.path.prefix(200)), status: status,
                 message: Self.message(of: response))
             : nil
-        update(device.id, at: now) { record in
-            record.userAgent = request.headers[.userAgent].map { String($0.prefix(200)) } ?? record.userAgent
-            record.protocolName = style.fleetName
-            if let user { record.user = user }
+        let userAgent = request.headers[.userAgent]
+        return update(device.id, at: now) { record in
+            if let userAgent, record.userAgent.map({ !userAgent.hasPrefix($0) }) ?? true {
+                record.userAgent = String(userAgent.prefix(200))
+            }
+            if record.protocolName != style.fleetName { record.protocolName = style.fleetName }
+            if let user, record.user != user { record.user = user }
             if let reported = device.reported {
                 record.reported = reported
                 record.reportedAt = now
@@ -115,20 +123,26 @@ final class Fleet: Sendable {
         state.withLock { $0.devices[deviceID]?.bundlePending ?? false }
     }
 
-    /// Changes the record of `id` (made if new, forgetting the least recent when full).
-    func update(_ id: String, at now: Int64, _ change: (inout DeviceRecord) -> Void) {
+    /// Changes the record of `id` in place (made if new, forgetting the least recent when full);
+    /// returns whether an admin waits for its bundle.
+    @discardableResult
+    func update(_ id: String, at now: Int64, _ change: (inout DeviceRecord) -> Void) -> Bool {
         state.withLock { state in
-            if state.devices[id] == nil, state.devices.count >= Self.limit,
-                let oldest = state.devices.values.min(by: { $0.lastContact < $1.lastContact })
-            {
-                state.devices[oldest.id] = nil
-                state.unsaved.remove(oldest.id)
+            if state.devices[id] == nil {
+                if state.devices.count >= Self.limit,
+                    let oldest = state.devices.values.min(by: { $0.lastContact < $1.lastContact })
+                {
+                    state.devices[oldest.id] = nil
+                    state.unsaved.remove(oldest.id)
+                }
+                state.devices[id] = DeviceRecord(id: id, lastContact: now)
             }
-            var record = state.devices[id] ?? DeviceRecord(id: id, lastContact: now)
-            record.lastContact = max(record.lastContact, now)
-            change(&record)
-            state.devices[id] = record
+            // Through the dictionary's own storage: a copy out and back would copy the record's tables.
+            change(&state.devices[id]!)
+            if state.devices[id]!.lastContact < now { state.devices[id]!.lastContact = now }
             state.unsaved.insert(id)
+            state.revision &+= 1
+            return state.devices[id]!.bundlePending
         }
     }
 
@@ -145,8 +159,13 @@ final class Fleet: Sendable {
 
     /// Every device as known now, with the facts other instances saved folded in.
     func records() async -> [DeviceRecord] {
+        await recordsAndRevision().records
+    }
+
+    /// Every device with the revision of the state it was read from, in one look.
+    func recordsAndRevision() async -> (records: [DeviceRecord], revision: UInt64) {
         await loadIfNeeded()
-        return state.withLock { Array($0.devices.values) }
+        return state.withLock { (Array($0.devices.values), $0.revision) }
     }
 
     /// The installations that still write the old shape of some table, most recent first.

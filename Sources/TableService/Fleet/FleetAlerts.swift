@@ -222,6 +222,7 @@ extension Fleet {
             guard record.lag != before else { return }
             state.devices[id] = record
             state.unsaved.insert(id)
+            state.revision &+= 1
         }
     }
 }

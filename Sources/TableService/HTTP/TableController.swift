@@ -308,10 +308,11 @@ struct TableController: Sendable {
         } catch {
             response = errorResponse(error, style, request: request)
         }
-        if let device {
+        if let device,
             fleet.noteRequest(
                 device, request, style: style, table: request.parameters["table"], user: user, response: response)
-            if fleet.bundlePending(device.id) { response.headers[ProtocolHeader.bundleRequest] = "1" }
+        {
+            response.headers[ProtocolHeader.bundleRequest] = "1"
         }
         return finish(request, response)
     }

@@ -57,22 +57,37 @@ struct ServiceDevicesPage: Encodable, Sendable {
 
     /// Which of `devices` `filter` keeps, in its order.
     static func select(_ devices: [DeviceAssessment], _ filter: Filter) -> [DeviceAssessment] {
-        devices.filter { device in
-            (filter.state == nil || device.state == filter.state)
-                && (filter.table == nil || device.record.tables[filter.table!] != nil)
-        }.sorted { a, b in
-            filter.byLag
-                ? (a.lagSeconds, a.record.lastContact, a.record.id) > (b.lagSeconds, b.record.lastContact, b.record.id)
-                : (a.record.lastContact, a.record.id) > (b.record.lastContact, b.record.id)
-        }
+        order(devices, filter).map { devices[$0] }
     }
 
-    init(_ devices: [DeviceAssessment], filter: Filter, base: String, now: Int64) {
-        let selected = Self.select(devices, filter)
+    /// The positions in `devices` of those `filter` keeps, in its order: positions and small keys
+    /// are sorted, not the devices (10,000 of them are sorted in a few milliseconds).
+    static func order(_ devices: [DeviceAssessment], _ filter: Filter) -> [Int] {
+        var keys: [(lag: Int64, contact: Int64, index: Int)] = []
+        keys.reserveCapacity(devices.count)
+        for (index, device) in devices.enumerated()
+        where (filter.state == nil || device.state == filter.state)
+            && (filter.table == nil || device.record.tables[filter.table!] != nil)
+        {
+            keys.append((filter.byLag ? device.lagSeconds : 0, device.record.lastContact, index))
+        }
+        keys.sort { a, b in
+            if a.lag != b.lag { return a.lag > b.lag }
+            if a.contact != b.contact { return a.contact > b.contact }
+            return devices[a.index].record.id > devices[b.index].record.id
+        }
+        return keys.map(\.index)
+    }
+
+    init(_ snapshot: FleetSnapshot, filter: Filter, base: String, now: Int64) {
+        let devices = snapshot.devices
+        let selected =
+            filter.state == nil && filter.table == nil && !filter.byLag
+            ? snapshot.byContact : Self.order(devices, filter)
         total = selected.count
         let start = min((filter.page - 1) * Self.pageSize, selected.count)
         let shown = selected[start..<min(start + Self.pageSize, selected.count)]
-        self.devices = shown.map { Fleet.report($0, now: now) }.map { report in
+        self.devices = shown.map { Fleet.report(devices[$0], now: now) }.map { report in
             Row(
                 id: report.id, href: "\(base)/devices/\(NextPageLink.encode(report.id))", state: report.state.rawValue,
                 lastContact: Self.readable(report.lastContact), lastContactISO: report.lastContact,
@@ -84,14 +99,13 @@ struct ServiceDevicesPage: Encodable, Sendable {
                 })
         }
         hasDevices = !self.devices.isEmpty
-        var counts: [DeviceState: Int] = [:]
-        for device in devices { counts[device.state, default: 0] += 1 }
+        let counts = snapshot.counts
         states =
             [Choice(value: "", label: "All states (\(devices.count))", selected: filter.state == nil)]
             + DeviceState.allCases.map {
                 Choice(value: $0.rawValue, label: "\($0.rawValue) (\(counts[$0] ?? 0))", selected: filter.state == $0)
             }
-        let names = Set(devices.flatMap { $0.record.tables.keys }).sorted()
+        let names = snapshot.tableNames
         tables =
             [Choice(value: "", label: "All tables", selected: filter.table == nil)]
             + names.map { Choice(value: $0, label: $0, selected: filter.table == $0) }

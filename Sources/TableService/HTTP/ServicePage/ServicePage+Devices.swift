@@ -55,7 +55,7 @@ extension ServicePage {
 
     private func devicesPage(_ request: Request) async throws -> Response {
         let content = ServiceDevicesPage(
-            await fleet.assessments(), filter: try filter(request), base: base, now: fleet.clock())
+            await fleet.snapshot(), filter: try filter(request), base: base, now: fleet.clock())
         return page("service/devices", title: "Devices", content)
     }
 
@@ -92,7 +92,7 @@ extension ServicePage {
             var revision: UInt64 = 0
             while true {
                 let content = ServiceDevicesPage(
-                    await self.fleet.assessments(), filter: filter, base: self.base, now: self.fleet.clock())
+                    await self.fleet.snapshot(), filter: filter, base: self.base, now: self.fleet.clock())
                 let html = self.templates.render(
                     "service/devices-body",
                     ServicePageView(
