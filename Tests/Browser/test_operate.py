@@ -23,7 +23,7 @@ def sample_names(url):
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             names.add(sample.name)
-            assert set(sample.labels) <= {"table", "kind", "outcome", "method", "status", "le"}
+            assert set(sample.labels) <= {"table", "kind", "outcome", "method", "status", "le", "state"}
     return names, text
 
 
