@@ -104,7 +104,8 @@ struct FleetTests {
                 #expect(again.array?.count == 1)
                 server.clock.now! += 30_000
             }
-            #expect(try await Self.state(server, "phone") == "healthy")
+            let all = try await Self.devices(server)
+            #expect(try await Self.state(server, "phone") == "healthy", "\(all)")
         }
     }
 
@@ -200,6 +201,14 @@ struct FleetTests {
             #expect(
                 try await server.send(.post, "/service/api/devices/nobody/bundle-request", headers: Self.admin).status
                     == 404)
+            // Another site's page cannot ask, even with the admin's credentials in the browser.
+            var foreign = Self.admin
+            foreign[.origin] = "http://evil.example"
+            let refused = try await server.send(
+                .post, "/service/api/devices/phone/bundle-request", headers: foreign)
+            #expect(refused.status == 403)
+            let unasked = try await server.send(.get, "/tables/todoitem", headers: Self.device("phone"))
+            #expect(unasked.header("X-TodoSync-Bundle-Request") == nil)
             #expect(
                 try await server.send(.post, "/service/api/devices/phone/bundle-request", headers: Self.admin).status
                     == 202)

@@ -188,6 +188,15 @@ extension ServicePage {
     /// Runs an API request after the access check; every error is JSON with a message.
     private func api(_ request: Request, _ body: () async throws -> Response) async -> Response {
         var response: Response
+        // A page of another site could make a browser POST here with the session cookie or from
+        // loopback (a simple request needs no preflight): a write must come from no page or ours.
+        if request.method != .get, let origin = request.headers[.origin],
+            !CORSPolicy(allowedOrigins: []).allows(origin, on: request)
+        {
+            response = .jsonError("A page of \(origin) may not change the service's devices.", status: .forbidden)
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
         switch access.verdict(request, signedIn: signedIn(request)) {
         case .allowed:
             do {
@@ -208,9 +217,7 @@ extension ServicePage {
     }
 
     private static func json(_ value: some Encodable) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return .json(data: try encoder.encode(value))
+        .json(data: try JSONEncoder.todosync().encode(value))
     }
 
     static func deviceID(_ request: Request) throws(HTTPError) -> String {
