@@ -268,6 +268,9 @@ public final class TableService: Sendable {
     /// Subscriptions of the change channel open now.
     public var subscriberCount: Int { store.changes.subscriberCount }
 
+    /// The fleet's background passes run so far.
+    @_spi(Testing) public var fleetPasses: Int { bookkeeping.passes.withLock { $0 } }
+
     /// Waits until the backfills of the schema changes applied at start are done (or stopped).
     @_spi(Testing) public func schemaBackfillsFinished() async {
         await backfill.finished()

@@ -243,6 +243,44 @@ struct FleetTests {
         }
     }
 
+    @Test(
+        "A device that moves from one PostgreSQL instance to the other is shown where it pulls last, and the first never saves its older view over it"
+    )
+    func aRoamingDeviceIsShownWhereItPullsLast() async throws {
+        guard TestPostgres.isRequired else { return }
+        try await Self.withFleet(.postgres) { a in
+            try await Self.withFleet(.postgres, sharing: a) { b in
+                b.clock.now = a.clock.now
+                try await Self.insert(a, "first")
+                _ = try await a.send(.get, Self.pull(after: 0), headers: Self.device("roamer"))
+                a.clock.now! += 1000
+                b.clock.now = a.clock.now
+                _ = try await b.send(.get, Self.pull(after: Self.start + 500), headers: Self.device("roamer"))
+                let later = ProtocolDate.format(milliseconds: Self.start + 500)
+                @Sendable func position(_ server: TestServer) async throws -> String? {
+                    let roamer = try await Self.devices(server).first { $0["id"] as? String == "roamer" }
+                    return ((roamer?["tables"] as? [[String: Any]])?.first?["position"] as? String)
+                }
+                // Three passes of each instance, their clocks moving: an instance that still held the
+                // roamer's first position would see its lag grow and save that older view each pass.
+                try await withTimeLimit(60) {
+                    let (startA, startB) = (a.running.service.fleetPasses, b.running.service.fleetPasses)
+                    while a.running.service.fleetPasses < startA + 3 || b.running.service.fleetPasses < startB + 3 {
+                        a.clock.now! += 200
+                        b.clock.now = a.clock.now
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+                #expect(try await position(a) == later)
+                #expect(try await position(b) == later)
+                let stored = try await b.running.service.fleet.store.devices(savedSince: 0)
+                #expect(
+                    stored.first { $0.record.id == "roamer" }?.record.tables["todoitem"]?.position?.updatedAt == Self
+                        .start + 500)
+            }
+        }
+    }
+
     @Test("A restart keeps each device's history")
     func aRestartKeepsTheDevices() async throws {
         let folder = try TemporaryFolder()

@@ -71,6 +71,8 @@ final class FleetBookkeeping: Sendable {
     private let fleet: Fleet
     private let alerts: FleetAlerts
     private let task: Mutex<Task<Void, Never>?>
+    /// Passes run so far (tests wait for passes, not for seconds).
+    let passes = Mutex(0)
 
     init(fleet: Fleet, alerts: FleetAlerts) {
         self.fleet = fleet
@@ -85,15 +87,18 @@ final class FleetBookkeeping: Sendable {
         let fleet = fleet
         let alerts = alerts
         task.withLock { task in
-            task = Task {
+            // It holds this object until ended (stop or cancel, which every owner calls).
+            task = Task { [self] in
                 await fleet.loadIfNeeded()
                 await alerts.loadOpenEpisodes()
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
                     if Task.isCancelled { break }
-                    await fleet.save()
+                    // What the other instances saw first, so that this one saves its view merged with theirs.
                     if fleet.store.isShared { await fleet.readOthers() }
+                    await fleet.save()
                     await alerts.evaluate()
+                    self.passes.withLock { $0 += 1 }
                 }
             }
         }

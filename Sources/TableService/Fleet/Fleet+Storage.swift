@@ -37,11 +37,14 @@ enum FleetTables {
         }
     }
 
+    /// The upsert of one device. An instance's view never replaces a row saved from a later
+    /// contact: another instance saw the device since (this one folds that row in before it saves).
     static func upsertSQL(dialect: SQLDialect) -> String {
         """
         INSERT INTO "__devices" ("id", "lastContact", "savedAt", "record") VALUES (?, ?, ?, ?)
         ON CONFLICT ("id") DO UPDATE SET "lastContact" = excluded."lastContact", "savedAt" = excluded."savedAt",
             "record" = excluded."record"
+        WHERE excluded."lastContact" >= "__devices"."lastContact"
         """
     }
 
