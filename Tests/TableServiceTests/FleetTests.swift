@@ -87,6 +87,10 @@ struct FleetTests {
             let table = (stalled.first?["tables"] as? [[String: Any]])?.first
             #expect(table?["lagRows"] as? Int == 6)
             #expect(table?["position"] as? String == "1970-01-01T00:00:00.000Z")
+            // Its page says what is wrong and what an admin can do.
+            let page = try await server.send(.get, "/service/devices/frozen", headers: Self.admin)
+            #expect(page.status == 200 && page.text.contains("not applying what it"), "\(page.text)")
+            #expect(page.text.contains("lag-chart") && page.text.contains("Ask the device for its support bundle"))
         }
     }
 

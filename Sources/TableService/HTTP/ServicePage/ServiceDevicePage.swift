@@ -2,6 +2,8 @@
 /// last 24 hours as a chart drawn here (SVG), and the support bundle an admin may ask it for.
 struct ServiceDevicePage: Encodable, Sendable {
     var device: DeviceReport
+    /// What its state means and what an admin can do about it.
+    var advice: String
     var lastContact: String
     var lastContactISO: String
     var tables: [Table]
@@ -14,6 +16,22 @@ struct ServiceDevicePage: Encodable, Sendable {
     var bundleRequestHref: String
     var bundleHref: String?
     var bundleStatus: String
+
+    static func advice(_ state: DeviceState) -> String {
+        switch state {
+        case .healthy: "It keeps up: its pulls reach the head, or advance within the behind time."
+        case .oldShape:
+            "It still writes former column names: its app predates a schema change. Update the app on the device."
+        case .behind:
+            "It syncs, but the oldest row it lacks has waited longer than the behind time: it pulls less often "
+                + "than rows arrive, or was away. It catches up by itself when it pulls; watch that its position moves."
+        case .stalled:
+            "It keeps asking from the same position although rows wait past it: the app is not applying what it "
+                + "receives. Ask for its support bundle below to see its queue and its log, or have the user reset "
+                + "its sync (todosync client tokens reset)."
+        case .offline: "It has not been heard from for the offline time: the device may be off, lost or uninstalled."
+        }
+    }
 
     struct Table: Encodable, Sendable {
         var name: String
@@ -28,6 +46,7 @@ struct ServiceDevicePage: Encodable, Sendable {
 
     init(_ device: DeviceReport, base: String, now: Int64) {
         self.device = device
+        advice = Self.advice(device.state)
         lastContactISO = device.lastContact
         lastContact = ServiceDevicesPage.readable(device.lastContact)
         let readable = ServiceDevicesPage.readable
