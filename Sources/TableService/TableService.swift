@@ -170,11 +170,9 @@ public final class TableService: Sendable {
         fleet = Fleet(
             clock: clock, thresholds: configuration.fleetThresholds, store: store, perUserTables: owned,
             metrics: metrics, logger: logger)
-        if let pause = configuration.alertPause {
-            fleetAlerts = FleetAlerts(fleet: fleet, webhook: configuration.alertWebhook, logger: logger, pause: pause)
-        } else {
-            fleetAlerts = FleetAlerts(fleet: fleet, webhook: configuration.alertWebhook, logger: logger)
-        }
+        fleetAlerts = FleetAlerts(
+            fleet: fleet, webhook: configuration.alertWebhook, logger: logger,
+            pause: configuration.alertPause ?? FleetAlerts.backoff)
         bookkeeping = FleetBookkeeping(fleet: fleet, alerts: fleetAlerts)
         bookkeeping.start()
         backfill = SchemaBackfill(

@@ -144,11 +144,16 @@ extension Fleet {
             tables: tables)
     }
 
-    /// One device, nil when never seen.
-    func report(id: String) async -> DeviceReport? {
+    /// One device judged at `now`, nil when never seen.
+    func assessment(id: String, now: Int64) async -> DeviceAssessment? {
         guard let record = await records().first(where: { $0.id == id }) else { return nil }
+        return await assess(record, now: now)
+    }
+
+    /// One device as the API shows it, its lag samples included; nil when never seen.
+    func report(id: String) async -> DeviceReport? {
         let now = clock()
-        return Self.report(await assess(record, now: now), now: now, withLag: true)
+        return await assessment(id: id, now: now).map { Self.report($0, now: now, withLag: true) }
     }
 
     /// What the API and pages show of `assessment`.

@@ -43,12 +43,12 @@ final class FleetAlerts: Sendable {
     /// The pause before try n (1-based) after a failure; tests shorten it.
     private let pause: @Sendable (Int) -> Duration
 
-    init(
-        fleet: Fleet, webhook: URL?, logger: Logger,
-        pause: @escaping @Sendable (Int) -> Duration = { attempt in
-            min(FleetAlerts.longestPause, .seconds(1 << min(attempt - 1, 6)))
-        }
-    ) {
+    /// 1, 2, 4 … seconds before the n-th try, at most ``longestPause``.
+    static let backoff: @Sendable (Int) -> Duration = { attempt in
+        min(longestPause, .seconds(1 << min(attempt - 1, 6)))
+    }
+
+    init(fleet: Fleet, webhook: URL?, logger: Logger, pause: @escaping @Sendable (Int) -> Duration = backoff) {
         self.fleet = fleet
         self.webhook = webhook
         self.logger = logger

@@ -1,5 +1,3 @@
-import SyncProtocol
-
 /// A device's lag over the last 24 hours, drawn on the server as an SVG polyline (the page needs no
 /// script): time along, seconds of lag up, the highest labelled.
 struct LagChart: Encodable, Sendable {
@@ -20,11 +18,9 @@ struct LagChart: Encodable, Sendable {
     /// What a screen reader says of it.
     var summary: String
 
-    init(samples: [DeviceReport.LagPoint], now: Int64) {
+    init(samples: [DeviceRecord.LagSample], now: Int64) {
         let day = DeviceRecord.lagHistory
-        let values: [(at: Int64, seconds: Int64)] = samples.compactMap { sample in
-            ProtocolDate.parse(sample.at).map { ($0, sample.seconds) }
-        }
+        let values = samples.filter { now - $0.at <= day }
         let top = max(values.map(\.seconds).max() ?? 0, 1)
         let plotWidth = Double(Self.width - 2 * Self.padding)
         let plotHeight = Double(Self.height - 2 * Self.padding)

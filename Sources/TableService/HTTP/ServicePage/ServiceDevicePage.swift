@@ -44,7 +44,7 @@ struct ServiceDevicePage: Encodable, Sendable {
         var lagRows: String
     }
 
-    init(_ device: DeviceReport, base: String, now: Int64) {
+    init(_ device: DeviceReport, lag: [DeviceRecord.LagSample], base: String, now: Int64) {
         self.device = device
         advice = Self.advice(device.state)
         lastContactISO = device.lastContact
@@ -62,7 +62,7 @@ struct ServiceDevicePage: Encodable, Sendable {
         }
         errors = device.errors
         hasErrors = !errors.isEmpty
-        chart = LagChart(samples: device.lag ?? [], now: now)
+        chart = LagChart(samples: lag, now: now)
         reported = device.reported.map {
             "queue \($0.queue), oldest change \(ServiceDevicesPage.duration($0.oldest)) old, \($0.conflicts) conflicts (at \($0.at))"
         }

@@ -61,10 +61,13 @@ extension ServicePage {
 
     private func devicePage(_ request: Request) async throws -> Response {
         let id = try Self.deviceID(request)
-        guard let report = await fleet.report(id: id) else {
+        let now = fleet.clock()
+        guard let device = await fleet.assessment(id: id, now: now) else {
             throw HTTPError(.notFound, "No device \(id) has been seen.")
         }
-        return page("service/device", title: "Device \(id)", ServiceDevicePage(report, base: base, now: fleet.clock()))
+        let content = ServiceDevicePage(
+            Fleet.report(device, now: now), lag: device.record.lag, base: base, now: now)
+        return page("service/device", title: "Device \(id)", content)
     }
 
     private func bundleDownload(_ request: Request) async throws -> Response {
