@@ -5,7 +5,9 @@
 #      the databases live in), then durable SQLite inserts (each answered after its commit is on
 #      disk; concurrent commits share a sync) against the same service whose syncs do nothing
 #      (eatmydata), with 16 connections and with 1, and the syncs per insert (/metrics);
-#   1. insert ROWS rows (default 100k) with wrk POSTing one row per request (2 threads, 16 connections);
+#   1. insert ROWS/2 rows with 64 connections, then ROWS rows (default 100k) with 16, wrk POSTing one
+#      row per request (2 threads); on PostgreSQL also with the change channel off (the instance tells
+#      no other of its writes), and pgbench inserting the same rows straight, as the ceiling;
 #   2. read them all back in pages of 1,000 ($top=1000, $skip advanced as the Link header does),
 #      with one curl over one keep-alive connection;
 #   3. the same number of fetches by the same curl of a static file of one page's size from nginx.
@@ -107,8 +109,11 @@ count_rows() {
 measure() {
   local label=$1 base=$2; shift 2
   local service_pids=("$@")
-  # 1. Inserts.
+  # 1. Inserts, 64 connections (half the rows) then 16 (the figures after it are 16's).
+  insert "$label, 64 connections" "$base" 64 $(( rows / 2 )) "${service_pids[@]}"
+  insert_rate_64=$insert_rate
   insert "$label, 16 connections" "$base" 16 "$rows" "${service_pids[@]}"
+  insert_rate_16=$insert_rate
 
   # 2. Reads: every page, in order, over one connection.
   pages=$(( (count + page - 1) / page ))
@@ -169,7 +174,7 @@ printf "SQLite durable / syncs doing nothing: %.2fx with 16 connections, %.2fx w
 # SQLite: the baseline.
 start_service "$work/tables.sqlite"
 measure "SQLite, one instance" "http://127.0.0.1:$port" "$service_pid"
-sqlite_insert=$insert_rate; sqlite_read=$read_rate; sqlite_read_seconds=$read_seconds
+sqlite_insert=$insert_rate_16; sqlite_insert_64=$insert_rate_64; sqlite_read=$read_rate; sqlite_read_seconds=$read_seconds
 kill "$service_pid"
 [ "${SQLITE_ONLY:-0}" = 1 ] && exit 0
 
@@ -189,15 +194,41 @@ kill "$nginx_pid"
 # PostgreSQL: one instance, then two behind nginx; each on a database of its own.
 url=$(POSTGRES_DURABLE=1 scripts/postgres-cluster.sh start "$work/postgres")
 pg_port=$(cat "$work/postgres/port")
-for db in one two; do
+for db in one off two; do
   (cd / && runuser -u postgres -- /usr/lib/postgresql/*/bin/createdb -h 127.0.0.1 -p "$pg_port" -U todosync "bench_$db")
 done
 base_url=${url%/todosync*}
 start_service "$base_url/bench_one?sslmode=disable"
 measure "PostgreSQL, one instance" "http://127.0.0.1:$port" "$service_pid"
-pg_insert=$insert_rate; pg_read=$read_rate; pg_service_cpu=$service_cpu; pg_db_cpu=$db_cpu
-pg_read_service_cpu=$read_service_cpu; pg_read_db_cpu=$read_db_cpu
+pg_insert=$insert_rate_16; pg_insert_64=$insert_rate_64; pg_read=$read_rate; pg_service_cpu=$service_cpu
+pg_db_cpu=$db_cpu; pg_read_service_cpu=$read_service_cpu; pg_read_db_cpu=$read_db_cpu
 kill "$service_pid"
+
+# The same instance telling no other instance of its writes: what the change channel costs.
+export SERVICE_BENCH_CHANNEL=off
+start_service "$base_url/bench_off?sslmode=disable"
+unset SERVICE_BENCH_CHANNEL
+insert "PostgreSQL, channel off, 64 connections" "http://127.0.0.1:$port" 64 $(( rows / 2 )) "$service_pid"
+off_insert_64=$insert_rate
+insert "PostgreSQL, channel off, 16 connections" "http://127.0.0.1:$port" 16 "$rows" "$service_pid"
+off_insert=$insert_rate
+kill "$service_pid"
+
+# The ceiling: pgbench inserting the same rows into a table of the same shape and indexes, on the
+# same cluster, straight (no todosync, no HTTP).
+psql -q "$base_url/bench_one" -c 'CREATE TABLE "ceiling" (LIKE "bench" INCLUDING ALL)'
+cat > "$work/ceiling.sql" <<'SQL'
+INSERT INTO "ceiling" ("id", "createdAt", "updatedAt", "version", "deleted", "text", "complete", "priority")
+VALUES (md5(random()::text), floor(extract(epoch FROM clock_timestamp()) * 1000), floor(extract(epoch FROM clock_timestamp()) * 1000),
+        'AAAAAAAAAAE=', false, 'benchmark row 1, a short todo text', false, 3);
+SQL
+ceiling() {
+  pgbench -n -M prepared -c "$1" -j 2 -T 10 -f "$work/ceiling.sql" "$base_url/bench_one" 2>/dev/null \
+    | awk '/^tps/ {print $3}'
+}
+ceiling_16=$(ceiling 16); ceiling_64=$(ceiling 64)
+printf "%-44s %6.0f inserts/s with 16 connections, %6.0f with 64\n" "pgbench, the same rows (the ceiling)" \
+  "$ceiling_16" "$ceiling_64"
 
 start_service "$base_url/bench_two?sslmode=disable"; first_pid=$service_pid; first_port=$port
 start_service "$base_url/bench_two?sslmode=disable"; second_pid=$service_pid; second_port=$port
@@ -205,16 +236,23 @@ nginx_port=$(( 20000 + RANDOM % 20000 ))
 start_upstream_nginx "$work" "$nginx_port" /tables/bench "$first_port" "$second_port"
 pids+=("$upstream_pid")
 measure "PostgreSQL, two behind nginx" "http://127.0.0.1:$nginx_port" "$first_pid" "$second_pid"
-pg2_insert=$insert_rate; pg2_read=$read_rate
+pg2_insert=$insert_rate_16; pg2_insert_64=$insert_rate_64; pg2_read=$read_rate
 
 echo
 printf "SQLite read path / nginx static file: %.2fx the time\n" "$(echo "$sqlite_read_seconds / $nginx_seconds" | bc -l)"
 printf "SQLite durable / PostgreSQL durable, 16 connections: inserts %.2fx\n" \
   "$(echo "$sqlite_insert / $pg_insert" | bc -l)"
-printf "PostgreSQL, one instance / SQLite:       inserts %.2fx, reads %.2fx\n" \
-  "$(echo "$pg_insert / $sqlite_insert" | bc -l)" "$(echo "$pg_read / $sqlite_read" | bc -l)"
+ratio() { echo "$1 / $2" | bc -l; }
+printf "PostgreSQL, one instance / SQLite:       inserts %.2fx (64 connections: %.2fx), reads %.2fx\n" \
+  "$(ratio "$pg_insert" "$sqlite_insert")" "$(ratio "$pg_insert_64" "$sqlite_insert_64")" "$(ratio "$pg_read" "$sqlite_read")"
+printf "PostgreSQL, one instance / pgbench:      inserts %.2fx (64 connections: %.2fx)\n" \
+  "$(ratio "$pg_insert" "$ceiling_16")" "$(ratio "$pg_insert_64" "$ceiling_64")"
+printf "PostgreSQL, channel on / off:            inserts %.2fx (64 connections: %.2fx)\n" \
+  "$(ratio "$pg_insert" "$off_insert")" "$(ratio "$pg_insert_64" "$off_insert_64")"
+printf "PostgreSQL, two behind nginx / one:      inserts %.2fx (64 connections: %.2fx)\n" \
+  "$(ratio "$pg2_insert" "$pg_insert")" "$(ratio "$pg2_insert_64" "$pg_insert_64")"
 printf "PostgreSQL, two behind nginx / SQLite:   inserts %.2fx, reads %.2fx\n" \
-  "$(echo "$pg2_insert / $sqlite_insert" | bc -l)" "$(echo "$pg2_read / $sqlite_read" | bc -l)"
+  "$(ratio "$pg2_insert" "$sqlite_insert")" "$(ratio "$pg2_read" "$sqlite_read")"
 printf "instances one PostgreSQL server carries (same cores each, inserts): service CPU / database CPU = %.1f\n" \
   "$(echo "$pg_service_cpu / $pg_db_cpu" | bc -l)"
 printf "instances one PostgreSQL server carries (same cores each, reads):   service CPU / database CPU = %.1f\n" \

@@ -13,7 +13,8 @@ import Views
 //      row, the time until B's store holds it; p50/p99 over EDITS edits (one at a time). Baseline:
 //      the same with --live off (auto-sync every 5 s, its shortest), over a few edits.
 //   b. The same with two PostgreSQL instances (A writes through one, B follows the other), when
-//      TODOSYNC_BENCH_POSTGRES_URL names a database.
+//      TODOSYNC_BENCH_POSTGRES_URL names a database, with IDLE_ON_B (default 10,000) idle
+//      subscribers of another table on B's instance.
 //   c. 1,000 idle subscribers on one `todosync serve` process (TODOSYNC_BINARY): memory per
 //      subscriber, CPU and requests over an idle minute (IDLE_SECONDS), against 1,000 clients
 //      polling every 10 s.
@@ -24,6 +25,7 @@ let binary = arguments.dropFirst().first
 let environment = ProcessInfo.processInfo.environment
 let idleSeconds = environment["IDLE_SECONDS"].flatMap(Int.init) ?? 60
 let subscribers = environment["SUBSCRIBERS"].flatMap(Int.init) ?? 1_000
+let idleOnB = environment["IDLE_ON_B"].flatMap(Int.init) ?? 10_000
 
 func line(_ text: String) {
     print(text)
@@ -40,6 +42,32 @@ func percentile(_ values: [Double], _ share: Double) -> Double {
 }
 
 func format(_ value: Double) -> String { String(format: "%.1f", value) }
+
+/// An HTTP client with room for `connections` open at once.
+func client(connections: Int) -> HTTPClient {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections + 16
+    return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+}
+
+/// `count` event streams of `table`'s changes at `base`, each open (its first event, the table's
+/// cursor now, not read yet).
+func subscribe(
+    _ count: Int, to table: String, at base: String, with http: HTTPClient
+) async throws
+    -> [HTTPClientResponse]
+{
+    var streams: [HTTPClientResponse] = []
+    for _ in 0..<count {
+        var request = HTTPClientRequest(url: base + "/tables/\(table)/$changes")
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        request.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
+        let response = try await http.execute(request, deadline: .distantFuture)
+        precondition(response.status.code == 200, "subscribing answered \(response.status.code)")
+        streams.append(response)
+    }
+    return streams
+}
 
 let work = NSTemporaryDirectory() + "live-bench-" + UUID().uuidString
 try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -115,20 +143,24 @@ await sqlite.stop()
 // b. Two PostgreSQL instances.
 if let url = environment["TODOSYNC_BENCH_POSTGRES_URL"] {
     let location = try PostgresLocation(url: url, poolSize: 8)
-    let first = try TableService.start(.init(database: .postgres(location), tables: ["todoitem"]), port: 0, quiet: true)
-    let second = try TableService.start(
-        .init(database: .postgres(location), tables: ["todoitem"]), port: 0, quiet: true)
+    var configuration = TableService.Configuration(database: .postgres(location), tables: ["todoitem", "idle"])
+    configuration.maxSubscribers = idleOnB + 100
+    let first = try TableService.start(configuration, port: 0, quiet: true)
+    let second = try TableService.start(configuration, port: 0, quiet: true)
     try await first.service.ready()
     try await second.service.ready()
+    let idleHTTP = client(connections: idleOnB)
+    let idle = try await subscribe(idleOnB, to: "idle", at: second.url, with: idleHTTP)
     let a = try await device("pg-a", remote: first.url, live: .auto)
     let b = try await device("pg-b", remote: second.url, live: .auto)
     try await waitUntilLive(a)
     try await waitUntilLive(b)
     _ = report(
-        "b. A's edit → B's store, two PostgreSQL instances",
+        "b. A's edit → B's store, two PostgreSQL instances, \(idle.count) idle subscribers on B's",
         try await editLatencies(from: a, to: b, count: edits, prefix: "pg-\(UUID().uuidString.prefix(8))"))
     await a.stop()
     await b.stop()
+    try await idleHTTP.shutdown().get()
     await first.stop()
     await second.stop()
 } else {
@@ -177,9 +209,7 @@ serve.standardOutput = FileHandle.nullDevice
 try serve.run()
 defer { serve.terminate() }
 let base = "http://127.0.0.1:\(port)"
-var pool = HTTPClient.Configuration()
-pool.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = subscribers + 16
-let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: pool)
+let http = client(connections: subscribers)
 for _ in 0..<500 {
     if (try? await scrape(http, base)) != nil { break }
     try await Task.sleep(for: .milliseconds(20))
@@ -192,15 +222,7 @@ seed.body = .bytes(ByteBuffer(string: #"{"id":"seed"}"#))
 _ = try await http.execute(seed, timeout: .seconds(10))
 try await Task.sleep(for: .seconds(1))
 let before = usage(serve.processIdentifier)
-var streams: [HTTPClientResponse] = []
-for _ in 0..<subscribers {
-    var request = HTTPClientRequest(url: base + "/tables/todoitem/$changes")
-    request.headers.add(name: "Accept", value: "text/event-stream")
-    request.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
-    let response = try await http.execute(request, deadline: .distantFuture)
-    precondition(response.status.code == 200, "subscribing answered \(response.status.code)")
-    streams.append(response)
-}
+let streams = try await subscribe(subscribers, to: "todoitem", at: base, with: http)
 try await Task.sleep(for: .seconds(2))
 let opened = usage(serve.processIdentifier)
 let quiet = try await scrape(http, base)
@@ -222,4 +244,35 @@ let polling = Double(subscribers) * Double(idleSeconds) / 10
 line(
     "   baseline: \(subscribers) clients polling every 10 s send \(Int(polling)); live/polling: \(String(format: "%.3f", idleRequests / polling))×"
 )
-_ = streams.count
+
+/// Reads `stream` until its second `change` event (the first is the cursor it was opened at).
+func secondEvent(_ stream: HTTPClientResponse) async throws {
+    var text = ""
+    for try await chunk in stream.body {
+        text += String(buffer: chunk)
+        if text.components(separatedBy: "event: change").count > 2 { return }
+    }
+}
+
+// One write, and the time until every idle subscriber has its event.
+let write = ContinuousClock.now
+let woken = try await withThrowingTaskGroup(of: Double.self) { group in
+    for stream in streams {
+        group.addTask {
+            try await secondEvent(stream)
+            return milliseconds(ContinuousClock.now - write)
+        }
+    }
+    var wake = HTTPClientRequest(url: base + "/tables/todoitem")
+    wake.method = .POST
+    wake.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
+    wake.headers.add(name: "Content-Type", value: "application/json")
+    wake.body = .bytes(ByteBuffer(string: #"{"id":"wake"}"#))
+    _ = try await http.execute(wake, timeout: .seconds(10))
+    var times: [Double] = []
+    for try await time in group { times.append(time) }
+    return times
+}
+line(
+    "   one write wakes all \(woken.count): p50 \(format(percentile(woken, 0.5))) ms, p99 \(format(percentile(woken, 0.99))) ms"
+)

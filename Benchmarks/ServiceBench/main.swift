@@ -10,9 +10,15 @@ guard CommandLine.arguments.count == 2 else {
 }
 do {
     let argument = CommandLine.arguments[1]
-    let database: TableService.Database =
-        PostgresLocation.isURL(argument)
-        ? .postgres(try PostgresLocation(url: argument, poolSize: 16)) : .sqlite(path: argument)
+    let database: TableService.Database
+    if PostgresLocation.isURL(argument) {
+        var location = try PostgresLocation(url: argument, poolSize: 16)
+        // SERVICE_BENCH_CHANNEL=off: the instance tells no other of its writes (the channel's cost).
+        location.announcesChanges = ProcessInfo.processInfo.environment["SERVICE_BENCH_CHANNEL"] != "off"
+        database = .postgres(location)
+    } else {
+        database = .sqlite(path: argument)
+    }
     let running = try TableService.start(
         .init(database: database, tables: ["bench"]), host: "127.0.0.1", port: 0, quiet: true)
     try await running.service.ready()

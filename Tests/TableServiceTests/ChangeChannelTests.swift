@@ -209,7 +209,8 @@ import Testing
         let feed = ChangeFeed(limit: 10)
         let start = ChangeCursor(updatedAt: 0, id: "")
         let wakes = try #require(feed.subscribe(table: "todoitem", owner: nil, after: start))
-        let listening = Task { await PostgresChangeBus.listen(location, feed: feed, logger: Logger(label: "test")) }
+        let bus = PostgresChangeBus(feed: feed)
+        let listening = Task { await bus.listen(location, logger: Logger(label: "test")) }
         var woken = wakes.makeAsyncIterator()
         #expect(await woken.next() == start)
         listening.cancel()
@@ -228,6 +229,29 @@ import Testing
                 let event = try #require(try await stream.next())
                 #expect(ChangeCursor(text: event.id ?? "")?.id == "elsewhere")
             }
+        }
+    }
+
+    /// A row written by SQL outside todosync (or by an instance killed between its commit and the
+    /// notification that would have told the others) still wakes the subscribers: each instance
+    /// reads the rows past the newest commit it heard of once a second.
+    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(1)))
+    func aRowWrittenOutsideTheServiceWakesSubscribersWithinASecondOrSo() async throws {
+        try await withTestServer(.postgres, tables: ["todoitem"]) { server in
+            _ = try await server.send(.post, "/tables/todoitem", json: ["id": "first"])
+            let stream = try await server.http.events(
+                server.url + "/tables/todoitem/$changes?cursor=0", headers: Self.v2)
+            #expect(ChangeCursor(text: try #require(try await stream.next()).id ?? "")?.id == "first")
+            guard case .postgres(let location) = server.database else { return }
+            let url = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
+            // A row the instance never heard of: after the one it wrote, where its sweep reads from.
+            _ = try await TestPostgres.textRows(
+                """
+                INSERT INTO todoitem ("id", "createdAt", "updatedAt", "version", "deleted")
+                SELECT 'outside', s, s, 'v', false FROM (SELECT "__todosync_stamp"() AS s) AS stamp RETURNING "id"
+                """, url: url)
+            let event = try #require(try await stream.next())
+            #expect(ChangeCursor(text: event.id ?? "")?.id == "outside")
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 
 /// A position in a table's changes: the keyset `(updatedAt, id)` of the latest row written, the
-/// same position incremental pull pages by. Stamps are unique and taken in commit order per table
-/// (see `IncrementalPull.md`), so a table's cursor strictly increases with every write.
+/// same position incremental pull pages by. No row commits behind a cursor once it was answered
+/// (see `IncrementalPull.md`), so a table's cursor strictly increases with its writes.
 ///
 /// Its text is `updatedAt` in milliseconds, a dot, and the id in base64url: `1764240000000.YWJj`.
 /// An empty table's cursor is `0`, before every row.

@@ -4,7 +4,8 @@ import Synchronization
 /// Who waits for which table's changes in this process, and who is woken by a commit.
 ///
 /// The store tells it of every write it committed (SQLite: the store itself, once the write is
-/// durable; PostgreSQL: the instance's one listening connection, for writes on every instance).
+/// durable; PostgreSQL: ``PostgresChangeBus``, for writes on every instance, once no row can
+/// commit behind them).
 /// A subscriber is woken when a commit it may see lands past its cursor; it is then told the
 /// newest cursor only (wake-ups coalesce: the client pulls from its own position anyway). Waiting
 /// costs no query and no thread: a subscription is an entry here and a suspended task.
@@ -41,6 +42,11 @@ final class ChangeFeed: Sendable {
 
     /// Subscriptions open now.
     var subscriberCount: Int { state.withLock { $0.count } }
+
+    /// The tables someone waits on (lowercased).
+    var subscribedTables: [String] {
+        state.withLock { state in state.subscribers.compactMap { $0.value.isEmpty ? nil : $0.key } }
+    }
 
     /// Starts waiting for commits of `table` past `after` that `owner` may see (nil: every row).
     /// Nil when ``limit`` subscriptions are open, or the feed is closed. The stream ends when the

@@ -32,6 +32,25 @@ struct CompiledQuery: Sendable {
     }
     /// The columns asked for with `$select` (canonical names), or `nil` for all.
     let selection: Set<String>?
+    /// Where a positional read (a pull) is cut at the store's horizon (PostgreSQL only; see
+    /// ``PostgresHorizon``).
+    let horizon: Horizon?
+
+    /// The condition `column < ?` of a positional read, its value at `argument` in the select's,
+    /// the count's and the seek's arguments (the conditions' values come first in each).
+    struct Horizon: Sendable {
+        /// `updatedAt` or `createdAt`.
+        let column: String
+        let argument: Int
+    }
+
+    /// `arguments` (the select's, the count's or the seek's) with the horizon's value set.
+    func arguments(_ arguments: [SQLValue], horizon value: Int64) -> [SQLValue] {
+        guard let horizon else { return arguments }
+        var arguments = arguments
+        arguments[horizon.argument] = .integer(value)
+        return arguments
+    }
 }
 
 /// Checks query options against a table's columns and builds the SQL for one ``SQLDialect``.
@@ -46,6 +65,7 @@ enum QueryCompiler {
     ) throws(TableError) -> CompiledQuery {
         var conditions: [String] = []
         var arguments: [SQLValue] = []
+        var hasUpdatedAtBound = false
         if let owner = scope.owner {
             conditions.append("\(SQLDialect.quoted(RowScope.ownerColumn)) = ?")
             arguments.append(.text(owner))
@@ -59,14 +79,21 @@ enum QueryCompiler {
             if let bound = compiler.updatedAtLowerBound(expression) {
                 conditions.append("\"updatedAt\" >= ?")
                 arguments.append(.integer(bound))
+                hasUpdatedAtBound = true
             }
         }
         if !options.includeDeleted { conditions.append(dialect.liveCondition) }
+        let order = try orderClause(
+            options.orderBy, schema: schema, dialect: dialect, rules: rules, resolve: resolve)
+        var horizon: CompiledQuery.Horizon?
+        if dialect == .postgres, let column = positionalColumn(order: order, hasUpdatedAtBound: hasUpdatedAtBound) {
+            conditions.append("\(SQLDialect.quoted(column)) < ?")
+            arguments.append(.integer(.max))
+            horizon = CompiledQuery.Horizon(column: column, argument: arguments.count - 1)
+        }
         let table = SQLDialect.quoted(schema.name)
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
 
-        let order = try orderClause(
-            options.orderBy, schema: schema, dialect: dialect, rules: rules, resolve: resolve)
         let columns = schema.columns.map { SQLDialect.quoted($0.name) }.joined(separator: ", ")
         let selectSQL: String
         switch dialect {
@@ -93,7 +120,7 @@ enum QueryCompiler {
             let seekConditions =
                 conditions + [
                     "(\(SQLDialect.quoted(column)), \"id\") > (?, ?)",
-                    "(SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = ?) = ?",
+                    "\(PostgresStatement.rewrites(table: "?")) = ?",
                 ]
             seek = CompiledQuery.Seek(
                 column: column,
@@ -114,7 +141,17 @@ enum QueryCompiler {
             countSQL: options.inlineCount
                 ? dialect.numberingPlaceholders("SELECT count(*) FROM \(table)\(whereClause)") : nil,
             countArguments: arguments, top: options.top, probesNextRow: rules.probesNextRow, skip: options.skip,
-            seek: seek, selection: selection)
+            seek: seek, selection: selection, horizon: horizon)
+    }
+
+    /// The column a list reads positions by, when it is a positional read that a client could page
+    /// or pull by: in `updatedAt` or `createdAt` order, or from a lower bound on `updatedAt`.
+    private static func positionalColumn(order: String, hasUpdatedAtBound: Bool) -> String? {
+        for column in [SystemColumn.updatedAt, SystemColumn.createdAt] where order.hasPrefix(SQLDialect.quoted(column))
+        {
+            return column
+        }
+        return hasUpdatedAtBound ? SystemColumn.updatedAt : nil
     }
 
     /// `ORDER BY` for `$orderby`, always ending in `id` so that pages are stable; without `$orderby`,

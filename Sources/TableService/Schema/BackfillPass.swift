@@ -113,7 +113,8 @@ struct BackfillPass: Sendable, Equatable {
             markerStamp = "substr(\(marker), 1, instr(\(marker), ' ') - 1)"
             markerVersion = "substr(\(marker), instr(\(marker), ' ') + 1)"
         case .postgres:
-            stamp = "(?::bigint + \"b\".\"n\" - 1)"
+            // Stamps of different writes may be equal there (PostgresHorizon); a row's own move forward.
+            stamp = "greatest(?::bigint + \"b\".\"n\" - 1, \(table).\"updatedAt\" + 1)"
             version = "encode(int8send(\(stamp)), 'base64')"
             markerStamp = "split_part(\(marker), ' ', 1)"
             markerVersion = "substr(\(marker), strpos(\(marker), ' ') + 1)"

@@ -7,9 +7,10 @@ import Foundation
 ///
 /// - ids are unique per table, soft-deleted rows included (an insert of an existing id is a 409
 ///   carrying the stored item);
-/// - every write gives the row a new `version` (base64 of 8 bytes, as always) and an `updatedAt`
-///   strictly greater than any other row of the table had when the write committed, stamped in
-///   commit order, so that the keyset cursor of incremental pull never skips a row (see
+/// - every write gives the row a new `version` (base64 of 8 bytes, as always) and a greater
+///   `updatedAt`, and no row ever commits behind a position a positional read (a pull, a change
+///   cursor) has answered, so that the keyset cursor of incremental pull never skips a row: SQLite
+///   stamps in commit order, PostgreSQL answers only below its horizon (see
 ///   `Sources/TableService/IncrementalPull.md`);
 /// - a version check (`If-Match` or the body's `version`) and the write it guards are one atomic
 ///   step, whatever number of instances share the database.
@@ -96,6 +97,10 @@ protocol TableStorage: Sendable {
     /// keeps in memory of it is then read again when shown.
     var isShared: Bool { get }
 
+    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
+    /// there is none): no row commits behind it later. Nil when the table does not exist.
+    func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor?
+
     /// The rows of a read both stores make alike (the metadata tables, the newest row of a table),
     /// each as its values: what the members written once for both stores read through.
     func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]]
@@ -164,8 +169,7 @@ extension TableStorage {
         return try await reloadSchema(of: table)
     }
 
-    /// The position of the newest row of `table` that `scope` may see (``ChangeCursor/start`` when
-    /// there is none); nil when the table does not exist.
+    /// The newest row: what a store whose writes commit in stamp order answers (SQLite).
     func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor? {
         guard let schema = try await knownSchema(of: table) else { return nil }
         var statement = SQLStatement(sql: "SELECT \"updatedAt\", \"id\" FROM \(SQLDialect.quoted(schema.name))")

@@ -4,11 +4,11 @@ import Synchronization
 /// header does) starts right after the last row sent instead of making PostgreSQL step over every
 /// skipped row again: a full read in pages costs O(n) instead of O(n²).
 ///
-/// Only lists in `updatedAt, id` or `createdAt, id` order qualify. In those orders an insert always
-/// lands after every row a reader has seen (its stamp is greater than any committed one; see
-/// `IncrementalPull.md`), so the rows before a remembered row keep their positions until a row
-/// among them is changed, deleted or brought back. Those writes count themselves in the table's
-/// `rewrites` (in `__tables`, by the statement that takes the stamp), and a remembered row is used
+/// Only lists in `updatedAt, id` or `createdAt, id` order qualify. Those are positional reads, so
+/// an insert always lands after every row such a page has answered (see `IncrementalPull.md`),
+/// and the rows before a remembered row keep their positions until a row among them is changed,
+/// deleted or brought back. Those writes count themselves in `__rewrites` (by the statement that
+/// writes them), and a remembered row is used
 /// only while that count is the one read *before* the page that ended at it: the page that starts
 /// after it is then exactly the page `$skip` names. The count is checked by the page's own
 /// statement (one snapshot); a stale cursor yields no rows, and the page is read by `$skip`.

@@ -3,53 +3,163 @@ import Logging
 import NIOSSL
 import PostgresNIO
 import SyncProtocol
+import Synchronization
 
-/// PostgreSQL as the bus that carries changes between service instances: every stamped row sends a
-/// notification from the transaction that writes it (a trigger calling `pg_notify`, so nothing is
-/// sent for a write that rolls back, and a write made by SQL outside todosync is told too), and
-/// each instance keeps one connection listening, which wakes its ``ChangeFeed``.
+/// How the instances sharing a PostgreSQL database tell each other's subscribers of their writes,
+/// off the commit path: no write waits for a notification.
 ///
-/// The payload is `["table", updatedAt, "id", "owner" or null]`. A listening connection that is
-/// lost is opened again with a growing pause. Whenever listening starts, the first time included,
-/// every subscriber is woken once (it pulls from its own position, so nothing is lost): one that
-/// came before the connection listened, or while it was lost, may have missed a notification.
-enum PostgresChangeBus {
+/// - **Out.** An instance collects the commits of its writes and sends them in batches with one
+///   `pg_notify` each (whatever gathered while the previous batch was being sent). NOTIFY takes a
+///   database-wide lock until its transaction ends; here that is the batch's own short
+///   transaction, not a write's.
+/// - **In.** Each instance keeps one connection listening. Whenever listening starts, the first
+///   time included, every subscriber is woken once: it reads the table's cursor itself, so a
+///   notification lost with the connection is not a change lost.
+/// - **Sweep.** Once a second, for each table someone here waits on, the instance reads the rows
+///   past the newest commit it heard of: writes whose notification never came (their instance was
+///   killed between its commit and its batch) and writes made by SQL outside todosync wake their
+///   subscribers within a second.
+/// - **Horizon.** Commits heard (its own, the others', the sweep's) wait until they are below the
+///   horizon (``PostgresHorizon``) before they wake anyone: a subscriber told a cursor finds every
+///   row up to it when it pulls, and no row commits behind it later.
+///
+/// A payload is `{"from": instance, "commits": [["table", updatedAt, "id", "owner" or null], …]}`.
+final class PostgresChangeBus: Sendable {
     static let channel = "todosync_changes"
+    /// A batch's payload stays under PostgreSQL's 8,000 bytes.
+    static let payloadLimit = 7_000
+    /// How often the sweep runs.
+    static let sweepInterval = Duration.seconds(1)
 
-    /// The trigger functions (for shared tables, and for tables that keep an owner per row).
-    /// (One statement each: an extended-protocol query takes one.)
-    static let functionsSQL = [
-        """
-        CREATE OR REPLACE FUNCTION "__todosync_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            PERFORM pg_notify('\(channel)', json_build_array(TG_TABLE_NAME, NEW."updatedAt", NEW."id", NULL)::text);
-            RETURN NULL;
-        END $$
-        """,
-        """
-        CREATE OR REPLACE FUNCTION "__todosync_owned_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            PERFORM pg_notify(
-                '\(channel)', json_build_array(TG_TABLE_NAME, NEW."updatedAt", NEW."id", NEW."\(RowScope.ownerColumn)")::text);
-            RETURN NULL;
-        END $$
-        """,
-    ]
-
-    /// Makes `table` announce its writes (owned: with each row's owner).
-    static func triggerSQL(table: String, owned: Bool) -> String {
-        "CREATE OR REPLACE TRIGGER \"__changed\" AFTER INSERT OR UPDATE ON \(SQLDialect.quoted(table)) FOR EACH ROW "
-            + "EXECUTE FUNCTION \"\(owned ? "__todosync_owned_changed" : "__todosync_changed")\"()"
+    private struct State {
+        /// This instance's commits not yet sent, the newest per table and owner.
+        var outgoing: [Key: ChangeFeed.Commit] = [:]
+        /// Commits waiting for the horizon before they wake anyone here.
+        var pending: [ChangeFeed.Commit] = []
+        /// The newest commit heard of per table (lowercased): where the sweep reads from.
+        var heard: [String: ChangeCursor] = [:]
     }
 
-    /// A notification's commit, nil when it is not one of ours.
-    static func commit(_ payload: String) -> ChangeFeed.Commit? {
-        guard case .array(let parts)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)),
-            parts.count == 4,
-            case .string(let table) = parts[0], case .number(let stamp) = parts[1], case .string(let id) = parts[2]
+    private struct Key: Hashable {
+        let table: String
+        let owner: String?
+    }
+
+    let feed: ChangeFeed
+    /// Whether this instance's commits are sent (``PostgresLocation/announcesChanges``).
+    let announces: Bool
+    /// Tells this instance's notifications from the others'.
+    let instance = UUID().uuidString
+    private let state = Mutex(State())
+    private let sending = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let advancing = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    init(feed: ChangeFeed, announces: Bool = true) {
+        self.feed = feed
+        self.announces = announces
+    }
+
+    /// A write of this instance committed.
+    func committed(_ commit: ChangeFeed.Commit) {
+        guard announces else { return heard([commit]) }
+        state.withLock { state in
+            let key = Key(table: commit.table.lowercased(), owner: commit.owner)
+            if let queued = state.outgoing[key], queued.cursor >= commit.cursor { return }
+            state.outgoing[key] = commit
+        }
+        sending.continuation.yield()
+        heard([commit])
+    }
+
+    /// Commits learnt of (this instance's, another's, the sweep's): each wakes this instance's
+    /// subscribers once it is below the horizon.
+    func heard(_ commits: [ChangeFeed.Commit]) {
+        let watched = Set(feed.subscribedTables)
+        let waiting = state.withLock { state in
+            for commit in commits {
+                let table = commit.table.lowercased()
+                if state.heard[table].map({ $0 < commit.cursor }) ?? true { state.heard[table] = commit.cursor }
+                if watched.contains(table) { state.pending.append(commit) }
+            }
+            return !state.pending.isEmpty
+        }
+        if waiting { advancing.continuation.yield() }
+    }
+
+    /// Sends, listens, releases and sweeps until cancelled (the store closing).
+    func run(_ store: PostgresTableStore) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.send(through: store) }
+            group.addTask { await self.listen(store.location, logger: store.logger) }
+            group.addTask { await self.release(below: store) }
+            group.addTask { await self.sweep(store) }
+            await group.waitForAll()
+        }
+    }
+
+    // MARK: Out
+
+    private func send(through store: PostgresTableStore) async {
+        for await _ in sending.stream {
+            let commits = state.withLock { state in
+                defer { state.outgoing.removeAll(keepingCapacity: true) }
+                return Array(state.outgoing.values)
+            }
+            for payload in payloads(commits) {
+                do {
+                    var statement = PostgresStatement()
+                    statement.sql =
+                        "SELECT pg_notify(\(statement.bind(.text(Self.channel))), \(statement.bind(.text(payload))))::text"
+                    _ = try await store.values(statement) { _ in () }
+                } catch {
+                    // The others' sweep finds these rows within a second.
+                    store.logger.warning("the change channel could not tell the other instances of a write: \(error)")
+                }
+            }
+        }
+    }
+
+    /// The commits as payloads of at most ``payloadLimit`` bytes.
+    func payloads(_ commits: [ChangeFeed.Commit]) -> [String] {
+        var payloads: [String] = []
+        var entries: [String] = []
+        var size = 0
+        func flush() {
+            guard !entries.isEmpty else { return }
+            let from = JSONValue.string(instance).jsonText
+            payloads.append("{\"from\":\(from),\"commits\":[\(entries.joined(separator: ","))]}")
+            entries = []
+            size = 0
+        }
+        for commit in commits {
+            let entry = JSONValue.array([
+                .string(commit.table), .number(Double(commit.cursor.updatedAt)), .string(commit.cursor.id),
+                commit.owner.map(JSONValue.string) ?? .null,
+            ]).jsonText
+            if size + entry.count + 100 > Self.payloadLimit { flush() }
+            entries.append(entry)
+            size += entry.count + 1
+        }
+        flush()
+        return payloads
+    }
+
+    // MARK: In
+
+    /// The commits of another instance's payload; nil for this instance's own, or a payload that
+    /// is not one.
+    func commits(_ payload: String) -> [ChangeFeed.Commit]? {
+        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)),
+            case .string(let from)? = object["from"], from != instance,
+            case .array(let entries)? = object["commits"]
         else { return nil }
-        return ChangeFeed.Commit(
-            table: table, cursor: ChangeCursor(updatedAt: Int64(stamp), id: id), owner: parts[3].stringValue)
+        return entries.compactMap { entry in
+            guard case .array(let parts) = entry, parts.count == 4, case .string(let table) = parts[0],
+                case .number(let stamp) = parts[1], case .string(let id) = parts[2]
+            else { return nil }
+            return ChangeFeed.Commit(
+                table: table, cursor: ChangeCursor(updatedAt: Int64(stamp), id: id), owner: parts[3].stringValue)
+        }
     }
 
     /// The listening connection's settings: the pool's database, user and TLS mode.
@@ -65,8 +175,8 @@ enum PostgresChangeBus {
             database: location.database, tls: tls)
     }
 
-    /// Listens until cancelled, feeding `feed`; reconnects after a failure.
-    static func listen(_ location: PostgresLocation, feed: ChangeFeed, logger: Logger) async {
+    /// Listens until cancelled; reconnects after a failure with a growing pause.
+    func listen(_ location: PostgresLocation, logger: Logger) async {
         let configuration: PostgresConnection.Configuration
         do {
             configuration = try Self.configuration(location)
@@ -80,12 +190,12 @@ enum PostgresChangeBus {
                 let connection = try await PostgresConnection.connect(
                     configuration: configuration, id: 0, logger: logger)
                 defer { Task { try? await connection.close() } }
-                try await connection.listen(on: channel) { notifications in
-                    // Listening now: whatever was written before, subscribers pull once.
+                try await connection.listen(on: Self.channel) { notifications in
+                    // Listening now: whatever was written before, subscribers read their cursor once.
                     feed.wakeAll()
                     failures = 0
                     for try await notification in notifications {
-                        if let commit = commit(notification.payload) { feed.published(commit) }
+                        if let commits = commits(notification.payload) { heard(commits) }
                     }
                 }
             } catch {
@@ -95,6 +205,74 @@ enum PostgresChangeBus {
             failures += 1
             let pause = min(30, 0.25 * pow(2, Double(min(failures - 1, 10))))
             guard (try? await Task.sleep(for: .seconds(pause))) != nil else { return }
+        }
+    }
+
+    // MARK: Horizon
+
+    /// Wakes subscribers with the commits that are below the horizon, reading it again (about once
+    /// a millisecond) while some still wait.
+    private func release(below store: PostgresTableStore) async {
+        for await _ in advancing.stream {
+            while !Task.isCancelled {
+                guard state.withLock({ !$0.pending.isEmpty }), let reading = try? await store.horizon() else { break }
+                let ready = state.withLock { state in
+                    let ready = state.pending.filter { $0.cursor.updatedAt < reading.horizon }
+                    state.pending.removeAll { $0.cursor.updatedAt < reading.horizon }
+                    return ready
+                }
+                var newest: [Key: ChangeFeed.Commit] = [:]
+                for commit in ready {
+                    let key = Key(table: commit.table.lowercased(), owner: commit.owner)
+                    if newest[key].map({ $0.cursor < commit.cursor }) ?? true { newest[key] = commit }
+                }
+                for commit in newest.values { feed.published(commit) }
+                guard state.withLock({ !$0.pending.isEmpty }) else { break }
+                try? await Task.sleep(for: .microseconds(max(100, 1000 - reading.clockMicros % 1000)))
+            }
+        }
+    }
+
+    // MARK: Sweep
+
+    private func sweep(_ store: PostgresTableStore) async {
+        while (try? await Task.sleep(for: Self.sweepInterval)) != nil {
+            for table in feed.subscribedTables {
+                guard let schema = store.schema(of: table) else { continue }
+                let from = state.withLock { $0.heard[table] }
+                do {
+                    let commits = try await store.commits(in: schema.name, after: from)
+                    if from == nil {
+                        // The first look: where to read from next time.
+                        if let last = commits.last { state.withLock { $0.heard[table] = last.cursor } }
+                    } else {
+                        heard(commits)
+                    }
+                } catch {
+                    continue
+                }
+            }
+        }
+    }
+}
+
+extension PostgresTableStore {
+    /// The commits of `table` past `cursor` (at most 1,000), or its newest one when `cursor` is nil.
+    func commits(in table: String, after cursor: ChangeCursor?) async throws(TableError) -> [ChangeFeed.Commit] {
+        var statement = PostgresStatement()
+        let quoted = SQLDialect.quoted(table)
+        statement.sql =
+            "SELECT \"updatedAt\", \"id\", to_jsonb(\(quoted).*) ->> '\(RowScope.ownerColumn)' FROM \(quoted)"
+        if let cursor {
+            statement.sql +=
+                " WHERE (\"updatedAt\", \"id\") > (\(statement.bind(.integer(cursor.updatedAt))), "
+                + "\(statement.bind(.text(cursor.id)))) ORDER BY \"updatedAt\", \"id\" LIMIT 1000"
+        } else {
+            statement.sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
+        }
+        return try await values(statement) { row in
+            let (updatedAt, id, owner) = try row.decode((Int64, String, String?).self)
+            return ChangeFeed.Commit(table: table, cursor: ChangeCursor(updatedAt: updatedAt, id: id), owner: owner)
         }
     }
 }

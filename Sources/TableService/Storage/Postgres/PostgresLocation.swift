@@ -32,6 +32,10 @@ public struct PostgresLocation: Sendable, Equatable {
     /// `false` opens connections on demand and closes them after a minute idle (postgres-nio's
     /// defaults): for many short-lived instances on one server, as in the tests.
     public var keepsConnectionsOpen = true
+    /// Whether the instance tells the other instances of its writes (``PostgresChangeBus``), as
+    /// it should. `false` measures what that costs: the others' subscribers then learn of this
+    /// instance's writes from their once-a-second sweep.
+    public var announcesChanges = true
 
     /// A location from its parts.
     public init(

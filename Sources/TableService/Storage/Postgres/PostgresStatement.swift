@@ -11,25 +11,34 @@ struct PostgresStatement: Sendable {
         return "$\(values.count)"
     }
 
-    /// Starts the statement with a `WITH "stamp"` clause that takes `table`'s next stamp: one past
-    /// the last, or the writer's clock if that is later. The `UPDATE` locks the table's row in
-    /// `__tables` until the statement's transaction commits, so concurrent writers of one table
-    /// (on any instance) take stamps one after another, each after the previous one committed.
-    /// Returns the SQL of the stamp and of the version made from it (base64 of its 8 big-endian
-    /// bytes, as ``StoredItem/version(for:)`` makes it).
+    /// Starts the statement with a `WITH "stamp"` clause that registers the write and takes its
+    /// stamp from the database's clock (``PostgresHorizon``): nothing waits for another writer.
+    /// Returns the SQL of the stamp and of the write's version (base64 of the 8 bytes of its
+    /// transaction id: unique to the write, as versions must be; stamps need not be).
     ///
     /// A `rewrite` (a write to an existing row: update, delete, undelete) also counts itself in the
-    /// table's `rewrites`, which tells ``PageCursors`` that rows may have moved.
-    mutating func stampCTE(table: String, clock: Int64, rewrite: Bool = false) -> (value: String, version: String) {
-        let now = bind(.integer(clock))
-        let name = bind(.text(table))
-        sql +=
-            "WITH \"stamp\" AS (UPDATE \"__tables\" SET \"stamp\" = greatest(\"stamp\" + 1, \(now))"
-            + (rewrite ? ", \"rewrites\" = \"rewrites\" + 1" : "")
-            + " WHERE \"name\" = \(name) RETURNING \"stamp\") "
-        return (
-            "(SELECT \"stamp\" FROM \"stamp\")", "(SELECT encode(int8send(\"stamp\"), 'base64') FROM \"stamp\")"
-        )
+    /// table's `__rewrites`, which tells ``PageCursors`` that rows may have moved. The count has a
+    /// row per connection slot (`pg_backend_pid() % 64`), so rewrites on different connections
+    /// seldom touch the same row; a reader sums them.
+    mutating func stampCTE(table: String, rewrite: Bool = false) -> (value: String, version: String) {
+        sql += "WITH \"stamp\" AS (SELECT \"__todosync_stamp\"() AS \"stamp\")"
+        if rewrite { sql += ", \"rewrite\" AS (\(Self.countRewrite(table: bind(.text(table)))))" }
+        sql += " "
+        return ("(SELECT \"stamp\" FROM \"stamp\")", Self.version)
+    }
+
+    /// The version of a write: base64 of its transaction id's 8 bytes.
+    static let version = "encode(int8send(pg_current_xact_id()::text::bigint), 'base64')"
+
+    /// Counts one rewrite of the table named by the placeholder `table` (see ``stampCTE(table:rewrite:)``).
+    static func countRewrite(table: String) -> String {
+        "INSERT INTO \"__rewrites\" (\"name\", \"stripe\", \"count\") VALUES (\(table), pg_backend_pid() % 64, 1) "
+            + "ON CONFLICT (\"name\", \"stripe\") DO UPDATE SET \"count\" = \"__rewrites\".\"count\" + 1"
+    }
+
+    /// The table's count of rewrites, for the table named by the placeholder `table`.
+    static func rewrites(table: String) -> String {
+        "(SELECT coalesce(sum(\"count\"), 0)::bigint FROM \"__rewrites\" WHERE \"name\" = \(table))"
     }
 
     /// The conditions of a write to row `id` of `target` (a quoted table name): the row, each of

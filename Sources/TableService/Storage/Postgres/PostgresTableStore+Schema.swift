@@ -4,7 +4,9 @@ import SyncProtocol
 
 /// Tables and columns in PostgreSQL, changed safely by several instances at once.
 ///
-/// `__tables` holds each table's name, its last stamp and its count of rewrites (``PageCursors``); `__columns` the user columns in the
+/// `__tables` holds each table's name (databases made before the horizon also have its last stamp
+/// and count of rewrites there, unused); `__rewrites` its count of rewrites (``PageCursors``);
+/// `__columns` the user columns in the
 /// order they were added, with the type their first non-null value gave them. A column that has
 /// held only nulls is `text` until its first value retypes it. Every change takes the advisory
 /// lock ``PostgresTableStore/schemaLockKey`` and then an exclusive lock of the table, reads the
@@ -19,13 +21,8 @@ extension PostgresTableStore {
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS "__tables" (
-                    "name" text COLLATE "C" NOT NULL PRIMARY KEY, "createdAt" bigint NOT NULL,
-                    "stamp" bigint NOT NULL DEFAULT 0, "rewrites" bigint NOT NULL DEFAULT 0)
+                    "name" text COLLATE "C" NOT NULL PRIMARY KEY, "createdAt" bigint NOT NULL)
                 """, logger: self.logger)
-            // Databases made before page cursors (see PageCursors).
-            try await connection.query(
-                "ALTER TABLE \"__tables\" ADD COLUMN IF NOT EXISTS \"rewrites\" bigint NOT NULL DEFAULT 0",
-                logger: self.logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS "__columns" (
@@ -34,18 +31,28 @@ extension PostgresTableStore {
                 """, logger: self.logger)
             try await connection.query(
                 PostgresQuery(unsafeSQL: SchemaChangeRecord.createTableSQL(dialect: .postgres)), logger: self.logger)
-            for function in PostgresChangeBus.functionsSQL {
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS "__rewrites" (
+                    "name" text COLLATE "C" NOT NULL, "stripe" integer NOT NULL, "count" bigint NOT NULL,
+                    PRIMARY KEY ("name", "stripe"))
+                """, logger: self.logger)
+            for function in PostgresHorizon.functionsSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: function), logger: self.logger)
             }
-            // Tables made before the change channel announce their writes too.
+            // Databases written before the horizon: their tables announced each write from a
+            // trigger, in the writer's transaction (the bus does it after the commit now).
             let existing = try await connection.query("SELECT \"name\" FROM \"__tables\"", logger: self.logger)
             var names: [String] = []
             for try await name in existing.decode(String.self) { names.append(name) }
             for name in names {
-                let owned = ownedTables.contains { $0.lowercased() == name.lowercased() }
                 try await connection.query(
-                    PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: name, owned: owned)),
+                    PostgresQuery(unsafeSQL: "DROP TRIGGER IF EXISTS \"__changed\" ON \(SQLDialect.quoted(name))"),
                     logger: self.logger)
+            }
+            for function in ["__todosync_changed", "__todosync_owned_changed"] {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "DROP FUNCTION IF EXISTS \"\(function)\"()"), logger: self.logger)
             }
         }
         // Renames and records before the declared columns are made (a renamed column's new name
@@ -141,8 +148,6 @@ extension PostgresTableStore {
                     PostgresQuery(unsafeSQL: "CREATE INDEX ON \(quoted) (\(columns))"), logger: self.logger)
             }
             try await connection.query(
-                PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: table, owned: false)), logger: self.logger)
-            try await connection.query(
                 "INSERT INTO \"__tables\" (\"name\", \"createdAt\") VALUES (\(table), \(created))", logger: self.logger)
             return TableSchema(name: table)
         }
@@ -163,9 +168,6 @@ extension PostgresTableStore {
                 PostgresQuery(
                     unsafeSQL: "CREATE INDEX IF NOT EXISTS \(SQLDialect.quoted(existing.name + "__owner")) "
                         + "ON \(quoted) (\(owner), \"updatedAt\", \"id\")"), logger: self.logger)
-            try await connection.query(
-                PostgresQuery(unsafeSQL: PostgresChangeBus.triggerSQL(table: existing.name, owned: true)),
-                logger: self.logger)
             return existing
         }
     }

@@ -47,8 +47,9 @@ extension PostgresTableStore {
     var writesUnderWay: Int? { nil }
 
     /// One batch of `pass`: locks the table's change records (instances take turns, in key
-    /// order), picks the next rows on the id keyset, takes their stamps as every write does (which
-    /// holds the table's writers until the commit: hence batches sized by time), and stamps them
+    /// order), picks the next rows on the id keyset, takes their stamp as every write does (which
+    /// holds the horizon, so every pull of the database, until the commit: hence batches sized by
+    /// time; writers of other rows go on), and stamps them
     /// with one `UPDATE … FROM unnest(ids) WITH ORDINALITY` that checks the condition again: a
     /// writer may have given a row its value after the batch chose it, and that row is left as the
     /// writer left it.
@@ -56,7 +57,6 @@ extension PostgresTableStore {
         try await openedForRequest()
         guard let schema = try await knownSchema(of: pass.table) else { return BackfillBatch(rows: 0, held: .zero) }
         try await addBackfillMarker(to: schema.name)
-        let clock = clock()
         let result: (count: Int, last: ChangeCursor?)
         let started = ContinuousClock.now
         do {
@@ -70,17 +70,23 @@ extension PostgresTableStore {
                 let ids = try await self.nextIDs(current, condition, schema, limit: limit, connection)
                 var last: ChangeCursor?
                 if !ids.isEmpty {
-                    let count = Int64(ids.count)
+                    // Registered as every write is (PostgresHorizon), and counted as a rewrite.
                     let stamps = try await connection.query(
-                        """
-                        UPDATE "__tables" SET "stamp" = greatest("stamp" + \(count), \(clock) + \(count) - 1),
-                        "rewrites" = "rewrites" + 1 WHERE "name" = \(schema.name) RETURNING "stamp"
-                        """, logger: self.logger
+                        "SELECT \"__todosync_stamp\"()", logger: self.logger
                     ).collect()
-                    guard let lastStamp = try stamps.first?.decode(Int64.self) else { return (0, nil) }
+                    guard let first = try stamps.first?.decode(Int64.self) else { return (0, nil) }
                     try await connection.query(
-                        Self.stampQuery(current, schema, ids: ids, first: lastStamp - count + 1), logger: self.logger)
-                    last = ChangeCursor(updatedAt: lastStamp, id: ids.last!)
+                        PostgresQuery(
+                            unsafeSQL: PostgresStatement.countRewrite(table: "$1"),
+                            binds: PostgresStatement.bindings([.text(schema.name)])), logger: self.logger)
+                    let stamped = try await connection.query(
+                        Self.stampQuery(current, schema, ids: ids, first: first), logger: self.logger
+                    ).collect()
+                    for row in stamped {
+                        let (updatedAt, id) = try row.decode((Int64, String).self)
+                        let cursor = ChangeCursor(updatedAt: updatedAt, id: id)
+                        if last.map({ $0 < cursor }) ?? true { last = cursor }
+                    }
                 }
                 for change in pending {
                     let recorded = change.batchRecorded(count: ids.count, lastID: ids.last, limit: limit)
@@ -91,10 +97,10 @@ extension PostgresTableStore {
         } catch {
             throw Self.tableError(error)
         }
-        // The whole transaction: writers of the table wait for its stamps from the first statement
-        // that takes them to the commit.
+        // The whole transaction: pulls wait for its stamp (the horizon) from the statement that takes
+        // it to the commit, and writers of its rows for their row locks.
         let held = ContinuousClock.now - started
-        if let last = result.last { changes.published(.init(table: pass.table, cursor: last, owner: nil)) }
+        if let last = result.last { bus.committed(.init(table: pass.table, cursor: last, owner: nil)) }
         return BackfillBatch(rows: result.count, held: held)
     }
 
@@ -146,7 +152,10 @@ extension PostgresTableStore {
         var binds = PostgresStatement.bindings(update.values)
         binds.append(ids)
         PostgresStatement.append(condition.values, to: &binds)
-        return PostgresQuery(unsafeSQL: SQLDialect.postgres.numberingPlaceholders(update.sql), binds: binds)
+        return PostgresQuery(
+            unsafeSQL: SQLDialect.postgres.numberingPlaceholders(update.sql)
+                + " RETURNING \(table).\"updatedAt\", \(table).\"id\"",
+            binds: binds)
     }
 
     /// What `declarations` would change in the database at `location`, read without changing it.

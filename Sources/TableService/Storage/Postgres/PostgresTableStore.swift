@@ -7,10 +7,10 @@ import Synchronization
 /// The tables in a PostgreSQL database that any number of service instances share.
 ///
 /// Each write is one statement, so the database makes it atomic whichever instance sends it:
-/// - it takes the table's next stamp (`updatedAt`, and the version made from it) by updating the
-///   table's row in `__tables`; that row lock is held until the write commits, so stamps are taken
-///   and committed in one order and a reader never sees a later stamp without every earlier one
-///   (see `IncrementalPull.md` beside this file);
+/// - it takes its stamp (`updatedAt`) from the database's clock after registering itself, and
+///   writers of a table never wait for one another; pulls answer only the rows below the horizon,
+///   which no later commit can fall behind (``PostgresHorizon``, and `IncrementalPull.md` beside
+///   `Storage/`);
 /// - a version check is part of the `UPDATE`'s condition, which PostgreSQL evaluates again on the
 ///   newest row version after waiting for a concurrent writer: of several writers expecting the
 ///   same version exactly one changes the row.
@@ -26,8 +26,11 @@ final class PostgresTableStore: TableStorage {
     let location: PostgresLocation
     let client: PostgresClient
     private let runner: Task<Void, Never>
-    /// The connection listening for other instances' writes (``PostgresChangeBus``).
+    /// Carries commits between the instances (``PostgresChangeBus``), and its task.
+    let bus: PostgresChangeBus
     private let listener = Mutex<Task<Void, Never>?>(nil)
+    /// Reads the horizon of positional reads (``PostgresHorizon``).
+    let horizonReader = HorizonReader()
     private let opening = Mutex<Task<Void, any Error>?>(nil)
     private let isOpen = Atomic<Bool>(false)
     let registry = SchemaRegistry()
@@ -57,6 +60,7 @@ final class PostgresTableStore: TableStorage {
         changes: ChangeFeed = ChangeFeed(limit: 10_000)
     ) {
         self.changes = changes
+        bus = PostgresChangeBus(feed: changes, announces: location.announcesChanges)
         self.location = location
         self.clock = clock
         self.logger = logger
@@ -83,7 +87,7 @@ final class PostgresTableStore: TableStorage {
             $0 = Task {
                 try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
                 self.listener.withLock { listener in
-                    listener = Task { await PostgresChangeBus.listen(location, feed: changes, logger: logger) }
+                    listener = Task { await self.bus.run(self) }
                 }
             }
         }
@@ -145,7 +149,7 @@ final class PostgresTableStore: TableStorage {
         var schema = try await tableForWriting(table)
         schema = try await ensureColumns(schema, for: changes.fields)
         var statement = PostgresStatement()
-        let stamp = statement.stampCTE(table: schema.name, clock: clock())
+        let stamp = statement.stampCTE(table: schema.name)
         var names = [SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version]
         var values = [statement.bind(.text(id)), stamp.value, stamp.value, stamp.version]
         for field in changes.fields {
@@ -190,8 +194,8 @@ final class PostgresTableStore: TableStorage {
         // update and the read (deleted, brought back) is tried again.
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
-            var assignments = ["\"updatedAt\" = \(stamp.value)", "\"version\" = \(stamp.version)"]
+            let stamp = statement.stampCTE(table: schema.name, rewrite: true)
+            var assignments = [Self.restamp(stamp.value), "\"version\" = \(stamp.version)"]
             for field in changes.fields {
                 let column = SQLDialect.quoted(schema.column(named: field.name)!.name)
                 assignments.append("\(column) = \(statement.bind(SQLValue(field.value)))")
@@ -225,13 +229,13 @@ final class PostgresTableStore: TableStorage {
         var ifMatch = ifMatch
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
+            let stamp = statement.stampCTE(table: schema.name, rewrite: true)
             let target = SQLDialect.quoted(schema.name)
             let conditions =
                 statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
                 + [deleted ? "NOT \(target).\"deleted\"" : "\(target).\"deleted\""]
             statement.sql +=
-                "UPDATE \(target) SET \"deleted\" = \(deleted ? "TRUE" : "FALSE"), \"updatedAt\" = \(stamp.value), "
+                "UPDATE \(target) SET \"deleted\" = \(deleted ? "TRUE" : "FALSE"), \(Self.restamp(stamp.value)), "
                 + "\"version\" = \(stamp.version) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
             if let stored = try await run(statement).first { return published(stored, in: table, scope: scope) }
             guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
@@ -250,7 +254,7 @@ final class PostgresTableStore: TableStorage {
         for _ in 0..<3 {
             var statement = PostgresStatement()
             // A rewrite: pages after this row move up (see PageCursors).
-            _ = statement.stampCTE(table: schema.name, clock: clock(), rewrite: true)
+            _ = statement.stampCTE(table: schema.name, rewrite: true)
             let target = SQLDialect.quoted(schema.name)
             let conditions = statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
             statement.sql += "DELETE FROM \(target) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
@@ -259,6 +263,13 @@ final class PostgresTableStore: TableStorage {
             ifMatch = try await currentIfMatch(ifMatch, table: schema.name, current)
         }
         throw .storage(.keptChanging(id: id))
+    }
+
+    /// The assignment of a rewritten row's `updatedAt`: its stamp, or one past the row's last when
+    /// that is later (stamps of different writes may be equal; a row's own always move forward, so
+    /// a puller positioned on the row's previous stamp sees it again).
+    static func restamp(_ stamp: String) -> String {
+        "\"updatedAt\" = greatest(\(stamp), \"updatedAt\" + 1)"
     }
 
     /// The `If-Match` to try again with: the row's version when `ifMatch` is it, or the one the
@@ -284,17 +295,38 @@ final class PostgresTableStore: TableStorage {
     private func pageOnEventLoop(_ query: CompiledQuery, encoder: ItemJSONEncoder) async throws(TableError) -> TablePage
     {
         try await openedForRequest()
-        let select = PostgresQuery(unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(query.selectArguments))
+        guard let cut = query.horizon else { return try await page(query, below: nil, encoder: encoder) }
+        // A pull: rows below the horizon only. A page that reaches the end is read again below a
+        // horizon past every write acknowledged before the request, when the first cut left some out.
+        let reading = try await horizon()
+        let page = try await page(query, below: reading.horizon, encoder: encoder)
+        guard page.rows < query.top || query.top == 0 else { return page }
+        let fresh = try await freshHorizon(after: reading, table: query.schema.name, column: cut.column)
+        guard fresh > reading.horizon else { return page }
+        return try await self.page(query, below: fresh, encoder: encoder)
+    }
+
+    /// The page of `query`, positional reads cut at `horizon`.
+    private func page(
+        _ query: CompiledQuery, below horizon: Int64?, encoder: ItemJSONEncoder
+    ) async throws(TableError)
+        -> TablePage
+    {
+        let cut = { (arguments: [SQLValue]) in horizon.map { query.arguments(arguments, horizon: $0) } ?? arguments }
+        let select = PostgresQuery(
+            unsafeSQL: query.selectSQL, binds: PostgresStatement.bindings(cut(query.selectArguments)))
         do {
             guard let countSQL = query.countSQL else {
                 if let seek = query.seek, query.top > 0 {
-                    return try await pageFollowingCursors(query, seek: seek, select: select, encoder: encoder)
+                    return try await pageFollowingCursors(
+                        query, seek: seek, select: select, conditions: cut(query.countArguments), encoder: encoder)
                 }
                 return try await Self.encodePage(
                     try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder
                 ).page
             }
-            let countQuery = PostgresQuery(unsafeSQL: countSQL, binds: PostgresStatement.bindings(query.countArguments))
+            let countQuery = PostgresQuery(
+                unsafeSQL: countSQL, binds: PostgresStatement.bindings(cut(query.countArguments)))
             guard query.top > 0 else {
                 // The count alone (`$top=0`): one statement.
                 let count = try await client.query(countQuery, logger: logger).collect().first?.decode(Int.self) ?? 0
@@ -327,12 +359,13 @@ final class PostgresTableStore: TableStorage {
     /// when this instance served it and no row before it has changed since, else by `$skip` (see
     /// ``PageCursors``). Either way, remembers where the page ends.
     private func pageFollowingCursors(
-        _ query: CompiledQuery, seek: CompiledQuery.Seek, select: PostgresQuery, encoder: ItemJSONEncoder
+        _ query: CompiledQuery, seek: CompiledQuery.Seek, select: PostgresQuery, conditions: [SQLValue],
+        encoder: ItemJSONEncoder
     ) async throws -> TablePage {
         let table = SQLValue.text(query.schema.name)
         if query.skip > 0, let (cursor, position) = cursors.cursor(before: query.skip, in: query) {
             let values =
-                query.countArguments + [
+                conditions + [
                     .integer(cursor.stamp), .text(cursor.id), table, .integer(cursor.rewrites),
                     .integer(Int64(query.limit)), .integer(Int64(query.skip - position)),
                 ]
@@ -346,7 +379,7 @@ final class PostgresTableStore: TableStorage {
         }
         // Read before the page: a rewrite between the two makes the count stale, never wrong.
         var statement = PostgresStatement()
-        statement.sql = "SELECT \"rewrites\" FROM \"__tables\" WHERE \"name\" = \(statement.bind(table))"
+        statement.sql = "SELECT \(PostgresStatement.rewrites(table: statement.bind(table)))"
         let rewrites = try await values(statement) { row in try row.decode(Int64.self) }.first
         let (page, last) = try await Self.encodePage(
             try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder)
@@ -406,10 +439,9 @@ final class PostgresTableStore: TableStorage {
         return (schema, try await run(statement))
     }
 
-    /// Tells this instance's change feed of a row it stamped at once (the notification that reaches
-    /// every instance, this one included, follows through ``PostgresChangeBus``).
+    /// Tells the instances' subscribers of a row this instance wrote (``PostgresChangeBus``).
     private func published(_ item: StoredItem, in table: String, scope: RowScope) -> StoredItem {
-        changes.published(
+        bus.committed(
             .init(table: table, cursor: ChangeCursor(updatedAt: item.updatedAt, id: item.id), owner: scope.owner))
         return item
     }
