@@ -163,7 +163,8 @@ public final class TableService: Sendable {
                 declarations: configuration.schema.tables, changes: changes)
         case .postgres(let location):
             store = PostgresTableStore(
-                location: location, clock: clock, tables: configuration.tables, ownedTables: owned,
+                location: location, clock: clock, stampsBy: configuration.clock.map(GivenClock.init(now:)),
+                tables: configuration.tables, ownedTables: owned,
                 declarations: configuration.schema.tables, logger: logger, changes: changes)
         }
         self.store = store

@@ -31,17 +31,19 @@ enum PostgresHorizon {
     /// The functions (one statement each: an extended-protocol query takes one).
     static let functionsSQL = [
         """
-        CREATE OR REPLACE FUNCTION "__todosync_stamp"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+        CREATE OR REPLACE FUNCTION "__todosync_stamp"("given" bigint DEFAULT NULL) RETURNS bigint
+        LANGUAGE plpgsql VOLATILE AS $$
         BEGIN
-            PERFORM pg_advisory_xact_lock_shared(\(keyBase) + floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
-            RETURN floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+            PERFORM pg_advisory_xact_lock_shared(
+                \(keyBase) + coalesce("given", floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint));
+            RETURN coalesce("given", floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
         END $$
         """,
         """
-        CREATE OR REPLACE FUNCTION "__todosync_horizon"(OUT "horizon" bigint, OUT "clock" bigint)
+        CREATE OR REPLACE FUNCTION "__todosync_horizon"("given" bigint, OUT "horizon" bigint, OUT "clock" bigint)
         LANGUAGE plpgsql VOLATILE AS $$
         BEGIN
-            "clock" := floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+            "clock" := coalesce("given" * 1000, floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
             SELECT min(("classid"::bigint << 32 | "objid"::bigint) - \(keyBase)) INTO "horizon" FROM pg_locks
              WHERE "locktype" = 'advisory' AND "objsubid" = 1
                AND "classid"::bigint >= \(keyBase >> 32) AND "classid"::bigint < \((keyBase >> 32) + (1 << 20))
@@ -49,6 +51,12 @@ enum PostgresHorizon {
             "horizon" := least(coalesce("horizon", "clock" / 1000), "clock" / 1000);
         END $$
         """,
+    ]
+
+    /// Drops the functions of databases written before they took a given clock.
+    static let formerFunctionsSQL = [
+        "DROP FUNCTION IF EXISTS \"__todosync_stamp\"()",
+        "DROP FUNCTION IF EXISTS \"__todosync_horizon\"(OUT bigint, OUT bigint)",
     ]
 
     /// One reading of the horizon.
@@ -60,6 +68,34 @@ enum PostgresHorizon {
 
         /// The millisecond the clock was in.
         var clockMillis: Int64 { clockMicros / 1000 }
+    }
+}
+
+/// Stamps from a clock the service was given instead of the database's, for tests that replay a
+/// timeline (``TableService/Configuration/clock``) on one instance. Stamps are the clock, or one
+/// past the last stamp when the clock is not ahead of it (a clock that stands still still stamps
+/// each write past the last), and a horizon reads the clock as the next stamp, so a read answers
+/// every write made before it.
+final class GivenClock: Sendable {
+    /// The last stamp taken.
+    private let issued = Mutex<Int64>(0)
+    let now: @Sendable () -> Int64
+
+    init(now: @escaping @Sendable () -> Int64) {
+        self.now = now
+    }
+
+    /// The stamp of a write.
+    func stamp() -> Int64 {
+        issued.withLock { issued in
+            issued = max(issued + 1, now())
+            return issued
+        }
+    }
+
+    /// The clock a horizon reads: the next stamp, without taking it.
+    func horizonClock() -> Int64 {
+        issued.withLock { issued in max(issued + 1, now()) }
     }
 }
 

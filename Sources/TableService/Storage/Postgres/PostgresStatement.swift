@@ -13,15 +13,18 @@ struct PostgresStatement: Sendable {
 
     /// Starts the statement with a `WITH "stamp"` clause that registers the write and takes its
     /// stamp from the database's clock (``PostgresHorizon``): nothing waits for another writer.
-    /// Returns the SQL of the stamp and of the write's version (base64 of the 8 bytes of its
+    /// (A `given` clock stamps instead, in tests.) Returns the SQL of the stamp and of the write's
+    /// version (base64 of the 8 bytes of its
     /// transaction id: unique to the write, as versions must be; stamps need not be).
     ///
     /// A `rewrite` (a write to an existing row: update, delete, undelete) also counts itself in the
     /// table's `__rewrites`, which tells ``PageCursors`` that rows may have moved. The count has a
     /// row per connection slot (`pg_backend_pid() % 64`), so rewrites on different connections
     /// seldom touch the same row; a reader sums them.
-    mutating func stampCTE(table: String, rewrite: Bool = false) -> (value: String, version: String) {
-        sql += "WITH \"stamp\" AS (SELECT \"__todosync_stamp\"() AS \"stamp\")"
+    mutating func stampCTE(table: String, given: GivenClock?, rewrite: Bool = false) -> (value: String, version: String)
+    {
+        let stamp = bind(given.map { .integer($0.stamp()) } ?? .null)
+        sql += "WITH \"stamp\" AS (SELECT \"__todosync_stamp\"(\(stamp)::bigint) AS \"stamp\")"
         if rewrite { sql += ", \"rewrite\" AS (\(Self.countRewrite(table: bind(.text(table)))))" }
         sql += " "
         return ("(SELECT \"stamp\" FROM \"stamp\")", Self.version)

@@ -22,7 +22,10 @@ extension PostgresTableStore {
 
     /// Reads the horizon from the database (``HorizonReader`` calls it).
     func readHorizon() async throws -> PostgresHorizon.Reading {
-        let rows = try await values(PostgresStatement(sql: "SELECT * FROM \"__todosync_horizon\"()")) { row in
+        var statement = PostgresStatement()
+        let given = statement.bind(givenClock.map { .integer($0.horizonClock()) } ?? .null)
+        statement.sql = "SELECT * FROM \"__todosync_horizon\"(\(given)::bigint)"
+        let rows = try await values(statement) { row in
             try row.decode((Int64, Int64).self)
         }
         guard let (horizon, clock) = rows.first else { throw TableError.storage(.unavailable("no horizon")) }

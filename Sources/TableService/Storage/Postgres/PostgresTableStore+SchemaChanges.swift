@@ -72,7 +72,7 @@ extension PostgresTableStore {
                 if !ids.isEmpty {
                     // Registered as every write is (PostgresHorizon), and counted as a rewrite.
                     let stamps = try await connection.query(
-                        "SELECT \"__todosync_stamp\"()", logger: self.logger
+                        "SELECT \"__todosync_stamp\"(\(self.givenClock?.stamp())::bigint)", logger: self.logger
                     ).collect()
                     guard let first = try stamps.first?.decode(Int64.self) else { return (0, nil) }
                     try await connection.query(

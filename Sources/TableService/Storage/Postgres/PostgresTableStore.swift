@@ -41,6 +41,8 @@ final class PostgresTableStore: TableStorage {
     /// Where this instance's pages in `updatedAt` or `createdAt` order ended.
     let cursors = PageCursors()
     let clock: @Sendable () -> Int64
+    /// The clock stamps come from when the service was given one (tests); nil: the database's.
+    let givenClock: GivenClock?
     let logger: Logger
     /// The event loop of every connection of ``client``, as the executor that requests' statements
     /// run on (see ``onEventLoop(_:)``).
@@ -55,7 +57,8 @@ final class PostgresTableStore: TableStorage {
     /// Starts connecting; the metadata tables and `tables` are created in the background, and every
     /// call waits for that (``ready()`` reports its failure).
     init(
-        location: PostgresLocation, clock: @escaping @Sendable () -> Int64, tables: [String],
+        location: PostgresLocation, clock: @escaping @Sendable () -> Int64, stampsBy given: GivenClock? = nil,
+        tables: [String],
         ownedTables: [String] = [], declarations: [TableDeclaration] = [], logger: Logger,
         changes: ChangeFeed = ChangeFeed(limit: 10_000)
     ) {
@@ -63,6 +66,7 @@ final class PostgresTableStore: TableStorage {
         bus = PostgresChangeBus(feed: changes, announces: location.announcesChanges)
         self.location = location
         self.clock = clock
+        givenClock = given
         self.logger = logger
         var configuration = Self.clientConfiguration(location)
         configuration.options.maximumConnections = location.poolSize
@@ -149,7 +153,7 @@ final class PostgresTableStore: TableStorage {
         var schema = try await tableForWriting(table)
         schema = try await ensureColumns(schema, for: changes.fields)
         var statement = PostgresStatement()
-        let stamp = statement.stampCTE(table: schema.name)
+        let stamp = statement.stampCTE(table: schema.name, given: givenClock)
         var names = [SystemColumn.id, SystemColumn.createdAt, SystemColumn.updatedAt, SystemColumn.version]
         var values = [statement.bind(.text(id)), stamp.value, stamp.value, stamp.version]
         for field in changes.fields {
@@ -194,7 +198,7 @@ final class PostgresTableStore: TableStorage {
         // update and the read (deleted, brought back) is tried again.
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, rewrite: true)
+            let stamp = statement.stampCTE(table: schema.name, given: givenClock, rewrite: true)
             var assignments = [Self.restamp(stamp.value), "\"version\" = \(stamp.version)"]
             for field in changes.fields {
                 let column = SQLDialect.quoted(schema.column(named: field.name)!.name)
@@ -229,7 +233,7 @@ final class PostgresTableStore: TableStorage {
         var ifMatch = ifMatch
         for _ in 0..<3 {
             var statement = PostgresStatement()
-            let stamp = statement.stampCTE(table: schema.name, rewrite: true)
+            let stamp = statement.stampCTE(table: schema.name, given: givenClock, rewrite: true)
             let target = SQLDialect.quoted(schema.name)
             let conditions =
                 statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
@@ -254,7 +258,7 @@ final class PostgresTableStore: TableStorage {
         for _ in 0..<3 {
             var statement = PostgresStatement()
             // A rewrite: pages after this row move up (see PageCursors).
-            _ = statement.stampCTE(table: schema.name, rewrite: true)
+            _ = statement.stampCTE(table: schema.name, given: givenClock, rewrite: true)
             let target = SQLDialect.quoted(schema.name)
             let conditions = statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
             statement.sql += "DELETE FROM \(target) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
