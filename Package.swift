@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "TableServiceTests",
             dependencies: [
-                "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
+                "FaultProxy", "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -3,16 +3,22 @@
 # benchmarks. It never touches a system cluster.
 #   scripts/postgres-cluster.sh start DIR   creates and starts it; prints its URL
 #                                           (postgres://todosync@127.0.0.1:PORT/todosync)
+#   scripts/postgres-cluster.sh restart DIR [MODE]
+#                                           restarts it on its port with its settings; MODE is
+#                                           pg_ctl's shutdown mode: fast (the default) or immediate
+#                                           (a crash: recovery from the WAL on start)
 #   scripts/postgres-cluster.sh stop DIR    stops it and removes DIR
 # PostgreSQL refuses to run as root: as root, the cluster runs as the `postgres` user that
 # Debian's package creates. Durability is traded for speed (fsync off): the data is thrown away.
 # POSTGRES_DURABLE=1 keeps PostgreSQL's durable defaults (fsync, synchronous_commit, full_page_writes
-# on), for benchmarks that compare durable with durable.
+# on), for benchmarks that compare durable with durable. POSTGRES_OPTIONS adds server options after
+# these (a later -c wins): "-c synchronous_commit=on" keeps every acknowledged commit through a
+# crash of PostgreSQL alone (`restart DIR immediate`), the machine staying up, without fsync's cost.
 set -euo pipefail
 
 command="${1:-}"
 dir="${2:-}"
-[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|restart|stop DIR" >&2; exit 2; }
 
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$bin/initdb" ] || { echo "PostgreSQL is not installed (scripts/install-deps.sh test installs it)." >&2; exit 1; }
@@ -33,11 +39,19 @@ case "$command" in
     # Tests run in parallel, each service with a pool of up to 8 connections: with the machine
     # loaded they overlap longer, and a run reached 287 of the 300 connections this used to allow.
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -t 60 start -o \
-      "-p $port -c listen_addresses=127.0.0.1 -k $dir $fast -c max_connections=1000 -c shared_buffers=128MB" \
+      "-p $port -c listen_addresses=127.0.0.1 -k $dir $fast -c max_connections=1000 -c shared_buffers=128MB ${POSTGRES_OPTIONS:-}" \
       >/dev/null || { cat "$dir/data/server.log" >&2; exit 1; }
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U todosync todosync
     echo "$port" >"$dir/port"
     echo "postgres://todosync@127.0.0.1:$port/todosync?sslmode=disable"
+    ;;
+  restart)
+    mode="${3:-fast}"
+    case "$mode" in fast|immediate) ;; *) echo "restart mode: fast or immediate, not $mode" >&2; exit 2 ;; esac
+    # pg_ctl restart keeps the options the server was started with (postmaster.opts: its port
+    # too); -l again, or the new server's output would hold the caller's standard output open.
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -m "$mode" -w -t 60 restart >/dev/null \
+      || { tail -20 "$dir/data/server.log" >&2; exit 1; }
     ;;
   stop)
     if [ -f "$dir/data/postmaster.pid" ]; then
@@ -46,7 +60,7 @@ case "$command" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: $0 start|stop DIR" >&2
+    echo "usage: $0 start|restart|stop DIR" >&2
     exit 2
     ;;
 esac

@@ -126,16 +126,17 @@ final class WritersRunning: Sendable {
     let value = Atomic<Bool>(true)
 }
 
-/// A client pulling `conv` incrementally in pages of 7, as the sync client does: ordered by
-/// `updatedAt, id`, after the last row it saw, soft-deleted rows included.
+/// A client pulling `conv` incrementally in pages (of 7 unless told), as the sync client does:
+/// ordered by `updatedAt, id`, after the last row it saw, soft-deleted rows included.
 struct Puller {
     let server: TestServer
+    var pageSize = 7
     var versions: [String: String] = [:]
     var cursor: (updatedAt: String, id: String)?
 
     /// Pulls one page; whether it was full (there may be more).
     mutating func pullPage() async throws -> Bool {
-        var query = "$orderby=updatedAt,id&$top=7&__includeDeleted=true"
+        var query = "$orderby=updatedAt,id&$top=\(pageSize)&__includeDeleted=true"
         if let cursor {
             let filter =
                 "(updatedAt gt datetimeoffset'\(cursor.updatedAt)') or "
@@ -149,6 +150,6 @@ struct Puller {
             versions[id] = try #require(row["version"] as? String)
             cursor = (try #require(row["updatedAt"] as? String), id)
         }
-        return rows.count == 7
+        return rows.count == pageSize
     }
 }
