@@ -33,8 +33,8 @@ that was not woken fails the test. Conditions are polled with deadlines, and a f
 missing, where the missing rows stand in the table and where each reader's last pages ended.
 
 An instance that crashes fails the test at once, with the crash from its log. A crash that matches a
-known bug (KNOWN_CRASHES) makes the test an expected failure (xfail) naming the bug instead: today an
-instance crashes in postgres-nio's connection pool after PostgreSQL restarts, in most runs of test 2.
+known bug (KNOWN_CRASHES) makes the test an expected failure (xfail) naming the bug instead (none today;
+an instance used to crash in postgres-nio's connection pool after PostgreSQL restarted).
 
 The tests start their own throwaway PostgreSQL cluster (scripts/postgres-cluster.sh; they restart it
 and terminate its backends), with `synchronous_commit=on` so that an acknowledged write survives
@@ -88,18 +88,8 @@ RESTART_MODE = os.environ.get("TODOSYNC_PG_RESTART_MODE", "immediate")
 # Crashes of the instances that are known bugs: a test that meets one is an expected failure (xfail)
 # that names it, and passes again once the bug is fixed; any other exit of an instance fails.
 KNOWN_CRASHES = {
-    # `todosync serve` keeps its whole pool open (PostgresLocation.keepsConnectionsOpen, the default:
-    # minimumConnections = maximumConnections = --pool-size; the Swift tests turn it off). When
-    # PostgreSQL restarts, every pooled connection closes and the pool's attempts to replace them fail
-    # while the server is down; postgres-nio's pool (1.33.2, and its main branch as of this writing)
-    # then keeps retrying one of them and destroys the others (`PoolStateMachine.
-    # connectionEstablishFailed` in state `connectionCreationFailing` calls `destroyFailedConnection`).
-    # Once that one connects, the pool runs again (`connectionEstablished`) without refilling to its
-    # minimum, and the next lease that finds no idle connection traps on
-    # `precondition(minimumConcurrentConnections <= stats.active)` in
-    # `createNewDemandConnectionIfPossible`: the instance crashes (SIGILL).
-    "PoolStateMachine+ConnectionGroup.swift:163: Precondition failed":
-        "an instance crashes in postgres-nio's pool after PostgreSQL restarts (minimumConnections = pool size)",
+    # None today. (Found by this file: with every pooled connection a minimum one, postgres-nio's pool
+    # crashed an instance after PostgreSQL restarted; see PostgresTableStore.init.)
 }
 
 # What a crashing Swift program prints (its backtrace follows, for seconds, before it exits).

@@ -34,10 +34,24 @@ import Testing
             postgres.selectSQL
                 == "SELECT * FROM \"todoitem\" WHERE ((strpos(\"text\", $1) = 1) AND (\"complete\" IS TRUE) AND "
                 + "(\"text\" IS DISTINCT FROM $2) AND (CAST(\"later\" AS double precision) = $3)) AND NOT \"deleted\" "
-                + "ORDER BY \"createdAt\", \"id\" LIMIT $4 OFFSET $5")
-        #expect(postgres.countSQL?.hasSuffix("AND NOT \"deleted\"") == true)
-        #expect(sqlite.selectArguments == postgres.selectArguments)
-        #expect(postgres.selectArguments == [.text("b"), .text("x?"), .integer(2), .integer(50), .integer(0)])
+                + "AND \"createdAt\" < $4 ORDER BY \"createdAt\", \"id\" LIMIT $5 OFFSET $6")
+        #expect(postgres.countSQL?.hasSuffix("AND NOT \"deleted\" AND \"createdAt\" < $4") == true)
+        // The same values, and PostgreSQL's horizon (set when the page is read) before $top and $skip.
+        #expect(sqlite.selectArguments == [.text("b"), .text("x?"), .integer(2), .integer(50), .integer(0)])
+        let horizon = try #require(postgres.horizon)
+        #expect(horizon.column == "createdAt")
+        #expect(
+            postgres.arguments(postgres.selectArguments, horizon: 42) == [
+                .text("b"), .text("x?"), .integer(2), .integer(42), .integer(50), .integer(0),
+            ])
+    }
+
+    /// Lists a client could page or pull by are cut at PostgreSQL's horizon; others are not.
+    @Test func positionalListsAreCutAtTheHorizonOnPostgreSQLOnly() throws {
+        #expect(try Self.compile("$orderby=updatedAt", .postgres).horizon?.column == "updatedAt")
+        #expect(try Self.compile("$filter=updatedAt ge datetimeoffset'2026-01-01T00:00:00Z'", .postgres).horizon != nil)
+        #expect(try Self.compile("$orderby=text", .postgres).horizon == nil)
+        #expect(try Self.compile("$orderby=updatedAt", .sqlite).horizon == nil)
     }
 
     @Test func userColumnsSortNullsFirstInPostgreSQLAsInSQLite() throws {

@@ -23,14 +23,12 @@ public struct PostgresLocation: Sendable, Equatable {
     public var tls: TLSMode
     /// The most connections one service instance opens.
     public var poolSize: Int
-    /// Whether the instance opens all ``poolSize`` connections at start and keeps them, with no
-    /// idle timeout and no keep-alive query (the default, for a server: its database must accept
-    /// that many connections per instance anyway, for the instance under load). postgres-nio arms
-    /// an idle and a keep-alive timer each time a connection goes back to its pool and cancels them
-    /// at the next lease: a child task and dispatch timers per statement, about a fifth of the
-    /// service's CPU per insert. A connection the server or the network closes is still replaced.
-    /// `false` opens connections on demand and closes them after a minute idle (postgres-nio's
-    /// defaults): for many short-lived instances on one server, as in the tests.
+    /// Whether the instance keeps a connection open at all times and sends no keep-alive queries
+    /// (the default, for a server); the others open on demand up to ``poolSize`` and close after a
+    /// minute idle. (All of them used to be kept open, which spared postgres-nio's idle timer per
+    /// statement; its pool then crashed the instance after a PostgreSQL restart: see
+    /// `PostgresTableStore.init`.) `false` opens every connection on demand and sends keep-alive
+    /// queries (postgres-nio's defaults): for many short-lived instances on one server, as in tests.
     public var keepsConnectionsOpen = true
     /// Whether the instance tells the other instances of its writes (``PostgresChangeBus``), as
     /// it should. `false` measures what that costs: the others' subscribers then learn of this

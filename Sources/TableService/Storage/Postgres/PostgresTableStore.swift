@@ -71,9 +71,13 @@ final class PostgresTableStore: TableStorage {
         var configuration = Self.clientConfiguration(location)
         configuration.options.maximumConnections = location.poolSize
         if location.keepsConnectionsOpen {
-            // No timers per statement (see `keepsConnectionsOpen`): every connection is a minimum
-            // one, which has no idle timeout, and none runs keep-alive queries.
-            configuration.options.minimumConnections = location.poolSize
+            // One connection always open, none running keep-alive queries (see
+            // `keepsConnectionsOpen`). Not every connection a minimum one: postgres-nio's pool
+            // (1.33) gives up all but one connection it cannot reopen while PostgreSQL is down, then
+            // traps on `minimumConcurrentConnections <= stats.active` at the next lease that needs a
+            // new one, so a minimum above one crashed the instance after a PostgreSQL restart
+            // (Tests/Browser/test_postgres_faults.py).
+            configuration.options.minimumConnections = 1
             configuration.options.keepAliveBehavior = nil
         } else {
             configuration.options.minimumConnections = 0
