@@ -53,12 +53,6 @@ enum PostgresHorizon {
         """,
     ]
 
-    /// Drops the functions of databases written before they took a given clock.
-    static let formerFunctionsSQL = [
-        "DROP FUNCTION IF EXISTS \"__todosync_stamp\"()",
-        "DROP FUNCTION IF EXISTS \"__todosync_horizon\"(OUT bigint, OUT bigint)",
-    ]
-
     /// One reading of the horizon.
     struct Reading: Sendable, Equatable {
         /// Rows stamped below it are final.
@@ -113,10 +107,15 @@ final class HorizonReader: Sendable {
         var running: Flight?
         /// The reading that starts when the running one ends: it began after its callers asked.
         var queued: Flight?
+        /// The callers waiting for ``queued``.
+        var queuedCallers = 0
         var lastID: UInt64 = 0
     }
 
     private let state = Mutex(State())
+
+    /// How many callers wait for the reading that starts when the one under way ends.
+    var callersWaitingForNext: Int { state.withLock { $0.queuedCallers } }
 
     /// A reading begun after this call, made by `read` (or by another caller's: they read alike).
     func reading(
@@ -125,7 +124,10 @@ final class HorizonReader: Sendable {
         -> PostgresHorizon.Reading
     {
         let task = state.withLock { state -> Task<PostgresHorizon.Reading, any Error> in
-            if let queued = state.queued { return queued.task }
+            if let queued = state.queued {
+                state.queuedCallers += 1
+                return queued.task
+            }
             state.lastID += 1
             let id = state.lastID
             // Unstructured: the reading belongs to every caller that joins it, not to the first.
@@ -135,6 +137,7 @@ final class HorizonReader: Sendable {
                     return try await self.run(id, promoting: true, read)
                 }
                 state.queued = Flight(id: id, task: task)
+                state.queuedCallers = 1
                 return task
             }
             let task = Task { try await self.run(id, promoting: false, read) }
@@ -152,6 +155,7 @@ final class HorizonReader: Sendable {
                 if state.queued?.id == id {
                     state.running = state.queued
                     state.queued = nil
+                    state.queuedCallers = 0
                 }
             }
         }

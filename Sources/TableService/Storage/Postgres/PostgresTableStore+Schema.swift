@@ -37,7 +37,7 @@ extension PostgresTableStore {
                     "name" text COLLATE "C" NOT NULL, "stripe" integer NOT NULL, "count" bigint NOT NULL,
                     PRIMARY KEY ("name", "stripe"))
                 """, logger: self.logger)
-            for function in PostgresHorizon.formerFunctionsSQL + PostgresHorizon.functionsSQL {
+            for function in PostgresHorizon.functionsSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: function), logger: self.logger)
             }
             // Databases written before the horizon: their tables announced each write from a

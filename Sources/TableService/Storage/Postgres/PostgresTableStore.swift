@@ -216,14 +216,10 @@ final class PostgresTableStore: TableStorage {
                 "UPDATE \(target) SET \(assignments.joined(separator: ", ")) "
                 + "WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
             if let stored = try await run(statement).first { return published(stored, in: table, scope: scope) }
-            guard let current = try await anyItem(in: table, id: id, scope: scope), !current.deleted else {
-                throw .itemNotFound
-            }
-            if check.failure(for: current) != nil {
-                let relaxed = check.accepting(
-                    versionBeforeBackfill: try await versionBeforeBackfill(in: schema.name, current))
-                if let failure = relaxed.failure(for: current) { throw failure }
-                // Read before a schema backfill stamped the row: tried again against its version now.
+            // Tried again against the row's version now (read before a schema backfill stamped it),
+            // or as it was (the row changed between the update and the read).
+            let current = try await decide(.update(check), in: schema.name, id: id, scope: scope).current
+            if check.ifMatch != nil || check.bodyVersion != nil {
                 check = VersionCheck(ifMatch: current.version, bodyVersion: nil)
             }
         }
@@ -246,10 +242,10 @@ final class PostgresTableStore: TableStorage {
                 "UPDATE \(target) SET \"deleted\" = \(deleted ? "TRUE" : "FALSE"), \(Self.restamp(stamp.value)), "
                 + "\"version\" = \(stamp.version) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
             if let stored = try await run(statement).first { return published(stored, in: table, scope: scope) }
-            guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
-            if deleted, current.deleted { throw .itemNotFound }
-            ifMatch = try await currentIfMatch(ifMatch, table: schema.name, current)
-            if current.deleted == deleted { return current }
+            let decided = try await decide(
+                .setDeleted(deleted, ifMatch: ifMatch), in: schema.name, id: id, scope: scope)
+            if decided.unchanged { return decided.current }
+            if ifMatch != nil { ifMatch = decided.current.version }
         }
         throw .storage(.keptChanging(id: id))
     }
@@ -267,8 +263,8 @@ final class PostgresTableStore: TableStorage {
             let conditions = statement.rowConditions(of: target, id: id, versions: [ifMatch], scope: scope)
             statement.sql += "DELETE FROM \(target) WHERE \(conditions.joined(separator: " AND ")) RETURNING *"
             if let removed = try await run(statement).first { return removed }
-            guard let current = try await anyItem(in: table, id: id, scope: scope) else { throw .itemNotFound }
-            ifMatch = try await currentIfMatch(ifMatch, table: schema.name, current)
+            let current = try await decide(.remove(ifMatch: ifMatch), in: schema.name, id: id, scope: scope).current
+            if ifMatch != nil { ifMatch = current.version }
         }
         throw .storage(.keptChanging(id: id))
     }
@@ -280,16 +276,21 @@ final class PostgresTableStore: TableStorage {
         "\"updatedAt\" = greatest(\(stamp), \"updatedAt\" + 1)"
     }
 
-    /// The `If-Match` to try again with: the row's version when `ifMatch` is it, or the one the
-    /// row had before schema backfills stamped it; a 412 otherwise.
-    private func currentIfMatch(
-        _ ifMatch: String?, table: String, _ current: StoredItem
-    ) async throws(TableError) -> String? {
-        guard let ifMatch, ifMatch != current.version else { return ifMatch }
-        guard try await versionBeforeBackfill(in: table, current) == ifMatch else {
-            throw .preconditionFailed(current)
+    /// Reads row `id` after a conditional write found nothing to change, and applies
+    /// ``WriteRule`` to it: the row to write again, or to answer unchanged (`unchanged` is true),
+    /// or the refusal thrown.
+    private func decide(
+        _ request: WriteRule.Request, in table: String, id: String, scope: RowScope
+    ) async throws(TableError) -> (current: StoredItem, unchanged: Bool) {
+        let current = try await anyItem(in: table, id: id, scope: scope)
+        let before =
+            WriteRule.needsVersionBeforeBackfill(request, current: current)
+            ? try await versionBeforeBackfill(in: table, current!) : nil
+        switch WriteRule.decide(request, current: current, versionBeforeBackfill: before) {
+        case .refuse(let error): throw error
+        case .unchanged(let item): return (item, true)
+        case .write: return (current!, false)
         }
-        return current.version
     }
 
     // MARK: Queries

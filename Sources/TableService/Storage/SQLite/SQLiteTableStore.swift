@@ -205,12 +205,19 @@ final class SQLiteTableStore: TableStorage {
         if let columns, columns > schema.userColumns.count { throw TableError.schemaMoved(schema.name) }
     }
 
-    /// Throws the 412 for an `If-Match` that is neither the row's version nor the one it had
-    /// before schema backfills stamped it.
-    private func checkIfMatch(_ db: Database, _ schema: TableSchema, _ ifMatch: String?, _ current: StoredItem) throws {
-        guard let ifMatch, ifMatch != current.version else { return }
-        guard try versionBeforeBackfill(db, schema, current) == ifMatch else {
-            throw TableError.preconditionFailed(current)
+    /// Reads row `id` and applies ``WriteRule`` to it: the row to write, or the row to answer
+    /// unchanged (`unchanged` is true), or the refusal thrown.
+    private func decide(
+        _ request: WriteRule.Request, _ db: Database, _ schema: TableSchema, id: String, scope: RowScope
+    ) throws -> (current: StoredItem, unchanged: Bool) {
+        let current = try fetch(db, schema, id: id, scope: scope)
+        let before =
+            try WriteRule.needsVersionBeforeBackfill(request, current: current)
+            ? versionBeforeBackfill(db, schema, current!) : nil
+        switch WriteRule.decide(request, current: current, versionBeforeBackfill: before) {
+        case .refuse(let error): throw error
+        case .unchanged(let item): return (item, true)
+        case .write: return (current!, false)
         }
     }
 
@@ -226,16 +233,7 @@ final class SQLiteTableStore: TableStorage {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
         return try await writePublished(table, scope) { db in
             var schema = try self.ensureTable(db, table)
-            guard let current = try self.fetch(db, schema, id: id, scope: scope), !current.deleted else {
-                throw TableError.itemNotFound
-            }
-            if check.failure(for: current) != nil,
-                let failure = check.accepting(
-                    versionBeforeBackfill: try self.versionBeforeBackfill(db, schema, current)
-                ).failure(for: current)
-            {
-                throw failure
-            }
+            _ = try self.decide(.update(check), db, schema, id: id, scope: scope)
             try self.ensureColumns(db, &schema, for: changes.fields)
             let now = try self.nextTimestamp(db, schema)
             var assignments = ["\"updatedAt\" = ?", "\"version\" = ?"]
@@ -258,10 +256,8 @@ final class SQLiteTableStore: TableStorage {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
         return try await writePublished(table, scope) { db in
             let schema = try self.ensureTable(db, table)
-            guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
-            if deleted, current.deleted { throw TableError.itemNotFound }
-            try self.checkIfMatch(db, schema, ifMatch, current)
-            if current.deleted == deleted { return current }
+            let decided = try self.decide(.setDeleted(deleted, ifMatch: ifMatch), db, schema, id: id, scope: scope)
+            if decided.unchanged { return decided.current }
             let now = try self.nextTimestamp(db, schema)
             let statement = try db.cachedStatement(
                 sql: "UPDATE \(SQLDialect.quoted(schema.name)) SET \"deleted\" = ?, \"updatedAt\" = ?, "
@@ -276,8 +272,7 @@ final class SQLiteTableStore: TableStorage {
         guard registry.schema(of: table) != nil else { throw .itemNotFound }
         return try await writeNow { db in
             let schema = try self.ensureTable(db, table)
-            guard let current = try self.fetch(db, schema, id: id, scope: scope) else { throw TableError.itemNotFound }
-            try self.checkIfMatch(db, schema, ifMatch, current)
+            let current = try self.decide(.remove(ifMatch: ifMatch), db, schema, id: id, scope: scope).current
             try db.cachedStatement(sql: "DELETE FROM \(SQLDialect.quoted(schema.name)) WHERE \"id\" = ?")
                 .execute(arguments: [id])
             return current
