@@ -9,7 +9,10 @@ enum FleetTables {
         let text = dialect == .postgres ? "text COLLATE \"C\"" : "TEXT"
         let integer = dialect == .postgres ? "bigint" : "INTEGER"
         let serial = dialect == .postgres ? "bigserial PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
-        return [
+        // Instances starting together take turns (PostgreSQL's CREATE TABLE IF NOT EXISTS is not
+        // safe against a concurrent one: the loser fails on the type it also creates).
+        let turn = dialect == .postgres ? ["SELECT pg_advisory_xact_lock(\(PostgresTableStore.schemaLockKey))"] : []
+        return turn + [
             """
             CREATE TABLE IF NOT EXISTS "__devices" (
                 "id" \(text) NOT NULL PRIMARY KEY, "lastContact" \(integer) NOT NULL, "savedAt" \(integer) NOT NULL,

@@ -43,6 +43,11 @@ final class ChangeFeed: Sendable {
     /// Subscriptions open now.
     var subscriberCount: Int { state.withLock { $0.count } }
 
+    /// Whether someone waits on `table` (lowercased).
+    func isSubscribed(_ table: String) -> Bool {
+        state.withLock { state in state.subscribers[table].map { !$0.isEmpty } ?? false }
+    }
+
     /// The tables someone waits on (lowercased).
     var subscribedTables: [String] {
         state.withLock { state in state.subscribers.compactMap { $0.value.isEmpty ? nil : $0.key } }
