@@ -1,5 +1,5 @@
 # Sourced by scripts/serve-cluster.sh and Benchmarks/service-bench.sh: nginx on loopback in front of
-# table-service instances, the upstream block of README's "Deployment" section.
+# table-service instances, the upstream block of docs/deployment.md.
 #   start_upstream_nginx WORK_DIR NGINX_PORT PROBE_PATH INSTANCE_PORT...
 # sets upstream_pid, and returns once PROBE_PATH (a table) answers 2xx through nginx.
 start_upstream_nginx() {

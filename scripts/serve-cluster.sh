@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # N stateless table-service instances behind nginx, on one PostgreSQL, all on loopback: the
-# deployment of README's "Deployment" section, for trying it, for tests and for benchmarks.
+# deployment of docs/deployment.md, for trying it, for tests and for benchmarks.
 #   scripts/serve-cluster.sh [INSTANCES] [DATABASE_URL]
 # INSTANCES defaults to 2. Without DATABASE_URL, a throwaway PostgreSQL cluster is started in a
 # temporary folder (scripts/postgres-cluster.sh) and removed afterwards.
