@@ -43,7 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A JSON file declaring tables: column types, page size and soft delete (see README).",
+            "A JSON file declaring tables: column types, page size and soft delete (see docs/protocol.md).",
             discussion: """
                 {"movies": {"pageSize": 100, "softDelete": false, "columns": {"title": "string", "year": "integer", \
                 "rating": {"enum": ["G", "PG", "R"]}}}}. Types: string, integer, number, boolean, datetime, \
