@@ -214,12 +214,16 @@ for _ in 0..<500 {
     if (try? await scrape(http, base)) != nil { break }
     try await Task.sleep(for: .milliseconds(20))
 }
-var seed = HTTPClientRequest(url: base + "/tables/todoitem")
-seed.method = .POST
-seed.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
-seed.headers.add(name: "Content-Type", value: "application/json")
-seed.body = .bytes(ByteBuffer(string: #"{"id":"seed"}"#))
-_ = try await http.execute(seed, timeout: .seconds(10))
+/// Inserts the row `id` into `todoitem` at `base`.
+func insert(_ id: String, at base: String, with http: HTTPClient) async throws {
+    var request = HTTPClientRequest(url: base + "/tables/todoitem")
+    request.method = .POST
+    request.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
+    request.headers.add(name: "Content-Type", value: "application/json")
+    request.body = .bytes(ByteBuffer(string: #"{"id":"\#(id)"}"#))
+    _ = try await http.execute(request, timeout: .seconds(10))
+}
+try await insert("seed", at: base, with: http)
 try await Task.sleep(for: .seconds(1))
 let before = usage(serve.processIdentifier)
 let streams = try await subscribe(subscribers, to: "todoitem", at: base, with: http)
@@ -263,12 +267,7 @@ let woken = try await withThrowingTaskGroup(of: Double.self) { group in
             return milliseconds(ContinuousClock.now - write)
         }
     }
-    var wake = HTTPClientRequest(url: base + "/tables/todoitem")
-    wake.method = .POST
-    wake.headers.add(name: "ZUMO-API-VERSION", value: "2.0.0")
-    wake.headers.add(name: "Content-Type", value: "application/json")
-    wake.body = .bytes(ByteBuffer(string: #"{"id":"wake"}"#))
-    _ = try await http.execute(wake, timeout: .seconds(10))
+    try await insert("wake", at: base, with: http)
     var times: [Double] = []
     for try await time in group { times.append(time) }
     return times
