@@ -68,11 +68,7 @@ final class PostgresChangeBus: Sendable {
     /// A write of this instance committed.
     func committed(_ commit: ChangeFeed.Commit) {
         guard announces else { return heard([commit]) }
-        state.withLock { state in
-            let key = Key(table: commit.table.lowercased(), owner: commit.owner)
-            if let queued = state.outgoing[key], queued.cursor >= commit.cursor { return }
-            state.outgoing[key] = commit
-        }
+        state.withLock { state in Self.keepNewest(commit, in: &state.outgoing) }
         sending.continuation.yield()
         heard([commit])
     }
@@ -229,15 +225,19 @@ final class PostgresChangeBus: Sendable {
                     return ready
                 }
                 var newest: [Key: ChangeFeed.Commit] = [:]
-                for commit in ready {
-                    let key = Key(table: commit.table.lowercased(), owner: commit.owner)
-                    if newest[key].map({ $0.cursor < commit.cursor }) ?? true { newest[key] = commit }
-                }
+                for commit in ready { Self.keepNewest(commit, in: &newest) }
                 for commit in newest.values { feed.published(commit) }
                 guard state.withLock({ !$0.pending.isEmpty }) else { break }
-                try? await Task.sleep(for: .microseconds(max(100, 1000 - reading.clockMicros % 1000)))
+                try? await Task.sleep(for: reading.untilNextMillisecond)
             }
         }
+    }
+
+    /// Keeps `commit` in `commits` unless a newer one of its table and owner is there: a
+    /// subscriber pulls from its own position, so the newest commit stands for the others.
+    private static func keepNewest(_ commit: ChangeFeed.Commit, in commits: inout [Key: ChangeFeed.Commit]) {
+        let key = Key(table: commit.table.lowercased(), owner: commit.owner)
+        if commits[key].map({ $0.cursor < commit.cursor }) ?? true { commits[key] = commit }
     }
 
     // MARK: Sweep

@@ -62,6 +62,10 @@ enum PostgresHorizon {
 
         /// The millisecond the clock was in.
         var clockMillis: Int64 { clockMicros / 1000 }
+
+        /// How long until the clock leaves that millisecond (at least 0.1 ms): when to read the
+        /// horizon again for it to have moved.
+        var untilNextMillisecond: Duration { .microseconds(max(100, 1000 - clockMicros % 1000)) }
     }
 }
 

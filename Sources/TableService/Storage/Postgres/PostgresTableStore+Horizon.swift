@@ -44,7 +44,7 @@ extension PostgresTableStore {
             try await hasRow(in: table, column: column, atOrPast: reading.horizon)
         {
             // Until the clock leaves the millisecond, or a write under way ends.
-            try? await Task.sleep(for: .microseconds(max(100, 1000 - reading.clockMicros % 1000)))
+            try? await Task.sleep(for: reading.untilNextMillisecond)
             reading = try await horizon()
         }
         return reading.horizon
