@@ -107,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "todosync",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "FaultProxy",
+                "Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "FaultProxy", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,6 +119,14 @@ let package = Package(
             name: "http-bench", dependencies: ["HTTPServer", "Views"], path: "Benchmarks/HTTPBench",
             exclude: ["templates"]),
         .executableTarget(name: "service-bench", dependencies: ["TableService"], path: "Benchmarks/ServiceBench"),
+        .executableTarget(
+            name: "backup-bench",
+            dependencies: [
+                "TableService", "Storage", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/BackupBench"),
         .executableTarget(
             name: "client-bench",
             dependencies: [

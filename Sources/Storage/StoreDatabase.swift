@@ -29,8 +29,10 @@ public enum StoreDatabase {
     /// Opens (creating if needed) the file at `path` as a WAL `DatabasePool` and migrates it. The
     /// file, its migrations and its name in the folder are on disk when this returns. A new file is
     /// created readable by its owner only (0600; SQLite gives its WAL the same mode), a new folder 0700.
+    /// With `automaticCheckpoints` false, SQLite never checkpoints the WAL on its own
+    /// (`wal_autocheckpoint = 0`): a ``WALShipper`` does, once it has shipped the frames.
     public static func open(
-        at path: String, migrations: [StoreMigration], durability: Durability
+        at path: String, migrations: [StoreMigration], durability: Durability, automaticCheckpoints: Bool = true
     ) throws(StorageError) -> DatabasePool {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
@@ -43,7 +45,11 @@ public enum StoreDatabase {
         if created >= 0 { close(created) }
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: configuration())
+            var configuration = configuration()
+            if !automaticCheckpoints {
+                configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+            }
+            pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
             throw .cannotOpen(path: path, reason: "\(error)")
         }

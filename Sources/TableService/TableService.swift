@@ -78,6 +78,12 @@ public final class TableService: Sendable {
         public var alertWebhook: URL?
         /// The pause before the n-th try of an alert after a failure; tests shorten it.
         @_spi(Testing) public var alertPause: (@Sendable (Int) -> Duration)?
+        /// A continuous backup of the SQLite file (`--backup-dir`); refused with PostgreSQL.
+        public var backup: BackupSettings?
+        /// The clock the backup waits on; `nil` is the continuous clock.
+        @_spi(Testing) public var backupClock: (any Clock<Duration>)?
+        /// Whether the backup keeps each round's timing (for the benchmark's lag).
+        @_spi(Testing) public var recordsBackupTimings = false
 
         /// A configuration; the defaults are the official server's (pages of 50, `$top` up to 1000),
         /// in memory, without key, tables or page, answering browser pages of its own origin only.
@@ -108,6 +114,9 @@ public final class TableService: Sendable {
     public let configuration: Configuration
     /// What `GET /metrics` of ``start(_:host:port:quiet:allowedHosts:logger:)`` shows.
     public let metrics = ServiceMetrics()
+    /// The continuous backup (``Configuration/backup``): run it in the service's `ServiceGroup`,
+    /// before the service.
+    public let backup: ContinuousBackup?
     /// The devices that sync with the service (`X-ZUMO-INSTALLATION-ID`), learned from their requests.
     let fleet: Fleet
     let fleetAlerts: FleetAlerts
@@ -158,10 +167,30 @@ public final class TableService: Sendable {
         let store: any TableStorage
         switch configuration.database {
         case .sqlite(let path):
-            store = try SQLiteTableStore(
+            if configuration.backup != nil, path == nil {
+                throw .invalidConfiguration(
+                    "--backup-dir needs a database file: an in-memory database has none to copy.")
+            }
+            let sqlite = try SQLiteTableStore(
                 path: path, clock: clock, tables: configuration.tables, ownedTables: owned,
-                declarations: configuration.schema.tables, changes: changes)
+                declarations: configuration.schema.tables, changes: changes, shipsWAL: configuration.backup != nil)
+            store = sqlite
+            if let settings = configuration.backup, let path {
+                backup = try ContinuousBackup(
+                    store: sqlite, path: path, settings: settings,
+                    clock: configuration.backupClock ?? ContinuousClock(),
+                    now: clock, logger: logger, recordsTimings: configuration.recordsBackupTimings)
+            } else {
+                backup = nil
+            }
         case .postgres(let location):
+            guard configuration.backup == nil else {
+                throw .invalidConfiguration(
+                    "--backup-dir backs up a SQLite --database only. Back up PostgreSQL with its own tools: a base "
+                        + "copy with pg_basebackup and continuous WAL archiving (archive_command), as "
+                        + "docs/backups.md shows.")
+            }
+            backup = nil
             store = PostgresTableStore(
                 location: location, clock: clock, stampsBy: configuration.clock.map(GivenClock.init(now:)),
                 tables: configuration.tables, ownedTables: owned,

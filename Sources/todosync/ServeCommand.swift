@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Storage
 import TableService
 
 /// `todosync serve`: the table service alone.
@@ -90,6 +91,17 @@ struct ServeCommand: AsyncParsableCommand {
             "Print a token for this user id, signed with --auth-secret (valid 24 hours), and exit: for trying "
                 + "a service with signed-in users locally.", valueName: "user"))
     var issueToken: String?
+    @Option(
+        help: ArgumentHelp(
+            "Back up the SQLite database continuously into this folder (a base copy and every commit, at most "
+                + "a second behind); restore with `todosync restore`.", valueName: "folder"))
+    var backupDir: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --backup-dir: how far back a restore can go (such as 7d, 12h, 30m).", valueName: "duration"))
+    var backupKeep = "7d"
+
     @OptionGroup var resources: ResourceOptions
     @OptionGroup(title: "Fleet") var fleet: FleetOptions
 
@@ -106,6 +118,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let appKey, appKey.isEmpty { throw ValidationError("--app-key is empty; give a key or leave the flag out.") }
         guard poolSize >= 1 else { throw ValidationError("--pool-size must be at least 1.") }
+        guard BackupKeep.parse(backupKeep) != nil else {
+            throw ValidationError(
+                "--backup-keep: '\(backupKeep)' is not a duration: give a whole number and d, h, m or s, such as 7d.")
+        }
     }
 
     /// Where `--database` points.
@@ -163,6 +179,17 @@ struct ServeCommand: AsyncParsableCommand {
             templatesFolder: templates, signIn: try signIn.signIn(), schema: declared,
             maxSubscribers: maxSubscribers)
         try fleet.apply(to: &configuration)
+        if let backupDir {
+            configuration.backup = BackupSettings(folder: backupDir, keep: BackupKeep.parse(backupKeep)!)
+        }
+        // Held while the service runs: `todosync restore` refuses to replace the file under it.
+        var lock: ServiceFileLock?
+        if case .sqlite(let path?) = store {
+            do { lock = try ServiceFileLock(databasePath: path) } catch {
+                throw ValidationError("--database: \(error)")
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
         do {
             running = try TableService.start(
                 configuration,
@@ -178,7 +205,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         announce(
             "todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
-        try await runUntilTerminated([running])
+        // The backup stops after the service (the last given stops first), shipping its last commits.
+        try await runUntilTerminated((running.service.backup.map { [$0] } ?? []) + [running])
         announce("todosync serve stopped.")
     }
 }

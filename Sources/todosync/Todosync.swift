@@ -12,7 +12,7 @@ struct Todosync: AsyncParsableCommand {
         version: version,
         subcommands: [
             DashboardCommand.self, ServeCommand.self, ClientCommand.self, DemoCommand.self, ProxyCommand.self,
-            DoctorCommand.self, OpenBundleCommand.self,
+            DoctorCommand.self, OpenBundleCommand.self, RestoreCommand.self,
         ],
         defaultSubcommand: DashboardCommand.self
     )

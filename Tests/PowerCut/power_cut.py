@@ -10,7 +10,9 @@ operations left a client's queue), during a pull (after a fresh client stored k 
 checkpoint-heavy phase (large rows; after the service's first checkpoint and k more answers) or
 during a conflict decision (a client's Use Client, Use Server or a merge picking each field's side,
 cut a few milliseconds into it or just after it) or during a migration (the service restarted with
-a schema that gives thousands of rows a default, cut while its backfill stamps them). Then
+a schema that gives thousands of rows a default, cut while its backfill stamps them) or during a
+restore (the service stopped, `todosync restore --to latest` replacing its file from its backup). Every
+other cycle of the phases the service backs up continuously (`--backup-dir`) to the same disk. Then
 every todosync process is SIGKILLed, the power is cut (everything unsynced is lost), the service
 starts again on the same port and this checks:
 
@@ -21,7 +23,11 @@ starts again on the same port and this checks:
   (the client's after Use Client, its own after Use Server); one it did not confirm may be made again;
 - after a migration, the backfill finishes at the next start: every row holds the default, and no
   two rows share a stamp (`updatedAt`);
-- `client push` and `client pull` then succeed, and each client holds exactly the service's rows.
+- `client push` and `client pull` then succeed, and each client holds exactly the service's rows;
+- with a backup: `todosync restore --to latest` of the backup passes `integrity_check` and holds every
+  insert answered before its second-newest segment was written (the next round shipped it);
+- after a cut during a restore: the file is whole and either the old one or the restored one (with
+  its epoch), holding the same rows; a restore that exited 0 left the restored one.
 
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
 its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the binary (default
@@ -48,7 +54,7 @@ from mount import PowerCutMount  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
-PHASES = ("inserts", "push", "pull", "checkpoint", "decision", "migration")
+PHASES = ("inserts", "push", "pull", "checkpoint", "decision", "migration", "restore")
 # The migration: todoitem declared with a text, then given a priority with a default.
 SCHEMA_BEFORE = {"todoitem": {"columns": {"text": "string"}}}
 SCHEMA_AFTER = {"todoitem": {"columns": {"text": "string", "priority": {"type": "integer", "default": 3}}}}
@@ -115,11 +121,13 @@ class Service:
     def __init__(self, processes, database):
         self.processes, self.database, self.port, self.url = processes, database, 0, None
         self.schema, self.process = None, None  # the --schema file, if any; the running process
+        self.backup_dir = None  # the --backup-dir folder, if any
 
     def start(self):
         log_path = os.path.join(self.processes.folder, "serve.log")
         deadline = time.monotonic() + DEADLINE
         schema = ["--schema", self.schema] if self.schema else []
+        schema += ["--backup-dir", self.backup_dir] if self.backup_dir else []
         while True:
             offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
             process = self.processes.start(
@@ -202,6 +210,7 @@ class Run:
         self.processes = Processes(folder)
         self.service = Service(self.processes, os.path.join(disk.path, "service.sqlite"))
         self.acked_inserts, self.insert_errors = [], []
+        self.acked_at = {}  # insert id -> when its 201 arrived (seconds since 1970)
         self.acked_adds = {}  # client name -> ids whose `client add` exited 0
         self.clients = []  # names, in order of first use
         self.threads = []
@@ -210,6 +219,13 @@ class Run:
         self.decision = None  # (choice, confirmed) of the decision phase
         if self.phase == "migration":
             self.service.schema = self.schema_file("before", SCHEMA_BEFORE)
+        # Every other cycle of the phases, and the restore phase always, the service backs up
+        # continuously to a folder on the power-cut disk (issue 51).
+        self.backup = self.phase == "restore" or (seed // len(PHASES)) % 2 == 1
+        if self.backup:
+            self.service.backup_dir = os.path.join(disk.path, "backup")
+        self.restoring = None  # (rows before, inserts answered, confirmed) of the restore phase
+        self.backup_report = None  # what the check of the backup found
 
     def schema_file(self, name, schema):
         """A --schema file (off the power-cut disk: an upgrade's files are in place before it)."""
@@ -254,6 +270,7 @@ class Run:
             with self.lock:
                 if status == 201:
                     self.acked_inserts.append(item_id)
+                    self.acked_at[item_id] = time.time()
                 else:
                     self.insert_errors.append(f"{item_id}: status {status}")
         connection.close()
@@ -326,6 +343,8 @@ class Run:
             self.moment = self.decide()
         elif self.phase == "migration":
             self.moment = self.migrate()
+        elif self.phase == "restore":
+            self.moment = self.restore()
         else:
             database = self.service.database
             size = os.path.getsize(database) if os.path.exists(database) else 0
@@ -429,6 +448,80 @@ class Run:
         if shared:
             self.problems.append(f"{shared} rows share a stamp with another after the migration")
 
+    # Backups and restore (issue 51) ------------------------------------------------------------
+
+    def restore(self):
+        """k inserts in, the service stops (shipping its last commits) and `todosync restore --to
+        latest` replaces its file from the backup; the cut comes during the restore or just after."""
+        k = self.rng.randint(30, 150)
+        self.wait_for(f"{k} inserts answered 201", lambda: self.acked() >= k)
+        self.service.process.terminate()
+        self.service.process.wait(DEADLINE)
+        with self.lock:
+            acked = len(self.acked_inserts)
+        before = query(self.service.database, "SELECT count(*) FROM todoitem")
+        after = self.rng.random() < 1 / 3
+        delay = self.rng.uniform(0, 1.5)
+        started = time.monotonic()
+        restore = self.processes.start(["restore", "--backup-dir", self.service.backup_dir, "--database",
+                                        self.service.database, "--to", "latest"], "restore")
+        if after:
+            restore.wait(DEADLINE)
+        else:
+            time.sleep(delay)
+        confirmed = restore.poll() == 0
+        self.restoring = (before, acked, confirmed)
+        # The file may be a restored one: a new database for backups, with a new folder.
+        self.service.backup_dir = os.path.join(self.disk.path, "backup-after-restore")
+        return (f"{(time.monotonic() - started) * 1000:.0f} ms into a restore of {before} rows, "
+                + ("after it exited 0" if confirmed else "before it was done"))
+
+    def check_restore(self):
+        """After the cut the file is either the old database or the restored one, whole."""
+        before, acked, confirmed = self.restoring
+        database = self.service.database
+        if not self.integrity(database):
+            return
+        epoch = query(database, "SELECT count(*) FROM __epoch")
+        rows = query(database, "SELECT count(*) FROM todoitem")
+        if confirmed and not epoch:
+            self.problems.append("the restore exited 0, yet the file is the old one after the cut")
+        if rows != before:
+            self.problems.append(f"the file holds {rows} rows after the cut, not the {before} it had"
+                                 + (" (restored)" if epoch else " (the old file)"))
+
+    def check_backup(self):
+        """`todosync restore --to latest` of the backup taken until the cut: whole, and holding every
+        insert answered before the newest generation's second-newest segment was written (the round
+        after it began later, so it shipped those inserts)."""
+        backup = self.service.backup_dir
+        finished = sorted(name for name in (os.listdir(backup) if os.path.isdir(backup) else [])
+                          if os.path.exists(os.path.join(backup, name, "generation.json")))
+        if not finished:
+            self.problems.append("the backup folder holds no finished generation after the cut")
+            return None
+        segments = sorted(name for name in os.listdir(os.path.join(backup, finished[-1]))
+                          if name.endswith(".segment"))
+        shipped_by = int(segments[-2].split("-")[1].split(".")[0]) / 1000 if len(segments) >= 2 else None
+        restored = os.path.join(self.folder, "restored-latest.sqlite")
+        if self.processes.run(["restore", "--backup-dir", backup, "--database", restored, "--to", "latest"],
+                              "restore") != 0:
+            self.problems.append("`todosync restore --to latest` of the backup failed after the cut (restore.log)")
+            return None
+        if not self.integrity(restored):
+            return None
+        db = sqlite3.connect(restored)
+        held = {row[0] for row in db.execute("SELECT id FROM todoitem")}
+        db.close()
+        with self.lock:
+            due = [item_id for item_id in self.acked_inserts
+                   if shipped_by is not None and self.acked_at[item_id] < shipped_by]
+        lost = [item_id for item_id in due if item_id not in held]
+        if lost:
+            self.problems.append(f"the backup restored to latest lacks {len(lost)} of the {len(due)} inserts "
+                                 f"answered before its last shipped segment, such as {lost[:3]}")
+        return f"the backup restored to latest holds {len(held)} rows, every one of the {len(due)} due"
+
     def cut(self):
         self.processes.kill_all()
         for thread in self.threads:
@@ -440,6 +533,10 @@ class Run:
 
     def check(self):
         problems = self.problems
+        if self.phase == "restore":
+            self.check_restore()
+        elif self.backup:
+            self.backup_report = self.check_backup()
         self.service.start()
         on_service = self.service.rows()
         lost = [item_id for item_id in self.acked_inserts if item_id not in on_service]
@@ -534,9 +631,10 @@ def main():
             finally:
                 run.processes.kill_all()
         errors = f", such as {run.insert_errors[0]}" if run.insert_errors else ""
+        backup = f"; {run.backup_report}" if run.backup_report else ""
         figures = (f"inserts answered 201: {len(run.acked_inserts)} (errors before the cut: "
                    f"{len(run.insert_errors)}{errors}); adds that exited 0: {sum(map(len, run.acked_adds.values()))} "
-                   f"({', '.join(f'{n} {what}' for what, n in counts.items())})")
+                   f"({', '.join(f'{n} {what}' for what, n in counts.items())}){backup}")
     except Exception as error:  # the harness could not finish the run: a failure too
         if run is None:
             raise

@@ -27,6 +27,10 @@ final class SQLiteTableStore: TableStorage {
     /// again expires every prepared statement of the connection, writers' included.
     let backfillFunctionInstalled = Mutex(false)
     let changes: ChangeFeed
+    /// Sent at each commit of ``writeNow(_:)``, for the continuous backup to ship it promptly.
+    let commitSignal = CommitSignal()
+    /// The file's path (nil in memory).
+    let path: String?
 
     static let migrations: [StoreMigration] = [
         StoreMigration("tableService.v1") { db in
@@ -56,12 +60,16 @@ final class SQLiteTableStore: TableStorage {
     /// `ownedTables` if they do not exist, and makes `ownedTables` keep an owner per row.
     init(
         path: String?, clock: @escaping @Sendable () -> Int64, tables: [String], ownedTables: [String] = [],
-        declarations: [TableDeclaration] = [], changes: ChangeFeed = ChangeFeed(limit: 10_000)
+        declarations: [TableDeclaration] = [], changes: ChangeFeed = ChangeFeed(limit: 10_000),
+        shipsWAL: Bool = false
     ) throws(TableServiceError) {
         self.changes = changes
+        self.path = path
         do {
             if let path {
-                database = try StoreDatabase.open(at: path, migrations: Self.migrations, durability: .groupCommit)
+                // A shipped WAL is checkpointed by its shipper only, once it has shipped the frames.
+                database = try StoreDatabase.open(
+                    at: path, migrations: Self.migrations, durability: .groupCommit, automaticCheckpoints: !shipsWAL)
                 commits = GroupCommit(databasePath: path)
             } else {
                 database = try StoreDatabase.inMemory(migrations: Self.migrations)
@@ -101,6 +109,11 @@ final class SQLiteTableStore: TableStorage {
     }
 
     func ready() async throws(TableServiceError) {}
+
+    /// Makes every commit so far durable (for a write made outside ``writeNow(_:)``).
+    func syncNow() throws {
+        try commits?.syncNow()
+    }
 
     var dialect: SQLDialect { .sqlite }
 
@@ -399,7 +412,9 @@ final class SQLiteTableStore: TableStorage {
         do {
             return try database.writeWithoutTransaction { db in
                 let result = try db.inCachedTransaction { try body(db) }
-                return (result, commits?.committed())
+                let ticket = commits?.committed()
+                commitSignal.send()
+                return (result, ticket)
             }
         } catch {
             commits?.abandoned()
