@@ -90,11 +90,12 @@ public final class ContinuousBackup: Service, Sendable {
                 signal.send()
             }
         }
-        var lastPrune: Int64 = .min
+        var lastPrune: Int64?
         for await _ in signal.signals.cancelOnGracefulShutdown() {
             _ = try? await shipNow()
-            if now() - lastPrune >= 60_000 {
-                lastPrune = now()
+            let time = now()
+            if lastPrune.map({ time - $0 >= 60_000 }) ?? true {
+                lastPrune = time
                 prune()
             }
             do { try await clock.sleep(for: settings.shipInterval) } catch { break }
