@@ -48,7 +48,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Storage", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        // GRDBSQLite: the SQLite C API, for reading the database file through SQLite's own handle.
+        .target(
+            name: "Storage",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         .target(
             name: "Views",
             dependencies: [

@@ -103,7 +103,7 @@ public final class WALShipper {
             return try reader.read { db in
                 // The snapshot (and its read mark) is taken at the first read.
                 _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-                var round = try self.round(now: now)
+                var round = try self.round(db, now: now)
                 try self.checkpoint(round: &round) { body in try self.checkpointer.writeWithoutTransaction(body) }
                 return round
             }
@@ -119,7 +119,7 @@ public final class WALShipper {
     /// which lets the next write restart it (under a steady load a pinned round never can).
     public func shipHoldingWriter(_ writer: Database, now: () -> Int64) throws(BackupError) -> Round {
         do {
-            var round = try self.round(now: now)
+            var round = try self.round(writer, now: now)
             try checkpoint(round: &round) { body in try body(writer) }
             return round
         } catch let error as BackupError {
@@ -134,7 +134,8 @@ public final class WALShipper {
         phase = .needsBase(reason: reason)
     }
 
-    private func round(now: () -> Int64) throws -> Round {
+    /// One round; `db` is a connection to the database (for the base copy), in the snapshot held.
+    private func round(_ db: Database, now: () -> Int64) throws -> Round {
         if case .following(let position) = phase {
             let time = now()
             if time - position.startedAt >= newBaseAfter || position.segments >= 100_000
@@ -145,16 +146,16 @@ public final class WALShipper {
         }
         switch phase {
         case .needsBase(let reason):
-            return try startGeneration(now: now, reason: reason)
+            return try startGeneration(db, now: now, reason: reason)
         case .following(var position):
             guard let header = try WALReader.header(path: walPath) else { return Round() }
             if header.pageSize != position.pageSize {
-                return try startGeneration(now: now, reason: "the page size changed")
+                return try startGeneration(db, now: now, reason: "the page size changed")
             }
             if header.salts != position.salts {
                 if position.salts != nil, position.fullyCopied != position.nextFrame - 1 {
                     return try startGeneration(
-                        now: now, reason: "the log restarted past frames that may not have been shipped")
+                        db, now: now, reason: "the log restarted past frames that may not have been shipped")
                 }
                 position.salts = header.salts
                 position.nextFrame = 1
@@ -182,11 +183,11 @@ public final class WALShipper {
 
     /// A base copy of the database file, page for page, and the whole log after it as segment 1.
     /// The caller holds a snapshot (or the writer): no checkpoint copies frames it has not shipped.
-    private func startGeneration(now: () -> Int64, reason: String) throws -> Round {
+    private func startGeneration(_ db: Database, now: () -> Int64, reason: String) throws -> Round {
         let generation = try folder.newGeneration(now: now())
         let header = try WALReader.header(path: walPath)
-        let pageSize = try header?.pageSize ?? databasePageSize()
-        let (bytes, crc) = try copyBase(to: generation.basePath)
+        let pageSize = try header?.pageSize ?? Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+        let (bytes, crc) = try copyBase(db, to: generation.basePath)
         let tail = try header.map { try WALReader.tail(path: walPath, header: $0, from: 1, checksum: nil) }
         let time = now()
         let segment = BackupSegment(index: 1, committedAt: time, pageSize: pageSize, frames: tail?.frames ?? [])
@@ -220,33 +221,19 @@ public final class WALShipper {
         phase = .following(position)
     }
 
-    /// The page size in the database file's header.
-    private func databasePageSize() throws -> Int {
-        guard let file = try ReadOnlyFile(path: databasePath) else {
-            throw BackupError.io(path: databasePath, operation: "open", errno: ENOENT)
-        }
-        let header = try file.read(at: 16, count: 2)
-        guard header.count == 2 else { return 4096 }
-        let size = Int(header[header.startIndex]) << 8 | Int(header[header.startIndex + 1])
-        return size == 1 ? 65536 : size
-    }
-
     /// Copies the database file as it is (pages a concurrent checkpoint is writing are written
     /// again by segment 1, which holds every frame it copies from).
     ///
     /// Not `VACUUM INTO` (it renumbers pages, which the frames name) nor the backup API (its
     /// snapshot would not be the one whose log is shipped).
-    private func copyBase(to path: String) throws -> (bytes: Int, crc: UInt32) {
-        guard let source = try ReadOnlyFile(path: databasePath) else {
-            throw BackupError.io(path: databasePath, operation: "open", errno: ENOENT)
-        }
+    private func copyBase(_ db: Database, to path: String) throws -> (bytes: Int, crc: UInt32) {
+        let source = try DatabaseFileReader(db, path: databasePath)
         let pending = try DurableWrite.Pending(temporary: path + ".tmp")
         do {
             let size = try source.size()
             var offset = 0
             while offset < size {
                 let chunk = try source.read(at: offset, count: min(4 << 20, size - offset))
-                if chunk.isEmpty { break }
                 try pending.append(chunk)
                 offset += chunk.count
             }
