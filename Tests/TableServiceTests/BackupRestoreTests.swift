@@ -383,6 +383,30 @@ struct BackupRestoreTests {
         #expect(try Self.rows(inFile: late).keys.sorted() == ["first", "second"])
     }
 
+    @Test func theRunningBackupShipsEachCommitWithoutBeingAsked() async throws {
+        let work = try Work()
+        try await Self.withBackedUpServer(work) { server, backup in
+            let shipping = Task { await backup.run() }
+            defer { shipping.cancel() }
+            try await Self.insert(server, Self.ids("live", 5))
+            // Waits for the rows to be in the backup (no fixed wait: a loaded machine takes longer).
+            let target = work.folder.file("live.sqlite")
+            let deadline = ContinuousClock.now + .seconds(120)
+            var restored: [String: String] = [:]
+            while ContinuousClock.now < deadline {
+                // Refused until the base copy is made.
+                if (try? ServiceRestore.restore(
+                    backupFolder: work.backup, database: target, to: .latest, now: Self.start + 60_000)) != nil
+                {
+                    restored = try Self.rows(inFile: target)
+                    if restored.count == 5 { break }
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(restored.keys.sorted() == Self.ids("live", 5).sorted())
+        }
+    }
+
     @Test func aPostgreSQLServiceRefusesTheBackupFolderAndPointsToItsOwnTools() throws {
         var configuration = TableService.Configuration(
             database: .postgres(PostgresLocation(host: "127.0.0.1", user: "todosync", database: "todosync")))
