@@ -93,18 +93,21 @@ public final class WALShipper {
 
     /// Whether the last checkpoint copied the whole log (so the next write restarts it).
     public var logFullyCopied: Bool {
-        if case .following(let position) = phase { return position.fullyCopied != nil }
+        if case .following(let position) = phase { return position.fullyCopied == position.nextFrame - 1 }
         return false
     }
 
-    /// One round with the reader's snapshot pinned: ships what was committed, then checkpoints up to it.
-    public func ship(now: () -> Int64) throws(BackupError) -> Round {
+    /// One round with the reader's snapshot pinned: ships what was committed, then, when asked,
+    /// checkpoints up to it (a checkpoint syncs the log and the database: not every round).
+    public func ship(checkpoint: Bool = false, now: () -> Int64) throws(BackupError) -> Round {
         do {
             return try reader.read { db in
                 // The snapshot (and its read mark) is taken at the first read.
                 _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-                var round = try self.round(db, now: now)
-                try self.checkpoint(round: &round) { body in try self.checkpointer.writeWithoutTransaction(body) }
+                let round = try self.round(db, now: now)
+                if checkpoint {
+                    try self.checkpoint { body in try self.checkpointer.writeWithoutTransaction(body) }
+                }
                 return round
             }
         } catch let error as BackupError {
@@ -119,8 +122,8 @@ public final class WALShipper {
     /// which lets the next write restart it (under a steady load a pinned round never can).
     public func shipHoldingWriter(_ writer: Database, now: () -> Int64) throws(BackupError) -> Round {
         do {
-            var round = try self.round(writer, now: now)
-            try checkpoint(round: &round) { body in try body(writer) }
+            let round = try self.round(writer, now: now)
+            try checkpoint { body in try body(writer) }
             return round
         } catch let error as BackupError {
             throw error
@@ -160,8 +163,8 @@ public final class WALShipper {
                 position.salts = header.salts
                 position.nextFrame = 1
                 position.checksum = nil
+                position.fullyCopied = nil
             }
-            position.fullyCopied = nil
             let tail = try WALReader.tail(
                 path: walPath, header: header, from: position.nextFrame, checksum: position.checksum)
             var round = Round()
@@ -204,10 +207,10 @@ public final class WALShipper {
     }
 
     /// Runs a PASSIVE checkpoint through `connection` and notes whether it copied the whole log,
-    /// at exactly the frames shipped: the proof that a restart of the log loses nothing.
-    private func checkpoint(
-        round: inout Round, _ connection: ((Database) throws -> Void) throws -> Void
-    ) throws {
+    /// at exactly the frames shipped: the proof that a restart of the log loses nothing. The proof
+    /// holds until the next checkpoint (only these copy frames), as long as no frame is shipped
+    /// after it: a restart needs every frame copied first.
+    private func checkpoint(_ connection: ((Database) throws -> Void) throws -> Void) throws {
         var log = -1
         var copied = -1
         try connection { db in

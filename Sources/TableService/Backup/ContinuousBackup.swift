@@ -117,12 +117,14 @@ public final class ContinuousBackup: Service, Sendable {
     }
 
     /// One round, on ``queue``: a pinned round, then, when the log has grown long, a round holding
-    /// the writer so that the log can start afresh.
+    /// the writer whose checkpoint copies the whole log, so that the next write starts it afresh.
     private func round() -> Result<WALShipper.Round, BackupError> {
         let shipper = self.shipper.shipper
         let readAt = ContinuousClock.now
         do {
             var round = try shipper.ship(now: now)
+            // SQLite's own automatic checkpoint, which the service runs without, would hold the
+            // writer here too (once the log passes 1,000 pages, after a commit).
             if shipper.framesInLog * (shipper.pageSize + 24) > settings.restartLogAfterBytes, !shipper.logFullyCopied {
                 let more = try store.database.writeWithoutTransaction { db in
                     try shipper.shipHoldingWriter(db, now: now)

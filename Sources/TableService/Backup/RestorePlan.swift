@@ -32,10 +32,9 @@ public struct RestorePlan: Sendable, CustomStringConvertible {
 
     public var description: String {
         var lines = [
-            "Restore of \(database) from \(backupFolder)",
-            "  to:              \(asked.map(RestoreTime.text) ?? "latest")",
-            "  holds commits to \(RestoreTime.text(restoredTo))",
-            "  backup's newest  \(RestoreTime.text(newest))",
+            "Restore of \(database) from \(backupFolder) to \(asked.map(RestoreTime.text) ?? "latest"):",
+            "  it would hold every commit shipped by \(RestoreTime.text(restoredTo))",
+            "  (the backup's newest commit: \(RestoreTime.text(newest)))",
             "",
         ]
         if tables.allSatisfy({ $0.vanish == 0 && $0.older == 0 && $0.comeBack == 0 }) {
