@@ -100,6 +100,7 @@ struct HeaderView: Encodable, Sendable, Equatable {
         case .verifying:
             "Verifying \(progress.table ?? ""): \(progress.done.formatted())"
                 + (progress.total.map { " of \($0.formatted())" } ?? "") + " rows…"
+        case .reconciling: "The service went back in time: reconciling, \(progress.done.formatted()) rows read…"
         }
     }
 

@@ -27,6 +27,9 @@ final class SQLiteTableStore: TableStorage {
     /// again expires every prepared statement of the connection, writers' included.
     let backfillFunctionInstalled = Mutex(false)
     let changes: ChangeFeed
+    /// The file's epoch, read (or begun) at open: only `todosync restore`, with the service
+    /// stopped, begins another.
+    let epoch: ServiceEpoch?
 
     static let migrations: [StoreMigration] = [
         StoreMigration("tableService.v1") { db in
@@ -71,6 +74,12 @@ final class SQLiteTableStore: TableStorage {
             throw .cannotOpenDatabase(error.description)
         }
         self.clock = clock
+        do {
+            let database = self.database
+            epoch = try database.write { db in try EpochTable.current(db, now: clock()) }
+        } catch {
+            throw .cannotOpenDatabase("\(error)")
+        }
         do {
             // Renames and records first, in one transaction: a refused file changes nothing.
             try database.write { db in try self.applySchemaChanges(db, declarations) }
