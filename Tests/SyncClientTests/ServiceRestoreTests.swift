@@ -23,37 +23,15 @@ struct ServiceRestoreTests {
         _ = try await context.run(.sync(queryId: "all", pageSize: 50))
     }
 
-    /// Stops `service`, puts the database copy at `copy` in its place with a new epoch (as
-    /// `todosync restore` does), and starts it again on its port.
-    func restore(_ service: TestService, from copy: String, to moment: Int64) async throws -> TestService {
-        await service.stop()
-        let path = try #require(service.sqlitePath)
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: copy + suffix) {
-            try FileManager.default.copyItem(atPath: copy + suffix, toPath: path + suffix)
-        }
-        let database = try sideConnection(path)
-        try await database.write { db in
-            try db.execute(
-                sql: """
-                    DELETE FROM "__epoch";
-                    INSERT INTO "__epoch" ("id", "restoredTo", "beganAt") VALUES ('restored0123456789abcdef', ?, ?)
-                    """, arguments: [moment, moment + 60_000])
-        }
-        try database.close()
-        return try await TestService(service.configuration, port: service.port)
+    /// A copy of the service's database as it is now.
+    func copyDatabase(_ service: TestService) async throws -> (TestService, String, Int64) {
+        let copy = folder.file("copy.sqlite")
+        let (running, moment) = try await service.copyingDatabase(to: copy)
+        return (running, copy, moment)
     }
 
-    /// A copy of the service's database as it is now (the service stopped meanwhile).
-    func copyDatabase(_ service: TestService) async throws -> (TestService, String, Int64) {
-        await service.stop()
-        let path = try #require(service.sqlitePath)
-        let copy = folder.file("copy.sqlite")
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
-            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
-        }
-        let moment = Int64(Date().timeIntervalSince1970 * 1000)
-        return (try await TestService(service.configuration, port: service.port), copy, moment)
+    func restore(_ service: TestService, from copy: String, to moment: Int64) async throws -> TestService {
+        try await service.restored(from: copy, to: moment)
     }
 
     @Test func threeClientsThatSyncedPastTheCopyLoseNoRowAndDecideEachOne() async throws {

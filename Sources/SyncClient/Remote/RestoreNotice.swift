@@ -16,6 +16,15 @@ public struct RestoreNotice: Sendable, Hashable, Codable {
     /// Rows the reconcile brought in from the service (changed there, or new to this store).
     public var taken: Int
 
+    /// A notice of a reconcile with the service's new `epoch`.
+    public init(epoch: ServiceEpoch, reconciledAt: Date, gone: Int, older: Int, taken: Int) {
+        self.epoch = epoch
+        self.reconciledAt = reconciledAt
+        self.gone = gone
+        self.older = older
+        self.taken = taken
+    }
+
     /// The moment the service's data went back to (nil: the service did not say).
     public var restoredTo: Date? {
         epoch.restoredTo.map { Date(timeIntervalSince1970: Double($0) / 1000) }
