@@ -5,6 +5,20 @@ import SyncProtocol
 extension PostgresTableStore {
     var epoch: ServiceEpoch? { currentEpoch.withLock { $0 } }
 
+    /// Reads the epoch again (after a lost connection: the cluster may have been recovered to an
+    /// earlier point meanwhile, and every instance must then answer with the new epoch).
+    func refreshEpoch() async {
+        do {
+            let epoch = try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
+                return try await self.prepareEpoch(connection)
+            }
+            currentEpoch.withLock { $0 = epoch }
+        } catch {
+            logger.warning("cannot read the database's epoch again: \(Self.describe(error))")
+        }
+    }
+
     /// The database's epoch, in the transaction that prepares the store (under the schema lock, so
     /// that instances starting together agree on one). A new database begins one. A database whose
     /// cluster runs on another timeline than the one the epoch was begun on was recovered to an
