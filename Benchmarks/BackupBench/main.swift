@@ -66,14 +66,27 @@ func service(_ name: String, backup: String?, speed: Double = 1, timings: Bool =
     return try TableService.start(configuration, quiet: true)
 }
 
-/// Runs the service's backup until `body` returns, then stops both.
+/// Runs the service's backup until `body` returns, then stops both; prints what the backup did.
 func withBackup<T: Sendable>(_ running: RunningTableService, _ body: () async throws -> T) async throws -> T {
     let shipping = running.service.backup.map { backup in Task { await backup.run() } }
     let result = try await body()
     await running.stop()
     shipping?.cancel()
     _ = await shipping?.value
+    if let status = running.service.backup?.status {
+        print(
+            "  the backup: \(status.rounds) rounds, \(status.segments) segments, \(status.roundTime) in rounds; "
+                + "the writer held \(status.writerHeldRounds) times, \(status.writerHeldTime) in all")
+    }
     return result
+}
+
+/// CPU seconds (user and system) of this process so far: the service's and the inserters'.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// Inserts with `connections` at once for `seconds`: inserts per second.
@@ -103,17 +116,26 @@ func closedLoop(_ base: String, prefix: String, connections: Int = 16) async thr
 // 1. The insert rate with and without a backup.
 var without: [Double] = []
 var with: [Double] = []
-for round in 0..<2 {
+var cpuWithout = 0.0
+var cpuWith = 0.0
+for round in 0..<3 {
     let plain = try service("plain-\(round).sqlite", backup: nil)
+    var cpu = cpuSeconds()
     without.append(try await withBackup(plain) { try await closedLoop(plain.url, prefix: "p") })
+    cpuWithout += (cpuSeconds() - cpu) / (without.last! * seconds)
     let backed = try service("backed-\(round).sqlite", backup: work + "/backup-\(round)")
+    cpu = cpuSeconds()
     with.append(try await withBackup(backed) { try await closedLoop(backed.url, prefix: "b") })
+    cpuWith += (cpuSeconds() - cpu) / (with.last! * seconds)
     print(
         "insert rate, 16 connections, round \(round + 1): without a backup \(format(without.last!, 0))/s, "
             + "with \(format(with.last!, 0))/s → \(format(with.last! / without.last!, 2))×")
 }
 let rateRatio = with.reduce(0, +) / without.reduce(0, +)
-print("insert rate with a backup against without: \(format(rateRatio, 2))× (target ≥ 0.9×)")
+print(
+    "insert rate with a backup against without: \(format(rateRatio, 2))× (target ≥ 0.9×); CPU per insert "
+        + "(service and inserters) \(format(cpuWith / 3 * 1e6, 0)) µs against \(format(cpuWithout / 3 * 1e6, 0)) µs "
+        + "→ \(format(cpuWith / cpuWithout, 2))×")
 
 // 2. The lag at a steady rate.
 let paced = try service("paced.sqlite", backup: work + "/backup-paced", timings: true)

@@ -405,6 +405,7 @@ line(
     "verify \(rowCount) rows against the service (after each pull): \(ratio(verifyTime)) s, "
         + "\(rate(pulledRows, verifyTime)) rows/s;  verify / pull = \(ratio(verifyTime / pullTime))   [target ≤ 2]")
 wide.report(rows: rowCount, rounds: pullRounds).forEach(line)
+try await RestoreReconcile.run(rows: rowCount, pageSize: pageSize, work: work).forEach(line)
 line(
     "queue \(pushCount) local inserts (row + operation, one transaction each): \(ratio(queueTime)) s, \(rate(pushCount, queueTime)) ops/s"
 )

@@ -102,6 +102,13 @@ struct ConflictsController: Sendable {
 
     private func explanation(_ conflict: SyncConflict) -> String {
         let noun = TablePreset.of(conflict.operation.table).noun
+        if conflict.goneFromService || conflict.restoredOlder {
+            // The service's own words: when it went back, and what that did to this row.
+            return conflict.error.message
+                + (conflict.goneFromService
+                    ? " Use Client adds your \(noun) to the service again; Use Server removes it here."
+                    : " Use Client puts your values back on the service; Use Server takes the restored ones.")
+        }
         if conflict.deletedOnServer {
             return "Someone deleted this \(noun) on the service while you changed it here."
         }

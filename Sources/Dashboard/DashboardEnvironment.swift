@@ -49,7 +49,7 @@ extension SyncError {
             HTTPError(.conflict, description)
         case .invalidItem, .invalidTableName, .invalidHoldReason:
             HTTPError(.unprocessableContent, description)
-        case .stopped, .noRemote:
+        case .stopped, .noRemote, .serviceWentBack:
             HTTPError(.serviceUnavailable, description)
         case .badResponse, .serviceFault, .serviceHasNoTable:
             HTTPError(.badGateway, description)

@@ -36,4 +36,7 @@ public enum ProtocolHeader {
     /// Set to `1` on the service's answers to a device whose support bundle an admin asked for:
     /// a todosync client then uploads its redacted bundle to `/devices/{id}/bundle`.
     public static let bundleRequest = HTTPField.Name("X-TodoSync-Bundle-Request")!
+    /// On every answer of a todosync service: which life of its data answered (``ServiceEpoch``).
+    /// A todosync client that sees it change reconciles its rows with the service.
+    public static let epoch = HTTPField.Name("X-TodoSync-Epoch")!
 }

@@ -10,6 +10,8 @@ struct ConflictOutput: Encodable {
     var item: String
     var kind: String
     var reason: String
+    /// `conflict`, `deletedOnServer`, `gone-from-service` or `restored-older` (a restore of the service).
+    var cause: String
     var deletedOnServer: Bool
     var fields: [SyncConflict.Field]
 
@@ -19,6 +21,7 @@ struct ConflictOutput: Encodable {
         item = conflict.operation.itemId
         kind = conflict.operation.kind.rawValue
         reason = conflict.error.message
+        cause = conflict.error.kind.rawValue
         deletedOnServer = conflict.deletedOnServer
         fields = conflict.fields(columns: ["text", "complete"])
     }

@@ -34,7 +34,9 @@ struct ClientVerify: AsyncParsableCommand {
             var lines = [report.summary]
             for difference in report.differences {
                 lines.append(
-                    "  \(difference.id): \(difference.kind.rawValue) — \(difference.reason.label)"
+                    "  \(difference.id): \(difference.kind.rawValue)"
+                        + (difference.columns.isEmpty ? "" : " (\(difference.columns.joined(separator: ", ")))")
+                        + " — \(difference.reason.label)"
                         + "  (local \(difference.localVersion ?? "—"), service \(difference.serviceVersion ?? "—"))")
             }
             options.output(lines.joined(separator: "\n"), json: report)

@@ -62,6 +62,26 @@ struct VerifyTests {
         #expect(report.summary.contains("3 with no reason"))
     }
 
+    /// The same version with other values: changed by hand on either side (or brought back by a
+    /// restore). Verify names the columns; a sync that wrote the values itself finds none.
+    @Test func valuesChangedByHandUnderTheSameVersionAreFoundAndNamed() async throws {
+        _ = try await service.rest.insert([
+            "id": "typed", "text": "many kinds", "complete": true, "count": 3, "ratio": 0.25,
+            "due": "2026-03-04T05:06:07.008Z", "note": .null,
+        ])
+        let context = try await synced()
+        #expect(try await context.verify("todoitem", pageSize: 10).differences.isEmpty)
+
+        try changeByHand(context, "UPDATE todoitem SET text = 'changed here' WHERE id = 'row-000003'")
+        try withServiceDatabase(service) { db in
+            try db.execute(sql: "UPDATE todoitem SET text = 'changed there', complete = 1 WHERE id = 'row-000008'")
+        }
+        let report = try await context.verify("todoitem", pageSize: 10)
+        #expect(report.differences.map(\.id) == ["row-000003", "row-000008"])
+        #expect(report.differences.allSatisfy { $0.kind == .differentValues && $0.reason == .none })
+        #expect(report.differences.map(\.columns) == [["text"], ["complete", "text"]])
+    }
+
     @Test func eachDifferenceWithACauseSaysWhich() async throws {
         let context = try await synced()
         try await context.table("todoitem").update(["id": "row-000001", "text": "edited here"])

@@ -67,10 +67,21 @@ struct BackupRestoreTests {
         }
     }
 
-    static func epoch(inFile path: String) throws -> ServiceEpochRecord? {
+    /// The `__epoch` row of a restored file: id, restoredTo, beganAt.
+    struct EpochRow {
+        let id: String
+        let restoredTo: Int64?
+        let beganAt: Int64
+    }
+
+    static func epoch(inFile path: String) throws -> EpochRow? {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
-        return try queue.read { db in try ServiceEpochRecord.current(in: db) }
+        return try queue.read { db in
+            try Row.fetchOne(db, sql: #"SELECT "id", "restoredTo", "beganAt" FROM "__epoch""#).map {
+                EpochRow(id: $0[0], restoredTo: $0[1], beganAt: $0[2])
+            }
+        }
     }
 
     static func ids(_ prefix: String, _ count: Int) -> [String] { (0..<count).map { "\(prefix)-\($0)" } }

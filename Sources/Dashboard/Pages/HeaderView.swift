@@ -45,6 +45,9 @@ struct HeaderView: Encodable, Sendable, Equatable {
     var autoSyncLabel: String
     /// "Live", "Polling every 30 s" or "Offline"; nil when auto-sync is off (see ``followLabel(_:)``).
     var followLabel: String?
+    /// "The service went back to …: 3 of your rows are not on it" while conflicts of a restore of
+    /// the service wait for a decision (see ``restoreMessage(_:gone:older:)``); nil otherwise.
+    var restoreMessage: String?
 
     init(
         remote: String, state: RemoteState, counts: SyncStatus?, running: Bool, progress: SyncProgress,
@@ -72,6 +75,16 @@ struct HeaderView: Encodable, Sendable, Equatable {
         tableProtocol = counts?.tableProtocol?.rawValue
     }
 
+    /// The banner's words for a restore of the service whose conflicts still wait: nil when none does.
+    static func restoreMessage(_ notice: RestoreNotice?, gone: Int, older: Int) -> String? {
+        guard let notice, gone + older > 0 else { return nil }
+        let when = notice.restoredTo.map { "to " + Display.date($0) } ?? "to an earlier state"
+        var parts: [String] = []
+        if gone > 0 { parts.append("\(gone) of your \(gone == 1 ? "rows is" : "rows are") not on it") }
+        if older > 0 { parts.append("\(older) \(older == 1 ? "row holds" : "rows hold") older values there") }
+        return "The service went back \(when): " + parts.joined(separator: ", and ") + "."
+    }
+
     /// Reads counts and state; never waits for a running sync.
     static func read(
         context: SyncContext, sync: BackgroundSync, autoSync: AutoSyncStatus?, servicePage: String?
@@ -80,10 +93,14 @@ struct HeaderView: Encodable, Sendable, Equatable {
         let running = sync.isRunning
         let state = RemoteState.decide(
             offline: context.isOffline, remote: remote, running: running, contact: sync.contact(with: remote))
-        return HeaderView(
+        var header = HeaderView(
             remote: remote, state: state, counts: try? context.status(), running: running,
             progress: context.progress, offline: context.isOffline, servicePage: servicePage,
             lastResult: sync.lastResult?.message, autoSync: autoSync)
+        if let notice = try? context.restoreNotice(), let counts = try? context.restoreConflictCounts() {
+            header.restoreMessage = restoreMessage(notice, gone: counts.gone, older: counts.older)
+        }
+        return header
     }
 
     /// "Pushing 3/10…", "Pulling 250 of 1,000 rows…" (with the service's total when it gave one).
@@ -100,6 +117,7 @@ struct HeaderView: Encodable, Sendable, Equatable {
         case .verifying:
             "Verifying \(progress.table ?? ""): \(progress.done.formatted())"
                 + (progress.total.map { " of \($0.formatted())" } ?? "") + " rows…"
+        case .reconciling: "The service went back in time: reconciling, \(progress.done.formatted()) rows read…"
         }
     }
 

@@ -41,7 +41,8 @@ struct VerifyView: Encodable, Sendable {
             let rows = report.differences.prefix(shownPerTable).map { difference in
                 Row(
                     id: difference.id, historyURL: HistoryController.href(report.table, difference.id),
-                    kind: difference.kind.rawValue.replacingOccurrences(of: "-", with: " "),
+                    kind: difference.kind.rawValue.replacingOccurrences(of: "-", with: " ")
+                        + (difference.columns.isEmpty ? "" : ": " + difference.columns.joined(separator: ", ")),
                     reason: difference.reason.label, silent: difference.reason == .none,
                     localVersion: difference.localVersion ?? "—", serviceVersion: difference.serviceVersion ?? "—")
             }

@@ -16,8 +16,12 @@ public struct SyncConflict: Sendable, Hashable, Codable, Identifiable {
     public var base: Item? { operation.base }
     /// The server's current copy; nil when the server deleted the item.
     public var serverItem: Item? { error.serverItem }
-    /// Whether the server no longer has the item.
-    public var deletedOnServer: Bool { error.kind == .deletedOnServer }
+    /// Whether the server no longer has the item (deleted there, or gone with a restore).
+    public var deletedOnServer: Bool { error.kind == .deletedOnServer || error.kind == .goneFromService }
+    /// Whether the item is gone because the service went back in time (a restore from a backup).
+    public var goneFromService: Bool { error.kind == .goneFromService }
+    /// Whether the service went back in time to older values of the item (a restore from a backup).
+    public var restoredOlder: Bool { error.kind == .restoredOlder }
 
     /// One row of the field-by-field table.
     public struct Field: Sendable, Hashable, Codable {

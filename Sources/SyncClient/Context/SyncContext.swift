@@ -340,9 +340,16 @@ public actor SyncContext {
 
     func recordLastSync(_ summary: SyncSummary) async {
         monitor.lastSync = summary
+        let seen = transport?.epochs.epoch
         if let data = try? Self.encoder.encode(summary) {
             let text = String(decoding: data, as: UTF8.self)
-            _ = try? await store.asyncWrite { [store] db in try store.setConfig(db, Self.lastSyncKey, text) }
+            _ = try? await store.asyncWrite { [store] db in
+                try store.setConfig(db, Self.lastSyncKey, text)
+                // The epoch this store first synced in: what a later change of epoch is measured against.
+                if let seen, try store.config(db, Self.epochKey) == nil {
+                    try store.setConfig(db, Self.epochKey, seen.header)
+                }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import HTTPTypes
+import SyncProtocol
 
 /// Why a sync call failed. Every message says what happened and what the user can do.
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -46,6 +47,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case serviceFault(ServiceFault)
     /// The local store failed.
     case storage(StoreFailure)
+    /// The service went back in time (a restore: its answers carry another ``ServiceEpoch``) while a
+    /// pull ran; the pull reconciles and starts again (see ``SyncContext/reconcileIfRestored(_:table:)``).
+    case serviceWentBack(ServiceEpoch)
 
     /// What happened and what the user can do.
     public var description: String {
@@ -100,6 +104,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             fault.description
         case .storage(let failure):
             failure.description
+        case .serviceWentBack(let epoch):
+            "The service went back in time"
+                + (epoch.restoredTo.map { " to " + ProtocolDate.format(milliseconds: $0) } ?? "")
+                + " (restored from a backup) during this sync. Sync again: this store then reads its tables "
+                + "again and turns what the service lost into conflicts."
         }
     }
 

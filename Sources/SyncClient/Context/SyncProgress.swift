@@ -5,6 +5,8 @@ public struct SyncProgress: Sendable, Hashable, Codable {
     /// The running job.
     public enum Activity: String, Sendable, Codable {
         case idle, pushing, pulling, verifying
+        /// Reading the tables again after the service went back in time (a restore).
+        case reconciling
     }
 
     /// Idle, pushing or pulling.
@@ -29,6 +31,7 @@ public struct SyncProgress: Sendable, Hashable, Codable {
         case .pulling:
             "pulling \(table ?? "")\(table == nil ? "" : ": ")\(done)\(total.map { " of \($0)" } ?? "") rows"
         case .verifying: "verifying \(table ?? ""): \(done)\(total.map { " of \($0)" } ?? "") rows"
+        case .reconciling: "reconciling with the restored service: \(done) rows read"
         }
     }
 }

@@ -22,6 +22,7 @@ extension HistoryEvent {
         case .purged: "Purged"
         case .tokenReset: "Delta token reset"
         case .remoteSwitched: "Remote switched"
+        case .serviceRestored: "Service restored"
         }
     }
 
@@ -64,7 +65,7 @@ extension HistoryEvent {
             }
             let skipped = kind == .pullSkipped ? "kept the local row: a change of it was queued" : nil
             return Self.joined([version.map { "version \($0)" }, page, tokens, skipped])
-        case .purged, .tokenReset, .remoteSwitched:
+        case .purged, .tokenReset, .remoteSwitched, .serviceRestored:
             return detail ?? ""
         }
     }

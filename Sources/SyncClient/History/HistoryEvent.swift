@@ -39,11 +39,13 @@ public struct HistoryEvent: Sendable, Hashable, Codable {
         case tokenReset = "token-reset"
         /// The store was bound to another service.
         case remoteSwitched = "remote-switched"
+        /// The service went back in time (a restore): the table was read again and reconciled.
+        case serviceRestored = "service-restored"
 
         /// Whether the event concerns the whole table rather than this row.
         public var isTableWide: Bool {
             switch self {
-            case .purged, .tokenReset, .remoteSwitched: true
+            case .purged, .tokenReset, .remoteSwitched, .serviceRestored: true
             default: false
             }
         }

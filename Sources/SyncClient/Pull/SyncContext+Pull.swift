@@ -66,12 +66,14 @@ extension SyncContext {
             // catches up now, in the background.
             if let index = store.listIndexes[table] { store.listIndexer.catchUp(index, in: store.pool) }
         }
-        let token = try await store.asyncRead { [store] db in
-            try queryId.flatMap { try store.deltaToken(db, table: table, queryId: $0) }
-        }
-        let runner = pullRunner(
+        var (result, error) = await pullPages(
             description, query: query, queryId: queryId, settings: settings, transport: transport)
-        let (result, error) = await runner.run(PullRun(cursor: PullCursor(table: table, token: token ?? DeltaToken())))
+        if case .serviceWentBack? = error {
+            // Restored under this pull: reconcile, then pull from where the reconcile left the token.
+            try await reconcileIfRestored(transport, table: table)
+            (result, error) = await pullPages(
+                description, query: query, queryId: queryId, settings: settings, transport: transport)
+        }
         if let error {
             await recordLastSync(SyncSummary(.pull, table: table, ended: error, pulled: result.received))
             throw error
@@ -84,11 +86,34 @@ extension SyncContext {
         return result
     }
 
+    /// Reads the pages of a pull from the saved token; stops with ``SyncError/serviceWentBack(_:)``
+    /// when a page comes from another epoch than the one this store synced in.
+    private func pullPages(
+        _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
+        transport: HTTPTransport
+    ) async -> (PullResult, SyncError?) {
+        let token: DeltaToken?
+        let epoch: ServiceEpoch?
+        do {
+            (token, epoch) = try await store.asyncRead { [store] db in
+                (
+                    try queryId.flatMap { try store.deltaToken(db, table: table.name, queryId: $0) },
+                    try store.config(db, Self.epochKey).flatMap(ServiceEpoch.init(header:))
+                )
+            }
+        } catch {
+            return (PullResult(), error)
+        }
+        let runner = pullRunner(
+            table, query: query, queryId: queryId, settings: settings, transport: transport, epoch: epoch)
+        return await runner.run(PullRun(cursor: PullCursor(table: table.name, token: token ?? DeltaToken())))
+    }
+
     /// The pull's runner: how one page is asked for (a dropped connection asks again, a few times,
     /// after a pause) and how it is written with the token after it.
     private func pullRunner(
         _ table: TableDescription, query: TableQuery?, queryId: String?, settings: PullSettings,
-        transport: HTTPTransport
+        transport: HTTPTransport, epoch: ServiceEpoch?
     ) -> PullRunner {
         let (store, queue, monitor, connectionRetry) = (store, queue, monitor, connectionRetry)
         let path = transport.path(table: table.name)
@@ -110,6 +135,11 @@ extension SyncContext {
                         .get, path, query: parameters, for: .pull(table: table.name, queryId: queryId, page: number))
                 }
                 try Self.checkPage(reply, table: table.name)
+                if let epoch, let seen = reply.headers[ProtocolHeader.epoch].flatMap(ServiceEpoch.init(header:)),
+                    seen.id != epoch.id
+                {
+                    throw .serviceWentBack(seen)
+                }
                 // The layout as the table is now: a column an earlier page brought is decoded in place.
                 let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
                 let (rows, total) = try layout.decode(reply.body)

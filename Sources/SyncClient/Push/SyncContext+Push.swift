@@ -91,13 +91,18 @@ extension SyncContext {
 
     /// The transport, or the reason there is none (offline mode, no address). With
     /// ``ProtocolChoice/auto`` and no protocol found out yet, the service is asked which one it speaks
-    /// with one row of `table` (a push asks with the table of its first operation).
+    /// with one row of `table` (a push asks with the table of its first operation). A service that
+    /// went back in time since the last sync is reconciled with first (``reconcileIfRestored(_:table:)``).
     func readyTransport(_ kind: SyncSummary.Kind, table: String?) async throws(SyncError) -> HTTPTransport {
         do throws(SyncError) {
             if monitor.offline { throw .stopped(.offline) }
             guard let transport else { throw .noRemote }
-            guard let probeTable = try await probeTable(table) else { return transport }
-            return try await speakingTransport(transport, table: probeTable)
+            var ready = transport
+            if let probeTable = try await probeTable(table) {
+                ready = try await speakingTransport(transport, table: probeTable)
+            }
+            try await reconcileIfRestored(ready, table: table)
+            return ready
         } catch {
             await recordLastSync(SyncSummary(kind, table: table, ended: error))
             throw error

@@ -19,7 +19,7 @@ extension SyncOperationQueue {
         let id = operation.id, error = conflict.error
         guard operation.state == .conflict else { throw SyncError.notInConflict(id) }
         let table = try store.description(of: operation.table)
-        if let server = error.serverItem, error.kind == .conflict {
+        if let server = error.serverItem, error.kind == .conflict || error.kind == .restoredOlder {
             switch operation.kind {
             case .insert, .update:
                 guard var row = conflict.clientItem else {

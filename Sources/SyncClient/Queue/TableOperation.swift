@@ -121,6 +121,13 @@ public enum OperationErrorKind: String, Sendable, Codable {
     case deletedOnServer
     /// The server refused the change (400 or another 4xx).
     case failed
+    /// The service went back in time (restored from a backup) to before the item was written: it
+    /// no longer has the item this store had synced. Decided like ``deletedOnServer``: Use Client
+    /// adds it again with the local values, Use Server drops it here.
+    case goneFromService = "gone-from-service"
+    /// The service went back in time to older values of the item than this store had synced. Decided
+    /// like ``conflict``: Use Client pushes the local values over the restored ones, Use Server takes them.
+    case restoredOlder = "restored-older"
 }
 
 /// The last error of one operation (the `__errors` row).

@@ -37,6 +37,7 @@ struct ExchangeRecord: StoreRecord, PersistableRecord {
     enum Purpose: String {
         case push, pull, verify, doctor
         case probe, reach, bundle
+        case epoch, reconcile
     }
 
     /// The exchange the row holds (an id of 0: not stored yet).
@@ -52,6 +53,8 @@ struct ExchangeRecord: StoreRecord, PersistableRecord {
             case .reachability: (.reach, nil, nil, nil, nil)
             case .doctor: (.doctor, nil, nil, nil, nil)
             case .supportBundle: (.bundle, nil, nil, nil, nil)
+            case .epochProbe: (.epoch, nil, nil, nil, nil)
+            case .reconcile(_, let number): (.reconcile, nil, nil, nil, number)
             }
         container[Columns.id] = exchange.id == 0 ? nil : exchange.id
         container[Columns.startedAt] = Timestamp.string(exchange.startedAt)
@@ -119,6 +122,8 @@ extension ExchangeRecord {
             case .reach: .reachability(table: table)
             case .doctor: .doctor(table: table)
             case .bundle: .supportBundle
+            case .epoch: .epochProbe(table: table)
+            case .reconcile: .reconcile(table: table, page: try Self.required(row, Columns.page))
             }
         exchange = RecordedExchange(
             id: row[Columns.id], startedAt: try Self.time(row, Columns.startedAt),

@@ -17,12 +17,16 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case doctor(table: String)
     /// Uploading this device's support bundle, which the service's admin asked for.
     case supportBundle
+    /// Asking which epoch of its data the service answers from (``ServiceEpoch``), with `table`.
+    case epochProbe(table: String)
+    /// Page `page` of the service's rows read to reconcile `table` after the service went back in time.
+    case reconcile(table: String, page: Int)
 
     /// The table it concerns ("" for the support bundle).
     public var table: String {
         switch self {
         case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .protocolProbe(let table),
-            .reachability(let table), .doctor(let table):
+            .reachability(let table), .doctor(let table), .epochProbe(let table), .reconcile(let table, _):
             table
         case .supportBundle: ""
         }
@@ -40,6 +44,8 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
         case .reachability(let table): "whether the service answers again (asked with \(table))"
         case .doctor(let table): "protocol doctor on \(table)"
         case .supportBundle: "the support bundle the service asked for"
+        case .epochProbe(let table): "which epoch of its data the service answers from (asked with \(table))"
+        case .reconcile(let table, let page): "reconcile of \(table) after a restore of the service, page \(page)"
         }
     }
 }

@@ -96,6 +96,8 @@ struct RemoteBinding: Sendable {
         }
         try store.removeDeltaTokens(db)
         try store.setConfig(db, SyncContext.lastSyncKey, nil)
+        try store.setConfig(db, SyncContext.epochKey, nil)
+        try store.setConfig(db, SyncContext.restoreNoticeKey, nil)
         try store.setConfig(db, Self.serviceKey, identity.text)
         return .switched(report)
     }

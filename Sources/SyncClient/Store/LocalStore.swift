@@ -121,9 +121,19 @@ struct LocalStore: Sendable {
     /// The item of a row selected with `table.selectList`, read by position (by name is slower).
     /// Values kept because they did not fit their column's type come back exactly as they were.
     static func item(from row: Row, table: TableDescription) -> Item {
+        item(table: table) { row[$0] }
+    }
+
+    /// The item of the values of `table`'s columns in the order of ``TableDescription/allColumns``
+    /// (a row of a pulled page, say).
+    static func item(values: [DatabaseValue], table: TableDescription) -> Item {
+        item(table: table) { $0 < values.count ? values[$0] : .null }
+    }
+
+    private static func item(table: TableDescription, value: (Int) -> DatabaseValue) -> Item {
         var item: Item = [:]
         for (index, column) in table.allColumns.enumerated() {
-            let value: DatabaseValue = row[index]
+            let value = value(index)
             if index == TableDescription.mismatchesIndex {
                 if case .string(let text) = value.storage, case .object(let kept)? = ItemCoding.value(text) {
                     for (name, value) in kept { item[name] = value }

@@ -58,6 +58,8 @@ final class HTTPTransport: Sendable {
     let installationID: String?
     /// What this device tells the service's fleet view (its queue; a bundle asked for).
     let reporting: DeviceReporting?
+    /// The service's epoch as its answers tell it.
+    let epochs: EpochWatch
 
     /// Largest answer read; a page of 1,000 rows is about 200 KB.
     static let maximumBody = 64 << 20
@@ -66,8 +68,10 @@ final class HTTPTransport: Sendable {
         baseURL: URL, applicationKey: String?, authToken: String? = nil, authStyle: AuthStyle? = nil,
         tokenSupply: TokenSupply? = nil, caFile: String? = nil, allowPlainHTTP: Bool = false,
         deadlines: ExchangeDeadlines, tableProtocol: TableProtocol = .v2,
-        recorder: FlightRecorder? = nil, installationID: String? = nil, reporting: DeviceReporting? = nil
+        recorder: FlightRecorder? = nil, installationID: String? = nil, reporting: DeviceReporting? = nil,
+        epochs: EpochWatch = EpochWatch()
     ) {
+        self.epochs = epochs
         self.installationID = installationID
         self.reporting = reporting
         self.caFile = caFile
@@ -124,7 +128,8 @@ final class HTTPTransport: Sendable {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: authToken, authStyle: authStyle,
             tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
-            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID, reporting: reporting)
+            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID, reporting: reporting,
+            epochs: epochs)
     }
 
     /// The same transport with another token or style.
@@ -132,7 +137,8 @@ final class HTTPTransport: Sendable {
         HTTPTransport(
             baseURL: baseURL, applicationKey: applicationKey, authToken: token, authStyle: style,
             tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
-            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID, reporting: reporting)
+            tableProtocol: tableProtocol, recorder: recorder, installationID: installationID, reporting: reporting,
+            epochs: epochs)
     }
 
     /// Refuses to send a secret in plain HTTP to another machine than this one.
@@ -265,6 +271,7 @@ final class HTTPTransport: Sendable {
             }
             record(reply, nil)
             if reply.headers[ProtocolHeader.bundleRequest] == "1" { reporting?.bundleAsked() }
+            epochs.observe(reply.headers[ProtocolHeader.epoch])
             return reply
         } catch {
             let failure = describe(error, url: text)

@@ -5,7 +5,8 @@ import SyncProtocol
 
 extension SyncContext {
     /// Compares the local table with the service, row by row (by id, version and `updatedAt`, the
-    /// service's deleted rows included), and lists each row that differs with its reason: a queued
+    /// service's deleted rows included, and for copies of the same version their values, by a content
+    /// hash and then column by column), and lists each row that differs with its reason: a queued
     /// change, a conflict, a change on the service after the last pull — or none, a silent
     /// divergence. Reads only: the local store is never written.
     ///
@@ -61,7 +62,6 @@ extension SyncContext {
             var query: [(String, String)] = [
                 ("$orderby", "id"), ("$top", String(pageSize)),
                 (transport.tableProtocol.includeDeletedParameter, "true"),
-                ("$select", "id,version,updatedAt,deleted"),
             ]
             if let after { query.append(("$filter", "id gt \(TableQuery.odataString(after))")) }
             if page == 1 { query.append(transport.tableProtocol.countParameter) }
@@ -76,7 +76,7 @@ extension SyncContext {
             if ids.contains(where: { previous.contains($0) }) {
                 throw SyncError.serviceFault(.repeatedPages(table: table.name))
             }
-            let (local, queued) = try await localCopies(table, ids: ids)
+            let (local, queued) = try await localCopies(table, ids: ids, withValues: true)
             for (id, service) in rows.copies {
                 if let difference = RowComparison.difference(
                     id: id, local: local[id], service: service, queued: queued[id], pulledUpTo: pulledUpTo)
@@ -125,21 +125,31 @@ extension SyncContext {
         }
     }
 
-    /// The local copies of `ids` and the state of each one's queued change (a conflict first).
+    /// The local copies of `ids` (`withValues`: with their user columns' values) and the state of
+    /// each one's queued change (a conflict first).
     private func localCopies(
-        _ table: TableDescription, ids: [String]
+        _ table: TableDescription, ids: [String], withValues: Bool = false
     ) async throws -> (copies: [String: RowComparison.Copy], queued: [String: OperationState]) {
-        try await store.asyncRead { [queue] db in
+        try await store.asyncRead { [queue, store] db in
             var copies: [String: RowComparison.Copy] = [:]
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, version, updatedAt FROM \(table.name.quotedSQLName)
-                    WHERE id IN (\(sqlParameters(ids.count)))
-                    """,
-                arguments: StatementArguments(ids))
-            for row in rows {
-                copies[row["id"]] = RowComparison.Copy(version: row["version"], updatedAt: row["updatedAt"])
+            if withValues {
+                for (id, item) in try store.readItems(db, table: table, ids: ids) {
+                    copies[id] = RowComparison.Copy(
+                        version: item[SystemColumn.version]?.stringValue,
+                        updatedAt: item[SystemColumn.updatedAt]?.stringValue,
+                        values: item.filter { !SystemColumn.all.contains($0.key) })
+                }
+            } else {
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT id, version, updatedAt FROM \(table.name.quotedSQLName)
+                        WHERE id IN (\(sqlParameters(ids.count)))
+                        """,
+                    arguments: StatementArguments(ids))
+                for row in rows {
+                    copies[row["id"]] = RowComparison.Copy(version: row["version"], updatedAt: row["updatedAt"])
+                }
             }
             var queued: [String: OperationState] = [:]
             for operation in try queue.summaries(db, table: table.name, itemIds: ids)
@@ -150,7 +160,7 @@ extension SyncContext {
         }
     }
 
-    /// The id, version, `updatedAt` and `deleted` of each row of a page, and the total when given.
+    /// The id, version, `updatedAt`, `deleted` and values of each row of a page, and the total when given.
     private static func serviceCopies(
         _ body: Data, table: String
     ) throws(SyncError) -> (copies: [(id: String, copy: RowComparison.Copy)], count: Int?) {
@@ -164,18 +174,21 @@ extension SyncContext {
         copies.reserveCapacity(page.items.count)
         for members in page.items {
             var id: String?
-            var copy = RowComparison.Copy()
+            var (version, updatedAt, deleted) = (String?.none, String?.none, false)
+            var values: [String: JSONValue] = [:]
             for (name, value) in members {
                 switch name {
                 case SystemColumn.id: id = value.stringValue
-                case SystemColumn.version: copy.version = value.stringValue
-                case SystemColumn.updatedAt: copy.updatedAt = value.stringValue
-                case SystemColumn.deleted: copy.deleted = value == .bool(true)
-                default: break
+                case SystemColumn.version: version = value.stringValue
+                case SystemColumn.updatedAt: updatedAt = value.stringValue
+                case SystemColumn.deleted: deleted = value == .bool(true)
+                case SystemColumn.createdAt: break
+                default: values[name] = value
                 }
             }
             guard let id else { throw .badResponse("The service sent a row of '\(table)' without an id.") }
-            copies.append((id, copy))
+            copies.append(
+                (id, RowComparison.Copy(version: version, updatedAt: updatedAt, deleted: deleted, values: values)))
         }
         return (copies, page.count)
     }

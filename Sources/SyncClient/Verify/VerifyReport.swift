@@ -12,6 +12,9 @@ public struct RowDifference: Sendable, Hashable, Codable {
         case deletedOnService = "deleted-on-service"
         /// Both have the row, with another version or update time.
         case differentVersion = "different-version"
+        /// Both have the row with the same version and update time, but other values: changed by
+        /// hand or by a bug on one side, or brought back by a restore (``RowDifference/columns`` names them).
+        case differentValues = "different-values"
     }
 
     /// Why they differ, as far as the store can tell.
@@ -46,6 +49,8 @@ public struct RowDifference: Sendable, Hashable, Codable {
     /// The service's copy's version and update time (nil: no row on the service).
     public var serviceVersion: String?
     public var serviceUpdatedAt: String?
+    /// The columns whose values differ (``Kind/differentValues``), in name order; empty otherwise.
+    public var columns: [String] = []
 }
 
 /// What ``SyncContext/verify(_:pageSize:)`` found: every difference, silent divergences first.

@@ -13,7 +13,7 @@ enum BackupIdentity {
     static func ensure(in db: Database) throws -> String {
         if let id = try current(in: db)?.id { return id }
         try db.execute(sql: createTableSQL)
-        let id = ServiceEpochRecord.randomID()
+        let id = EpochTable.newID()
         try db.execute(sql: #"INSERT INTO "__backupIdentity" ("id") VALUES (?)"#, arguments: [id])
         return id
     }
@@ -32,6 +32,6 @@ enum BackupIdentity {
         try db.execute(sql: #"DELETE FROM "__backupIdentity""#)
         try db.execute(
             sql: #"INSERT INTO "__backupIdentity" ("id", "restoredFrom") VALUES (?, ?)"#,
-            arguments: [ServiceEpochRecord.randomID(), restoredFrom])
+            arguments: [EpochTable.newID(), restoredFrom])
     }
 }

@@ -12,7 +12,7 @@ public struct BackupSettings: Sendable {
     public var idleInterval: Duration = .seconds(1)
     /// When the shipped log grows past this, a round holds the writer a moment so that its
     /// checkpoint copies the whole log and the next write starts it afresh.
-    public var restartLogAfterBytes = 4 << 20
+    public var restartLogAfterBytes = 16 << 20
 
     public init(folder: String, keep: Duration = .seconds(7 * 86_400)) {
         self.folder = folder

@@ -19,6 +19,10 @@ public final class ContinuousBackup: Service, Sendable {
         /// The time written on the newest segment.
         public var newestShippedAt: Int64?
         public var lastError: String?
+        /// Time spent in rounds, and in rounds that held the service's writer (its writes waited).
+        public var roundTime: Duration = .zero
+        public var writerHeldTime: Duration = .zero
+        public var writerHeldRounds = 0
     }
 
     /// One round, timed: commits acknowledged before `readAt` were durable in the backup at `durableAt`.
@@ -122,12 +126,15 @@ public final class ContinuousBackup: Service, Sendable {
         let shipper = self.shipper.shipper
         let readAt = ContinuousClock.now
         do {
+            var held: Duration = .zero
             var round = try shipper.ship(now: now)
             // SQLite's own automatic checkpoint, which the service runs without, would hold the
             // writer here too (once the log passes 1,000 pages, after a commit).
             if shipper.framesInLog * (shipper.pageSize + 24) > settings.restartLogAfterBytes, !shipper.logFullyCopied {
                 let more = try store.database.writeWithoutTransaction { db in
-                    try shipper.shipHoldingWriter(db, now: now)
+                    let start = ContinuousClock.now
+                    defer { held = ContinuousClock.now - start }
+                    return try shipper.shipHoldingWriter(db, now: now)
                 }
                 round.frames += more.frames
                 round.segment = more.segment ?? round.segment
@@ -137,6 +144,11 @@ public final class ContinuousBackup: Service, Sendable {
             if recordsTimings { timings.withLock { $0.append(RoundTiming(readAt: readAt, durableAt: durableAt)) } }
             state.withLock { status in
                 status.rounds += 1
+                status.roundTime += durableAt - readAt
+                if held > .zero {
+                    status.writerHeldTime += held
+                    status.writerHeldRounds += 1
+                }
                 if round.segment != nil { status.segments += 1 }
                 if let generation = round.newGeneration {
                     status.generations.append(generation.name)

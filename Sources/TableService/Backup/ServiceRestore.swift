@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Storage
+import SyncProtocol
 
 /// `todosync restore`: a SQLite service's database rebuilt from its backup folder as of a time,
 /// and what that would change.
@@ -9,7 +10,7 @@ public enum ServiceRestore {
     public struct Outcome: Sendable {
         /// The newest commit the restored database holds (the epoch's `restoredTo`).
         public let restoredTo: Int64
-        public let epoch: ServiceEpochRecord
+        public let epoch: ServiceEpoch
         /// Where the file that was there before is kept, when there was one.
         public let keptAs: String?
         public let segments: Int
@@ -22,7 +23,7 @@ public enum ServiceRestore {
     ) throws(RestoreError) -> RestorePlan {
         let catalog = try catalog(backupFolder, time: time, now: now)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "todosync-restore-plan-\(ServiceEpochRecord.randomID())"
+            "todosync-restore-plan-\(EpochTable.newID())"
         ).path
         do { try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true) } catch {
             throw .database(path: scratch, reason: "\(error)")
@@ -63,7 +64,7 @@ public enum ServiceRestore {
 
     /// Replaces `database` with its state at `time`, built from `backupFolder`: all or nothing,
     /// also across a power cut. The file built is checked (`integrity_check`), begins a new epoch
-    /// (``ServiceEpochRecord``) and a new identity for backups, and is synced; the file that was
+    /// (`EpochTable`: the `__epoch` row) and a new identity for backups, and is synced; the file that was
     /// there (checkpointed first) is kept as `DATABASE.before-restore-STAMP`, and the new one renamed
     /// into place. Refused while a service runs on `database` (its ``ServiceFileLock``).
     public static func restore(
@@ -89,7 +90,7 @@ public enum ServiceRestore {
                 throw .backup(error)
             }
             let restoredTo: Int64 = time.milliseconds ?? built.committedAt
-            let epoch: ServiceEpochRecord
+            let epoch: ServiceEpoch
             do {
                 epoch = try finish(building, restoredTo: restoredTo, from: catalog.database, now: now)
             } catch {
@@ -141,7 +142,7 @@ public enum ServiceRestore {
     /// Checks the file built, begins its epoch and identity, and leaves it whole in one durable file.
     private static func finish(
         _ path: String, restoredTo: Int64, from backup: String, now: Int64
-    ) throws(RestoreError) -> ServiceEpochRecord {
+    ) throws(RestoreError) -> ServiceEpoch {
         do {
             let queue = try DatabaseQueue(path: path)
             let report = try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
@@ -151,7 +152,7 @@ public enum ServiceRestore {
             }
             let epoch = try queue.write { db in
                 try BackupIdentity.renew(restoredFrom: backup, in: db)
-                return try ServiceEpochRecord.begin(restoredTo: restoredTo, now: now, in: db)
+                return try EpochTable.begin(db, restoredTo: restoredTo, now: now)
             }
             // Everything into the file itself (the WAL is then empty, and goes when the queue closes).
             try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }

@@ -4,7 +4,7 @@ import HTTPTypes
 
 /// Which web pages may call the service, and cross-origin access for them as the official server
 /// answers it: preflights from an allowed origin are answered 200 with the allowed methods and
-/// headers, and responses to allowed origins expose `Link` and `ETag`.
+/// headers, and responses to allowed origins expose `Link`, `ETag` and `X-TodoSync-Epoch`.
 ///
 /// This is the one place that decides: ``WriteGuard`` refuses writes from any other page.
 struct CORSPolicy: Sendable {
@@ -34,7 +34,7 @@ struct CORSPolicy: Sendable {
                 response.headers[.accessControlAllowHeaders] = asked
             }
             response.headers[.accessControlMaxAge] = "300"
-            response.headers[.accessControlExposeHeaders] = "Link,Etag"
+            response.headers[.accessControlExposeHeaders] = "Link,Etag,X-TodoSync-Epoch"
             response.headers[.vary] = "Origin"
         }
         return response
@@ -44,7 +44,7 @@ struct CORSPolicy: Sendable {
     func decorate(_ request: Request, _ response: inout Response) {
         guard let origin = request.headers[.origin], allows(origin, on: request) else { return }
         response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.accessControlExposeHeaders] = "Link,Etag"
+        response.headers[.accessControlExposeHeaders] = "Link,Etag,X-TodoSync-Epoch"
         response.headers[.vary] = "Origin"
     }
 

@@ -12,9 +12,10 @@ enum OpenAPIDocument {
             let name = schema.name
             components[name] = itemSchema(schema, declarations.declaration(of: name))
             components[name + "Page"] = pageSchema(name)
-            paths["/tables/\(name)"] = collectionPath(name, QueryPatterns(schema, declarations.declaration(of: name)))
-            paths["/tables/\(name)/{id}"] = itemPath(name)
-            paths["/tables/\(name)/$changes"] = changesPath(name)
+            paths["/tables/\(name)"] = withEpoch(
+                collectionPath(name, QueryPatterns(schema, declarations.declaration(of: name))))
+            paths["/tables/\(name)/{id}"] = withEpoch(itemPath(name))
+            paths["/tables/\(name)/$changes"] = withEpoch(changesPath(name))
         }
         components["ChangeCursor"] = [
             "type": "object", "required": ["table", "cursor"],
@@ -29,8 +30,35 @@ enum OpenAPIDocument {
                     "Tables spoken to with Datasync v3 (ZUMO-API-VERSION: 3.0.0) and Mobile Apps v2 (2.0.0)."),
             ],
             "paths": .object(paths),
-            "components": ["schemas": .object(components)],
+            "components": ["schemas": .object(components), "headers": ["Epoch": epochHeader]],
         ]
+    }
+
+    /// `X-TodoSync-Epoch`, on every answer (see ``ServiceEpoch``).
+    private static let epochHeader: JSONValue = [
+        "description": .string(
+            "Which life of the service's data answered: an id, and after a restore from a backup "
+                + "'; restored-to=' and the ISO 8601 moment the data went back to. A client that saw another "
+                + "epoch before reads its tables again and turns what the service lost into conflicts."),
+        "schema": ["type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}(; restored-to=[0-9TZ:.-]+)?$"],
+    ]
+
+    /// `path` with the epoch header described on each answer of each of its operations.
+    private static func withEpoch(_ path: JSONValue) -> JSONValue {
+        guard case .object(var operations) = path else { return path }
+        for (method, operation) in operations {
+            guard case .object(var members) = operation, case .object(var responses)? = members["responses"] else {
+                continue
+            }
+            for (status, response) in responses {
+                guard case .object(var described) = response else { continue }
+                described["headers"] = ["X-TodoSync-Epoch": ["$ref": "#/components/headers/Epoch"]]
+                responses[status] = .object(described)
+            }
+            members["responses"] = .object(responses)
+            operations[method] = .object(members)
+        }
+        return .object(operations)
     }
 
     private static func itemSchema(_ schema: TableSchema, _ declaration: TableDeclaration?) -> JSONValue {

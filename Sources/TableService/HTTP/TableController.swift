@@ -332,6 +332,7 @@ struct TableController: Sendable {
     private func finish(_ request: Request, _ response: Response) -> Response {
         var response = response
         response.headers[.cacheControl] = "no-cache"
+        if let epoch = store.epoch { response.headers[ProtocolHeader.epoch] = epoch.header }
         cors.decorate(request, &response)
         return response
     }

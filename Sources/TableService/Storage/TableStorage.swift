@@ -1,4 +1,5 @@
 import Foundation
+import SyncProtocol
 
 /// Where the table service keeps its tables: one SQLite file (``SQLiteTableStore``, the embedded
 /// default) or a PostgreSQL database shared by any number of service instances
@@ -24,6 +25,9 @@ protocol TableStorage: Sendable {
 
     /// Who waits for this store's changes; the store tells it of every row it stamps.
     var changes: ChangeFeed { get }
+    /// The life of the data the store answers from (``ServiceEpoch``); nil until a PostgreSQL store
+    /// has read it.
+    var epoch: ServiceEpoch? { get }
 
     /// How many read transactions this process ran on the database (what an idle subscriber must
     /// not cost); nil when the database counts them itself (PostgreSQL's `pg_stat_database`).

@@ -91,7 +91,10 @@ final class PostgresChangeBus: Sendable {
     func run(_ store: PostgresTableStore) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.send(through: store) }
-            group.addTask { await self.listen(store.location, logger: store.logger) }
+            group.addTask {
+                // A connection lost may be a cluster restored to an earlier point: the epoch is read again.
+                await self.listen(store.location, logger: store.logger) { await store.refreshEpoch() }
+            }
             group.addTask { await self.release(below: store) }
             group.addTask { await self.sweep(store) }
             await group.waitForAll()
@@ -178,8 +181,11 @@ final class PostgresChangeBus: Sendable {
             database: location.database, tls: tls)
     }
 
-    /// Listens until cancelled; reconnects after a failure with a growing pause.
-    func listen(_ location: PostgresLocation, logger: Logger) async {
+    /// Listens until cancelled; reconnects after a failure with a growing pause. `onListening` runs
+    /// each time it listens again after a lost connection.
+    func listen(
+        _ location: PostgresLocation, logger: Logger, onListening: @escaping @Sendable () async -> Void = {}
+    ) async {
         let configuration: PostgresConnection.Configuration
         do {
             configuration = try Self.configuration(location)
@@ -195,6 +201,7 @@ final class PostgresChangeBus: Sendable {
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: Self.channel) { notifications in
                     // Listening now: whatever was written before, subscribers read their cursor once.
+                    if failures > 0 { await onListening() }
                     feed.wakeAll()
                     failures = 0
                     for try await notification in notifications {

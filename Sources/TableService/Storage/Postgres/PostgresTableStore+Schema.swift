@@ -37,6 +37,8 @@ extension PostgresTableStore {
                     "name" text COLLATE "C" NOT NULL, "stripe" integer NOT NULL, "count" bigint NOT NULL,
                     PRIMARY KEY ("name", "stripe"))
                 """, logger: self.logger)
+            let epoch = try await self.prepareEpoch(connection)
+            self.currentEpoch.withLock { $0 = epoch }
             for function in PostgresHorizon.functionsSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: function), logger: self.logger)
             }

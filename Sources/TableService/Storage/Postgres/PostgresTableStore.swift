@@ -48,6 +48,8 @@ final class PostgresTableStore: TableStorage {
     /// run on (see ``onEventLoop(_:)``).
     let executor: EventLoopTaskExecutor
     let changes: ChangeFeed
+    /// The database's epoch, read when the store opens (``prepareEpoch(_:)``).
+    let currentEpoch = Mutex<ServiceEpoch?>(nil)
 
     /// The key of the advisory lock that serialises schema changes of all instances.
     static let schemaLockKey: Int64 = 0x746F_646F_7379_6E63  // "todosync"

@@ -31,6 +31,9 @@ final class SQLiteTableStore: TableStorage {
     let commitSignal = CommitSignal()
     /// The file's path (nil in memory).
     let path: String?
+    /// The file's epoch, read (or begun) at open: only `todosync restore`, with the service
+    /// stopped, begins another.
+    let epoch: ServiceEpoch?
 
     static let migrations: [StoreMigration] = [
         StoreMigration("tableService.v1") { db in
@@ -79,6 +82,12 @@ final class SQLiteTableStore: TableStorage {
             throw .cannotOpenDatabase(error.description)
         }
         self.clock = clock
+        do {
+            let database = self.database
+            epoch = try database.write { db in try EpochTable.current(db, now: clock()) }
+        } catch {
+            throw .cannotOpenDatabase("\(error)")
+        }
         do {
             // Renames and records first, in one transaction: a refused file changes nothing.
             try database.write { db in try self.applySchemaChanges(db, declarations) }
