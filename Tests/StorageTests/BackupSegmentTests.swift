@@ -9,6 +9,13 @@ struct BackupSegmentTests {
     @Test func theChecksumIsZlibsCRC32() {
         #expect(CRC32.of(Data("123456789".utf8)) == 0xCBF4_3926)
         #expect(CRC32.of(Data()) == 0)
+        // Eight bytes a step and the rest one by one, split anywhere: the same checksum.
+        let text = Data("The quick brown fox jumps over the lazy dog".utf8)
+        #expect(CRC32.of(text) == 0x414F_A339)
+        var split = CRC32()
+        split.update(text.prefix(13))
+        split.update(text.dropFirst(13))
+        #expect(split.value == 0x414F_A339)
     }
 
     @Test func aSegmentKeepsEachPagesLatestVersionAndTheSizeAfterItsLastCommit() throws {

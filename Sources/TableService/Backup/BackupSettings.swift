@@ -7,7 +7,7 @@ public struct BackupSettings: Sendable {
     /// How far back a restore can go (`--backup-keep`): older generations are removed.
     public var keep: Duration
     /// The shortest time between two rounds: commits in between share one segment (and its syncs).
-    public var shipInterval: Duration = .milliseconds(100)
+    public var shipInterval: Duration = .milliseconds(200)
     /// A round runs at least this often, for commits the store does not signal.
     public var idleInterval: Duration = .seconds(1)
     /// When the shipped log grows past this, a round holds the writer a moment so that its
