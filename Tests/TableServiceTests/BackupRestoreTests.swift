@@ -418,6 +418,28 @@ struct BackupRestoreTests {
         }
     }
 
+    @Test func aRoundThatFailsIsReportedAndTheNextBeginsANewGeneration() async throws {
+        let work = try Work()
+        try await Self.withBackedUpServer(work) { server, backup in
+            try await Self.insert(server, ["before"])
+            try await backup.shipNow()
+            // The backup disk goes away (unmounted, say): the round fails and says why.
+            let away = work.folder.file("away")
+            try FileManager.default.moveItem(atPath: work.backup, toPath: away)
+            try await Self.insert(server, ["while-away"])
+            await #expect(throws: BackupError.self) { try await backup.shipNow() }
+            #expect(backup.status.lastError != nil)
+            try FileManager.default.moveItem(atPath: away, toPath: work.backup)
+            try await Self.insert(server, ["after"])
+            let round = try await backup.shipNow()
+            #expect(round.newGeneration != nil)
+            #expect(backup.status.lastError == nil)
+        }
+        let target = work.folder.file("target.sqlite")
+        _ = try ServiceRestore.restore(backupFolder: work.backup, database: target, to: .latest, now: .max / 2)
+        #expect(try Self.rows(inFile: target).keys.sorted() == ["after", "before", "while-away"])
+    }
+
     @Test func aPostgreSQLServiceRefusesTheBackupFolderAndPointsToItsOwnTools() throws {
         var configuration = TableService.Configuration(
             database: .postgres(PostgresLocation(host: "127.0.0.1", user: "todosync", database: "todosync")))

@@ -56,10 +56,17 @@ public struct BackupFolder: Sendable {
         }.filter { FileManager.default.fileExists(atPath: $0.manifestPath) }
     }
 
-    /// A new generation's folder, named after `now` so that names sort in time.
+    /// A new generation's folder, named after `now` (or 1 ms past the newest one, when the clock
+    /// is not past it) so that names sort in the order generations began.
     func newGeneration(now: Int64) throws(BackupError) -> BackupGeneration {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let newest = names.compactMap { name -> Int64? in
+            let parts = name.split(separator: "-")
+            return parts.count == 3 && parts[0] == "generation" ? Int64(parts[1]) : nil
+        }.max()
+        let time = newest.map { max(now, $0 + 1) } ?? now
         let random = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
-        let name = "generation-" + String(format: "%015lld", now) + "-" + random
+        let name = "generation-" + String(format: "%015lld", time) + "-" + random
         let generation = BackupGeneration(name: name, path: path + "/" + name)
         try DurableWrite.makeFolder(generation.path)
         return generation

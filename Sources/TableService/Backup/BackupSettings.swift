@@ -10,6 +10,9 @@ public struct BackupSettings: Sendable {
     public var shipInterval: Duration = .milliseconds(200)
     /// A round runs at least this often, for commits the store does not signal.
     public var idleInterval: Duration = .seconds(1)
+    /// After a round failed (a full or missing backup disk), the pause before the next one, which
+    /// begins a new generation with a base copy.
+    public var pauseAfterFailure: Duration = .seconds(10)
     /// When the shipped log grows past this, a round holds the writer a moment so that its
     /// checkpoint copies the whole log and the next write starts it afresh.
     public var restartLogAfterBytes = 16 << 20

@@ -96,7 +96,12 @@ public final class ContinuousBackup: Service, Sendable {
         }
         var lastPrune: Int64?
         for await _ in signal.signals.cancelOnGracefulShutdown() {
-            _ = try? await shipNow()
+            do {
+                try await shipNow()
+            } catch {
+                // Logged by the round; not a base copy every 200 ms against a full disk.
+                do { try await clock.sleep(for: settings.pauseAfterFailure) } catch { break }
+            }
             let time = now()
             if lastPrune.map({ time - $0 >= 60_000 }) ?? true {
                 lastPrune = time
