@@ -30,7 +30,10 @@ enum RestoreReconcile {
         try await database.write { db in
             // What a restore to before the last 1 % of the writes looks like to the client.
             try db.execute(sql: "DELETE FROM todoitem WHERE rowid % 100 = 0")
-            try db.execute(sql: "UPDATE todoitem SET text = 'older', version = 'v-older', updatedAt = updatedAt - 1000 WHERE rowid % 100 = 1")
+            try db.execute(
+                sql:
+                    "UPDATE todoitem SET text = 'older', version = 'v-older', updatedAt = updatedAt - 1000 WHERE rowid % 100 = 1"
+            )
             try db.execute(
                 sql: """
                     DELETE FROM "__epoch";
@@ -44,12 +47,14 @@ enum RestoreReconcile {
         _ = try await context.table("todoitem").pull(queryId: "bench", settings: PullSettings(pageSize: pageSize))
         let reconcile = seconds(since: reconcileStart)
         let notice = try context.restoreNotice()
-        precondition(notice?.gone == rows / 100 && notice?.older == rows / 100, "reconcile found \(String(describing: notice))")
+        precondition(
+            notice?.gone == rows / 100 && notice?.older == rows / 100, "reconcile found \(String(describing: notice))")
         try await context.close()
         await service.stop()
         return [
             "reconcile \(rows) rows after a restore of the service (1 % gone, 1 % older: \(rows / 50) conflicts): "
-                + String(format: "%.2f s; its pull before: %.2f s;  reconcile / pull = %.2f   [target ≤ 2]",
+                + String(
+                    format: "%.2f s; its pull before: %.2f s;  reconcile / pull = %.2f   [target ≤ 2]",
                     reconcile, pull, reconcile / pull)
         ]
     }
@@ -64,7 +69,8 @@ enum RestoreReconcile {
                         request.method = .POST
                         request.headers.add(name: "Content-Type", value: "application/json")
                         request.body = .bytes(
-                            ByteBuffer(string: #"{"id":"row-\#(index)","text":"task number \#(index) with some words"}"#))
+                            ByteBuffer(
+                                string: #"{"id":"row-\#(index)","text":"task number \#(index) with some words"}"#))
                         _ = try await HTTPClient.shared.execute(request, timeout: .seconds(30)).body.collect(
                             upTo: 1 << 20)
                     }

@@ -19,7 +19,7 @@ struct EpochTests {
             #expect(document.text.contains("\"X-TodoSync-Epoch\""))
             if backend == .postgres {
                 try await withTestServer(.postgres, sharing: server) { second in
-                        let answer = try await second.send(.get, "/tables/todoitem")
+                    let answer = try await second.send(.get, "/tables/todoitem")
                     #expect(answer.header("X-TodoSync-Epoch") == epoch.header)
                 }
             }

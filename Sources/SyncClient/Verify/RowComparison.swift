@@ -15,7 +15,9 @@ enum RowComparison {
         /// hold the same values, so only copies whose hashes differ are compared column by column.
         var content: Int?
 
-        init(version: String? = nil, updatedAt: String? = nil, deleted: Bool = false, values: [String: JSONValue]? = nil) {
+        init(
+            version: String? = nil, updatedAt: String? = nil, deleted: Bool = false, values: [String: JSONValue]? = nil
+        ) {
             self.version = version
             self.updatedAt = updatedAt
             self.deleted = deleted
