@@ -92,7 +92,7 @@ extension SyncContext {
     /// The transport, or the reason there is none (offline mode, no address). With
     /// ``ProtocolChoice/auto`` and no protocol found out yet, the service is asked which one it speaks
     /// with one row of `table` (a push asks with the table of its first operation). A service that
-    /// went back in time since the last sync is reconciled with first (``reconcileIfRestored(_:table:)``).
+    /// went back in time since the last sync is reconciled with first (``reconcileIfRestored(_:table:asking:)``).
     func readyTransport(_ kind: SyncSummary.Kind, table: String?) async throws(SyncError) -> HTTPTransport {
         do throws(SyncError) {
             if monitor.offline { throw .stopped(.offline) }
@@ -101,7 +101,9 @@ extension SyncContext {
             if let probeTable = try await probeTable(table) {
                 ready = try await speakingTransport(transport, table: probeTable)
             }
-            try await reconcileIfRestored(ready, table: table)
+            // A pull learns the epoch from its first page (``SyncError/serviceWentBack(_:)``); a push
+            // must know it before it sends anything.
+            try await reconcileIfRestored(ready, table: table, asking: kind == .push)
             return ready
         } catch {
             await recordLastSync(SyncSummary(kind, table: table, ended: error))

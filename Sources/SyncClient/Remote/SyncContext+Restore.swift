@@ -59,13 +59,14 @@ extension SyncContext {
     }
 
     /// Reconciles before a push or pull when the service's epoch is not the one this store synced in.
-    /// The epoch is known from any earlier answer in this process; otherwise one small request asks
-    /// (only of a service that sent an epoch before).
-    func reconcileIfRestored(_ transport: HTTPTransport, table: String?) async throws(SyncError) {
+    /// The epoch is known from any earlier answer in this process; otherwise, when `asking` (a push,
+    /// which must not send before it knows), one small request asks, only of a service that sent an
+    /// epoch before.
+    func reconcileIfRestored(_ transport: HTTPTransport, table: String?, asking: Bool = false) async throws(SyncError) {
         let saved = try await store.asyncRead { [store] db in try store.config(db, Self.epochKey) }
             .flatMap(ServiceEpoch.init(header:))
         var seen = transport.epochs.epoch
-        if seen == nil, saved != nil {
+        if seen == nil, saved != nil, asking {
             let probe = table ?? tables.first?.name ?? TableDescription.todoItem.name
             _ = try await transport.send(
                 .get, transport.path(table: probe), query: [("$top", "0")], for: .epochProbe(table: probe))

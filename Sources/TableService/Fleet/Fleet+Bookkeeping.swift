@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// The fleet's background work, one pass a second: save the devices noted since the last pass,
-/// fold in what other instances saved, and raise or settle stall alerts.
+/// fold in what other instances saved, and raise or settle stall alerts; and, where instances share
+/// the database, the revocations read again four times a second.
 extension Fleet {
     /// Reads what the database holds, once, at start (and moves an installation registry's rows).
     func loadIfNeeded() async {
@@ -19,7 +20,17 @@ extension Fleet {
             return
         }
         await readOthers()
+        await readRevocations()
         state.withLock { $0.loaded = true }
+    }
+
+    /// Reads the revocations again: those other instances made or undid since the last pass.
+    func readRevocations() async {
+        do {
+            try await revocations.reload()
+        } catch {
+            logger.warning("the revocations could not be read: \(error)")
+        }
     }
 
     /// Folds in the devices saved since the last read (by this instance before a restart, or by
@@ -73,6 +84,10 @@ final class FleetBookkeeping: Sendable {
     private let task: Mutex<Task<Void, Never>?>
     /// Passes run so far (tests wait for passes, not for seconds).
     let passes = Mutex(0)
+    /// How often the revocations are read again where instances share the database (a small table).
+    static let revocationsPeriod = Duration.milliseconds(250)
+    /// The fleet's pass runs every fourth beat: once a second.
+    static let beatsPerPass = 4
 
     init(fleet: Fleet, alerts: FleetAlerts) {
         self.fleet = fleet
@@ -91,9 +106,14 @@ final class FleetBookkeeping: Sendable {
             task = Task { [self] in
                 await fleet.loadIfNeeded()
                 await alerts.loadOpenEpisodes()
+                var beat = 0
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await Task.sleep(for: Self.revocationsPeriod)
                     if Task.isCancelled { break }
+                    // What other instances revoked: refused here within a quarter of a second.
+                    if fleet.store.isShared { await fleet.readRevocations() }
+                    beat += 1
+                    guard beat % Self.beatsPerPass == 0 else { continue }
                     // What the other instances saw first, so that this one saves its view merged with theirs.
                     if fleet.store.isShared { await fleet.readOthers() }
                     await fleet.save()

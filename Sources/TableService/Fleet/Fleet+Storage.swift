@@ -65,7 +65,10 @@ extension TableStorage {
     /// Creates the fleet's tables, and moves the devices of the installation registry it replaces
     /// (`__installations`: id, last write, old names) into `__devices`.
     func prepareFleetTables() async throws(TableError) {
-        try await execute(FleetTables.createSQL(dialect: dialect).map { SQLStatement(sql: $0) })
+        try await execute(
+            (FleetTables.createSQL(dialect: dialect) + [Revocations.createSQL(dialect: dialect)]).map {
+                SQLStatement(sql: $0)
+            })
         guard
             try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?[0]
                 .integer() ?? 0 > 0

@@ -51,6 +51,8 @@ final class Fleet: Sendable {
     let perUserTables: Set<String>
     let state = Mutex(State())
     let metrics: ServiceMetrics
+    /// The users and devices whose access an admin revoked.
+    let revocations: Revocations
 
     init(
         clock: @escaping @Sendable () -> Int64, thresholds: FleetThresholds, store: any TableStorage,
@@ -62,6 +64,7 @@ final class Fleet: Sendable {
         self.perUserTables = Set(perUserTables.map { $0.lowercased() })
         self.metrics = metrics
         self.logger = logger
+        revocations = Revocations(store: store)
     }
 
     // MARK: Noting requests

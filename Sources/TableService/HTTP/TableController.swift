@@ -299,9 +299,12 @@ struct TableController: Sendable {
         var response: Response
         var style = ProtocolStyle.v2
         var device: DeviceIdentity?
-        do {
+        do throws(TableError) {
             device = try DeviceIdentity.of(request)
             if verifier == nil { try admit(request) }
+            if let revoked = fleet.revocations.refusal(user: user, device: device?.id) {
+                throw TableError.revoked(revoked)
+            }
             let scope = try scope(of: request, user: user)
             style = try ProtocolStyle(request)
             response = try await body(request, style, scope)
@@ -348,6 +351,16 @@ struct TableController: Sendable {
         case .tooManySubscribers:
             var response = Response.jsonError(error.message, status: error.status)
             response.headers[.retryAfter] = "5"
+            return response
+        case .revoked(let revocation):
+            // What a client needs to act on it: that it is a revocation, of whom, and whether to wipe.
+            var body = Data(#"{"error":"#.utf8)
+            body += (try? JSONEncoder().encode(error.message)) ?? Data(#""revoked""#.utf8)
+            body += Data(#","revoked":"#.utf8)
+            body += (try? JSONEncoder().encode(revocation)) ?? Data("{}".utf8)
+            body += Data("}".utf8)
+            var response = Response.json(data: body)
+            response.status = error.status
             return response
         case .storage(let failure) where failure.isLogged:
             logger.error("table service storage error on \(request.method) \(request.path): \(failure)")

@@ -44,11 +44,13 @@ enum TableError: Error, HTTPResponseError, Equatable {
     /// 503: the table gained a column between compiling a page and reading it, again and again (a
     /// page is compiled again at once: see ``TableStorage/page(_:table:style:declaration:scope:)``).
     case schemaMoved(String)
+    /// The request's user or device had its access revoked by the service's admin.
+    case revoked(Revocation)
 
     var status: HTTPResponse.Status {
         switch self {
         case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: .badRequest
-        case .missingApplicationKey, .signInRequired, .signInRefused: .unauthorized
+        case .missingApplicationKey, .signInRequired, .signInRefused, .revoked: .unauthorized
         case .foreignOrigin: .forbidden
         case .itemNotFound, .tableNotFound: .notFound
         case .alreadyExists(.none): .badRequest
@@ -102,6 +104,7 @@ enum TableError: Error, HTTPResponseError, Equatable {
             "The change channel has its \(limit) subscribers; subscribe again after Retry-After, or sync by polling meanwhile."
         case .schemaMoved(let table):
             "The table '\(table)' kept gaining columns while it was read; send the request again."
+        case .revoked(let revocation): revocation.message
         }
     }
 }

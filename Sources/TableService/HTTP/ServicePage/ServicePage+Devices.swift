@@ -28,6 +28,7 @@ extension ServicePage {
         }
         router.get(base + "/live.js") { _ in self.liveScript() }
         addAPIRoutes(to: &router)
+        addRevocationRoutes(to: &router)
     }
 
     // MARK: Pages
@@ -189,7 +190,7 @@ extension ServicePage {
     }
 
     /// Runs an API request after the access check; every error is JSON with a message.
-    private func api(_ request: Request, _ body: () async throws -> Response) async -> Response {
+    func api(_ request: Request, _ body: () async throws -> Response) async -> Response {
         var response: Response
         // A page of another site could make a browser POST here with the session cookie or from
         // loopback (a simple request needs no preflight): a write must come from no page or ours.
@@ -219,7 +220,7 @@ extension ServicePage {
         return response
     }
 
-    private static func json(_ value: some Encodable) throws -> Response {
+    static func json(_ value: some Encodable) throws -> Response {
         .json(data: try JSONEncoder.todosync().encode(value))
     }
 
