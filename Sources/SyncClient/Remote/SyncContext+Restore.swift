@@ -188,24 +188,26 @@ extension SyncContext {
         var counts = ReconcileCounts()
         let (table, rows) = try store.widen(db, tableName, forPulled: pulled)
         let queued = try queue.itemIds(db, table: table.name)
-        let locals = try store.readItems(db, table: table, ids: rows.compactMap(\.id))
+        let locals = try Self.copies(of: rows.compactMap(\.id), in: table, db)
         var taken: [PulledRow] = []
         for row in rows {
             guard let id = row.id else { continue }
             let service = RestoreRule.Copy(
                 version: row.version, updatedAt: Self.milliseconds(row.updatedAt), deleted: row.deleted)
-            switch RestoreRule.decide(local: locals[id].map(Self.copy), service: service, queued: queued.contains(id)) {
+            switch RestoreRule.decide(local: locals[id], service: service, queued: queued.contains(id)) {
             case .keep: continue
             case .takeService:
                 taken.append(row)
             case .goneFromService:
                 counts.gone += 1
+                guard let local = try store.readItem(db, table: table, id: id) else { continue }
                 try Self.recordConflict(
-                    .goneFromService, table: table, local: locals[id]!, server: nil, epoch: epoch, queue: queue, db)
+                    .goneFromService, table: table, local: local, server: nil, epoch: epoch, queue: queue, db)
             case .restoredOlder:
                 counts.older += 1
+                guard let local = try store.readItem(db, table: table, id: id) else { continue }
                 try Self.recordConflict(
-                    .restoredOlder, table: table, local: locals[id]!,
+                    .restoredOlder, table: table, local: local,
                     server: LocalStore.item(values: row.values, table: table), epoch: epoch, queue: queue, db)
             }
         }
@@ -274,6 +276,23 @@ extension SyncContext {
                 operationId: id, kind: kind, status: nil, message: message, serverItem: server, clientItem: local,
                 recordedAt: now))
         try queue.history.recordOperation(db, .conflict, operationId: id, detail: message)
+    }
+
+    /// The version, stamp and delete of the local rows of `ids` (the whole rows only for the few
+    /// that become conflicts).
+    private static func copies(
+        of ids: [String], in table: TableDescription, _ db: Database
+    ) throws -> [String: RestoreRule.Copy] {
+        var copies: [String: RestoreRule.Copy] = [:]
+        let rows = try Row.fetchAll(
+            db,
+            sql:
+                "SELECT id, version, updatedAt FROM \(table.name.quotedSQLName) WHERE id IN (\(sqlParameters(ids.count)))",
+            arguments: StatementArguments(ids))
+        for row in rows {
+            copies[row[0]] = RestoreRule.Copy(version: row[1], updatedAt: milliseconds(row[2]))
+        }
+        return copies
     }
 
     private static func copy(_ item: Item) -> RestoreRule.Copy {

@@ -9,7 +9,8 @@ enum RowComparison {
         var version: String?
         var updatedAt: String?
         var deleted = false
-        /// The user columns' values (nil: not read, such as a local row the service lacks).
+        /// The row's values (nil: not read, such as a local row the service lacks); its system
+        /// columns, if there, are left out of the comparison.
         var values: [String: JSONValue]?
         /// A hash of ``values`` as ``contentHash(_:)`` computes it: two copies with equal hashes
         /// hold the same values, so only copies whose hashes differ are compared column by column.
@@ -78,7 +79,7 @@ enum RowComparison {
     /// members, a missing member and null hashing alike (a page leaves out what a row lacks).
     static func contentHash(_ values: [String: JSONValue]) -> Int {
         var combined = 0
-        for (name, value) in values where value != .null {
+        for (name, value) in values where value != .null && !SystemColumn.all.contains(name) {
             var hasher = Hasher()
             hasher.combine(name)
             hasher.combine(canonical(value))
@@ -91,13 +92,14 @@ enum RowComparison {
     /// The columns whose values differ, a missing member counting as null; dates compared as instants.
     static func differingColumns(_ local: [String: JSONValue], _ service: [String: JSONValue]) -> [String] {
         Set(local.keys).union(service.keys).filter { name in
-            canonical(local[name] ?? .null) != canonical(service[name] ?? .null)
+            !SystemColumn.all.contains(name) && canonical(local[name] ?? .null) != canonical(service[name] ?? .null)
         }.sorted()
     }
 
     /// A value as it compares: a date-time text as its instant (precision and zone vary by service).
     private static func canonical(_ value: JSONValue) -> JSONValue {
-        guard case .string(let text) = value, text.count >= 20, text.dropFirst(10).first == "T",
+        guard case .string(let text) = value, text.utf8.count >= 20,
+            text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: 10)] == UInt8(ascii: "T"),
             let milliseconds = ProtocolDate.parse(text)
         else { return value }
         return .string(ProtocolDate.format(milliseconds: milliseconds))

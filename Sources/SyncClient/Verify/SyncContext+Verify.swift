@@ -137,7 +137,7 @@ extension SyncContext {
                     copies[id] = RowComparison.Copy(
                         version: item[SystemColumn.version]?.stringValue,
                         updatedAt: item[SystemColumn.updatedAt]?.stringValue,
-                        values: item.filter { !SystemColumn.all.contains($0.key) })
+                        values: item)
                 }
             } else {
                 let rows = try Row.fetchAll(
