@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import GRDB
-import NIOCore
 import SyncClient
 import TableService
 
@@ -15,7 +13,7 @@ enum RestoreReconcile {
         var service = try TableService.start(
             .init(database: .sqlite(path: path), tables: ["todoitem"]), port: 0, quiet: true)
         let port = service.port
-        try await seed(rows, base: service.url)
+        try await seedTodos(rows, base: service.url)
         let context = try SyncContext(
             path: work + "/restored-client.sqlite", configuration: .init(remoteURL: URL(string: service.url)!))
         let pullStart = ContinuousClock.now
@@ -57,26 +55,5 @@ enum RestoreReconcile {
                     format: "%.2f s; its pull before: %.2f s;  reconcile / pull = %.2f   [target ≤ 2]",
                     reconcile, pull, reconcile / pull)
         ]
-    }
-
-    /// `count` rows POSTed by eight workers.
-    private static func seed(_ count: Int, base: String) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    for index in stride(from: worker, to: count, by: 8) {
-                        var request = HTTPClientRequest(url: base + "/tables/todoitem")
-                        request.method = .POST
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(
-                            ByteBuffer(
-                                string: #"{"id":"row-\#(index)","text":"task number \#(index) with some words"}"#))
-                        _ = try await HTTPClient.shared.execute(request, timeout: .seconds(30)).body.collect(
-                            upTo: 1 << 20)
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
     }
 }

@@ -45,21 +45,7 @@ let base = service.url
 // `ONLY=tls`: only the pull and push over HTTPS against plain HTTP (section e).
 if ProcessInfo.processInfo.environment["ONLY"] == "tls" {
     line("seeding \(rowCount) rows…")
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for worker in 0..<8 {
-            group.addTask {
-                for index in stride(from: worker, to: rowCount, by: 8) {
-                    var request = HTTPClientRequest(url: base + "/tables/todoitem")
-                    request.method = .POST
-                    request.headers.add(name: "Content-Type", value: "application/json")
-                    request.body = .bytes(
-                        ByteBuffer(string: #"{"id":"row-\#(index)","text":"task number \#(index) with some words"}"#))
-                    _ = try await HTTPClient.shared.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20)
-                }
-            }
-        }
-        try await group.waitForAll()
-    }
+    try await seedTodos(rowCount, base: base)
     await service.stop()
     for text in try await TLSRounds.run(
         database: work + "/service.sqlite", rows: rowCount, pushes: pushCount, work: work)
