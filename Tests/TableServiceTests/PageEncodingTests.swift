@@ -8,22 +8,8 @@ import Testing
 /// The fast page encoders (rows straight to JSON, from SQLite and from PostgreSQL) write exactly
 /// what the item encoder writes, on the first page and on a later one, in v2 and in v3.
 @Suite struct PageEncodingTests {
-    static func store(_ backend: Backend) async throws -> any TableStorage {
-        switch backend {
-        case .sqlite:
-            return try SQLiteTableStore(path: nil, clock: TableService.systemClock, tables: [])
-        case .postgres:
-            let location = try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 2)
-            let store = PostgresTableStore(
-                location: location, clock: TableService.systemClock, tables: [],
-                logger: .init(label: "todosync.tests.encoding"))
-            try await store.ready()
-            return store
-        }
-    }
-
     @Test(arguments: Backend.all) func rowEncoderMatchesTheItemEncoder(_ backend: Backend) async throws {
-        let store = try await Self.store(backend)
+        let store = try await TestStores.open(backend)
         defer { store.close() }
         let rows: [[StoredItem.Field]] = [
             [

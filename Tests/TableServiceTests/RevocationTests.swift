@@ -110,4 +110,34 @@ import Testing
             }
         }
     }
+
+    /// The instance that takes a revoke refuses at once, even while its bookkeeping reads the table
+    /// again: a read that began before the revoke committed must not put the old list back.
+    @Test(arguments: Backend.all) func aReadOfTheTableFromBeforeARevokeDoesNotUndoIt(_ backend: Backend) async throws {
+        let store = try await TestStores.open(backend)
+        defer { store.close() }
+        try await store.prepareFleetTables()
+        let revocations = Revocations(store: store)
+        let mark = revocations.changeMark
+        let before = try await revocations.read()
+        try await revocations.revoke(Revocation(kind: .user, subject: "alice", wipe: false, revokedAt: 1))
+        revocations.apply(before, readAfter: mark)
+        #expect(revocations.refusal(user: "alice", device: nil) != nil)
+
+        let markRevoked = revocations.changeMark
+        let revoked = try await revocations.read()
+        #expect(try await revocations.restore(.user, "alice"))
+        revocations.apply(revoked, readAfter: markRevoked)
+        #expect(revocations.refusal(user: "alice", device: nil) == nil)
+
+        // A read after the last change is put in force: what another instance revoked meanwhile.
+        try await store.execute([
+            SQLStatement(
+                sql:
+                    #"INSERT INTO "__revocations" ("kind", "subject", "wipe", "revokedAt") VALUES ('device', 'lost', 1, 2)"#
+            )
+        ])
+        try await revocations.reload()
+        #expect(revocations.refusal(user: nil, device: "lost")?.wipe == true)
+    }
 }

@@ -12,8 +12,14 @@ final class Revocations: Sendable {
         var subject: String
     }
 
+    /// The revocations in force here, and how many revokes and restores this instance made.
+    private struct State {
+        var active: [Key: Revocation] = [:]
+        var localChanges = 0
+    }
+
     private let store: any TableStorage
-    private let active = Mutex<[Key: Revocation]>([:])
+    private let state = Mutex(State())
 
     init(store: any TableStorage) {
         self.store = store
@@ -31,7 +37,8 @@ final class Revocations: Sendable {
 
     /// The revocation that refuses a request of `user` from `device`; nil when none does.
     func refusal(user: String?, device: String?) -> Revocation? {
-        active.withLock { active in
+        state.withLock { state in
+            let active = state.active
             guard !active.isEmpty else { return nil }
             if let user, let revoked = active[Key(kind: .user, subject: user)] { return revoked }
             if let device, let revoked = active[Key(kind: .device, subject: device)] { return revoked }
@@ -41,22 +48,41 @@ final class Revocations: Sendable {
 
     /// Every revocation in force, the newest first.
     func all() -> [Revocation] {
-        active.withLock { Array($0.values) }.sorted { ($0.revokedAt, $0.subject) > ($1.revokedAt, $1.subject) }
+        state.withLock { Array($0.active.values) }.sorted { ($0.revokedAt, $0.subject) > ($1.revokedAt, $1.subject) }
     }
 
     /// Reads the table again (what other instances revoked or restored).
     func reload() async throws(TableError) {
+        let mark = changeMark
+        apply(try await read(), readAfter: mark)
+    }
+
+    /// How many revokes and restores this instance made: taken before a read of the table, so that
+    /// ``apply(_:readAfter:)`` knows whether one happened meanwhile.
+    var changeMark: Int { state.withLock { $0.localChanges } }
+
+    /// The revocations in the table.
+    func read() async throws(TableError) -> [Revocation] {
         let rows = try await store.query(
             SQLStatement(sql: "SELECT \"kind\", \"subject\", \"wipe\", \"revokedAt\" FROM \"__revocations\""))
-        var read: [Key: Revocation] = [:]
+        var read: [Revocation] = []
         for row in rows {
             guard let kind = Revocation.Kind(rawValue: try row[0].text()) else { continue }
-            let revocation = Revocation(
-                kind: kind, subject: try row[1].text(), wipe: try row[2].integer() != 0, revokedAt: try row[3].integer()
-            )
-            read[Key(kind: kind, subject: revocation.subject)] = revocation
+            read.append(
+                Revocation(
+                    kind: kind, subject: try row[1].text(), wipe: try row[2].integer() != 0,
+                    revokedAt: try row[3].integer()))
         }
-        active.withLock { $0 = read }
+        return read
+    }
+
+    /// Puts `read` in force, unless a revoke or restore was made here since `mark`: the read may have
+    /// begun before that change committed, and the next pass reads it anyway.
+    func apply(_ read: [Revocation], readAfter mark: Int) {
+        let active = Dictionary(read.map { (Key(kind: $0.kind, subject: $0.subject), $0) }) { _, last in last }
+        state.withLock { state in
+            if state.localChanges == mark { state.active = active }
+        }
     }
 
     /// Saves `revocation` (replacing an earlier one of the same subject) and applies it here at once.
@@ -73,7 +99,10 @@ final class Revocations: Sendable {
                     .integer(revocation.revokedAt),
                 ]),
         ])
-        active.withLock { $0[Key(kind: revocation.kind, subject: revocation.subject)] = revocation }
+        state.withLock { state in
+            state.active[Key(kind: revocation.kind, subject: revocation.subject)] = revocation
+            state.localChanges += 1
+        }
     }
 
     /// Undoes the revocation of `subject`; false when none was in force.
@@ -86,7 +115,10 @@ final class Revocations: Sendable {
         try await store.execute([
             SQLStatement(sql: "DELETE FROM \"__revocations\" WHERE \"kind\" = ? AND \"subject\" = ?", values: values)
         ])
-        active.withLock { _ = $0.removeValue(forKey: Key(kind: kind, subject: subject)) }
+        state.withLock { state in
+            state.active[Key(kind: kind, subject: subject)] = nil
+            state.localChanges += 1
+        }
         return !found.isEmpty
     }
 }
