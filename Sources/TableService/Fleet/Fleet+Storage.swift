@@ -66,7 +66,8 @@ extension TableStorage {
     /// (`__installations`: id, last write, old names) into `__devices`.
     func prepareFleetTables() async throws(TableError) {
         try await execute(
-            (FleetTables.createSQL(dialect: dialect) + [Revocations.createSQL(dialect: dialect)]).map {
+            (FleetTables.createSQL(dialect: dialect) + [Revocations.createSQL(dialect: dialect)]
+                + Escrow.createSQL(dialect: dialect)).map {
                 SQLStatement(sql: $0)
             })
         guard

@@ -53,6 +53,8 @@ final class Fleet: Sendable {
     let metrics: ServiceMetrics
     /// The users and devices whose access an admin revoked.
     let revocations: Revocations
+    /// What revoked devices deposited, and the receipts of their wipes.
+    let escrow: Escrow
 
     init(
         clock: @escaping @Sendable () -> Int64, thresholds: FleetThresholds, store: any TableStorage,
@@ -65,6 +67,7 @@ final class Fleet: Sendable {
         self.metrics = metrics
         self.logger = logger
         revocations = Revocations(store: store)
+        escrow = Escrow(store: store, clock: clock)
     }
 
     // MARK: Noting requests

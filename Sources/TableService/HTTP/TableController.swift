@@ -19,6 +19,13 @@ struct TableController: Sendable {
     /// What a request body runs with: its protocol style and the rows its caller may touch.
     typealias Body = @Sendable (Request, ProtocolStyle, RowScope) async throws(TableError) -> Response
 
+    /// What a route does, and for whom: every route serves those with access, but the escrow's,
+    /// which serve only a revoked user or device (what it deposits before it stops).
+    enum Work: Sendable {
+        case granted(Body)
+        case revoked(@Sendable (Request, RevokedCaller) async throws(TableError) -> Response)
+    }
+
     /// Adds the `/tables` routes. Each route names what it does in each protocol; the protocol is
     /// decided once per request (``ProtocolStyle``), before the handler runs.
     func addRoutes(to router: inout Router) {
@@ -47,15 +54,16 @@ struct TableController: Sendable {
             return try await self.setDeleted(false, request, style, scope)
         }
         // PUT is v3's replace; other protocols get the answer they always had.
-        let replace = handler { (request, _, scope) async throws(TableError) in
-            try await datasync.replace(request, scope)
-        }
-        let refuseCollectionPut = handler { (_, _, _) async throws(TableError) in
-            throw DatasyncItemEndpoints.collectionPutRefusal
-        }
+        let replace = handler(
+            .granted { (request, _, scope) async throws(TableError) in try await datasync.replace(request, scope) })
+        let refuseCollectionPut = handler(
+            .granted { (_, _, _) async throws(TableError) in throw DatasyncItemEndpoints.collectionPutRefusal })
         route(.post, "/devices/:id/bundle", &router) { (request, _, _) async throws(TableError) in
             try await self.receiveBundle(request)
         }
+        let escrow = EscrowEndpoints(fleet: fleet)
+        router.on(.post, "/devices/:id/escrow", .async(handler(.revoked(escrow.deposit))))
+        router.on(.post, "/devices/:id/wipe-receipt", .async(handler(.revoked(escrow.receipt))))
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in
@@ -111,13 +119,13 @@ struct TableController: Sendable {
 
     /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
     func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body) {
-        router.on(method, pattern, .async(handler(body)))
+        router.on(method, pattern, .async(handler(.granted(body))))
     }
 
-    /// The handler that runs `body` after the checks (origin, key, sign-in, version).
-    private func handler(_ body: @escaping Body) -> @Sendable (Request) async -> Response {
+    /// The handler that runs `work` after the checks (origin, key, sign-in, version).
+    private func handler(_ work: Work) -> @Sendable (Request) async -> Response {
         guard let verifier else {
-            return { request in await self.handle(request, user: nil, body) }
+            return { request in await self.handle(request, user: nil, work) }
         }
         return { request in
             let user: String?
@@ -127,7 +135,7 @@ struct TableController: Sendable {
             } catch {
                 return self.finish(request, self.errorResponse(error, .v2, request: request))
             }
-            return await self.handle(request, user: user, body)
+            return await self.handle(request, user: user, work)
         }
     }
 
@@ -293,21 +301,27 @@ struct TableController: Sendable {
         try checkApplicationKey(request)
     }
 
-    /// Runs `body` after the checks (origin, key, sign-in, version); every error becomes a JSON answer.
-    /// `user` is the verified token's user (the asynchronous route has checked origin and key already).
-    private func handle(_ request: Request, user: String?, _ body: Body) async -> Response {
+    /// Runs `work` after the checks (origin, key, sign-in, version, access); every error becomes a
+    /// JSON answer. `user` is the verified token's user (the asynchronous route has checked origin
+    /// and key already).
+    private func handle(_ request: Request, user: String?, _ work: Work) async -> Response {
         var response: Response
         var style = ProtocolStyle.v2
         var device: DeviceIdentity?
         do throws(TableError) {
             device = try DeviceIdentity.of(request)
             if verifier == nil { try admit(request) }
-            if let revoked = fleet.revocations.refusal(user: user, device: device?.id) {
-                throw TableError.revoked(revoked)
+            let revoked = fleet.revocations.refusal(user: user, device: device?.id)
+            switch work {
+            case .granted(let body):
+                if let revoked { throw TableError.revoked(revoked) }
+                let scope = try scope(of: request, user: user)
+                style = try ProtocolStyle(request)
+                response = try await body(request, style, scope)
+            case .revoked(let body):
+                guard let revoked, let device else { throw TableError.notRevoked }
+                response = try await body(request, RevokedCaller(user: user, device: device.id, revocation: revoked))
             }
-            let scope = try scope(of: request, user: user)
-            style = try ProtocolStyle(request)
-            response = try await body(request, style, scope)
         } catch {
             response = errorResponse(error, style, request: request)
         }

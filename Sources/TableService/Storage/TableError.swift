@@ -46,12 +46,20 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case schemaMoved(String)
     /// The request's user or device had its access revoked by the service's admin.
     case revoked(Revocation)
+    /// 409: an escrow deposit or wipe receipt from a device whose access is not revoked.
+    case notRevoked
+    /// 403: a request about another device than the one sending it; the message says which.
+    case otherDevice(String)
+    /// 413: a body over the most the route takes; the message says how much that is.
+    case tooLarge(String)
 
     var status: HTTPResponse.Status {
         switch self {
         case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: .badRequest
         case .missingApplicationKey, .signInRequired, .signInRefused, .revoked: .unauthorized
-        case .foreignOrigin: .forbidden
+        case .foreignOrigin, .otherDevice: .forbidden
+        case .notRevoked: .conflict
+        case .tooLarge: .contentTooLarge
         case .itemNotFound, .tableNotFound: .notFound
         case .alreadyExists(.none): .badRequest
         case .conflict, .alreadyExists: .conflict
@@ -105,6 +113,9 @@ enum TableError: Error, HTTPResponseError, Equatable {
         case .schemaMoved(let table):
             "The table '\(table)' kept gaining columns while it was read; send the request again."
         case .revoked(let revocation): revocation.message
+        case .notRevoked:
+            "This device's access is not revoked: it syncs as usual, and has nothing to deposit in escrow."
+        case .otherDevice(let message), .tooLarge(let message): message
         }
     }
 }

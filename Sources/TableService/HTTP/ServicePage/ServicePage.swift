@@ -11,7 +11,7 @@ import Views
 struct ServicePage: Sendable {
     static let templates = [
         "service/header", "service/footer", "service/index", "service/table", "service/row", "service/key",
-        "service/devices", "service/device", "service/devices-body", "service/style.css",
+        "service/devices", "service/device", "service/devices-body", "service/escrow", "service/style.css",
     ]
     static let sessionCookie = "todosync_service_session"
     /// Rows shown per table page.
@@ -59,6 +59,7 @@ struct ServicePage: Sendable {
             await self.guarded(request, form: true) { try await self.setDeleted(request, false) }
         }
         addDeviceRoutes(to: &router)
+        addEscrowRoutes(to: &router)
     }
 
     // MARK: Pages
