@@ -30,13 +30,16 @@ struct Escrow: Sendable {
 
     /// Holds the operations `device` deposited (signed in as `user`); those it holds already are
     /// counted, not stored again.
-    func deposit(_ deposit: EscrowDeposit, device: String, user: String?) async throws(TableError) -> EscrowDepositAnswer {
+    func deposit(
+        _ deposit: EscrowDeposit, device: String, user: String?
+    ) async throws(TableError) -> EscrowDepositAnswer {
         guard !deposit.operations.isEmpty else { return EscrowDepositAnswer(held: 0, alreadyHeld: 0) }
         let ids = deposit.operations.map(\.operationID)
         let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
         let held = try await store.query(
             SQLStatement(
-                sql: "SELECT \"operationId\" FROM \"__escrow\" WHERE \"device\" = ? AND \"operationId\" IN (\(placeholders))",
+                sql:
+                    "SELECT \"operationId\" FROM \"__escrow\" WHERE \"device\" = ? AND \"operationId\" IN (\(placeholders))",
                 values: [.text(device)] + ids.map(SQLValue.integer)))
         let already = Set(try held.map { row throws(TableError) in try row[0].integer() })
         let now = clock()
@@ -89,7 +92,9 @@ struct Escrow: Sendable {
                 id: try row[0].text(), user: try row[2].optionalText(), device: try row[1].text(),
                 operationID: try row[3].integer(), table: try row[4].text(), operation: try row[5].text(),
                 itemID: try row[6].text(),
-                item: try row[7].optionalText().flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) },
+                item: try row[7].optionalText().flatMap {
+                    try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))
+                },
                 queuedAt: try row[8].text(), receivedAt: try row[9].integer())
         }
     }
@@ -109,7 +114,8 @@ struct Escrow: Sendable {
                     """,
                 values: [
                     .text(device), user.map(SQLValue.text) ?? .null, .text(receipt.wipedAt), .integer(clock()),
-                    .integer(Int64(receipt.escrowed)), .integer(Int64(receipt.purged.values.reduce(0) { $0 + $1.count })),
+                    .integer(Int64(receipt.escrowed)),
+                    .integer(Int64(receipt.purged.values.reduce(0) { $0 + $1.count })),
                     .text(purged),
                 ]),
         ])

@@ -68,8 +68,8 @@ extension TableStorage {
         try await execute(
             (FleetTables.createSQL(dialect: dialect) + [Revocations.createSQL(dialect: dialect)]
                 + Escrow.createSQL(dialect: dialect)).map {
-                SQLStatement(sql: $0)
-            })
+                    SQLStatement(sql: $0)
+                })
         guard
             try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?[0]
                 .integer() ?? 0 > 0

@@ -44,7 +44,8 @@ struct EscrowEndpoints: Sendable {
         let answer = try await fleet.escrow.deposit(deposit, device: caller.device, user: caller.user)
         if answer.held > 0 {
             fleet.logger.notice(
-                "device \(caller.device) deposited \(answer.held) changes in escrow (\(answer.alreadyHeld) held already)")
+                "device \(caller.device) deposited \(answer.held) changes in escrow (\(answer.alreadyHeld) held already)"
+            )
         }
         return try Self.json(answer)
     }
@@ -56,7 +57,8 @@ struct EscrowEndpoints: Sendable {
         do {
             receipt = try JSONDecoder().decode(WipeReceipt.self, from: request.body)
         } catch {
-            throw .invalidRequest(#"The body is not a receipt: {"wipedAt", "purged": {"table": ["id", …]}, "escrowed"}."#)
+            throw .invalidRequest(
+                #"The body is not a receipt: {"wipedAt", "purged": {"table": ["id", …]}, "escrowed"}."#)
         }
         guard ProtocolDate.parse(receipt.wipedAt) != nil else {
             throw .invalidRequest("wipedAt '\(receipt.wipedAt)' is not an ISO 8601 time.")

@@ -59,7 +59,9 @@ struct ServiceEscrowPage: Encodable, Sendable {
         entries: [EscrowEntry], receipts: [WipeReceiptRecord], revocations: [Revocation],
         devices: [DeviceRecord], base: String
     ) {
-        let readable = { (milliseconds: Int64) in ServiceDevicesPage.readable(ProtocolDate.format(milliseconds: milliseconds)) }
+        let readable = { (milliseconds: Int64) in
+            ServiceDevicesPage.readable(ProtocolDate.format(milliseconds: milliseconds))
+        }
         let deviceHref = { (id: String) in "\(base)/devices/\(NextPageLink.encode(id))" }
         self.entries = entries.map { entry in
             var values: [String] = []
@@ -91,10 +93,12 @@ struct ServiceEscrowPage: Encodable, Sendable {
         self.receipts = receipts.map { receipt in
             let ids = receipt.purged.keys.sorted().map { table in
                 let ids = receipt.purged[table] ?? []
-                return "\(table): " + ids.prefix(5).joined(separator: ", ") + (ids.count > 5 ? " and \(ids.count - 5) more" : "")
+                return "\(table): " + ids.prefix(5).joined(separator: ", ")
+                    + (ids.count > 5 ? " and \(ids.count - 5) more" : "")
             }
             return Receipt(
-                device: receipt.device, user: receipt.user ?? "—", wipedAt: ServiceDevicesPage.readable(receipt.wipedAt),
+                device: receipt.device, user: receipt.user ?? "—",
+                wipedAt: ServiceDevicesPage.readable(receipt.wipedAt),
                 receivedAt: readable(receipt.receivedAt), rows: receipt.rows, escrowed: receipt.escrowed,
                 purged: ids.isEmpty ? "no rows" : ids.joined(separator: "; "))
         }

@@ -83,7 +83,8 @@ extension ServicePage {
             return .conflict(entry, current: current, reason: stale)
         case .failure(.alreadyExists(let current)):
             return .conflict(
-                entry, current: current, reason: "Not applied: a row with this id exists already. Both values are shown.")
+                entry, current: current,
+                reason: "Not applied: a row with this id exists already. Both values are shown.")
         case .failure(.itemNotFound):
             return .conflict(
                 entry, current: try await store.anyItem(in: entry.table, id: entry.itemID, scope: scope),
