@@ -45,7 +45,7 @@ extension SyncError {
         case .itemNotFound, .operationNotFound, .unknownTable:
             HTTPError(.notFound, description)
         case .itemExists, .changeNotAllowed, .notInConflict, .operationInFlight, .pendingOperations,
-            .remoteSwitchRefused, .operationHeld, .operationInConflict, .operationWaitsBehind:
+            .remoteSwitchRefused, .operationHeld, .operationInConflict, .operationWaitsBehind, .readOnly:
             HTTPError(.conflict, description)
         case .invalidItem, .invalidTableName, .invalidHoldReason:
             HTTPError(.unprocessableContent, description)

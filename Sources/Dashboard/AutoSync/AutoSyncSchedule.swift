@@ -51,7 +51,7 @@ struct AutoSyncSchedule: Sendable, Equatable {
         init(_ error: SyncError?) {
             switch error {
             case nil: self = .success
-            case .stopped(.notAuthorized)?: self = .unauthorized(error?.description ?? "")
+            case .stopped(.notAuthorized)?, .stopped(.accessRevoked)?: self = .unauthorized(error?.description ?? "")
             case .stopped(.offline)?, .stopped(.cancelled)?: self = .skipped
             case .stopped(.unreachable)?, .stopped(.connectionLost)?, .stopped(.timedOut)?, .stopped(.stalled)?,
                 .stopped(.tooSlow)?:

@@ -59,7 +59,7 @@ struct HistoryView: Encodable, Sendable {
         case .conflict: "conflict"
         case .decided: "decided"
         case .pulled, .pulledDelete, .pullSkipped: "pull"
-        case .purged, .tokenReset, .remoteSwitched, .serviceRestored: "table"
+        case .purged, .tokenReset, .remoteSwitched, .serviceRestored, .accessRevoked: "table"
         }
     }
 }

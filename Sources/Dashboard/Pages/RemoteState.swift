@@ -31,7 +31,7 @@ enum RemoteState: Equatable, Sendable {
         switch summary.stopReason {
         case .unreachable?, .connectionLost?, .timedOut?, .stalled?, .tooSlow?, .serverError?, .certificateRefused?:
             contact.unreachableSince = contact.unreachableSince ?? summary.finishedAt
-        case .notAuthorized?, .redirectRefused?:
+        case .notAuthorized?, .redirectRefused?, .accessRevoked?:
             contact.lastContact = summary.finishedAt
             contact.unreachableSince = nil
         case .offline?, .cancelled?, .tokenCommandFailed?, .plainHTTPRefused?:
@@ -55,7 +55,7 @@ enum RemoteState: Equatable, Sendable {
             return .unreachable(since: contact.unreachableSince ?? contact.lastContact ?? Date())
         case .serverError?:
             return .failing(since: contact.unreachableSince ?? contact.lastContact ?? Date())
-        case .notAuthorized?, .tokenCommandFailed?:
+        case .notAuthorized?, .tokenCommandFailed?, .accessRevoked?:
             return .notAuthorized
         case .redirectRefused?, .plainHTTPRefused?:
             return .redirected

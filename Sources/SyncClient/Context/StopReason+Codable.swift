@@ -2,10 +2,10 @@ import HTTPTypes
 
 extension StopReason {
     /// `command` holds a token command's text, or the host whose certificate was refused.
-    private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds, command }
+    private enum CodingKeys: String, CodingKey { case kind, status, detail, message, seconds, command, revoked }
 
     /// `unreachable`, `connectionLost`, `timedOut`, `stalled`, `tooSlow`, `serverError`, `notAuthorized`, `offline`, `cancelled`,
-    /// `redirectRefused`, `tokenCommandFailed`, `certificateRefused`, `plainHTTPRefused`.
+    /// `redirectRefused`, `tokenCommandFailed`, `certificateRefused`, `plainHTTPRefused`, `accessRevoked`.
     public var kind: String {
         switch self {
         case .offline: "offline"
@@ -21,6 +21,7 @@ extension StopReason {
         case .tokenCommandFailed: "tokenCommandFailed"
         case .certificateRefused: "certificateRefused"
         case .plainHTTPRefused: "plainHTTPRefused"
+        case .accessRevoked: "accessRevoked"
         }
     }
 
@@ -41,6 +42,7 @@ extension StopReason {
         case "cancelled": self = .cancelled
         case "redirectRefused": self = .redirectRefused(to: detail)
         case "plainHTTPRefused": self = .plainHTTPRefused(host: detail)
+        case "accessRevoked": self = .accessRevoked(try container.decode(AccessRevocation.self, forKey: .revoked))
         case "certificateRefused":
             self = .certificateRefused(
                 host: try container.decodeIfPresent(String.self, forKey: .command) ?? "", detail: detail)
@@ -67,6 +69,8 @@ extension StopReason {
         case .tokenCommandFailed(let command, let detail), .certificateRefused(let command, let detail):
             try container.encode(command, forKey: .command)
             try container.encode(detail, forKey: .detail)
+        case .accessRevoked(let revocation):
+            try container.encode(revocation, forKey: .revoked)
         case .offline, .timedOut, .cancelled: break
         }
         try container.encode(description, forKey: .message)

@@ -12,8 +12,24 @@ extension SyncContext {
         try await jobs.run(job) { try await self.perform(job) }
     }
 
-    /// What each job does, in the slot.
+    /// What each job does, in the slot. A job the service refuses because this store's access was
+    /// revoked settles the revocation first (escrow, then wipe or read-only); a pull or sync that
+    /// succeeds ends a read-only state (access restored: a push of nothing asks the service nothing).
     private func perform(_ job: SyncJob) async throws -> JobOutcome {
+        do {
+            let outcome = try await performUnsettled(job)
+            switch job {
+            case .pull, .sync: try await forgetRevokedAccess()
+            default: break
+            }
+            return outcome
+        } catch SyncError.stopped(.accessRevoked(let revocation)) {
+            try await settle(revocation)
+            throw SyncError.stopped(.accessRevoked(revocation))
+        }
+    }
+
+    private func performUnsettled(_ job: SyncJob) async throws -> JobOutcome {
         switch job {
         case .push:
             return .pushed(try await runPush())

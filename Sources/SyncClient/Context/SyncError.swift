@@ -50,6 +50,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The service went back in time (a restore: its answers carry another ``ServiceEpoch``) while a
     /// pull ran; the pull reconciles and starts again (see ``SyncContext/reconcileIfRestored(_:table:asking:)``).
     case serviceWentBack(ServiceEpoch)
+    /// A local change was refused: this store's access to its service was revoked, so its data is
+    /// read-only (or wiped) until the admin restores access.
+    case readOnly(RevokedAccess)
 
     /// What happened and what the user can do.
     public var description: String {
@@ -104,6 +107,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             fault.description
         case .storage(let failure):
             failure.description
+        case .readOnly(let revoked):
+            "Not changed: this copy is read-only. " + revoked.summary
         case .serviceWentBack(let epoch):
             "The service went back in time"
                 + (epoch.restoredTo.map { " to " + ProtocolDate.format(milliseconds: $0) } ?? "")
@@ -157,6 +162,9 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The server redirected to another origin (or a write anywhere): not followed, so neither the
     /// key nor the token nor the data went there. Carries the target.
     case redirectRefused(to: String)
+    /// The service's admin revoked this user's or this device's access: the store deposits its
+    /// unsynced changes in the service's escrow, then is wiped or kept read-only (``RevokedAccess``).
+    case accessRevoked(AccessRevocation)
 
     /// What happened and what the user can do.
     public var description: String {
@@ -193,6 +201,11 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .tokenCommandFailed(let command, let detail):
             "The token command `\(command)` gave no sign-in token: \(detail). Your changes are kept; fix the "
                 + "command (--auth-token-command) and sync again."
+        case .accessRevoked(let revocation):
+            "The service's admin revoked the access of \(revocation.whom)"
+                + (revocation.wipe ? " and asked that this copy be removed" : "")
+                + ". Unsynced changes go to the service's escrow, where the admin decides about them; ask the admin "
+                + "to restore access to sync again."
         case .redirectRefused(let target):
             "The server redirected to \(target); todosync does not follow that (it would send the key, the sign-in "
                 + "or your changes elsewhere), so nothing was sent there and your changes are kept. "

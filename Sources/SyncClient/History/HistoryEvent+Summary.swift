@@ -23,6 +23,7 @@ extension HistoryEvent {
         case .tokenReset: "Delta token reset"
         case .remoteSwitched: "Remote switched"
         case .serviceRestored: "Service restored"
+        case .accessRevoked: "Access revoked"
         }
     }
 
@@ -65,7 +66,7 @@ extension HistoryEvent {
             }
             let skipped = kind == .pullSkipped ? "kept the local row: a change of it was queued" : nil
             return Self.joined([version.map { "version \($0)" }, page, tokens, skipped])
-        case .purged, .tokenReset, .remoteSwitched, .serviceRestored:
+        case .purged, .tokenReset, .remoteSwitched, .serviceRestored, .accessRevoked:
             return detail ?? ""
         }
     }

@@ -41,11 +41,14 @@ public struct HistoryEvent: Sendable, Hashable, Codable {
         case remoteSwitched = "remote-switched"
         /// The service went back in time (a restore): the table was read again and reconciled.
         case serviceRestored = "service-restored"
+        /// The service's admin revoked this store's access: its unsynced changes went to escrow, and
+        /// the table was wiped or kept read-only.
+        case accessRevoked = "access-revoked"
 
         /// Whether the event concerns the whole table rather than this row.
         public var isTableWide: Bool {
             switch self {
-            case .purged, .tokenReset, .remoteSwitched, .serviceRestored: true
+            case .purged, .tokenReset, .remoteSwitched, .serviceRestored, .accessRevoked: true
             default: false
             }
         }

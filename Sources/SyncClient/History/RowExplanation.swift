@@ -115,7 +115,7 @@ enum RowExplanation {
         case .remoteSwitched:
             return now.row == nil ? "Removed when this device switched to another service at \(at)." : nil
         case .localInsert, .localUpdate, .localDelete, .pushUnanswered, .pushRefused, .conflict, .cancelled,
-            .pullSkipped, .tokenReset, .held, .released, .serviceRestored:
+            .pullSkipped, .tokenReset, .held, .released, .serviceRestored, .accessRevoked:
             return nil
         }
     }

@@ -37,7 +37,7 @@ struct ExchangeRecord: StoreRecord, PersistableRecord {
     enum Purpose: String {
         case push, pull, verify, doctor
         case probe, reach, bundle
-        case epoch, reconcile
+        case epoch, reconcile, escrow, receipt
     }
 
     /// The exchange the row holds (an id of 0: not stored yet).
@@ -55,6 +55,8 @@ struct ExchangeRecord: StoreRecord, PersistableRecord {
             case .supportBundle: (.bundle, nil, nil, nil, nil)
             case .epochProbe: (.epoch, nil, nil, nil, nil)
             case .reconcile(_, let number): (.reconcile, nil, nil, nil, number)
+            case .escrow(let number): (.escrow, nil, nil, nil, number)
+            case .wipeReceipt: (.receipt, nil, nil, nil, nil)
             }
         container[Columns.id] = exchange.id == 0 ? nil : exchange.id
         container[Columns.startedAt] = Timestamp.string(exchange.startedAt)
@@ -124,6 +126,8 @@ extension ExchangeRecord {
             case .bundle: .supportBundle
             case .epoch: .epochProbe(table: table)
             case .reconcile: .reconcile(table: table, page: try Self.required(row, Columns.page))
+            case .escrow: .escrow(page: try Self.required(row, Columns.page))
+            case .receipt: .wipeReceipt
             }
         exchange = RecordedExchange(
             id: row[Columns.id], startedAt: try Self.time(row, Columns.startedAt),

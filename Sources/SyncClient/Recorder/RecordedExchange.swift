@@ -17,6 +17,10 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
     case doctor(table: String)
     /// Uploading this device's support bundle, which the service's admin asked for.
     case supportBundle
+    /// A revoked device's deposit of its queued changes in the service's escrow (`page`: which batch).
+    case escrow(page: Int)
+    /// A revoked device's receipt of its wipe.
+    case wipeReceipt
     /// Asking which epoch of its data the service answers from (``ServiceEpoch``), with `table`.
     case epochProbe(table: String)
     /// Page `page` of the service's rows read to reconcile `table` after the service went back in time.
@@ -28,7 +32,7 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
         case .push(_, let table, _), .pull(let table, _, _), .verify(let table, _), .protocolProbe(let table),
             .reachability(let table), .doctor(let table), .epochProbe(let table), .reconcile(let table, _):
             table
-        case .supportBundle: ""
+        case .supportBundle, .escrow, .wipeReceipt: ""
         }
     }
 
@@ -44,6 +48,8 @@ public enum ExchangePurpose: Sendable, Hashable, Codable {
         case .reachability(let table): "whether the service answers again (asked with \(table))"
         case .doctor(let table): "protocol doctor on \(table)"
         case .supportBundle: "the support bundle the service asked for"
+        case .escrow(let page): "deposit of unsynced changes in the service's escrow (access revoked), batch \(page)"
+        case .wipeReceipt: "receipt of the wipe the service's admin asked for"
         case .epochProbe(let table): "which epoch of its data the service answers from (asked with \(table))"
         case .reconcile(let table, let page): "reconcile of \(table) after a restore of the service, page \(page)"
         }

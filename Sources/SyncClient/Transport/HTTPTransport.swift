@@ -200,14 +200,18 @@ final class HTTPTransport: Sendable {
             // A token the service refused is renewed and the request sent again with the new one. More
             // than once: while this request waited, the others of a push window may have used the new
             // token until the service refused it too. A service that refuses every new token stops it.
-            while reply.status == .unauthorized, let tokenSupply, let sent = token,
-                renewals < Self.maximumRenewals
+            // A revoked user or device is refused whatever its token: renewing it would not help.
+            while reply.status == .unauthorized, AccessRevocation.of(reply.body) == nil, let tokenSupply,
+                let sent = token, renewals < Self.maximumRenewals
             {
                 renewals += 1
                 token = try await tokenSupply.refused(sent)
                 reply = try await exchange(
                     method, text, body: body, ifMatch: version, apiVersion: apiVersion, contentType: contentType,
                     token: token, for: purpose)
+            }
+            if reply.status == .unauthorized, let revocation = AccessRevocation.of(reply.body) {
+                throw .stopped(.accessRevoked(revocation))
             }
             guard RedirectPolicy.redirectStatuses.contains(reply.status), let current = URL(string: text) else {
                 return reply

@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import SyncProtocol
+
+/// A store whose access the service's admin revoked (``AccessRevocation``, read from the 401 every
+/// request then gets). At that contact — a push, a pull, a sync, by hand or automatic — it:
+///
+/// 1. saves ``RevokedAccess`` (phase ``RevokedAccess/Phase/depositing``): from then on local changes
+///    are refused (``SyncError/readOnly(_:)``);
+/// 2. deposits every queued operation in the service's escrow (`POST /devices/{id}/escrow`, in
+///    batches; the service holds each once, so a deposit sent again after a lost answer or a power
+///    cut changes nothing);
+/// 3. once the service holds them all, in one transaction: removes the queue and, when the admin
+///    asked for a wipe, every row of the synced tables and their delta tokens, keeping the receipt
+///    (the purged ids) to send; otherwise keeps the rows, read-only;
+/// 4. sends the receipt (`POST /devices/{id}/wipe-receipt`) until the service takes it.
+///
+/// A power cut anywhere leaves the store as it was with its queue, or in escrow and wiped (or
+/// read-only): never wiped with a change lost. A sync that succeeds again (access restored) ends
+/// the read-only state.
+extension SyncContext {
+    /// Where ``RevokedAccess`` is saved in `__config`, as JSON.
+    static let revokedAccessKey = "revokedAccess"
+
+    /// What this store did about the revocation of its access; nil when its access is not revoked.
+    public nonisolated func revokedAccess() throws(SyncError) -> RevokedAccess? {
+        try read { [store] db in try Self.revokedAccess(store, db) }
+    }
+
+    static func revokedAccess(_ store: LocalStore, _ db: Database) throws -> RevokedAccess? {
+        try store.config(db, revokedAccessKey).flatMap { try? decoder.decode(RevokedAccess.self, from: Data($0.utf8)) }
+    }
+
+    private static func save(_ revoked: RevokedAccess?, _ store: LocalStore, _ db: Database) throws {
+        try store.setConfig(db, revokedAccessKey, try revoked.map { String(decoding: try encoder.encode($0), as: UTF8.self) })
+    }
+
+    /// Takes the steps `revocation` asks for, from where a previous contact (or a power cut) left them.
+    func settle(_ revocation: AccessRevocation) async throws(SyncError) {
+        guard let transport else { throw .noRemote }
+        var revoked = try await write { [store] db in
+            var revoked =
+                try Self.revokedAccess(store, db)
+                ?? RevokedAccess(revocation: revocation, phase: .depositing, noticedAt: Date())
+            // The admin may have revoked again, now asking for a wipe: the store follows the latest.
+            if revoked.phase == .readOnly, revocation.wipe { revoked.phase = .depositing }
+            revoked.revocation = revocation
+            try Self.save(revoked, store, db)
+            return revoked
+        }
+        monitor.noteLocalChange()
+        if revoked.phase == .depositing {
+            revoked.escrowed = try await deposit(transport)
+            revoked = try await write { [store, queue, tables = try syncedTables(), revoked] db in
+                var done = revoked
+                // Whatever was queued is in escrow: the queue goes, whatever the admin asked.
+                let queued = try queue.count(db)
+                try queue.removeAll(db)
+                var purged: [String: [String]] = [:]
+                if revocation.wipe {
+                    for table in tables where store.catalog.entry(table, for: db) != nil {
+                        purged[table] = try String.fetchAll(db, sql: "SELECT id FROM \(table.quotedSQLName)")
+                        try db.execute(sql: "DELETE FROM \(table.quotedSQLName)")
+                        try store.removeDeltaTokens(db, table: table)
+                    }
+                    done.phase = .wiped
+                    done.receipt = WipeReceipt(
+                        wipedAt: ProtocolDate.format(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)),
+                        purged: purged, escrowed: done.escrowed)
+                } else {
+                    done.phase = .readOnly
+                }
+                for table in tables {
+                    try queue.history.recordTableEvent(
+                        db, .accessRevoked, table: table,
+                        detail: "access of \(revocation.whom) revoked; \(queued) queued changes in the service's escrow"
+                            + (revocation.wipe ? ", \(purged[table]?.count ?? 0) rows removed" : ", rows kept read-only"))
+                }
+                try Self.save(done, store, db)
+                return done
+            }
+            monitor.noteLocalChange()
+        }
+        if revoked.phase == .wiped, !revoked.receiptSent, let receipt = revoked.receipt {
+            let reply = try await transport.send(
+                .post, "/devices/\(installationID)/wipe-receipt", body: try Self.json(receipt), for: .wipeReceipt)
+            guard reply.status.kind == .successful else { return }
+            try await write { [store] db in
+                guard var saved = try Self.revokedAccess(store, db) else { return }
+                saved.receiptSent = true
+                try Self.save(saved, store, db)
+            }
+        }
+    }
+
+    /// Deposits every queued operation, a batch at a time; returns how many the service holds.
+    private func deposit(_ transport: HTTPTransport) async throws(SyncError) -> Int {
+        let operations = try await store.asyncRead { [queue] db in try queue.escrowOperations(db) }
+        var batch = 0
+        var remaining = operations[...]
+        while !remaining.isEmpty {
+            // A batch within the service's limits: a number of operations, and a body size.
+            var count = min(remaining.count, EscrowDeposit.maximumOperations)
+            var body = try Self.json(EscrowDeposit(operations: Array(remaining.prefix(count))))
+            while body.count > EscrowDeposit.maximumBytes / 2, count > 1 {
+                count /= 2
+                body = try Self.json(EscrowDeposit(operations: Array(remaining.prefix(count))))
+            }
+            batch += 1
+            let reply = try await transport.send(
+                .post, "/devices/\(installationID)/escrow", body: body, for: .escrow(page: batch))
+            guard reply.status == .ok,
+                let answer = try? JSONDecoder().decode(EscrowDepositAnswer.self, from: reply.body),
+                answer.held + answer.alreadyHeld == count
+            else {
+                throw .badResponse(
+                    "The service did not take the deposit of unsynced changes in its escrow (HTTP \(reply.status.code)): "
+                        + "they stay queued here, and go to escrow at the next contact.")
+            }
+            remaining = remaining.dropFirst(count)
+        }
+        return operations.count
+    }
+
+    /// Ends the read-only state once the service answers again (access restored).
+    func forgetRevokedAccess() async throws(SyncError) {
+        guard try revokedAccess() != nil else { return }
+        try await write { [store] db in try Self.save(nil, store, db) }
+        monitor.noteLocalChange()
+    }
+
+    private static func json(_ value: some Encodable) throws(SyncError) -> Data {
+        do { return try JSONEncoder().encode(value) } catch { throw .badResponse("could not encode \(value): \(error)") }
+    }
+}
