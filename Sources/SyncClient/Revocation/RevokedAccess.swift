@@ -60,7 +60,8 @@ public struct RevokedAccess: Sendable, Hashable, Codable {
         case .wiped:
             return "\(who) no longer has access to the service: its admin revoked it and asked that this copy be "
                 + "removed. \(escrow) \(purgedRows) row\(purgedRows == 1 ? " was" : "s were") removed from this device"
-                + (receiptSent ? "; the service has the receipt." : "; the receipt goes to the service at the next contact.")
+                + (receiptSent
+                    ? "; the service has the receipt." : "; the receipt goes to the service at the next contact.")
         }
     }
 }

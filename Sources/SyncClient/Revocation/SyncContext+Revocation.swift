@@ -32,7 +32,8 @@ extension SyncContext {
     }
 
     private static func save(_ revoked: RevokedAccess?, _ store: LocalStore, _ db: Database) throws {
-        try store.setConfig(db, revokedAccessKey, try revoked.map { String(decoding: try encoder.encode($0), as: UTF8.self) })
+        try store.setConfig(
+            db, revokedAccessKey, try revoked.map { String(decoding: try encoder.encode($0), as: UTF8.self) })
     }
 
     /// Takes the steps `revocation` asks for, from where a previous contact (or a power cut) left them.
@@ -74,7 +75,8 @@ extension SyncContext {
                     try queue.history.recordTableEvent(
                         db, .accessRevoked, table: table,
                         detail: "access of \(revocation.whom) revoked; \(queued) queued changes in the service's escrow"
-                            + (revocation.wipe ? ", \(purged[table]?.count ?? 0) rows removed" : ", rows kept read-only"))
+                            + (revocation.wipe
+                                ? ", \(purged[table]?.count ?? 0) rows removed" : ", rows kept read-only"))
                 }
                 try Self.save(done, store, db)
                 return done
@@ -130,6 +132,8 @@ extension SyncContext {
     }
 
     private static func json(_ value: some Encodable) throws(SyncError) -> Data {
-        do { return try JSONEncoder().encode(value) } catch { throw .badResponse("could not encode \(value): \(error)") }
+        do { return try JSONEncoder().encode(value) } catch {
+            throw .badResponse("could not encode \(value): \(error)")
+        }
     }
 }
