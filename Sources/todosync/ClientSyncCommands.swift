@@ -109,6 +109,7 @@ struct ClientStatus: AsyncParsableCommand {
             if let last = status.lastSync {
                 lines.append("last \(last.kind.rawValue): \(last.message) at \(last.finishedAt.formatted(.iso8601))")
             }
+            if let revoked = status.revokedAccess { lines.append("access revoked: " + revoked.summary) }
             options.output(lines.joined(separator: "\n"), json: status)
         }
     }

@@ -48,6 +48,8 @@ struct HeaderView: Encodable, Sendable, Equatable {
     /// "The service went back to …: 3 of your rows are not on it" while conflicts of a restore of
     /// the service wait for a decision (see ``restoreMessage(_:gone:older:)``); nil otherwise.
     var restoreMessage: String?
+    /// What this store did since its access was revoked (``RevokedAccess/summary``); nil while it has access.
+    var revokedMessage: String?
 
     init(
         remote: String, state: RemoteState, counts: SyncStatus?, running: Bool, progress: SyncProgress,
@@ -67,6 +69,7 @@ struct HeaderView: Encodable, Sendable, Equatable {
         conflictsWord = conflicts == 1 ? "conflict" : "conflicts"
         refused = counts?.failed ?? 0
         hasRefused = refused > 0
+        revokedMessage = counts?.revokedAccess?.summary
         self.running = running
         self.progress = Self.progressText(progress, running: running)
         self.offline = offline

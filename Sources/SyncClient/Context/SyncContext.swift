@@ -324,7 +324,9 @@ public actor SyncContext {
 
     /// Pending, conflict and failed counts plus progress, from one small query.
     public nonisolated func status() throws(SyncError) -> SyncStatus {
-        let (counts, held) = try read { [queue] db in (try queue.counts(db), try queue.heldCounts(db)) }
+        let (counts, held, revoked) = try read { [queue, store] db in
+            (try queue.counts(db), try queue.heldCounts(db), try Self.revokedAccess(store, db))
+        }
         // A held operation is counted as held only, whatever its state underneath.
         let pending =
             counts.filter(\.key.isWaiting).values.reduce(0, +) - held.filter(\.key.isWaiting).values.reduce(0, +)
@@ -332,7 +334,8 @@ public actor SyncContext {
             pending: pending, conflicts: counts[.conflict] ?? 0, failed: (counts[.failed] ?? 0) - (held[.failed] ?? 0),
             held: held.values.reduce(0, +), operations: counts.values.reduce(0, +), offline: monitor.offline,
             remoteURL: monitor.remote,
-            tableProtocol: monitor.tableProtocol, progress: monitor.progress, lastSync: monitor.lastSync)
+            tableProtocol: monitor.tableProtocol, progress: monitor.progress, lastSync: monitor.lastSync,
+            revokedAccess: revoked)
     }
 
     /// Where the last sync's summary is kept in `__config`.

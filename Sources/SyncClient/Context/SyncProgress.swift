@@ -98,4 +98,6 @@ public struct SyncStatus: Sendable, Hashable, Codable {
     public var progress: SyncProgress
     /// The last push or pull.
     public var lastSync: SyncSummary?
+    /// What the store did since the service's admin revoked its access; nil while it has access.
+    public var revokedAccess: RevokedAccess? = nil
 }
