@@ -11,7 +11,9 @@ checkpoint-heavy phase (large rows; after the service's first checkpoint and k m
 during a conflict decision (a client's Use Client, Use Server or a merge picking each field's side,
 cut a few milliseconds into it or just after it) or during a migration (the service restarted with
 a schema that gives thousands of rows a default, cut while its backfill stamps them) or during a
-restore (the service stopped, `todosync restore --to latest` replacing its file from its backup). Every
+restore (the service stopped, `todosync restore --to latest` replacing its file from its backup) or
+during a revoke (client r's device revoked with wipe: its pull deposits its ten offline changes in the
+service's escrow, then wipes its store and sends the receipt). Every
 other cycle of the phases the service backs up continuously (`--backup-dir`) to the same disk. Then
 every todosync process is SIGKILLed, the power is cut (everything unsynced is lost), the service
 starts again on the same port and this checks:
@@ -27,7 +29,10 @@ starts again on the same port and this checks:
 - with a backup: `todosync restore --to latest` of the backup passes `integrity_check` and holds every
   insert answered before its second-newest segment was written (the next round shipped it);
 - after a cut during a restore: the file is whole and either the old one or the restored one (with
-  its epoch), holding the same rows; a restore that exited 0 left the restored one.
+  its epoch), holding the same rows; a restore that exited 0 left the restored one;
+- after a cut during a revoke: client r's store is untouched (its changes queued) or wiped with every
+  change in escrow, never wiped with a change lost; its next contact finishes the steps, and escrow
+  then holds each change once (the deposit is idempotent).
 
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
 its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the binary (default
@@ -54,13 +59,14 @@ from mount import PowerCutMount  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
-PHASES = ("inserts", "push", "pull", "checkpoint", "decision", "migration", "restore")
+PHASES = ("inserts", "push", "pull", "checkpoint", "decision", "migration", "restore", "revoke")
 # The migration: todoitem declared with a text, then given a priority with a default.
 SCHEMA_BEFORE = {"todoitem": {"columns": {"text": "string"}}}
 SCHEMA_AFTER = {"todoitem": {"columns": {"text": "string", "priority": {"type": "integer", "default": 3}}}}
 HEADERS = {"ZUMO-API-VERSION": "2.0.0", "Content-Type": "application/json"}
 INSERTERS = 4
 DEADLINE = 90  # seconds for anything awaited: generous, for a loaded machine
+ADMIN_KEY = "power-cut-admin-key-0123456789"  # the revoke phase's service runs with it
 
 
 class Cut(Exception):
@@ -122,12 +128,14 @@ class Service:
         self.processes, self.database, self.port, self.url = processes, database, 0, None
         self.schema, self.process = None, None  # the --schema file, if any; the running process
         self.backup_dir = None  # the --backup-dir folder, if any
+        self.admin_key = None  # --admin-key, if any
 
     def start(self):
         log_path = os.path.join(self.processes.folder, "serve.log")
         deadline = time.monotonic() + DEADLINE
         schema = ["--schema", self.schema] if self.schema else []
         schema += ["--backup-dir", self.backup_dir] if self.backup_dir else []
+        schema += ["--admin-key", self.admin_key] if self.admin_key else []
         while True:
             offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
             process = self.processes.start(
@@ -172,12 +180,14 @@ class Service:
             skip += len(page)
 
 
-def request(url, method, path, body=None, connection=None):
-    """(status, parsed body) of one request; `connection` is kept alive by the caller."""
+def request(url, method, path, body=None, connection=None, admin=False):
+    """(status, parsed body) of one request (`admin`: with the admin key); `connection` is kept alive
+    by the caller."""
     own = connection is None
     connection = connection or http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
+    headers = dict(HEADERS, Authorization=f"Bearer {ADMIN_KEY}") if admin else HEADERS
     try:
-        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=HEADERS)
+        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
         answer = connection.getresponse()
         data = answer.read()
         return answer.status, json.loads(data) if data else None
@@ -229,6 +239,10 @@ class Run:
         # The restore phase holds the load before it stops the service (a request arriving on a
         # kept-alive connection while `serve` stops can abort it: HTTPServer's stop, not the backup).
         self.held, self.busy = threading.Event(), 0
+        self.revoked = None  # (device, the exit status of the pull, when it ended before the cut)
+        self.escrowed = set()  # ids of client r's adds held in the service's escrow
+        if self.phase == "revoke":
+            self.service.admin_key = ADMIN_KEY
 
     def schema_file(self, name, schema):
         """A --schema file (off the power-cut disk: an upgrade's files are in place before it)."""
@@ -374,6 +388,8 @@ class Run:
             self.moment = self.migrate()
         elif self.phase == "restore":
             self.moment = self.restore()
+        elif self.phase == "revoke":
+            self.moment = self.revoke()
         else:
             database = self.service.database
             size = os.path.getsize(database) if os.path.exists(database) else 0
@@ -477,6 +493,85 @@ class Run:
         if shared:
             self.problems.append(f"{shared} rows share a stamp with another after the migration")
 
+    # Revoking a device (issue 53) ---------------------------------------------------------------
+
+    REVOKED = "r"
+
+    def revoke(self):
+        """Client r syncs three rows and makes ten changes offline; its device is revoked with wipe,
+        and its next pull deposits them in escrow, wipes the store and sends the receipt. Returns the
+        moment: a few hundred milliseconds into that pull, or after it."""
+        name = self.REVOKED
+        for n in range(3):
+            self.add(name, n)
+        if self.processes.run(self.client(name, "push"), f"client-{name}") != 0:
+            raise RuntimeError("client r's first push failed")
+        for n in range(3, 13):
+            self.add(name, n)
+        device = query(self.store(name), "SELECT value FROM __config WHERE key = 'installationID'")
+        status, answer = request(self.service.url, "POST", f"/service/api/devices/{device}/revoke", {"wipe": True},
+                                 admin=True)
+        if status != 200:
+            raise RuntimeError(f"the revoke of client r's device answered {status}: {answer}")
+        after = self.rng.random() < 1 / 3
+        delay = self.rng.uniform(0, 0.6)  # a debug build's pull, deposit and wipe take a few hundred ms
+        started = time.monotonic()
+        pull = self.processes.start(self.client(name, "pull", "--query-id", "all"), f"client-{name}")
+        if after:
+            pull.wait(DEADLINE)
+        else:
+            time.sleep(delay)
+        self.revoked = (device, pull.poll())
+        return (f"{(time.monotonic() - started) * 1000:.0f} ms into the pull of revoked client r"
+                + (" (it had ended)" if pull.poll() is not None else ""))
+
+    def escrow_of(self, device):
+        """The item ids the service's escrow holds for `device`, one per entry."""
+        status, answer = request(self.service.url, "GET", "/service/api/escrow", admin=True)
+        if status != 200:
+            raise RuntimeError(f"GET /service/api/escrow answered {status}: {answer}")
+        return [entry["itemId"] for entry in answer["escrow"] if entry["device"] == device]
+
+    def check_revoke(self):
+        """After the cut: client r's store is untouched or wiped with everything in escrow; its next
+        contact completes the steps, escrow then holds each change once; then access is restored."""
+        name, (device, exit_status) = self.REVOKED, self.revoked
+        offline = [f"{name}-{n}" for n in range(3, 13) if f"{name}-{n}" in self.acked_adds.get(name, [])]
+        store = self.store(name)
+        rows = query(store, "SELECT count(*) FROM todoitem")
+        queued = query(store, "SELECT count(*) FROM __operations")
+        held = self.escrow_of(device)
+        if rows == 0 and queued == 0:
+            lost = [item_id for item_id in offline if item_id not in held]
+            if lost:
+                self.problems.append(f"client r's store was wiped, yet {len(lost)} of its offline changes are not in "
+                                     f"escrow, such as {lost[:3]}")
+        elif queued != len(offline):
+            self.problems.append(f"client r's store is neither untouched nor wiped after the cut: {rows} rows, "
+                                 f"{queued} queued changes (it had {len(offline)})")
+        if exit_status == 0:
+            self.problems.append("client r's pull exited 0 although its device was revoked")
+        # Its next contact: refused, and the steps finish.
+        if self.processes.run(self.client(name, "pull", "--query-id", "all"), f"client-{name}") == 0:
+            self.problems.append("client r's pull after the cut exited 0 although its device is revoked")
+        rows = query(store, "SELECT count(*) FROM todoitem")
+        queued = query(store, "SELECT count(*) FROM __operations")
+        held = self.escrow_of(device)
+        if (rows, queued) != (0, 0):
+            self.problems.append(f"client r's store holds {rows} rows and {queued} queued changes after its next "
+                                 f"contact, not none")
+        if sorted(held) != sorted(offline):
+            self.problems.append(f"escrow holds {sorted(held)} for client r, not each of its {len(offline)} offline "
+                                 f"changes once")
+        status = json.loads(self.processes.output(self.client(name, "status", "--json")))
+        if not (status.get("revokedAccess") or {}).get("receiptSent"):
+            self.problems.append(f"client r's wipe receipt did not reach the service: {status.get('revokedAccess')}")
+        self.escrowed = set(held)
+        status, answer = request(self.service.url, "POST", f"/service/api/devices/{device}/restore-access",
+                                 admin=True)
+        if status != 200:
+            self.problems.append(f"restoring client r's access answered {status}: {answer}")
+
     # Backups and restore (issue 51) ------------------------------------------------------------
 
     def restore(self):
@@ -577,7 +672,11 @@ class Run:
         self.integrity(self.service.database)
         if self.phase == "migration":
             self.check_migration()
+        if self.phase == "revoke":
+            self.check_revoke()
         counts = {"on the service": 0, "queued": 0, "lost": 0}
+        if self.escrowed:
+            counts["in escrow"] = 0
         for name in self.clients:
             store = self.store(name)
             local, queued = set(), set()
@@ -595,6 +694,8 @@ class Run:
                     counts["on the service"] += 1
                 elif item_id in local and item_id in queued:
                     counts["queued"] += 1
+                elif item_id in self.escrowed:
+                    counts["in escrow"] += 1
                 else:
                     gone.append(item_id)
             counts["lost"] += len(gone)
@@ -637,7 +738,8 @@ class Run:
                 differing = sorted(set(local.items()) ^ set(service.items()))
                 self.problems.append(f"client {name} does not hold the service's rows after push and pull: "
                                      f"{len(differing)} differ, such as {differing[:2]}")
-            missing = [item_id for item_id in self.acked_adds.get(name, []) if item_id not in service]
+            missing = [item_id for item_id in self.acked_adds.get(name, [])
+                       if item_id not in service and item_id not in self.escrowed]
             if missing:
                 self.problems.append(f"client {name}: {len(missing)} adds that exited 0 are not on the service "
                                      f"after push and pull, such as {missing[:3]}")
