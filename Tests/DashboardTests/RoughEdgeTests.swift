@@ -121,6 +121,13 @@ import Testing
             RemoteState.decide(offline: false, remote: "http://a", running: false, contact: contact)
                 == .unreachable(since: later))
         #expect(RemoteState.unreachable(since: later).label.hasPrefix("Unreachable since "))
+        let revocation = AccessRevocation(kind: .device, subject: "phone", wipe: true, revokedAt: 0)
+        contact = RemoteState.record(
+            .init(
+                kind: .pull, finishedAt: later, pushed: 0, conflicts: 0, failed: 0, pulled: 0,
+                stopReason: .accessRevoked(revocation), error: nil), after: contact)
+        #expect(RemoteState.decide(offline: false, remote: "http://a", running: false, contact: contact) == .revoked)
+        #expect(RemoteState.revoked.label == "Access revoked by the service's admin")
     }
 }
 

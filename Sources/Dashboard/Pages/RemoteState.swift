@@ -11,6 +11,8 @@ enum RemoteState: Equatable, Sendable {
     case unreachable(since: Date)
     case failing(since: Date)
     case notAuthorized
+    /// The service's admin revoked this user's or this device's access.
+    case revoked
     /// The service redirected elsewhere, which the client does not follow.
     case redirected
 
@@ -55,8 +57,10 @@ enum RemoteState: Equatable, Sendable {
             return .unreachable(since: contact.unreachableSince ?? contact.lastContact ?? Date())
         case .serverError?:
             return .failing(since: contact.unreachableSince ?? contact.lastContact ?? Date())
-        case .notAuthorized?, .tokenCommandFailed?, .accessRevoked?:
+        case .notAuthorized?, .tokenCommandFailed?:
             return .notAuthorized
+        case .accessRevoked?:
+            return .revoked
         case .redirectRefused?, .plainHTTPRefused?:
             return .redirected
         case .offline?, .cancelled?, nil:
@@ -72,7 +76,7 @@ enum RemoteState: Equatable, Sendable {
         case .noRemote, .notContacted: "unknown"
         case .syncing: "syncing"
         case .reachable: "reachable"
-        case .unreachable, .failing, .notAuthorized, .redirected: "unreachable"
+        case .unreachable, .failing, .notAuthorized, .revoked, .redirected: "unreachable"
         }
     }
 
@@ -87,6 +91,7 @@ enum RemoteState: Equatable, Sendable {
         case .unreachable(let since): "Unreachable since \(Self.time(since))"
         case .failing(let since): "Service failing since \(Self.time(since))"
         case .notAuthorized: "Not authorised: sign in again (auth token) or check the application key"
+        case .revoked: "Access revoked by the service's admin"
         case .redirected: "Redirected elsewhere: check the service's address"
         }
     }
