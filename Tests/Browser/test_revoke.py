@@ -1,7 +1,8 @@
 """Revoking a device (docs/fleet.md#revoking-access) against the real binaries, in headless Chromium
 with JavaScript off: a dashboard with unsynced todos is revoked with wipe; its next sync hands them to
 the service's escrow and empties it, and its banner says so; on `/service/escrow`, signed in with the
-admin key, one held change is applied (it reaches the service) and the other discarded. Screenshots
+admin key, one held change is applied (it reaches the service) and the other discarded; the device's
+page shows its revocation and its wipe receipt. Screenshots
 go to $TODOSYNC_SCREENSHOTS when set. Every wait polls with a deadline."""
 import json
 import os
@@ -93,7 +94,7 @@ def test_a_revoked_dashboard_escrows_its_edits_and_the_admin_decides(setup):
     assert len(rows) == 2, driver.page_source[:2000]
     assert "offline one" in driver.find_element(By.ID, "escrow-entries").text
     assert "not seen since" not in driver.find_element(By.ID, "escrow-revocations").text
-    assert "2" in driver.find_element(By.ID, "escrow-receipts").text
+    assert "todoitem:" in driver.find_element(By.ID, "escrow-receipts").text
     screenshot(driver, "2-escrow")
     apply = driver.find_element(By.CSS_SELECTOR, "button[aria-label^='Apply insert']")
     applied_text = "offline one" if "offline one" in apply.find_element(By.XPATH, "./ancestor::tr").text \
@@ -104,6 +105,11 @@ def test_a_revoked_dashboard_escrows_its_edits_and_the_admin_decides(setup):
     assert "Discarded" in flash_text(driver, "Discarded")
     assert "Nothing held." in driver.find_element(By.ID, "escrow-entries").text
     screenshot(driver, "3-decided")
+    # The device's own page says the same: revoked with wipe, and its receipt.
+    open_page(driver, url + "/service/devices/" + device)
+    access = driver.find_element(By.ID, "device-access").text
+    assert "revoked since" in access and "with wipe" in access and "3 rows removed, 2 changes in escrow" in access, \
+        access
 
     texts = [row["text"] for row in call(url, "GET", "/tables/todoitem")]
     assert sorted(texts) == sorted(["synced before", applied_text]), texts

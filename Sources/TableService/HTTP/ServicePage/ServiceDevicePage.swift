@@ -1,3 +1,5 @@
+import SyncProtocol
+
 /// One device (`/service/devices/{id}`): its state, client, tables, recent errors, its lag over the
 /// last 24 hours as a chart drawn here (SVG), and the support bundle an admin may ask it for.
 struct ServiceDevicePage: Encodable, Sendable {
@@ -16,6 +18,30 @@ struct ServiceDevicePage: Encodable, Sendable {
     var bundleRequestHref: String
     var bundleHref: String?
     var bundleStatus: String
+    /// Whose access is revoked and since when, whether the device was heard from since; nil when
+    /// it has access.
+    var revocation: String?
+    /// Its wipe receipts, a sentence each.
+    var receipts: [String] = []
+    var escrowHref: String?
+
+    /// Adds what the admin revoked of this device's access (its own, or its user's) and the receipts
+    /// of its wipes.
+    mutating func noteRevocation(
+        _ revocation: Revocation?, lastContact: Int64, receipts: [WipeReceiptRecord], escrowHref: String
+    ) {
+        self.escrowHref = escrowHref
+        if let revocation {
+            let whom = revocation.kind == .user ? "Its user \(revocation.subject)'s access" : "Its access"
+            let since = ServiceDevicesPage.readable(ProtocolDate.format(milliseconds: revocation.revokedAt))
+            self.revocation =
+                "\(whom) is revoked since \(since)" + (revocation.wipe ? ", with wipe" : ", read-only")
+                + (lastContact >= revocation.revokedAt ? "." : "; not seen since.")
+        }
+        self.receipts = receipts.map {
+            "Wiped at \(ServiceDevicesPage.readable($0.wipedAt)): \($0.rows) rows removed, \($0.escrowed) changes in escrow."
+        }
+    }
 
     static func advice(_ state: DeviceState) -> String {
         switch state {

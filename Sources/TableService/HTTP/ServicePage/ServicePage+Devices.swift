@@ -66,8 +66,11 @@ extension ServicePage {
         guard let device = await fleet.assessment(id: id, now: now) else {
             throw HTTPError(.notFound, "No device \(id) has been seen.")
         }
-        let content = ServiceDevicePage(
+        var content = ServiceDevicePage(
             Fleet.report(device, now: now), lag: device.record.lag, base: base, now: now)
+        content.noteRevocation(
+            fleet.revocations.refusal(user: device.record.user, device: id), lastContact: device.record.lastContact,
+            receipts: try await fleet.escrow.receipts(device: id), escrowHref: base + "/escrow")
         return page("service/device", title: "Device \(id)", content)
     }
 
