@@ -51,7 +51,8 @@ extension SyncContext {
         }
         monitor.noteLocalChange()
         if revoked.phase == .depositing {
-            revoked.escrowed = try await deposit(transport)
+            // Saved only with the wipe below: after a power cut the count starts again from the last saved.
+            revoked.escrowed += try await deposit(transport)
             revoked = try await write { [store, queue, tables = try syncedTables(), revoked] db in
                 var done = revoked
                 // Whatever was queued is in escrow: the queue goes, whatever the admin asked.
