@@ -1,5 +1,5 @@
 """Revoking a device (docs/fleet.md#revoking-access) against the real binaries, in headless Chromium
-with JavaScript off: a dashboard with unsynced todos is revoked with wipe; its next sync hands them to
+with JavaScript on (axe-clean) and off: a dashboard with unsynced todos is revoked with wipe; its next sync hands them to
 the service's escrow and empties it, and its banner says so; on `/service/escrow`, signed in with the
 admin key, one held change is applied (it reaches the service) and the other discarded; the device's
 page shows its revocation and its wipe receipt. Screenshots
@@ -16,20 +16,21 @@ from selenium.webdriver.common.by import By
 
 from conftest import make_browser, start
 from dashboard import add_todo, flash_text, open_page, sync, todo_texts, wait_for
+from test_pages import serious_violations
 
 ADMIN_KEY = "revoke-admin-key-5d1c0e77"
 DEADLINE = 60
 
 
-@pytest.fixture
-def setup():
+@pytest.fixture(params=[True, False], ids=["js", "nojs"])
+def setup(request):
     folder = tempfile.mkdtemp(prefix="todosync-revoke-")
     serve, url = start(["serve", "--port", "0", "--database", os.path.join(folder, "service.sqlite"),
                         "--admin-key", ADMIN_KEY], r"(http://127\.0\.0\.1:\d+)")
     dashboard, base = start(["dashboard", "--port", "0", "--data-dir", os.path.join(folder, "dashboard"),
                              "--remote", url], r"(http://127\.0\.0\.1:\d+)")
-    driver = make_browser(javascript=False)
-    yield url, base, driver
+    driver = make_browser(javascript=request.param)
+    yield url, base, driver, request.param
     driver.quit()
     for process in (dashboard, serve):
         os.killpg(process.pid, signal.SIGKILL)
@@ -63,7 +64,7 @@ def eventually(check, what):
 
 
 def test_a_revoked_dashboard_escrows_its_edits_and_the_admin_decides(setup):
-    url, base, driver = setup
+    url, base, driver, javascript = setup
     add_todo(driver, base, "synced before")
     assert "Pushed" in sync(driver, base)
     add_todo(driver, base, "offline one")
@@ -83,6 +84,8 @@ def test_a_revoked_dashboard_escrows_its_edits_and_the_admin_decides(setup):
     assert "2 unsynced changes are kept in the service's escrow" in text, text
     assert todo_texts(driver, base) == []
     screenshot(driver, "1-dashboard")
+    # axe runs as a script: with JavaScript on.
+    assert not javascript or serious_violations(driver) == []
 
     # The admin signs in to the service's pages and decides.
     open_page(driver, url + "/service/escrow")
@@ -96,6 +99,7 @@ def test_a_revoked_dashboard_escrows_its_edits_and_the_admin_decides(setup):
     assert "not seen since" not in driver.find_element(By.ID, "escrow-revocations").text
     assert "todoitem:" in driver.find_element(By.ID, "escrow-receipts").text
     screenshot(driver, "2-escrow")
+    assert not javascript or serious_violations(driver) == []
     apply = driver.find_element(By.CSS_SELECTOR, "button[aria-label^='Apply insert']")
     applied_text = "offline one" if "offline one" in apply.find_element(By.XPATH, "./ancestor::tr").text \
         else "offline two"
