@@ -202,27 +202,30 @@ struct VerifyTests {
             Copy(stored: try service(members).values ?? [])
         }
         func columns(_ mine: Copy, _ theirs: Copy) -> [String]? {
-            RowComparison.difference(id: "a", local: mine, service: theirs, queued: nil, pulledUpTo: nil, table: table)
-                .map {
-                    #expect($0.kind == .differentValues); return $0.columns
-                }
+            guard
+                let difference = RowComparison.difference(
+                    id: "a", local: mine, service: theirs, queued: nil, pulledUpTo: nil, table: table)
+            else { return nil }
+            #expect(difference.kind == .differentValues)
+            return difference.columns
         }
-        let stored = try local(#""text":"x","complete":true,"due":"2026-03-04T05:06:07.008Z""#)
-        #expect(columns(stored, try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:07.008Z""#)) == nil)
-        #expect(
-            columns(stored, try service(#""text":"y","complete":false,"due":"2026-03-04T05:06:07.008Z""#))
-                == ["complete", "text"])
+        let due = #""due":"2026-03-04T05:06:07.008Z""#
+        let stored = try local(#""text":"x","complete":true,"# + due)
+        let same = try service(#""text":"x","complete":true,"# + due)
+        let changed = try service(#""text":"y","complete":false,"# + due)
         // Another text of the same instant is kept aside (not the column's form) yet is the same date.
-        #expect(
-            columns(stored, try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:07.008+00:00""#)) == nil)
-        #expect(
-            columns(stored, try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:08Z""#)) == ["due"])
+        let sameInstant = try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:07.008+00:00""#)
+        let later = try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:08Z""#)
         // A member the table has no column for, and a missing member against null.
-        #expect(
-            columns(stored, try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:07.008Z","tag":"new""#))
-                == ["tag"])
-        #expect(columns(try local(#""text":"x","due":null"#), try service(#""text":"x""#)) == nil)
-        #expect(columns(Copy(version: "v1", updatedAt: "2026-01-01T00:00:01.000Z"), try service(#""text":"x""#)) == nil)
+        let tagged = try service(#""text":"x","complete":true,"tag":"new","# + due)
+        let (withNull, without) = (try local(#""text":"x","due":null"#), try service(#""text":"x""#))
+        #expect(columns(stored, same) == nil)
+        #expect(columns(stored, changed) == ["complete", "text"])
+        #expect(columns(stored, sameInstant) == nil)
+        #expect(columns(stored, later) == ["due"])
+        #expect(columns(stored, tagged) == ["tag"])
+        #expect(columns(withNull, without) == nil)
+        #expect(columns(Copy(version: "v1", updatedAt: "2026-01-01T00:00:01.000Z"), without) == nil, "values not read")
     }
 
     @Test func theFurthestTokenIsTheOneWithTheLatestCursor() {
