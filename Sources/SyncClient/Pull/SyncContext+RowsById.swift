@@ -4,10 +4,10 @@ import SyncProtocol
 extension SyncContext {
     /// Reads every row of `table` on the service, deleted ones included, in pages of `pageSize`
     /// ordered by id — by keyset on `id`, trusting no delta token: what verify and a reconcile read —
-    /// each page decoded as a pull decodes its own, and hands the pages to `body` in
-    /// order with the ids of their rows. As in a pull, the next page is on the wire while `body`
-    /// works on one: one page on the wire at a time, at most two in memory. The reading ends at a
-    /// page with no rows (or none with an id).
+    /// each page decoded as a pull decodes its own, and hands the pages to `body` in order with the
+    /// ids of their rows. As in a pull, the next page is on the wire while `body` works on one: one
+    /// page on the wire at a time, at most two in memory. The reading ends at a page with no rows
+    /// (or none with an id).
     ///
     /// - Parameters:
     ///   - layout: how a page is decoded, asked for each page (the pages before may have added columns).
