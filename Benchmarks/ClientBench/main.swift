@@ -96,6 +96,31 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     try await group.waitForAll()
 }
 
+// `ONLY=verify`: only the pull with its verify (three rounds) and the restore's reconcile, the
+// ratios as in the whole run (to profile them, e.g. under `perf record -g`).
+if ProcessInfo.processInfo.environment["ONLY"] == "verify" {
+    var (pullTime, verifyTime) = (0.0, 0.0)
+    for round in 0..<3 {
+        let context = try SyncContext(
+            path: work + "/verify-\(round).sqlite", configuration: .init(remoteURL: URL(string: base)!))
+        pullTime += try await seconds {
+            _ = try await context.table("todoitem").pull(queryId: "bench", settings: PullSettings(pageSize: pageSize))
+        }
+        await context.listIndexesCaughtUp()
+        verifyTime += try await seconds {
+            let report = try await context.verify("todoitem")
+            precondition(report.differences.isEmpty, "verify found \(report.differences.count) differences")
+        }
+    }
+    line(
+        String(
+            format: "verify %d rows (after each of 3 pulls): %.2f s; the pulls: %.2f s;  verify / pull = %.2f",
+            rowCount, verifyTime, pullTime, verifyTime / pullTime))
+    try await RestoreReconcile.run(rows: rowCount, pageSize: pageSize, work: work).forEach(line)
+    await service.stop()
+    exit(0)
+}
+
 /// Seconds since `start`.
 func seconds(since start: ContinuousClock.Instant) -> Double {
     let elapsed = ContinuousClock.now - start

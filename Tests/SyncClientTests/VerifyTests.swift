@@ -141,6 +141,8 @@ struct VerifyTests {
         let context = try SyncContext.temporary(in: folder, remote: proxy.endpoint)
         let verify = Task { try await context.verify("todoitem", pageSize: 10) }
         await secondPage.wait()
+        // The second page is asked for while the first is compared: its comparison ends all the same.
+        for await progress in context.progressUpdates() where progress.done >= 10 { break }
         #expect(context.progress.activity == .verifying && context.progress.done == 10)
         #expect(context.jobs.cancel())
         await #expect(throws: SyncError.stopped(.cancelled)) { try await verify.value }
@@ -160,7 +162,8 @@ struct VerifyTests {
     )
         -> RowDifference?
     {
-        RowComparison.difference(id: "a", local: local, service: service, queued: queued, pulledUpTo: token)
+        RowComparison.difference(
+            id: "a", local: local, service: service, queued: queued, pulledUpTo: token, table: .todoItem)
     }
 
     @Test func equalCopiesAndRowsDeletedOnBothSidesAreNoDifference() {
@@ -184,6 +187,45 @@ struct VerifyTests {
         #expect(compare(copy, newer)?.reason == .notPulledYet, "never pulled incrementally")
         #expect(compare(newer, copy, token: token)?.reason == RowDifference.Reason.none, "the token is past it")
         #expect(compare(copy, nil, token: token)?.reason == RowDifference.Reason.none)
+    }
+
+    /// Copies of the same version compare their values as the local table holds them: the service's
+    /// decoded as a pull decodes its page, the local one as read from its row.
+    @Test func valuesOfTheSameVersionAreComparedColumnByColumn() throws {
+        let table = TableDescription(
+            name: "todoitem", columns: [.init("text", .text), .init("complete", .boolean), .init("due", .date)])
+        let system = #""id":"a","version":"v1","updatedAt":"2026-01-01T00:00:01.000Z""#
+        func service(_ members: String) throws -> Copy {
+            Copy(pulled: try #require(try PageLayout(table).decode(Data("[{\(system),\(members)}]".utf8)).rows.first))
+        }
+        func local(_ members: String) throws -> Copy {
+            Copy(stored: try service(members).values ?? [])
+        }
+        func columns(_ mine: Copy, _ theirs: Copy) -> [String]? {
+            guard
+                let difference = RowComparison.difference(
+                    id: "a", local: mine, service: theirs, queued: nil, pulledUpTo: nil, table: table)
+            else { return nil }
+            #expect(difference.kind == .differentValues)
+            return difference.columns
+        }
+        let due = #""due":"2026-03-04T05:06:07.008Z""#
+        let stored = try local(#""text":"x","complete":true,"# + due)
+        let same = try service(#""text":"x","complete":true,"# + due)
+        let changed = try service(#""text":"y","complete":false,"# + due)
+        // Another text of the same instant is kept aside (not the column's form) yet is the same date.
+        let sameInstant = try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:07.008+00:00""#)
+        let later = try service(#""text":"x","complete":true,"due":"2026-03-04T05:06:08Z""#)
+        // A member the table has no column for, and a missing member against null.
+        let tagged = try service(#""text":"x","complete":true,"tag":"new","# + due)
+        let (withNull, without) = (try local(#""text":"x","due":null"#), try service(#""text":"x""#))
+        #expect(columns(stored, same) == nil)
+        #expect(columns(stored, changed) == ["complete", "text"])
+        #expect(columns(stored, sameInstant) == nil)
+        #expect(columns(stored, later) == ["due"])
+        #expect(columns(stored, tagged) == ["tag"])
+        #expect(columns(withNull, without) == nil)
+        #expect(columns(Copy(version: "v1", updatedAt: "2026-01-01T00:00:01.000Z"), without) == nil, "values not read")
     }
 
     @Test func theFurthestTokenIsTheOneWithTheLatestCursor() {

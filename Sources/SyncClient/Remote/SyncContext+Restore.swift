@@ -112,36 +112,21 @@ extension SyncContext {
         }
     }
 
-    /// Pass 1 reads the service's rows by id, settling each against the local copy; pass 2 finds
-    /// the local rows the service did not send. The table's delta tokens then stand at the service's
-    /// newest row as it was before pass 1 (rows written since are pulled again, never missed).
+    /// Pass 1 reads the service's rows by id (the next page on the wire while one is settled, as in
+    /// a pull), settling each against the local copy; pass 2 finds the local rows the service did
+    /// not send. The table's delta tokens then stand at the service's newest row as it was before
+    /// pass 1 (rows written since are pulled again, never missed).
     private func reconcile(_ table: TableDescription, transport: HTTPTransport) async throws -> ReconcileCounts {
         var counts = ReconcileCounts()
         let newest = try await newestRow(of: table, transport: transport)
         let scratch = try VerifyScratch()
         defer { scratch.remove() }
-        var after: String?
-        var page = 0
-        var previous: Set<String> = []
-        while true {
-            try Task.checkCancellation()
-            page += 1
-            var query: [(String, String)] = [
-                ("$orderby", "id"), ("$top", String(Self.reconcilePageSize)),
-                (transport.tableProtocol.includeDeletedParameter, "true"),
-            ]
-            if let after { query.append(("$filter", "id gt \(TableQuery.odataString(after))")) }
-            let reply = try await transport.send(
-                .get, transport.path(table: table.name), query: query, for: .reconcile(table: table.name, page: page))
-            try Self.checkPage(reply, table: table.name)
-            let layout = store.catalog.committed[table.name]?.layout ?? PageLayout(table)
-            let rows = try layout.decode(reply.body).rows
-            let ids = rows.compactMap(\.id)
-            guard let last = ids.last else { break }
-            // A service that ignores the filter sends the same rows again: it would never end.
-            if ids.contains(where: { previous.contains($0) }) {
-                throw SyncError.serviceFault(.repeatedPages(table: table.name))
-            }
+        try await readServiceRowsById(
+            table.name, layout: { [store] in store.catalog.committed[table.name]?.layout ?? PageLayout(table) },
+            pageSize: Self.reconcilePageSize, counting: false, transport: transport,
+            purpose: { .reconcile(table: table.name, page: $0) }
+        ) { rows, ids, _ in
+            guard !ids.isEmpty else { return }
             let settled = try await store.asyncWrite { [store, queue] db in
                 try Self.settle(
                     rows, of: table.name, restoredTo: transport.epochs.epoch, store: store, queue: queue, db)
@@ -149,8 +134,6 @@ extension SyncContext {
             counts = counts + settled
             try scratch.remember(ids)
             monitor.update { $0.done += ids.count }
-            after = last
-            previous = Set(ids)
         }
         counts.gone += try await settleRowsOnlyHere(table, scratch: scratch, restoredTo: transport.epochs.epoch)
         try await store.asyncWrite { [store] db in

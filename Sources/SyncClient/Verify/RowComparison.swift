@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SyncProtocol
 
 /// How one row compares between the local table and the service: a pure function from both copies,
@@ -9,30 +10,47 @@ enum RowComparison {
         var version: String?
         var updatedAt: String?
         var deleted = false
-        /// The row's values (nil: not read, such as a local row the service lacks); its system
-        /// columns, if there, are left out of the comparison.
-        var values: [String: JSONValue]?
-        /// A hash of ``values`` as ``contentHash(_:)`` computes it: two copies with equal hashes
-        /// hold the same values, so only copies whose hashes differ are compared column by column.
-        var content: Int?
+        /// The row's values as the local table holds them, in the order of its columns
+        /// (``TableDescription/allColumns``, as a ``PageLayout`` decodes a page); nil: not read, such as
+        /// a local row the service lacks. Its system columns are left out of the comparison.
+        var values: [DatabaseValue]?
+        /// Members the table has no column for, or that do not fit their column's type yet (a pulled
+        /// row's ``PulledRow/extras``): compared as they are.
+        var extras: [String: JSONValue] = [:]
 
         init(
-            version: String? = nil, updatedAt: String? = nil, deleted: Bool = false, values: [String: JSONValue]? = nil
+            version: String? = nil, updatedAt: String? = nil, deleted: Bool = false, values: [DatabaseValue]? = nil,
+            extras: [String: JSONValue] = [:]
         ) {
             self.version = version
             self.updatedAt = updatedAt
             self.deleted = deleted
             self.values = values
-            content = values.map(RowComparison.contentHash)
+            self.extras = extras
+        }
+
+        /// The service's copy of a row of a page, decoded as a pull decodes it.
+        init(pulled row: PulledRow) {
+            self.init(
+                version: row.version, updatedAt: row.updatedAt, deleted: row.deleted, values: row.values,
+                extras: Dictionary(row.extras, uniquingKeysWith: { _, last in last }))
+        }
+
+        /// The local copy of a row read with its table's ``TableDescription/selectList``.
+        init(stored values: [DatabaseValue]) {
+            self.init(
+                version: String.fromDatabaseValue(values[PageLayout.versionIndex]),
+                updatedAt: String.fromDatabaseValue(values[PageLayout.updatedAtIndex]), values: values)
         }
     }
 
-    /// The difference between `local` and `service` copies of row `id` (nil: none, or neither has
-    /// it), with its reason: the queued change of the row (`queued`, conflict first), else whether
-    /// the service's copy is past `pulledUpTo` (the table's furthest delta token; nil: never pulled
-    /// incrementally, so everything on the service is "not pulled yet").
+    /// The difference between `local` and `service` copies of row `id` of `table` (nil: none, or
+    /// neither has it), with its reason: the queued change of the row (`queued`, conflict first),
+    /// else whether the service's copy is past `pulledUpTo` (the table's furthest delta token; nil:
+    /// never pulled incrementally, so everything on the service is "not pulled yet").
     static func difference(
-        id: String, local: Copy?, service: Copy?, queued: OperationState?, pulledUpTo: DeltaToken?
+        id: String, local: Copy?, service: Copy?, queued: OperationState?, pulledUpTo: DeltaToken?,
+        table: TableDescription
     ) -> RowDifference? {
         let kind: RowDifference.Kind
         var columns: [String] = []
@@ -48,10 +66,7 @@ enum RowComparison {
             kind = .deletedOnService
         case (.some(let local), .some(let service)):
             if local.version == service.version, sameInstant(local.updatedAt, service.updatedAt) {
-                guard let mine = local.values, let theirs = service.values, local.content != service.content else {
-                    return nil
-                }
-                columns = differingColumns(mine, theirs)
+                columns = differingColumns(local, service, of: table)
                 guard !columns.isEmpty else { return nil }
                 kind = .differentValues
             } else {
@@ -75,18 +90,26 @@ enum RowComparison {
             serviceVersion: service?.version, serviceUpdatedAt: service?.updatedAt, columns: columns)
     }
 
-    /// A hash of a row's user columns that two equal copies share whatever the order of their
-    /// members, a missing member and null hashing alike (a page leaves out what a row lacks).
-    static func contentHash(_ values: [String: JSONValue]) -> Int {
-        var combined = 0
-        for (name, value) in values where value != .null && !SystemColumn.all.contains(name) {
-            var hasher = Hasher()
-            hasher.combine(name)
-            hasher.combine(canonical(value))
-            // Order-free: the members' hashes are added.
-            combined = combined &+ hasher.finalize()
+    /// The user columns of `table` whose values differ between two copies (none when either copy's
+    /// values were not read), in name order. The same SQLite values in every user column (and the
+    /// same kept mismatches) are the same values: only a row that differs there, or brings members
+    /// the table has no column for, is compared member by member, as JSON values.
+    static func differingColumns(_ local: Copy, _ service: Copy, of table: TableDescription) -> [String] {
+        guard let mine = local.values, let theirs = service.values else { return [] }
+        let user = TableDescription.mismatchesIndex
+        if local.extras.isEmpty, service.extras.isEmpty, mine.count == theirs.count, mine.count > user,
+            mine[user...] == theirs[user...]
+        {
+            return []
         }
-        return combined
+        return differingColumns(members(local, of: table), members(service, of: table))
+    }
+
+    /// A copy's values as the members of an item, its extras included.
+    private static func members(_ copy: Copy, of table: TableDescription) -> [String: JSONValue] {
+        var item = LocalStore.item(values: copy.values ?? [], table: table)
+        for (name, value) in copy.extras { item[name] = value }
+        return item
     }
 
     /// The columns whose values differ, a missing member counting as null; dates compared as instants.

@@ -5,15 +5,15 @@ import SyncProtocol
 
 extension SyncContext {
     /// Compares the local table with the service, row by row (by id, version and `updatedAt`, the
-    /// service's deleted rows included, and for copies of the same version their values, by a content
-    /// hash and then column by column), and lists each row that differs with its reason: a queued
+    /// service's deleted rows included, and for copies of the same version their values, column by
+    /// column, as the local table holds them), and lists each row that differs with its reason: a queued
     /// change, a conflict, a change on the service after the last pull — or none, a silent
     /// divergence. Reads only: the local store is never written.
     ///
-    /// The service's rows are read in pages of `pageSize` ordered by id; each page is compared with
-    /// the local rows of its ids, and its ids are kept in a scratch file so that local rows the
-    /// service does not have are found by a second pass over the local table: memory stays flat in
-    /// the number of rows. Runs as a job of its own (never beside a push or pull), shows progress
+    /// The service's rows are read in pages of `pageSize` ordered by id (the next one on the wire
+    /// while one is compared, as in a pull); each page is compared with the local rows of its ids,
+    /// and its ids are kept in a scratch file so that local rows the service does not have are found
+    /// by a second pass over the local table: memory stays flat in the number of rows. Runs as a job of its own (never beside a push or pull), shows progress
     /// and stops on ``JobSlot/cancel()``.
     ///
     /// - Throws: ``SyncError/stopped(_:)`` as a pull does (unreachable, deadlines, offline,
@@ -48,38 +48,26 @@ extension SyncContext {
         return report
     }
 
-    /// Pass 1: every row of the service, page by page, against the local rows of the same ids.
+    /// Pass 1: every row of the service, page by page, against the local rows of the same ids, both
+    /// as the local table's values (each page decoded as a pull decodes its own).
     private func compareServiceRows(
         _ table: TableDescription, pageSize: Int, transport: HTTPTransport, pulledUpTo: DeltaToken?,
         scratch: VerifyScratch, _ report: inout VerifyReport
     ) async throws {
-        var after: String?
-        var previous: Set<String> = []
-        var page = 0
-        while true {
-            try Task.checkCancellation()
-            page += 1
-            var query: [(String, String)] = [
-                ("$orderby", "id"), ("$top", String(pageSize)),
-                (transport.tableProtocol.includeDeletedParameter, "true"),
-            ]
-            if let after { query.append(("$filter", "id gt \(TableQuery.odataString(after))")) }
-            if page == 1 { query.append(transport.tableProtocol.countParameter) }
-            let reply = try await transport.send(
-                .get, transport.path(table: table.name), query: query, for: .verify(table: table.name, page: page))
-            try Self.checkPage(reply, table: table.name)
-            let rows = try Self.serviceCopies(reply.body, table: table.name)
-            if let total = rows.count { monitor.update { $0.total = total } }
-            guard !rows.copies.isEmpty else { return }
-            let ids = rows.copies.map(\.id)
-            // A service that ignores the filter sends the same rows again: it would never end.
-            if ids.contains(where: { previous.contains($0) }) {
-                throw SyncError.serviceFault(.repeatedPages(table: table.name))
+        let layout = PageLayout(table)
+        try await readServiceRowsById(
+            table.name, layout: { layout }, pageSize: pageSize, counting: true, transport: transport,
+            purpose: { .verify(table: table.name, page: $0) }
+        ) { rows, ids, total in
+            if let total { monitor.update { $0.total = total } }
+            guard ids.count == rows.count else {
+                throw SyncError.badResponse("The service sent a row of '\(table.name)' without an id.")
             }
             let (local, queued) = try await localCopies(table, ids: ids, withValues: true)
-            for (id, service) in rows.copies {
+            for (id, row) in zip(ids, rows) {
                 if let difference = RowComparison.difference(
-                    id: id, local: local[id], service: service, queued: queued[id], pulledUpTo: pulledUpTo)
+                    id: id, local: local[id], service: RowComparison.Copy(pulled: row), queued: queued[id],
+                    pulledUpTo: pulledUpTo, table: table)
                 {
                     report.differences.append(difference)
                 }
@@ -87,8 +75,6 @@ extension SyncContext {
             try scratch.remember(ids)
             report.serviceRows += ids.count
             monitor.update { $0.done = report.serviceRows }
-            after = ids.last
-            previous = Set(ids)
         }
     }
 
@@ -100,56 +86,50 @@ extension SyncContext {
         while true {
             try Task.checkCancellation()
             let (name, start) = (table.name.quotedSQLName, after)
-            let rows = try await store.asyncRead { db in
-                try Row.fetchAll(
-                    db, sql: "SELECT id, version, updatedAt FROM \(name) WHERE id > ? ORDER BY id LIMIT ?",
-                    arguments: [start, pageSize]
-                ).map { row in
-                    (row["id"] as String, RowComparison.Copy(version: row["version"], updatedAt: row["updatedAt"]))
-                }
+            let ids = try await store.asyncRead { db in
+                try String.fetchAll(
+                    db, sql: "SELECT id FROM \(name) WHERE id > ? ORDER BY id LIMIT ?", arguments: [start, pageSize])
             }
-            guard let last = rows.last else { return }
-            report.localRows += rows.count
-            let unseen = try scratch.unseen(rows.map(\.0))
+            guard let last = ids.last else { return }
+            report.localRows += ids.count
+            let unseen = try scratch.unseen(ids)
             if !unseen.isEmpty {
-                let queued = try await localCopies(table, ids: Array(unseen)).queued
-                for (id, local) in rows where unseen.contains(id) {
+                // Their versions and stamps are read for the report.
+                let onlyHere = ids.filter(unseen.contains)
+                let (local, queued) = try await localCopies(table, ids: onlyHere)
+                for id in onlyHere {
                     if let difference = RowComparison.difference(
-                        id: id, local: local, service: nil, queued: queued[id], pulledUpTo: nil)
+                        id: id, local: local[id], service: nil, queued: queued[id], pulledUpTo: nil, table: table)
                     {
                         report.differences.append(difference)
                     }
                 }
             }
-            after = last.0
+            after = last
         }
     }
 
-    /// The local copies of `ids` (`withValues`: with their user columns' values) and the state of
-    /// each one's queued change (a conflict first).
+    /// The local copies of `ids` (`withValues`: with the values of all their columns, read with the
+    /// table's ``TableDescription/selectList``) and the state of each one's queued change (a
+    /// conflict first).
     private func localCopies(
         _ table: TableDescription, ids: [String], withValues: Bool = false
     ) async throws -> (copies: [String: RowComparison.Copy], queued: [String: OperationState]) {
-        try await store.asyncRead { [queue, store] db in
+        try await store.asyncRead { [queue] db in
             var copies: [String: RowComparison.Copy] = [:]
-            if withValues {
-                for (id, item) in try store.readItems(db, table: table, ids: ids) {
-                    copies[id] = RowComparison.Copy(
-                        version: item[SystemColumn.version]?.stringValue,
-                        updatedAt: item[SystemColumn.updatedAt]?.stringValue,
-                        values: item)
-                }
-            } else {
-                let rows = try Row.fetchAll(
-                    db,
+            let columns = withValues ? table.selectList : "id, version, updatedAt"
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
                     sql: """
-                        SELECT id, version, updatedAt FROM \(table.name.quotedSQLName)
+                        SELECT \(columns) FROM \(table.name.quotedSQLName)
                         WHERE id IN (\(sqlParameters(ids.count)))
-                        """,
-                    arguments: StatementArguments(ids))
-                for row in rows {
-                    copies[row["id"]] = RowComparison.Copy(version: row["version"], updatedAt: row["updatedAt"])
-                }
+                        """),
+                arguments: StatementArguments(ids))
+            while let row = try rows.next() {
+                copies[row[0]] =
+                    withValues
+                    ? RowComparison.Copy(stored: Array(row.databaseValues))
+                    : RowComparison.Copy(version: row[1], updatedAt: row[2])
             }
             var queued: [String: OperationState] = [:]
             for operation in try queue.summaries(db, table: table.name, itemIds: ids)
@@ -158,38 +138,5 @@ extension SyncContext {
             }
             return (copies, queued)
         }
-    }
-
-    /// The id, version, `updatedAt`, `deleted` and values of each row of a page, and the total when given.
-    private static func serviceCopies(
-        _ body: Data, table: String
-    ) throws(SyncError) -> (copies: [(id: String, copy: RowComparison.Copy)], count: Int?) {
-        let page: OrderedJSONParser.Page
-        do {
-            page = try OrderedJSONParser.page(Array(body))
-        } catch {
-            throw .badResponse("The service's page of '\(table)' is not a page of rows: \(error.message)")
-        }
-        var copies: [(id: String, copy: RowComparison.Copy)] = []
-        copies.reserveCapacity(page.items.count)
-        for members in page.items {
-            var id: String?
-            var (version, updatedAt, deleted) = (String?.none, String?.none, false)
-            var values: [String: JSONValue] = [:]
-            for (name, value) in members {
-                switch name {
-                case SystemColumn.id: id = value.stringValue
-                case SystemColumn.version: version = value.stringValue
-                case SystemColumn.updatedAt: updatedAt = value.stringValue
-                case SystemColumn.deleted: deleted = value == .bool(true)
-                case SystemColumn.createdAt: break
-                default: values[name] = value
-                }
-            }
-            guard let id else { throw .badResponse("The service sent a row of '\(table)' without an id.") }
-            copies.append(
-                (id, RowComparison.Copy(version: version, updatedAt: updatedAt, deleted: deleted, values: values)))
-        }
-        return (copies, page.count)
     }
 }

@@ -4,14 +4,19 @@ import Storage
 
 /// The ids of the service's rows a verify has seen, in a SQLite file of its own in the temporary
 /// folder (never in the store, which verify does not write): the second pass asks it which local
-/// rows the service did not send, with memory flat in the number of rows.
+/// rows the service did not send, with memory flat in the number of rows. The file is thrown away
+/// after: its writes are never synced to the disk.
 struct VerifyScratch {
     private let database: DatabaseQueue
     private let path: String
 
     init() throws {
         path = NSTemporaryDirectory() + "todosync-verify-\(UUID().uuidString).sqlite"
-        database = try DatabaseQueue(path: path)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY")
+        }
+        database = try DatabaseQueue(path: path, configuration: configuration)
         try database.write { db in try db.execute(sql: "CREATE TABLE seen (id TEXT PRIMARY KEY) WITHOUT ROWID") }
     }
 
