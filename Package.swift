@@ -77,6 +77,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 // The fleet's alert webhook.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // PostgreSQL over TLS (`sslmode` in the database URL).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             exclude: ["IncrementalPull.md"]
         ),
@@ -112,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "todosync",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "HTTPServer", "Views", "FaultProxy", "Storage",
+                "Dashboard", "TableService", "SyncClient", "SyncProtocol", "HTTPServer", "Views", "FaultProxy", "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
