@@ -114,7 +114,8 @@ let package = Package(
         .executableTarget(
             name: "todosync",
             dependencies: [
-                "Dashboard", "TableService", "SyncClient", "SyncProtocol", "HTTPServer", "Views", "FaultProxy", "Storage",
+                "Dashboard", "TableService", "SyncClient", "SyncProtocol", "HTTPServer", "Views", "FaultProxy",
+                "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
