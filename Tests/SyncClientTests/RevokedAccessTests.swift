@@ -1,7 +1,9 @@
+import FaultProxy
 import Foundation
 import GRDB
 import HTTPTypes
 import SyncProtocol
+import Synchronization
 import TableService
 import TestSupport
 import Testing
@@ -148,5 +150,62 @@ import Testing
         #expect(try alice.revokedAccess() == nil)
         try await alice.table("todoitem").update(["id": "alice-0", "text": "after restore"])
         #expect(try await alice.push().pushed.count == 1)
+    }
+
+    /// How a service may misanswer the deposit: it says it held fewer than sent, answers something
+    /// that is not an answer, redirects elsewhere, or fails.
+    enum Misanswer: String, CaseIterable, Sendable {
+        case heldFewer, notJSON, redirected, failing
+
+        var response: ProxiedResponse {
+            switch self {
+            case .heldFewer: .json(200, #"{"held":1,"alreadyHeld":0}"#)
+            case .notJSON: .json(200, "<html>ok</html>")
+            case .redirected:
+                ProxiedResponse(
+                    status: 307, headers: ["Location": "http://127.0.0.1:9/devices/x/escrow"], body: [])
+            case .failing: .json(503, #"{"error":"down"}"#)
+            }
+        }
+    }
+
+    /// A device whose deposit is misanswered keeps every change queued and its rows: it wipes only
+    /// once the service says it holds each one; the next honest contact finishes.
+    @Test(arguments: Misanswer.allCases) func aMisansweredDepositWipesNothing(_ misanswer: Misanswer) async throws {
+        let folder = try TemporaryFolder()
+        let service = try await TestService.sqlite(in: folder, tables: ["todoitem"]) { configuration in
+            configuration.adminKey = Self.adminKey
+            configuration.templatesFolder = ProjectResources.templatesFolder
+        }
+        let proxy = try await service.proxy()
+        let lying = Mutex(true)
+        proxy.intercept { request, _ in
+            guard request.path.hasSuffix("/escrow"), lying.withLock({ $0 }) else { return nil }
+            return .answer(misanswer.response)
+        }
+        let context = try SyncContext(
+            path: folder.file("phone.sqlite"), configuration: .init(remoteURL: proxy.endpoint))
+        let table = context.table("todoitem")
+        try await table.insert(["id": "synced", "text": "synced"])
+        _ = try await context.push()
+        try await table.insert(["id": "offline-1", "text": "one"])
+        try await table.update(["id": "synced", "text": "edited"])
+        let revoke = try await TestHTTPClient().send(
+            .post, service.url + "/service/api/devices/\(context.installationID)/revoke",
+            headers: [.authorization: "Bearer \(Self.adminKey)", .contentType: "application/json"],
+            body: Data(#"{"wipe": true}"#.utf8))
+        #expect(revoke.status == 200)
+
+        await #expect(throws: SyncError.self) { _ = try await context.pull("todoitem", queryId: "all") }
+        #expect(try table.count() == 2)
+        #expect(try table.operations().count == 2)
+        #expect(try context.revokedAccess()?.phase == .depositing)
+
+        lying.withLock { $0 = false }
+        await Self.expectRevoked(context, wipe: true)
+        #expect(try table.count() == 0 && table.operations().isEmpty)
+        #expect(try context.revokedAccess()?.escrowed == 2)
+        await proxy.stop()
+        await service.stop()
     }
 }
