@@ -64,14 +64,11 @@ struct ServiceEscrowPage: Encodable, Sendable {
         }
         let deviceHref = { (id: String) in "\(base)/devices/\(NextPageLink.encode(id))" }
         self.entries = entries.map { entry in
-            var values: [String] = []
-            if case .object(let members)? = entry.item {
-                values = members.keys.sorted().filter { $0 != "id" }.map { "\($0): \(members[$0]!.jsonText)" }
-            }
             let href = "\(base)/escrow/\(NextPageLink.encode(entry.id))"
             return Entry(
                 id: entry.id, user: entry.user ?? "—", device: entry.device, deviceHref: deviceHref(entry.device),
-                table: entry.table, operation: entry.operation, itemID: entry.itemID, values: values,
+                table: entry.table, operation: entry.operation, itemID: entry.itemID,
+                values: ServicePage.valueLines(entry.item),
                 queuedAt: ServiceDevicesPage.readable(entry.queuedAt), receivedAt: readable(entry.receivedAt),
                 applyHref: href + "/apply", discardHref: href + "/discard")
         }

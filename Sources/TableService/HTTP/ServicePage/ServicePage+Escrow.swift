@@ -38,8 +38,13 @@ extension ServicePage {
             await self.guarded(request, form: true) {
                 switch try await self.applyEscrow(try await self.escrowEntry(request)) {
                 case .applied: return .redirect(to: self.base + "/escrow?done=applied")
-                case .conflict(_, _, let reason):
-                    return try await self.escrowPage(flash: .error(reason), status: .conflict)
+                case .conflict(_, let current, let reason):
+                    // The escrowed values are in the entry's row; the service's go with the message.
+                    let held =
+                        current.map {
+                            " The service holds " + Self.valueLines(Self.itemJSON($0)).joined(separator: ", ") + "."
+                        } ?? ""
+                    return try await self.escrowPage(flash: .error(reason + held), status: .conflict)
                 }
             }
         }
@@ -148,6 +153,13 @@ extension ServicePage {
         case "discarded": ServiceFlash(kind: .ok, message: "Discarded: the change is dropped.")
         default: nil
         }
+    }
+
+    /// `name: value` of each member of `item` (an object) but the system columns, sorted by name.
+    static func valueLines(_ item: JSONValue?) -> [String] {
+        guard case .object(let members)? = item else { return [] }
+        let system: Set = ["id", "createdAt", "updatedAt", "deleted"]
+        return members.keys.sorted().filter { !system.contains($0) }.map { "\($0): \(members[$0]!.jsonText)" }
     }
 
     static func itemJSON(_ item: StoredItem) -> JSONValue {
