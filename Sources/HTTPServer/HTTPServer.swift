@@ -308,26 +308,26 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     case .run(.sync(let body), let routed):
         return queue(
             server.responder.complete(routed) { try body(routed) }, on: connection, state: state, server: server)
-    case .run(.async(let body), let routed):
-        return start(body, routed, state: state, server: server, on: connection)
+    case .run(.async(let body, let executor), let routed):
+        return start(body, on: executor ?? HandlerExecutor.shared, routed, state: state, server: server, on: connection)
     }
 }
 
 /// Runs an asynchronous handler on this thread until it first suspends (`Task.immediate`), then on
-/// the ``HandlerExecutor``. A handler that never suspends (a SQLite write, say) is answered at
+/// `executor` (its own, or the ``HandlerExecutor``). A handler that never suspends (a SQLite write, say) is answered at
 /// once; one that does parks the connection until its task resumes it. Handing every request to
 /// another thread and back cost more CPU than many handlers' own work: a SQLite insert spent a
 /// third of its time in thread switches.
 private func start(
-    _ body: @escaping @Sendable (Request) async throws -> Response, _ routed: Request, state: RequestState,
-    server: ServerContext, on connection: OpaquePointer
+    _ body: @escaping @Sendable (Request) async throws -> Response, on executor: any TaskExecutor,
+    _ routed: Request, state: RequestState, server: ServerContext, on connection: OpaquePointer
 ) -> MHD_Result {
     let handle = ConnectionHandle(pointer: connection)
     let responder = server.responder
     // Counted before the handler runs: a stop that sees anything it did also waits for its answer.
     state.countedAsParked = true
     server.parked.add()
-    Task.immediate(executorPreference: HandlerExecutor.shared) {
+    Task.immediate(executorPreference: executor) {
         let response: Response
         do { response = responder.complete(routed, try await body(routed)) } catch {
             response = responder.complete(routed, error)

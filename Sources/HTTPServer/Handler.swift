@@ -3,7 +3,10 @@
 /// suspend, until they finish.
 public enum Handler: Sendable {
     case sync(@Sendable (Request) throws -> Response)
-    case async(@Sendable (Request) async throws -> Response)
+    /// After its first suspension the handler goes on on `executor` when given: the one the
+    /// answers it awaits arrive on (a database client's event loop), so that it finishes there
+    /// instead of crossing to another thread at each answer; else on the server's handler threads.
+    case async(@Sendable (Request) async throws -> Response, on: (any TaskExecutor)? = nil)
 }
 
 /// Code that runs around every request: before routing it may answer early (a refused `Host`,

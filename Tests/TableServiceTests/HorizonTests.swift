@@ -17,7 +17,7 @@ import Testing
             #expect(try await server.send(.post, "/tables/todoitem", json: ["id": "first"]).status == 201)
             let logger = Logger(label: "todosync.tests.horizon")
             let writer = try await PostgresConnection.connect(
-                configuration: try PostgresChangeBus.configuration(location), id: 9, logger: logger)
+                configuration: try location.connectionConfiguration(), id: 9, logger: logger)
             defer { Task { try? await writer.close() } }
             // A write that took its stamp and has not committed yet (as SQL outside todosync must).
             try await writer.query("BEGIN", logger: logger)

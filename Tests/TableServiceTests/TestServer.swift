@@ -48,10 +48,7 @@ final class TestServer: Stoppable {
             switch backend {
             case .sqlite: database = .sqlite(path: folder.file("tables.sqlite"))
             case .postgres:
-                var location = try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 8)
-                // Many servers at once on one test cluster: connections on demand only.
-                location.keepsConnectionsOpen = false
-                database = .postgres(location)
+                database = .postgres(try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 8))
             }
         }
         var configuration = TableService.Configuration(

@@ -62,8 +62,9 @@ struct TableController: Sendable {
             try await self.receiveBundle(request)
         }
         let escrow = EscrowEndpoints(fleet: fleet)
-        router.on(.post, "/devices/:id/escrow", .async(handler(.revoked(escrow.deposit))))
-        router.on(.post, "/devices/:id/wipe-receipt", .async(handler(.revoked(escrow.receipt))))
+        router.on(.post, "/devices/:id/escrow", .async(handler(.revoked(escrow.deposit)), on: store.requestExecutor))
+        router.on(
+            .post, "/devices/:id/wipe-receipt", .async(handler(.revoked(escrow.receipt)), on: store.requestExecutor))
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
         for pattern in ["/tables/:table", "/tables/:table/:id"] {
             router.options(pattern) { request in
@@ -119,7 +120,7 @@ struct TableController: Sendable {
 
     /// Adds one route (asynchronous: the store, and jwt-kit with sign-in, answer asynchronously).
     func route(_ method: HTTPRequest.Method, _ pattern: String, _ router: inout Router, _ body: @escaping Body) {
-        router.on(method, pattern, .async(handler(.granted(body))))
+        router.on(method, pattern, .async(handler(.granted(body)), on: store.requestExecutor))
     }
 
     /// The handler that runs `work` after the checks (origin, key, sign-in, version).

@@ -25,6 +25,11 @@ protocol TableStorage: Sendable {
 
     /// Who waits for this store's changes; the store tells it of every row it stamps.
     var changes: ChangeFeed { get }
+
+    /// Where a request that awaits this store goes on after its first answer: the thread its
+    /// answers arrive on (PostgreSQL: its connections' event loop), so that the request finishes
+    /// there; nil for a store that answers where it is called (SQLite).
+    var requestExecutor: (any TaskExecutor)? { get }
     /// The life of the data the store answers from (``ServiceEpoch``); nil until a PostgreSQL store
     /// has read it.
     var epoch: ServiceEpoch? { get }

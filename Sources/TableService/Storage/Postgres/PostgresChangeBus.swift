@@ -168,19 +168,6 @@ final class PostgresChangeBus: Sendable {
         }
     }
 
-    /// The listening connection's settings: the pool's database, user and TLS mode.
-    static func configuration(_ location: PostgresLocation) throws -> PostgresConnection.Configuration {
-        let tls: PostgresConnection.Configuration.TLS =
-            switch location.tls {
-            case .disable: .disable
-            case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            }
-        return PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: tls)
-    }
-
     /// Listens until cancelled; reconnects after a failure with a growing pause. `onListening` runs
     /// each time it listens again after a lost connection.
     func listen(
@@ -188,7 +175,7 @@ final class PostgresChangeBus: Sendable {
     ) async {
         let configuration: PostgresConnection.Configuration
         do {
-            configuration = try Self.configuration(location)
+            configuration = try location.connectionConfiguration()
         } catch {
             logger.error("the change channel cannot listen to PostgreSQL (TLS): \(error)")
             return

@@ -21,15 +21,9 @@ public struct PostgresLocation: Sendable, Equatable {
     public var password: String?
     public var database: String
     public var tls: TLSMode
-    /// The most connections one service instance opens.
+    /// The most connections one service instance opens (each opened when a request needs it and
+    /// none is free, then kept open: ``PostgresConnectionPool``).
     public var poolSize: Int
-    /// Whether the instance keeps a connection open at all times and sends no keep-alive queries
-    /// (the default, for a server); the others open on demand up to ``poolSize`` and close after a
-    /// minute idle. (All of them used to be kept open, which spared postgres-nio's idle timer per
-    /// statement; its pool then crashed the instance after a PostgreSQL restart: see
-    /// `PostgresTableStore.init`.) `false` opens every connection on demand and sends keep-alive
-    /// queries (postgres-nio's defaults): for many short-lived instances on one server, as in tests.
-    public var keepsConnectionsOpen = true
     /// Whether the instance tells the other instances of its writes (``PostgresChangeBus``), as
     /// it should. `false` measures what that costs: the others' subscribers then learn of this
     /// instance's writes from their once-a-second sweep.

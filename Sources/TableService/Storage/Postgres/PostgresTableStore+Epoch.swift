@@ -9,7 +9,7 @@ extension PostgresTableStore {
     /// earlier point meanwhile, and every instance must then answer with the new epoch).
     func refreshEpoch() async {
         do {
-            let epoch = try await client.withTransaction(logger: logger) { connection in
+            let epoch = try await pool.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
                 return try await self.prepareEpoch(connection)
             }

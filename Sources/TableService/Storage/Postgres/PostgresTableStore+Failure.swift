@@ -36,6 +36,7 @@ extension PostgresTableStore {
         switch error {
         case let error as TableError: error
         case let error as PSQLError: .storage(failure(error))
+        case let error as PostgresPoolClosed: .storage(.unavailable(error.description))
         default: .storage(.other(describe(error)))
         }
     }

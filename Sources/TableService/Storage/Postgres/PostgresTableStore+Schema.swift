@@ -16,7 +16,7 @@ extension PostgresTableStore {
     /// Creates the metadata tables (if missing), `tables` and `ownedTables` (which keep an owner
     /// per row), and loads every schema.
     func prepare(tables: [String], ownedTables: [String], declarations: [TableDeclaration] = []) async throws {
-        try await client.withTransaction(logger: logger) { connection in
+        try await pool.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
             try await connection.query(
                 """
@@ -71,9 +71,9 @@ extension PostgresTableStore {
             try declaration.checkFits(schema)
             _ = try await ensureColumns(schema, for: declaration.typeWitnesses, waitingForOpen: false)
         }
-        let names = try await client.query("SELECT \"name\" FROM \"__tables\"", logger: logger).collect()
+        let names = try await pool.rows("SELECT \"name\" FROM \"__tables\"", logger: logger)
         for name in names {
-            let schema = try await client.withConnection { connection in
+            let schema = try await pool.withConnection { connection in
                 try await Self.readSchema(of: try name.decode(String.self), connection, logger: self.logger)
             }
             if let schema { registry.store(schema) }
@@ -83,7 +83,7 @@ extension PostgresTableStore {
     func reloadSchema(of table: String) async throws(TableError) -> TableSchema? {
         try await openedForRequest()
         do {
-            let schema = try await client.withConnection { connection in
+            let schema = try await pool.withConnection { connection in
                 try await Self.readSchema(of: table, connection, logger: self.logger)
             }
             return schema.map { registry.store($0) }
@@ -228,7 +228,7 @@ extension PostgresTableStore {
     ) async throws(TableError) -> TableSchema {
         if waitingForOpen { try await openedForRequest() }
         do {
-            let schema = try await client.withTransaction(logger: logger) { connection in
+            let schema = try await pool.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
                 let existing = try await Self.readSchema(of: table, connection, logger: self.logger)
                 if let existing {

@@ -12,7 +12,7 @@ extension PostgresTableStore {
     func applySchemaChanges(_ declarations: [TableDeclaration]) async throws {
         guard !declarations.isEmpty else { return }
         let now = clock()
-        try await client.withTransaction(logger: logger) { connection in
+        try await pool.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
             let plan = try SchemaChangePlanner.plan(
                 declarations, stored: try await Self.storedSchemas(of: declarations, connection, logger: self.logger),
@@ -60,7 +60,7 @@ extension PostgresTableStore {
         let result: (count: Int, last: ChangeCursor?)
         let started = ContinuousClock.now
         do {
-            result = try await client.withTransaction(logger: logger) { connection in
+            result = try await pool.withTransaction(logger: logger) { connection in
                 let locked = try await Self.lockedRecords(of: pass.table, connection, logger: self.logger)
                 let pending = pass.changes.compactMap { change in
                     locked.first { $0.isSameChange(as: change) && $0.isPending }
@@ -162,14 +162,16 @@ extension PostgresTableStore {
     static func planSchemaChanges(
         location: PostgresLocation, declarations: [TableDeclaration], logger: Logger
     ) async throws(TableServiceError) -> SchemaChangeReport {
-        let client = PostgresClient(configuration: clientConfiguration(location), backgroundLogger: logger)
         do {
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addImmediateTask { await client.run() }
-                defer { group.cancelAll() }
-                return try await client.withConnection { connection in
-                    try await plan(declarations, connection, logger: logger)
-                }
+            let connection = try await PostgresConnection.connect(
+                configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+            do {
+                let report = try await plan(declarations, connection, logger: logger)
+                try? await connection.close()
+                return report
+            } catch {
+                try? await connection.close()
+                throw error
             }
         } catch let error as ServiceSchemaError {
             throw .invalidConfiguration(error.description)
@@ -208,7 +210,7 @@ extension PostgresTableStore {
     private func addBackfillMarker(to table: String) async throws(TableError) {
         guard !markedTables.withLock({ $0.contains(table) }) else { return }
         do {
-            try await client.withTransaction(logger: logger) { connection in
+            try await pool.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: self.logger)
                 try await connection.query(
                     PostgresQuery(

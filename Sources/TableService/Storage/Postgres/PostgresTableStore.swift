@@ -24,8 +24,8 @@ import Synchronization
 /// names a column it does not know, and reads rows by the column names PostgreSQL sends.
 final class PostgresTableStore: TableStorage {
     let location: PostgresLocation
-    let client: PostgresClient
-    private let runner: Task<Void, Never>
+    /// The connections requests run on.
+    let pool: PostgresConnectionPool
     /// Carries commits between the instances (``PostgresChangeBus``), and its task.
     let bus: PostgresChangeBus
     private let listener = Mutex<Task<Void, Never>?>(nil)
@@ -44,7 +44,7 @@ final class PostgresTableStore: TableStorage {
     /// The clock stamps come from when the service was given one (tests); nil: the database's.
     let givenClock: GivenClock?
     let logger: Logger
-    /// The event loop of every connection of ``client``, as the executor that requests' statements
+    /// The event loop of every connection of ``pool``, as the executor that requests' statements
     /// run on (see ``onEventLoop(_:)``).
     let executor: EventLoopTaskExecutor
     let changes: ChangeFeed
@@ -70,29 +70,11 @@ final class PostgresTableStore: TableStorage {
         self.clock = clock
         givenClock = given
         self.logger = logger
-        var configuration = Self.clientConfiguration(location)
-        configuration.options.maximumConnections = location.poolSize
-        if location.keepsConnectionsOpen {
-            // One connection always open, none running keep-alive queries (see
-            // `keepsConnectionsOpen`). Not every connection a minimum one: postgres-nio's pool
-            // (1.33) gives up all but one connection it cannot reopen while PostgreSQL is down, then
-            // traps on `minimumConcurrentConnections <= stats.active` at the next lease that needs a
-            // new one, so a minimum above one crashed the instance after a PostgreSQL restart
-            // (Tests/Browser/test_postgres_faults.py).
-            configuration.options.minimumConnections = 1
-            configuration.options.keepAliveBehavior = nil
-        } else {
-            configuration.options.minimumConnections = 0
-        }
         // One event loop for all connections, so that a request's statements can run on it from
         // the lease to the decoded rows (``EventLoopTaskExecutor``).
-        let eventLoop = PostgresClient.defaultEventLoopGroup.next()
+        let eventLoop = PostgresConnection.defaultEventLoopGroup.next()
         executor = EventLoopTaskExecutor(eventLoop)
-        let client = PostgresClient(configuration: configuration, eventLoopGroup: eventLoop, backgroundLogger: logger)
-        self.client = client
-        // Started here, before any lease (the opening's below): leasing from a client whose run()
-        // has not begun logs a warning in PostgresNIO.
-        runner = Task.immediate { await client.run() }
+        pool = PostgresConnectionPool(location: location, eventLoop: eventLoop, logger: logger)
         opening.withLock {
             $0 = Task {
                 try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
@@ -103,20 +85,9 @@ final class PostgresTableStore: TableStorage {
         }
     }
 
-    /// The client configuration for `location` (its pool's sizes are the caller's).
-    static func clientConfiguration(_ location: PostgresLocation) -> PostgresClient.Configuration {
-        PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: Self.tls(location.tls))
-    }
-
-    private static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
-        switch mode {
-        case .disable: .disable
-        case .prefer: .prefer(.makeClientConfiguration())
-        case .require: .require(.makeClientConfiguration())
-        }
-    }
+    /// The connections' event loop (``executor``): an insert's request then crosses threads
+    /// twice (to the loop, and back to the HTTP server to be sent) instead of four times.
+    var requestExecutor: (any TaskExecutor)? { executor }
 
     var dialect: SQLDialect { .postgres }
 
@@ -145,7 +116,7 @@ final class PostgresTableStore: TableStorage {
 
     func close() {
         listener.withLock { $0?.cancel() }
-        runner.cancel()
+        pool.close()
     }
 
     func schema(of table: String) -> TableSchema? {
@@ -332,18 +303,21 @@ final class PostgresTableStore: TableStorage {
                     return try await pageFollowingCursors(
                         query, seek: seek, select: select, conditions: cut(query.countArguments), encoder: encoder)
                 }
-                return try await Self.encodePage(
-                    try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder
-                ).page
+                return try await pool.withConnection { connection in
+                    try await Self.encodePage(
+                        try await connection.query(select, logger: self.logger), count: nil, query: query,
+                        encoder: encoder
+                    ).page
+                }
             }
             let countQuery = PostgresQuery(
                 unsafeSQL: countSQL, binds: PostgresStatement.bindings(cut(query.countArguments)))
             guard query.top > 0 else {
                 // The count alone (`$top=0`): one statement.
-                let count = try await client.query(countQuery, logger: logger).collect().first?.decode(Int.self) ?? 0
+                let count = try await pool.rows(countQuery, logger: logger).first?.decode(Int.self) ?? 0
                 return TablePage(items: Array("[]".utf8), count: count, rows: 0)
             }
-            return try await client.withConnection { connection in
+            return try await pool.withConnection { connection in
                 // The count and the page from one snapshot.
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
                 do {
@@ -381,8 +355,11 @@ final class PostgresTableStore: TableStorage {
                     .integer(Int64(query.limit)), .integer(Int64(query.skip - position)),
                 ]
             let seeking = PostgresQuery(unsafeSQL: seek.sql, binds: PostgresStatement.bindings(values))
-            let (page, last) = try await Self.encodePage(
-                try await client.query(seeking, logger: logger), count: nil, query: query, encoder: encoder)
+            let (page, last) = try await pool.withConnection { connection in
+                try await Self.encodePage(
+                    try await connection.query(seeking, logger: self.logger), count: nil, query: query,
+                    encoder: encoder)
+            }
             if let last {
                 try remember(last, of: query, seek: seek, rewrites: cursor.rewrites, position: query.skip + page.rows)
                 return page
@@ -392,8 +369,10 @@ final class PostgresTableStore: TableStorage {
         var statement = PostgresStatement()
         statement.sql = "SELECT \(PostgresStatement.rewrites(table: statement.bind(table)))"
         let rewrites = try await values(statement) { row in try row.decode(Int64.self) }.first
-        let (page, last) = try await Self.encodePage(
-            try await client.query(select, logger: logger), count: nil, query: query, encoder: encoder)
+        let (page, last) = try await pool.withConnection { connection in
+            try await Self.encodePage(
+                try await connection.query(select, logger: self.logger), count: nil, query: query, encoder: encoder)
+        }
         if let last, let rewrites {
             try remember(last, of: query, seek: seek, rewrites: rewrites, position: query.skip + page.rows)
         }
@@ -490,7 +469,7 @@ final class PostgresTableStore: TableStorage {
         try await onEventLoop { () async throws(TableError) -> [T] in
             try await self.openedForRequest()
             do {
-                return try await self.prepared.rows(statement, on: self.client, logger: self.logger).map(transform)
+                return try await self.prepared.rows(statement, on: self.pool, logger: self.logger).map(transform)
             } catch {
                 throw Self.tableError(error)
             }
@@ -505,7 +484,7 @@ final class PostgresTableStore: TableStorage {
     func execute(_ statements: [SQLStatement]) async throws(TableError) {
         try await openedForRequest()
         do {
-            try await client.withTransaction(logger: logger) { connection in
+            try await pool.withTransaction(logger: logger) { connection in
                 for statement in statements {
                     try await connection.query(statement.postgresQuery, logger: self.logger)
                 }
@@ -518,9 +497,9 @@ final class PostgresTableStore: TableStorage {
     /// Runs `body` on the connections' event loop (``executor``): the lease, the statement's
     /// messages and its rows then stay on one thread instead of crossing between the caller's
     /// thread and the loop at every step. The caller goes back to its own executor afterwards
-    /// (one switch; before, a statement took three). Running the whole request on the loop (the
-    /// controller asking for it) measured no better: the HTTP server's task, whose executor
-    /// preference is its handler threads, switches back to them when the handler returns.
+    /// (one switch; before, a statement took three). A request's handler runs on the loop anyway
+    /// (``requestExecutor``); this is for calls from elsewhere (the fleet's bookkeeping, a
+    /// backfill).
     func onEventLoop<T>(_ body: () async throws(TableError) -> T) async throws(TableError) -> T {
         try await withTaskExecutorPreference(executor, operation: body)
     }

@@ -57,24 +57,26 @@ final class PreparedStatements: Sendable {
     /// which PostgreSQL plans afresh. PostgreSQL refuses such a plan before executing it, so a
     /// write is never applied twice.
     func rows(
-        _ statement: PostgresStatement, on client: PostgresClient, logger: Logger
+        _ statement: PostgresStatement, on pool: PostgresConnectionPool, logger: Logger
     ) async throws -> [PostgresRow] {
         for _ in 1...2 {
             guard let name = name(for: statement) else {
-                return try await client.query(statement.query, logger: logger).collect()
+                return try await pool.rows(statement.query, logger: logger)
             }
             let prepared = RuntimeStatement(bindings: PostgresStatement.bindings(statement.values))
             do {
                 return try await RuntimeStatement.$current.withValue((name, statement.sql)) {
-                    var rows: [PostgresRow] = []
-                    for try await row in try await client.execute(prepared, logger: logger) { rows.append(row) }
-                    return rows
+                    try await pool.withConnection { connection in
+                        var rows: [PostgresRow] = []
+                        for try await row in try await connection.execute(prepared, logger: logger) { rows.append(row) }
+                        return rows
+                    }
                 }
             } catch let error as PSQLError where PostgresTableStore.isStalePreparedPlan(error) {
                 forget(statement)
             }
         }
-        return try await client.query(statement.query, logger: logger).collect()
+        return try await pool.rows(statement.query, logger: logger)
     }
 }
 

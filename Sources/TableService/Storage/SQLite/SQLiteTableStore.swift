@@ -124,6 +124,9 @@ final class SQLiteTableStore: TableStorage {
         try commits?.syncNow()
     }
 
+    /// SQLite answers where it is called.
+    var requestExecutor: (any TaskExecutor)? { nil }
+
     var dialect: SQLDialect { .sqlite }
 
     var diskSyncs: Int? { commits?.syncCount }
