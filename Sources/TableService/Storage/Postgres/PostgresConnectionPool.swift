@@ -46,6 +46,8 @@ final class PostgresConnectionPool: Sendable {
         self.logger = logger
     }
 
+    deinit { close() }
+
     /// Lends a connection to `body` and takes it back after; one that failed as a connection is
     /// closed instead. Throws ``PSQLError/poolClosed`` once the pool is closed.
     func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
@@ -86,7 +88,7 @@ final class PostgresConnectionPool: Sendable {
             return (state.idle, state.waiting)
         }
         for continuation in waiting { continuation.resume(throwing: PostgresPoolClosed()) }
-        for connection in idle { connection.close().whenComplete { _ in } }
+        for connection in idle { Self.closeInBackground(connection) }
     }
 
     private func lease() async throws -> PostgresConnection {
@@ -148,7 +150,7 @@ final class PostgresConnectionPool: Sendable {
             state.idle.append(connection)
             return (nil, false)
         }
-        if closing { connection.close().whenComplete { _ in } }
+        if closing { Self.closeInBackground(connection) }
         waiter?.resume(returning: .connection(connection))
     }
 
@@ -161,6 +163,12 @@ final class PostgresConnectionPool: Sendable {
             return nil
         }
         waiter?.resume(returning: .open)
+    }
+
+    /// Closes `connection` without waiting, keeping it until it is closed (postgres-nio asserts
+    /// that a connection is closed before it goes).
+    private static func closeInBackground(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     /// Whether `error` left the connection unusable (rather than being the server's answer to a
