@@ -2,6 +2,8 @@
 """One power cut under `todosync serve` and `todosync client` (issue 34), and what must survive it.
 
     Tests/PowerCut/power_cut.py --seed S          (scripts/power-cut-loop.sh N runs N of these)
+    Tests/PowerCut/power_cut.py --seed S --store postgres
+                                                  the service on PostgreSQL (issue 50)
 
 Every SQLite file sits on powercut_fs.py, which keeps unsynced writes in memory only. While four
 threads POST inserts to the service and clients add items (`client add`) and push and pull in the
@@ -34,8 +36,17 @@ starts again on the same port and this checks:
   change in escrow, never wiped with a change lost; its next contact finishes the steps, and escrow
   then holds each change once (the deposit is idempotent).
 
+With --store postgres the service keeps its tables in a PostgreSQL cluster (postgres.py) whose data
+directory is on the same disk, durable (fsync and synchronous_commit on). The cut SIGKILLs the
+postmaster and every backend with the todosync processes; after it PostgreSQL starts again on the same
+data directory and port (crash recovery from the WAL that was synced), then the service. The phases
+are those that do not need a SQLite service (POSTGRES_PHASES: inserts, push, pull, decision,
+revoke), never with a backup, and the same checks hold, pg_amcheck of the database standing in for
+the service file's integrity_check. POSTGRES_OPTIONS="-c synchronous_commit=off" makes it fail:
+PostgreSQL then answers commits before their WAL is synced, and the cut takes the last of them.
+
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
-its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the binary (default
+its folder (logs, postgres.log, and the durable state in backing/) and prints how to replay it. TODOSYNC_BIN names the binary (default
 .build/debug/todosync). Needs FUSE: fuse3 and python3-fusepy (scripts/install-deps.sh test).
 """
 import argparse
