@@ -3,8 +3,9 @@
 
 A cut must drop exactly what was not synced (and keep a synced directory's owner and mode, which
 PostgreSQL checks), and SQLite in WAL mode must work on the mount from two processes at once (the
-`-shm` index is mmap-ed MAP_SHARED). With synchronous=FULL every commit survives a cut; with synchronous=NORMAL the commits since the last checkpoint do not, which is what
-the power-cut loop must be able to see. Prints what failed; exit status 1 on any failure.
+`-shm` index is mmap-ed MAP_SHARED). With synchronous=FULL every commit survives a cut; with
+synchronous=NORMAL the commits since the last checkpoint do not, which is what the power-cut loop
+must be able to see. Prints what failed; exit status 1 on any failure.
 """
 import os
 import signal
