@@ -56,8 +56,8 @@ case "$command" in
     [ "${POSTGRES_DURABLE:-0}" = 1 ] && fast=""
     # Tests run in parallel, each service with a pool of up to 8 connections: with the machine
     # loaded they overlap longer, and a run reached 287 of the 300 connections this used to allow.
-    echo "-p $port -c listen_addresses=127.0.0.1 -k $dir $fast -c max_connections=1000 -c shared_buffers=128MB ${POSTGRES_OPTIONS:-}" \
-      >"$dir/options"
+    echo "-p $port -c listen_addresses=127.0.0.1 -k $dir $fast -c max_connections=1000" \
+      "-c shared_buffers=128MB ${POSTGRES_OPTIONS:-}" >"$dir/options"
     start_server
     as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U todosync todosync
     echo "$port" >"$dir/port"

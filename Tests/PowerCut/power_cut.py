@@ -46,8 +46,9 @@ the service file's integrity_check. POSTGRES_OPTIONS="-c synchronous_commit=off"
 PostgreSQL then answers commits before their WAL is synced, and the cut takes the last of them.
 
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
-its folder (logs, postgres.log, and the durable state in backing/) and prints how to replay it. TODOSYNC_BIN names the binary (default
-.build/debug/todosync). Needs FUSE: fuse3 and python3-fusepy (scripts/install-deps.sh test).
+its folder (logs, postgres.log, and the durable state in backing/) and prints how to replay it.
+TODOSYNC_BIN names the binary (default .build/debug/todosync). Needs FUSE: fuse3 and python3-fusepy,
+and PostgreSQL's server for --store postgres (scripts/install-deps.sh test).
 """
 import argparse
 import http.client
