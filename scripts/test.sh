@@ -47,7 +47,7 @@ scripts/within.sh 600 swift test --skip-build --filter ConvergenceTests
 echo "== crash consistency (kill -9 during push/pull; the full run: CRASH_RUNS=200 scripts/crash-loop.sh)"
 CRASH_RUNS="${CRASH_RUNS:-20}" timeout 1200 scripts/crash-loop.sh
 
-echo "== power cuts (serve and clients on a filesystem that loses what was not synced; more: scripts/power-cut-loop.sh N)"
+echo "== power cuts (serve on SQLite and on PostgreSQL, and clients, on a filesystem that loses what was not synced; more: scripts/power-cut-loop.sh N)"
 timeout 600 scripts/power-cut-loop.sh 10
 
 echo "== browser tests (headless Chromium through Selenium, on todosync demo)"

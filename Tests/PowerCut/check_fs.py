@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks powercut_fs.py itself, before the power-cut loop trusts it (scripts/power-cut-loop.sh).
 
-A cut must drop exactly what was not synced, and SQLite in WAL mode must work on the mount from two
-processes at once (the `-shm` index is mmap-ed MAP_SHARED). With synchronous=FULL every commit
-survives a cut; with synchronous=NORMAL the commits since the last checkpoint do not, which is what
-the power-cut loop must be able to see. Prints what failed; exit status 1 on any failure.
+A cut must drop exactly what was not synced (and keep a synced directory's owner and mode, which
+PostgreSQL checks), and SQLite in WAL mode must work on the mount from two processes at once (the
+`-shm` index is mmap-ed MAP_SHARED). With synchronous=FULL every commit survives a cut; with
+synchronous=NORMAL the commits since the last checkpoint do not, which is what the power-cut loop
+must be able to see. Prints what failed; exit status 1 on any failure.
 """
 import os
 import signal
@@ -45,6 +46,8 @@ def files(disk):
         os.fsync(file.fileno())
         file.truncate(4)
     os.mkdir(f"{folder}/sub")
+    os.mkdir(f"{folder}/owned", 0o700)
+    os.chown(f"{folder}/owned", 4321, 4322)  # as PostgreSQL's data directory is handed to `postgres`
     fsync_path(folder)
     with open(f"{folder}/never-synced", "w") as file:
         file.write("gone")
@@ -60,7 +63,10 @@ def files(disk):
     os.rename(f"{folder}/renamed", f"{folder}/moved")  # never synced: the old name comes back
     disk.cut()
     expect("files after the cut", sorted(os.listdir(folder)),
-           ["named", "renamed", "sub", "synced", "truncated", "two-handles"])
+           ["named", "owned", "renamed", "sub", "synced", "truncated", "two-handles"])
+    owned = os.stat(f"{folder}/owned")
+    expect("owner and mode of a directory after the cut", (owned.st_uid, owned.st_gid, owned.st_mode & 0o777),
+           (4321, 4322, 0o700))
     for name, content in [("synced", "kept"), ("named", ""), ("truncated", "long content"),
                           ("sub/inner", "inner"), ("renamed", "old name"),
                           ("two-handles", "synced through another handle")]:

@@ -2,6 +2,8 @@
 """One power cut under `todosync serve` and `todosync client` (issue 34), and what must survive it.
 
     Tests/PowerCut/power_cut.py --seed S          (scripts/power-cut-loop.sh N runs N of these)
+    Tests/PowerCut/power_cut.py --seed S --store postgres
+                                                  the service on PostgreSQL (issue 50)
 
 Every SQLite file sits on powercut_fs.py, which keeps unsynced writes in memory only. While four
 threads POST inserts to the service and clients add items (`client add`) and push and pull in the
@@ -34,9 +36,19 @@ starts again on the same port and this checks:
   change in escrow, never wiped with a change lost; its next contact finishes the steps, and escrow
   then holds each change once (the deposit is idempotent).
 
+With --store postgres the service keeps its tables in a PostgreSQL cluster (postgres.py) whose data
+directory is on the same disk, durable (fsync and synchronous_commit on). The cut SIGKILLs the
+postmaster and every backend with the todosync processes; after it PostgreSQL starts again on the same
+data directory and port (crash recovery from the WAL that was synced), then the service. The phases
+are those that do not need a SQLite service (POSTGRES_PHASES: inserts, push, pull, decision,
+revoke), never with a backup, and the same checks hold, pg_amcheck of the database standing in for
+the service file's integrity_check. POSTGRES_OPTIONS="-c synchronous_commit=off" makes it fail:
+PostgreSQL then answers commits before their WAL is synced, and the cut takes the last of them.
+
 Prints one line about the run and one per problem; exit status 1 on any problem. A failed run keeps
-its folder (logs, and the durable state in backing/). TODOSYNC_BIN names the binary (default
-.build/debug/todosync). Needs FUSE: fuse3 and python3-fusepy (scripts/install-deps.sh test).
+its folder (logs, postgres.log, and the durable state in backing/) and prints how to replay it.
+TODOSYNC_BIN names the binary (default .build/debug/todosync). Needs FUSE: fuse3 and python3-fusepy,
+and PostgreSQL's server for --store postgres (scripts/install-deps.sh test).
 """
 import argparse
 import http.client
@@ -53,13 +65,18 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mount import PowerCutMount  # noqa: E402
+from postgres import PostgresOnDisk  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("TODOSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "todosync")
 PHASES = ("inserts", "push", "pull", "checkpoint", "decision", "migration", "restore", "revoke")
+# On PostgreSQL: not the checkpoint (SQLite's WAL), the migration (its checks read the SQLite file)
+# nor the restore (--backup-dir backs up SQLite only).
+POSTGRES_PHASES = ("inserts", "push", "pull", "decision", "revoke")
 # The migration: todoitem declared with a text, then given a priority with a default.
 SCHEMA_BEFORE = {"todoitem": {"columns": {"text": "string"}}}
 SCHEMA_AFTER = {"todoitem": {"columns": {"text": "string", "priority": {"type": "integer", "default": 3}}}}
@@ -214,11 +231,13 @@ def query(path, sql):
 class Run:
     """One run: the load, the cut at the seed's moment, and the checks (their findings in `problems`)."""
 
-    def __init__(self, seed, folder, disk):
-        self.rng, self.phase = random.Random(seed), PHASES[seed % len(PHASES)]
-        self.folder, self.disk = folder, disk
+    def __init__(self, seed, folder, disk, cluster=None):
+        """`cluster`: the service stores its tables in this PostgresOnDisk, not in a SQLite file."""
+        phases = POSTGRES_PHASES if cluster else PHASES
+        self.rng, self.phase = random.Random(seed), phases[seed % len(phases)]
+        self.folder, self.disk, self.cluster = folder, disk, cluster
         self.processes = Processes(folder)
-        self.service = Service(self.processes, os.path.join(disk.path, "service.sqlite"))
+        self.service = Service(self.processes, cluster.url if cluster else os.path.join(disk.path, "service.sqlite"))
         self.acked_inserts, self.insert_errors = [], []
         self.acked_at = {}  # insert id -> when its 201 arrived (seconds since 1970)
         self.acked_adds = {}  # client name -> ids whose `client add` exited 0
@@ -231,7 +250,7 @@ class Run:
             self.service.schema = self.schema_file("before", SCHEMA_BEFORE)
         # Every other cycle of the phases, and the restore phase always, the service backs up
         # continuously to a folder on the power-cut disk (issue 51).
-        self.backup = self.phase == "restore" or (seed // len(PHASES)) % 2 == 1
+        self.backup = self.phase == "restore" or (not cluster and (seed // len(PHASES)) % 2 == 1)
         if self.backup:
             self.service.backup_dir = os.path.join(disk.path, "backup")
         self.restoring = None  # (rows before, inserts answered, confirmed) of the restore phase
@@ -649,10 +668,16 @@ class Run:
         return f"the backup restored to latest holds {len(held)} rows, every one of the {len(due)} due"
 
     def cut(self):
+        """Every process that writes to the disk is killed, the power goes, PostgreSQL (if any) starts
+        again and recovers."""
         self.processes.kill_all()
+        if self.cluster:
+            self.cluster.kill()
         for thread in self.threads:
             thread.join(DEADLINE)
         self.disk.cut()
+        if self.cluster:
+            self.cluster.recover()
         self.processes.resume()
 
     # The checks ----------------------------------------------------------------------------------
@@ -669,7 +694,7 @@ class Run:
         if lost:
             problems.append(f"the service lost {len(lost)} of {len(self.acked_inserts)} inserts it answered 201 "
                             f"(kept {len(self.acked_inserts) - len(lost)}), such as {lost[:3]}")
-        self.integrity(self.service.database)
+        self.check_service_store()
         if self.phase == "migration":
             self.check_migration()
         if self.phase == "revoke":
@@ -704,6 +729,13 @@ class Run:
                                 f"neither queued in its store nor on the service, such as {gone[:3]}")
         self.converge()
         return counts
+
+    def check_service_store(self):
+        """The service's SQLite file passes integrity_check, its PostgreSQL database pg_amcheck."""
+        if not self.cluster:
+            self.integrity(self.service.database)
+        elif complaint := self.cluster.check():
+            self.problems.append(f"pg_amcheck of the service's database after the cut: {complaint}")
 
     def integrity(self, path):
         try:
@@ -748,14 +780,18 @@ class Run:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=random.randrange(1_000_000))
-    seed = parser.parse_args().seed
+    parser.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite",
+                        help="where the service keeps its tables (both on the power-cut disk)")
+    arguments = parser.parse_args()
+    seed, postgres = arguments.seed, arguments.store == "postgres"
+    replay = f"Tests/PowerCut/power_cut.py --seed {seed}" + (" --store postgres" if postgres else "")
     folder = tempfile.mkdtemp(prefix="todosync-powercut.")
     # Stopped by `timeout`: still kill and unmount (the finally clauses), and say where the logs are.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"seed {seed}: stopped by SIGTERM (logs in {folder})"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"{replay}: stopped by SIGTERM (logs in {folder})"))
     started, run = time.monotonic(), None
     try:
-        with PowerCutMount(folder) as disk:
-            run = Run(seed, folder, disk)
+        with PowerCutMount(folder) as disk, PostgresOnDisk(folder, disk) if postgres else nullcontext() as cluster:
+            run = Run(seed, folder, disk, cluster)
             try:
                 run.service.start()
                 run.load_until_the_moment()
@@ -773,12 +809,12 @@ def main():
             raise
         run.problems.append(f"the run stopped: {error}")
         figures = f"inserts answered 201: {len(run.acked_inserts)}"
-    print(f"seed {seed}, power cut {run.moment or run.phase}: {figures}: "
+    print(f"seed {seed}{' on PostgreSQL' if postgres else ''}, power cut {run.moment or run.phase}: {figures}: "
           + ("FAILED" if run.problems else "ok") + f" ({time.monotonic() - started:.1f} s)")
     for problem in run.problems:
         print(f"  {problem}")
     if run.problems:
-        print(f"  (logs and the disk in {folder})")
+        print(f"  (logs and the disk in {folder}; replay: {replay})")
     else:
         shutil.rmtree(folder, ignore_errors=True)
     sys.exit(1 if run.problems else 0)

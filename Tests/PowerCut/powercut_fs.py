@@ -5,7 +5,8 @@
 
 Issue 34: `todosync serve` answered 201 to inserts that a power cut then took away. A SIGKILL
 cannot show that (the kernel keeps a dead process's writes), so the power-cut tests put their
-SQLite files on this filesystem and pull the plug by SIGKILL-ing this process.
+SQLite files (or a PostgreSQL data directory) on this filesystem and pull the plug by SIGKILL-ing
+this process.
 
 Semantics (those of a journaling disk such as ext4, simplified; in the spirit of LazyFS):
 
@@ -13,7 +14,7 @@ Semantics (those of a journaling disk such as ext4, simplified; in the spirit of
   memory. Reads see all of it, as on a running machine.
 - fsync/fdatasync of a file makes durable its content (whichever handle the call comes on: the
   file's inode is flushed) and its own name: its entry in its current directory, the removal of its
-  older names, and the names of the directories on the way to it.
+  older names, and the names of the directories on the way to it, each with its mode and owner.
 - fsync of a directory makes all of its entries durable as they are now (new, renamed, removed);
   a file it names that was never synced is durably empty.
 - Nothing else is ever durable: not sync() or syncfs() (libfuse2 never hears of them), nor a rename
@@ -34,6 +35,11 @@ no durable name reaches, as fsck frees orphans.
 A failing disk: while BACKING/fail-syncs exists, every fsync and fdatasync fails with EIO (nothing of
 the call becomes durable). A file, not a signal: libfuse's loop holds the main thread, where Python
 would run a signal handler.
+
+Owners: a file or directory belongs to the process that created it (uid and gid), chown changes
+that, and the owner is durable with the name. Mounted with allow_other, so that other users reach
+it (PostgreSQL runs as `postgres` and refuses a data directory it does not own). No permission
+checks (no default_permissions): every user may do anything, as root may on a real disk.
 
 Memory-mapped files work (no direct_io): SQLite's WAL index (`-shm`) is mmap-ed MAP_SHARED; its
 pages reach this filesystem as writes, and SQLite never syncs it, so it does not survive a cut
@@ -70,6 +76,9 @@ class Node:
         self.atime = self.mtime = self.ctime = now
         self.uid, self.gid = os.getuid(), os.getgid()
 
+    def owner(self):
+        return [self.uid, self.gid]
+
 
 class PowerCutFS(fuse.Operations):
     use_ns = True  # times in nanoseconds
@@ -94,6 +103,7 @@ class PowerCutFS(fuse.Operations):
             saved = {"entries": {str(ROOT_INODE): {}}, "modes": {str(ROOT_INODE): stat.S_IFDIR | 0o755}}
         entries = {int(k): {name: int(i) for name, i in v.items()} for k, v in saved["entries"].items()}
         modes = {int(k): v for k, v in saved["modes"].items()}
+        owners = {int(k): v for k, v in saved.get("owners", {}).items()}
         self.nodes = {}
 
         def build(inode, parent, name):
@@ -107,6 +117,7 @@ class PowerCutFS(fuse.Operations):
                     pass
             node = self.nodes[inode] = Node(inode, mode, data)
             node.parent, node.name = parent, name
+            node.uid, node.gid = owners.get(inode, node.owner())
             for child_name, child in entries.get(inode, {}).items():
                 node.children[child_name] = build(child, node, child_name)
             return node
@@ -114,6 +125,7 @@ class PowerCutFS(fuse.Operations):
         self.root = build(ROOT_INODE, None, None)
         self.durable = {inode: entries.get(inode, {}) for inode in self.nodes if stat.S_ISDIR(modes[inode])}
         self.modes = {inode: modes[inode] for inode in self.nodes}
+        self.owners = {inode: self.nodes[inode].owner() for inode in self.nodes}
         for file_name in os.listdir(os.path.join(self.backing, "data")):
             if int(file_name) not in self.nodes:
                 os.remove(os.path.join(self.backing, "data", file_name))
@@ -126,20 +138,31 @@ class PowerCutFS(fuse.Operations):
     def save_names(self):
         path = os.path.join(self.backing, "names.json")
         with open(path + ".new", "w") as file:
-            json.dump({"entries": self.durable, "modes": self.modes}, file)
+            file.write(json.dumps({"entries": self.durable, "modes": self.modes, "owners": self.owners}))
         os.replace(path + ".new", path)
 
     def commit_name(self, node):
-        """Makes the node's current name durable (and the removal of its older ones)."""
-        for entries in self.durable.values():
+        """Makes the node's current name durable (and the removal of its older ones), with its mode
+        and owner; whether that changed the durable tree."""
+        current = (node.parent.inode, node.name) if node.parent is not None else None
+        changed = False
+        for directory, entries in self.durable.items():
             for name in [name for name, inode in entries.items() if inode == node.inode]:
-                del entries[name]
+                if (directory, name) != current:
+                    del entries[name]
+                    changed = True
         if node.parent is not None:
-            self.commit_name(node.parent)
-            self.durable[node.parent.inode][node.name] = node.inode
-        if node.children is not None:
-            self.durable.setdefault(node.inode, {})
-        self.modes[node.inode] = node.mode
+            changed = self.commit_name(node.parent) or changed
+            if self.durable[node.parent.inode].get(node.name) != node.inode:
+                self.durable[node.parent.inode][node.name] = node.inode
+                changed = True
+        if node.children is not None and node.inode not in self.durable:
+            self.durable[node.inode] = {}
+            changed = True
+        if (self.modes.get(node.inode), self.owners.get(node.inode)) != (node.mode, node.owner()):
+            self.modes[node.inode], self.owners[node.inode] = node.mode, node.owner()
+            changed = True
+        return changed
 
     def commit_data(self, node):
         """Writes the blocks changed since the last sync to the node's durable content."""
@@ -193,6 +216,7 @@ class PowerCutFS(fuse.Operations):
             raise fuse.FuseOSError(errno.EEXIST)
         node = self.nodes[self.next_inode] = Node(self.next_inode, mode)
         self.next_inode += 1
+        node.uid, node.gid, _ = fuse.fuse_get_context()  # the creating process's, as a disk records them
         node.parent, node.name = parent, name
         parent.children[name] = node
         parent.mtime = time.time_ns()
@@ -272,6 +296,7 @@ class PowerCutFS(fuse.Operations):
         node = self.lookup(path)
         node.uid = uid if uid != -1 else node.uid
         node.gid = gid if gid != -1 else node.gid
+        node.ctime = time.time_ns()
 
     def utimens(self, path, times=None):
         node = self.lookup(path)
@@ -304,8 +329,8 @@ class PowerCutFS(fuse.Operations):
             raise fuse.FuseOSError(errno.EIO)
         node = self.node_of(path, fh)
         self.commit_data(node)
-        self.commit_name(node)
-        self.save_names()
+        if self.commit_name(node):  # a file synced again, as a log is, leaves the names as they were
+            self.save_names()
 
     def fsyncdir(self, path, datasync, fh):
         if os.path.exists(self.failing_switch):
@@ -321,7 +346,7 @@ class PowerCutFS(fuse.Operations):
 def main():
     backing, mountpoint = sys.argv[1:3]
     fuse.FUSE(PowerCutFS(backing), mountpoint, foreground=True, nothreads=False, hard_remove=True,
-              big_writes=True, fsname="powercut")
+              big_writes=True, fsname="powercut", allow_other=True)
 
 
 if __name__ == "__main__":
