@@ -7,24 +7,6 @@ import NIOSSL
 import SyncProtocol
 import Synchronization
 
-/// One answer from the table service.
-struct HTTPReply: Sendable {
-    var status: HTTPResponse.Status
-    var headers: HTTPFields
-    var body: Data
-
-    /// The server's message: `{"error": "..."}`, or the body's text.
-    var message: String {
-        // Our parser, not `JSONDecoder`: this is read for every 412 a push meets, where Foundation's
-        // decoder took 2 % of a push whose every update met one (conflict-bench).
-        if let members = try? OrderedJSONParser.object(Array(body), maximumDepth: ItemCoding.maximumDepth) {
-            let object = Dictionary(members, uniquingKeysWith: { _, last in last })
-            if let error = object["error"]?.stringValue ?? object["message"]?.stringValue { return error }
-        }
-        return String(decoding: body.prefix(300), as: UTF8.self)
-    }
-}
-
 /// The HTTP side of the table protocol: a pool of keep-alive connections (async-http-client),
 /// the protocol headers, and two deadlines on every exchange (``ExchangeDeadlines``).
 ///
@@ -328,72 +310,6 @@ final class HTTPTransport: Sendable {
             status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
             headers: headers,
             body: response.body.map { Data($0.readableBytesView) } ?? Data())
-    }
-
-    /// The readable, typed error for a failed exchange.
-    func describe(_ error: any Error, url: String) -> SyncError {
-        switch error {
-        case let error as SyncError:
-            return error
-        case let error as HTTPClientError:
-            switch error {
-            case .connectTimeout, .writeTimeout:
-                return .stopped(.unreachable("\(baseURL.absoluteString): the connection timed out"))
-            case .cancelled:
-                return .stopped(.cancelled)
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return .stopped(.unreachable("the address \(url) is not valid"))
-            case .remoteConnectionClosed:
-                return .stopped(
-                    .connectionLost("\(baseURL.absoluteString): the connection closed before the answer was complete"))
-            default:
-                return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
-            }
-        case HTTPParserError.invalidEOFState:
-            // The connection closed in the middle of the answer's bytes.
-            return .stopped(
-                .connectionLost("\(baseURL.absoluteString): the connection closed before the answer was complete"))
-        case is ResponseAccumulator.ResponseTooBigError, is NIOTooManyBytesError:
-            return .serviceFault(.answerTooLarge(limit: Self.maximumBody))
-        case is CancellationError:
-            return .stopped(.cancelled)
-        case NIOSSLError.uncleanShutdown:
-            return .stopped(
-                .connectionLost("\(baseURL.absoluteString): the TLS connection closed before the answer was complete"))
-        case let error as NIOSSLError where Self.droppedDuringHandshake(error):
-            // A connection dropped while meeting: not the certificate's fault, and sent again.
-            return .stopped(
-                .connectionLost("\(baseURL.absoluteString): the connection closed during the TLS handshake"))
-        case let error as NIOSSLError:
-            return .stopped(.certificateRefused(host: baseURL.host ?? baseURL.absoluteString, detail: "\(error)"))
-        case let error as NIOSSLExtraError:
-            return .stopped(.certificateRefused(host: baseURL.host ?? baseURL.absoluteString, detail: "\(error)"))
-        case let error as IOError where [ECONNRESET, EPIPE].contains(error.errnoCode):
-            return .stopped(.connectionLost("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
-        case let error as IOError:
-            return .stopped(.unreachable("\(baseURL.absoluteString): \(Self.describe(errno: error.errnoCode))"))
-        default:
-            return .stopped(.unreachable("\(baseURL.absoluteString): \(error)"))
-        }
-    }
-
-    /// Whether the TLS handshake failed because the connection closed, not because of what it said.
-    private static func droppedDuringHandshake(_ error: NIOSSLError) -> Bool {
-        switch error {
-        case .handshakeFailed(.sslError(let errors)): errors.contains(.eofDuringHandshake)
-        case .handshakeFailed(.syscallError), .handshakeFailed(.zeroReturn): true
-        default: false
-        }
-    }
-
-    /// "connection refused" rather than NIO's "connection reset (error set): Connection refused (errno: 111)".
-    private static func describe(errno code: CInt) -> String {
-        switch code {
-        case ECONNREFUSED: "connection refused (is the service running?)"
-        case ECONNRESET: "connection reset by the server"
-        case EHOSTUNREACH, ENETUNREACH: "no route to the host"
-        default: String(cString: strerror(code)).lowercased()
-        }
     }
 
     private static let unreserved: CharacterSet = {

@@ -23,7 +23,7 @@ enum BackupIdentity {
         guard try db.tableExists("__backupIdentity") else { return nil }
         guard let row = try Row.fetchOne(db, sql: #"SELECT "id", "restoredFrom" FROM "__backupIdentity" LIMIT 1"#)
         else { return nil }
-        return (row[0], row[1])
+        return (row["id"], row["restoredFrom"])
     }
 
     /// Gives a restored database a new identity, noting the one of the backup it came from.

@@ -247,9 +247,9 @@ public enum ServiceRestore {
             sql: #"SELECT "id", "lastContact", "record" FROM main."__devices" WHERE "lastContact" > ? "#
                 + #"ORDER BY "lastContact" DESC, "id""#, arguments: [time]
         ).map { row in
-            let record: String = row[2]
+            let record: String = row["record"]
             let object = try? JSONSerialization.jsonObject(with: Data(record.utf8)) as? [String: Any]
-            return RestorePlan.Device(id: row[0], user: object?["user"] as? String, lastContact: row[1])
+            return RestorePlan.Device(id: row["id"], user: object?["user"] as? String, lastContact: row["lastContact"])
         }
     }
 }

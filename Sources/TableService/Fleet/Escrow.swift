@@ -41,7 +41,7 @@ struct Escrow: Sendable {
                 sql:
                     "SELECT \"operationId\" FROM \"__escrow\" WHERE \"device\" = ? AND \"operationId\" IN (\(placeholders))",
                 values: [.text(device)] + ids.map(SQLValue.integer)))
-        let already = Set(try held.map { row throws(TableError) in try row[0].integer() })
+        let already = Set(try held.map { row throws(TableError) in try row.integer("operationId") })
         let now = clock()
         let fresh = deposit.operations.filter { !already.contains($0.operationID) }
         try await store.execute(
@@ -89,13 +89,13 @@ struct Escrow: Sendable {
                 values: values))
         return try rows.map { row throws(TableError) in
             EscrowEntry(
-                id: try row[0].text(), user: try row[2].optionalText(), device: try row[1].text(),
-                operationID: try row[3].integer(), table: try row[4].text(), operation: try row[5].text(),
-                itemID: try row[6].text(),
-                item: try row[7].optionalText().flatMap {
+                id: try row.text("id"), user: try row.optionalText("user"), device: try row.text("device"),
+                operationID: try row.integer("operationId"), table: try row.text("tableName"),
+                operation: try row.text("operation"), itemID: try row.text("itemId"),
+                item: try row.optionalText("item").flatMap {
                     try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))
                 },
-                queuedAt: try row[8].text(), receivedAt: try row[9].integer())
+                queuedAt: try row.text("queuedAt"), receivedAt: try row.integer("receivedAt"))
         }
     }
 
@@ -131,10 +131,12 @@ struct Escrow: Sendable {
                     """,
                 values: device.map { [.text($0)] } ?? []))
         return try rows.map { row throws(TableError) in
-            let purged = (try? JSONDecoder().decode([String: [String]].self, from: Data(try row[6].text().utf8))) ?? [:]
+            let purged =
+                (try? JSONDecoder().decode([String: [String]].self, from: Data(try row.text("purged").utf8))) ?? [:]
             return WipeReceiptRecord(
-                device: try row[0].text(), user: try row[1].optionalText(), wipedAt: try row[2].text(),
-                receivedAt: try row[3].integer(), escrowed: Int(try row[4].integer()), rows: Int(try row[5].integer()),
+                device: try row.text("device"), user: try row.optionalText("user"), wipedAt: try row.text("wipedAt"),
+                receivedAt: try row.integer("receivedAt"), escrowed: Int(try row.integer("escrowed")),
+                rows: Int(try row.integer("rows")),
                 purged: purged)
         }
     }

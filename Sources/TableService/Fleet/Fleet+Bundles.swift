@@ -54,8 +54,8 @@ extension Fleet {
             SQLStatement(
                 sql: "SELECT \"zip\", \"receivedAt\" FROM \"__device_bundles\" WHERE \"device\" = ?",
                 values: [.text(id)]))
-        guard let row = rows?.first, let text = try? row[0].text(), let zip = Data(base64Encoded: text),
-            let at = try? row[1].integer()
+        guard let row = rows?.first, let text = try? row.text("zip"), let zip = Data(base64Encoded: text),
+            let at = try? row.integer("receivedAt")
         else { return nil }
         return (zip, at)
     }

@@ -35,8 +35,9 @@ enum FleetTables {
     /// Whether the table of the installation registry this fleet replaces is still there.
     static func installationsTableSQL(dialect: SQLDialect) -> String {
         switch dialect {
-        case .sqlite: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '__installations'"
-        case .postgres: "SELECT count(*) FROM pg_tables WHERE tablename = '__installations'"
+        case .sqlite:
+            "SELECT count(*) AS \"count\" FROM sqlite_master WHERE type = 'table' AND name = '__installations'"
+        case .postgres: "SELECT count(*) AS \"count\" FROM pg_tables WHERE tablename = '__installations'"
         }
     }
 
@@ -71,16 +72,17 @@ extension TableStorage {
                     SQLStatement(sql: $0)
                 })
         guard
-            try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?[0]
-                .integer() ?? 0 > 0
+            try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?
+                .integer("count") ?? 0 > 0
         else { return }
-        let names = dialect == .postgres ? "\"oldNames\"::text" : "\"oldNames\""
+        let names = dialect == .postgres ? "\"oldNames\"::text AS \"oldNames\"" : "\"oldNames\""
         let rows = try await query(
             SQLStatement(sql: "SELECT \"id\", \"lastWrite\", \(names) FROM \"__installations\""))
         var devices: [DeviceRecord] = []
         for row in rows {
-            var record = DeviceRecord(id: try row[0].text(), lastContact: try row[1].integer())
-            let object = (try? JSONDecoder().decode([String: Int64].self, from: Data(try row[2].text().utf8))) ?? [:]
+            var record = DeviceRecord(id: try row.text("id"), lastContact: try row.integer("lastWrite"))
+            let object =
+                (try? JSONDecoder().decode([String: Int64].self, from: Data(try row.text("oldNames").utf8))) ?? [:]
             record.oldNames = object
             devices.append(record)
         }
@@ -125,10 +127,10 @@ extension TableStorage {
         let decoder = JSONDecoder()
         var devices: [(DeviceRecord, Int64)] = []
         for row in rows {
-            guard let record = try? decoder.decode(DeviceRecord.self, from: Data(try row[0].text().utf8)) else {
+            guard let record = try? decoder.decode(DeviceRecord.self, from: Data(try row.text("record").utf8)) else {
                 continue
             }
-            devices.append((record, try row[1].integer()))
+            devices.append((record, try row.integer("savedAt")))
         }
         return devices
     }
@@ -150,9 +152,11 @@ extension TableStorage {
         inner += " ORDER BY \"updatedAt\" LIMIT \(limit)"
         let rows = try await query(
             SQLStatement(
-                sql: "SELECT min(\"updatedAt\"), count(*), max(\"updatedAt\") FROM (\(inner)) AS \"waiting\"",
+                sql: "SELECT min(\"updatedAt\") AS \"oldest\", count(*) AS \"count\", max(\"updatedAt\") AS \"newest\" "
+                    + "FROM (\(inner)) AS \"waiting\"",
                 values: values))
-        guard let row = rows.first, row[0] != .null else { return nil }
-        return RowsWaiting(oldest: try row[0].integer(), count: Int(try row[1].integer()), newest: try row[2].integer())
+        guard let row = rows.first, try row.value("oldest") != .null else { return nil }
+        return RowsWaiting(
+            oldest: try row.integer("oldest"), count: Int(try row.integer("count")), newest: try row.integer("newest"))
     }
 }

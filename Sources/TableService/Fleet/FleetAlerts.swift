@@ -73,8 +73,8 @@ final class FleetAlerts: Sendable {
         guard let rows = try? await fleet.store.query(SQLStatement(sql: sql)) else { return }
         open.withLock { open in
             for row in rows {
-                guard let key = try? row[0].text(), let device = try? row[1].text(), let table = try? row[2].text(),
-                    let since = try? row[3].integer()
+                guard let key = try? row.text("episode"), let device = try? row.text("device"),
+                    let table = try? row.text("tableName"), let since = try? row.integer("since")
                 else { continue }
                 open[device] = Episode(key: key, table: table, since: since)
             }
@@ -121,7 +121,7 @@ final class FleetAlerts: Sendable {
                 .text(episode), .text(event), .text(device), .text(table), .text(state), .integer(since), .integer(at),
                 .text(instance),
             ])
-        let claimed: [[SQLValue]]
+        let claimed: [SQLRow]
         do {
             try await fleet.store.execute([insert])
             claimed = try await fleet.store.query(
@@ -133,7 +133,9 @@ final class FleetAlerts: Sendable {
             return
         }
         // The instance whose row it is sends it.
-        guard let row = claimed.first, (try? row[1].text()) == instance, let id = try? row[0].integer() else { return }
+        guard let row = claimed.first, (try? row.text("claimedBy")) == instance, let id = try? row.integer("id") else {
+            return
+        }
         logger.notice("device \(device) \(event == "stalled" ? "is stalled on \(table)" : "recovered (\(state))")")
         send(
             Alert(
@@ -149,9 +151,10 @@ final class FleetAlerts: Sendable {
             """
         guard let rows = try? await fleet.store.query(SQLStatement(sql: sql)) else { return [] }
         return rows.compactMap { row in
-            guard let id = try? row[0].integer(), let event = try? row[1].text(), let device = try? row[2].text(),
-                let table = try? row[3].text(), let state = try? row[4].text(), let since = try? row[5].integer(),
-                let at = try? row[6].integer()
+            guard let id = try? row.integer("id"), let event = try? row.text("event"),
+                let device = try? row.text("device"),
+                let table = try? row.text("tableName"), let state = try? row.text("state"),
+                let since = try? row.integer("since"), let at = try? row.integer("at")
             else { return nil }
             return Alert(
                 id: id, event: event, device: device, table: table, state: state,

@@ -67,11 +67,11 @@ final class Revocations: Sendable {
             SQLStatement(sql: "SELECT \"kind\", \"subject\", \"wipe\", \"revokedAt\" FROM \"__revocations\""))
         var read: [Revocation] = []
         for row in rows {
-            guard let kind = Revocation.Kind(rawValue: try row[0].text()) else { continue }
+            guard let kind = Revocation.Kind(rawValue: try row.text("kind")) else { continue }
             read.append(
                 Revocation(
-                    kind: kind, subject: try row[1].text(), wipe: try row[2].integer() != 0,
-                    revokedAt: try row[3].integer()))
+                    kind: kind, subject: try row.text("subject"), wipe: try row.integer("wipe") != 0,
+                    revokedAt: try row.integer("revokedAt")))
         }
         return read
     }

@@ -62,12 +62,12 @@ extension SchemaChangeRecord {
 
     /// A record read with ``selectList``; a kind or state this version does not know (a newer
     /// service wrote it) is refused, naming the kind.
-    init(_ row: [SQLValue]) throws(TableError) {
-        let kind = try row[2].text()
+    init(_ row: SQLRow) throws(TableError) {
+        let kind = try row.text("kind")
         let state: Backfill? =
-            switch try row[6].text() {
+            switch try row.text("backfill") {
             case "none": Backfill.none
-            case "pending": Backfill.pending(after: try row[7].optionalText())
+            case "pending": Backfill.pending(after: try row.optionalText("cursor"))
             case "done": Backfill.done
             default: nil
             }
@@ -77,9 +77,9 @@ extension SchemaChangeRecord {
                     + "run the newer todosync that made it.")
         }
         self.init(
-            table: try row[0].text(), column: try row[1].text(), kind: known, detail: try row[3].text(),
-            from: try row[4].text(), appliedAt: try row[5].integer(), backfill: state,
-            stamped: Int(try row[8].integer()))
+            table: try row.text("tableName"), column: try row.text("columnName"), kind: known,
+            detail: try row.text("detail"), from: try row.text("fromType"), appliedAt: try row.integer("appliedAt"),
+            backfill: state, stamped: Int(try row.integer("stamped")))
     }
 }
 

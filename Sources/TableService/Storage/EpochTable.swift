@@ -49,7 +49,7 @@ enum EpochTable {
     static func current(_ db: Database, now: Int64) throws -> ServiceEpoch {
         try db.execute(sql: createSQL(dialect: .sqlite))
         if let row = try Row.fetchOne(db, sql: "SELECT \"id\", \"restoredTo\" FROM \"__epoch\" LIMIT 1") {
-            return ServiceEpoch(id: row[0], restoredTo: row[1])
+            return ServiceEpoch(id: row["id"], restoredTo: row["restoredTo"])
         }
         return try begin(db, restoredTo: nil, now: now)
     }

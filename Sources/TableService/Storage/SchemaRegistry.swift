@@ -45,9 +45,9 @@ final class SchemaRegistry: Sendable {
         let rows = try Row.fetchAll(
             db, sql: "SELECT tableName, name, type FROM __columns ORDER BY tableName, position")
         for row in rows {
-            let table: String = row[0]
-            let name: String = row[1]
-            let type = ColumnType(rawValue: row[2]) ?? .unknown
+            let table: String = row["tableName"]
+            let name: String = row["name"]
+            let type = ColumnType(rawValue: row["type"]) ?? .unknown
             loaded[table.lowercased()]?.add(Column(name: name, type: type, isSystem: false))
         }
         return loaded

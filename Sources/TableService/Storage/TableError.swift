@@ -1,10 +1,8 @@
-import HTTPServer
-import HTTPTypes
 import SyncProtocol
 
-/// What can go wrong in a table request; each case knows its HTTP status and a message that says
-/// what the caller can do about it.
-enum TableError: Error, HTTPResponseError, Equatable {
+/// What can go wrong in a table request; each case has a message that says what the caller can do
+/// about it, and an HTTP status (`HTTP/TableError+HTTP.swift`, the one place that decides it).
+enum TableError: Error, Equatable {
     /// 400: a query option (`$filter`, `$orderby`, `$top`…) that cannot be run; the message says where.
     case invalidQuery(String)
     /// 400: a body or request that cannot be stored as it is.
@@ -52,25 +50,6 @@ enum TableError: Error, HTTPResponseError, Equatable {
     case otherDevice(String)
     /// 413: a body over the most the route takes; the message says how much that is.
     case tooLarge(String)
-
-    var status: HTTPResponse.Status {
-        switch self {
-        case .invalidQuery, .invalidRequest, .unsupportedAPIVersion: .badRequest
-        case .missingApplicationKey, .signInRequired, .signInRefused, .revoked: .unauthorized
-        case .foreignOrigin, .otherDevice: .forbidden
-        case .notRevoked: .conflict
-        case .tooLarge: .contentTooLarge
-        case .itemNotFound, .tableNotFound: .notFound
-        case .alreadyExists(.none): .badRequest
-        case .conflict, .alreadyExists: .conflict
-        case .gone: .gone
-        case .methodNotAllowed: .methodNotAllowed
-        case .preconditionFailed: .preconditionFailed
-        case .unsupportedMediaType: .unsupportedMediaType
-        case .storage(let failure): failure.status
-        case .tooManySubscribers, .schemaMoved: .serviceUnavailable
-        }
-    }
 
     var message: String {
         switch self {

@@ -111,8 +111,8 @@ protocol TableStorage: Sendable {
     func latestChange(in table: String, scope: RowScope) async throws(TableError) -> ChangeCursor?
 
     /// The rows of a read both stores make alike (the metadata tables, the newest row of a table),
-    /// each as its values: what the members written once for both stores read through.
-    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]]
+    /// each read by column name: what the members written once for both stores read through.
+    func query(_ statement: SQLStatement) async throws(TableError) -> [SQLRow]
 
     /// Runs `statements` in one write transaction, acknowledged as every write is (durable on return).
     func execute(_ statements: [SQLStatement]) async throws(TableError)
@@ -188,7 +188,7 @@ extension TableStorage {
         }
         statement.sql += " ORDER BY \"updatedAt\" DESC, \"id\" DESC LIMIT 1"
         guard let row = try await query(statement).first else { return .start }
-        return ChangeCursor(updatedAt: try row[0].integer(), id: try row[1].text())
+        return ChangeCursor(updatedAt: try row.integer("updatedAt"), id: try row.text("id"))
     }
 
     /// The live item `id`; 404 when missing, soft-deleted or out of `scope`.

@@ -111,3 +111,10 @@ extension SQLValue {
         }
     }
 }
+
+extension SQLRow {
+    /// A row read back by its columns' names.
+    init(_ row: PostgresRow) throws {
+        self.init(columns: try row.map { cell in (name: cell.columnName, value: try SQLValue(cell)) })
+    }
+}

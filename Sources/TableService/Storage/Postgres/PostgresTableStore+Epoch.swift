@@ -34,7 +34,13 @@ extension PostgresTableStore {
         let rows = try await connection.query(
             "SELECT \"id\", \"restoredTo\", \"timeline\" FROM \"__epoch\" LIMIT 1", logger: logger)
         var saved: (id: String, restoredTo: Int64?, timeline: Int64?)?
-        for try await row in rows.decode((String, Int64?, Int64?).self) { saved = row }
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            saved = (
+                try cells["id"].decode(String.self), try cells["restoredTo"].decode(Int64?.self),
+                try cells["timeline"].decode(Int64?.self)
+            )
+        }
         if let saved {
             if saved.timeline == timeline { return ServiceEpoch(id: saved.id, restoredTo: saved.restoredTo) }
             if saved.timeline == nil {
@@ -51,9 +57,13 @@ extension PostgresTableStore {
             INSERT INTO "__epoch" ("id", "restoredTo", "beganAt", "timeline")
             VALUES (\(epoch.id), \(epoch.restoredTo), \(clock()), \(timeline))
             """, logger: logger)
-        logger.notice(
-            "PostgreSQL runs on timeline \(timeline), not the one of the last epoch: the database went back in time; new epoch \(epoch)"
-        )
+        if saved == nil {
+            logger.info("a new database: epoch \(epoch) begins on PostgreSQL timeline \(timeline)")
+        } else {
+            logger.notice(
+                "PostgreSQL runs on timeline \(timeline), not the one of the last epoch: the database went back in time; new epoch \(epoch)"
+            )
+        }
         return epoch
     }
 

@@ -40,7 +40,7 @@ extension PostgresTableStore {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: SchemaChangeRecord.selectSQL(dialect: .postgres)), logger: logger)
         var records: [SchemaChangeRecord] = []
-        for try await row in rows { records.append(try SchemaChangeRecord(row.map(SQLValue.init))) }
+        for try await row in rows { records.append(try SchemaChangeRecord(SQLRow(row))) }
         return records
     }
 
@@ -116,7 +116,7 @@ extension PostgresTableStore {
         var records: [SchemaChangeRecord] = []
         for try await row in rows {
             // One this version does not know is left to the version that wrote it.
-            do { records.append(try SchemaChangeRecord(row.map(SQLValue.init))) } catch is TableError { continue }
+            do { records.append(try SchemaChangeRecord(SQLRow(row))) } catch is TableError { continue }
         }
         return records
     }

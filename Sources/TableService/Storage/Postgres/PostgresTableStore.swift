@@ -134,8 +134,12 @@ final class PostgresTableStore: TableStorage {
         for schema in registry.all() {
             var statement = PostgresStatement()
             statement.sql =
-                "SELECT count(*), count(*) FILTER (WHERE \"deleted\") FROM \(SQLDialect.quoted(schema.name))"
-            let counts = try await values(statement) { row in try row.decode((Int, Int).self) }
+                "SELECT count(*) AS \"total\", count(*) FILTER (WHERE \"deleted\") AS \"deleted\" "
+                + "FROM \(SQLDialect.quoted(schema.name))"
+            let counts = try await values(statement) { row in
+                let cells = row.makeRandomAccess()
+                return (try cells["total"].decode(Int.self), try cells["deleted"].decode(Int.self))
+            }
             let (total, deleted) = counts.first ?? (0, 0)
             summaries.append(TableSummary(schema: schema, live: total - deleted, deleted: deleted))
         }
@@ -164,8 +168,8 @@ final class PostgresTableStore: TableStorage {
     }
 
     /// Runs `statement` prepared, as ``values(_:_:)`` runs every read.
-    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]] {
-        try await values(PostgresStatement(statement)) { row in try row.map(SQLValue.init) }
+    func query(_ statement: SQLStatement) async throws(TableError) -> [SQLRow] {
+        try await values(PostgresStatement(statement), SQLRow.init)
     }
 
     func execute(_ statements: [SQLStatement]) async throws(TableError) {

@@ -19,7 +19,7 @@ extension SQLiteTableStore {
     /// Every recorded schema change, oldest first.
     static func records(_ db: Database) throws -> [SchemaChangeRecord] {
         try Row.fetchAll(db, sql: SchemaChangeRecord.selectSQL(dialect: .sqlite)).map { row in
-            try SchemaChangeRecord(row.databaseValues.map(sqlValue))
+            try SchemaChangeRecord(SQLRow(row))
         }
     }
 

@@ -55,3 +55,10 @@ extension SQLiteTableStore {
         }
     }
 }
+
+extension SQLRow {
+    /// A row read back by its columns' names.
+    init(_ row: Row) {
+        self.init(columns: row.map { (name: $0.0, value: SQLiteTableStore.sqlValue($0.1)) })
+    }
+}

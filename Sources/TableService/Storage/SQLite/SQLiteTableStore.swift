@@ -160,9 +160,11 @@ final class SQLiteTableStore: TableStorage {
         return try await read { db in
             try schemas.map { schema in
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT count(*), coalesce(sum(deleted), 0) FROM \(SQLDialect.quoted(schema.name))")
-                let total: Int = row?[0] ?? 0
-                let deleted: Int = row?[1] ?? 0
+                    db,
+                    sql: "SELECT count(*) AS \"total\", coalesce(sum(deleted), 0) AS \"deleted\" "
+                        + "FROM \(SQLDialect.quoted(schema.name))")
+                let total: Int = row?["total"] ?? 0
+                let deleted: Int = row?["deleted"] ?? 0
                 return TableSummary(schema: schema, live: total - deleted, deleted: deleted)
             }
         }
@@ -227,10 +229,10 @@ final class SQLiteTableStore: TableStorage {
 
     /// Reads on the calling thread (``readNow(_:)``): the statements that share it are one-row
     /// reads or the small metadata tables.
-    func query(_ statement: SQLStatement) async throws(TableError) -> [[SQLValue]] {
+    func query(_ statement: SQLStatement) async throws(TableError) -> [SQLRow] {
         try readNow { db in
             try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: Self.arguments(statement.values))
-                .map { $0.databaseValues.map(Self.sqlValue) }
+                .map(SQLRow.init)
         }
     }
 
