@@ -126,6 +126,9 @@ import Testing
             try await context.conflicts.resolve(4, with: .useServer)
             let entry = try #require(try context.journal.entries().entries.first)
             try await context.table("todoitem").update(["id": "t1", "text": "edited again"])
+            let journal = try await harness.client.send(.get, "/journal")
+            #expect(journal.text.contains("has a newer local change: push or discard it before overturning."))
+            #expect(!journal.text.contains("/journal/\(entry.id)/overturn"), "no Overturn on the changed item")
             #expect(try await post("/api/journal/\(entry.id)/overturn", "{}") == 409)
             #expect(try context.table("todoitem").item(id: "t1")?["text"] == "edited again", "nothing lost")
         }

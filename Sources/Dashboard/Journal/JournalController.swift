@@ -38,17 +38,12 @@ struct JournalController: Sendable {
         let query = try Self.query(request)
         let context = environment.context
         let page = try storeCall { () throws(SyncError) in try context.journal.entries(query) }
-        var blocked: [String: Bool] = [:]
-        for entry in page.entries where blocked[entry.table + "\u{0}" + entry.itemId] == nil {
-            blocked[entry.table + "\u{0}" + entry.itemId] = try storeCall { () throws(SyncError) in
-                try context.journal.hasLocalChange(table: entry.table, itemId: entry.itemId)
-            }
-        }
+        let blocked = try storeCall { () throws(SyncError) in try context.journal.blockedByLocalChanges(page.entries) }
         let tables = Dictionary(uniqueKeysWithValues: context.tables.map { ($0.name, $0) })
         let entries = page.entries.map { entry in
             JournalView.Entry(
                 entry, description: tables[entry.table],
-                blocked: blocked[entry.table + "\u{0}" + entry.itemId] ?? false)
+                blocked: blocked.contains(entry.id))
         }
         let filters = Self.filterItems(query)
         return JournalView(

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// A context's conflict journal: every decision made about a conflict (by a person, a policy or the
 /// service), newest first, and what can be done with one afterwards (see ``SyncContext/journal``).
@@ -20,10 +21,25 @@ public struct DecisionJournal: Sendable {
         try context.read { [journal = context.queue.journal] db in try journal.count(db) }
     }
 
-    /// Whether the item has a queued local change (then its entries cannot be overturned).
-    public func hasLocalChange(table: String, itemId: String) throws(SyncError) -> Bool {
-        try context.read { [queue = context.queue] db in try !queue.operations(db, table: table, itemId: itemId).isEmpty
+    /// The ids of those of `entries` whose item has a queued local change (they cannot be
+    /// overturned), in one read: a page asks this of every entry it shows.
+    public func blockedByLocalChanges(_ entries: [JournalEntry]) throws(SyncError) -> Set<String> {
+        guard !entries.isEmpty else { return [] }
+        let changed = try context.read { db in
+            let pairs = Array(repeating: "(?, ?)", count: entries.count).joined(separator: ", ")
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT DISTINCT tableName, itemId FROM \(OperationRecord.databaseTableName) "
+                    + "WHERE (tableName, itemId) IN (VALUES \(pairs))",
+                arguments: StatementArguments(entries.flatMap { [$0.table, $0.itemId] }))
+            return Set(
+                rows.map { row -> String in
+                    let table: String = row["tableName"]
+                    let itemId: String = row["itemId"]
+                    return table + "\u{0}" + itemId
+                })
         }
+        return Set(entries.filter { changed.contains($0.table + "\u{0}" + $0.itemId) }.map(\.id))
     }
 
     /// Overturns an entry: what lost becomes a new change of the item, sent now against the version
