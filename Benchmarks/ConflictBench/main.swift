@@ -15,7 +15,7 @@ import Views
 //   a. push CONFLICTS (default 1,000) updates that all meet a 412 and merge by the merge policy
 //      (server changed `complete`, client changed `text`), against the same push with no conflicts;
 //   b. GET /journal of a dashboard whose journal holds ENTRIES (default 10,000) entries, p50 of
-//      200 requests, against the same page with an empty journal.
+//      200 requests, against the same page with an empty journal and with one page (25 entries).
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let conflictCount = arguments.first ?? 1_000
@@ -113,7 +113,7 @@ for round in 0..<rounds {
 }
 await service.stop()
 
-// b. The journal page: ENTRIES entries vs none, p50 of 200 GETs each.
+// b. The journal page: ENTRIES entries vs none and vs one page (25), p50 of 200 GETs each.
 func journalP50(entries: Int) async throws -> Double {
     let folder = URL(fileURLWithPath: work + "/dashboard-\(entries)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -156,6 +156,7 @@ func journalP50(entries: Int) async throws -> Double {
     return times[times.count / 2]
 }
 let emptyP50 = try await journalP50(entries: 0)
+let onePageP50 = try await journalP50(entries: 25)
 let fullP50 = try await journalP50(entries: entryCount)
 
 line("")
@@ -167,5 +168,8 @@ line(
         + "\(format(mergeTime / Double(conflictCount) * 1000)) ms per conflict")
 line("  per conflict / per plain update = \(format(mergeTime / plainTime))")
 line("journal page p50, empty journal: \(format(emptyP50 * 1000)) ms")
+line("journal page p50, 25 entries (one full page): \(format(onePageP50 * 1000)) ms")
 line("journal page p50, \(entryCount) entries: \(format(fullP50 * 1000)) ms")
-line("  \(entryCount) entries / empty = \(format(fullP50 / emptyP50))")
+line(
+    "  \(entryCount) entries / empty = \(format(fullP50 / emptyP50)), "
+        + "\(entryCount) entries / one page = \(format(fullP50 / onePageP50))")
