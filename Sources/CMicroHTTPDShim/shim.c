@@ -5,6 +5,12 @@
 #include <netinet/in.h>
 #include <string.h>
 
+/* The stack of each server thread, whatever the environment's `ulimit -s` (which the default
+ * follows): handlers start on these threads, and the $filter parser recurses about 18 KB per
+ * nesting level in a debug build (64 levels at most), more than a 1 MB stack holds. Only what is
+ * used of it is ever backed by memory. */
+#define TODOSYNC_MHD_THREAD_STACK (8u << 20)
+
 /* Leaves the request target as it came, so that Swift decodes paths and queries itself
  * (strictly, as UTF-8). libmicrohttpd has already turned '+' into ' ' in query arguments. */
 static size_t todosync_mhd_keep_escapes(void *cls, struct MHD_Connection *connection, char *s) {
@@ -51,6 +57,7 @@ struct MHD_Daemon *todosync_mhd_start(const char *host, uint16_t port,
         return MHD_start_daemon(flags | MHD_USE_TLS, port, NULL, NULL, handler, handler_cls,
                                 MHD_OPTION_SOCK_ADDR, address,
                                 MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                                MHD_OPTION_THREAD_STACK_SIZE, (size_t)TODOSYNC_MHD_THREAD_STACK,
                                 MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
@@ -62,6 +69,7 @@ struct MHD_Daemon *todosync_mhd_start(const char *host, uint16_t port,
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                            MHD_OPTION_THREAD_STACK_SIZE, (size_t)TODOSYNC_MHD_THREAD_STACK,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,

@@ -21,6 +21,8 @@ final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
         for index in 0..<threads {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "todosync.handler.\(index)"
+            // As the server's threads (see `shim.c`): a handler's stack does not depend on `ulimit -s`.
+            thread.stackSize = 8 << 20
             thread.start()
         }
     }
