@@ -193,33 +193,38 @@ extension ProtocolDoctorTests {
     }
 
     @Test func cleanUpGivesUpAtTheFirstDeleteThatFailsAndNamesTheRowsLeft() async throws {
-        // The first request without an answer (a read), then the first delete of the clean-up.
-        let silenced = [TestEvent(), TestEvent()]
-        let silences = Mutex(0)
+        // Every request but the first read and the inserts gets no answer: the first one of the
+        // checks (a read), then the first delete of the clean-up.
+        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
         try await withMisbehavingService(answering: { request in
             switch request.method {
             case "GET" where request.query["$top"] == "1": return .json(200, "[]")
             case "POST": return .json(201, String(decoding: request.body, as: UTF8.self))
             default:
-                let count = silences.withLock {
-                    $0 += 1
-                    return $0
-                }
-                if count <= silenced.count { silenced[count - 1].signal() }
+                arrived.yield()
                 return .silence
             }
         }) { service in
             let clock = ManualWallClock()
-            let run = Task {
-                await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2), clock: clock).run()
-            }
-            // Each request that gets no answer waits for its deadline, which passes once it arrived.
+            // Each request that gets no answer waits for its deadline, which passes once it arrived
+            // (each arrival, a request sent again included, moves the clock past it). Both tasks are
+            // children of the time limit's, so that a run that never ends fails the test, not hangs it.
             let report = try await withTimeLimit(60) {
-                for request in silenced {
-                    await request.wait()
-                    clock.advance(by: 2)
+                await withTaskGroup(of: DoctorReport?.self) { group in
+                    group.addTask {
+                        await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2), clock: clock)
+                            .run()
+                    }
+                    group.addTask {
+                        for await _ in arrivals { clock.advance(by: 2) }
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    while let next = await group.next() {
+                        if let report = next { return report }
+                    }
+                    preconditionFailure("the doctor's task always gives a report")
                 }
-                return await run.value
             }
 
             #expect(report.stop == .tooSlow(seconds: 2))
