@@ -156,10 +156,13 @@ private func makeRequest(
 
 /// The client's numeric address, as libmicrohttpd saw it.
 private func clientAddress(_ connection: OpaquePointer) -> String? {
-    var buffer = [CChar](repeating: 0, count: 64)
-    todosync_mhd_client_address(connection, &buffer, buffer.count)
-    let address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return address.isEmpty ? nil : address
+    // On the stack: an address is written for every request.
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> String? in
+        todosync_mhd_client_address(connection, buffer.baseAddress!, buffer.count)
+        buffer[buffer.count - 1] = 0
+        let address = String(cString: buffer.baseAddress!)
+        return address.isEmpty ? nil : address
+    }
 }
 
 /// The request's header fields in arrival order. A field whose name is not a valid token is left

@@ -3,6 +3,10 @@ public enum PercentDecoding {
     /// Decodes `%XX` escapes (and `+` as a space when `plusIsSpace`) and checks the result is UTF-8.
     /// Returns `nil` for a broken escape or bytes that are not UTF-8.
     public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, plusIsSpace: Bool) -> String? {
+        // Most segments and arguments have nothing to decode: checked as they are, without a copy.
+        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(validating: bytes, as: UTF8.self)
+        }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = bytes.startIndex

@@ -56,7 +56,7 @@ public struct Request: Sendable {
 
     /// The `Host` field, such as `127.0.0.1:8080`: the authority the request was sent to. (swift-http-types
     /// keeps it out of the fields, as `HTTPRequest.authority`; HTTP/1.1 sends it as one.)
-    public var authority: String? { headers[Self.hostField] }
+    public var authority: String? { headers.value(Self.hostField) }
 
     private static let hostField = HTTPField.Name("Host")!
 

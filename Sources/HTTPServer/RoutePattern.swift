@@ -24,6 +24,8 @@ struct RoutePattern: Sendable, Equatable {
 
     /// The captured parameters when `segments` match, `nil` otherwise.
     func match(_ segments: [String]) -> [String: String]? {
+        // Most routes differ from a path in length: refused before a dictionary is made for them.
+        if components.last != .rest, segments.count != components.count { return nil }
         var parameters: [String: String] = [:]
         for (index, component) in components.enumerated() {
             switch component {

@@ -347,10 +347,10 @@ public final class TableService: Sendable {
 
     /// Whether `name` can be a table: `[A-Za-z][A-Za-z0-9_]*`, at most 64 characters, not `sqlite_…`.
     public static func isValidTableName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard let first = bytes.first, bytes.count <= 64,
             (65...90).contains(first) || (97...122).contains(first),
-            !name.lowercased().hasPrefix("sqlite_")
+            !bytes.prefix(7).elementsEqual("sqlite_".utf8, by: { $0 | 0x20 == $1 | 0x20 })
         else { return false }
         return bytes.allSatisfy {
             (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_")

@@ -13,7 +13,7 @@ struct DeviceIdentity: Sendable, Equatable {
 
     /// The device of `request`; nil when it names none (it is served, and noted nowhere).
     static func of(_ request: Request) throws(TableError) -> DeviceIdentity? {
-        guard let raw = request.headers[ProtocolHeader.installationID] else { return nil }
+        guard let raw = request.headers.value(ProtocolHeader.installationID) else { return nil }
         let id = try checkedID(raw)
         let reported = try request.headers[ProtocolHeader.clientState].map { text throws(TableError) in
             try ClientState(parsing: text)

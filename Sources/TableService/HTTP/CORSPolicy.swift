@@ -42,7 +42,7 @@ struct CORSPolicy: Sendable {
 
     /// Adds `Access-Control-Allow-Origin` to a response for an allowed origin.
     func decorate(_ request: Request, _ response: inout Response) {
-        guard let origin = request.headers[.origin], allows(origin, on: request) else { return }
+        guard let origin = request.headers.value(.origin), allows(origin, on: request) else { return }
         response.headers[.accessControlAllowOrigin] = origin
         response.headers[.accessControlExposeHeaders] = "Link,Etag,X-TodoSync-Epoch"
         response.headers[.vary] = "Origin"

@@ -20,7 +20,7 @@ enum ProtocolStyle: Equatable, Sendable {
 
     /// The style of `request`; a `ZUMO-API-VERSION` other than 2.0.x is a 400.
     init(_ request: Request) throws(TableError) {
-        let header = request.headers[ProtocolHeader.apiVersion]
+        let header = request.headers.value(ProtocolHeader.apiVersion)
         let query = request.queryItems.first { $0.name.caseInsensitiveEquals(ProtocolHeader.apiVersion.rawName) }?.value
         if let version = header ?? query {
             let trimmed = version.trimmingWhitespace()

@@ -291,7 +291,7 @@ struct TableController: Sendable {
 
     private func checkApplicationKey(_ request: Request) throws(TableError) {
         guard let expected = configuration.applicationKey else { return }
-        let given = request.headers[ProtocolHeader.applicationKey] ?? ""
+        let given = request.headers.value(ProtocolHeader.applicationKey) ?? ""
         guard ApplicationKey.matches(given, expected) else { throw .missingApplicationKey }
     }
 
@@ -311,7 +311,7 @@ struct TableController: Sendable {
     }
 
     func ifMatch(_ request: Request) -> String? {
-        request.headers[.ifMatch].flatMap(EntityTag.version(from:))
+        request.headers.value(.ifMatch).flatMap(EntityTag.version(from:))
     }
 
     func tableName(_ request: Request) throws(TableError) -> String {

@@ -16,6 +16,12 @@ extension ItemChanges {
     /// Longest id accepted.
     static let maximumIDLength = 255
 
+    /// The lower-cased names of the properties the service sets itself: refused in a body.
+    /// (Built once: a literal array in the loop was allocated for every property of every write.)
+    private static let stampProperties: Set<String> = ["createdat", "updatedat", "deleted"]
+    /// The lower-cased system properties of a whole v3 entity, which the service ignores in a body.
+    private static let entityProperties: Set<String> = ["updatedat", "createdat", "deleted", "version"]
+
     /// Reads and checks a JSON object body: property names must be column names, values plain
     /// (no objects or arrays), and server-owned properties are refused with the official message.
     init(body: Data, style: ProtocolStyle) throws(TableError) {
@@ -41,7 +47,7 @@ extension ItemChanges {
         fields = []
         for (name, value) in members {
             let lowered = name.lowercased()
-            if lowered == SystemColumn.id.lowercased() {
+            if lowered == SystemColumn.id {
                 switch value {
                 case .null: break
                 case .string(let text): id = try Self.checkedID(text)
@@ -51,7 +57,7 @@ extension ItemChanges {
             }
             // v3 clients send whole entities; the service sets these itself, and the version to
             // check comes from If-Match only.
-            if style == .v3, ["updatedat", "createdat", "deleted", "version"].contains(lowered) { continue }
+            if style == .v3, Self.entityProperties.contains(lowered) { continue }
             if lowered == "version" || (style.isLegacy && lowered == "__version") {
                 switch value {
                 case .null: break
@@ -60,7 +66,7 @@ extension ItemChanges {
                 }
                 continue
             }
-            if ["createdat", "updatedat", "deleted"].contains(lowered)
+            if Self.stampProperties.contains(lowered)
                 || (style.isLegacy && ProtocolStyle.legacySystemColumn(lowered) != nil)
             {
                 throw .invalidRequest(ProtocolMessage.reservedProperty(name))
@@ -84,7 +90,7 @@ extension ItemChanges {
                 fields.append(StoredItem.Field(name: name, value: value))
             }
         }
-        var seen: Set<String> = []
+        var seen = Set<String>(minimumCapacity: fields.count)
         for field in fields where !seen.insert(field.name.lowercased()).inserted {
             throw .invalidRequest(
                 "The body has two properties named '\(field.name)' apart from letter case; column names ignore case, keep one."

@@ -90,7 +90,7 @@ struct ItemJSONEncoder: Sendable {
         }
         if wanted(SystemColumn.deleted) {
             object.key(name(SystemColumn.deleted))
-            object.bytes += item.deleted ? Array("true".utf8) : Array("false".utf8)
+            object.bytes += item.deleted ? Self.trueBytes : Self.falseBytes
         }
     }
 
