@@ -59,4 +59,4 @@ echo "== browser tests (headless Chromium through Selenium, on todosync demo)"
 venv=.venv-test
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Browser/requirements.txt
-TODOSYNC_BIN="$PWD/.build/debug/todosync" timeout 900 "$venv/bin/python" -m pytest -q Tests/Browser
+TODOSYNC_BIN="$PWD/.build/debug/todosync" timeout 1800 "$venv/bin/python" -m pytest -q Tests/Browser
