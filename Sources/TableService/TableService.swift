@@ -227,7 +227,7 @@ public final class TableService: Sendable {
                 publicFolder: folder.deletingLastPathComponent().appendingPathComponent("Public"), base: base,
                 csrfToken: configuration.csrfToken ?? CSRFProtection.randomToken(),
                 access: ServiceAccess(adminKey: configuration.adminKey, applicationKey: configuration.applicationKey),
-                sessionToken: CSRFProtection.randomToken())
+                sessionToken: CSRFProtection.randomToken(), logger: logger)
         } else {
             page = nil
         }

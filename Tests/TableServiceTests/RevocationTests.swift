@@ -116,7 +116,6 @@ import Testing
     @Test(arguments: Backend.all) func aReadOfTheTableFromBeforeARevokeDoesNotUndoIt(_ backend: Backend) async throws {
         let store = try await TestStores.open(backend)
         defer { store.close() }
-        try await store.prepareFleetTables()
         let revocations = Revocations(store: store)
         let mark = revocations.changeMark
         let before = try await revocations.read()
@@ -139,5 +138,18 @@ import Testing
         ])
         try await revocations.reload()
         #expect(revocations.refusal(user: nil, device: "lost")?.wipe == true)
+    }
+
+    /// A restarted instance refuses whom the table refuses from its first request: the check reads
+    /// the table when this instance has not yet, whatever its bookkeeping has done.
+    @Test(arguments: Backend.all) func aNewInstanceRefusesFromItsFirstRequest(_ backend: Backend) async throws {
+        let store = try await TestStores.open(backend)
+        defer { store.close() }
+        try await Revocations(store: store).revoke(Revocation(kind: .user, subject: "alice", wipe: true, revokedAt: 1))
+
+        let restarted = Revocations(store: store)
+        #expect(restarted.refusal(user: "alice", device: nil) == nil)
+        #expect(try await restarted.checked(user: "alice", device: "phone")?.wipe == true)
+        #expect(try await restarted.checked(user: "bob", device: "phone") == nil)
     }
 }

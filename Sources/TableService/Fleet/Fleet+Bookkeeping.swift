@@ -5,7 +5,8 @@ import Synchronization
 /// fold in what other instances saved, and raise or settle stall alerts; and, where instances share
 /// the database, the revocations read again four times a second.
 extension Fleet {
-    /// Reads what the database holds, once, at start (and moves an installation registry's rows).
+    /// Reads what the database holds, once, at start; where instances share the database, what the
+    /// others saved since, at every call.
     func loadIfNeeded() async {
         let loaded = state.withLock { $0.loaded }
         if loaded {
@@ -13,12 +14,6 @@ extension Fleet {
             return
         }
         guard (try? await store.ready()) != nil else { return }
-        do {
-            try await store.prepareFleetTables()
-        } catch {
-            logger.warning("the fleet's tables could not be prepared: \(error)")
-            return
-        }
         await readOthers()
         await readRevocations()
         state.withLock { $0.loaded = true }

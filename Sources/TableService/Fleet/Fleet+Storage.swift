@@ -3,16 +3,18 @@ import Foundation
 /// How both stores keep the fleet: `__devices` (one row a device, its ``DeviceRecord`` as JSON,
 /// with `savedAt` so that instances read what the others saved since), `__fleet_alerts` (one row
 /// per alert, unique per episode, so that one instance sends each) and `__device_bundles` (the
-/// support bundles devices uploaded, base64).
+/// support bundles devices uploaded, base64); with the revocations and the escrow, the fleet's
+/// tables are made by each store when it opens, with its other metadata tables, so that no request
+/// can come before them.
 enum FleetTables {
+    /// Every table of the fleet, the revocations' and the escrow's included. PostgreSQL runs them
+    /// under the store's schema lock: its `CREATE TABLE IF NOT EXISTS` is not safe against a
+    /// concurrent one (the loser fails on the type it also creates).
     static func createSQL(dialect: SQLDialect) -> [String] {
         let text = dialect == .postgres ? "text COLLATE \"C\"" : "TEXT"
         let integer = dialect == .postgres ? "bigint" : "INTEGER"
         let serial = dialect == .postgres ? "bigserial PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
-        // Instances starting together take turns (PostgreSQL's CREATE TABLE IF NOT EXISTS is not
-        // safe against a concurrent one: the loser fails on the type it also creates).
-        let turn = dialect == .postgres ? ["SELECT pg_advisory_xact_lock(\(PostgresTableStore.schemaLockKey))"] : []
-        return turn + [
+        return [
             """
             CREATE TABLE IF NOT EXISTS "__devices" (
                 "id" \(text) NOT NULL PRIMARY KEY, "lastContact" \(integer) NOT NULL, "savedAt" \(integer) NOT NULL,
@@ -29,15 +31,52 @@ enum FleetTables {
             CREATE TABLE IF NOT EXISTS "__device_bundles" (
                 "device" \(text) NOT NULL PRIMARY KEY, "receivedAt" \(integer) NOT NULL, "zip" \(text) NOT NULL)
             """,
-        ]
+            Revocations.createSQL(dialect: dialect),
+        ] + Escrow.createSQL(dialect: dialect)
     }
 
-    /// Whether the table of the installation registry this fleet replaces is still there.
+    /// Whether the table of the installation registry the fleet replaced (`__installations`: id,
+    /// last write, old names) is still there: a database of an earlier version.
     static func installationsTableSQL(dialect: SQLDialect) -> String {
         switch dialect {
         case .sqlite:
             "SELECT count(*) AS \"count\" FROM sqlite_master WHERE type = 'table' AND name = '__installations'"
         case .postgres: "SELECT count(*) AS \"count\" FROM pg_tables WHERE tablename = '__installations'"
+        }
+    }
+
+    /// The registry's rows.
+    static func installationsSQL(dialect: SQLDialect) -> String {
+        let names = dialect == .postgres ? "\"oldNames\"::text AS \"oldNames\"" : "\"oldNames\""
+        return "SELECT \"id\", \"lastWrite\", \(names) FROM \"__installations\""
+    }
+
+    /// The statements that move the registry's `rows` into `__devices` and drop its table.
+    static func moveInstallations(_ rows: [SQLRow], dialect: SQLDialect) throws(TableError) -> [SQLStatement] {
+        var devices: [DeviceRecord] = []
+        for row in rows {
+            var record = DeviceRecord(id: try row.text("id"), lastContact: try row.integer("lastWrite"))
+            record.oldNames =
+                (try? JSONDecoder().decode([String: Int64].self, from: Data(try row.text("oldNames").utf8))) ?? [:]
+            devices.append(record)
+        }
+        return saveStatements(devices, savedAt: 0, dialect: dialect) + [
+            SQLStatement(sql: "DROP TABLE \"__installations\"")
+        ]
+    }
+
+    /// The upserts of `devices`, in id order (so that two instances lock rows in one order).
+    static func saveStatements(_ devices: [DeviceRecord], savedAt: Int64, dialect: SQLDialect) -> [SQLStatement] {
+        let encoder = JSONEncoder()
+        let upsert = upsertSQL(dialect: dialect)
+        return devices.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }.compactMap { device in
+            guard let data = try? encoder.encode(device) else { return nil }
+            return SQLStatement(
+                sql: upsert,
+                values: [
+                    .text(device.id), .integer(device.lastContact), .integer(savedAt),
+                    .text(String(decoding: data, as: UTF8.self)),
+                ])
         }
     }
 
@@ -63,59 +102,12 @@ enum FleetTables {
 }
 
 extension TableStorage {
-    /// Creates the fleet's tables, and moves the devices of the installation registry it replaces
-    /// (`__installations`: id, last write, old names) into `__devices`.
-    func prepareFleetTables() async throws(TableError) {
-        try await execute(
-            (FleetTables.createSQL(dialect: dialect) + [Revocations.createSQL(dialect: dialect)]
-                + Escrow.createSQL(dialect: dialect)).map {
-                    SQLStatement(sql: $0)
-                })
-        guard
-            try await query(SQLStatement(sql: FleetTables.installationsTableSQL(dialect: dialect))).first?
-                .integer("count") ?? 0 > 0
-        else { return }
-        let names = dialect == .postgres ? "\"oldNames\"::text AS \"oldNames\"" : "\"oldNames\""
-        let rows = try await query(
-            SQLStatement(sql: "SELECT \"id\", \"lastWrite\", \(names) FROM \"__installations\""))
-        var devices: [DeviceRecord] = []
-        for row in rows {
-            var record = DeviceRecord(id: try row.text("id"), lastContact: try row.integer("lastWrite"))
-            let object =
-                (try? JSONDecoder().decode([String: Int64].self, from: Data(try row.text("oldNames").utf8))) ?? [:]
-            record.oldNames = object
-            devices.append(record)
-        }
-        try await execute(
-            Self.saveStatements(devices, savedAt: 0, dialect: dialect)
-                + [SQLStatement(sql: "DROP TABLE \"__installations\"")])
-    }
-
-    /// Saves `devices` in one transaction (in id order, so that two instances lock rows in one
-    /// order), then forgets the least recent past the limit.
+    /// Saves `devices` in one transaction, then forgets the least recent past the limit.
     func saveDevices(_ devices: [DeviceRecord], savedAt: Int64) async throws(TableError) {
         guard !devices.isEmpty else { return }
         try await execute(
-            Self.saveStatements(devices, savedAt: savedAt, dialect: dialect)
+            FleetTables.saveStatements(devices, savedAt: savedAt, dialect: dialect)
                 + [SQLStatement(sql: FleetTables.pruneSQL(dialect: dialect))])
-    }
-
-    private static func saveStatements(
-        _ devices: [DeviceRecord], savedAt: Int64, dialect: SQLDialect
-    )
-        -> [SQLStatement]
-    {
-        let encoder = JSONEncoder()
-        let upsert = FleetTables.upsertSQL(dialect: dialect)
-        return devices.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }.compactMap { device in
-            guard let data = try? encoder.encode(device) else { return nil }
-            return SQLStatement(
-                sql: upsert,
-                values: [
-                    .text(device.id), .integer(device.lastContact), .integer(savedAt),
-                    .text(String(decoding: data, as: UTF8.self)),
-                ])
-        }
     }
 
     /// The devices saved at or after `savedAt`; a row this version cannot read is skipped.

@@ -5,7 +5,8 @@ import Synchronization
 /// instance holds them in memory for the check every request makes (``refusal(user:device:)``),
 /// and, where instances share the database, reads the table again four times a second (the fleet's
 /// bookkeeping), so an instance refuses what another revoked within about a quarter of a second; the
-/// instance that takes the revoke refuses at once.
+/// instance that takes the revoke refuses at once. Until it has read the table once, a request
+/// reads it first (``checked(user:device:)``): a restarted instance refuses whom it refused before.
 final class Revocations: Sendable {
     private struct Key: Hashable {
         var kind: Revocation.Kind
@@ -16,6 +17,8 @@ final class Revocations: Sendable {
     private struct State {
         var active: [Key: Revocation] = [:]
         var localChanges = 0
+        /// Whether a whole read of the table has been put in force.
+        var isLoaded = false
     }
 
     private let store: any TableStorage
@@ -35,7 +38,16 @@ final class Revocations: Sendable {
             """
     }
 
-    /// The revocation that refuses a request of `user` from `device`; nil when none does.
+    /// The revocation that refuses a request of `user` from `device`, after reading the table if
+    /// this instance has not yet; nil when none does. Fails when that read does (never lets in
+    /// whom the table may refuse).
+    func checked(user: String?, device: String?) async throws(TableError) -> Revocation? {
+        if !state.withLock({ $0.isLoaded }) { try await reload() }
+        return refusal(user: user, device: device)
+    }
+
+    /// The revocation in force here that refuses a request of `user` from `device`; nil when none
+    /// does.
     func refusal(user: String?, device: String?) -> Revocation? {
         state.withLock { state in
             let active = state.active
@@ -77,11 +89,14 @@ final class Revocations: Sendable {
     }
 
     /// Puts `read` in force, unless a revoke or restore was made here since `mark`: the read may have
-    /// begun before that change committed, and the next pass reads it anyway.
+    /// begun before that change committed, and the next pass (or, before a whole read was put in
+    /// force, the next request) reads it anyway.
     func apply(_ read: [Revocation], readAfter mark: Int) {
         let active = Dictionary(read.map { (Key(kind: $0.kind, subject: $0.subject), $0) }) { _, last in last }
         state.withLock { state in
-            if state.localChanges == mark { state.active = active }
+            guard state.localChanges == mark else { return }
+            state.active = active
+            state.isLoaded = true
         }
     }
 

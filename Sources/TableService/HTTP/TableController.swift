@@ -204,7 +204,7 @@ struct TableController: Sendable {
         do throws(TableError) {
             device = try DeviceIdentity.of(request)
             if verifier == nil { try admit(request) }
-            let revoked = fleet.revocations.refusal(user: user, device: device?.id)
+            let revoked = try await fleet.revocations.checked(user: user, device: device?.id)
             switch work {
             case .granted(let body):
                 if let revoked { throw TableError.revoked(revoked) }

@@ -209,8 +209,10 @@ extension ServicePage {
             do {
                 response = try await body()
             } catch let error as any HTTPResponseError {
+                logIfUnexplained(error, request)
                 response = .jsonError(error.message, status: error.status)
             } catch {
+                logger.error("service API \(request.method) \(request.path) failed: \(error)")
                 response = .jsonError("The answer could not be made. Please try again.", status: .internalServerError)
             }
         case .signInNeeded:

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPTypes
+import Logging
 import SyncProtocol
 import Views
 
@@ -30,6 +31,8 @@ struct ServicePage: Sendable {
     let access: ServiceAccess
     /// Granted by the key form; random per process.
     let sessionToken: String
+    /// Where a failure the user cannot fix (a 5xx) is written, for the operator.
+    let logger: Logger
 
     func addRoutes(to router: inout Router) {
         router.get(base) { request in await self.guarded(request) { try await self.index() } }
@@ -192,10 +195,20 @@ struct ServicePage: Sendable {
             if form, let refused = refusedForm(request) { return refused }
             return try await body()
         } catch let error as any HTTPResponseError {
+            logIfUnexplained(error, request)
             return errorPage(error.status, error.message)
         } catch {
+            logger.error("service page \(request.method) \(request.path) failed: \(error)")
             return errorPage(.internalServerError, "The page could not be made. Please try again.")
         }
+    }
+
+    /// Logs an answered failure that is the service's, not the user's (a 5xx): its message tells
+    /// the user it was logged.
+    func logIfUnexplained(_ error: any HTTPResponseError, _ request: Request) {
+        guard error.status.code >= 500 else { return }
+        let detail = (error as? TableError).map { "\($0)" } ?? error.message
+        logger.error("service page \(request.method) \(request.path) failed: \(detail)")
     }
 
     /// The 403 page for a form without this process's CSRF token; nil when it has it.

@@ -13,6 +13,24 @@ import SyncProtocol
 /// schema again, and does only what is still missing: two instances adding the same column
 /// one after the other leave one column, and a write waits for a change in progress.
 extension PostgresTableStore {
+    /// Creates the fleet's tables (``FleetTables``) and moves the rows of the installation registry
+    /// they replaced, left by an earlier version.
+    private func prepareFleetTables(_ connection: PostgresConnection) async throws {
+        for sql in FleetTables.createSQL(dialect: .postgres) {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        }
+        let registry = try await connection.query(
+            PostgresQuery(unsafeSQL: FleetTables.installationsTableSQL(dialect: .postgres)), logger: logger
+        ).collect()
+        guard try registry.first.map(SQLRow.init)?.integer("count") ?? 0 > 0 else { return }
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: FleetTables.installationsSQL(dialect: .postgres)), logger: logger
+        ).collect().map(SQLRow.init)
+        for statement in try FleetTables.moveInstallations(rows, dialect: .postgres) {
+            try await connection.query(statement.postgresQuery, logger: logger)
+        }
+    }
+
     /// Creates the metadata tables (if missing), `tables` and `ownedTables` (which keep an owner
     /// per row), and loads every schema.
     func prepare(tables: [String], ownedTables: [String], declarations: [TableDeclaration] = []) async throws {
@@ -37,6 +55,7 @@ extension PostgresTableStore {
                     "name" text COLLATE "C" NOT NULL, "stripe" integer NOT NULL, "count" bigint NOT NULL,
                     PRIMARY KEY ("name", "stripe"))
                 """, logger: self.logger)
+            try await self.prepareFleetTables(connection)
             let epoch = try await self.prepareEpoch(connection)
             self.currentEpoch.withLock { $0 = epoch }
             for function in PostgresHorizon.functionsSQL {

@@ -49,13 +49,24 @@ final class SQLiteTableStore: TableStorage {
             try db.execute(sql: SchemaChangeRecord.createTableSQL(dialect: .sqlite))
         },
         // The installation registry's table, which the fleet's `__devices` replaced (its rows move
-        // there when the fleet first opens the file: `prepareFleetTables`).
+        // there in the next migration).
         StoreMigration("tableService.v3.installations") { db in
             try db.execute(
                 sql: """
                     CREATE TABLE IF NOT EXISTS "__installations" (
                         "id" TEXT NOT NULL PRIMARY KEY, "lastWrite" INTEGER NOT NULL, "oldNames" TEXT NOT NULL DEFAULT '{}')
                     """)
+        },
+        // The fleet's tables (``FleetTables``); a file on which an earlier version made them when its
+        // fleet first started has them already, and its registry moved.
+        StoreMigration("tableService.v4.fleet") { db in
+            for sql in FleetTables.createSQL(dialect: .sqlite) { try db.execute(sql: sql) }
+            let hasRegistry = try Int.fetchOne(db, sql: FleetTables.installationsTableSQL(dialect: .sqlite)) ?? 0 > 0
+            guard hasRegistry else { return }
+            let rows = try Row.fetchAll(db, sql: FleetTables.installationsSQL(dialect: .sqlite)).map(SQLRow.init)
+            for statement in try FleetTables.moveInstallations(rows, dialect: .sqlite) {
+                try db.execute(sql: statement.sql, arguments: arguments(statement.values))
+            }
         },
     ]
 
