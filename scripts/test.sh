@@ -7,9 +7,12 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
 
 echo "== build (debug, with tests)"
-swift build --build-tests 2>&1 | tee .build-log.txt | grep -E "error|warning:|Compiling|Build complete" | grep -v "^\[" || true
-if grep -E "^/.*/(Sources|Tests|Benchmarks)/.*(warning|error):" .build-log.txt; then
-  echo "The build has warnings or errors in our code (above)." >&2
+# Every target declares what it imports: an import of a target it does not depend on (even
+# through another) fails here, not only when a build order happens to hide it.
+swift build --build-tests --explicit-target-dependency-import-check error 2>&1 | tee .build-log.txt \
+  | grep -E "error|warning:|Compiling|Build complete" | grep -v "^\[" || true
+if grep -E "^/.*/(Sources|Tests|Benchmarks)/.*(warning|error):|^error: Target .* imports another target" .build-log.txt; then
+  echo "The build has warnings or errors in our code (above), or a target imports one it does not declare." >&2
   exit 1
 fi
 grep -q "Build complete" .build-log.txt || { tail -40 .build-log.txt; exit 1; }

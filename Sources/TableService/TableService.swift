@@ -121,6 +121,8 @@ public final class TableService: Sendable {
     let fleet: Fleet
     let fleetAlerts: FleetAlerts
     private let bookkeeping: FleetBookkeeping
+    /// The fleet's passes, the schema backfill and the alerts' deliveries, stopped together.
+    private let work = BackgroundWork()
     let store: any TableStorage
     /// Stamps the rows that schema changes gave new values, in the background.
     private let backfill: SchemaBackfill
@@ -201,13 +203,14 @@ public final class TableService: Sendable {
             clock: clock, thresholds: configuration.fleetThresholds, store: store, perUserTables: owned,
             metrics: metrics, logger: logger)
         fleetAlerts = FleetAlerts(
-            fleet: fleet, webhook: configuration.alertWebhook, logger: logger,
+            fleet: fleet, webhook: configuration.alertWebhook, work: work, logger: logger,
             pause: configuration.alertPause ?? FleetAlerts.backoff)
         bookkeeping = FleetBookkeeping(fleet: fleet, alerts: fleetAlerts)
-        bookkeeping.start()
         backfill = SchemaBackfill(
             store: store, batchSize: configuration.backfillBatchSize,
             maximumBatches: configuration.backfillBatchesPerStart, logger: logger)
+        let (bookkeeping, backfill) = (bookkeeping, backfill)
+        work.begin([{ await bookkeeping.run() }, { await backfill.run() }])
         verifier = try configuration.signIn.map { signIn throws(TableServiceError) in try TokenVerifier(signIn) }
         // The page shows every user's rows: with sign-in it is served only behind the application key.
         if let folder = configuration.templatesFolder,
@@ -304,16 +307,19 @@ public final class TableService: Sendable {
         await backfill.finished()
     }
 
-    /// Saves the devices seen since the last save (``Fleet``) and stops the fleet's passes and
-    /// alerts: call it once the server that routes to the service has stopped, before ``close()``.
+    /// Stops the background work (the fleet's passes, the schema backfill after its batch in
+    /// progress, the alerts' deliveries) and waits for it, then saves the devices seen since the
+    /// last save (``Fleet``): call it once the server that routes to the service has stopped,
+    /// before ``close()``.
     public func saveInstallations() async {
-        await bookkeeping.stop()
+        await work.stop()
+        await fleet.save()
+        await fleetAlerts.shutDown()
     }
 
     /// Closes the database connections (after the server that routes to the service has stopped).
     public func close() {
-        bookkeeping.cancel()
-        backfill.stop()
+        work.cancel()
         store.changes.close()
         store.close()
     }

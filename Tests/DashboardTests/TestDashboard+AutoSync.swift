@@ -11,15 +11,20 @@ extension TestDashboard {
     func waitForAutoSync(
         _ what: String, seconds: Double = 60, log: SyncEventLog? = nil, _ condition: (AutoSyncStatus) throws -> Bool
     ) async throws -> AutoSyncStatus {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if let status = dashboard.autoSync?.status, try condition(status) { return status }
-            try await Task.sleep(for: .milliseconds(10))
+        var reached: AutoSyncStatus?
+        do {
+            try await eventually(what, within: seconds) {
+                guard let status = dashboard.autoSync?.status, try condition(status) else { return false }
+                reached = status
+                return true
+            }
+        } catch let error as NeverHappened {
+            Issue.record(
+                "\(error); auto-sync is \(String(describing: dashboard.autoSync?.status)); syncs: \(log?.timed ?? "not logged")"
+            )
+            throw error
         }
-        Issue.record(
-            "auto-sync never reached: \(what); it is \(String(describing: dashboard.autoSync?.status)); syncs: \(log?.timed ?? "not logged")"
-        )
-        throw CancellationError()
+        return reached!
     }
 }
 

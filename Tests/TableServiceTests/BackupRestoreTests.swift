@@ -402,17 +402,15 @@ struct BackupRestoreTests {
             try await Self.insert(server, Self.ids("live", 5))
             // Waits for the rows to be in the backup (no fixed wait: a loaded machine takes longer).
             let target = work.folder.file("live.sqlite")
-            let deadline = ContinuousClock.now + .seconds(120)
             var restored: [String: String] = [:]
-            while ContinuousClock.now < deadline {
+            try await eventually("a restore of the five rows", within: 120, every: .milliseconds(20)) {
                 // Refused until the base copy is made.
-                if (try? ServiceRestore.restore(
-                    backupFolder: work.backup, database: target, to: .latest, now: Self.start + 60_000)) != nil
-                {
-                    restored = try Self.rows(inFile: target)
-                    if restored.count == 5 { break }
-                }
-                try await Task.sleep(for: .milliseconds(20))
+                guard
+                    (try? ServiceRestore.restore(
+                        backupFolder: work.backup, database: target, to: .latest, now: Self.start + 60_000)) != nil
+                else { return false }
+                restored = try Self.rows(inFile: target)
+                return restored.count == 5
             }
             #expect(restored.keys.sorted() == Self.ids("live", 5).sorted())
         }

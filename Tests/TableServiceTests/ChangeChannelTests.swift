@@ -192,7 +192,7 @@ import Testing
             // A long poll woken so with nothing newer goes on waiting, for the next commit (before: it
             // answered its own cursor again).
             async let poll = server.send(.get, "/tables/todoitem/$changes?cursor=\(next.id ?? "")&timeout=60")
-            while feed.subscriberCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the long poll subscribed beside the stream") { feed.subscriberCount == 2 }
             feed.wakeAll()
             _ = try await server.send(.post, "/tables/todoitem", json: ["id": "c"])
             #expect(Self.cursor(try await poll).flatMap(ChangeCursor.init(text:))?.id == "c")
@@ -269,7 +269,9 @@ import Testing
         let server = try await TestServer(.sqlite, tables: ["todoitem"])
         let stream = try await server.http.events(server.url + "/tables/todoitem/$changes", headers: Self.v2)
         async let poll = server.send(.get, "/tables/todoitem/$changes?cursor=0&timeout=120")
-        while server.running.service.subscriberCount < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the long poll subscribed beside the stream") {
+            server.running.service.subscriberCount == 2
+        }
         await server.stop()
         #expect(try await poll.status == 204)
         #expect(try await stream.rest().isEmpty)

@@ -49,13 +49,12 @@ struct EpochTests {
                     WHERE datname = current_database() AND pid <> pg_backend_pid()
                     """, url: url)
                 var epochs: [String?] = []
-                for _ in 0..<600 {
+                try await eventually("both instances answer with a new epoch", every: .milliseconds(50)) {
                     epochs = []
                     for server in [first, second] {
                         epochs.append(try? await server.send(.get, "/tables/todoitem").header("X-TodoSync-Epoch"))
                     }
-                    if epochs.allSatisfy({ $0 != nil && $0 != before }) { break }
-                    try await Task.sleep(for: .milliseconds(50))
+                    return epochs.allSatisfy { $0 != nil && $0 != before }
                 }
                 #expect(epochs[0] == epochs[1])
                 let after = try #require(epochs[0].flatMap { ServiceEpoch(header: $0) })

@@ -180,7 +180,9 @@ struct FleetTests {
             }
             // The receiver answers 500 the first time: the same alert comes again.
             try await receiver.waitFor(count: 2)
-            try await Task.sleep(for: .seconds(2), tolerance: .zero)  // a pass or two more: no new alert
+            // Two passes more (an alert they raised would be on its way by the second): no new alert.
+            let passes = server.running.service.fleetPasses
+            try await eventually("two fleet passes more") { server.running.service.fleetPasses >= passes + 2 }
             #expect(receiver.events.map(\.event) == ["stalled", "stalled"])
             #expect(receiver.events.first?.id == "frozen")
             // It advances: one recovery.
@@ -239,8 +241,8 @@ struct FleetTests {
             try await Self.withFleet(.postgres, sharing: a) { b in
                 b.clock.now = a.clock.now
                 _ = try await a.send(.get, Self.pull(after: 0), headers: Self.device("seen-by-a"))
-                try await withTimeLimit(60) {
-                    while try await Self.devices(b).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+                try await eventually("b lists the device a saw", every: .milliseconds(100)) {
+                    try await !Self.devices(b).isEmpty
                 }
                 #expect(try await Self.devices(b).first?["id"] as? String == "seen-by-a")
             }
@@ -267,13 +269,11 @@ struct FleetTests {
                 }
                 // Three passes of each instance, their clocks moving: an instance that still held the
                 // roamer's first position would see its lag grow and save that older view each pass.
-                try await withTimeLimit(60) {
-                    let (startA, startB) = (a.running.service.fleetPasses, b.running.service.fleetPasses)
-                    while a.running.service.fleetPasses < startA + 3 || b.running.service.fleetPasses < startB + 3 {
-                        a.clock.now! += 200
-                        b.clock.now = a.clock.now
-                        try await Task.sleep(for: .milliseconds(100))
-                    }
+                let (startA, startB) = (a.running.service.fleetPasses, b.running.service.fleetPasses)
+                try await eventually("three passes of each instance", every: .milliseconds(100)) {
+                    a.clock.now! += 200
+                    b.clock.now = a.clock.now
+                    return a.running.service.fleetPasses >= startA + 3 && b.running.service.fleetPasses >= startB + 3
                 }
                 #expect(try await position(a) == later)
                 #expect(try await position(b) == later)
@@ -349,9 +349,7 @@ final class WebhookReceiver: Sendable {
     }
 
     func waitFor(count: Int) async throws {
-        try await withTimeLimit(60) { [self] in
-            while events.count < count { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        try await eventually("\(count) webhook calls received") { events.count >= count }
     }
 
     func stop() async { await server.stop() }

@@ -69,11 +69,9 @@ struct InstallationTests {
                 _ = try await b.send(
                     .post, "/tables/todo", json: ["id": "b", "title": "y"], headers: Self.headers("phone-b"))
                 // Each instance saves what it noted within a second: poll, with a deadline.
-                try await withTimeLimit(60) {
-                    for server in [a, b] {
-                        while await Set(server.running.service.fleet.records().map(\.id)) != ["phone-a", "phone-b"] {
-                            try await Task.sleep(for: .milliseconds(100))
-                        }
+                for server in [a, b] {
+                    try await eventually("each instance lists both installations", every: .milliseconds(100)) {
+                        await Set(server.running.service.fleet.records().map(\.id)) == ["phone-a", "phone-b"]
                     }
                 }
                 let page = try await b.send(.get, "/service", headers: [:]).text

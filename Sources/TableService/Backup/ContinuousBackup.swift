@@ -88,28 +88,31 @@ public final class ContinuousBackup: Service, Sendable {
         let signal = store.commitSignal
         let idle = settings.idleInterval
         let clock = self.clock
-        let ticker = Task {
-            while !Task.isCancelled {
-                do { try await clock.sleep(for: idle) } catch { return }
-                signal.send()
+        await withDiscardingTaskGroup { group in
+            // A round when nothing was committed for a while (one the signal does not ask for).
+            group.addTask {
+                while !Task.isCancelled {
+                    do { try await clock.sleep(for: idle) } catch { return }
+                    signal.send()
+                }
             }
+            var lastPrune: Int64?
+            for await _ in signal.signals.cancelOnGracefulShutdown() {
+                do {
+                    try await shipNow()
+                } catch {
+                    // Logged by the round; not a base copy every 200 ms against a full disk.
+                    do { try await clock.sleep(for: settings.pauseAfterFailure) } catch { break }
+                }
+                let time = now()
+                if lastPrune.map({ time - $0 >= 60_000 }) ?? true {
+                    lastPrune = time
+                    prune()
+                }
+                do { try await clock.sleep(for: settings.shipInterval) } catch { break }
+            }
+            group.cancelAll()
         }
-        var lastPrune: Int64?
-        for await _ in signal.signals.cancelOnGracefulShutdown() {
-            do {
-                try await shipNow()
-            } catch {
-                // Logged by the round; not a base copy every 200 ms against a full disk.
-                do { try await clock.sleep(for: settings.pauseAfterFailure) } catch { break }
-            }
-            let time = now()
-            if lastPrune.map({ time - $0 >= 60_000 }) ?? true {
-                lastPrune = time
-                prune()
-            }
-            do { try await clock.sleep(for: settings.shipInterval) } catch { break }
-        }
-        ticker.cancel()
         _ = try? await shipNow()
         prune()
     }

@@ -72,11 +72,10 @@ extension Fleet {
     }
 }
 
-/// Runs the fleet's pass every second until stopped, then saves once more.
+/// The fleet's pass every second, until cancelled (a job of the service's ``BackgroundWork``).
 final class FleetBookkeeping: Sendable {
     private let fleet: Fleet
     private let alerts: FleetAlerts
-    private let task: Mutex<Task<Void, Never>?>
     /// Passes run so far (tests wait for passes, not for seconds).
     let passes = Mutex(0)
     /// How often the revocations are read again where instances share the database (a small table).
@@ -87,52 +86,26 @@ final class FleetBookkeeping: Sendable {
     init(fleet: Fleet, alerts: FleetAlerts) {
         self.fleet = fleet
         self.alerts = alerts
-        task = Mutex(nil)
     }
 
-    /// Starts the passes. One unstructured task per service, owned here and ended by ``stop()``: the
-    /// service is started and stopped by its embedders (the dashboard, `serve`, tests), which may
-    /// not run a service group.
-    func start() {
-        let fleet = fleet
-        let alerts = alerts
-        task.withLock { task in
-            // It holds this object until ended (stop or cancel, which every owner calls).
-            task = Task { [self] in
-                await fleet.loadIfNeeded()
-                await alerts.loadOpenEpisodes()
-                var beat = 0
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: Self.revocationsPeriod)
-                    if Task.isCancelled { break }
-                    // What other instances revoked: refused here within a quarter of a second.
-                    if fleet.store.isShared { await fleet.readRevocations() }
-                    beat += 1
-                    guard beat % Self.beatsPerPass == 0 else { continue }
-                    // What the other instances saw first, so that this one saves its view merged with theirs.
-                    if fleet.store.isShared { await fleet.readOthers() }
-                    await fleet.save()
-                    await alerts.evaluate()
-                    self.passes.withLock { $0 += 1 }
-                }
-            }
+    /// Loads what the database holds, then runs the passes until cancelled. The service saves once
+    /// more after it stops them.
+    func run() async {
+        await fleet.loadIfNeeded()
+        await alerts.loadOpenEpisodes()
+        var beat = 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.revocationsPeriod)
+            if Task.isCancelled { break }
+            // What other instances revoked: refused here within a quarter of a second.
+            if fleet.store.isShared { await fleet.readRevocations() }
+            beat += 1
+            guard beat % Self.beatsPerPass == 0 else { continue }
+            // What the other instances saw first, so that this one saves its view merged with theirs.
+            if fleet.store.isShared { await fleet.readOthers() }
+            await fleet.save()
+            await alerts.evaluate()
+            passes.withLock { $0 += 1 }
         }
-    }
-
-    /// Ends the passes, waits for one under way, and saves what is unsaved.
-    func stop() async {
-        let running = task.withLock { task in
-            task?.cancel()
-            return task
-        }
-        await running?.value
-        await fleet.save()
-        await alerts.stop()
-    }
-
-    /// Ends the passes without a last save (the store is closing).
-    func cancel() {
-        task.withLock { $0?.cancel() }
-        alerts.cancel()
     }
 }

@@ -37,7 +37,8 @@ final class FleetAlerts: Sendable {
     private let instance = UUID().uuidString
     private let webhook: URL?
     private let open = Mutex<[String: Episode]>([:])
-    private let deliveries: Mutex<[Task<Void, Never>]> = Mutex([])
+    /// Where deliveries run: children of the service's background work.
+    private let work: BackgroundWork
     private let client: HTTPClient?
     private let logger: Logger
     /// The pause before try n (1-based) after a failure; tests shorten it.
@@ -48,8 +49,12 @@ final class FleetAlerts: Sendable {
         min(longestPause, .seconds(1 << min(attempt - 1, 6)))
     }
 
-    init(fleet: Fleet, webhook: URL?, logger: Logger, pause: @escaping @Sendable (Int) -> Duration = backoff) {
+    init(
+        fleet: Fleet, webhook: URL?, work: BackgroundWork, logger: Logger,
+        pause: @escaping @Sendable (Int) -> Duration = backoff
+    ) {
         self.fleet = fleet
+        self.work = work
         self.webhook = webhook
         self.logger = logger
         self.pause = pause
@@ -172,8 +177,8 @@ final class FleetAlerts: Sendable {
         ]).jsonText
         let logger = logger
         let pause = pause
-        // One task per alert, kept so that a stop can end it: a hanging receiver delays nothing else.
-        let delivery = Task {
+        // One job per alert, which a stop cancels: a hanging receiver delays nothing else.
+        work.run {
             for attempt in 1...Self.attempts {
                 var request = HTTPClientRequest(url: webhook.absoluteString)
                 request.method = .POST
@@ -195,23 +200,12 @@ final class FleetAlerts: Sendable {
             logger.error(
                 "the alert for \(alert.device) (\(alert.event)) was not delivered after \(Self.attempts) tries")
         }
-        deliveries.withLock { tasks in
-            tasks.removeAll { $0.isCancelled }
-            tasks.append(delivery)
-        }
     }
 
-    /// Ends deliveries still trying, and the webhook's client.
-    func stop() async {
-        cancel()
+    /// Shuts the webhook's client down, once the deliveries have ended (the service's background
+    /// work stopped).
+    func shutDown() async {
         try? await client?.shutdown()
-    }
-
-    func cancel() {
-        deliveries.withLock { tasks in
-            for task in tasks { task.cancel() }
-            tasks.removeAll()
-        }
     }
 }
 

@@ -1,46 +1,66 @@
 import Logging
+import Synchronization
 
 /// Runs the pending backfills of schema changes in the background: one pass per table for all of
 /// its pending changes (``BackfillPass``), one batch (one transaction) at a time, each batch sized
 /// by time (``BackfillPacer``), with writers let in between batches. Stopped (SIGTERM) or cut off
 /// (a power cut), it resumes at the next start from the cursors each batch committed with its rows.
 final class SchemaBackfill: Sendable {
-    private let task: Task<Void, Never>
+    private let store: any TableStorage
+    private let batchSize: Int?
+    private let maximumBatches: Int?
+    private let logger: Logger
+    /// Whether ``run()`` has ended, and who waits for it (``finished()``).
+    private let ending = Mutex<(ended: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
-    /// Starts once `store` is ready; `batchSize` fixes the rows per batch (tests), `nil` sizes
-    /// batches by time.
+    /// `batchSize` fixes the rows per batch (tests), `nil` sizes batches by time.
     init(store: any TableStorage, batchSize: Int? = nil, maximumBatches: Int? = nil, logger: Logger) {
-        task = Task {
-            var batches = 0
-            // A store that cannot open has nothing to backfill (its start reports why).
-            guard (try? await store.ready()) != nil else { return }
-            let clock = ContinuousClock()
-            do {
-                for pass in BackfillPass.passes(try await store.schemaChanges()) {
-                    var pacer = BackfillPacer(fixed: batchSize)
-                    let passStarted = clock.now
-                    var (passBatches, passRows) = (0, 0)
-                    while !Task.isCancelled {
-                        if let maximumBatches, batches >= maximumBatches { return }
-                        batches += 1
-                        let limit = pacer.limit
-                        let batch = try await store.backfillBatch(pass, limit: limit)
-                        pacer.finished(rows: batch.rows, took: batch.held, writersWaited: batch.writersWaited)
-                        passBatches += 1
-                        passRows += batch.rows
-                        if batch.rows < limit { break }
-                        await Self.letWritersIn(store, rest: pacer.rest)
-                    }
-                    guard !Task.isCancelled else { return }
-                    let took = clock.now - passStarted
-                    for change in pass.changes {
-                        let detail = "\(passRows) rows stamped in \(passBatches) batches, \(took)"
-                        logger.info("schema change applied to every row: \(change.summary) (\(detail))")
-                    }
-                }
-            } catch {
-                logger.error("a schema backfill stopped (it resumes at the next start): \(error)")
+        self.store = store
+        self.batchSize = batchSize
+        self.maximumBatches = maximumBatches
+        self.logger = logger
+    }
+
+    /// Once the store is ready, stamps every pending change, until done or cancelled (a job of
+    /// the service's ``BackgroundWork``; cancelled, it stops after the batch in progress).
+    func run() async {
+        defer {
+            let waiting = ending.withLock { ending in
+                ending.ended = true
+                defer { ending.waiting = [] }
+                return ending.waiting
             }
+            for continuation in waiting { continuation.resume() }
+        }
+        var batches = 0
+        // A store that cannot open has nothing to backfill (its start reports why).
+        guard (try? await store.ready()) != nil else { return }
+        let clock = ContinuousClock()
+        do {
+            for pass in BackfillPass.passes(try await store.schemaChanges()) {
+                var pacer = BackfillPacer(fixed: batchSize)
+                let passStarted = clock.now
+                var (passBatches, passRows) = (0, 0)
+                while !Task.isCancelled {
+                    if let maximumBatches, batches >= maximumBatches { return }
+                    batches += 1
+                    let limit = pacer.limit
+                    let batch = try await store.backfillBatch(pass, limit: limit)
+                    pacer.finished(rows: batch.rows, took: batch.held, writersWaited: batch.writersWaited)
+                    passBatches += 1
+                    passRows += batch.rows
+                    if batch.rows < limit { break }
+                    await Self.letWritersIn(store, rest: pacer.rest)
+                }
+                guard !Task.isCancelled else { return }
+                let took = clock.now - passStarted
+                for change in pass.changes {
+                    let detail = "\(passRows) rows stamped in \(passBatches) batches, \(took)"
+                    logger.info("schema change applied to every row: \(change.summary) (\(detail))")
+                }
+            }
+        } catch {
+            logger.error("a schema backfill stopped (it resumes at the next start): \(error)")
         }
     }
 
@@ -58,13 +78,14 @@ final class SchemaBackfill: Sendable {
         if rest > .zero { try? await Task.sleep(for: rest) }
     }
 
-    /// Waits until every pending backfill is done (or stopped).
+    /// Waits until ``run()`` has ended: every pending backfill done, or stopped.
     func finished() async {
-        await task.value
-    }
-
-    /// Stops after the batch in progress.
-    func stop() {
-        task.cancel()
+        await withCheckedContinuation { continuation in
+            let ended = ending.withLock { ending in
+                if !ending.ended { ending.waiting.append(continuation) }
+                return ending.ended
+            }
+            if ended { continuation.resume() }
+        }
     }
 }
