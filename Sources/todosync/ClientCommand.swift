@@ -115,21 +115,21 @@ struct ClientOptions: ParsableArguments {
     /// SIGINT or SIGTERM cancels a running sync: it stops within moments, the store is left
     /// consistent, "Cancelled" goes to standard error and the exit status is 0 (a clean stop).
     func run(_ body: (SyncContext) async throws -> Void) async throws {
-        var signals: SignalCancel?
         do {
             let context = try open()
-            signals = await SignalCancel(context)
-            answerBundleRequests(context)
-            try await body(context)
-            // A bundle the service asked for during the command is sent before it ends.
-            await context.reporting.finishUploads()
-            _ = await signals?.end()
-            try? await context.close()
-        } catch let error as SyncError {
-            if error == .stopped(.cancelled), await signals?.end() == true {
+            let (outcome, signalled) = await cancellingOnSignals(context) {
+                answerBundleRequests(context)
+                try await body(context)
+                // A bundle the service asked for during the command is sent before it ends.
+                await context.reporting.finishUploads()
+            }
+            if case .failure(let error as SyncError) = outcome, error == .stopped(.cancelled), signalled {
                 FileHandle.standardError.write(Data((StopReason.cancelled.description + "\n").utf8))
                 return
             }
+            try outcome.get()
+            try? await context.close()
+        } catch let error as SyncError {
             if RemoteSwitchOption.isRefusal(error) { throw failure(RemoteSwitchOption.explain(error)) }
             throw failure(error.description)
         } catch let error as ConflictDecisionError {
@@ -210,26 +210,29 @@ func describe(_ item: Item, in table: TableDescription) -> String {
     return ([id] + fields).joined(separator: "  ")
 }
 
-/// Cancels a context's running sync on SIGINT or SIGTERM while it watches (the signals are trapped:
-/// they no longer end the process at once), and says whether one came.
-private struct SignalCancel {
-    private let watch: Task<Bool, Never>
-
-    init(_ context: SyncContext) async {
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-        watch = Task {
-            var fired = false
+/// Runs `work` while SIGINT and SIGTERM cancel `context`'s running sync (they are trapped: they no
+/// longer end the process at once); what it did, and whether a signal came.
+private func cancellingOnSignals(
+    _ context: SyncContext, _ work: () async throws -> Void
+) async -> (outcome: Result<Void, any Error>, signalled: Bool) {
+    let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+    return await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            var signalled = false
             for await _ in signals {
-                fired = true
+                signalled = true
                 context.jobs.cancel()
             }
-            return fired
+            return signalled
         }
-    }
-
-    /// Stops watching; whether a signal came.
-    func end() async -> Bool {
-        watch.cancel()
-        return await watch.value
+        let outcome: Result<Void, any Error>
+        do {
+            try await work()
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        group.cancelAll()
+        return (outcome, await group.next() ?? false)
     }
 }

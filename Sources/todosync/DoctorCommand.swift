@@ -57,19 +57,24 @@ struct DoctorCommand: AsyncParsableCommand {
         let json = json
         // Trapped before the first request, so that a signal always cancels instead of killing.
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-        let work = Task {
-            await doctor.run { result in
-                if !json { print(Self.line(result)) }
+        // The checks, and a watch that cancels them at the first signal.
+        let report = await withTaskGroup(of: DoctorReport?.self) { group in
+            group.addTask {
+                await doctor.run { result in
+                    if !json { print(Self.line(result)) }
+                }
             }
-        }
-        let watch = Task {
-            for await _ in signals {
-                work.cancel()
-                return
+            group.addTask {
+                for await _ in signals { break }
+                return nil  // a signal
             }
+            // The first to end: the report, or a signal, which cancels the checks (they then report
+            // what they did).
+            var report = await group.next() ?? nil
+            group.cancelAll()
+            if report == nil { report = await group.next() ?? nil }
+            return report!
         }
-        let report = await work.value
-        watch.cancel()
         if json {
             print(String(decoding: try JSONEncoder.todosync(pretty: true).encode(report), as: UTF8.self))
         } else {

@@ -17,21 +17,24 @@ public struct ProcessOutcome: Sendable {
         _ arguments: [String], deadline: TimeInterval, on clock: any WallClock = SystemWallClock()
     ) async throws -> ProcessOutcome {
         let child = try ChildProcess.start(arguments)
-        let reading = Task { await child.readAll() }
-        let stopper = Task {
-            try? await clock.sleep(until: clock.now.addingTimeInterval(deadline))
-            guard !Task.isCancelled, !child.hasExited else { return false }
-            child.stop()
-            return true
+        async let output = child.readAll()
+        let (status, timedOut) = await withTaskGroup(of: Bool.self) { group in
+            // Stops the program at the deadline; whether it did.
+            group.addTask {
+                try? await clock.sleep(until: clock.now.addingTimeInterval(deadline))
+                guard !Task.isCancelled, !child.hasExited else { return false }
+                child.stop()
+                return true
+            }
+            let status = await withTaskCancellationHandler {
+                await child.exitStatus()
+            } onCancel: {
+                child.stop()
+            }
+            group.cancelAll()
+            return (status, await group.next() ?? false)
         }
-        let status = await withTaskCancellationHandler {
-            await child.exitStatus()
-        } onCancel: {
-            child.stop()
-        }
-        stopper.cancel()
-        let timedOut = await stopper.value
-        let (out, err) = await reading.value
+        let (out, err) = await output
         try Task.checkCancellation()
         if timedOut { return ProcessOutcome(status: -1, standardOutput: "", standardError: "", timedOut: true) }
         return ProcessOutcome(
