@@ -49,6 +49,8 @@ func queueStream(
     let queued = queue(created, response, on: connection)
     if queued == .YES {
         let run = source.run
+        // Unstructured: called from libmicrohttpd's callback, with no task to be a child of; the
+        // stream ends when its source does or its connection goes.
         Task {
             await run(stream)
             stream.finish()

@@ -103,6 +103,7 @@ public final class HTTPServer: Sendable {
     public func stop(grace: Duration = .seconds(60)) async {
         guard let handle = quiesce() else { return }
         let parked = context.parked
+        // Unstructured, so that the caller's cancel does not reach the wait (see above).
         await Task { await parked.none(deadline: .now + grace) }.value
         MHD_stop_daemon(handle.pointer)
     }

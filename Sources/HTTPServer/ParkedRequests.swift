@@ -55,23 +55,26 @@ final class ParkedRequests: Sendable {
             state.lastWaiter += 1
             return state.lastWaiter
         }
-        let timer = Task {
-            do { try await Task.sleep(until: deadline) } catch { return }  // cancelled: no longer waited for
-            let waiter = state.withLock { state in
-                let waiter = state.waiters.removeValue(forKey: id)
-                if waiter == nil { state.expired.insert(id) }
-                return waiter
+        await withDiscardingTaskGroup { group in
+            // The deadline: it ends the wait unless the requests ended first.
+            group.addTask {
+                do { try await Task.sleep(until: deadline) } catch { return }  // cancelled: no longer waited for
+                let waiter = self.state.withLock { state in
+                    let waiter = state.waiters.removeValue(forKey: id)
+                    if waiter == nil { state.expired.insert(id) }
+                    return waiter
+                }
+                waiter?.resume()
             }
-            waiter?.resume()
-        }
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.count == 0 || state.expired.remove(id) != nil { return true }
-                state.waiters[id] = continuation
-                return false
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if state.count == 0 || state.expired.remove(id) != nil { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
             }
-            if now { continuation.resume() }
+            group.cancelAll()
         }
-        timer.cancel()
     }
 }

@@ -59,6 +59,8 @@ final class AutoSync: Sendable {
             }
         }
         let updates = context.localChanges()
+        // This type's tasks are unstructured: the dashboard starts and stops auto-sync with its
+        // settings (``stop()`` cancels them all), and each timer is replaced under the lock.
         changes.withLock {
             $0 = Task { [weak self] in
                 for await _ in updates { self?.apply(.localChange) }

@@ -29,6 +29,8 @@ final class DoctorRuns: Sendable {
             state.runs = state.runs.filter { $0.key > number - Self.kept }
             return number
         }
+        // Unstructured: a run outlives the request that started it (its page follows it); a newer
+        // run past the kept ones cancels it.
         let task = Task { [self] in
             let report = await ProtocolDoctor(options).run { result in
                 state.withLock { $0.runs[number]?.results.append(result) }

@@ -31,6 +31,8 @@ final class FlightRecorder: Sendable {
             waiting.append(exchange)
             return waiting.count == Self.batch
         }
+        // Unstructured: `record` is on a request's way and must not wait for the write, which nobody
+        // awaits (the end of the sync flushes what is left).
         if full { Task { await flush() } }
     }
 

@@ -42,6 +42,8 @@ actor TokenSupply {
             task = running
         } else {
             let (command, clock) = (command, clock)
+            // Unstructured: one run of the command serves every request waiting for a token, not
+            // only the one that started it.
             task = Task { try await command.run(on: clock) }
             running = task
         }

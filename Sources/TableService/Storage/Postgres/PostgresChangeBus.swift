@@ -185,15 +185,20 @@ final class PostgresChangeBus: Sendable {
             do {
                 let connection = try await PostgresConnection.connect(
                     configuration: configuration, id: 0, logger: logger)
-                defer { Task { try? await connection.close() } }
-                try await connection.listen(on: Self.channel) { notifications in
-                    // Listening now: whatever was written before, subscribers read their cursor once.
-                    if failures > 0 { await onListening() }
-                    feed.wakeAll()
-                    failures = 0
-                    for try await notification in notifications {
-                        if let commits = commits(notification.payload) { heard(commits) }
+                do {
+                    try await connection.listen(on: Self.channel) { notifications in
+                        // Listening now: whatever was written before, subscribers read their cursor once.
+                        if failures > 0 { await onListening() }
+                        feed.wakeAll()
+                        failures = 0
+                        for try await notification in notifications {
+                            if let commits = commits(notification.payload) { heard(commits) }
+                        }
                     }
+                    try? await connection.close()
+                } catch {
+                    try? await connection.close()
+                    throw error
                 }
             } catch {
                 if Task.isCancelled { return }

@@ -75,6 +75,9 @@ final class PostgresTableStore: TableStorage {
         let eventLoop = PostgresConnection.defaultEventLoopGroup.next()
         executor = EventLoopTaskExecutor(eventLoop)
         pool = PostgresConnectionPool(location: location, eventLoop: eventLoop, logger: logger)
+        // Unstructured: every call of the store waits for the opening, whichever comes first; the
+        // change bus's listener then runs until ``close()`` (the store is opened by embedders that
+        // run no service group: tests, the dashboard, benchmarks).
         opening.withLock {
             $0 = Task {
                 try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
