@@ -26,11 +26,11 @@ done
 passed=0 failed=0 hung=0
 for run in $(seq "$runs"); do
   started=$(date +%s)
-  # within.sh names the tests still running and writes the threads' stacks (hang-threads.txt).
+  # within.sh names the tests still running and writes the threads' stacks (hang-threads-N.txt).
   scripts/within.sh 900 swift test --skip-build >"$out/run-$run.log" 2>&1
   case $? in
     0) status=passed; passed=$((passed + 1)) ;;
-    124) status=hung; hung=$((hung + 1)); mv hang-threads.txt "$out/hang-$run.txt" 2>/dev/null ;;
+    124) status=hung; hung=$((hung + 1)); for f in hang-threads-*.txt; do [ -e "$f" ] && mv "$f" "$out/hang-$run-${f#hang-threads-}"; done ;;
     *) status=failed; failed=$((failed + 1)); grep -E "✘|error:" "$out/run-$run.log" | head -5 ;;
   esac
   echo "run $run: $status in $(($(date +%s) - started)) s ($(tail -1 "$out/run-$run.log" | cut -c1-120))"

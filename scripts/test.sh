@@ -41,8 +41,9 @@ echo "== swift tests"
 # server thread: CI's signal 11 of stop 57).
 small_stacks() { (ulimit -s 1024 && "$@"); }
 # The table-service suites (on SQLite and PostgreSQL, which loads the machine) run in a step of
-# their own. A time limit turns a hang into a failure that names the tests still running and the
-# frames of our code in the test process's threads (scripts/within.sh), instead of a stalled CI;
+# their own. A watchdog prints the frames of our code in the test process's threads when a test
+# runs past 5 minutes, and a time limit turns a hang into a failure that names the tests still
+# running (scripts/within.sh), instead of a stalled CI;
 # scripts/hang-check.sh runs the whole suite repeatedly on a loaded machine to find one.
 small_stacks scripts/within.sh 900 swift test --skip-build --skip TableServiceTests
 
