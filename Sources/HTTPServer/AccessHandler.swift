@@ -125,14 +125,8 @@ private func makeRequest(
     _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: Data,
     receivedAt: ContinuousClock.Instant
 ) throws(HTTPError) -> Request {
-    let rawPath = url.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
-    var segments: [String] = []
-    for raw in rawPath.split(separator: UInt8(ascii: "/")) {
-        guard let segment = PercentDecoding.decode(raw, plusIsSpace: false) else {
-            throw HTTPError(.badRequest, "The request path is not valid UTF-8 percent-encoding.")
-        }
-        segments.append(segment)
-    }
+    let segments = try Request.pathSegments(
+        url.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0))
     var query: [(name: String, value: String)] = []
     var queryValid = true
     forEachValue(connection, .GET_ARGUMENT_KIND) { name, value in
@@ -141,7 +135,7 @@ private func makeRequest(
         else { return queryValid = false }
         query.append((name, value))
     }
-    guard queryValid else { throw HTTPError(.badRequest, "The query string is not valid UTF-8 percent-encoding.") }
+    guard queryValid else { throw Request.queryNotDecodable }
     // Methods are compared in upper case, as they always were here (`get` is GET).
     let methodName = method.map { String(cString: $0).uppercased() } ?? "GET"
     guard let requestMethod = HTTPRequest.Method(methodName) else {

@@ -86,6 +86,9 @@ public final class HTTPServer: Sendable {
     /// The routes this server answers (see ``Responder/routeList``).
     public var routeList: [(method: HTTPRequest.Method, pattern: String)] { context.responder.routeList }
 
+    /// What answers the requests: ``Responder/respond(to:)`` answers one in process.
+    public var responder: Responder { context.responder }
+
     /// `https` when it speaks TLS, else `http`.
     public let scheme: String
 

@@ -58,7 +58,8 @@ public struct Request: Sendable {
     /// keeps it out of the fields, as `HTTPRequest.authority`; HTTP/1.1 sends it as one.)
     public var authority: String? { headers.value(Self.hostField) }
 
-    private static let hostField = HTTPField.Name("Host")!
+    /// `Host` (HTTPTypes leaves it out: HTTP/2 sends the authority instead).
+    public static let hostField = HTTPField.Name("Host")!
 
     /// Whether the client prefers JSON over HTML (`Accept` names JSON and not HTML).
     public var prefersJSON: Bool {

@@ -27,6 +27,27 @@ public final class Responder: Sendable {
         routes.map { ($0.method, $0.pattern.text) }
     }
 
+    /// Answers `request` in this process, as the server answers it from a socket: middleware,
+    /// routing, the handler (an asynchronous one on its executor), errors as their pages. What tests
+    /// go through the router with when the socket is not what they test. What libmicrohttpd does
+    /// around it is not done: the body size limit (413), `Content-Length`, a HEAD's body left out,
+    /// and an event stream's events (its `eventSource` is returned, not run).
+    public func respond(to request: Request) async -> Response {
+        switch resolve(request) {
+        case .respond(let response):
+            return response
+        case .run(.sync(let body), let routed):
+            return complete(routed) { try body(routed) }
+        case .run(.async(let body, let executor), let routed):
+            do {
+                let response = try await withTaskExecutorPreference(executor) { try await body(routed) }
+                return complete(routed, response)
+            } catch {
+                return complete(routed, error)
+            }
+        }
+    }
+
     /// Runs middleware and routing; a response when no handler is needed (or one was refused).
     func resolve(_ incoming: Request) -> Resolution {
         var request = incoming

@@ -9,7 +9,7 @@ import Testing
 
 /// Bound off loopback, the dashboard asks who you are: every route needs a session, a viewer
 /// changes nothing, failed sign-ins are limited. On loopback nothing is asked.
-@Suite(.timeLimit(.minutes(2))) struct AccessTests {
+@Suite(.timeLimit(.minutes(10))) struct AccessTests {
     static let operatorToken = "operator-token-0123456789"
     static let viewerToken = "viewer-token-0123456789"
 

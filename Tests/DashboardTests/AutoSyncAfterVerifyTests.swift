@@ -10,7 +10,7 @@ import Testing
 
 /// A sync that auto-sync could not start because a verify ran (one background job at a time)
 /// happens as soon as the verify ends, not an interval later.
-@Suite(.timeLimit(.minutes(2))) struct AutoSyncAfterVerifyTests {
+@Suite(.timeLimit(.minutes(10))) struct AutoSyncAfterVerifyTests {
     @Test func aSyncDueWhileAVerifyRunsStartsWhenTheVerifyEnds() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.sqlite(in: folder)

@@ -11,7 +11,7 @@ import Testing
 
 /// Auto-sync against real services: it drains the queue once a service that refused every connection
 /// is back, backing off meanwhile; a refused sign-in stops it until the token changes; offline mode pauses it.
-@Suite(.timeLimit(.minutes(3))) struct AutoSyncTests {
+@Suite(.timeLimit(.minutes(10))) struct AutoSyncTests {
     /// Short waits, and the whole backoff ceiling each time, so that the waits are seen to grow.
     static let quick = AutoSyncSchedule.Timing(
         backoffBase: 0.2, backoffCap: 5, debounce: 0.05, probeEvery: 3600, fixedJitter: 1)

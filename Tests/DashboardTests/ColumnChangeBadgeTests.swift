@@ -8,7 +8,7 @@ import Testing
 
 /// The Data page marks the columns the service's schema changed: added, renamed and retired, as
 /// the pages of the changed table announce them (`Todosync-Column-Changes`).
-@Suite(.timeLimit(.minutes(2))) struct ColumnChangeBadgeTests {
+@Suite(.timeLimit(.minutes(10))) struct ColumnChangeBadgeTests {
     static let before = #"{"todo": {"columns": {"text": "string", "notes": "string", "complete": "boolean"}}}"#
     static let after = """
         {"todo": {"columns": {"title": {"type": "string", "renamedFrom": "text"},

@@ -9,7 +9,7 @@ import Testing
 
 /// The pages beyond Use Client / Use Server / Cancel: journal, overturn, per-field pick, bulk
 /// decisions with undo, delete-against-edit wording and policies, on a real dashboard and service.
-@Suite(.timeLimit(.minutes(2))) struct ConflictDecisionPageTests {
+@Suite(.timeLimit(.minutes(10))) struct ConflictDecisionPageTests {
     /// `count` todos ("todo i") synced, then changed on the service ("server i") and here
     /// ("client i", complete): operations count+1...2·count are in conflict (1...count were the inserts).
     func conflicts(_ harness: TestDashboard, _ count: Int) async throws -> SyncContext {

@@ -9,7 +9,7 @@ import Testing
 
 @testable import Dashboard
 
-@Suite(.timeLimit(.minutes(2))) struct DashboardPageTests {
+@Suite(.timeLimit(.minutes(10))) struct DashboardPageTests {
     @Test func everyPageAnswersWithTheSecurityHeaders() async throws {
         try await withTestDashboard { harness in
             for path in [

@@ -10,7 +10,7 @@ import Testing
 
 /// `/data`, `/data/{table}` and `/api/data/...`: any table of the service, every column, on a real
 /// dashboard and its embedded service.
-@Suite(.timeLimit(.minutes(2))) struct DataPageTests {
+@Suite(.timeLimit(.minutes(10))) struct DataPageTests {
     /// A dashboard syncing `todoitem` and `orders`, with order `o1` pulled from its service.
     func ordersDashboard() async throws -> TestDashboard {
         let harness = try await TestDashboard { $0.tables = ["todoitem", "orders"] }

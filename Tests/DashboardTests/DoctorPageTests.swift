@@ -7,7 +7,7 @@ import Testing
 @testable import Dashboard
 
 /// `/doctor`: a run in the background against the dashboard's remote, its page, and nothing local changed.
-@Suite(.timeLimit(.minutes(2))) struct DoctorPageTests {
+@Suite(.timeLimit(.minutes(10))) struct DoctorPageTests {
     @Test func aDoctorRunIsGreenOnTheEmbeddedServiceAndChangesNothingLocal() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context

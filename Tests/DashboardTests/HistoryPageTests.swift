@@ -9,7 +9,7 @@ import Testing
 
 /// `/items/{id}/history`, `/data/{table}/{id}/history` and their `/api` twins: the sentence and the
 /// events, escaped, linked from the editor, the queue, the conflict page and the journal.
-@Suite(.timeLimit(.minutes(2))) struct HistoryPageTests {
+@Suite(.timeLimit(.minutes(10))) struct HistoryPageTests {
     @Test func theHistoryPageExplainsTheRowAndEscapesItsValues() async throws {
         try await withTestDashboard { harness in
             let hostile = "<script>alert(1)</script>"

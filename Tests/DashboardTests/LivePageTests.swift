@@ -10,7 +10,7 @@ import Testing
 /// Pages that follow the store: a page's own address, asked for `text/event-stream` (as its
 /// script's `EventSource` does), sends the page's fragments as the store changes, rendered by the
 /// page's own partials.
-@Suite(.timeLimit(.minutes(2))) struct LivePageTests {
+@Suite(.timeLimit(.minutes(10))) struct LivePageTests {
     /// The HTML of a `fragments` event's fragments.
     func fragments(_ event: ReceivedEvent?) throws -> [String] {
         let event = try #require(event)

@@ -9,7 +9,7 @@ import Testing
 
 /// Auto-sync that follows the service's change channel: a change on one device reaches another's
 /// store at once, with the polling interval an hour long, so that polling cannot explain it.
-@Suite(.timeLimit(.minutes(2))) struct LiveSyncTests {
+@Suite(.timeLimit(.minutes(10))) struct LiveSyncTests {
     static func device(_ service: TestService, live: LiveMode = .auto) async throws -> TestDashboard {
         try await TestDashboard(remote: .url(service.endpoint, applicationKey: nil)) { configuration in
             configuration.autoSyncInterval = 3600

@@ -8,7 +8,7 @@ import Testing
 @testable import Dashboard
 
 /// `/log` and `/api/log`: the flight recorder's exchanges, newest first, filtered, escaped.
-@Suite(.timeLimit(.minutes(2))) struct LogPageTests {
+@Suite(.timeLimit(.minutes(10))) struct LogPageTests {
     @Test func theLogShowsEachExchangeWithItsBodiesEscaped() async throws {
         try await withTestDashboard { harness in
             let hostile = "<script>alert(1)</script>"

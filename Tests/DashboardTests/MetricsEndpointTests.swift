@@ -8,7 +8,7 @@ import Testing
 
 /// The dashboard's `GET /metrics`: its syncs, what they moved, and the queue, in the Prometheus
 /// text format, with labels from fixed vocabularies only.
-@Suite(.timeLimit(.minutes(2))) struct MetricsEndpointTests {
+@Suite(.timeLimit(.minutes(10))) struct MetricsEndpointTests {
     @Test func metricsCountSyncsAndShowTheQueueWithoutIdsOrText() async throws {
         try await withTestDashboard { harness in
             let todos = harness.dashboard.context.table("todoitem")

@@ -5,7 +5,7 @@ import Testing
 @testable import Dashboard
 
 /// One JSON surface: the pages answer HTML only, and `/api/...` says in JSON what they show.
-@Suite(.timeLimit(.minutes(2))) struct PageViewTests {
+@Suite(.timeLimit(.minutes(10))) struct PageViewTests {
     func json(_ harness: TestDashboard, _ path: String) async throws -> [String: Any] {
         let answer = try await harness.client.send(.get, path)
         #expect(answer.status == 200, "\(path)")

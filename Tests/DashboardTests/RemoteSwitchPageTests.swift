@@ -8,7 +8,7 @@ import Testing
 
 /// The Settings page and `/api/settings` move the dashboard's store to another service: asked
 /// first while changes are queued, then pushed there or discarded.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct RemoteSwitchPageTests {
     /// A dashboard (on its embedded service) holding one synced todo and one pending todo, and
     /// another real table service holding two todos of its own.

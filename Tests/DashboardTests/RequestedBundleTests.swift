@@ -9,7 +9,7 @@ import Testing
 
 /// Remote diagnosis (docs/fleet.md): a service's admin asks for a device's support bundle, and
 /// the device's dashboard uploads it on its next contact, redacted, while it reports its queue.
-@Suite(.timeLimit(.minutes(2))) struct RequestedBundleTests {
+@Suite(.timeLimit(.minutes(10))) struct RequestedBundleTests {
     static let key = "app-KEY-0123456789"
     static let token = "token-SECRET-987654321"
     static let adminKey = "admin-KEY-0123456789abcdef"

@@ -8,7 +8,7 @@ import Testing
 
 /// After the service went back in time, the dashboard says so on every page until the rows it
 /// lost or holds older values of are decided, and the conflict page explains each one.
-@Suite(.timeLimit(.minutes(2))) struct RestoreBannerTests {
+@Suite(.timeLimit(.minutes(10))) struct RestoreBannerTests {
     @Test func aBannerLinksToTheConflictsUntilEachIsDecided() async throws {
         let folder = try TemporaryFolder()
         var service = try await TestService.sqlite(in: folder)

@@ -11,7 +11,7 @@ import Testing
 @testable import SyncClient
 
 /// What a new user met first: quick complete, delete confirmation, refused changes, header truth.
-@Suite(.timeLimit(.minutes(2))) struct RoughEdgeTests {
+@Suite(.timeLimit(.minutes(10))) struct RoughEdgeTests {
     @Test func quickCompleteWorksAsAFormAndAsAScriptCall() async throws {
         try await withTestDashboard { harness in
             let table = harness.dashboard.context.table("todoitem")
@@ -131,7 +131,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct QueuePagingTests {
+@Suite(.timeLimit(.minutes(10))) struct QueuePagingTests {
     @Test func theQueuePageShowsAtMostAHundredChangesWithLinksToTheRest() async throws {
         try await withTestDashboard { harness in
             let todos = harness.dashboard.context.table("todoitem")

@@ -7,7 +7,7 @@ import Testing
 /// The application key and the sign-in token appear in nothing a person, a terminal or a log sees:
 /// no line `todosync client` prints (standard output or error, on success or failure), no recorded
 /// exchange, no history event, no byte of the store or of a support bundle.
-@Suite(.timeLimit(.minutes(2))) struct SecretsNeverShownTests {
+@Suite(.timeLimit(.minutes(10))) struct SecretsNeverShownTests {
     static let signIn = SignIn(secret: "a-secrets-test-secret-of-32-chars", required: true, perUserTables: ["todoitem"])
     static let key = "application-key-never-shown-81c2"
 

@@ -10,7 +10,7 @@ import Testing
 
 /// The queue page's stuck changes: age, attempts, last answer, next attempt, stuck first, and Retry
 /// now, Hold, Release and Discard per row, in bulk and over the JSON API.
-@Suite(.timeLimit(.minutes(2))) struct StuckOperationsPageTests {
+@Suite(.timeLimit(.minutes(10))) struct StuckOperationsPageTests {
     /// A dashboard whose service refuses every insert of a todo whose text starts with "refuse".
     func refusingDashboard() async throws -> (TestDashboard, FaultProxy) {
         let harness = try await TestDashboard()

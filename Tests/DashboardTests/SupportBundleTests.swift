@@ -9,7 +9,7 @@ import Testing
 
 /// Support bundles: exported from `/settings/bundle` without secrets, served read-only by
 /// ``Dashboard/serve(_:host:port:resources:allowedHosts:)``, and refused clearly when damaged.
-@Suite(.timeLimit(.minutes(2))) struct SupportBundleTests {
+@Suite(.timeLimit(.minutes(10))) struct SupportBundleTests {
     static let key = "app-KEY-0123456789"
     static let token = "token-SECRET-987654321"
 

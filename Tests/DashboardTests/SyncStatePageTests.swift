@@ -8,7 +8,7 @@ import Testing
 @testable import Dashboard
 
 /// The Sync state section of `/settings`: the table protocol and the delta tokens, with Reset.
-@Suite(.timeLimit(.minutes(2))) struct SyncStatePageTests {
+@Suite(.timeLimit(.minutes(10))) struct SyncStatePageTests {
     @Test func theProtocolIsChosenSavedAndSpoken() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context

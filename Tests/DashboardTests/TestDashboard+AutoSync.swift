@@ -9,7 +9,7 @@ extension TestDashboard {
     /// Waits (polling, with a deadline) until `condition` holds for the dashboard's auto-sync
     /// status, and returns that status; records an issue naming `what` and throws when it never does.
     func waitForAutoSync(
-        _ what: String, seconds: Double = 60, log: SyncEventLog? = nil, _ condition: (AutoSyncStatus) throws -> Bool
+        _ what: String, seconds: Double = 180, log: SyncEventLog? = nil, _ condition: (AutoSyncStatus) throws -> Bool
     ) async throws -> AutoSyncStatus {
         var reached: AutoSyncStatus?
         do {

@@ -9,7 +9,7 @@ import Testing
 
 /// `/verify`: Verify now runs in the background like a sync and the page lists what differs, each
 /// row linked to its history.
-@Suite(.timeLimit(.minutes(2))) struct VerifyPageTests {
+@Suite(.timeLimit(.minutes(10))) struct VerifyPageTests {
     @Test func verifyNowComparesEverySyncedTableAndListsTheRowsThatDiffer() async throws {
         try await withTestDashboard { harness in
             let context = harness.dashboard.context

@@ -7,7 +7,7 @@ import Testing
 @testable import SyncClient
 
 /// Any table the service has, with every column it sends, through store, pull, push and conflicts.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct AnyTableTests {
     /// A service with `todoitem` and `orders`.
     private static func service(in folder: TemporaryFolder) async throws -> TestService {
@@ -315,7 +315,7 @@ struct AnyTableTests {
 }
 
 /// The official server's answers (`shared/spec/reference-server`), pulled as they were captured.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct ReferenceAnswerColumnTests {
     /// The body of a captured exchange's response.
     private static func responseBody(_ name: String, filePath: String = #filePath) throws -> String {

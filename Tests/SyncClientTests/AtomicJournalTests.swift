@@ -10,7 +10,7 @@ import Testing
 /// A decision's journal entry is stored by the same transaction as its local outcome: both exist
 /// after every kind of outcome, and an outcome that cannot be stored leaves no entry (and is
 /// completed, with its entry, by the next push).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct AtomicJournalTests {
     let folder: TemporaryFolder
     let service: TestService

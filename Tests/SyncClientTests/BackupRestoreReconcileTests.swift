@@ -9,7 +9,7 @@ import Testing
 /// Issue 51 end to end: a service backed up with `--backup-dir`, restored with `todosync restore`'s
 /// code to a time three clients synced past. The plan's counts are the conflicts each client gets,
 /// nothing is silently gone, and after the decisions each client's verify finds no difference.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct BackupRestoreReconcileTests {
     let folder: TemporaryFolder
 

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct CollapseRuleTests {
     @Test func insertMakesAnIdAndQueuesOneInsert() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())

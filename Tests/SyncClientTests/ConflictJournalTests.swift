@@ -7,7 +7,7 @@ import Testing
 
 /// The journal of conflict outcomes: persistence, retention, paging, overturn and bulk undo,
 /// against the real table service.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ConflictJournalTests {
     let folder: TemporaryFolder
     let service: TestService
@@ -158,7 +158,7 @@ struct ConflictJournalTests {
 /// The same merge and overturn against another Mobile Apps server, named by
 /// `TODOSYNC_OTHER_SERVICE_URL` (with a `todoitem` table); skipped when the variable is not set.
 @Suite(
-    .timeLimit(.minutes(2)),
+    .timeLimit(.minutes(10)),
     .enabled(
         if: ProcessInfo.processInfo.environment["TODOSYNC_OTHER_SERVICE_URL"] != nil,
         "set TODOSYNC_OTHER_SERVICE_URL to a Mobile Apps server to run these"))

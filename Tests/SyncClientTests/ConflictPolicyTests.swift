@@ -7,7 +7,7 @@ import Testing
 @testable import SyncClient
 
 /// Each policy, run by a real push against the real table service, and the journal it leaves.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ConflictPolicyTests {
     let folder: TemporaryFolder
     let service: TestService

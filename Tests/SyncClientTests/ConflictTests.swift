@@ -8,7 +8,7 @@ import Testing
 @testable import SyncClient
 
 /// Two devices on one service: `phone` is the client under test, the server copy is changed directly.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ConflictTests {
     let folder: TemporaryFolder
     let service: TestService

@@ -9,7 +9,7 @@ import Testing
 /// The sync client speaking Datasync v3 to `todosync serve`: push with POST, PUT and DELETE under
 /// `If-Match`, pull in `(updatedAt, id)` pages, conflicts as in v2, and `auto` finding out which
 /// protocol a service speaks.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct DatasyncClientTests {
     let folder: TemporaryFolder
     let service: TestService

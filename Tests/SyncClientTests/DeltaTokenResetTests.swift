@@ -7,7 +7,7 @@ import Testing
 
 /// Listing and resetting the incremental pulls' tokens: a reset reads every row again and keeps
 /// every queued change, conflict and journal entry; no row is duplicated or lost.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct DeltaTokenResetTests {
     let folder: TemporaryFolder
     let service: TestService

@@ -7,7 +7,7 @@ import Testing
 @testable import SyncClient
 
 /// The two deadlines of an exchange, as a rule and on a clock the test moves.
-@Suite(.timeLimit(.minutes(1))) struct ExchangeDeadlinesTests {
+@Suite(.timeLimit(.minutes(10))) struct ExchangeDeadlinesTests {
     private let sent = Date(timeIntervalSince1970: 1_800_000_000)
     private let deadlines = ExchangeDeadlines(idle: 1, total: 3, clock: SystemWallClock())
 

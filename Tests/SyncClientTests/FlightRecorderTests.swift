@@ -9,7 +9,7 @@ import Testing
 
 /// The flight recorder keeps every exchange with the service — what it served, its status, sizes,
 /// time and bodies — in the store, bounded, without a secret.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct FlightRecorderTests {
     let folder: TemporaryFolder
     let service: TestService

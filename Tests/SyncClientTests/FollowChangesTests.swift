@@ -8,7 +8,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(1))) struct FollowChangesTests {
+@Suite(.timeLimit(.minutes(10))) struct FollowChangesTests {
     /// The official Mobile Apps server answers 404 for `/tables/{table}/$changes` (no such item).
     @Test func aServiceWithoutTheChannelIsToldApart() async throws {
         let server = try TestHTTPServer { _ in }

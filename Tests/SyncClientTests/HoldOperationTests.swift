@@ -7,7 +7,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct HoldOperationTests {
     @Test func aHeldOperationIsNotPushedAndARelasedOneIs() async throws {
         let folder = try TemporaryFolder()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ListPageTests {
     /// `count` rows written straight into the store (as a pull writes them), oldest first.
     func store(rows count: Int) async throws -> SyncContext {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct LocalStoreTests {
     @Test func queueSurvivesClosingAndReopeningTheStore() async throws {
         let folder = try TemporaryFolder()

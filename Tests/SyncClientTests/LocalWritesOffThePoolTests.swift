@@ -9,7 +9,7 @@ import Testing
 /// Local writes wait for the store's writer without holding a thread of the cooperative pool: a
 /// write that waited on one (for a lock, or a disk slow to sync) would hold up every other task of
 /// the process, the dashboard's pages included.
-@Suite(.timeLimit(.minutes(2))) struct LocalWritesOffThePoolTests {
+@Suite(.timeLimit(.minutes(10))) struct LocalWritesOffThePoolTests {
     @Test func editsWaitingForTheWriterLeaveThePoolToOtherTasks() async throws {
         let folder = try TemporaryFolder()
         let context = try SyncContext.temporary(in: folder)

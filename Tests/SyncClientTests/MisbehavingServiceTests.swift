@@ -12,7 +12,7 @@ import Testing
 /// with a typed, readable error; the queue stays intact and no other row is touched. The error names
 /// the deadline that ended the exchange, and the deadlines under test run on a ``ManualWallClock``:
 /// no test waits for one to pass; the time limit only turns a hang into a failure.
-@Suite(.timeLimit(.minutes(2))) struct MisbehavingServiceTests {
+@Suite(.timeLimit(.minutes(10))) struct MisbehavingServiceTests {
     /// A context with the given deadlines on `clock`; by default ones no loaded machine reaches, for
     /// the tests whose deadline is not under test.
     private func context(

@@ -8,7 +8,7 @@ import Testing
 /// Overturning outcomes that deleted an item (it comes back with the values that lost) and outcomes
 /// that kept an item the losing side had deleted (it goes), against the real table service, which
 /// keeps deleted rows (soft delete).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct OverturnDeleteTests {
     let folder: TemporaryFolder
     let service: TestService

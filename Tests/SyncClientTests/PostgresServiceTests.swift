@@ -10,7 +10,7 @@ import Testing
 /// instances: what one device pushes through one instance, another pulls through the other, and a
 /// concurrent edit is a conflict the client resolves.
 @Suite(
-    .enabled(if: TestPostgres.isRequired, "needs the PostgreSQL cluster of the test command"), .timeLimit(.minutes(2)))
+    .enabled(if: TestPostgres.isRequired, "needs the PostgreSQL cluster of the test command"), .timeLimit(.minutes(10)))
 struct PostgresServiceTests {
     @Test func twoDevicesSyncThroughTwoInstancesAndResolveAConflict() async throws {
         try await withStopping(TestService.postgres(poolSize: 4)) { first in

@@ -209,7 +209,7 @@ extension ProtocolDoctorTests {
             // Each request that gets no answer waits for its deadline, which passes once it arrived
             // (each arrival, a request sent again included, moves the clock past it). Both tasks are
             // children of the time limit's, so that a run that never ends fails the test, not hangs it.
-            let report = try await withTimeLimit(60) {
+            let report = try await withTimeLimit(180) {
                 await withTaskGroup(of: DoctorReport?.self) { group in
                     group.addTask {
                         await ProtocolDoctor(.init(url: service.url, idleTimeout: 10, requestTimeout: 2), clock: clock)

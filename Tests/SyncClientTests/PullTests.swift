@@ -9,7 +9,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct PullTests {
     @Test func aPageIsWrittenInOrderWithItsDeletesAndRepeatsAndWithoutPendingRows() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())

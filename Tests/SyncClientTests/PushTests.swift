@@ -9,7 +9,7 @@ import Testing
 
 @testable import SyncClient
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct PushTests {
     @Test func aWindowOfOneSendsEveryKindInQueueOrderAcrossTables() async throws {
         let folder = try TemporaryFolder()
@@ -563,7 +563,7 @@ struct PushTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct WindowedPushTests {
     @Test func concurrentPushSendsEverythingAndReportsInQueueOrder() async throws {
         let folder = try TemporaryFolder()

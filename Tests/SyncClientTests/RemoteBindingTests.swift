@@ -9,7 +9,7 @@ import Testing
 
 /// A store is bound to its remote: two real table services on loopback, A with 500 rows and B with
 /// 300 rows older than all of A's (so that A's delta token would skip every one of them).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct RemoteBindingTests {
     let folder: TemporaryFolder
     let a: TestService
@@ -307,7 +307,7 @@ struct ServiceIdentityTests {
 }
 
 /// `todosync client --remote` on a store bound to another service, as a script runs it.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ClientRemoteSwitchTests {
     /// Runs `todosync client --store store …`.
     func client(_ store: String, _ arguments: [String]) async throws -> TodosyncCommand.Run {

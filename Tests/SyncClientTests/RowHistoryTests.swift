@@ -7,7 +7,7 @@ import Testing
 
 /// A row's history: every event that touched it, oldest first, and the sentence saying why it is as
 /// it is now, against the real table service.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct RowHistoryTests {
     let folder: TemporaryFolder
     let service: TestService

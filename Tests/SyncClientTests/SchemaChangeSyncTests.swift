@@ -9,7 +9,7 @@ import Testing
 /// Devices in the field while the service's schema changes: clients that queued edits under the
 /// old schema reconnect to the new one; every edit lands, no value is reset, each store follows the
 /// renamed column, and the service names the installations that still wrote the old name.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct SchemaChangeSyncTests {
     /// Version 1: `text`, `complete`, a whole-number `estimate`.
     static let schema1 = #"{"todo": {"columns": {"text": "string", "complete": "boolean", "estimate": "integer"}}}"#

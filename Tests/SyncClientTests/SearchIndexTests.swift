@@ -7,7 +7,7 @@ import Testing
 @testable import SyncClient
 
 /// The search index catches up after bulk writes, and a search is complete at every moment.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct SearchIndexTests {
     func ids(_ page: ListPage) -> [String] { page.items.compactMap { $0["id"]?.stringValue } }
 

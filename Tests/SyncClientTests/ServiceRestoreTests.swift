@@ -10,7 +10,7 @@ import Testing
 /// A service that goes back in time (restored from a copy of its database, with a new epoch) loses
 /// nothing silently: each client that synced past the copy reads its tables again, keeps its queue,
 /// and turns every row the service lost or holds older values of into a conflict to decide.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(10)))
 struct ServiceRestoreTests {
     let folder: TemporaryFolder
 

@@ -7,7 +7,7 @@ import Testing
 
 /// HTTPS to a service whose certificate a CA of its own signed (made for the test): trusted with
 /// `--ca-file`, refused without it, nothing sent and the queue kept.
-@Suite(.timeLimit(.minutes(3))) struct TLSTests {
+@Suite(.timeLimit(.minutes(10))) struct TLSTests {
     @Test func aServiceWithItsOwnCAIsReachedWithTheCAFileAndRefusedWithout() async throws {
         let folder = try TemporaryFolder()
         let certificates = try TestCertificates(in: folder)

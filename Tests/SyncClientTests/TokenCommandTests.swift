@@ -10,7 +10,7 @@ import Testing
 
 /// `--auth-token-command`: tokens from a program, renewed after a 401 and before they expire; a
 /// command that fails says so by name, and the queue is kept.
-@Suite(.timeLimit(.minutes(2))) struct TokenCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct TokenCommandTests {
     static let signIn = SignIn(secret: "a-test-secret-of-32-characters!!", required: true)
 
     /// A command that prints the next of `count` distinct tokens for alice at each run, and the

@@ -8,7 +8,7 @@ import Testing
 
 /// `verify` compares the local table with the service and says why each row differs; a row that
 /// differs for no reason is a silent divergence, listed first.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct VerifyTests {
     let folder: TemporaryFolder
     let service: TestService

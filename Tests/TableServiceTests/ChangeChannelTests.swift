@@ -203,7 +203,7 @@ import Testing
     /// listening connection lost) may have missed a write: it is woken once listening starts, and
     /// pulls from its own position. Before, only a reconnection woke them, and a stream opened on a
     /// freshly started instance could wait for ever for a write made on another.
-    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(10)))
     func subscribersAreWokenWhenTheirInstanceStartsListening() async throws {
         let location = try PostgresLocation(url: try await TestPostgres.freshDatabaseURL(), poolSize: 1)
         let feed = ChangeFeed(limit: 10)
@@ -235,7 +235,7 @@ import Testing
     /// A row written by SQL outside todosync (or by an instance killed between its commit and the
     /// notification that would have told the others) still wakes the subscribers: each instance
     /// reads the rows past the newest commit it heard of once a second.
-    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(10)))
     func aRowWrittenOutsideTheServiceWakesSubscribersWithinASecondOrSo() async throws {
         try await withTestServer(.postgres, tables: ["todoitem"]) { server in
             _ = try await server.send(.post, "/tables/todoitem", json: ["id": "first"])

@@ -14,7 +14,7 @@ import Testing
     /// Seconds of writing (`CONVERGENCE_SECONDS`, 20 by default).
     static let seconds = Double(ProcessInfo.processInfo.environment["CONVERGENCE_SECONDS"] ?? "") ?? 20
 
-    @Test(.timeLimit(.minutes(3)), arguments: Backend.all)
+    @Test(.timeLimit(.minutes(10)), arguments: Backend.all)
     func incrementalPullersConvergeToTheDatabaseUnderConcurrentWriters(_ backend: Backend) async throws {
         try await withTestServer(backend, tables: ["conv"]) { first in
             try await withInstanceSharing(first) { second in

@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func callersArrivingDuringAReadingGetALaterOneAndShareIt() async throws {
         let reader = HorizonReader()
         let reads = GatedReads()
@@ -53,7 +53,7 @@ import Testing
         #expect(reads.began == 2)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aCallerAfterAReadingEndedGetsAFreshOne() async throws {
         let reader = HorizonReader()
         let reads = GatedReads()

@@ -10,7 +10,7 @@ import Testing
 /// pull must stop before the later row while the earlier write is under way, or its cursor would
 /// pass a row that then commits behind it (see `IncrementalPull.md`).
 @Suite struct HorizonTests {
-    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(10)))
     func aPullStopsBeforeARowThatAWriteStillUnderWayCouldCommitBehind() async throws {
         try await withTestServer(.postgres, tables: ["todoitem"]) { server in
             guard case .postgres(let location) = server.database else { return }

@@ -9,7 +9,7 @@ import Testing
 /// The store's own pool: callers past its limit wait their turn, a connection PostgreSQL closed
 /// is replaced, a connection that cannot be opened fails its caller without stalling the others,
 /// and a closed pool refuses everyone.
-@Suite(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: Backend.all.contains(.postgres)), .timeLimit(.minutes(10)))
 struct PostgresConnectionPoolTests {
     let logger = Logger(label: "todosync.tests.pool")
 

@@ -8,7 +8,7 @@ import Testing
 
 /// `todosync serve`'s `GET /metrics`: each `/tables` request by table, method and status, their
 /// durations, and each table's rows.
-@Suite(.timeLimit(.minutes(2))) struct ServiceMetricsTests {
+@Suite(.timeLimit(.minutes(10))) struct ServiceMetricsTests {
     @Test func metricsCountRequestsByTableMethodAndStatusAndShowRows() async throws {
         let folder = try TemporaryFolder()
         let service = try await TestService.sqlite(in: folder)

@@ -82,17 +82,35 @@ final class TestServer: Stoppable {
     }
 
     /// Sends a request; `target` is a path with its (already encoded) query. v2 unless told otherwise.
+    ///
+    /// In process, through the service's router (``Responder/respond(to:)``), as from a client on
+    /// loopback; over the socket when the socket is what is tested: `target` a whole address
+    /// (another host name), or `overSocket`. An event stream's answer comes over the socket too.
     func send(
         _ method: HTTPRequest.Method, _ target: String, headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"],
-        body: Data? = nil
+        body: Data? = nil, overSocket: Bool = false
     ) async throws -> Reply {
-        let address = target.hasPrefix("http") ? target : url + target
         var fields = headers
         if body != nil, !headers.contains(.contentType) {
             fields[.contentType] = "application/json"
         }
-        let answer = try await http.send(method, address, headers: fields, body: body)
-        return Reply(status: answer.status, headers: answer.headers, body: answer.body)
+        if overSocket || target.hasPrefix("http") {
+            let answer = try await http.send(method, target.hasPrefix("http") ? target : url + target, headers: fields, body: body)
+            return Reply(status: answer.status, headers: answer.headers, body: answer.body)
+        }
+        if !fields.contains(Request.hostField) { fields[Request.hostField] = "127.0.0.1:\(running.port)" }
+        var request = try Request(method: method, target: target, headers: fields, body: body ?? Data())
+        request.clientAddress = "127.0.0.1"
+        let response = await running.server.responder.respond(to: request)
+        if response.eventSource != nil { return try await send(method, target, headers: headers, body: body, overSocket: true) }
+        // Named as the socket's client names them: in lower case, repeated fields joined.
+        var answerHeaders: [String: String] = ["content-length": String(response.body.count)]
+        for field in response.headers {
+            let name = field.name.canonicalName
+            answerHeaders[name] = answerHeaders[name].map { $0 + ", " + field.value } ?? field.value
+        }
+        return Reply(
+            status: Int(response.status.code), headers: answerHeaders, body: method == .head ? Data() : response.body)
     }
 
     /// Sends a JSON body.

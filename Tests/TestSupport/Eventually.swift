@@ -5,7 +5,7 @@
 /// instance's view of the database, a background pass, a file a backup writes. The deadline only
 /// guards against a hang: generous, since a loaded CI machine may run many times slower.
 public func eventually(
-    _ what: @autoclosure () -> String, within seconds: Double = 60, every interval: Duration = .milliseconds(10),
+    _ what: @autoclosure () -> String, within seconds: Double = 180, every interval: Duration = .milliseconds(10),
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
