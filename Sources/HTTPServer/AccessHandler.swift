@@ -126,7 +126,8 @@ private func makeRequest(
     receivedAt: ContinuousClock.Instant
 ) throws(HTTPError) -> Request {
     let segments = try Request.pathSegments(
-        url.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0))
+        url.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+    )
     var query: [(name: String, value: String)] = []
     var queryValid = true
     forEachValue(connection, .GET_ARGUMENT_KIND) { name, value in

@@ -8,11 +8,17 @@ public final class BrowserClient: Sendable {
     /// The address paths are relative to, such as `http://127.0.0.1:8080`.
     public let base: String
     private let http: TestHTTPClient
+    /// The router of the server at `base`, when requests go through it in process.
+    private let responder: Responder?
 
-    /// - Parameter caFile: CAs trusted besides the system's, for a dashboard speaking HTTPS.
-    public init(base: String, caFile: String? = nil) {
+    /// - Parameters:
+    ///   - caFile: CAs trusted besides the system's, for a dashboard speaking HTTPS.
+    ///   - responder: the router of the server at `base`: requests then go through it in process
+    ///     (``TestHTTPClient/send(_:_:headers:body:through:)``), not over the socket.
+    public init(base: String, caFile: String? = nil, responder: Responder? = nil) {
         self.base = base
         http = TestHTTPClient(keepsCookies: true, caFile: caFile)
+        self.responder = responder
     }
 
     /// Sends a request to `base + path`, with `form` URL-encoded or `json` as the body.
@@ -33,7 +39,7 @@ public final class BrowserClient: Sendable {
             body = json
         }
         fields.append(contentsOf: headers)
-        return try await http.send(method, base + path, headers: fields, body: body)
+        return try await exchange(method, path, fields, body)
     }
 
     /// Posts a URL-encoded form whose fields may repeat (`id=1&id=2`, as ticked checkboxes send them).
@@ -42,6 +48,15 @@ public final class BrowserClient: Sendable {
         fields[.contentType] = "application/x-www-form-urlencoded"
         let body = pairs.map { "\(PercentDecoding.encode($0.0))=\(PercentDecoding.encode($0.1))" }.joined(
             separator: "&")
-        return try await http.send(.post, base + path, headers: fields, body: Data(body.utf8))
+        return try await exchange(.post, path, fields, Data(body.utf8))
+    }
+
+    private func exchange(
+        _ method: HTTPRequest.Method, _ path: String, _ fields: HTTPFields, _ body: Data?
+    ) async throws -> TestHTTPClient.Answer {
+        if let responder {
+            return try await http.send(method, base + path, headers: fields, body: body, through: responder)
+        }
+        return try await http.send(method, base + path, headers: fields, body: body)
     }
 }

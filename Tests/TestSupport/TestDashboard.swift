@@ -30,7 +30,8 @@ public final class TestDashboard: Stoppable {
             port: 0, dataDirectory: folder, resources: ProjectResources.folders, remote: remote)
         configure(&configuration)
         dashboard = try await Dashboard.launch(configuration, embeddedDatabase: database)
-        client = BrowserClient(base: dashboard.url)
+        // In process: the dashboard's socket is what few of its tests are about (those use `url`).
+        client = BrowserClient(base: dashboard.url, responder: dashboard.server.responder)
     }
 
     /// The dashboard's address.

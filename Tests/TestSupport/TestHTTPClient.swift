@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPServer
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -72,6 +73,39 @@ public final class TestHTTPClient: Sendable {
             fields[key] = fields[key].map { $0 + ", " + value } ?? value
         }
         return Answer(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
+    }
+
+    /// Answers a request to `url` in process, through `responder` (the router of the server at
+    /// `url`), as ``send(_:_:headers:body:timeout:)`` would over the socket: from loopback, with the
+    /// `Host` a client sends, this client's cookies kept alike. An event stream's answer is fetched
+    /// over the socket (only the server runs one).
+    public func send(
+        _ method: HTTPRequest.Method, _ url: String, headers: HTTPFields = [:], body: Data? = nil,
+        through responder: Responder
+    ) async throws -> Answer {
+        guard let address = URLComponents(string: url), let host = address.host else { throw URLError(.badURL) }
+        var fields = headers
+        if !fields.contains(Request.hostField) {
+            fields[Request.hostField] = address.port.map { "\(host):\($0)" } ?? host
+        }
+        if keepsCookies, !headers.contains(.cookie) {
+            let line = cookies.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
+            if !line.isEmpty { fields[.cookie] = line.joined(separator: "; ") }
+        }
+        let target = address.percentEncodedPath + (address.percentEncodedQuery.map { "?" + $0 } ?? "")
+        var request = try Request(method: method, target: target, headers: fields, body: body ?? Data())
+        request.clientAddress = "127.0.0.1"
+        let response = await responder.respond(to: request)
+        if response.eventSource != nil { return try await send(method, url, headers: headers, body: body) }
+        if keepsCookies { keep(response.headers[values: .setCookie]) }
+        // Named as the socket's answers name them: in lower case, repeated fields joined.
+        var answerHeaders: [String: String] = ["content-length": String(response.body.count)]
+        for field in response.headers {
+            let name = field.name.canonicalName
+            answerHeaders[name] = answerHeaders[name].map { $0 + ", " + field.value } ?? field.value
+        }
+        return Answer(
+            status: Int(response.status.code), headers: answerHeaders, body: method == .head ? Data() : response.body)
     }
 
     /// Sends a request and returns as soon as the answer's header is in; its body is read as it comes.
