@@ -28,22 +28,21 @@ public final class Responder: Sendable {
     }
 
     /// Answers `request` in this process, as the server answers it from a socket: middleware,
-    /// routing, the handler (an asynchronous one on its executor), errors as their pages. What tests
-    /// go through the router with when the socket is not what they test. What libmicrohttpd does
-    /// around it is not done: the body size limit (413), `Content-Length`, a HEAD's body left out,
-    /// and an event stream's events (its `eventSource` is returned, not run).
+    /// routing, the handler, errors as their pages. What tests go through the router with when the
+    /// socket is not what they test. It all runs on the server's handler threads, whose 8 MB stacks
+    /// a deeply nested `$filter` needs (a cooperative thread's may be 1 MB), and a handler's own
+    /// executor is not used (it only saves thread switches). What libmicrohttpd does around it is
+    /// not done: the body size limit (413), `Content-Length`, a HEAD's body left out, and an event
+    /// stream's events (its `eventSource` is returned, not run).
     public func respond(to request: Request) async -> Response {
-        switch resolve(request) {
-        case .respond(let response):
-            return response
-        case .run(.sync(let body), let routed):
-            return complete(routed) { try body(routed) }
-        case .run(.async(let body, let executor), let routed):
-            do {
-                let response = try await withTaskExecutorPreference(executor) { try await body(routed) }
-                return complete(routed, response)
-            } catch {
-                return complete(routed, error)
+        await withTaskExecutorPreference(HandlerExecutor.shared) {
+            switch resolve(request) {
+            case .respond(let response):
+                return response
+            case .run(.sync(let body), let routed):
+                return complete(routed) { try body(routed) }
+            case .run(.async(let body, _), let routed):
+                do { return complete(routed, try await body(routed)) } catch { return complete(routed, error) }
             }
         }
     }

@@ -84,19 +84,18 @@ final class TestServer: Stoppable {
     /// Sends a request; `target` is a path with its (already encoded) query. v2 unless told otherwise.
     ///
     /// In process, through the service's router (``Responder/respond(to:)``), as from a client on
-    /// loopback; over the socket when the socket is what is tested: `target` a whole address
-    /// (another host name), or `overSocket`. An event stream's answer comes over the socket too.
+    /// loopback; over the socket when `target` is a whole address (another host name: the socket is
+    /// what is tested). An event stream's answer comes over the socket too.
     func send(
         _ method: HTTPRequest.Method, _ target: String, headers: HTTPFields = [ProtocolHeader.apiVersion: "2.0.0"],
-        body: Data? = nil, overSocket: Bool = false
+        body: Data? = nil
     ) async throws -> Reply {
         var fields = headers
         if body != nil, !headers.contains(.contentType) {
             fields[.contentType] = "application/json"
         }
-        if overSocket || target.hasPrefix("http") {
-            let answer = try await http.send(
-                method, target.hasPrefix("http") ? target : url + target, headers: fields, body: body)
+        if target.hasPrefix("http") {
+            let answer = try await http.send(method, target, headers: fields, body: body)
             return Reply(status: answer.status, headers: answer.headers, body: answer.body)
         }
         let answer = try await http.send(
