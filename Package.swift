@@ -41,6 +41,8 @@ let package = Package(
         // Layers, lowest first. Arrows point one way: Dashboard → SyncClient → SyncProtocol,
         // TableService → SyncProtocol, both → HTTPServer, Storage, Views; Dashboard → TableService
         // (the embedded service of its composition root, `Dashboard.launch`).
+        // The background work of the long-lived parts (the table service, the dashboard) as one task group each.
+        .target(name: "Background"),
         .target(
             name: "HTTPServer",
             dependencies: [
@@ -65,7 +67,7 @@ let package = Package(
         .target(
             name: "TableService",
             dependencies: [
-                "HTTPServer", "Storage", "SyncProtocol", "Views",
+                "Background", "HTTPServer", "Storage", "SyncProtocol", "Views",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +97,7 @@ let package = Package(
         .target(
             name: "Dashboard",
             dependencies: [
-                "HTTPServer", "Storage", "SyncClient", "SyncProtocol", "TableService", "Views",
+                "Background", "HTTPServer", "Storage", "SyncClient", "SyncProtocol", "TableService", "Views",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -193,6 +195,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"),
+        .testTarget(name: "BackgroundTests", dependencies: ["Background"]),
         .testTarget(
             name: "HTTPServerTests",
             dependencies: ["HTTPServer", "TestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]),

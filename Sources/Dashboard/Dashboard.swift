@@ -1,3 +1,4 @@
+import Background
 import Foundation
 import HTTPServer
 import Logging
@@ -34,6 +35,9 @@ public final class Dashboard: Sendable {
     let sync: BackgroundSync
     let autoSync: AutoSync?
     let doctorRuns: DoctorRuns
+    /// Auto-sync's listening, following and probes, and the doctor runs: begun with the dashboard,
+    /// cancelled and waited for by ``stop()``.
+    private let work: BackgroundWork
     /// Keeps open pages in step with the store.
     let live: LiveUpdates
     /// What `/metrics` shows; auto-sync sets ``DashboardMetrics/nextAttempt``.
@@ -53,7 +57,7 @@ public final class Dashboard: Sendable {
 
     private init(
         server: HTTPServer, context: SyncContext, sync: BackgroundSync, autoSync: AutoSync?, doctorRuns: DoctorRuns,
-        live: LiveUpdates, metrics: DashboardMetrics, access: SignInSessions?
+        work: BackgroundWork, live: LiveUpdates, metrics: DashboardMetrics, access: SignInSessions?
     ) {
         self.access = access
         signInLink = access.map {
@@ -66,6 +70,8 @@ public final class Dashboard: Sendable {
         self.sync = sync
         self.autoSync = autoSync
         self.doctorRuns = doctorRuns
+        self.work = work
+        work.begin()
         self.live = live
         self.metrics = metrics
     }
@@ -110,11 +116,12 @@ public final class Dashboard: Sendable {
         ) {
             settings.settings.pageSize
         }
+        let work = BackgroundWork()
         let autoSync =
             configuration.isReadOnlyBundle
             ? nil
             : AutoSync(
-                sync: sync, context: context, metrics: metrics, timing: configuration.autoSyncTiming,
+                sync: sync, context: context, metrics: metrics, work: work, timing: configuration.autoSyncTiming,
                 live: configuration.live, clock: configuration.clock)
         let access =
             configuration.asksWhoYouAre
@@ -179,7 +186,7 @@ public final class Dashboard: Sendable {
         VerifyController(environment: environment).addRoutes(to: &router)
         SyncStateController(environment: environment).addRoutes(to: &router)
         SettingsController(environment: environment).addRoutes(to: &router)
-        let doctorRuns = DoctorRuns()
+        let doctorRuns = DoctorRuns(work: work)
         DoctorController(environment: environment, runs: doctorRuns).addRoutes(to: &router)
         SyncController(environment: environment).addRoutes(to: &router)
         APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
@@ -197,7 +204,7 @@ public final class Dashboard: Sendable {
         }
         let dashboard = Dashboard(
             server: server, context: context, sync: sync, autoSync: autoSync, doctorRuns: doctorRuns,
-            live: environment.live, metrics: metrics, access: access)
+            work: work, live: environment.live, metrics: metrics, access: access)
         // An opened bundle keeps the remote it was made with (shown, never contacted).
         if configuration.isReadOnlyBundle { return dashboard }
         try await dashboard.applyRemote(configuration, settings: settings, embeddedURL: embedded)
@@ -243,7 +250,7 @@ public final class Dashboard: Sendable {
     public func stop() async {
         for work in beforeStop.withLock({ $0 }) { work() }
         autoSync?.stop()
-        doctorRuns.cancelAll()
+        await work.stop()
         await sync.cancel()
         await sync.waitUntilIdle()
         await server.stop()

@@ -1,3 +1,4 @@
+import Background
 import Foundation
 import HTTPServer
 import Logging

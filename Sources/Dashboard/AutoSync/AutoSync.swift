@@ -1,3 +1,4 @@
+import Background
 import Foundation
 import SyncClient
 import Synchronization
@@ -11,10 +12,12 @@ import Synchronization
 final class AutoSync: Sendable {
     private struct Driver {
         var schedule = AutoSyncSchedule()
-        /// Sleeps until the next attempt, then ticks.
-        var timer: Task<Void, Never>?
+        /// Counts the decisions: a timer made for an earlier one is not kept.
+        var decision = 0
+        /// The timer of the planned attempt (``AutoSyncSchedule/nextAttemptAt``): it ticks.
+        var timer: (any ClockTimer)?
         /// Asks whether the service answers again (see ``AutoSyncSchedule/wantsProbe``).
-        var probe: Task<Void, Never>?
+        var probe: BackgroundJob?
         var stopped = false
     }
 
@@ -22,26 +25,29 @@ final class AutoSync: Sendable {
     private let context: SyncContext
     private let metrics: DashboardMetrics
     private let timing: AutoSyncSchedule.Timing
-    /// What time it is, and the waits for the next attempt and probe (tests move it).
+    /// What time it is, and the timers of the next attempt and probe (tests move it).
     private let clock: any WallClock
+    /// The dashboard's background work: the listening, the following and the probes are its jobs.
+    private let work: BackgroundWork
     private let driver = Mutex(Driver())
-    private let changes = Mutex<Task<Void, Never>?>(nil)
+    private let listening = Mutex<BackgroundJob?>(nil)
     private let live: LiveMode
-    /// One task per synced table following the remote's change channel.
-    private let followers = Mutex<[Task<Void, Never>]>([])
+    /// One job per synced table following the remote's change channel.
+    private let followers = Mutex<[BackgroundJob]>([])
     /// The tables whose change stream is up now.
     private let connected = Mutex<Set<String>>([])
     /// With `--live on`, what the remote answered when it offered no change channel.
     private let channelMissing = Mutex<Int?>(nil)
 
     init(
-        sync: BackgroundSync, context: SyncContext, metrics: DashboardMetrics,
+        sync: BackgroundSync, context: SyncContext, metrics: DashboardMetrics, work: BackgroundWork,
         timing: AutoSyncSchedule.Timing = .init(), live: LiveMode = .auto, clock: any WallClock = SystemWallClock()
     ) {
         self.clock = clock
         self.sync = sync
         self.context = context
         self.metrics = metrics
+        self.work = work
         self.timing = timing
         self.live = live
     }
@@ -59,10 +65,8 @@ final class AutoSync: Sendable {
             }
         }
         let updates = context.localChanges()
-        // This type's tasks are unstructured: the dashboard starts and stops auto-sync with its
-        // settings (``stop()`` cancels them all), and each timer is replaced under the lock.
-        changes.withLock {
-            $0 = Task { [weak self] in
+        listening.withLock {
+            $0 = work.run { [weak self] in
                 for await _ in updates { self?.apply(.localChange) }
             }
         }
@@ -74,20 +78,20 @@ final class AutoSync: Sendable {
     private func follow(_ on: Bool) {
         let wanted = on && live != .off
         let tables = wanted ? ((try? context.syncedTables()) ?? []) : []
-        let stopped = followers.withLock { followers -> [Task<Void, Never>] in
+        let stopped = followers.withLock { followers -> [BackgroundJob] in
             guard wanted else {
                 defer { followers = [] }
                 return followers
             }
-            if followers.isEmpty { followers = tables.map(followTask) }
+            if followers.isEmpty { followers = tables.map(follower) }
             return []
         }
-        for task in stopped { task.cancel() }
+        for follower in stopped { follower.cancel() }
     }
 
-    private func followTask(_ table: String) -> Task<Void, Never> {
+    private func follower(_ table: String) -> BackgroundJob {
         let context = self.context
-        return Task { [weak self] in
+        return work.run { [weak self] in
             let end = await context.followChanges(
                 of: table, connected: { [weak self] in self?.streamChanged(table, up: $0) },
                 changed: { [weak self] in self?.apply(.remoteChange) })
@@ -118,15 +122,17 @@ final class AutoSync: Sendable {
         follow(on)
     }
 
-    /// Stops the timer and the listening; no sync starts afterwards.
+    /// Stops the timer, the probe, the following and the listening; no sync starts afterwards.
     func stop() {
-        let tasks = driver.withLock { driver -> [Task<Void, Never>?] in
+        let (timer, probe) = driver.withLock { driver in
             driver.stopped = true
             defer { (driver.timer, driver.probe) = (nil, nil) }
-            return [driver.timer, driver.probe]
+            return (driver.timer, driver.probe)
         }
-        for task in tasks + [changes.withLock { $0 }] { task?.cancel() }
-        for task in followers.withLock({ $0 }) { task.cancel() }
+        timer?.cancel()
+        probe?.cancel()
+        listening.withLock { $0 }?.cancel()
+        for follower in followers.withLock({ $0 }) { follower.cancel() }
     }
 
     /// What `/api/status` and the header show.
@@ -142,39 +148,50 @@ final class AutoSync: Sendable {
     private func apply(_ input: AutoSyncSchedule.Input) {
         let seen = AutoSyncSchedule.Observation(
             now: clock.now, offline: context.isOffline, token: context.authTokenHint, style: context.authStyleChoice)
-        let (start, nextAttempt) = driver.withLock { driver -> (Bool, Date?) in
-            guard !driver.stopped else { return (false, nil) }
+        let decided = driver.withLock {
+            driver -> (start: Bool, next: Date?, decision: Int, replaced: (any ClockTimer)?)? in
+            guard !driver.stopped else { return nil }
             let (schedule, start) = driver.schedule.decide(
                 input, seen: seen, jitter: timing.fixedJitter ?? Double.random(in: 0...1), timing: timing)
             driver.schedule = schedule
-            // One timer, for the planned attempt; replaced under the lock, so ticks keep their order.
-            driver.timer?.cancel()
-            driver.timer = schedule.nextAttemptAt.map { [clock] due in
-                Task { [weak self] in
-                    guard (try? await clock.sleep(until: due)) != nil else { return }
-                    self?.apply(.tick)
-                }
-            }
+            driver.decision += 1
             if case .probed = input { driver.probe = nil }
             if schedule.wantsProbe, driver.probe == nil {
                 let (context, clock, due) = (context, clock, seen.now.addingTimeInterval(timing.probeEvery))
-                driver.probe = Task { [weak self] in
+                driver.probe = work.run { [weak self] in
                     guard (try? await clock.sleep(until: due)) != nil else { return }
                     let answered = await context.remoteAnswers()
                     guard !Task.isCancelled else { return }
                     self?.apply(.probed(answered: answered))
                 }
             }
-            return (start, schedule.nextAttemptAt)
+            defer { driver.timer = nil }
+            return (start, schedule.nextAttemptAt, driver.decision, driver.timer)
         }
+        guard let decided else { return }
+        decided.replaced?.cancel()
+        if let due = decided.next { arm(at: due, for: decided.decision) }
         // Only a change: every local edit comes through here, and the gauge is made or removed by it.
-        if metrics.nextAttempt != nextAttempt { metrics.nextAttempt = nextAttempt }
-        guard start, !sync.start(.sync, session: nil, automatic: true) else { return }
+        if metrics.nextAttempt != decided.next { metrics.nextAttempt = decided.next }
+        guard decided.start, !sync.start(.sync, session: nil, automatic: true) else { return }
         // Other work runs (a verify, or a sync that is ending): this sync did not start, and no end
         // of it will be told. It starts once that work ends (told as `.idle`); that work may have
         // ended before this was applied, its end then finding nothing waiting: look once more.
         apply(.couldNotStart)
         if !sync.isRunning { apply(.otherWorkEnded) }
+    }
+
+    /// Sets the one timer, for the attempt planned by decision `decision`; a later decision has set
+    /// its own (a tick that comes anyway, early or late, changes nothing: the schedule looks at the
+    /// time). Made outside the lock: a timer already due ticks at once.
+    private func arm(at due: Date, for decision: Int) {
+        let timer = clock.schedule(at: due) { [weak self] in self?.apply(.tick) }
+        let kept = driver.withLock { driver in
+            guard driver.decision == decision, !driver.stopped else { return false }
+            driver.timer = timer
+            return true
+        }
+        if !kept { timer.cancel() }
     }
 }
 

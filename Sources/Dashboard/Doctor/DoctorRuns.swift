@@ -1,8 +1,9 @@
+import Background
 import SyncClient
 import Synchronization
 
-/// The dashboard's doctor runs, each in the background: its results so far, its report once done,
-/// and its task for Cancel. The newest ``kept`` runs are kept (in memory only: a doctor run writes
+/// The dashboard's doctor runs, each a job of the dashboard's background work: its results so far,
+/// its report once done, and its job for Cancel. The newest ``kept`` runs are kept (in memory only: a doctor run writes
 /// nothing to the store).
 final class DoctorRuns: Sendable {
     /// One run.
@@ -11,13 +12,19 @@ final class DoctorRuns: Sendable {
         var options: ProtocolDoctor.Options
         var results: [DoctorResult] = []
         var report: DoctorReport?
-        var task: Task<Void, Never>?
+        var job: BackgroundJob?
     }
 
     /// Runs kept.
     static let kept = 10
 
     private let state = Mutex<(next: Int, runs: [Int: Run])>((1, [:]))
+    private let work: BackgroundWork
+
+    /// Runs with `work`, which the dashboard stops (a clean-up under way is waited for).
+    init(work: BackgroundWork) {
+        self.work = work
+    }
 
     /// Starts a run; its number names its page.
     func start(_ options: ProtocolDoctor.Options) -> Int {
@@ -25,24 +32,19 @@ final class DoctorRuns: Sendable {
             let number = state.next
             state.next += 1
             state.runs[number] = Run(number: number, options: options)
-            for old in state.runs.keys.sorted().dropLast(Self.kept) { state.runs[old]?.task?.cancel() }
+            for old in state.runs.keys.sorted().dropLast(Self.kept) { state.runs[old]?.job?.cancel() }
             state.runs = state.runs.filter { $0.key > number - Self.kept }
             return number
         }
-        // Unstructured: a run outlives the request that started it (its page follows it); a newer
-        // run past the kept ones cancels it.
-        let task = Task { [self] in
+        // A run outlives the request that started it (its page follows it); a newer run past the
+        // kept ones cancels it.
+        let job = work.run { [self] in
             let report = await ProtocolDoctor(options).run { result in
                 state.withLock { $0.runs[number]?.results.append(result) }
             }
-            state.withLock {
-                $0.runs[number]?.report = report
-                $0.runs[number]?.task = nil
-            }
+            state.withLock { $0.runs[number]?.report = report }
         }
-        state.withLock { state in
-            if state.runs[number]?.report == nil { state.runs[number]?.task = task }
-        }
+        state.withLock { $0.runs[number]?.job = job }
         return number
     }
 
@@ -51,7 +53,7 @@ final class DoctorRuns: Sendable {
 
     /// The run numbered `number` once it has ended (for tests and scripts).
     func finished(_ number: Int) async -> Run? {
-        if let task = state.withLock({ $0.runs[number]?.task }) { await task.value }
+        await state.withLock({ $0.runs[number]?.job })?.finished()
         return run(number)
     }
 
@@ -60,11 +62,6 @@ final class DoctorRuns: Sendable {
 
     /// Cancels a run (it ends within moments, deleting the rows it wrote).
     func cancel(_ number: Int) {
-        state.withLock { $0.runs[number]?.task }?.cancel()
-    }
-
-    /// Cancels every run (for the dashboard's stop: a clean-up still under way is not waited for).
-    func cancelAll() {
-        for task in state.withLock({ $0.runs.values.compactMap(\.task) }) { task.cancel() }
+        state.withLock { $0.runs[number]?.job }?.cancel()
     }
 }

@@ -38,8 +38,10 @@ final class ListIndexer: Sendable {
                 return
             }
             runs[index.table] = Run()
-            // At the default priority: a utility task waited minutes for a thread on a loaded
-            // machine, while the counts and searches it serves stay slower until it is done.
+            // Unstructured: the catching up serves every reader of the store, not the write that
+            // began it, and stops with the store. At the default priority: a utility task waited
+            // minutes for a thread on a loaded machine, while the counts and searches it serves
+            // stay slower until it is done.
             runs[index.table]?.task = Task.detached { [self] in
                 var taken = 0
                 repeat {

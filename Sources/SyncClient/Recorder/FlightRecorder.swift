@@ -31,9 +31,9 @@ final class FlightRecorder: Sendable {
             waiting.append(exchange)
             return waiting.count == Self.batch
         }
-        // Unstructured: `record` is on a request's way and must not wait for the write, which nobody
-        // awaits (the end of the sync flushes what is left).
-        if full { Task { await flush() } }
+        // `record` is on a request's way and must not wait for the write, which nobody awaits (the
+        // end of the sync flushes what is left): queued on the store's writer, with no task.
+        if full { store.pool.asyncWrite({ [self] db in try write(db) }, completion: { _, _ in }) }
     }
 
     /// Writes the exchanges waiting in memory, in the order they ended, and drops the oldest beyond

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Background
 import Foundation
 import Logging
 import NIOCore

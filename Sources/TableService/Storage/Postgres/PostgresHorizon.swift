@@ -135,17 +135,18 @@ final class HorizonReader: Sendable {
             state.lastID += 1
             let id = state.lastID
             // Unstructured: the reading belongs to every caller that joins it, not to the first.
-            if let running = state.running {
-                let task = Task { [running] in
-                    _ = try? await running.task.value
-                    return try await self.run(id, promoting: true, read)
-                }
+            // One begun while another runs waits for that one's end, then runs.
+            let before = state.running
+            let task = Task {
+                _ = try? await before?.task.value
+                return try await self.run(id, promoting: before != nil, read)
+            }
+            if before == nil {
+                state.running = Flight(id: id, task: task)
+            } else {
                 state.queued = Flight(id: id, task: task)
                 state.queuedCallers = 1
-                return task
             }
-            let task = Task { try await self.run(id, promoting: false, read) }
-            state.running = Flight(id: id, task: task)
             return task
         }
         return try await task.value

@@ -1,3 +1,4 @@
+import Background
 import Foundation
 import Logging
 import PostgresNIO
@@ -26,9 +27,9 @@ final class PostgresTableStore: TableStorage {
     let location: PostgresLocation
     /// The connections requests run on.
     let pool: PostgresConnectionPool
-    /// Carries commits between the instances (``PostgresChangeBus``), and its task.
+    /// Carries commits between the instances (``PostgresChangeBus``); it runs as ``listener``'s job.
     let bus: PostgresChangeBus
-    private let listener = Mutex<Task<Void, Never>?>(nil)
+    private let listener = BackgroundWork()
     /// Reads the horizon of positional reads (``PostgresHorizon``).
     let horizonReader = HorizonReader()
     private let opening = Mutex<Task<Void, any Error>?>(nil)
@@ -75,17 +76,18 @@ final class PostgresTableStore: TableStorage {
         let eventLoop = PostgresConnection.defaultEventLoopGroup.next()
         executor = EventLoopTaskExecutor(eventLoop)
         pool = PostgresConnectionPool(location: location, eventLoop: eventLoop, logger: logger)
-        // Unstructured: every call of the store waits for the opening, whichever comes first; the
-        // change bus's listener then runs until ``close()`` (the store is opened by embedders that
-        // run no service group: tests, the dashboard, benchmarks).
-        opening.withLock {
-            $0 = Task {
-                try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
-                self.listener.withLock { listener in
-                    listener = Task { await self.bus.run(self) }
-                }
-            }
+        // Unstructured: every call of the store waits for the opening, whichever comes first.
+        let opening = Task {
+            try await self.prepare(tables: tables, ownedTables: ownedTables, declarations: declarations)
         }
+        self.opening.withLock { $0 = opening }
+        // The change bus's listener runs from the opening until ``close()``.
+        listener.begin([
+            { [bus] in
+                guard (try? await opening.value) != nil else { return }
+                await bus.run(self)
+            }
+        ])
     }
 
     /// The connections' event loop (``executor``): an insert's request then crosses threads
@@ -118,7 +120,7 @@ final class PostgresTableStore: TableStorage {
     }
 
     func close() {
-        listener.withLock { $0?.cancel() }
+        listener.cancel()
         pool.close()
     }
 
