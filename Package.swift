@@ -182,7 +182,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Dashboard", "FaultProxy", "HTTPServer", "SyncClient", "SyncProtocol", "TableService", "Views",
+                "Background", "Dashboard", "FaultProxy", "HTTPServer", "SyncClient", "SyncProtocol", "TableService",
+                "Views",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -97,6 +97,9 @@ public final class HTTPServer: Sendable {
         host.contains(":") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
     }
 
+    /// Whether ``stop(grace:)`` has begun: no connection is accepted any more.
+    public var isStopping: Bool { daemon.withLock { $0 == nil } }
+
     /// Stops accepting connections, lets running asynchronous handlers finish and their
     /// connections come back (for up to `grace`), then stops the daemon. Safe to call more than once.
     ///

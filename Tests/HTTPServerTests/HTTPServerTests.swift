@@ -181,19 +181,22 @@ import Testing
     }
 
     @Test func stopWaitsForARunningAsyncHandlerAndItsAnswer() async throws {
-        let started = TestEvent()
+        let (started, finish) = (TestEvent(), TestEvent())
         let server = try TestHTTPServer { router in
             router.get("/slow") { _ async throws in
                 started.signal()
-                // The handler's work, which the stop must let finish.
-                try await Task.sleep(for: .milliseconds(300))
+                // The handler's work, which the stop must let finish: it ends once the stop has begun.
+                await finish.wait()
                 return .text("done")
             }
         }
         async let answer = server.send(.get, "/slow")
         await started.wait()
-        await server.server.stop()
+        let stopping = Task { await server.server.stop() }
+        try await eventually("the stop began") { server.server.isStopping }
+        finish.signal()
         #expect(try await String(decoding: answer.body, as: UTF8.self) == "done")
+        await stopping.value
     }
 
     /// More stops at once than the cooperative pool has threads: a stop that blocked its thread
@@ -202,15 +205,15 @@ import Testing
     @Test func asyncStopsWaitForParkedHandlersWithoutHoldingThreads() async throws {
         let count = ProcessInfo.processInfo.activeProcessorCount + 2
         let started = Atomic<Int>(0)
-        let allStarted = TestEvent()
+        let (allStarted, finish) = (TestEvent(), TestEvent())
         var servers: [TestHTTPServer] = []
         for _ in 0..<count {
             servers.append(
                 try TestHTTPServer { router in
                     router.get("/slow") { _ async throws in
                         if started.add(1, ordering: .relaxed).newValue == count { allStarted.signal() }
-                        // The handler's work, which the stops must let finish.
-                        try await Task.sleep(for: .milliseconds(300))
+                        // The handler's work, which the stops must let finish: it ends once every stop has begun.
+                        await finish.wait()
                         return .text("done")
                     }
                 })
@@ -224,9 +227,14 @@ import Testing
             }
         }
         await allStarted.wait()
-        await withTaskGroup(of: Void.self) { group in
-            for server in servers { group.addTask { await server.server.stop(grace: .seconds(10)) } }
+        let stops = Task { [servers] in
+            await withTaskGroup(of: Void.self) { group in
+                for server in servers { group.addTask { await server.server.stop(grace: .seconds(60)) } }
+            }
         }
+        try await eventually("every stop began") { servers.allSatisfy(\.server.isStopping) }
+        finish.signal()
+        await stops.value
         #expect(try await answers.value == Array(repeating: "done", count: count))
     }
 

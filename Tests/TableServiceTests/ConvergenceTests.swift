@@ -19,23 +19,23 @@ import Testing
         try await withTestServer(backend, tables: ["conv"]) { first in
             try await withInstanceSharing(first) { second in
                 let instances = [first, second]
-                let writing = WritersRunning()
+                let writing = WriteActivity()
 
                 let pulled = try await withThrowingTaskGroup(of: [String: String]?.self) { group in
                     for writer in 0..<4 {
                         group.addTask {
                             try await Self.write(
                                 as: writer, through: instances[writer % 2],
-                                until: Date().addingTimeInterval(Self.seconds))
+                                until: Date().addingTimeInterval(Self.seconds), telling: writing)
                             return nil
                         }
                     }
                     for client in 0..<3 {
                         group.addTask {
                             var puller = Puller(server: instances[client % 2])
-                            while writing.value.load(ordering: .acquiring) {
-                                // Caught up: a short pause, as a client's sync loop would make.
-                                if try await !puller.pullPage() { try await Task.sleep(for: .milliseconds(10)) }
+                            while writing.isWriting {
+                                // Caught up: again after the next write.
+                                if try await !puller.pullPage() { await writing.nextWrite() }
                             }
                             // Catch up once the writers are done.
                             while try await puller.pullPage() {}
@@ -49,7 +49,7 @@ import Testing
                             results.append(result)
                         } else {
                             writersLeft -= 1
-                            if writersLeft == 0 { writing.value.store(false, ordering: .releasing) }
+                            if writersLeft == 0 { writing.stop() }
                         }
                     }
                     return results
@@ -72,12 +72,15 @@ import Testing
     }
 
     /// Inserts new rows, updates and deletes known ones (with `If-Match`, taking the server's
-    /// version on a 412) until `deadline`.
-    static func write(as writer: Int, through server: TestServer, until deadline: Date) async throws {
+    /// version on a 412) until `deadline`, telling `activity` of each answer.
+    static func write(
+        as writer: Int, through server: TestServer, until deadline: Date, telling activity: WriteActivity
+    ) async throws {
         var known: [String: String] = [:]
         var generator = SystemRandomNumberGenerator()
         var count = 0
         while Date() < deadline {
+            defer { activity.wrote() }
             count += 1
             let roll = Int.random(in: 0..<10, using: &generator)
             if known.isEmpty || roll < 5 {
@@ -121,9 +124,35 @@ import Testing
     }
 }
 
-/// Whether the writers still write (the pullers keep pulling until they stop).
-final class WritersRunning: Sendable {
-    let value = Atomic<Bool>(true)
+/// The writers of a convergence test as its pullers see them: whether they still write, and a wait
+/// for their next answered write. A caught-up puller pulls again once there may be something to
+/// pull, as a client following a change channel does, never after a pause of its own.
+final class WriteActivity: Sendable {
+    private let state = Mutex((writing: true, next: TestEvent()))
+
+    /// Whether the writers still write (the pullers keep pulling until they stop).
+    var isWriting: Bool { state.withLock { $0.writing } }
+
+    /// A writer's write was answered: every waiting puller pulls again.
+    func wrote() {
+        state.withLock { state in
+            defer { state.next = TestEvent() }
+            return state.next
+        }.signal()
+    }
+
+    /// The writers are done: no puller waits any more.
+    func stop() {
+        state.withLock { state in
+            state.writing = false
+            return state.next
+        }.signal()
+    }
+
+    /// Returns once a writer's write is answered after this call, or the writers are done.
+    func nextWrite() async {
+        await state.withLock { $0.writing ? $0.next : nil }?.wait()
+    }
 }
 
 /// A client pulling `conv` incrementally in pages (of 7 unless told), as the sync client does:

@@ -83,7 +83,7 @@ import Testing
     static func run(
         _ pull: PullProtocol, seed: UInt64, through instances: [TestServer]
     ) async throws -> (acknowledged: [String: String], pulled: [(versions: [String: String], pageSize: Int)]) {
-        let writing = WritersRunning()
+        let writing = WriteActivity()
         let deadline = Date().addingTimeInterval(seconds)
         return try await withThrowingTaskGroup(of: Outcome.self) { group in
             for writer in 0..<writers {
@@ -91,7 +91,8 @@ import Testing
                     var random = SplitMix64(seed: seed &+ UInt64(writer))
                     let server = instances[writer % instances.count]
                     return .wrote(
-                        acknowledged: try await write(as: writer, through: server, until: deadline, random: &random))
+                        acknowledged: try await write(
+                            as: writer, through: server, until: deadline, telling: writing, random: &random))
                 }
             }
             for index in 0..<pullers {
@@ -105,11 +106,9 @@ import Testing
                         } else {
                             OfficialPuller(server: server, pageSize: size)
                         }
-                    while writing.value.load(ordering: .acquiring) {
-                        // Caught up: a short pause, as a client's sync loop would make.
-                        if try await !puller.pullPage() {
-                            try await Task.sleep(for: .milliseconds(Int.random(in: 1...10, using: &random)))
-                        }
+                    while writing.isWriting {
+                        // Caught up: again after the next write.
+                        if try await !puller.pullPage() { await writing.nextWrite() }
                     }
                     while try await puller.pullPage() {}  // catch up once the writers are done
                     return .pulled(versions: puller.versions, pageSize: size)
@@ -123,7 +122,7 @@ import Testing
                 case .wrote(let rows):
                     acknowledged.merge(rows) { _, new in new }
                     writersLeft -= 1
-                    if writersLeft == 0 { writing.value.store(false, ordering: .releasing) }
+                    if writersLeft == 0 { writing.stop() }
                 case .pulled(let versions, let pageSize): pulled.append((versions, pageSize))
                 }
             }
@@ -132,11 +131,12 @@ import Testing
     }
 
     /// Inserts (with its own id or the server's), updates, soft-deletes and undeletes rows with
-    /// `If-Match` until `deadline`, pausing 0–3 ms between writes. Returns the version of each row
+    /// `If-Match` until `deadline`, telling `activity` of each answer. Returns the version of each row
     /// from the last 2xx answer for it. A write that failed (network error or 5xx) may or may not
     /// have happened: its row is forgotten.
     static func write(
-        as writer: Int, through server: TestServer, until deadline: Date, random: inout SplitMix64
+        as writer: Int, through server: TestServer, until deadline: Date, telling activity: WriteActivity,
+        random: inout SplitMix64
     ) async throws -> [String: String] {
         var acknowledged: [String: String] = [:]
         var live: [String: String] = [:]
@@ -145,8 +145,8 @@ import Testing
         // Until the deadline, and at least until one write is acknowledged: on a loaded machine
         // (a build syncing the disk beside) a durable write can take longer than the whole window.
         while Date() < deadline || acknowledged.isEmpty {
+            defer { activity.wrote() }
             count += 1
-            try await Task.sleep(for: .microseconds(Int.random(in: 0...3000, using: &random)))
             let roll = Int.random(in: 0..<100, using: &random)
             var target = "/tables/conv"
             let reply: TestServer.Reply
