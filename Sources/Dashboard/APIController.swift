@@ -40,27 +40,28 @@ struct APIController: Sendable {
         var choices = RemoteSwitchChoice.allCases.map(\.rawValue)
     }
 
-    func addRoutes(to router: inout Router) {
-        router.get("/api/status") { _ in try status() }
-        router.get("/api/operations") { _ in try operations() }
-        router.post("/api/operations/:id/discard") { request async throws in try await discard(request) }
+    /// Adds its routes to the dashboard's `/api` group (their patterns under it).
+    func addRoutes(to api: inout Router) {
+        api.get("/status") { _ in try status() }
+        api.get("/operations") { _ in try operations() }
+        api.post("/operations/:id/discard") { request async throws in try await discard(request) }
         for action in [QueueAction.hold, .release, .retry] {
-            router.post("/api/operations/:id/\(action.rawValue)") { request async throws in
+            api.post("/operations/:id/\(action.rawValue)") { request async throws in
                 try await act(action, request)
             }
         }
-        router.post("/api/operations/bulk") { request async throws in try await bulk(request) }
-        router.get("/api/conflicts") { _ in try conflicts() }
-        router.post("/api/conflicts/:id/resolve") { request async throws in try await resolve(request) }
-        router.post("/api/settings") { request async throws in try await settings(request) }
-        router.get("/api/settings") { _ in try savedSettings() }
+        api.post("/operations/bulk") { request async throws in try await bulk(request) }
+        api.get("/conflicts") { _ in try conflicts() }
+        api.post("/conflicts/:id/resolve") { request async throws in try await resolve(request) }
+        api.post("/settings") { request async throws in try await settings(request) }
+        api.get("/settings") { _ in try savedSettings() }
         for kind in [BackgroundSync.Kind.sync, .push, .pull, .verify] {
-            router.post("/api/\(kind.rawValue)") { request in
+            api.post("/\(kind.rawValue)") { request in
                 let started = environment.sync.start(kind, session: request.attributes[Sessions.attribute])
                 return JSONAnswer.response(["started": started, "running": true], status: .accepted)
             }
         }
-        router.post("/api/cancel") { _ async throws in
+        api.post("/cancel") { _ async throws in
             JSONAnswer.response(["cancelled": await environment.sync.cancel()])
         }
     }

@@ -127,10 +127,7 @@ public final class Dashboard: Sendable {
             configuration.asksWhoYouAre
             ? SignInSessions(standing: configuration.accessTokens, now: { [clock = configuration.clock] in clock.now })
             : nil
-        // Signing in needs no CSRF token: the sign-in token is the stronger proof.
-        let csrf = CSRFProtection(
-            exemptPrefixes: (embed == nil ? [] : ["/tables", servicePagePath ?? "/service"])
-                + (access == nil ? [] : [SignInController.path]))
+        let csrf = CSRFProtection()
         // Known once the server is bound (port 0 picks the port then).
         let address = Mutex<String?>(nil)
         let browserAddress = Mutex<String>("")
@@ -158,41 +155,52 @@ public final class Dashboard: Sendable {
         if configuration.isReadOnlyBundle { router.use(ReadOnlyGuard()) }
         router.use(sessions)
         router.use(SecurityHeaders())
-        router.use(csrf)
-        router.errorRenderer = { request, error in
-            // JSON for the JSON surface and the table protocol; a page's error is a page.
-            if request.path.hasPrefix("/api/") || request.path.hasPrefix("/tables") {
-                return .jsonError(error.message, status: error.status)
-            }
-            return renderer.error(request, error)
-        }
+        // A page's error is a page; the `/api` group's are JSON.
+        router.errorRenderer = renderer.error
         let files = StaticFiles(folder: configuration.resources.publicFolder)
         router.get("/public/*") { request in try files.respond(request) }
-        if let access {
+        let signIn = access.map {
             SignInController(
-                access: access, templates: templates, flashes: sessions, secure: configuration.tls != nil,
-                browserURL: { browserAddress.withLock { $0 } }
-            ).addRoutes(to: &router)
+                access: $0, templates: templates, flashes: sessions, secure: configuration.tls != nil,
+                browserURL: { browserAddress.withLock { $0 } })
         }
+        signIn?.addSignIn(to: &router)
+        // The embedded service checks its own requests (key, sign-in, Origin): no CSRF token.
         embed?(&router)
-        HistoryController(environment: environment).addRoutes(to: &router)
-        DataController(environment: environment).addRoutes(to: &router)
-        OperationsController(environment: environment).addRoutes(to: &router)
-        // Before ConflictsController: `/conflicts/bulk` must not be taken for a conflict's number.
-        ConflictDecisionsController(environment: environment).addRoutes(to: &router)
-        ConflictsController(environment: environment).addRoutes(to: &router)
-        JournalController(environment: environment).addRoutes(to: &router)
-        LogController(environment: environment).addRoutes(to: &router)
-        VerifyController(environment: environment).addRoutes(to: &router)
-        SyncStateController(environment: environment).addRoutes(to: &router)
-        SettingsController(environment: environment).addRoutes(to: &router)
+        let history = HistoryController(environment: environment)
+        let decisions = ConflictDecisionsController(environment: environment)
+        let log = LogController(environment: environment)
+        let verify = VerifyController(environment: environment)
         let doctorRuns = DoctorRuns(work: work)
-        DoctorController(environment: environment, runs: doctorRuns).addRoutes(to: &router)
-        SyncController(environment: environment).addRoutes(to: &router)
-        APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &router)
-        DataAPIController(environment: environment).addRoutes(to: &router)
-        MetricsController(context: context, metrics: metrics).addRoutes(to: &router)
-        SupportBundleController(environment: environment).addRoutes(to: &router)
+        router.group { pages in
+            pages.use(csrf)
+            signIn?.addRoutes(to: &pages)
+            history.addRoutes(to: &pages)
+            DataController(environment: environment).addRoutes(to: &pages)
+            OperationsController(environment: environment).addRoutes(to: &pages)
+            // Before ConflictsController: `/conflicts/bulk` must not be taken for a conflict's number.
+            decisions.addRoutes(to: &pages)
+            ConflictsController(environment: environment).addRoutes(to: &pages)
+            JournalController(environment: environment).addRoutes(to: &pages)
+            log.addRoutes(to: &pages)
+            verify.addRoutes(to: &pages)
+            SyncStateController(environment: environment).addRoutes(to: &pages)
+            SettingsController(environment: environment).addRoutes(to: &pages)
+            DoctorController(environment: environment, runs: doctorRuns).addRoutes(to: &pages)
+            SyncController(environment: environment).addRoutes(to: &pages)
+            MetricsController(context: context, metrics: metrics).addRoutes(to: &pages)
+            SupportBundleController(environment: environment).addRoutes(to: &pages)
+        }
+        router.group("/api") { api in
+            api.use(csrf)
+            api.errorRenderer = ErrorRenderer.json
+            APIController(environment: environment, csrfToken: csrf.token).addRoutes(to: &api)
+            DataAPIController(environment: environment).addRoutes(to: &api)
+            history.addAPIRoutes(to: &api)
+            decisions.addAPIRoutes(to: &api)
+            log.addAPIRoutes(to: &api)
+            verify.addAPIRoutes(to: &api)
+        }
 
         var listen = HTTPServer.Configuration(
             host: configuration.host, port: configuration.port, heartbeatInterval: configuration.heartbeatInterval)

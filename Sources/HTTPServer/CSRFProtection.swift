@@ -5,7 +5,8 @@ import HTTPTypes
 ///
 /// Pages embed the token in a hidden `_csrf` field of each form; scripts send it as the
 /// `X-CSRF-Token` header. A page on another site cannot read the token, so it cannot forge
-/// a request. Requests under an exempt prefix (a JSON API for other programs) are not checked.
+/// a request. Use it in the route group of the pages and scripts that carry the token (see
+/// ``Router/group(_:_:)``): routes outside it (a protocol API with its own key) are not checked.
 public struct CSRFProtection: Middleware {
     /// The form field that carries the token.
     public static let fieldName = "_csrf"
@@ -13,14 +14,10 @@ public struct CSRFProtection: Middleware {
     public static let headerName = HTTPField.Name("X-CSRF-Token")!
 
     public let token: String
-    private let exemptPrefixes: [String]
 
-    /// - Parameters:
-    ///   - token: the secret; a random one per process when omitted.
-    ///   - exemptPrefixes: path prefixes not checked (e.g. a protocol API with its own key).
-    public init(token: String = CSRFProtection.randomToken(), exemptPrefixes: [String] = []) {
+    /// - Parameter token: the secret; a random one per process when omitted.
+    public init(token: String = CSRFProtection.randomToken()) {
         self.token = token
-        self.exemptPrefixes = exemptPrefixes
     }
 
     /// 32 random bytes as hex.
@@ -37,9 +34,7 @@ public struct CSRFProtection: Middleware {
     }
 
     public func intercept(_ request: inout Request) throws -> Response? {
-        guard ![HTTPRequest.Method.get, .head, .options].contains(request.method),
-            !exemptPrefixes.contains(where: { request.path.hasPrefix($0) })
-        else { return nil }
+        guard ![HTTPRequest.Method.get, .head, .options].contains(request.method) else { return nil }
         let sent = request.headers[Self.headerName] ?? (try? request.form())?[Self.fieldName] ?? ""
         guard Self.constantTimeEquals(sent, token) else {
             throw HTTPError(

@@ -12,4 +12,9 @@ public enum ErrorRenderer {
             """,
             status: error.status)
     }
+
+    /// JSON `{"error": "..."}` whatever the client asks for: a JSON API's errors.
+    public static func json(_ request: Request, _ error: any HTTPResponseError) -> Response {
+        .jsonError(error.message, status: error.status)
+    }
 }

@@ -10,14 +10,16 @@ public final class Responder: Sendable {
 
     private let routes: [Router.Route]
     private let middleware: [any Middleware]
-    private let errorRenderer: @Sendable (Request, any HTTPResponseError) -> Response
+    private let scopes: [Router.Scope]
+    private let errorRenderer: Router.ErrorRendering
 
     init(
-        routes: [Router.Route], middleware: [any Middleware],
-        errorRenderer: @escaping @Sendable (Request, any HTTPResponseError) -> Response
+        routes: [Router.Route], middleware: [any Middleware], scopes: [Router.Scope],
+        errorRenderer: @escaping Router.ErrorRendering
     ) {
         self.routes = routes
         self.middleware = middleware
+        self.scopes = scopes
         self.errorRenderer = errorRenderer
     }
 
@@ -73,18 +75,24 @@ public final class Responder: Sendable {
         return response
     }
 
-    /// Turns an error into its response and finishes it.
+    /// Turns an error into its response (rendered as the innermost group whose prefix the path has
+    /// renders errors, else as the router does) and finishes it.
     func complete(_ request: Request, _ error: any Error) -> Response {
-        let httpError =
-            error as? any HTTPResponseError
-            ?? HTTPError(
-                .internalServerError, "The server failed to answer this request. It has been logged; please try again.")
-        if !(error is any HTTPResponseError) { ServerLog.logger.error("unhandled error: \(error)") }
-        var response = errorRenderer(request, httpError)
+        let scope = scopes.filter { $0.paths.match(request.pathSegments) != nil }
+            .max { $0.paths.components.count < $1.paths.components.count }
+        var response = (scope?.errorRenderer ?? errorRenderer)(request, Self.httpError(error))
         if let refused = error as? MethodNotAllowed {
             response.headers[.allow] = refused.allowed.map(\.rawValue).joined(separator: ", ")
         }
         return complete(request, response)
+    }
+
+    /// `error` as its answer says it: an unexpected one (logged) as a 500 that says nothing of it.
+    static func httpError(_ error: any Error) -> any HTTPResponseError {
+        if let answered = error as? any HTTPResponseError { return answered }
+        ServerLog.logger.error("unhandled error: \(error)")
+        return HTTPError(
+            .internalServerError, "The server failed to answer this request. It has been logged; please try again.")
     }
 
     private func route(_ request: inout Request) throws -> Handler {

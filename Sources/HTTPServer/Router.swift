@@ -13,14 +13,65 @@ public struct Router: Sendable {
         let method: HTTPRequest.Method
         let pattern: RoutePattern
         let handler: Handler
+        /// Its groups' middleware, outermost first.
+        var middleware: [any Middleware] = []
+        /// Its innermost group's renderer, if one has its own.
+        var errorRenderer: ErrorRendering?
+    }
+
+    /// Renders the response for an error.
+    public typealias ErrorRendering = @Sendable (Request, any HTTPResponseError) -> Response
+
+    /// Where a group's routes are, and how their routing errors (404, 405) are rendered.
+    struct Scope: Sendable {
+        let paths: RoutePattern
+        let errorRenderer: ErrorRendering
     }
 
     private(set) var routes: [Route] = []
     private(set) var middleware: [any Middleware] = []
-    /// Renders the response for a thrown error (the default answers JSON or a small HTML page).
-    public var errorRenderer: @Sendable (Request, any HTTPResponseError) -> Response = ErrorRenderer.standard
+    /// The groups with an error renderer of their own.
+    private(set) var scopes: [Scope] = []
+    private var renderer: ErrorRendering?
+
+    /// Renders the response for a thrown error (the default answers JSON or a small HTML page). In a
+    /// group (see ``group(_:_:)``), renders its routes' errors and the routing errors under its prefix.
+    public var errorRenderer: ErrorRendering {
+        get { renderer ?? ErrorRenderer.standard }
+        set { renderer = newValue }
+    }
 
     public init() {}
+
+    /// Adds the routes `build` adds, each under `prefix`, as a group: the middleware `build` gives
+    /// to ``use(_:)`` runs for them alone, once one is found (after the router's own, which runs
+    /// for every request), and the ``errorRenderer`` `build` sets renders their errors, and the
+    /// 404 and 405 of any path under `prefix`. Groups nest.
+    ///
+    /// ```swift
+    /// router.group("/api") { api in
+    ///     api.use(csrf)
+    ///     api.errorRenderer = { _, error in .jsonError(error.message, status: error.status) }
+    ///     api.get("/status") { request in ... }
+    /// }
+    /// ```
+    public mutating func group(_ prefix: String = "", _ build: (inout Router) throws -> Void) rethrows {
+        var group = Router()
+        try build(&group)
+        for route in group.routes {
+            routes.append(
+                Route(
+                    method: route.method, pattern: RoutePattern(prefix + route.pattern.text), handler: route.handler,
+                    middleware: group.middleware + route.middleware,
+                    errorRenderer: route.errorRenderer ?? group.renderer))
+        }
+        for scope in group.scopes {
+            scopes.append(Scope(paths: RoutePattern(prefix + scope.paths.text), errorRenderer: scope.errorRenderer))
+        }
+        if let renderer = group.renderer {
+            scopes.append(Scope(paths: RoutePattern(prefix + "/*"), errorRenderer: renderer))
+        }
+    }
 
     /// Adds a route answered by `handler` for `method` on paths matching `pattern`.
     public mutating func on(_ method: HTTPRequest.Method, _ pattern: String, _ handler: Handler) {
@@ -58,6 +109,13 @@ public struct Router: Sendable {
 
     /// The immutable responder the server runs.
     public func buildResponder() -> Responder {
-        Responder(routes: routes, middleware: middleware, errorRenderer: errorRenderer)
+        let routes = routes.map { route in
+            guard !route.middleware.isEmpty || route.errorRenderer != nil else { return route }
+            return Route(
+                method: route.method, pattern: route.pattern,
+                handler: route.handler.wrapped(
+                    in: route.middleware, errorRenderer: route.errorRenderer ?? errorRenderer))
+        }
+        return Responder(routes: routes, middleware: middleware, scopes: scopes, errorRenderer: errorRenderer)
     }
 }

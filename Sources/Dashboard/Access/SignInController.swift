@@ -17,11 +17,17 @@ struct SignInController: Sendable {
     /// Where a browser opens this dashboard (`http://192.0.2.7:8080`), for the links made here.
     let browserURL: @Sendable () -> String
 
-    func addRoutes(to router: inout Router) {
+    /// Adds the sign-in page and its form, which need no CSRF token (the sign-in token is the
+    /// stronger proof, and a browser that has not signed in has no page to take one from).
+    func addSignIn(to router: inout Router) {
         router.get(Self.path) { request in
             page(SignInPage(token: request.query("token") ?? "", next: Self.safeNext(request.query("next"))))
         }
         router.post(Self.path) { request in try signIn(request) }
+    }
+
+    /// Adds signing out and the access settings (among the pages: a CSRF token needed).
+    func addRoutes(to router: inout Router) {
         router.post(Self.signOut) { request in
             if let id = request.attributes[AccessGate.sessionAttribute] { access.end(session: id) }
             return Self.signedOut()

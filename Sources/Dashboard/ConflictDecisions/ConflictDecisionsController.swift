@@ -13,12 +13,16 @@ struct ConflictDecisionsController: Sendable {
         router.post("/conflicts/:id/pick") { request async throws in try await pick(request) }
         router.get("/conflicts/bulk") { request in try bulkPreview(request) }
         router.post("/conflicts/bulk") { request async throws in try await bulkApply(request) }
-        router.post("/api/conflicts/:id/pick") { request async throws in try await apiPick(request) }
         router.post("/settings/policies") { request async throws in try await savePolicies(request) }
-        router.get("/api/policies") { _ in try policies() }
-        router.post("/api/policies") { request async throws in try await setPolicy(request) }
-        router.get("/api/journal") { request in try apiJournal(request) }
-        router.post("/api/journal/:id/overturn") { request async throws in try await apiOverturn(request) }
+    }
+
+    /// Adds its JSON routes to the dashboard's `/api` group.
+    func addAPIRoutes(to api: inout Router) {
+        api.post("/conflicts/:id/pick") { request async throws in try await apiPick(request) }
+        api.get("/policies") { _ in try policies() }
+        api.post("/policies") { request async throws in try await setPolicy(request) }
+        api.get("/journal") { request in try apiJournal(request) }
+        api.post("/journal/:id/overturn") { request async throws in try await apiOverturn(request) }
     }
 
     // MARK: Per-field pick

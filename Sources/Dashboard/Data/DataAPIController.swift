@@ -31,15 +31,16 @@ struct DataAPIController: Sendable {
         var newer: Int64?
     }
 
-    func addRoutes(to router: inout Router) {
-        router.get("/api/data") { _ in
+    /// Adds its routes to the dashboard's `/api` group (their patterns under it).
+    func addRoutes(to api: inout Router) {
+        api.get("/data") { _ in
             JSONAnswer.response(["tables": try DataController(environment: environment).tableLines()])
         }
-        router.get("/api/data/:table") { request in try rows(request) }
-        router.post("/api/data/:table") { request async throws in try await add(request) }
-        router.get("/api/data/:table/:id") { request in JSONAnswer.response(try row(request).item) }
-        router.patch("/api/data/:table/:id") { request async throws in try await update(request) }
-        router.delete("/api/data/:table/:id") { request async throws in try await delete(request) }
+        api.get("/data/:table") { request in try rows(request) }
+        api.post("/data/:table") { request async throws in try await add(request) }
+        api.get("/data/:table/:id") { request in JSONAnswer.response(try row(request).item) }
+        api.patch("/data/:table/:id") { request async throws in try await update(request) }
+        api.delete("/data/:table/:id") { request async throws in try await delete(request) }
     }
 
     private var pages: DataController { DataController(environment: environment) }

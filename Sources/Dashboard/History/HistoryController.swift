@@ -12,8 +12,12 @@ struct HistoryController: Sendable {
         router.get("/items/:id/history") { request in try page(request, table: DashboardEnvironment.table) }
         router.get("/data/:table/:id/history") { request in try page(request, table: request.parameters["table"] ?? "")
         }
-        router.get("/api/data/:table/:id/history") { request in
-            try api(request, table: request.parameters["table"] ?? "")
+    }
+
+    /// Adds its JSON route to the dashboard's `/api` group.
+    func addAPIRoutes(to api: inout Router) {
+        api.get("/data/:table/:id/history") { request in
+            try self.api(request, table: request.parameters["table"] ?? "")
         }
     }
 

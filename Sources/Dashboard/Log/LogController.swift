@@ -9,7 +9,11 @@ struct LogController: Sendable {
 
     func addRoutes(to router: inout Router) {
         router.get("/log") { request in try page(request) }
-        router.get("/api/log") { request in try api(request) }
+    }
+
+    /// Adds its JSON route to the dashboard's `/api` group.
+    func addAPIRoutes(to api: inout Router) {
+        api.get("/log") { request in try self.api(request) }
     }
 
     /// The query of a request's filters (`status`, `table`, `item`, `before`, `limit`).

@@ -12,7 +12,11 @@ struct VerifyController: Sendable {
 
     func addRoutes(to router: inout Router) {
         router.get("/verify") { request in page(request) }
-        router.get("/api/verify") { _ in api() }
+    }
+
+    /// Adds its JSON route to the dashboard's `/api` group.
+    func addAPIRoutes(to api: inout Router) {
+        api.get("/verify") { _ in self.api() }
     }
 
     private func page(_ request: Request) -> Response {

@@ -26,38 +26,14 @@ struct TableController: Sendable {
         case revoked(@Sendable (Request, RevokedCaller) async throws(TableError) -> Response)
     }
 
-    /// Adds the `/tables` routes. Each route names what it does in each protocol; the protocol is
-    /// decided once per request (``ProtocolStyle``), before the handler runs.
+    /// Adds the `/tables` routes (a group whose errors, a 404 or 405 of its paths too, are JSON),
+    /// the devices' and `/openapi.json`. Each table route names what it does in each protocol; the
+    /// protocol is decided once per request (``ProtocolStyle``), before the handler runs.
     func addRoutes(to router: inout Router) {
-        let datasync = DatasyncItemEndpoints(controller: self)
-        // Before the item routes, which would take `$changes` for an id.
-        addChangeChannel(to: &router)
-        route(.get, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
-            try await self.list(request, style, scope)
+        router.group("/tables") { tables in
+            tables.errorRenderer = ErrorRenderer.json
+            addTableRoutes(to: &tables)
         }
-        route(.post, "/tables/:table", &router) { (request, style, scope) async throws(TableError) in
-            style == .v3 ? try await datasync.insert(request, scope) : try await self.insert(request, style, scope)
-        }
-        route(.get, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            style == .v3 ? try await datasync.read(request, scope) : try await self.read(request, style, scope)
-        }
-        route(.patch, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            guard style != .v3 else { throw DatasyncItemEndpoints.patchRefusal }
-            return try await self.update(request, style, scope)
-        }
-        route(.delete, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            style == .v3
-                ? try await datasync.delete(request, scope) : try await self.setDeleted(true, request, style, scope)
-        }
-        route(.post, "/tables/:table/:id", &router) { (request, style, scope) async throws(TableError) in
-            guard style != .v3 else { throw DatasyncItemEndpoints.undeleteRefusal }
-            return try await self.setDeleted(false, request, style, scope)
-        }
-        // PUT is v3's replace; other protocols get the answer they always had.
-        let replace = handler(
-            .granted { (request, _, scope) async throws(TableError) in try await datasync.replace(request, scope) })
-        let refuseCollectionPut = handler(
-            .granted { (_, _, _) async throws(TableError) in throw DatasyncItemEndpoints.collectionPutRefusal })
         route(.post, "/devices/:id/bundle", &router) { (request, _, _) async throws(TableError) in
             try await self.receiveBundle(request)
         }
@@ -66,12 +42,45 @@ struct TableController: Sendable {
         router.on(
             .post, "/devices/:id/wipe-receipt", .async(handler(.revoked(escrow.receipt)), on: store.requestExecutor))
         router.on(.get, "/openapi.json", .async { request in await self.openAPI(request) })
-        for pattern in ["/tables/:table", "/tables/:table/:id"] {
-            router.options(pattern) { request in
+    }
+
+    /// The routes under `/tables`, their patterns relative to it.
+    private func addTableRoutes(to tables: inout Router) {
+        let datasync = DatasyncItemEndpoints(controller: self)
+        // Before the item routes, which would take `$changes` for an id.
+        addChangeChannel(to: &tables)
+        route(.get, "/:table", &tables) { (request, style, scope) async throws(TableError) in
+            try await self.list(request, style, scope)
+        }
+        route(.post, "/:table", &tables) { (request, style, scope) async throws(TableError) in
+            style == .v3 ? try await datasync.insert(request, scope) : try await self.insert(request, style, scope)
+        }
+        route(.get, "/:table/:id", &tables) { (request, style, scope) async throws(TableError) in
+            style == .v3 ? try await datasync.read(request, scope) : try await self.read(request, style, scope)
+        }
+        route(.patch, "/:table/:id", &tables) { (request, style, scope) async throws(TableError) in
+            guard style != .v3 else { throw DatasyncItemEndpoints.patchRefusal }
+            return try await self.update(request, style, scope)
+        }
+        route(.delete, "/:table/:id", &tables) { (request, style, scope) async throws(TableError) in
+            style == .v3
+                ? try await datasync.delete(request, scope) : try await self.setDeleted(true, request, style, scope)
+        }
+        route(.post, "/:table/:id", &tables) { (request, style, scope) async throws(TableError) in
+            guard style != .v3 else { throw DatasyncItemEndpoints.undeleteRefusal }
+            return try await self.setDeleted(false, request, style, scope)
+        }
+        // PUT is v3's replace; other protocols get the answer they always had.
+        let replace = handler(
+            .granted { (request, _, scope) async throws(TableError) in try await datasync.replace(request, scope) })
+        let refuseCollectionPut = handler(
+            .granted { (_, _, _) async throws(TableError) in throw DatasyncItemEndpoints.collectionPutRefusal })
+        for pattern in ["/:table", "/:table/:id"] {
+            tables.options(pattern) { request in
                 self.cors.preflight(request, allow: Self.allowedMethods(pattern, v3: ProtocolStyle.isV3(request)))
             }
             // Clients of a JSON protocol get JSON for a method the protocol does not have.
-            router.on(
+            tables.on(
                 .put, pattern,
                 .async { request in
                     if ProtocolStyle.isV3(request) {

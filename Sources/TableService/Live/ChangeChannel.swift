@@ -20,13 +20,14 @@ extension TableController {
     static let defaultWait = 30
     static let longestWait = 120
 
-    func addChangeChannel(to router: inout Router) {
-        let path = "/tables/:table/\(Self.changesSegment)"
-        route(.get, path, &router) { (request, _, scope) async throws(TableError) in
+    /// Adds the channel to the `/tables` group.
+    func addChangeChannel(to tables: inout Router) {
+        let path = "/:table/\(Self.changesSegment)"
+        route(.get, path, &tables) { (request, _, scope) async throws(TableError) in
             try await self.changes(request, scope)
         }
         // Not the item's methods: the channel is read only.
-        router.options(path) { request in self.cors.preflight(request, allow: "GET,HEAD") }
+        tables.options(path) { request in self.cors.preflight(request, allow: "GET,HEAD") }
     }
 
     private func changes(_ request: Request, _ scope: RowScope) async throws(TableError) -> Response {
