@@ -3,7 +3,7 @@ import GRDB
 import Storage
 import SyncProtocol
 
-/// A service that went back in time: restored from a backup, it answers with a new ``ServiceEpoch``
+/// Reconciles the store with a service that went back in time: restored from a backup, it answers with a new ``ServiceEpoch``
 /// (`X-TodoSync-Epoch`). Its rows may be older than this store's, and rows this store synced may be
 /// gone from it, while every delta token points past its newest row. Before the next push or pull,
 /// the store reconciles:
@@ -19,26 +19,28 @@ import SyncProtocol
 ///    tells the dashboard's banner.
 ///
 /// A service that sends no epoch (the official servers, an older todosync) is synced as before.
-extension SyncContext {
+struct Reconciler: Sendable {
+    let store: LocalStore
+    let queue: SyncOperationQueue
+    let monitor: SyncMonitor
+
     /// The epoch this store last synced in (`__config`), as its header value.
     static let epochKey = "serviceEpoch"
     /// The ``RestoreNotice`` of the last reconcile, as JSON.
     static let restoreNoticeKey = "restoreNotice"
 
-    /// What the last reconcile with a restored service found; nil when the service never went back
-    /// in time while this store synced with it.
-    public nonisolated func restoreNotice() throws(SyncError) -> RestoreNotice? {
-        try read { [store] db in
+    /// See ``SyncContext/restoreNotice()``.
+    func notice() throws(SyncError) -> RestoreNotice? {
+        try store.read { [store] db in
             try store.config(db, Self.restoreNoticeKey).flatMap {
-                try? Self.decoder.decode(RestoreNotice.self, from: Data($0.utf8))
+                try? SyncContext.decoder.decode(RestoreNotice.self, from: Data($0.utf8))
             }
         }
     }
 
-    /// The conflicts a restore made that still wait for a decision: rows gone from the service, and
-    /// rows it holds older values of.
-    public nonisolated func restoreConflictCounts() throws(SyncError) -> (gone: Int, older: Int) {
-        try read { db in
+    /// See ``SyncContext/restoreConflictCounts()``.
+    func conflictCounts() throws(SyncError) -> (gone: Int, older: Int) {
+        try store.read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -67,7 +69,7 @@ extension SyncContext {
             .flatMap(ServiceEpoch.init(header:))
         var seen = transport.epochs.epoch
         if seen == nil, saved != nil, asking {
-            let probe = table ?? tables.first?.name ?? TableDescription.todoItem.name
+            let probe = table ?? store.tables.keys.min() ?? TableDescription.todoItem.name
             _ = try await transport.send(
                 .get, transport.path(table: probe), query: [("$top", "0")], for: .epochProbe(table: probe))
             seen = transport.epochs.epoch
@@ -90,14 +92,14 @@ extension SyncContext {
         }
         defer { monitor.update { $0 = .idle } }
         var found: [String: ReconcileCounts] = [:]
-        for table in try syncedTables() {
+        for table in try store.syncedTables() {
             guard let description = store.tables[table] else { continue }
             found[table] = try await reconcile(description, transport: transport)
         }
         let total = found.values.reduce(ReconcileCounts(), +)
         let notice = RestoreNotice(
             epoch: epoch, reconciledAt: Date(), gone: total.gone, older: total.older, taken: total.taken)
-        let saved = String(decoding: try Self.encoder.encode(notice), as: UTF8.self)
+        let saved = String(decoding: try SyncContext.encoder.encode(notice), as: UTF8.self)
         try await store.asyncWrite { [store, queue, found] db in
             for (table, counts) in found.sorted(by: { $0.key < $1.key }) {
                 try queue.history.recordTableEvent(
@@ -121,9 +123,9 @@ extension SyncContext {
         let newest = try await newestRow(of: table, transport: transport)
         let scratch = try VerifyScratch()
         defer { scratch.remove() }
-        try await readServiceRowsById(
+        try await transport.readRowsById(
             table.name, layout: { [store] in store.catalog.committed[table.name]?.layout ?? PageLayout(table) },
-            pageSize: Self.reconcilePageSize, counting: false, transport: transport,
+            pageSize: Self.reconcilePageSize, counting: false,
             purpose: { .reconcile(table: table.name, page: $0) }
         ) { rows, ids, _ in
             guard !ids.isEmpty else { return }
@@ -156,7 +158,7 @@ extension SyncContext {
                 ("$orderby", "updatedAt desc,id desc"), ("$top", "1"), ("$select", "id,updatedAt"),
                 (transport.tableProtocol.includeDeletedParameter, "true"),
             ], for: .reconcile(table: table.name, page: 0))
-        try Self.checkPage(reply, table: table.name)
+        try reply.checkPage(table: table.name)
         guard let row = try PageLayout(table).decode(reply.body).rows.first, let updatedAt = row.updatedAt else {
             return nil
         }
@@ -194,7 +196,7 @@ extension SyncContext {
                     server: LocalStore.item(values: row.values, table: table), epoch: epoch, queue: queue, db)
             }
         }
-        let applied = try Self.apply(taken, to: table, keeping: [], in: db)
+        let applied = try PageWriter.apply(taken, to: table, keeping: [], in: db)
         counts.taken = applied.written + applied.deleted
         return counts
     }
