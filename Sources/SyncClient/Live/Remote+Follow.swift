@@ -23,8 +23,7 @@ public enum FollowEnd: Sendable, Equatable {
 extension Remote {
     /// See ``SyncContext/followChanges(of:connected:changed:)``.
     func followChanges(
-        of table: String, connected: @escaping @Sendable (Bool) -> Void = { _ in },
-        changed: @escaping @Sendable () async -> Void
+        of table: String, connected: @escaping @Sendable (Bool) -> Void, changed: @escaping @Sendable () async -> Void
     ) async -> FollowEnd {
         var cursor: String?
         var failures = 0
