@@ -7,6 +7,10 @@ import SyncProtocol
 /// Local reads and writes never touch the network and never wait for a running sync. `push()`,
 /// `pull` and Use Client run one at a time: a second caller of the same job joins the running one.
 ///
+/// It is a lobby: each concern is a type of its own holding only the parts it needs (the store, the
+/// queue, the job slot, the monitor, the ``Remote``), and the context's methods forward to it. Its
+/// own state is the push window.
+///
 /// ```swift
 /// let context = try SyncContext(path: "todo.sqlite", configuration: .init(remoteURL: url))
 /// let todo = context.table("todoitem")
@@ -32,6 +36,7 @@ public actor SyncContext {
     public private(set) var pushWindow: Int
     /// The service it syncs with: the address, the credentials and the transport.
     nonisolated let remote: Remote
+    // What the jobs run (see `SyncContext+Jobs.swift`), and the restore and revocation state they keep.
     nonisolated let pusher: Pusher
     nonisolated let puller: Puller
     nonisolated let verifier: Verifier

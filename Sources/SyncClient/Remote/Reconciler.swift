@@ -3,8 +3,8 @@ import GRDB
 import Storage
 import SyncProtocol
 
-/// Reconciles the store with a service that went back in time: restored from a backup, it answers with a new ``ServiceEpoch``
-/// (`X-TodoSync-Epoch`). Its rows may be older than this store's, and rows this store synced may be
+/// Reconciles the store with a service that went back in time: restored from a backup, it answers
+/// with a new ``ServiceEpoch`` (`X-TodoSync-Epoch`). Its rows may be older than this store's, and rows this store synced may be
 /// gone from it, while every delta token points past its newest row. Before the next push or pull,
 /// the store reconciles:
 ///
@@ -15,8 +15,8 @@ import SyncProtocol
 ///    of becomes a conflict of the local values against the restored ones
 ///    (``OperationErrorKind/restoredOlder``) — both decided like any other (``RestoreRule``);
 /// 4. rows the service changed since, or that are new here, are taken in as a pull takes them;
-/// 5. nothing is deleted silently. The history records the event per table, and ``restoreNotice()``
-///    tells the dashboard's banner.
+/// 5. nothing is deleted silently. The history records the event per table, and
+///    ``SyncContext/restoreNotice()`` tells the dashboard's banner.
 ///
 /// A service that sends no epoch (the official servers, an older todosync) is synced as before.
 struct Reconciler: Sendable {

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import SyncProtocol
 
-/// What a store does when the service's admin revoked its access (``AccessRevocation``, read from the 401 every
-/// request then gets). At that contact — a push, a pull, a sync, by hand or automatic — it:
+/// What a store does when the service's admin revoked its access (``AccessRevocation``, read from
+/// the 401 every request then gets). At that contact — a push, a pull, a sync, by hand or automatic — it:
 ///
 /// 1. saves ``RevokedAccess`` (phase ``RevokedAccess/Phase/depositing``): from then on local changes
 ///    are refused (``SyncError/readOnly(_:)``);
