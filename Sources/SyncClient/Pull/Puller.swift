@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import Storage
 import SyncProtocol
 
 /// Runs the pull job of one table: finds the remote ready, reads the pages from the saved delta

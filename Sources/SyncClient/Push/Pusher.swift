@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import SyncProtocol
 
 /// Runs the pushes of a context: the push job (the queue in order, several operations on the wire
