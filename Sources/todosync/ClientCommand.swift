@@ -178,16 +178,14 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
-extension SyncContext {
-    /// "3 changes pending" for summaries.
-    nonisolated func pendingSummary() -> String {
-        guard let status = try? status() else { return "" }
-        var text = "\(status.pending) change\(status.pending == 1 ? "" : "s") pending"
-        if status.conflicts > 0 { text += ", \(status.conflicts) conflict\(status.conflicts == 1 ? "" : "s")" }
-        if status.failed > 0 { text += ", \(status.failed) failed" }
-        if status.held > 0 { text += ", \(status.held) held" }
-        return text
-    }
+/// "3 changes pending" for summaries: `context`'s queue, its conflicts, failed and held changes.
+func pendingSummary(of context: SyncContext) -> String {
+    guard let status = try? context.status() else { return "" }
+    var text = "\(status.pending) change\(status.pending == 1 ? "" : "s") pending"
+    if status.conflicts > 0 { text += ", \(status.conflicts) conflict\(status.conflicts == 1 ? "" : "s")" }
+    if status.failed > 0 { text += ", \(status.failed) failed" }
+    if status.held > 0 { text += ", \(status.held) held" }
+    return text
 }
 
 /// One line for an item: `id  [x] text`.

@@ -116,7 +116,7 @@ struct ClientResolve: AsyncParsableCommand {
             case (.cancel, _): summary = "#\(operation) is pending again"
             }
             options.output(
-                summary + " — \(context.pendingSummary())",
+                summary + " — \(pendingSummary(of: context))",
                 json: [
                     "operation": "\(operation)", "resolution": choice.rawValue, "outcome": outcome?.rawValue ?? "",
                 ])

@@ -43,7 +43,7 @@ struct ClientAdd: AsyncParsableCommand {
             if (try? context.description(of: options.table)) == nil { try await context.describe(options.table) }
             let stored = try await context.table(options.table).insert(item)
             options.output(
-                "Added \(stored["id"]?.stringValue ?? "") locally — \(context.pendingSummary())", json: stored)
+                "Added \(stored["id"]?.stringValue ?? "") locally — \(pendingSummary(of: context))", json: stored)
         }
     }
 
@@ -64,7 +64,7 @@ struct ClientAdd: AsyncParsableCommand {
             try TableDescription.checkName(options.table)
             if (try? context.description(of: options.table)) == nil { try await context.describe(options.table) }
             let stored = try await context.table(options.table).insert(items)
-            options.output("Added \(stored.count) locally — \(context.pendingSummary())", json: stored)
+            options.output("Added \(stored.count) locally — \(pendingSummary(of: context))", json: stored)
         }
     }
 }
@@ -98,7 +98,7 @@ struct ClientEdit: AsyncParsableCommand {
             let table = context.table(options.table)
             guard try table.item(id: id) != nil else { throw SyncError.itemNotFound(table: options.table, id: id) }
             let stored = try await table.update(item)
-            options.output("Saved \(id) locally — \(context.pendingSummary())", json: stored)
+            options.output("Saved \(id) locally — \(pendingSummary(of: context))", json: stored)
         }
     }
 }
@@ -114,7 +114,7 @@ struct ClientDelete: AsyncParsableCommand {
         try await options.run { context in
             _ = try context.description(of: options.table)
             try await context.table(options.table).delete(id: id)
-            options.output("Deleted \(id) locally — \(context.pendingSummary())", json: ["deleted": id])
+            options.output("Deleted \(id) locally — \(pendingSummary(of: context))", json: ["deleted": id])
         }
     }
 }
@@ -143,7 +143,7 @@ struct ClientList: AsyncParsableCommand {
                 }
                 print(line)
             }
-            print("\(items.count) item\(items.count == 1 ? "" : "s"); \(context.pendingSummary())")
+            print("\(items.count) item\(items.count == 1 ? "" : "s"); \(pendingSummary(of: context))")
         }
     }
 }

@@ -126,7 +126,7 @@ struct ClientOverturn: AsyncParsableCommand {
                 default: "Overturn of \(entry): \(outcome.rawValue)"
                 }
             options.output(
-                summary + " — \(context.pendingSummary())", json: ["entry": entry, "outcome": outcome.rawValue])
+                summary + " — \(pendingSummary(of: context))", json: ["entry": entry, "outcome": outcome.rawValue])
             if outcome != .pushed { throw ExitCode.failure }
         }
     }
@@ -145,7 +145,7 @@ struct ClientUndo: AsyncParsableCommand {
             let undo = try await context.journal.undo(batch: batch)
             let pushed = undo.overturned.values.filter { $0 == .pushed }.count
             options.output(
-                "Undid \(pushed) of \(undo.overturned.count) decisions — \(context.pendingSummary())",
+                "Undid \(pushed) of \(undo.overturned.count) decisions — \(pendingSummary(of: context))",
                 json: ["batch": batch, "overturned": String(pushed), "entries": String(undo.overturned.count)])
         }
     }

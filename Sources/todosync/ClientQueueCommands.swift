@@ -35,7 +35,7 @@ extension ClientSubcommandOptions {
             let changed = try await context.operations.perform(action, on: operation, reason: reason)
             let now = try context.operations.operation(operation)
             output(
-                summary(changed) + " — \(context.pendingSummary())",
+                summary(changed) + " — \(pendingSummary(of: context))",
                 json: QueueActionOutput(operation, action, outcome: changed ? "done" : "unchanged", now: now))
         }
     }
@@ -107,7 +107,7 @@ struct ClientRetry: AsyncParsableCommand {
             case .skipped: summary = "#\(operation) was not sent by this push"
             }
             options.output(
-                summary + " — \(context.pendingSummary())",
+                summary + " — \(pendingSummary(of: context))",
                 json: QueueActionOutput(operation, .retry, outcome: outcome.rawValue, now: now))
         }
     }
@@ -138,7 +138,7 @@ struct ClientQueue: AsyncParsableCommand {
                 if let message = operation.message { line += "\n    last answer: \(message)" }
                 print(line)
             }
-            print("\(operations.count) queued — \(context.pendingSummary())")
+            print("\(operations.count) queued — \(pendingSummary(of: context))")
         }
     }
 }

@@ -35,7 +35,7 @@ struct ClientTokens: AsyncParsableCommand {
                     before.isEmpty
                         ? "No token of \(options.table)\(queryId.map { " for query id \($0)" } ?? "") to reset."
                         : "Reset \(names.joined(separator: ", ")): the next pull reads every row again; "
-                            + context.pendingSummary(),
+                            + pendingSummary(of: context),
                     json: ["reset": names])
                 return
             }

@@ -88,7 +88,7 @@ import Testing
             // Retry waits for a held change to be released.
             _ = try await context.table("todoitem").insert(["text": "waiting", "complete": false])
             let pendingId = try #require(try context.operations.all().first?.id)
-            try await context.hold(pendingId)
+            try await context.operations.hold(pendingId)
             #expect(try await harness.submit("/operations/\(pendingId)/retry", [:]).status == 409)
             await gateway.stop()
         }

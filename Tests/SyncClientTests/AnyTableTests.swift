@@ -183,7 +183,7 @@ struct AnyTableTests {
                 Data(("[" + items.joined(separator: ",") + "]").utf8))
             try await context.write { db in
                 let (table, laid) = try context.store.widen(db, "orders", forPulled: rows.rows)
-                _ = try SyncContext.apply(laid, to: table, keeping: [], in: db)
+                _ = try PageWriter.apply(laid, to: table, keeping: [], in: db)
             }
         }
         // Pulled rows wait past the mark; a local edit brings a flag column (and catches up a few

@@ -58,9 +58,9 @@ struct AtomicJournalTests {
             #expect(try context.operations.of(table: "todoitem", itemId: item).isEmpty)
             #expect(try heldDecisions(context) == 0)
         }
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         try check(.useServer, item: "i0", text: "server 0")
-        #expect(try await context.useClient(2) == .pushed)
+        #expect(try await context.conflicts.useClient(2) == .pushed)
         try check(.useClient, item: "i1", text: "client 1")
         #expect(try await context.conflicts.resolve(3, picking: ["text": .base]) == .pushed)
         try check(.pick, item: "i2", text: "base 2")
@@ -88,7 +88,7 @@ struct AtomicJournalTests {
     @Test func anOutcomeThatCannotBeStoredLeavesNoEntryAndTheNextPushStoresBoth() async throws {
         let context = try await conflicts(1)
         try refuseJournalWrites(context, true)
-        await #expect(throws: SyncError.self) { try await context.useClient(1) }
+        await #expect(throws: SyncError.self) { try await context.conflicts.useClient(1) }
         #expect(try context.journal.count() == 0, "no entry without its outcome")
         let onService = try #require(try await service.rest.get("todoitem", "i0"))
         #expect(onService.text == "client 0", "the service took it")
@@ -109,7 +109,7 @@ struct AtomicJournalTests {
         let proxy = try await service.proxy()
         let context = try await conflicts(1, remote: proxy.endpoint)
         proxy.setPlan(.always(.refuse))
-        await #expect(throws: SyncError.self) { try await context.useClient(1) }
+        await #expect(throws: SyncError.self) { try await context.conflicts.useClient(1) }
         #expect(try heldDecisions(context) == 1 && context.journal.count() == 0)
         try await context.close()
 
@@ -127,7 +127,7 @@ struct AtomicJournalTests {
         let proxy = try await service.proxy()
         let context = try await conflicts(1, remote: proxy.endpoint)
         proxy.setPlan(.always(.refuse))
-        await #expect(throws: SyncError.self) { try await context.useClient(1) }
+        await #expect(throws: SyncError.self) { try await context.conflicts.useClient(1) }
         try await context.close()
         try storeHeldDecisionsAsJSON(at: context.path)
 
@@ -177,7 +177,7 @@ struct AtomicJournalTests {
         let context = try await conflicts(1)
         // The Use Client is sent over the version the conflict saw; the service moves first.
         _ = try await service.rest.patch("i0", ["text": "server again"])
-        #expect(try await context.useClient(1) == .conflict)
+        #expect(try await context.conflicts.useClient(1) == .conflict)
         #expect(try heldDecisions(context) == 0)
         #expect(try context.journal.count() == 0)
     }

@@ -31,7 +31,7 @@ struct ConflictJournalTests {
 
     @Test func theJournalSurvivesARestart() async throws {
         let context = try await conflicts(1)
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let id = try #require(try context.journal.entries().entries.first?.id)
         try await context.close()
         let reopened = try SyncContext.temporary(in: folder, remote: service.endpoint)
@@ -44,7 +44,7 @@ struct ConflictJournalTests {
         let context = try await conflicts(5)
         #expect(try context.retention(of: .journal) == 10_000)
         try await context.setRetention(of: .journal, to: 3)
-        for id in Int64(1)...5 { try await context.useServer(id) }
+        for id in Int64(1)...5 { try await context.conflicts.useServer(id) }
         let items = try context.journal.entries().entries.map(\.itemId)
         #expect(items == ["i4", "i3", "i2"])
         #expect(try context.journal.count() == 3)
@@ -52,8 +52,8 @@ struct ConflictJournalTests {
 
     @Test func pagesAreNewestFirstAndFiltersNarrowThem() async throws {
         let context = try await conflicts(5)
-        for id in Int64(1)...3 { try await context.useServer(id) }
-        for id in Int64(4)...5 { #expect(try await context.useClient(id) == .pushed) }
+        for id in Int64(1)...3 { try await context.conflicts.useServer(id) }
+        for id in Int64(4)...5 { #expect(try await context.conflicts.useClient(id) == .pushed) }
         let first = try context.journal.entries(JournalQuery(limit: 2))
         #expect(first.entries.map(\.itemId) == ["i4", "i3"])
         let second = try context.journal.entries(JournalQuery(before: first.next, limit: 2))
@@ -67,7 +67,7 @@ struct ConflictJournalTests {
 
     @Test func overturningAPersonsUseServerPushesTheLosingValues() async throws {
         let context = try await conflicts(1)
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let entry = try #require(try context.journal.entries().entries.first)
         #expect(try await context.journal.overturn(entry.id) == .pushed)
         #expect(try await service.rest.get("todoitem", "i0")?.text == "client 0")
@@ -94,7 +94,7 @@ struct ConflictJournalTests {
 
     @Test func overturnAfterTheServiceMovedIsANewConflictNotAnOverwrite() async throws {
         let context = try await conflicts(1)
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let entry = try #require(try context.journal.entries().entries.first)
         _ = try await service.rest.patch("i0", ["text": "server again"])
         #expect(try await context.journal.overturn(entry.id) == .conflict)
@@ -108,7 +108,7 @@ struct ConflictJournalTests {
 
     @Test func overturnIsRefusedWhileTheItemHasANewerLocalChange() async throws {
         let context = try await conflicts(1)
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let entry = try #require(try context.journal.entries().entries.first)
         try await context.table("todoitem").update(["id": "i0", "text": "newer"])
         await #expect(throws: ConflictDecisionError.newerLocalChange(entry: entry.id, itemId: "i0")) {

@@ -115,7 +115,7 @@ struct ConflictTests {
     @Test func useClientPushesTheLocalValuesOverTheServersVersion() async throws {
         let context = try await conflictedUpdate()
         _ = try await context.push()
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         #expect(try context.operations.all().isEmpty)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "client")
@@ -137,19 +137,19 @@ struct ConflictTests {
         let context = try await conflictedUpdate(remote: proxy.endpoint)
         _ = try await context.push()
         armed.arm()
-        #expect(try await context.useClient(1) == .conflict)
+        #expect(try await context.conflicts.useClient(1) == .conflict)
         let conflict = try #require(try context.conflicts.conflict(1))
         #expect(conflict.serverItem?.text == "server again")
         #expect(conflict.base?.text == "server")
         #expect(conflict.clientItem?.text == "client")
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         #expect(try await service.rest.get("todoitem", "a")?.text == "client")
     }
 
     @Test func useServerTakesTheServersVersionAndDropsTheOperation() async throws {
         let context = try await conflictedUpdate()
         _ = try await context.push()
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         #expect(try context.operations.all().isEmpty)
         let row = try #require(try context.table("todoitem").item(id: "a"))
         #expect(row.text == "server")
@@ -165,7 +165,7 @@ struct ConflictTests {
 
     @Test func useClientForAnItemDeletedOnTheServerRecreatesIt() async throws {
         let context = try await updateOfAnItemDeletedOnTheServer()
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         let server = try #require(try await service.rest.get("todoitem", "a"))
         #expect(server.text == "client")
         #expect(try context.operations.all().isEmpty)
@@ -176,7 +176,7 @@ struct ConflictTests {
         try await service.rest.insert(["id": "a", "text": "theirs"])
         try await context.table("todoitem").insert(["id": "a", "text": "mine"])
         _ = try await context.push()
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         #expect(try await service.rest.get("todoitem", "a")?.text == "mine")
     }
 

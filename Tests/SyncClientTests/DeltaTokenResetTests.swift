@@ -53,7 +53,7 @@ struct DeltaTokenResetTests {
         try await todo.update(["id": "row-000001", "text": "mine 1"])
         try await todo.update(["id": "row-000002", "text": "mine 2"])
         #expect(try await context.push().conflicts == [1, 2])
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         try await todo.update(["id": "row-000003", "text": "queued"])
         let queue = try queueShape(context)
 
@@ -67,7 +67,7 @@ struct DeltaTokenResetTests {
         #expect(try queueShape(context) == ["update row-000002 conflict"])
         #expect(try todo.item(id: "row-000002")?.text == "mine 2", "a conflicted row keeps its local values")
         #expect(try context.journal.entries().entries.count == 1)
-        try await context.useServer(2)
+        try await context.conflicts.useServer(2)
         _ = try await todo.pull(queryId: "all")
         #expect(try await context.verify("todoitem").differences.isEmpty)
     }

@@ -18,8 +18,8 @@ struct HoldOperationTests {
         try await todo.insert(["id": "a", "text": "held back"])
         try await todo.insert(["id": "b", "text": "goes"])
 
-        #expect(try await context.hold(1, reason: "waiting for the review"))
-        #expect(try await context.hold(1) == false)
+        #expect(try await context.operations.hold(1, reason: "waiting for the review"))
+        #expect(try await context.operations.hold(1) == false)
         let status = try context.status()
         #expect(status.held == 1 && status.pending == 1 && status.operations == 2)
         #expect(try context.operations.countsByTable()["todoitem"] == TableQueueCounts(waiting: 1, held: 1))
@@ -34,8 +34,8 @@ struct HoldOperationTests {
         #expect(held.state == .pending && held.attempts == 0)
         #expect(held.hold?.reason == "waiting for the review")
 
-        #expect(try await context.release(1))
-        #expect(try await context.release(1) == false)
+        #expect(try await context.operations.release(1))
+        #expect(try await context.operations.release(1) == false)
         #expect(try await context.push().pushed == [1])
         #expect(try await service.rest.get("todoitem", "a")?.text == "held back")
         let kinds = try context.table("todoitem").history(id: "a").events.map(\.kind)
@@ -46,7 +46,7 @@ struct HoldOperationTests {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         let todo = context.table("todoitem")
         try await todo.insert(["id": "a", "text": "one"])
-        try await context.hold(1, reason: "not yet")
+        try await context.operations.hold(1, reason: "not yet")
         try await todo.update(["id": "a", "text": "two"])
 
         #expect(try queueShape(context) == ["insert a pending"])
@@ -75,16 +75,18 @@ struct HoldOperationTests {
                     attempts: 0, queuedAt: Date(), lastAttemptAt: nil, lastStatus: nil, message: nil))
         }
         try await todo.insert(["id": "b", "text": "other"])
-        try await context.hold(1)
+        try await context.operations.hold(1)
 
         let sendable = try context.read { db in try context.queue.sendable(db).map(\.id) }
         #expect(sendable == [3])
         #expect(try await context.push().pushed == [3])
         #expect(try context.operations.all().map(\.id) == [1, 2])
         #expect(try context.operations.operation(2)?.attempts == 0)
-        await #expect(throws: SyncError.operationWaitsBehind(2, earlier: 1)) { try await context.prepareRetry(2) }
+        await #expect(throws: SyncError.operationWaitsBehind(2, earlier: 1)) {
+            try await context.operations.prepareRetry(2)
+        }
 
-        try await context.release(1)
+        try await context.operations.release(1)
         #expect(try await context.push().pushed == [1, 2])
         #expect(try await service.rest.get("todoitem", "a")?.text == "one")
     }
@@ -115,19 +117,19 @@ struct HoldOperationTests {
     @Test func retryOfAHeldOperationIsRefusedUntilReleased() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         try await context.table("todoitem").insert(["id": "a", "text": "one"])
-        try await context.hold(1)
-        await #expect(throws: SyncError.operationHeld(1)) { try await context.prepareRetry(1) }
+        try await context.operations.hold(1)
+        await #expect(throws: SyncError.operationHeld(1)) { try await context.operations.prepareRetry(1) }
         let results = try await context.operations.perform(.retry, on: [1, 99])
         #expect(results.map(\.outcome) == [.refused, .refused])
         #expect(results[1].message?.contains("No queued operation #99") == true)
         #expect(try await context.operations.perform(.release, on: [1]).map(\.outcome) == [.done])
-        #expect(try await context.prepareRetry(1).state == .pending)
+        #expect(try await context.operations.prepareRetry(1).state == .pending)
     }
 
     @Test func aHeldOperationIsAQueuedChangeForPurge() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         try await context.table("todoitem").insert(["id": "a", "text": "one"])
-        try await context.hold(1)
+        try await context.operations.hold(1)
         await #expect(throws: SyncError.pendingOperations(table: "todoitem", count: 1)) {
             try await context.table("todoitem").purge()
         }
@@ -136,10 +138,12 @@ struct HoldOperationTests {
     @Test func aHoldReasonIsTrimmedAndLimited() async throws {
         let context = try SyncContext.temporary(in: TemporaryFolder())
         try await context.table("todoitem").insert(["id": "a", "text": "one"])
-        await #expect(throws: SyncError.self) { try await context.hold(1, reason: String(repeating: "x", count: 501)) }
-        await #expect(throws: SyncError.self) { try await context.hold(1, reason: "bell\u{7}") }
+        await #expect(throws: SyncError.self) {
+            try await context.operations.hold(1, reason: String(repeating: "x", count: 501))
+        }
+        await #expect(throws: SyncError.self) { try await context.operations.hold(1, reason: "bell\u{7}") }
         #expect(try context.operations.operation(1)?.isHeld == false)
-        try await context.hold(1, reason: "  ")
+        try await context.operations.hold(1, reason: "  ")
         #expect(try context.operations.operation(1)?.hold?.reason == nil)
     }
 }

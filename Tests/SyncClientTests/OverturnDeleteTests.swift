@@ -47,7 +47,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningAcceptTheDeleteRecreatesTheItemWithTheLocalValues() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let accepted = try newestEntry(context)
         #expect(accepted.result == nil && accepted.losingValues?.text == "oat milk")
         #expect(try context.table("todoitem").item(id: "a") == nil)
@@ -66,7 +66,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningDeleteItAnywayBringsBackTheServersVersion() async throws {
         let context = try await clientDeletedWhatTheServerEdited()
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         #expect(try await service.rest.get("todoitem", "a") == nil)
         let deleted = try newestEntry(context)
         #expect(deleted.result == nil && deleted.losingValues?.text == "soy milk")
@@ -79,7 +79,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningRestoreItWithYourValuesDeletesItAgain() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         #expect(try await service.rest.get("todoitem", "a")?.text == "oat milk")
         let restored = try newestEntry(context)
         #expect(restored.losingValues == nil)
@@ -94,7 +94,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningKeepTheServersVersionDeletesIt() async throws {
         let context = try await clientDeletedWhatTheServerEdited()
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         #expect(try context.table("todoitem").item(id: "a")?.text == "soy milk")
         let kept = try newestEntry(context)
 
@@ -105,7 +105,7 @@ struct OverturnDeleteTests {
 
     @Test func overturningTheOverturnDeletesTheRecreatedItemAgain() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         #expect(try await context.journal.overturn(try newestEntry(context).id) == .pushed)
         #expect(try await context.journal.overturn(try newestEntry(context).id) == .pushed)
         #expect(try await service.rest.get("todoitem", "a") == nil)
@@ -114,7 +114,7 @@ struct OverturnDeleteTests {
 
     @Test func recreatingAnItemThatCameBackMeanwhileIsANewConflict() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let accepted = try newestEntry(context)
         // Another device brings the todo back and changes it.
         #expect(try await service.rest.send(.post, "/tables/todoitem/a").status == 201)
@@ -129,7 +129,7 @@ struct OverturnDeleteTests {
 
     @Test func deletingAnItemThatChangedMeanwhileIsANewConflict() async throws {
         let context = try await serverDeletedWhatWasEdited()
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         let restored = try newestEntry(context)
         _ = try await service.rest.patch("a", ["text": "changed again"])
 

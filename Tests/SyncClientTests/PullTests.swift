@@ -28,7 +28,7 @@ struct PullTests {
             ]
         let rows = try context.store.layouts["todoitem"]!.decode(Data(("[" + items.joined(separator: ",") + "]").utf8))
             .rows
-        let counts = try await context.write { db in try SyncContext.apply(rows, to: table, keeping: ["mine"], in: db) }
+        let counts = try await context.write { db in try PageWriter.apply(rows, to: table, keeping: ["mine"], in: db) }
         #expect(counts.written == 403 && counts.deleted == 2 && counts.skipped == 1)
         let todo = context.table("todoitem")
         #expect(try todo.item(id: "twice")?.text == "second")

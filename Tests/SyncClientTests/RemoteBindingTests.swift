@@ -184,7 +184,7 @@ struct RemoteBindingTests {
         #expect(conflict.clientItem?.text == "edited here")
         #expect(conflict.error.message.contains("already exists on the service"))
         // Use Client sends the values over B's version.
-        _ = try await context.useClient(conflict.operation.id)
+        _ = try await context.conflicts.useClient(conflict.operation.id)
         #expect(try await b.rest.get("todoitem", "a-000001")?.text == "edited here")
         #expect(try context.operations.all().isEmpty)
     }

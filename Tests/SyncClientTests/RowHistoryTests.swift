@@ -78,7 +78,7 @@ struct RowHistoryTests {
         #expect(waiting.explanation.contains("met a newer copy on the service"))
         #expect(waiting.explanation.contains("(HTTP 412)") && waiting.explanation.contains("conflict page"))
 
-        #expect(try await context.useClient(1) == .pushed)
+        #expect(try await context.conflicts.useClient(1) == .pushed)
         let history = try context.table("todoitem").history(id: "i0")
         #expect(history.events.map(\.kind) == [.pulled, .localUpdate, .conflict, .pushed, .decided])
         #expect(history.events[4].journalEntry?.decision == .useClient)
@@ -90,7 +90,7 @@ struct RowHistoryTests {
         let context = try context()
         try await service.changeOnBothSides(1, pulledBy: context)
         _ = try await context.push()
-        try await context.useServer(1)
+        try await context.conflicts.useServer(1)
         let first = try #require(try context.journal.entries().entries.first)
         #expect(try await context.journal.overturn(first.id) == .pushed)
 

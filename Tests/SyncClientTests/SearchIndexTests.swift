@@ -41,7 +41,7 @@ struct SearchIndexTests {
         let index = try #require(context.store.listIndexes["todoitem"])
         let rows = try pulledRows(context, ["p1": "black Tea", "p2": "coffee", "p3": "TEAPOT"])
         let (inside, mark) = try await context.write { db in
-            _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
+            _ = try PageWriter.apply(rows, to: table, keeping: [], in: db)
             let page = try ListReader(queue: context.queue, table: table, request: ListRequest(search: "tea")).read(db)
             return (page, try index.mark(db))
         }
@@ -65,11 +65,11 @@ struct SearchIndexTests {
         let table = try context.store.description(of: "todoitem")
         let index = try #require(context.store.listIndexes["todoitem"])
         try await context.write { db in
-            _ = try SyncContext.apply(
+            _ = try PageWriter.apply(
                 try pulledRows(context, ["a": "apple pie", "b": "banana bread", "c": "cherry cake"]), to: table,
                 keeping: [], in: db)
             // Changed and deleted before the index caught up: the triggers leave them alone.
-            _ = try SyncContext.apply(try pulledRows(context, ["a": "apricot jam"]), to: table, keeping: [], in: db)
+            _ = try PageWriter.apply(try pulledRows(context, ["a": "apricot jam"]), to: table, keeping: [], in: db)
             try db.execute(sql: "DELETE FROM todoitem WHERE id = 'c'")
             try index.catchUp(db, limit: 2)
         }
@@ -172,7 +172,7 @@ struct SearchIndexTests {
         try await context.write { db in
             var rows = try pulledRows(context, ["p1": "one", "p2": "two", "p3": "three"])
             rows[0].values[7] = 1.databaseValue
-            _ = try SyncContext.apply(rows, to: table, keeping: [], in: db)
+            _ = try PageWriter.apply(rows, to: table, keeping: [], in: db)
         }
         // Pulled rows are past the mark, not counted yet: counts add them.
         #expect(try context.read { db in try index.mark(db) } == 1)
@@ -218,7 +218,7 @@ struct SearchIndexTests {
         let count = 2 * ListIndexer.chunk + 100
         let texts = Dictionary(uniqueKeysWithValues: (0..<count).map { ("r\($0)", "item number \($0)") })
         try await context.write { db in
-            _ = try SyncContext.apply(try pulledRows(context, texts), to: table, keeping: [], in: db)
+            _ = try PageWriter.apply(try pulledRows(context, texts), to: table, keeping: [], in: db)
         }
         context.store.listIndexer.catchUp(index, in: context.store.pool)
         await context.listIndexesCaughtUp()

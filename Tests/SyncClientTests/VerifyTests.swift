@@ -103,10 +103,10 @@ struct VerifyTests {
                 "row-000006": .pendingChange,
             ])
         #expect(report.differences.first { $0.id == "row-000005" }?.kind == .deletedOnService)
-        _ = try await context.useServer(try #require(try context.conflicts.all().first).id)
+        _ = try await context.conflicts.useServer(try #require(try context.conflicts.all().first).id)
         _ = try await context.table("todoitem").pull(queryId: "all")
         #expect(try context.conflicts.all().count == 1, "row-000006's pushed edit met the change there")
-        _ = try await context.useServer(try #require(try context.conflicts.all().first).id)
+        _ = try await context.conflicts.useServer(try #require(try context.conflicts.all().first).id)
         #expect(try await context.verify("todoitem").differences.isEmpty, "a sync settles every difference")
     }
 

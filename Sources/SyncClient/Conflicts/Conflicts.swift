@@ -5,18 +5,23 @@ import SyncProtocol
 /// Use Server, Cancel, a per-field pick, bulk decisions, and each table's conflict policy (see
 /// ``SyncContext/conflicts``).
 public struct Conflicts: Sendable {
-    let context: SyncContext
+    let settlement: ConflictSettlement
+    /// Pushes Use Client and a per-field pick at once.
+    let pusher: Pusher
+    let jobs: JobSlot
 
     /// Every conflicted operation in push order, with base, client and server values.
     public func all() throws(SyncError) -> [SyncConflict] {
-        try context.read { [context] db in
-            try context.queue.all(db, in: .conflict).compactMap { operation in try context.conflict(db, operation) }
+        try settlement.store.read { [settlement] db in
+            try settlement.queue.all(db, in: .conflict).compactMap { operation in
+                try settlement.conflict(db, operation)
+            }
         }
     }
 
     /// The conflict of one operation; nil when it is not in conflict.
     public func conflict(_ operationId: Int64) throws(SyncError) -> SyncConflict? {
-        try context.conflict(operationId)
+        try settlement.conflict(operationId)
     }
 
     /// Applies a choice to a conflicted operation; Use Client pushes it at once and says how it went
@@ -24,12 +29,12 @@ public struct Conflicts: Sendable {
     @discardableResult
     public func resolve(_ operationId: Int64, with resolution: ConflictResolution) async throws -> OperationOutcome? {
         switch resolution {
-        case .useClient: return try await context.useClient(operationId)
+        case .useClient: return try await useClient(operationId)
         case .useServer:
-            try await context.useServer(operationId)
+            try await useServer(operationId)
             return nil
         case .cancel:
-            try await context.queue.cancel(operationId)
+            try await settlement.queue.cancel(operationId)
             return nil
         }
     }
@@ -45,9 +50,9 @@ public struct Conflicts: Sendable {
             guard try conflict(id) != nil else { continue }
             switch resolution {
             case .useClient:
-                outcomes[id] = try await context.useClient(id, batch: batch)
+                outcomes[id] = try await useClient(id, batch: batch)
             case .useServer, .cancel:
-                try await context.useServer(id, batch: batch)
+                try await useServer(id, batch: batch)
                 outcomes[id] = .resolvedByServer
             }
         }
@@ -60,8 +65,8 @@ public struct Conflicts: Sendable {
     /// - Throws: ``ConflictDecisionError`` when a colliding field has no pick, a pick names no field,
     ///   or one side deleted the item (then choose Use Client or Use Server).
     public func resolve(_ operationId: Int64, picking picks: [String: ConflictSide]) async throws -> OperationOutcome {
-        let result = try context.pickPreview(operationId, picking: picks, requireAll: true)
-        return try await context.runDecision(
+        let result = try settlement.pickPreview(operationId, picking: picks, requireAll: true)
+        return try await runDecision(
             operationId, PendingDecision(decision: .pick, decidedBy: .person, values: result))
     }
 
@@ -92,35 +97,56 @@ public struct Conflicts: Sendable {
     public func pickPreview(
         _ operationId: Int64, picking picks: [String: ConflictSide], requireAll: Bool = false
     ) throws -> Item {
-        try context.pickPreview(operationId, picking: picks, requireAll: requireAll)
+        try settlement.pickPreview(operationId, picking: picks, requireAll: requireAll)
     }
 
     /// The three-way merge of a conflict's fields.
-    public func merge(of conflict: SyncConflict) -> MergeOutcome { context.merge(of: conflict) }
+    public func merge(of conflict: SyncConflict) -> MergeOutcome { settlement.merge(of: conflict) }
 
     /// Each field of a conflict: base, client and server values, and how they changed.
-    public func fieldMerges(of conflict: SyncConflict) -> [FieldMerge] { context.fieldMerges(of: conflict) }
+    public func fieldMerges(of conflict: SyncConflict) -> [FieldMerge] { settlement.fieldMerges(of: conflict) }
 
     /// The conflict policy of `table`: the one saved in the store, else the context's default.
-    public func policy(for table: String) throws(SyncError) -> ConflictPolicy { try context.conflictPolicy(for: table) }
+    public func policy(for table: String) throws(SyncError) -> ConflictPolicy {
+        try settlement.conflictPolicy(for: table)
+    }
 
     /// Saves the conflict policy of `table` for the following pushes.
     public func setPolicy(_ policy: ConflictPolicy, for table: String) async throws(SyncError) {
-        _ = try context.description(of: table)
-        try await context.write { [store = context.store] db in
-            try store.setConfig(db, SyncContext.policyKey(table), policy.rawValue)
+        let store = settlement.store
+        _ = try store.description(of: table)
+        try await store.asyncWrite { db in
+            try store.setConfig(db, ConflictSettlement.policyKey(table), policy.rawValue)
         }
     }
 
     /// The policy of every described table, by table name.
     public func policies() throws(SyncError) -> [String: ConflictPolicy] {
         var policies: [String: ConflictPolicy] = [:]
-        for table in context.tables { policies[table.name] = try context.conflictPolicy(for: table.name) }
+        for table in settlement.store.tables.keys { policies[table] = try settlement.conflictPolicy(for: table) }
         return policies
     }
-}
 
-extension SyncContext {
-    /// The conflicts waiting for a decision, and how to decide them.
-    public nonisolated var conflicts: Conflicts { Conflicts(context: self) }
+    /// Use Client: keeps the local values, adopts the server's version and pushes this operation now
+    /// through the push driver. An insert that hit an existing id becomes an update; an update of an
+    /// item the server deleted re-creates it. If the server changed again meanwhile, the result is a
+    /// new conflict. When the service accepts it, the outcome goes to the journal.
+    func useClient(_ operationId: Int64, batch: String? = nil) async throws -> OperationOutcome {
+        try await runDecision(operationId, PendingDecision(decision: .useClient, decidedBy: .person, batch: batch))
+    }
+
+    /// Use Server (see ``ConflictSettlement/useServer(_:decidedBy:decision:batch:)``), by a person.
+    func useServer(_ operationId: Int64, batch: String? = nil) async throws(SyncError) {
+        try await settlement.useServer(operationId, batch: batch)
+    }
+
+    /// Pushes a decision that sends local values (Use Client, a per-field pick) as one Use Client job,
+    /// and journals it when the service accepts it.
+    private func runDecision(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
+        let outcome = try await jobs.run(.useClient(operationId: operationId)) { [pusher] in
+            .decided(try await pusher.pushDecision(operationId, decision))
+        }
+        guard case .decided(let decided) = outcome else { preconditionFailure("a Use Client ends decided") }
+        return decided
+    }
 }

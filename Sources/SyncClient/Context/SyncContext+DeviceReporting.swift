@@ -19,12 +19,6 @@ extension SyncContext {
     /// (`POST /devices/{id}/bundle`).
     /// - Throws: ``SyncError`` when there is no remote or the service refuses it (the message says why).
     public func uploadSupportBundle(_ zip: Data) async throws(SyncError) {
-        guard let transport else { throw .noRemote }
-        // The installation id is a UUID: nothing in it needs escaping in a path.
-        let reply = try await transport.send(
-            .post, "/devices/\(installationID)/bundle", body: zip, contentType: "application/zip", for: .supportBundle)
-        guard (200..<300).contains(reply.status.code) else {
-            throw .badResponse("The service refused the support bundle (\(reply.status.code)).")
-        }
+        try await remote.uploadSupportBundle(zip)
     }
 }

@@ -1,4 +1,57 @@
 extension SyncContext {
+    /// Sends the queued operations in order: inserts (POST), updates (PATCH) and deletes (DELETE),
+    /// the last two with `If-Match`. Conflicts and refusals are recorded and push goes on.
+    ///
+    /// - Throws: ``SyncError/stopped(_:)`` when the server is unreachable, times out, fails (5xx),
+    ///   refuses access (401/403), offline mode is on or the push is cancelled (``cancel()``);
+    ///   ``SyncError/serviceFault(_:)`` when the service answers about another item. The queue is
+    ///   intact and retrying is safe. A second caller while a push runs shares its result.
+    public func push() async throws -> PushResult {
+        guard case .pushed(let result) = try await run(.push) else { preconditionFailure("a push ends pushed") }
+        return result
+    }
+
+    /// Brings the server's rows of `table` (matching `query`'s predicate) into the local table.
+    ///
+    /// Pushes first when the table has pending operations (a push job, then the pull job); never
+    /// overwrites rows that still have a queued change; removes rows the server deleted. With a
+    /// `queryId` the pull is incremental: it asks only for rows changed since the saved delta
+    /// token, which is saved with each page.
+    public func pull(
+        _ table: String, query: TableQuery? = nil, queryId: String? = nil, settings: PullSettings = PullSettings()
+    ) async throws -> PullResult {
+        if store.tables[table] == nil { try LocalStore.checkTableName(table) }
+        let waiting = try await store.asyncRead { [queue] db in try queue.sendableCount(db, table: table) }
+        let pushed = waiting > 0 ? try await push() : nil
+        guard
+            case .pulled(var result) = try await run(
+                .pull(table: table, query: query, queryId: queryId, settings: settings))
+        else { preconditionFailure("a pull ends pulled") }
+        result.pushed = pushed
+        return result
+    }
+
+    /// Compares the local table with the service, row by row (by id, version and `updatedAt`, the
+    /// service's deleted rows included, and for copies of the same version their values, column by
+    /// column, as the local table holds them), and lists each row that differs with its reason: a queued
+    /// change, a conflict, a change on the service after the last pull — or none, a silent
+    /// divergence. Reads only: the local store is never written.
+    ///
+    /// The service's rows are read in pages of `pageSize` ordered by id (the next one on the wire
+    /// while one is compared, as in a pull); each page is compared with the local rows of its ids,
+    /// and its ids are kept in a scratch file so that local rows the service does not have are found
+    /// by a second pass over the local table: memory stays flat in the number of rows. Runs as a job of its own (never beside a push or pull), shows progress
+    /// and stops on ``JobSlot/cancel()``.
+    ///
+    /// - Throws: ``SyncError/stopped(_:)`` as a pull does (unreachable, deadlines, offline,
+    ///   cancelled), ``SyncError/serviceFault(_:)`` when the service's paging is broken.
+    public func verify(_ table: String, pageSize: Int = 1000) async throws -> VerifyReport {
+        guard case .verified(let reports, _) = try await run(.verify(table: table, pageSize: pageSize)),
+            let report = reports.first
+        else { preconditionFailure("a verify of one table ends with its report") }
+        return report
+    }
+
     /// Starts `job` in the background now, unless a job runs: then `requester` joins that job instead
     /// and is named when it ends (``JobEvent/released(_:requesters:)``). Returns whether it started;
     /// its end reaches ``jobs``' observers. `automatic`: auto-sync starts it, not a person.
@@ -19,33 +72,33 @@ extension SyncContext {
         do {
             let outcome = try await performUnsettled(job)
             switch job {
-            case .pull, .sync: try await forgetRevokedAccess()
+            case .pull, .sync: try await revocation.forget()
             default: break
             }
             return outcome
-        } catch SyncError.stopped(.accessRevoked(let revocation)) {
-            try await settle(revocation)
-            throw SyncError.stopped(.accessRevoked(revocation))
+        } catch SyncError.stopped(.accessRevoked(let revoked)) {
+            try await revocation.settle(revoked)
+            throw SyncError.stopped(.accessRevoked(revoked))
         }
     }
 
     private func performUnsettled(_ job: SyncJob) async throws -> JobOutcome {
         switch job {
         case .push:
-            return .pushed(try await runPush())
+            return .pushed(try await pusher.run(window: pushWindow))
         case .pull(let table, let query, let queryId, let settings):
-            return .pulled(try await runPull(table, query: query, queryId: queryId, settings: settings))
+            return .pulled(try await puller.run(table, query: query, queryId: queryId, settings: settings))
         case .sync(let queryId, let pageSize):
             return .synced(try await runSync(queryId: queryId, settings: PullSettings(pageSize: pageSize)))
         case .verify(let table?, let pageSize):
-            return .verified([try await runVerify(table, pageSize: Self.verifyPageSize(pageSize))], stopped: nil)
+            return .verified([try await verifier.run(table, pageSize: Self.verifyPageSize(pageSize))], stopped: nil)
         case .verify(nil, let pageSize):
             return try await runVerify(syncedTables(), pageSize: Self.verifyPageSize(pageSize))
         case .useClient(let operationId):
             return .decided(
-                try await pushDecisionNow(operationId, PendingDecision(decision: .useClient, decidedBy: .person)))
+                try await pusher.pushDecision(operationId, PendingDecision(decision: .useClient, decidedBy: .person)))
         case .overturn(let entryId):
-            return .decided(try await runOverturn(entryId, batch: nil))
+            return .decided(try await journal.runOverturn(entryId, batch: nil))
         }
     }
 
@@ -54,14 +107,15 @@ extension SyncContext {
     private func runSync(queryId: String, settings: PullSettings) async throws -> SyncRunResult {
         var result = SyncRunResult()
         let tables = try syncedTables()
-        let waiting = try await store.asyncRead { [queue] db in
-            try tables.contains { try queue.sendableCount(db, table: $0) > 0 } || self.hasConflictsForTheirPolicy(db)
+        let waiting = try await store.asyncRead { [queue, settlement = pusher.settlement] db in
+            try tables.contains { try queue.sendableCount(db, table: $0) > 0 }
+                || settlement.hasConflictsForTheirPolicy(db)
         }
-        if waiting { result.pushed = try await runPush() }
+        if waiting { result.pushed = try await pusher.run(window: pushWindow) }
         for table in tables {
             do {
                 result.pulled.append(
-                    (table, try await runPull(table, query: nil, queryId: queryId, settings: settings)))
+                    (table, try await puller.run(table, query: nil, queryId: queryId, settings: settings)))
             } catch SyncError.serviceHasNoTable(let name) {
                 result.missingTables.append(name)
             }
@@ -74,7 +128,7 @@ extension SyncContext {
         var reports: [VerifyReport] = []
         for table in tables {
             do {
-                reports.append(try await runVerify(table, pageSize: pageSize))
+                reports.append(try await verifier.run(table, pageSize: pageSize))
             } catch let error as SyncError {
                 return .verified(reports, stopped: error)
             }

@@ -7,6 +7,10 @@ import SyncProtocol
 /// Local reads and writes never touch the network and never wait for a running sync. `push()`,
 /// `pull` and Use Client run one at a time: a second caller of the same job joins the running one.
 ///
+/// It is a lobby: each concern is a type of its own holding only the parts it needs (the store, the
+/// queue, the job slot, the monitor, the ``Remote``), and the context's methods forward to it. Its
+/// own state is the push window.
+///
 /// ```swift
 /// let context = try SyncContext(path: "todo.sqlite", configuration: .init(remoteURL: url))
 /// let todo = context.table("todoitem")
@@ -26,23 +30,18 @@ public actor SyncContext {
     /// when the service's admin asks (give the bundle's maker with
     /// ``DeviceReporting/onBundleRequest(_:)``).
     public nonisolated let reporting: DeviceReporting
-    /// The deadlines of every request (see ``SyncConfiguration/idleTimeout`` and ``SyncConfiguration/requestTimeout``).
-    nonisolated let deadlines: ExchangeDeadlines
-    /// The conflict policy of tables that have none saved (see ``conflictPolicy(for:)``).
+    /// The conflict policy of tables that have none saved (see ``Conflicts/policy(for:)``).
     public nonisolated let defaultConflictPolicy: ConflictPolicy
     /// How many operations push keeps on the wire at once (see ``SyncConfiguration/pushWindow``).
     public private(set) var pushWindow: Int
-    /// How a push or pull sends a request again after a dropped connection.
-    nonisolated let connectionRetry: ConnectionRetry
-    var transport: HTTPTransport?
-    /// The application key and the token, kept beside the store, never in it.
-    nonisolated let credentialsFile: CredentialsFile
-    /// Tokens from ``SyncConfiguration/authTokenCommand``, in memory only.
-    nonisolated let tokenSupply: TokenSupply?
-    /// CAs trusted besides the system's (``SyncConfiguration/caFile``).
-    nonisolated let caFile: String?
-    /// See ``SyncConfiguration/allowPlainHTTP``.
-    nonisolated let allowPlainHTTP: Bool
+    /// The service it syncs with: the address, the credentials and the transport.
+    nonisolated let remote: Remote
+    // What the jobs run (see `SyncContext+Jobs.swift`), and the restore and revocation state they keep.
+    nonisolated let pusher: Pusher
+    nonisolated let puller: Puller
+    nonisolated let verifier: Verifier
+    nonisolated let reconciler: Reconciler
+    nonisolated let revocation: RevocationSettlement
     /// The protocol chosen for the remote (see ``SyncConfiguration/tableProtocol``).
     public nonisolated var protocolChoice: ProtocolChoice { monitor.protocolChoice }
     /// The protocol in use; nil while `auto` has not asked the service yet.
@@ -52,6 +51,19 @@ public actor SyncContext {
     public nonisolated let openingChange: RemoteChange?
     /// The one job it runs at a time: what runs, Cancel, and what observers hear of each job.
     public nonisolated let jobs: JobSlot
+
+    /// The conflicts waiting for a decision, and how to decide them.
+    public nonisolated var conflicts: Conflicts {
+        Conflicts(settlement: pusher.settlement, pusher: pusher, jobs: jobs)
+    }
+
+    /// The queue of local changes waiting for the service.
+    public nonisolated var operations: QueuedOperations {
+        QueuedOperations(queue: queue, push: { try await self.push() })
+    }
+
+    /// The conflict journal: its entries, and Overturn and Undo.
+    public nonisolated var journal: DecisionJournal { DecisionJournal(queue: queue, jobs: jobs, pusher: pusher) }
 
     /// Opens (creating if needed) the store at `path`, with `todoitem`, the given tables and every
     /// table the store held already.
@@ -76,59 +88,32 @@ public actor SyncContext {
         jobs = JobSlot(ending: { [recorder] in await recorder.flush() })
         installationID = try Self.installationID(of: store)
         reporting = DeviceReporting { [store, queue] in Self.reportedFigures(store: store, queue: queue) }
-        deadlines = ExchangeDeadlines(
-            idle: configuration.idleTimeout, total: configuration.requestTimeout, clock: configuration.clock)
         defaultConflictPolicy = configuration.conflictPolicy
         pushWindow = configuration.pushWindow
-        connectionRetry = configuration.connectionRetry
-        let store = self.store
-        let queue = self.queue
-        let binding = RemoteBinding(store: store, queue: queue)
-        credentialsFile = CredentialsFile(store: path)
-        tokenSupply = configuration.authTokenCommand.map { TokenSupply($0, clock: configuration.clock) }
-        caFile = configuration.caFile
-        allowPlainHTTP = configuration.allowPlainHTTP
-        var credentials = try Self.moveCredentials(out: store, into: credentialsFile)
-        if let key = configuration.applicationKey { credentials.applicationKey = key.isEmpty ? nil : key }
-        if let token = configuration.authToken { credentials.authToken = token.isEmpty ? nil : token }
-        if configuration.applicationKey != nil || configuration.authToken != nil {
-            try credentialsFile.save(credentials)
-        }
-        let saved: (remote: String?, offline: Bool, last: String?, style: AuthStyle?)
-        var change: RemoteChange?
-        var spoken: TableProtocol?
-        monitor.protocolChoice = configuration.tableProtocol
-        saved = try store.write { db in
-            if let url = configuration.remoteURL {
-                change = try binding.point(db, to: url, choice: configuration.onRemoteSwitch)
-            } else {
-                try binding.bindSavedAddress(db)
-            }
-            if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
-            spoken = try Self.bindProtocol(db, store: store, to: configuration.tableProtocol)
-            if let style = configuration.authStyle { try store.setConfig(db, Self.authStyleKey, style.rawValue) }
+        let (store, queue, monitor) = (self.store, self.queue, self.monitor)
+        let remote = try Remote(
+            path: path, store: store, queue: queue, monitor: monitor, recorder: recorder, jobs: jobs,
+            installationID: installationID, reporting: reporting, configuration: configuration)
+        let (opening, offline) = try store.write { db in
+            let opening = try remote.open(db, configuration)
             try queue.recoverInterrupted(db)
-            return (
-                try binding.address(db), try store.config(db, "offline") == "true",
-                try store.config(db, Self.lastSyncKey),
-                try store.config(db, Self.authStyleKey, as: AuthStyle.self)
-            )
+            return (opening, try store.config(db, "offline") == "true")
         }
-        openingChange = change
-        monitor.tableProtocol = spoken
-        monitor.offline = saved.offline
-        monitor.remote = saved.remote
-        monitor.authTokenHint = credentials.authToken.map(AuthTokenHint.init)
-        if let last = saved.last?.data(using: .utf8) {
-            monitor.lastSync = try? Self.decoder.decode(SyncSummary.self, from: last)
-        }
-        if let remote = saved.remote, let url = URL(string: remote) {
-            transport = HTTPTransport(
-                baseURL: url, applicationKey: credentials.applicationKey, authToken: credentials.authToken,
-                authStyle: saved.style, tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP,
-                deadlines: deadlines, tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID,
-                reporting: reporting)
-        }
+        openingChange = opening.change
+        monitor.offline = offline
+        try remote.connect(opening)
+        self.remote = remote
+        let reconciler = Reconciler(store: store, queue: queue, monitor: monitor)
+        self.reconciler = reconciler
+        let gate = TransportGate(remote: remote, queue: queue, reconciler: reconciler)
+        let settlement = ConflictSettlement(store: store, queue: queue, defaultPolicy: configuration.conflictPolicy)
+        pusher = Pusher(
+            store: store, queue: queue, monitor: monitor, gate: gate, settlement: settlement,
+            connectionRetry: configuration.connectionRetry)
+        puller = Puller(
+            store: store, queue: queue, monitor: monitor, gate: gate, connectionRetry: configuration.connectionRetry)
+        verifier = Verifier(store: store, queue: queue, monitor: monitor, remote: remote)
+        revocation = RevocationSettlement(store: store, queue: queue, monitor: monitor, remote: remote)
     }
 
     /// The table named `name`; it must have been described (when the context was opened, by
@@ -186,125 +171,6 @@ public actor SyncContext {
     /// Whether offline mode is on.
     public nonisolated var isOffline: Bool { monitor.offline }
 
-    /// Points the context at a service (or, with nil, at none), saved in the store; takes effect for
-    /// the next request.
-    ///
-    /// The store is bound to one service (see ``ServiceIdentity``): pointing it at another removes the
-    /// rows of the old one and every delta token, after cancelling a running sync, so that the next
-    /// pull brings exactly the new service's rows. While changes are queued such a switch is refused
-    /// with ``SyncError/remoteSwitchRefused(_:)`` unless `onSwitch` says what becomes of them.
-    ///
-    /// - Parameters:
-    ///   - service: the service's identity when its address does not say it (nil: the address).
-    ///   - onSwitch: push the queued changes to the new service, or discard them.
-    @discardableResult
-    public func setRemote(
-        url: URL?, applicationKey: String?, service: ServiceIdentity? = nil, onSwitch: RemoteSwitchChoice? = nil
-    ) async throws(SyncError) -> RemoteChange {
-        let binding = RemoteBinding(store: store, queue: queue)
-        if let url {
-            let identity = RemoteBinding.identity(of: url, named: service)
-            if try read({ db in try binding.isSwitch(db, to: identity, choice: onSwitch) }) {
-                // Nothing the old service sends may land after the switch.
-                await jobs.stopRunningJob()
-            }
-        }
-        var credentials = try credentialsFile.load()
-        credentials.applicationKey = applicationKey.flatMap { $0.isEmpty ? nil : $0 }
-        try credentialsFile.save(credentials)
-        let token = credentials.authToken
-        let (change, spoken, style) = try await write { [store, protocolChoice] db in
-            let change = try binding.point(db, to: url, service: service, choice: onSwitch)
-            if case .switched = change { try store.setConfig(db, Self.protocolKey, nil) }
-            let spoken = try Self.bindProtocol(db, store: store, to: protocolChoice)
-            return (change, spoken, try store.config(db, Self.authStyleKey, as: AuthStyle.self))
-        }
-        monitor.tableProtocol = spoken
-        if case .switched = change { monitor.lastSync = nil }
-        monitor.remote = url?.absoluteString
-        transport = url.map {
-            HTTPTransport(
-                baseURL: $0, applicationKey: applicationKey, authToken: token, authStyle: style,
-                tokenSupply: tokenSupply, caFile: caFile, allowPlainHTTP: allowPlainHTTP, deadlines: deadlines,
-                tableProtocol: spoken ?? .v2, recorder: recorder, installationID: installationID,
-                reporting: reporting)
-        }
-        return change
-    }
-
-    /// The service the store is bound to (see ``setRemote(url:applicationKey:service:onSwitch:)``); nil
-    /// when it has synced with none yet.
-    public nonisolated func boundService() throws(SyncError) -> ServiceIdentity? {
-        try read { [store, queue] db in try RemoteBinding(store: store, queue: queue).service(db) }
-    }
-
-    /// Sets (or, with nil or "", removes) the signed-in user's token (sent as ``authStyle`` says);
-    /// saved in the store, used from the next request. The token is never logged or shown in full.
-    public func setAuthToken(_ token: String?) throws(SyncError) {
-        let token = token.flatMap { $0.isEmpty ? nil : $0 }
-        var credentials = try credentialsFile.load()
-        credentials.authToken = token
-        try credentialsFile.save(credentials)
-        transport = transport.map { $0.signedIn(token: token, style: $0.authStyle) }
-        monitor.authTokenHint = token.map(AuthTokenHint.init)
-    }
-
-    /// The credentials kept beside the store; an older store held them in its `__config`: they are
-    /// moved to the file, and the store is vacuumed and its WAL emptied, so that no byte of the store
-    /// keeps them.
-    private static func moveCredentials(
-        out store: LocalStore, into file: CredentialsFile
-    ) throws(SyncError) -> Credentials {
-        var credentials = try file.load()
-        let old = try store.read { db in
-            Credentials(
-                applicationKey: try store.config(db, "applicationKey"), authToken: try store.config(db, "authToken"))
-        }
-        guard !old.isEmpty else { return credentials }
-        credentials.applicationKey = credentials.applicationKey ?? old.applicationKey
-        credentials.authToken = credentials.authToken ?? old.authToken
-        try file.save(credentials)
-        do {
-            try store.pool.write { db in
-                try store.setConfig(db, "applicationKey", nil)
-                try store.setConfig(db, "authToken", nil)
-            }
-            try store.pool.writeWithoutTransaction { db in
-                try db.execute(sql: "VACUUM")
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            }
-        } catch { throw .storage(StoreFailure(error)) }
-        return credentials
-    }
-
-    /// Sets how the token is sent (nil: as the protocol's own clients send it, see
-    /// ``AuthStyle/usual(for:)``); saved in the store, used from the next request.
-    public func setAuthStyle(_ style: AuthStyle?) async throws(SyncError) {
-        try await write { [store] db in try store.setConfig(db, Self.authStyleKey, style?.rawValue) }
-        transport = transport.map { $0.signedIn(token: $0.authToken, style: style) }
-    }
-
-    /// How the token is sent: the style saved, else the usual one of the protocol spoken.
-    public nonisolated var authStyle: AuthStyle {
-        authStyleChoice ?? .usual(for: monitor.tableProtocol ?? .v2)
-    }
-
-    /// The style saved by ``setAuthStyle(_:)``; nil: the usual one of the protocol spoken.
-    public nonisolated var authStyleChoice: AuthStyle? {
-        (try? read { [store] db in try store.config(db, Self.authStyleKey, as: AuthStyle.self) }) ?? nil
-    }
-
-    static let authStyleKey = "authStyle"
-
-    /// The application key sent to the remote (kept beside the store, never in it); nil when none is set.
-    public nonisolated var applicationKey: String? { (try? credentialsFile.load())?.applicationKey }
-
-    /// How the saved auth token may be shown: never in full (see ``AuthTokenHint``); nil when none is set.
-    public nonisolated var authTokenHint: AuthTokenHint? { monitor.authTokenHint }
-
-    /// The remote service's address, if one is set.
-    public nonisolated var remoteURL: String? { monitor.remote }
-
     /// Changes how many operations the following pushes keep on the wire at once (see
     /// ``SyncConfiguration/pushWindow``).
     public func setPushWindow(_ window: Int) {
@@ -325,7 +191,7 @@ public actor SyncContext {
     /// Pending, conflict and failed counts plus progress, from one small query.
     public nonisolated func status() throws(SyncError) -> SyncStatus {
         let (counts, held, revoked) = try read { [queue, store] db in
-            (try queue.counts(db), try queue.heldCounts(db), try Self.revokedAccess(store, db))
+            (try queue.counts(db), try queue.heldCounts(db), try RevokedAccess.saved(store, db))
         }
         // A held operation is counted as held only, whatever its state underneath.
         let pending =
@@ -336,24 +202,6 @@ public actor SyncContext {
             remoteURL: monitor.remote,
             tableProtocol: monitor.tableProtocol, progress: monitor.progress, lastSync: monitor.lastSync,
             revokedAccess: revoked)
-    }
-
-    /// Where the last sync's summary is kept in `__config`.
-    static let lastSyncKey = "lastSync"
-
-    func recordLastSync(_ summary: SyncSummary) async {
-        monitor.lastSync = summary
-        let seen = transport?.epochs.epoch
-        if let data = try? Self.encoder.encode(summary) {
-            let text = String(decoding: data, as: UTF8.self)
-            _ = try? await store.asyncWrite { [store] db in
-                try store.setConfig(db, Self.lastSyncKey, text)
-                // The epoch this store first synced in: what a later change of epoch is measured against.
-                if let seen, try store.config(db, Self.epochKey) == nil {
-                    try store.setConfig(db, Self.epochKey, seen.header)
-                }
-            }
-        }
     }
 
     static let encoder = JSONEncoder.todosync()
@@ -378,7 +226,7 @@ public actor SyncContext {
     public func close() throws(SyncError) {
         monitor.finishAll()
         store.changes.finishAll()
-        transport = nil
+        remote.close()
         recorder.flushNow()
         store.listIndexer.stop()
         do { try store.pool.close() } catch { throw .storage(StoreFailure(error)) }

@@ -48,7 +48,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The local store failed.
     case storage(StoreFailure)
     /// The service went back in time (a restore: its answers carry another ``ServiceEpoch``) while a
-    /// pull ran; the pull reconciles and starts again (see ``SyncContext/reconcileIfRestored(_:table:asking:)``).
+    /// pull ran; the pull reconciles and starts again (see ``Reconciler/reconcileIfRestored(_:table:asking:)``).
     case serviceWentBack(ServiceEpoch)
     /// A local change was refused: this store's access to its service was revoked, so its data is
     /// read-only (or wiped) until the admin restores access.

@@ -9,7 +9,7 @@ public enum SyncJob: Hashable, Sendable {
     case sync(queryId: String, pageSize: Int)
     /// ``SyncContext/verify(_:pageSize:)`` of one table, or of every synced table (nil).
     case verify(table: String?, pageSize: Int)
-    /// ``SyncContext/useClient(_:decidedBy:batch:)`` (or a per-field pick) of one operation; started
+    /// ``Conflicts/useClient(_:batch:)`` (or a per-field pick) of one operation; started
     /// by itself, a person's Use Client.
     case useClient(operationId: Int64)
     /// ``SyncContext/overturn(_:batch:)`` of one journal entry; started by itself, with no batch.

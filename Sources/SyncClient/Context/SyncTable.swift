@@ -145,10 +145,27 @@ public struct SyncTable: Sendable {
         try await context.pull(name, query: query, queryId: queryId, settings: settings)
     }
 
-    /// Removes local rows (see ``SyncContext/purge(_:query:force:)``).
+    /// Removes local rows matching `query` (all rows when nil) and the table's delta tokens.
+    /// Refused while the table has queued operations, unless `force`, which drops them with their errors.
     @discardableResult
     public func purge(query: TableQuery? = nil, force: Bool = false) async throws(SyncError) -> Int {
-        try await context.purge(name, query: query, force: force)
+        let description = try context.store.description(of: name)
+        let (filter, arguments) = try (query ?? .all).sqlWhere(description)
+        return try await context.write { [queue = context.queue, store = context.store, name] db in
+            let queued = try queue.count(db, table: name)
+            if queued > 0 {
+                guard force else { throw SyncError.pendingOperations(table: name, count: queued) }
+                try queue.removeAll(db, table: name)
+            }
+            try db.execute(sql: "DELETE FROM \(name.quotedSQLName)\(filter)", arguments: StatementArguments(arguments))
+            let removed = db.changesCount
+            try store.removeDeltaTokens(db, table: name)
+            try queue.history.recordTableEvent(
+                db, .purged, table: name,
+                detail: "\(removed) local rows removed" + (query == nil ? "" : " (those matching a query)")
+                    + (queued > 0 ? ", \(queued) queued changes dropped" : ""))
+            return removed
+        }
     }
 
     /// This table's queued operations in push order.

@@ -1,31 +1,35 @@
 import Foundation
 import GRDB
+import SyncProtocol
 
 /// A context's conflict journal: every decision made about a conflict (by a person, a policy or the
 /// service), newest first, and what can be done with one afterwards (see ``SyncContext/journal``).
 public struct DecisionJournal: Sendable {
-    let context: SyncContext
+    let queue: SyncOperationQueue
+    let jobs: JobSlot
+    /// Pushes an overturn at once.
+    let pusher: Pusher
 
     /// One page of the entries matching `query`, newest first.
     public func entries(_ query: JournalQuery = JournalQuery()) throws(SyncError) -> JournalPage {
-        try context.read { [journal = context.queue.journal] db in try journal.page(db, query) }
+        try queue.store.read { [journal = queue.journal] db in try journal.page(db, query) }
     }
 
     /// The entry with this id, if the journal still keeps it.
     public func entry(_ id: String) throws(SyncError) -> JournalEntry? {
-        try context.read { [journal = context.queue.journal] db in try journal.entry(db, id: id) }
+        try queue.store.read { [journal = queue.journal] db in try journal.entry(db, id: id) }
     }
 
     /// How many entries the journal keeps now.
     public func count() throws(SyncError) -> Int {
-        try context.read { [journal = context.queue.journal] db in try journal.count(db) }
+        try queue.store.read { [journal = queue.journal] db in try journal.count(db) }
     }
 
     /// The ids of those of `entries` whose item has a queued local change (they cannot be
     /// overturned), in one read: a page asks this of every entry it shows.
     public func blockedByLocalChanges(_ entries: [JournalEntry]) throws(SyncError) -> Set<String> {
         guard !entries.isEmpty else { return [] }
-        let changed = try context.read { db in
+        let changed = try queue.store.read { db in
             let pairs = Array(repeating: "(?, ?)", count: entries.count).joined(separator: ", ")
             let rows = try Row.fetchAll(
                 db,
@@ -57,8 +61,8 @@ public struct DecisionJournal: Sendable {
     /// - Throws: ``ConflictDecisionError`` when the entry is unknown, the item has a newer local
     ///   change, or both sides of the entry had deleted the item.
     public func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
-        let outcome = try await context.jobs.run(.overturn(entryId: entryId)) { [context] in
-            .decided(try await context.runOverturn(entryId, batch: batch))
+        let outcome = try await jobs.run(.overturn(entryId: entryId)) { [self] in
+            .decided(try await runOverturn(entryId, batch: batch))
         }
         guard case .decided(let decided) = outcome else { preconditionFailure("an overturn ends decided") }
         return decided
@@ -67,7 +71,7 @@ public struct DecisionJournal: Sendable {
     /// Undoes a bulk decision: overturns each of its entries, newest first. Entries whose item has
     /// a newer local change are left alone and reported as failed.
     public func undo(batch: String) async throws -> BulkDecision {
-        let entries = try context.read { [journal = context.queue.journal] db in
+        let entries = try queue.store.read { [journal = queue.journal] db in
             var page = try journal.page(db, JournalQuery(batch: batch, limit: 100))
             var entries = page.entries
             while let next = page.next {
@@ -88,9 +92,73 @@ public struct DecisionJournal: Sendable {
         }
         return BulkDecision(batch: undoBatch, outcomes: [:], overturned: outcomes)
     }
-}
 
-extension SyncContext {
-    /// The conflict journal: its entries, and Overturn and Undo.
-    public nonisolated var journal: DecisionJournal { DecisionJournal(context: self) }
+    // MARK: Overturn
+
+    /// Overturns a journal entry (see ``DecisionJournal/overturn(_:batch:)``) in the running job.
+    func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
+        guard let entry = try entry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
+        let driver = pusher.pushDriver(try await pusher.gate.ready(.push, table: nil))
+        let operationId = try await queueOverturn(entry, batch: batch)
+        return try await pusher.pushOne(operationId, driver: driver)
+    }
+
+    /// Writes the losing values into the row (or removes it), queues the change, and holds its
+    /// journal entry with it, in one transaction.
+    private func queueOverturn(_ entry: JournalEntry, batch: String?) async throws -> Int64 {
+        let queued = try await queue.store.asyncWrite {
+            [store = queue.store, queue] db -> Result<Int64, ConflictDecisionError> in
+            guard try queue.operations(db, table: entry.table, itemId: entry.itemId).isEmpty else {
+                return .failure(.newerLocalChange(entry: entry.id, itemId: entry.itemId))
+            }
+            let table = try store.description(of: entry.table, in: db)
+            let note = "overturning the journal's \(entry.decision.label) of \(Timestamp.string(entry.recordedAt))"
+            let id: Int64
+            let kind: OperationKind
+            var resulting = entry.result
+            resulting?[SystemColumn.version] = entry.versionAfter.map(JSONValue.string)
+            switch (entry.losingValues, resulting) {
+            case (let values?, let resulting?):
+                kind = .update
+                let row = Self.row(resulting, taking: values, of: table)
+                try store.writeItem(db, table: table, item: row)
+                id = try queue.enqueue(
+                    db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting, after: row, note: note)
+            case (let values?, nil):
+                kind = .insert
+                let row = Self.row([SystemColumn.id: .string(entry.itemId)], taking: values, of: table)
+                try store.writeItem(db, table: table, item: row)
+                id = try queue.enqueue(
+                    db, kind: kind, table: entry.table, itemId: entry.itemId, before: nil, after: row, note: note)
+                try queue.markRecreate(db, id: id)
+            case (nil, let resulting?):
+                kind = .delete
+                try store.deleteItem(db, table: entry.table, id: entry.itemId)
+                id = try queue.enqueue(
+                    db, kind: kind, table: entry.table, itemId: entry.itemId, before: resulting, after: nil, note: note)
+            case (nil, nil):
+                return .failure(.nothingToOverturn(entry: entry.id, itemId: entry.itemId))
+            }
+            try queue.journal.hold(
+                db, operationId: id,
+                JournalEntry(
+                    id: UUID().uuidString.lowercased(), sequence: 0, table: entry.table, itemId: entry.itemId,
+                    operation: kind, base: entry.result, client: entry.losingValues, server: entry.result,
+                    result: nil, decision: .overturn, decidedBy: .person, versionBefore: entry.versionAfter,
+                    versionAfter: nil, recordedAt: Date(), batch: batch, overturns: entry.id))
+            return .success(id)
+        }
+        return try queued.get()
+    }
+
+    /// `row` with every user column of `table` taken from `values` (null where they have none).
+    private static func row(_ row: Item, taking values: Item, of table: TableDescription) -> Item {
+        var row = row
+        for column in table.columns { row[column.name] = values[column.name] ?? .null }
+        // Fields of columns the table did not have when the description was read (the write adds them).
+        for (name, value) in values where !SystemColumn.all.contains(name) && table.columnType(name) == nil {
+            row[name] = value
+        }
+        return row
+    }
 }

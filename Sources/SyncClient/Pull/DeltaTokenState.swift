@@ -87,25 +87,12 @@ extension LocalStore {
         try setConfig(db, Self.deltaTokenKey(table: table, queryId: queryId), nil)
         try setConfig(db, Self.deltaTokenStatsKey(table: table, queryId: queryId), nil)
     }
-}
 
-extension SyncContext {
-    /// Every incremental pull's token: per table and query id, where it stands, when it last moved
-    /// and how many rows it brought.
-    public nonisolated func deltaTokens() throws(SyncError) -> [DeltaTokenState] {
-        try read { [store] db in try store.deltaTokenStates(db) }
-    }
-
-    /// Forgets the token of `table`'s pull `queryId` (nil: every query id of the table), so that
-    /// the next pull reads every row again. Queued changes, conflicts and the journal are kept: the
-    /// rows they hold are left alone by the pull, as always. Waits for a running sync to end first.
-    public func resetDeltaTokens(table: String, queryId: String? = nil) async throws(SyncError) {
-        _ = try store.description(of: table)
-        await jobs.waitUntilIdle()
-        try await write { [store] db in
-            try store.removeDeltaToken(db, table: table, queryId: queryId)
-            try HistoryLog().recordTableEvent(
-                db, .tokenReset, table: table, detail: queryId.map { "query id \($0)" } ?? "every query id")
-        }
+    /// Forgets the token of `table`'s pull `queryId` (nil: every query id of the table), as a person
+    /// asked: the history records it.
+    func resetDeltaTokens(_ db: Database, table: String, queryId: String?) throws {
+        try removeDeltaToken(db, table: table, queryId: queryId)
+        try HistoryLog().recordTableEvent(
+            db, .tokenReset, table: table, detail: queryId.map { "query id \($0)" } ?? "every query id")
     }
 }

@@ -18,7 +18,7 @@ struct PushDriver: Sendable {
     /// The service's HTTP side.
     let transport: HTTPTransport
     /// Settles a conflict just recorded, in the transaction that records it, as its table's conflict
-    /// policy says (see ``SyncContext/settleByPolicy(_:_:)``).
+    /// policy says (see ``ConflictSettlement/settleByPolicy(_:_:)``).
     let conflictPolicy: @Sendable (Database, RecordedConflict) throws -> OperationOutcome?
 
     /// How many times one send follows a service back to an earlier attempt of ours before giving up.

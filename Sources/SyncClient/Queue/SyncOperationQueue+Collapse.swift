@@ -18,7 +18,7 @@ extension SyncOperationQueue {
         note: String? = nil
     ) throws -> Int64 {
         // In the change's transaction: a store whose access was revoked takes no change from then on.
-        if let revoked = try SyncContext.revokedAccess(store, db) { throw SyncError.readOnly(revoked) }
+        if let revoked = try RevokedAccess.saved(store, db) { throw SyncError.readOnly(revoked) }
         let changes = Self.changes(from: before, to: after)
         let (id, joined) = try collapse(
             db, kind: kind, table: table, itemId: itemId, before: before,

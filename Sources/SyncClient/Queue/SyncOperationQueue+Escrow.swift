@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import SyncProtocol
 
-/// The queue as a revoked device hands it to the service's escrow (``SyncContext/settle(_:)``).
+/// The queue as a revoked device hands it to the service's escrow (``RevocationSettlement/settle(_:)``).
 extension SyncOperationQueue {
     /// Every queued operation, whatever its state (waiting, in conflict, held), oldest first, as the
     /// device would have pushed it: an insert's or an update's row (every user column, with the

@@ -95,9 +95,9 @@ struct RemoteBinding: Sendable {
                 detail: "from \(bound.text) to \(identity.text): \(removed) local rows removed")
         }
         try store.removeDeltaTokens(db)
-        try store.setConfig(db, SyncContext.lastSyncKey, nil)
-        try store.setConfig(db, SyncContext.epochKey, nil)
-        try store.setConfig(db, SyncContext.restoreNoticeKey, nil)
+        try store.setConfig(db, Remote.lastSyncKey, nil)
+        try store.setConfig(db, Reconciler.epochKey, nil)
+        try store.setConfig(db, Reconciler.restoreNoticeKey, nil)
         try store.setConfig(db, Self.serviceKey, identity.text)
         return .switched(report)
     }

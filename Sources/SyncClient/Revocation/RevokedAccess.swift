@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SyncProtocol
 
 /// What this store did about a revocation of its access (``AccessRevocation``), saved in the store
@@ -63,5 +64,21 @@ public struct RevokedAccess: Sendable, Hashable, Codable {
                 + (receiptSent
                     ? "; the service has the receipt." : "; the receipt goes to the service at the next contact.")
         }
+    }
+}
+
+extension RevokedAccess {
+    /// Where it is saved in `__config`, as JSON.
+    static let key = "revokedAccess"
+
+    /// What `store` saved, in the caller's transaction; nil when its access is not revoked.
+    static func saved(_ store: LocalStore, _ db: Database) throws -> RevokedAccess? {
+        try store.config(db, key).flatMap { try? SyncContext.decoder.decode(RevokedAccess.self, from: Data($0.utf8)) }
+    }
+
+    /// Saves `revoked` (nil: removes it) in the caller's transaction.
+    static func save(_ revoked: RevokedAccess?, _ store: LocalStore, _ db: Database) throws {
+        try store.setConfig(
+            db, key, try revoked.map { String(decoding: try SyncContext.encoder.encode($0), as: UTF8.self) })
     }
 }

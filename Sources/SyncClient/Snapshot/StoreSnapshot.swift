@@ -25,23 +25,11 @@ public struct StoreSnapshot: Sendable, Codable, Equatable {
     public var bytes: Int
 }
 
-extension SyncContext {
-    /// Writes a consistent copy of the store to `path` (which must not exist) while the store stays
-    /// in use, then removes secrets from the copy: the application key and sign-in token, and —
-    /// in every text value of every table — those two, `removing`, and any JWT-looking value, as the
-    /// flight recorder does. The copy is vacuumed, so no freed page keeps a secret, and checked:
-    /// it fails if a secret is still in its bytes.
-    ///
-    /// - Throws: ``SyncError/storage(_:)`` when the copy cannot be made or a secret survives.
-    @discardableResult
-    public nonisolated func writeRedactedSnapshot(
-        to path: String, removing: [String] = []
-    ) throws(SyncError)
-        -> StoreSnapshot
-    {
-        let credentials = try credentialsFile.load()
-        let secrets = [credentials.applicationKey, credentials.authToken]
-        let redaction = Redaction(secrets: secrets + removing)
+extension StoreSnapshot {
+    /// See ``SyncContext/writeRedactedSnapshot(to:removing:)``: `secrets` are removed from the copy
+    /// of `store` at `path`, with any JWT-looking value.
+    static func write(of store: LocalStore, to path: String, removing secrets: [String]) throws(SyncError) -> Self {
+        let redaction = Redaction(secrets: secrets)
         do {
             var configuration = Configuration()
             configuration.prepareDatabase { db in
@@ -79,10 +67,10 @@ extension SyncContext {
         }
     }
 
-    /// What ``writeRedactedSnapshot(to:removing:)`` would copy now (its size: the store file's).
-    public nonisolated func snapshotPreview() throws(SyncError) -> StoreSnapshot {
-        var preview = try read { db in try Self.summary(db) }
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+    /// What ``write(of:to:removing:)`` would copy of `store` now (its size: the store file's).
+    static func preview(of store: LocalStore) throws(SyncError) -> Self {
+        var preview = try store.read { db in try summary(db) }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: store.pool.path)
         preview.bytes = (attributes?[.size] as? Int) ?? 0
         return preview
     }
@@ -107,7 +95,7 @@ extension SyncContext {
         }
     }
 
-    private static func summary(_ db: Database) throws -> StoreSnapshot {
+    private static func summary(_ db: Database) throws -> Self {
         let names = try String.fetchAll(db, sql: "SELECT name FROM __tables ORDER BY name")
         let tables = try names.map { name in
             StoreSnapshot.Table(

@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import SyncProtocol
 
-/// A store whose access the service's admin revoked (``AccessRevocation``, read from the 401 every
-/// request then gets). At that contact — a push, a pull, a sync, by hand or automatic — it:
+/// What a store does when the service's admin revoked its access (``AccessRevocation``, read from
+/// the 401 every request then gets). At that contact — a push, a pull, a sync, by hand or automatic — it:
 ///
 /// 1. saves ``RevokedAccess`` (phase ``RevokedAccess/Phase/depositing``): from then on local changes
 ///    are refused (``SyncError/readOnly(_:)``);
@@ -18,42 +18,36 @@ import SyncProtocol
 /// A power cut anywhere leaves the store as it was with its queue, or in escrow and wiped (or
 /// read-only): never wiped with a change lost. A sync that succeeds again (access restored) ends
 /// the read-only state.
-extension SyncContext {
-    /// Where ``RevokedAccess`` is saved in `__config`, as JSON.
-    static let revokedAccessKey = "revokedAccess"
+struct RevocationSettlement: Sendable {
+    let store: LocalStore
+    let queue: SyncOperationQueue
+    let monitor: SyncMonitor
+    /// The service the deposits and the receipt go to.
+    let remote: Remote
 
     /// What this store did about the revocation of its access; nil when its access is not revoked.
-    public nonisolated func revokedAccess() throws(SyncError) -> RevokedAccess? {
-        try read { [store] db in try Self.revokedAccess(store, db) }
-    }
-
-    static func revokedAccess(_ store: LocalStore, _ db: Database) throws -> RevokedAccess? {
-        try store.config(db, revokedAccessKey).flatMap { try? decoder.decode(RevokedAccess.self, from: Data($0.utf8)) }
-    }
-
-    private static func save(_ revoked: RevokedAccess?, _ store: LocalStore, _ db: Database) throws {
-        try store.setConfig(
-            db, revokedAccessKey, try revoked.map { String(decoding: try encoder.encode($0), as: UTF8.self) })
+    func saved() throws(SyncError) -> RevokedAccess? {
+        try store.read { [store] db in try RevokedAccess.saved(store, db) }
     }
 
     /// Takes the steps `revocation` asks for, from where a previous contact (or a power cut) left them.
     func settle(_ revocation: AccessRevocation) async throws(SyncError) {
-        guard let transport else { throw .noRemote }
-        var revoked = try await write { [store] db in
+        guard let transport = remote.transport else { throw .noRemote }
+        var revoked = try await store.asyncWrite { [store] db in
             var revoked =
-                try Self.revokedAccess(store, db)
+                try RevokedAccess.saved(store, db)
                 ?? RevokedAccess(revocation: revocation, phase: .depositing, noticedAt: Date())
             // The admin may have revoked again, now asking for a wipe: the store follows the latest.
             if revoked.phase == .readOnly, revocation.wipe { revoked.phase = .depositing }
             revoked.revocation = revocation
-            try Self.save(revoked, store, db)
+            try RevokedAccess.save(revoked, store, db)
             return revoked
         }
         monitor.noteLocalChange()
         if revoked.phase == .depositing {
             // Saved only with the wipe below: after a power cut the count starts again from the last saved.
             revoked.escrowed += try await deposit(transport)
-            revoked = try await write { [store, queue, tables = try syncedTables(), revoked] db in
+            revoked = try await store.asyncWrite { [store, queue, tables = try store.syncedTables(), revoked] db in
                 var done = revoked
                 // Whatever was queued is in escrow: the queue goes, whatever the admin asked.
                 let queued = try queue.count(db)
@@ -79,19 +73,20 @@ extension SyncContext {
                             + (revocation.wipe
                                 ? ", \(purged[table]?.count ?? 0) rows removed" : ", rows kept read-only"))
                 }
-                try Self.save(done, store, db)
+                try RevokedAccess.save(done, store, db)
                 return done
             }
             monitor.noteLocalChange()
         }
         if revoked.phase == .wiped, !revoked.receiptSent, let receipt = revoked.receipt {
             let reply = try await transport.send(
-                .post, "/devices/\(installationID)/wipe-receipt", body: try Self.json(receipt), for: .wipeReceipt)
+                .post, "/devices/\(remote.installationID)/wipe-receipt", body: try Self.json(receipt), for: .wipeReceipt
+            )
             guard reply.status.kind == .successful else { return }
-            try await write { [store] db in
-                guard var saved = try Self.revokedAccess(store, db) else { return }
+            try await store.asyncWrite { [store] db in
+                guard var saved = try RevokedAccess.saved(store, db) else { return }
                 saved.receiptSent = true
-                try Self.save(saved, store, db)
+                try RevokedAccess.save(saved, store, db)
             }
         }
     }
@@ -111,7 +106,7 @@ extension SyncContext {
             }
             batch += 1
             let reply = try await transport.send(
-                .post, "/devices/\(installationID)/escrow", body: body, for: .escrow(page: batch))
+                .post, "/devices/\(remote.installationID)/escrow", body: body, for: .escrow(page: batch))
             guard reply.status == .ok,
                 let answer = try? JSONDecoder().decode(EscrowDepositAnswer.self, from: reply.body),
                 answer.held + answer.alreadyHeld == count
@@ -126,9 +121,9 @@ extension SyncContext {
     }
 
     /// Ends the read-only state once the service answers again (access restored).
-    func forgetRevokedAccess() async throws(SyncError) {
-        guard try revokedAccess() != nil else { return }
-        try await write { [store] db in try Self.save(nil, store, db) }
+    func forget() async throws(SyncError) {
+        guard try saved() != nil else { return }
+        try await store.asyncWrite { [store] db in try RevokedAccess.save(nil, store, db) }
         monitor.noteLocalChange()
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-extension SyncContext {
+extension Remote {
     /// Where the protocol the store last spoke with its remote is kept.
     static let protocolKey = "tableProtocol"
 
@@ -26,21 +26,19 @@ extension SyncContext {
         return fixed
     }
 
-    /// Speaks `choice` from now on (waiting for a running sync to end first): another protocol than
-    /// the store last spoke reads every row again at the next pull; `auto` keeps the one found out or
-    /// chosen before, or asks the service at the next sync.
-    public func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
+    /// See ``SyncContext/setTableProtocol(_:)``.
+    func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
         await jobs.waitUntilIdle()
-        let spoken = try await write { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
+        let spoken = try await store.asyncWrite { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
         monitor.protocolChoice = choice
         monitor.tableProtocol = spoken
-        transport = transport.map { $0.speaking(spoken ?? .v2) }
+        changeTransport { $0.map { $0.speaking(spoken ?? .v2) } }
     }
 
-    /// The transport, speaking the remote's protocol: with `auto`, the first sync asks the service
+    /// `transport`, speaking the remote's protocol: with `auto`, the first sync asks the service
     /// which one it speaks (with one row of `table`) and keeps the answer.
-    func speakingTransport(_ transport: HTTPTransport, table: String) async throws(SyncError) -> HTTPTransport {
-        if let tableProtocol {
+    func speaking(_ transport: HTTPTransport, table: String) async throws(SyncError) -> HTTPTransport {
+        if let tableProtocol = monitor.tableProtocol {
             return transport.tableProtocol == tableProtocol ? transport : transport.speaking(tableProtocol)
         }
         guard let found = try await transport.detectProtocol(table: table) else { return transport }
@@ -51,7 +49,7 @@ extension SyncContext {
         }
         monitor.tableProtocol = found
         let speaking = transport.speaking(found)
-        if self.transport?.baseURL == transport.baseURL { self.transport = speaking }
+        changeTransport { $0?.baseURL == transport.baseURL ? speaking : $0 }
         return speaking
     }
 }

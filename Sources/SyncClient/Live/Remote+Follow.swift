@@ -20,31 +20,17 @@ public enum FollowEnd: Sendable, Equatable {
     case cancelled
 }
 
-extension SyncContext {
-    /// Follows the remote's change channel for `table` until the task is cancelled: `changed` runs
-    /// after each change the service announces to this client (and at once when the client is
-    /// behind on connecting or reconnecting), for the caller to pull. A dropped stream is opened
-    /// again with a growing pause (½ s doubling to 30 s), resumed from the last cursor it saw, so
-    /// nothing is missed; `connected` tells when the stream goes up or down.
-    ///
-    /// A cursor the service refuses (its database is another one now: restored from a backup) is
-    /// dropped: the stream is opened again from the service's present, after `changed` (the
-    /// client pulls what it may have missed).
-    ///
-    /// In offline mode, or without a remote, it waits and looks again. A refused sign-in ends it
-    /// (asking again with the same token would only hammer the service). A remote without the
-    /// channel is asked once while the context is open, and again for another address: not kept in
-    /// the store, since a service may offer the channel after a restart or an upgrade.
-    public nonisolated func followChanges(
-        of table: String, connected: @escaping @Sendable (Bool) -> Void = { _ in },
-        changed: @escaping @Sendable () async -> Void
+extension Remote {
+    /// See ``SyncContext/followChanges(of:connected:changed:)``.
+    func followChanges(
+        of table: String, connected: @escaping @Sendable (Bool) -> Void, changed: @escaping @Sendable () async -> Void
     ) async -> FollowEnd {
         var cursor: String?
         var failures = 0
         var up = false
         while !Task.isCancelled {
             var pause: TimeInterval?
-            if let transport = await liveTransport() {
+            if let transport = liveTransport {
                 let remote = transport.baseURL.absoluteString
                 if let absence = monitor.channelAbsence, absence.address == remote {
                     return .notOffered(status: absence.status)
@@ -87,7 +73,7 @@ extension SyncContext {
     }
 
     /// The transport to subscribe with: none in offline mode or without a remote.
-    func liveTransport() -> HTTPTransport? {
+    private var liveTransport: HTTPTransport? {
         monitor.offline ? nil : transport
     }
 }

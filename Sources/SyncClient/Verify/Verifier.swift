@@ -3,33 +3,20 @@ import GRDB
 import Storage
 import SyncProtocol
 
-extension SyncContext {
-    /// Compares the local table with the service, row by row (by id, version and `updatedAt`, the
-    /// service's deleted rows included, and for copies of the same version their values, column by
-    /// column, as the local table holds them), and lists each row that differs with its reason: a queued
-    /// change, a conflict, a change on the service after the last pull — or none, a silent
-    /// divergence. Reads only: the local store is never written.
-    ///
-    /// The service's rows are read in pages of `pageSize` ordered by id (the next one on the wire
-    /// while one is compared, as in a pull); each page is compared with the local rows of its ids,
-    /// and its ids are kept in a scratch file so that local rows the service does not have are found
-    /// by a second pass over the local table: memory stays flat in the number of rows. Runs as a job of its own (never beside a push or pull), shows progress
-    /// and stops on ``JobSlot/cancel()``.
-    ///
-    /// - Throws: ``SyncError/stopped(_:)`` as a pull does (unreachable, deadlines, offline,
-    ///   cancelled), ``SyncError/serviceFault(_:)`` when the service's paging is broken.
-    public func verify(_ table: String, pageSize: Int = 1000) async throws -> VerifyReport {
-        guard case .verified(let reports, _) = try await run(.verify(table: table, pageSize: pageSize)),
-            let report = reports.first
-        else { preconditionFailure("a verify of one table ends with its report") }
-        return report
-    }
+/// Verifies one table against the service, row by row, as a job (see ``SyncContext/verify(_:pageSize:)``):
+/// reads only, the local store is never written.
+struct Verifier: Sendable {
+    let store: LocalStore
+    let queue: SyncOperationQueue
+    let monitor: SyncMonitor
+    let remote: Remote
 
-    func runVerify(_ table: String, pageSize: Int) async throws -> VerifyReport {
+    /// The verify job of `table`, reading the service's rows in pages of `pageSize`.
+    func run(_ table: String, pageSize: Int) async throws -> VerifyReport {
         let description = try store.description(of: table)
         if monitor.offline { throw SyncError.stopped(.offline) }
-        guard let bound = transport else { throw SyncError.noRemote }
-        let transport = try await speakingTransport(bound, table: table)
+        guard let bound = remote.transport else { throw SyncError.noRemote }
+        let transport = try await remote.speaking(bound, table: table)
         monitor.update {
             $0 = SyncProgress(activity: .verifying, table: table, done: 0, total: nil, startedAt: Date())
         }
@@ -55,8 +42,8 @@ extension SyncContext {
         scratch: VerifyScratch, _ report: inout VerifyReport
     ) async throws {
         let layout = PageLayout(table)
-        try await readServiceRowsById(
-            table.name, layout: { layout }, pageSize: pageSize, counting: true, transport: transport,
+        try await transport.readRowsById(
+            table.name, layout: { layout }, pageSize: pageSize, counting: true,
             purpose: { .verify(table: table.name, page: $0) }
         ) { rows, ids, total in
             if let total { monitor.update { $0.total = total } }

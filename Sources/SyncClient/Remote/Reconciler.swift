@@ -1,10 +1,9 @@
 import Foundation
 import GRDB
-import Storage
 import SyncProtocol
 
-/// A service that went back in time: restored from a backup, it answers with a new ``ServiceEpoch``
-/// (`X-TodoSync-Epoch`). Its rows may be older than this store's, and rows this store synced may be
+/// Reconciles the store with a service that went back in time: restored from a backup, it answers
+/// with a new ``ServiceEpoch`` (`X-TodoSync-Epoch`). Its rows may be older than this store's, and rows this store synced may be
 /// gone from it, while every delta token points past its newest row. Before the next push or pull,
 /// the store reconciles:
 ///
@@ -15,30 +14,32 @@ import SyncProtocol
 ///    of becomes a conflict of the local values against the restored ones
 ///    (``OperationErrorKind/restoredOlder``) — both decided like any other (``RestoreRule``);
 /// 4. rows the service changed since, or that are new here, are taken in as a pull takes them;
-/// 5. nothing is deleted silently. The history records the event per table, and ``restoreNotice()``
-///    tells the dashboard's banner.
+/// 5. nothing is deleted silently. The history records the event per table, and
+///    ``SyncContext/restoreNotice()`` tells the dashboard's banner.
 ///
 /// A service that sends no epoch (the official servers, an older todosync) is synced as before.
-extension SyncContext {
+struct Reconciler: Sendable {
+    let store: LocalStore
+    let queue: SyncOperationQueue
+    let monitor: SyncMonitor
+
     /// The epoch this store last synced in (`__config`), as its header value.
     static let epochKey = "serviceEpoch"
     /// The ``RestoreNotice`` of the last reconcile, as JSON.
     static let restoreNoticeKey = "restoreNotice"
 
-    /// What the last reconcile with a restored service found; nil when the service never went back
-    /// in time while this store synced with it.
-    public nonisolated func restoreNotice() throws(SyncError) -> RestoreNotice? {
-        try read { [store] db in
+    /// See ``SyncContext/restoreNotice()``.
+    func notice() throws(SyncError) -> RestoreNotice? {
+        try store.read { [store] db in
             try store.config(db, Self.restoreNoticeKey).flatMap {
-                try? Self.decoder.decode(RestoreNotice.self, from: Data($0.utf8))
+                try? SyncContext.decoder.decode(RestoreNotice.self, from: Data($0.utf8))
             }
         }
     }
 
-    /// The conflicts a restore made that still wait for a decision: rows gone from the service, and
-    /// rows it holds older values of.
-    public nonisolated func restoreConflictCounts() throws(SyncError) -> (gone: Int, older: Int) {
-        try read { db in
+    /// See ``SyncContext/restoreConflictCounts()``.
+    func conflictCounts() throws(SyncError) -> (gone: Int, older: Int) {
+        try store.read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -67,7 +68,7 @@ extension SyncContext {
             .flatMap(ServiceEpoch.init(header:))
         var seen = transport.epochs.epoch
         if seen == nil, saved != nil, asking {
-            let probe = table ?? tables.first?.name ?? TableDescription.todoItem.name
+            let probe = table ?? store.tables.keys.min() ?? TableDescription.todoItem.name
             _ = try await transport.send(
                 .get, transport.path(table: probe), query: [("$top", "0")], for: .epochProbe(table: probe))
             seen = transport.epochs.epoch
@@ -90,14 +91,14 @@ extension SyncContext {
         }
         defer { monitor.update { $0 = .idle } }
         var found: [String: ReconcileCounts] = [:]
-        for table in try syncedTables() {
+        for table in try store.syncedTables() {
             guard let description = store.tables[table] else { continue }
             found[table] = try await reconcile(description, transport: transport)
         }
         let total = found.values.reduce(ReconcileCounts(), +)
         let notice = RestoreNotice(
             epoch: epoch, reconciledAt: Date(), gone: total.gone, older: total.older, taken: total.taken)
-        let saved = String(decoding: try Self.encoder.encode(notice), as: UTF8.self)
+        let saved = String(decoding: try SyncContext.encoder.encode(notice), as: UTF8.self)
         try await store.asyncWrite { [store, queue, found] db in
             for (table, counts) in found.sorted(by: { $0.key < $1.key }) {
                 try queue.history.recordTableEvent(
@@ -121,9 +122,9 @@ extension SyncContext {
         let newest = try await newestRow(of: table, transport: transport)
         let scratch = try VerifyScratch()
         defer { scratch.remove() }
-        try await readServiceRowsById(
+        try await transport.readRowsById(
             table.name, layout: { [store] in store.catalog.committed[table.name]?.layout ?? PageLayout(table) },
-            pageSize: Self.reconcilePageSize, counting: false, transport: transport,
+            pageSize: Self.reconcilePageSize, counting: false,
             purpose: { .reconcile(table: table.name, page: $0) }
         ) { rows, ids, _ in
             guard !ids.isEmpty else { return }
@@ -156,47 +157,11 @@ extension SyncContext {
                 ("$orderby", "updatedAt desc,id desc"), ("$top", "1"), ("$select", "id,updatedAt"),
                 (transport.tableProtocol.includeDeletedParameter, "true"),
             ], for: .reconcile(table: table.name, page: 0))
-        try Self.checkPage(reply, table: table.name)
+        try reply.checkPage(table: table.name)
         guard let row = try PageLayout(table).decode(reply.body).rows.first, let updatedAt = row.updatedAt else {
             return nil
         }
         return DeltaToken(updatedAt: updatedAt, id: row.id)
-    }
-
-    /// One page of the service's rows against the local copies, in the caller's transaction.
-    private static func settle(
-        _ pulled: [PulledRow], of tableName: String, restoredTo epoch: ServiceEpoch?, store: LocalStore,
-        queue: SyncOperationQueue, _ db: Database
-    ) throws -> ReconcileCounts {
-        var counts = ReconcileCounts()
-        let (table, rows) = try store.widen(db, tableName, forPulled: pulled)
-        let queued = try queue.itemIds(db, table: table.name)
-        let locals = try Self.copies(of: rows.compactMap(\.id), in: table, db)
-        var taken: [PulledRow] = []
-        for row in rows {
-            guard let id = row.id else { continue }
-            let service = RestoreRule.Copy(
-                version: row.version, updatedAt: Self.milliseconds(row.updatedAt), deleted: row.deleted)
-            switch RestoreRule.decide(local: locals[id], service: service, queued: queued.contains(id)) {
-            case .keep: continue
-            case .takeService:
-                taken.append(row)
-            case .goneFromService:
-                counts.gone += 1
-                guard let local = try store.readItem(db, table: table, id: id) else { continue }
-                try Self.recordConflict(
-                    .goneFromService, table: table, local: local, server: nil, epoch: epoch, queue: queue, db)
-            case .restoredOlder:
-                counts.older += 1
-                guard let local = try store.readItem(db, table: table, id: id) else { continue }
-                try Self.recordConflict(
-                    .restoredOlder, table: table, local: local,
-                    server: LocalStore.item(values: row.values, table: table), epoch: epoch, queue: queue, db)
-            }
-        }
-        let applied = try Self.apply(taken, to: table, keeping: [], in: db)
-        counts.taken = applied.written + applied.deleted
-        return counts
     }
 
     /// Pass 2: the local rows the service did not send, each a conflict unless a queued change
@@ -236,70 +201,6 @@ extension SyncContext {
         }
     }
 
-    /// A conflict for the row `local`: an update from the last copy this store synced, in conflict
-    /// with the service's `server` copy (nil: gone from the service).
-    private static func recordConflict(
-        _ kind: OperationErrorKind, table: TableDescription, local: Item, server: Item?, epoch: ServiceEpoch?,
-        queue: SyncOperationQueue, _ db: Database
-    ) throws {
-        let itemId = local[SystemColumn.id]?.stringValue ?? ""
-        let when = epoch?.restoredTo.map { " to " + ProtocolDate.format(milliseconds: $0) } ?? ""
-        let message =
-            kind == .goneFromService
-            ? "The service went back in time\(when), before this row was written: it no longer has it."
-            : "The service went back in time\(when): it holds older values of this row than you had synced."
-        let now = Date()
-        let operation = TableOperation(
-            id: 0, table: table.name, itemId: itemId, kind: .update, state: .conflict, item: nil, base: local,
-            attempts: 0, queuedAt: now, lastAttemptAt: nil, lastStatus: nil, message: message)
-        let id = try queue.insert(db, operation)
-        try queue.saveError(
-            db,
-            OperationError(
-                operationId: id, kind: kind, status: nil, message: message, serverItem: server, clientItem: local,
-                recordedAt: now))
-        try queue.history.recordOperation(db, .conflict, operationId: id, detail: message)
-    }
-
-    /// The version, stamp and delete of the local rows of `ids` (the whole rows only for the few
-    /// that become conflicts).
-    private static func copies(
-        of ids: [String], in table: TableDescription, _ db: Database
-    ) throws -> [String: RestoreRule.Copy] {
-        var copies: [String: RestoreRule.Copy] = [:]
-        let rows = try Row.fetchAll(
-            db,
-            sql:
-                "SELECT id, version, updatedAt FROM \(table.name.quotedSQLName) WHERE id IN (\(sqlParameters(ids.count)))",
-            arguments: StatementArguments(ids))
-        for row in rows {
-            copies[row[0]] = RestoreRule.Copy(version: row[1], updatedAt: milliseconds(row[2]))
-        }
-        return copies
-    }
-
-    private static func copy(_ item: Item) -> RestoreRule.Copy {
-        RestoreRule.Copy(
-            version: item[SystemColumn.version]?.stringValue,
-            updatedAt: milliseconds(item[SystemColumn.updatedAt]?.stringValue),
-            deleted: item[SystemColumn.deleted] == .bool(true))
-    }
-
-    private static func milliseconds(_ text: String?) -> Int64? {
-        text.flatMap(ProtocolDate.parse)
-    }
-
     /// Rows per page of a reconcile's reads.
     static let reconcilePageSize = 1000
-}
-
-/// What a reconcile did to the rows of a table, or a page of them.
-private struct ReconcileCounts: Sendable {
-    var gone = 0
-    var older = 0
-    var taken = 0
-
-    static func + (left: Self, right: Self) -> Self {
-        Self(gone: left.gone + right.gone, older: left.older + right.older, taken: left.taken + right.taken)
-    }
 }

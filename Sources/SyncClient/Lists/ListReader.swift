@@ -1,82 +1,6 @@
 import GRDB
 import SyncProtocol
 
-/// Where a page of a list starts: lists run from the newest stored row to the oldest, and a page
-/// is cut by the key of a row it borders, so it stays put while rows come and go elsewhere.
-public enum ListPosition: Sendable, Hashable {
-    /// The newest rows.
-    case first
-    /// The rows stored before the row with this key (the next page).
-    case olderThan(Int64)
-    /// The rows stored after the row with this key (the previous page).
-    case newerThan(Int64)
-    /// The oldest rows.
-    case last
-}
-
-/// Which rows of a table a list shows, and which page of them.
-public struct ListRequest: Sendable, Hashable {
-    /// Only rows whose boolean `column` is `value` (a missing value counts as false).
-    public struct Flag: Sendable, Hashable {
-        public var column: String
-        public var value: Bool
-
-        public init(_ column: String, _ value: Bool) {
-            self.column = column
-            self.value = value
-        }
-    }
-
-    public var flag: Flag?
-    /// Only rows whose text columns contain this, ignoring case; empty for all.
-    public var search: String
-    public var position: ListPosition
-    /// Rows per page.
-    public var limit: Int
-
-    public init(flag: Flag? = nil, search: String = "", position: ListPosition = .first, limit: Int = 50) {
-        self.flag = flag
-        self.search = search
-        self.position = position
-        self.limit = max(1, limit)
-    }
-}
-
-/// One page of a list, read in one read transaction with the latest queued change of each row.
-public struct ListPage: Sendable {
-    /// The rows, newest first.
-    public var items: [Item]
-    /// Each row's key, for the cursors of the neighbouring pages.
-    public var keys: [Int64]
-    /// The latest queued change of the rows that have one, by id.
-    public var operations: [String: OperationSummary]
-    /// Whether newer rows exist before this page, and older ones after it.
-    public var hasNewer: Bool
-    public var hasOlder: Bool
-    /// How many rows match in all; kept up to date by the store, so known without counting,
-    /// except for a search (nil).
-    public var total: Int?
-}
-
-extension SyncContext {
-    /// One page of `table`'s rows, newest first. The cost does not grow with the table: pages
-    /// are cut by key (no OFFSET), a search goes through the trigram index, a flag through its
-    /// index, and totals come from counts the store keeps.
-    public nonisolated func listPage(_ table: String, _ request: ListRequest) throws(SyncError) -> ListPage {
-        let description = try store.description(of: table)
-        if let flag = request.flag, description.type(of: flag.column) != .boolean {
-            throw .invalidItem("'\(flag.column)' is not a true/false column of \(table)")
-        }
-        return try read { [queue] db in try ListReader(queue: queue, table: description, request: request).read(db) }
-    }
-
-    /// Returns once the counts and search indexes hold every row pulled so far. Lists are exact
-    /// before that too: rows they do not hold yet are counted and searched one by one.
-    public nonisolated func listIndexesCaughtUp() async {
-        await store.listIndexer.idle()
-    }
-}
-
 /// Builds and runs the SQL of one ``ListPage``.
 struct ListReader {
     let queue: SyncOperationQueue
@@ -84,6 +8,19 @@ struct ListReader {
     let request: ListRequest
 
     private var name: String { table.name.quotedSQLName }
+
+    /// See ``SyncContext/listPage(_:_:)``.
+    static func page(
+        _ table: String, _ request: ListRequest, queue: SyncOperationQueue
+    ) throws(SyncError) -> ListPage {
+        let description = try queue.store.description(of: table)
+        if let flag = request.flag, description.type(of: flag.column) != .boolean {
+            throw .invalidItem("'\(flag.column)' is not a true/false column of \(table)")
+        }
+        return try queue.store.read { db in
+            try ListReader(queue: queue, table: description, request: request).read(db)
+        }
+    }
 
     /// Where matching rows are read: FROM, WHERE conditions with their arguments, and the key.
     private struct Source {
