@@ -115,9 +115,11 @@ struct ClientOptions: ParsableArguments {
     /// SIGINT or SIGTERM cancels a running sync: it stops within moments, the store is left
     /// consistent, "Cancelled" goes to standard error and the exit status is 0 (a clean stop).
     func run(_ body: (SyncContext) async throws -> Void) async throws {
+        // Trapped first: a signal while the store opens must not end the process unclean.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         do {
             let context = try open()
-            let (outcome, signalled) = await cancellingOnSignals(context) {
+            let (outcome, signalled) = await cancellingOnSignals(context, signals) {
                 answerBundleRequests(context)
                 try await body(context)
                 // A bundle the service asked for during the command is sent before it ends.
@@ -211,10 +213,9 @@ func describe(_ item: Item, in table: TableDescription) -> String {
 /// Runs `work` while SIGINT and SIGTERM cancel `context`'s running sync (they are trapped: they no
 /// longer end the process at once); what it did, and whether a signal came.
 private func cancellingOnSignals(
-    _ context: SyncContext, _ work: () async throws -> Void
+    _ context: SyncContext, _ signals: UnixSignalsSequence, _ work: () async throws -> Void
 ) async -> (outcome: Result<Void, any Error>, signalled: Bool) {
-    let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-    return await withTaskGroup(of: Bool.self) { group in
+    await withTaskGroup(of: Bool.self) { group in
         group.addTask {
             var signalled = false
             for await _ in signals {

@@ -63,14 +63,28 @@ def local_rows(store):
         return db.execute("SELECT COUNT(*) FROM todoitem").fetchone()[0]
 
 
+def wait_until_pulling(store, process, deadline=120):
+    """Returns once the pull into `store` has stored rows (it runs, past its start-up): a signal
+    then lands mid-pull, however slowly a loaded machine starts the process."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        assert process.poll() is None, "the process ended before the signal: %s" % (process.communicate(),)
+        try:
+            if os.path.exists(store) and local_rows(store) > 0:
+                return
+        except sqlite3.OperationalError:
+            pass  # no table yet, or the store busy: ask again
+        time.sleep(0.05)
+    raise AssertionError("no row was pulled into %s within %d s" % (store, deadline))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_client_pull_stops_on_a_signal_and_the_next_pull_converges(service, sig):
     _, url, folder = service
     store = os.path.join(folder, "client-%d.sqlite" % sig)
     pull = [BIN, "client", "--store", store, "--remote", url, "pull", "--query-id", "all", "--page-size", "200"]
     process = subprocess.Popen(pull, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
-    assert process.poll() is None, "the pull ended before the signal: %s" % process.communicate()[0]
+    wait_until_pulling(store, process)
     status, seconds = stop(process, sig)
     _, errors = process.communicate()
     assert status == 0, errors
@@ -92,7 +106,7 @@ def test_dashboard_stops_on_sigterm_mid_sync(service):
     started = opener.open(urllib.request.Request(
         base + "/api/sync", data=b"", method="POST", headers={"X-CSRF-Token": status["csrfToken"]}), timeout=10)
     assert started.status == 202
-    time.sleep(1.0)
+    wait_until_pulling(os.path.join(data, "store.sqlite"), process)
     code, seconds = stop(process, signal.SIGTERM)
     assert code == 0
     assert seconds < 5
