@@ -115,7 +115,7 @@ public actor SyncContext {
         puller = Puller(
             store: store, queue: queue, monitor: monitor, gate: gate, connectionRetry: configuration.connectionRetry)
         verifier = Verifier(store: store, queue: queue, monitor: monitor, gate: gate)
-        revocation = RevocationSettlement(store: store, queue: queue, monitor: monitor, remote: remote)
+        revocation = RevocationSettlement(store: store, queue: queue, remote: remote)
     }
 
     /// The table named `name`; it must have been described (when the context was opened, by

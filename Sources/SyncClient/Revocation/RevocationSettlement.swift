@@ -21,7 +21,6 @@ import SyncProtocol
 struct RevocationSettlement: Sendable {
     let store: LocalStore
     let queue: SyncOperationQueue
-    let monitor: SyncMonitor
     /// The service the deposits and the receipt go to.
     let remote: Remote
 
@@ -43,7 +42,6 @@ struct RevocationSettlement: Sendable {
             try RevokedAccess.save(revoked, store, db)
             return revoked
         }
-        monitor.noteLocalChange()
         if revoked.phase == .depositing {
             // Saved only with the wipe below: after a power cut the count starts again from the last saved.
             revoked.escrowed += try await deposit(transport)
@@ -76,7 +74,6 @@ struct RevocationSettlement: Sendable {
                 try RevokedAccess.save(done, store, db)
                 return done
             }
-            monitor.noteLocalChange()
         }
         if revoked.phase == .wiped, !revoked.receiptSent, let receipt = revoked.receipt {
             let reply = try await transport.send(
@@ -124,7 +121,6 @@ struct RevocationSettlement: Sendable {
     func forget() async throws(SyncError) {
         guard try saved() != nil else { return }
         try await store.asyncWrite { [store] db in try RevokedAccess.save(nil, store, db) }
-        monitor.noteLocalChange()
     }
 
     private static func json(_ value: some Encodable) throws(SyncError) -> Data {
