@@ -22,7 +22,7 @@ struct Puller: Sendable {
         // A table the store does not hold yet is added by the transaction of its first page.
         let description = store.tables[table] ?? TableDescription(name: table, columns: [])
         let table = description.name
-        var result = PullResult()
+        var result = PullResult(table: table)
         do throws(SyncError) {
             let transport = try await gate.ready(for: .pull(table: table))
             monitor.update {
@@ -70,7 +70,7 @@ struct Puller: Sendable {
                 )
             }
         } catch {
-            return (PullResult(), error)
+            return (PullResult(table: table.name), error)
         }
         let runner = pullRunner(
             table, query: query, queryId: queryId, settings: settings, transport: transport, epoch: epoch)
