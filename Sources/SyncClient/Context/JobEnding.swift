@@ -19,6 +19,14 @@ enum JobEnding: Sendable {
         do { return .finished(try await body()) } catch { return .stopped(partial: nil, by: error) }
     }
 
+    /// This ending stopped by `error` instead, with what the job did kept.
+    func stopped(by error: any Error) -> JobEnding {
+        switch self {
+        case .finished(let outcome): .stopped(partial: outcome, by: error)
+        case .stopped(let partial, _): .stopped(partial: partial, by: error)
+        }
+    }
+
     /// What the one who asked for the job gets: the outcome, or the error.
     var result: Result<JobOutcome, any Error> {
         switch self {

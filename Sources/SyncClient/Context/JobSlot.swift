@@ -5,9 +5,10 @@ import Synchronization
 ///
 /// - A caller asking for the job that runs (an equal ``SyncJob``) shares its outcome; a caller asking
 ///   for another waits until it has ended (``run(_:_:)``), or joins it (``start(_:requester:automatic:_:)``).
-/// - The slot keeps the job's summary as the last sync when it ends, however it ends
-///   (``SyncSummary/init(_:_:)``): the one place the last sync is recorded.
-/// - The job's exchanges are in the flight recorder when it ends, however it ends.
+/// - When the job ends, however it ends, the slot keeps its summary as the last sync
+///   (``SyncSummary/init(_:_:)``: the one place the last sync is recorded), then the context settles
+///   what the end says of the store's access (``RevocationSettlement/settle(after:_:)``) and the job's
+///   exchanges go to the flight recorder.
 /// - Observers hear, in order: the job ``JobEvent/started(_:)``, its ``JobEvent/finished(_:)`` while it
 ///   still holds the slot, and ``JobEvent/released(_:requesters:)`` once another job may start.
 public final class JobSlot: Sendable {
@@ -28,13 +29,13 @@ public final class JobSlot: Sendable {
     private let state = Mutex(State())
     /// Keeps the summary of a job that ended as the last sync, before observers hear of the end.
     private let recordLastSync: @Sendable (SyncSummary) async -> Void
-    /// Run when a job ends, after its summary is kept and before observers hear of it (the flight
-    /// recorder's flush).
-    private let ending: @Sendable () async -> Void
+    /// Run when a job ends, after its summary is kept and before observers hear of it (the access
+    /// settled, the flight recorder flushed); it may end the job otherwise (a settlement that failed).
+    private let ending: @Sendable (SyncJob, JobEnding) async -> JobEnding
 
     init(
         recordLastSync: @escaping @Sendable (SyncSummary) async -> Void,
-        ending: @escaping @Sendable () async -> Void
+        ending: @escaping @Sendable (SyncJob, JobEnding) async -> JobEnding
     ) {
         self.recordLastSync = recordLastSync
         self.ending = ending
@@ -131,8 +132,7 @@ public final class JobSlot: Sendable {
             let started = ContinuousClock.now
             let ended = await body()
             if let summary = SyncSummary(job, ended) { await recordLastSync(summary) }
-            await ending()
-            let outcome = ended.result
+            let outcome = await ending(job, ended).result
             tell(
                 .finished(
                     JobEnd(

@@ -65,30 +65,9 @@ extension SyncContext {
         try await jobs.run(job) { await self.perform(job) }
     }
 
-    /// What each job does, in the slot. A job the service refuses because this store's access was
-    /// revoked settles the revocation first (escrow, then wipe or read-only); a pull or sync that
-    /// succeeds ends a read-only state (access restored: a push of nothing asks the service nothing).
+    /// What each job does, in the slot (which then keeps its last sync and settles the store's
+    /// access: ``RevocationSettlement/settle(after:_:)``).
     private func perform(_ job: SyncJob) async -> JobEnding {
-        let ending = await performUnsettled(job)
-        do {
-            switch (job, ending) {
-            case (_, .stopped(_, SyncError.stopped(.accessRevoked(let revoked)))):
-                try await revocation.settle(revoked)
-            case (.pull, .finished), (.sync, .finished):
-                try await revocation.forget()
-            default:
-                break
-            }
-        } catch {
-            switch ending {
-            case .finished(let outcome), .stopped(let outcome?, _): return .stopped(partial: outcome, by: error)
-            case .stopped(nil, _): return .stopped(partial: nil, by: error)
-            }
-        }
-        return ending
-    }
-
-    private func performUnsettled(_ job: SyncJob) async -> JobEnding {
         switch job {
         case .push:
             let (result, error) = await pusher.run(window: pushWindow)

@@ -102,9 +102,15 @@ public actor SyncContext {
         monitor.offline = offline
         try remote.connect(opening)
         self.remote = remote
+        let revocation = RevocationSettlement(store: store, queue: queue, remote: remote)
+        self.revocation = revocation
         jobs = JobSlot(
             recordLastSync: { [remote] in await remote.recordLastSync($0) },
-            ending: { [recorder] in await recorder.flush() })
+            ending: { [revocation, recorder] job, ending in
+                let settled = await revocation.settle(after: job, ending)
+                await recorder.flush()
+                return settled
+            })
         let reconciler = Reconciler(store: store, queue: queue, monitor: monitor)
         self.reconciler = reconciler
         let gate = TransportGate(remote: remote, queue: queue, reconciler: reconciler)
@@ -115,7 +121,6 @@ public actor SyncContext {
         puller = Puller(
             store: store, queue: queue, monitor: monitor, gate: gate, connectionRetry: configuration.connectionRetry)
         verifier = Verifier(store: store, queue: queue, monitor: monitor, gate: gate)
-        revocation = RevocationSettlement(store: store, queue: queue, remote: remote)
     }
 
     /// The table named `name`; it must have been described (when the context was opened, by

@@ -29,6 +29,24 @@ struct RevocationSettlement: Sendable {
         try store.read { [store] db in try RevokedAccess.saved(store, db) }
     }
 
+    /// What a job's end says of this store's access, settled once its last sync is kept and before
+    /// anyone hears of the end: a job the service refused because the access was revoked settles
+    /// the revocation (escrow, then wipe or read-only); a pull or sync that ran to its end ends a
+    /// read-only state (access restored: a push of nothing asks the service nothing). A step that
+    /// fails ends the job with its error instead.
+    func settle(after job: SyncJob, _ ending: JobEnding) async -> JobEnding {
+        do throws(SyncError) {
+            switch (job, ending) {
+            case (_, .stopped(_, SyncError.stopped(.accessRevoked(let revoked)))): try await settle(revoked)
+            case (.pull, .finished), (.sync, .finished): try await forget()
+            default: break
+            }
+            return ending
+        } catch {
+            return ending.stopped(by: error)
+        }
+    }
+
     /// Takes the steps `revocation` asks for, from where a previous contact (or a power cut) left them.
     func settle(_ revocation: AccessRevocation) async throws(SyncError) {
         guard let transport = remote.transport else { throw .noRemote }
