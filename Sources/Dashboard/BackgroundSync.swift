@@ -127,19 +127,9 @@ final class BackgroundSync: Sendable {
         let kind = Kind(end.job)
         let flash: Flash
         switch end.outcome {
-        case .success(.verified(let reports, let stopped)):
-            lastVerify.withLock { $0 = VerifyOutcome(reports: reports, stopped: stopped?.description) }
-            flash = stopped.map(Self.describe) ?? VerifyOutcome(reports: reports, stopped: nil).flash
-        case .success(.pushed(let result)):
-            metrics.recordPush(result)
-            flash = Self.describe(push: result)
-        case .success(.synced(let result)):
-            flash = describe(sync: result)
-        case .success(.pulled(let result)):
-            if case .pull(let table, _, _, _) = end.job { metrics.recordPull(table: table, rows: result.received) }
-            flash = Flash(kind: .success, message: "Pulled \(result.received) row\(result.received == 1 ? "" : "s").")
-        case .success(.decided):
-            flash = Flash(kind: .success, message: "Done.")
+        case .success(let outcome):
+            record(outcome, of: end.job)
+            flash = Flash(kind: Self.kind(of: outcome), message: outcome.sentence)
         case .failure(let error as SyncError):
             flash = Self.describe(error)
         case .failure(let error):
@@ -168,39 +158,39 @@ final class BackgroundSync: Sendable {
         for session in requesters { sessions.flash(session: session, flash) }
     }
 
-    /// "Pushed 2 changes; pulled 30 rows from 2 tables."
-    private func describe(sync result: SyncRunResult) -> Flash {
-        var parts: [String] = []
-        var kind = Flash.Kind.success
-        if let pushed = result.pushed {
-            metrics.recordPush(pushed)
-            let push = Self.describe(push: pushed)
-            parts.append(push.message)
-            if push.kind != .success { kind = push.kind }
+    /// What the metrics and the Verify page keep of a job that ran to its end.
+    private func record(_ outcome: JobOutcome, of job: SyncJob) {
+        switch outcome {
+        case .verified(let reports, let stopped):
+            lastVerify.withLock { $0 = VerifyOutcome(reports: reports, stopped: stopped?.description) }
+        case .pushed(let result):
+            metrics.recordPush(result)
+        case .synced(let result):
+            if let pushed = result.pushed { metrics.recordPush(pushed) }
+            for (table, pull) in result.pulled { metrics.recordPull(table: table, rows: pull.received) }
+        case .pulled(let result):
+            if case .pull(let table, _, _, _) = job { metrics.recordPull(table: table, rows: result.received) }
+        case .decided:
+            break
         }
-        for (table, pull) in result.pulled { metrics.recordPull(table: table, rows: pull.received) }
-        let received = result.pulled.reduce(0) { $0 + $1.result.received }
-        let from = result.pulled.count == 1 ? "" : " from \(result.pulled.count) tables"
-        parts.append("pulled \(received) row\(received == 1 ? "" : "s")\(from)")
-        if !result.missingTables.isEmpty {
-            parts.append(
-                "the service has no table " + result.missingTables.map { "“\($0)”" }.joined(separator: ", ")
-                    + " (check Settings → Tables)")
-            kind = .warning
-        }
-        let text = parts.joined(separator: "; ")
-        return Flash(kind: kind, message: text.prefix(1).uppercased() + text.dropFirst() + ".")
     }
 
-    static func describe(push result: PushResult) -> Flash {
-        var text = "Pushed \(result.pushed.count) change\(result.pushed.count == 1 ? "" : "s")"
-        if !result.conflicts.isEmpty {
-            text += ", \(result.conflicts.count) conflict\(result.conflicts.count == 1 ? "" : "s") to resolve"
+    /// How the flash of a job that ran to its end looks: a warning when something waits for a
+    /// person (a conflict, a refusal, a missing table, a silent divergence).
+    static func kind(of outcome: JobOutcome) -> Flash.Kind {
+        switch outcome {
+        case .pushed(let result): kind(of: result)
+        case .pulled(let result): result.pushed.map(kind(of:)) ?? .success
+        case .synced(let result):
+            result.missingTables.isEmpty ? result.pushed.map(kind(of:)) ?? .success : .warning
+        case .verified(let reports, let stopped):
+            if let stopped { describe(stopped).kind } else { VerifyOutcome(reports: reports, stopped: nil).kind }
+        case .decided: .success
         }
-        if !result.failed.isEmpty { text += ", \(result.failed.count) refused by the server" }
-        if !result.resolved.isEmpty { text += ", \(result.resolved.count) settled by the server's value" }
-        let kind: Flash.Kind = result.conflicts.isEmpty && result.failed.isEmpty ? .success : .warning
-        return Flash(kind: kind, message: text)
+    }
+
+    private static func kind(of push: PushResult) -> Flash.Kind {
+        push.conflicts.isEmpty && push.failed.isEmpty ? .success : .warning
     }
 
     static func describe(_ error: SyncError) -> Flash {
@@ -217,21 +207,10 @@ struct VerifyOutcome: Sendable, Encodable {
     var reports: [VerifyReport]
     var stopped: String?
 
-    /// "Verified todoitem and orders: 2 rows differ, 1 with no reason (a silent divergence)."
-    var flash: Flash {
-        let differing = reports.reduce(0) { $0 + $1.differences.count }
-        let silent = reports.reduce(0) { $0 + $1.silentDivergences.count }
-        let tables = reports.map(\.table).joined(separator: ", ")
-        if differing == 0 {
-            return Flash(kind: .success, message: "Verified \(tables): this copy matches the service.")
-        }
-        let rows = differing == 1 ? "1 row differs" : "\(differing.formatted()) rows differ"
-        if silent == 0 {
-            return Flash(kind: .info, message: "Verified \(tables): \(rows), each with a reason. See Verify.")
-        }
-        return Flash(
-            kind: .warning,
-            message:
-                "Verified \(tables): \(rows), \(silent.formatted()) with no reason (a silent divergence). See Verify.")
+    /// How a verify's flash looks: success when this copy matches the service, a warning for a
+    /// silent divergence, else information.
+    var kind: Flash.Kind {
+        if reports.allSatisfy({ $0.differences.isEmpty }) { return .success }
+        return reports.allSatisfy({ $0.silentDivergences.isEmpty }) ? .info : .warning
     }
 }

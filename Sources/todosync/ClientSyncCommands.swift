@@ -26,7 +26,7 @@ struct ClientPush: AsyncParsableCommand {
                 options.printJSON(PushOutput(result: result, conflicts: conflicts.map(ConflictOutput.init)))
                 return
             }
-            print(result.summary)
+            print(JobOutcome.pushed(result).sentence)
             for conflict in conflicts { print(ConflictOutput(conflict).line) }
             for id in result.failed {
                 if let operation = try context.operations.operation(id) {
@@ -63,12 +63,7 @@ struct ClientPull: AsyncParsableCommand {
         try await options.run { context in
             let result = try await context.table(options.table).pull(
                 queryId: queryId, settings: PullSettings(pageSize: pageSize))
-            var summary = "Pulled \(result.received) row\(result.received == 1 ? "" : "s") into \(options.table)"
-            summary += " (\(result.written) written, \(result.deleted) deleted"
-            if result.skippedPending > 0 { summary += ", \(result.skippedPending) kept for local changes" }
-            summary += ")"
-            if let pushed = result.pushed { summary = pushed.summary + "; " + summary }
-            options.output(summary, json: result)
+            options.output(JobOutcome.pulled(result).sentence, json: result)
         }
     }
 }

@@ -520,7 +520,7 @@ struct PushTests {
         #expect(context.progress == .idle)
         let status = try context.status()
         #expect(status.pending == 0)
-        #expect(status.lastSync?.message == "Pushed 10")
+        #expect(status.lastSync?.message == "Pushed 10 changes")
     }
 
     @Test func refusedChangeIsFailedWithTheServersMessageAndPushGoesOn() async throws {

@@ -144,7 +144,7 @@ public struct Conflicts: Sendable {
     /// and journals it when the service accepts it.
     private func runDecision(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
         let outcome = try await jobs.run(.useClient(operationId: operationId)) { [pusher] in
-            .decided(try await pusher.pushDecision(operationId, decision))
+            await JobEnding.of { .decided(try await pusher.pushDecision(operationId, decision)) }
         }
         guard case .decided(let decided) = outcome else { preconditionFailure("a Use Client ends decided") }
         return decided

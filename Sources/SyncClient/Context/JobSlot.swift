@@ -5,7 +5,10 @@ import Synchronization
 ///
 /// - A caller asking for the job that runs (an equal ``SyncJob``) shares its outcome; a caller asking
 ///   for another waits until it has ended (``run(_:_:)``), or joins it (``start(_:requester:automatic:_:)``).
-/// - The job's exchanges are in the flight recorder when it ends, however it ends.
+/// - When the job ends, however it ends, the slot keeps its summary as the last sync
+///   (``SyncSummary/init(_:_:)``: the one place the last sync is recorded), then the context settles
+///   what the end says of the store's access (``RevocationSettlement/settle(after:_:)``) and the job's
+///   exchanges go to the flight recorder.
 /// - Observers hear, in order: the job ``JobEvent/started(_:)``, its ``JobEvent/finished(_:)`` while it
 ///   still holds the slot, and ``JobEvent/released(_:requesters:)`` once another job may start.
 public final class JobSlot: Sendable {
@@ -24,10 +27,17 @@ public final class JobSlot: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Run when a job ends, before observers hear of it (the flight recorder's flush).
-    private let ending: @Sendable () async -> Void
+    /// Keeps the summary of a job that ended as the last sync, before observers hear of the end.
+    private let recordLastSync: @Sendable (SyncSummary) async -> Void
+    /// Run when a job ends, after its summary is kept and before observers hear of it (the access
+    /// settled, the flight recorder flushed); it may end the job otherwise (a settlement that failed).
+    private let ending: @Sendable (SyncJob, JobEnding) async -> JobEnding
 
-    init(ending: @escaping @Sendable () async -> Void) {
+    init(
+        recordLastSync: @escaping @Sendable (SyncSummary) async -> Void,
+        ending: @escaping @Sendable (SyncJob, JobEnding) async -> JobEnding
+    ) {
+        self.recordLastSync = recordLastSync
         self.ending = ending
     }
 
@@ -64,7 +74,7 @@ public final class JobSlot: Sendable {
     /// Runs `body` as `job` once no other job runs; a caller asking for the job that runs shares its
     /// outcome instead. Cancelling the caller that started the job cancels the job.
     func run(
-        _ job: SyncJob, _ body: @escaping @Sendable () async throws -> JobOutcome
+        _ job: SyncJob, _ body: @escaping @Sendable () async -> JobEnding
     ) async throws -> JobOutcome {
         while true {
             enum Next {
@@ -97,7 +107,7 @@ public final class JobSlot: Sendable {
     /// instead (``JobEvent/released(_:requesters:)``). Returns whether it started.
     func start(
         _ job: SyncJob, requester: String?, automatic: Bool,
-        _ body: @escaping @Sendable () async throws -> JobOutcome
+        _ body: @escaping @Sendable () async -> JobEnding
     ) -> Bool {
         state.withLock { state in
             if state.running != nil {
@@ -112,7 +122,7 @@ public final class JobSlot: Sendable {
     /// Makes `body`'s task the running job (under the lock).
     private func begin(
         _ job: SyncJob, requester: String?, automatic: Bool,
-        _ body: @escaping @Sendable () async throws -> JobOutcome, in state: inout State
+        _ body: @escaping @Sendable () async -> JobEnding, in state: inout State
     ) -> Task<JobOutcome, any Error> {
         state.serial += 1
         let serial = state.serial
@@ -120,9 +130,9 @@ public final class JobSlot: Sendable {
         let task = Task { [self] () async throws -> JobOutcome in
             tell(.started(JobStart(job: job, serial: serial, automatic: automatic)))
             let started = ContinuousClock.now
-            let outcome: Result<JobOutcome, any Error>
-            do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-            await ending()
+            let ended = await body()
+            if let summary = SyncSummary(job, ended) { await recordLastSync(summary) }
+            let outcome = await ending(job, ended).result
             tell(
                 .finished(
                     JobEnd(

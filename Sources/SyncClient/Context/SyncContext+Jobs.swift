@@ -56,71 +56,74 @@ extension SyncContext {
     /// and is named when it ends (``JobEvent/released(_:requesters:)``). Returns whether it started;
     /// its end reaches ``jobs``' observers. `automatic`: auto-sync starts it, not a person.
     public nonisolated func start(_ job: SyncJob, requester: String? = nil, automatic: Bool = false) -> Bool {
-        jobs.start(job, requester: requester, automatic: automatic) { try await self.perform(job) }
+        jobs.start(job, requester: requester, automatic: automatic) { await self.perform(job) }
     }
 
     /// Runs `job` once no other job runs (sharing the outcome of an equal job that runs), cancelled
     /// with the caller.
     func run(_ job: SyncJob) async throws -> JobOutcome {
-        try await jobs.run(job) { try await self.perform(job) }
+        try await jobs.run(job) { await self.perform(job) }
     }
 
-    /// What each job does, in the slot. A job the service refuses because this store's access was
-    /// revoked settles the revocation first (escrow, then wipe or read-only); a pull or sync that
-    /// succeeds ends a read-only state (access restored: a push of nothing asks the service nothing).
-    private func perform(_ job: SyncJob) async throws -> JobOutcome {
-        do {
-            let outcome = try await performUnsettled(job)
-            switch job {
-            case .pull, .sync: try await revocation.forget()
-            default: break
-            }
-            return outcome
-        } catch SyncError.stopped(.accessRevoked(let revoked)) {
-            try await revocation.settle(revoked)
-            throw SyncError.stopped(.accessRevoked(revoked))
-        }
-    }
-
-    private func performUnsettled(_ job: SyncJob) async throws -> JobOutcome {
+    /// What each job does, in the slot (which then keeps its last sync and settles the store's
+    /// access: ``RevocationSettlement/settle(after:_:)``).
+    private func perform(_ job: SyncJob) async -> JobEnding {
         switch job {
         case .push:
-            return .pushed(try await pusher.run(window: pushWindow))
+            let (result, error) = await pusher.run(window: pushWindow)
+            return JobEnding(.pushed(result), stoppedBy: error)
         case .pull(let table, let query, let queryId, let settings):
-            return .pulled(try await puller.run(table, query: query, queryId: queryId, settings: settings))
+            let (result, error) = await puller.run(table, query: query, queryId: queryId, settings: settings)
+            return JobEnding(.pulled(result), stoppedBy: error)
         case .sync(let queryId, let pageSize):
-            return .synced(try await runSync(queryId: queryId, settings: PullSettings(pageSize: pageSize)))
+            return await runSync(queryId: queryId, settings: PullSettings(pageSize: pageSize))
         case .verify(let table?, let pageSize):
-            return .verified([try await verifier.run(table, pageSize: Self.verifyPageSize(pageSize))], stopped: nil)
+            return await JobEnding.of {
+                .verified([try await verifier.run(table, pageSize: Self.verifyPageSize(pageSize))], stopped: nil)
+            }
         case .verify(nil, let pageSize):
-            return try await runVerify(syncedTables(), pageSize: Self.verifyPageSize(pageSize))
+            return await JobEnding.of { try await runVerify(syncedTables(), pageSize: Self.verifyPageSize(pageSize)) }
         case .useClient(let operationId):
-            return .decided(
-                try await pusher.pushDecision(operationId, PendingDecision(decision: .useClient, decidedBy: .person)))
+            return await JobEnding.of {
+                .decided(
+                    try await pusher.pushDecision(
+                        operationId, PendingDecision(decision: .useClient, decidedBy: .person)))
+            }
         case .overturn(let entryId):
-            return .decided(try await journal.runOverturn(entryId, batch: nil))
+            return await JobEnding.of { .decided(try await journal.runOverturn(entryId, batch: nil)) }
         }
     }
 
     /// A push when changes are pending or a conflict waits that its policy settles (one met again in
-    /// the push before), then a pull of each synced table with `queryId`'s delta token.
-    private func runSync(queryId: String, settings: PullSettings) async throws -> SyncRunResult {
+    /// the push before), then a pull of each synced table with `queryId`'s delta token. A table the
+    /// service does not have is noted and the others pulled; any other error stops the sync.
+    private func runSync(queryId: String, settings: PullSettings) async -> JobEnding {
         var result = SyncRunResult()
-        let tables = try syncedTables()
-        let waiting = try await store.asyncRead { [queue, settlement = pusher.settlement] db in
-            try tables.contains { try queue.sendableCount(db, table: $0) > 0 }
-                || settlement.hasConflictsForTheirPolicy(db)
-        }
-        if waiting { result.pushed = try await pusher.run(window: pushWindow) }
-        for table in tables {
-            do {
-                result.pulled.append(
-                    (table, try await puller.run(table, query: nil, queryId: queryId, settings: settings)))
-            } catch SyncError.serviceHasNoTable(let name) {
-                result.missingTables.append(name)
+        do throws(SyncError) {
+            let tables = try syncedTables()
+            let waiting = try await store.asyncRead { [queue, settlement = pusher.settlement] db in
+                try tables.contains { try queue.sendableCount(db, table: $0) > 0 }
+                    || settlement.hasConflictsForTheirPolicy(db)
             }
+            if waiting {
+                let (pushed, error) = await pusher.run(window: pushWindow)
+                result.pushed = pushed
+                if let error { throw error }
+            }
+            for table in tables {
+                let (pulled, error) = await puller.run(table, query: nil, queryId: queryId, settings: settings)
+                switch error {
+                case nil: result.pulls.append(.pulled(table, pulled))
+                case .serviceHasNoTable(let name)?: result.pulls.append(.missing(name))
+                case let error?:
+                    result.pulls.append(.stopped(table, pulled))
+                    throw error
+                }
+            }
+            return .finished(.synced(result))
+        } catch {
+            return .stopped(partial: .synced(result), by: error)
         }
-        return result
     }
 
     /// Verifies each of `tables`, keeping the reports of those done when an error stopped it.

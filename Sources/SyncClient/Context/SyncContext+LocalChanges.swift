@@ -1,7 +1,10 @@
 extension SyncContext {
-    /// One element after each local insert, edit or delete (several in a row may come as one):
-    /// what auto-sync listens to. Ends when the context closes.
-    public nonisolated func localChanges() -> AsyncStream<Void> { monitor.localChanges() }
+    /// One element after each commit of a local insert, edit or delete (one transaction may hold
+    /// several): what auto-sync listens to. ``storeChanges()`` filtered to the commits that are
+    /// ``StoreChange/isLocalEdit``. Ends when the context closes.
+    public nonisolated func localChanges() -> some AsyncSequence<Void, Never> & Sendable {
+        store.changes.localEdits()
+    }
 
     /// One element after each commit of the store in this process, whoever made it (a pull, a push,
     /// a local edit, a conflict decision), naming the tables it wrote: what open pages follow.

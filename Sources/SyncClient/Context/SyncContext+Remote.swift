@@ -18,7 +18,8 @@ extension SyncContext {
     public func setRemote(
         url: URL?, applicationKey: String?, service: ServiceIdentity? = nil, onSwitch: RemoteSwitchChoice? = nil
     ) async throws(SyncError) -> RemoteChange {
-        try await remote.setRemote(url: url, applicationKey: applicationKey, service: service, onSwitch: onSwitch)
+        try await remote.setRemote(
+            url: url, applicationKey: applicationKey, service: service, onSwitch: onSwitch, jobs: jobs)
     }
 
     /// The service the store is bound to (see ``setRemote(url:applicationKey:service:onSwitch:)``); nil
@@ -60,6 +61,7 @@ extension SyncContext {
     /// the store last spoke reads every row again at the next pull; `auto` keeps the one found out or
     /// chosen before, or asks the service at the next sync.
     public func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
+        await jobs.waitUntilIdle()
         try await remote.setTableProtocol(choice)
     }
 

@@ -85,14 +85,13 @@ public actor SyncContext {
         store = try LocalStore(path: path, tables: described)
         queue = SyncOperationQueue(store: store)
         recorder = FlightRecorder(store: store)
-        jobs = JobSlot(ending: { [recorder] in await recorder.flush() })
         installationID = try Self.installationID(of: store)
         reporting = DeviceReporting { [store, queue] in Self.reportedFigures(store: store, queue: queue) }
         defaultConflictPolicy = configuration.conflictPolicy
         pushWindow = configuration.pushWindow
         let (store, queue, monitor) = (self.store, self.queue, self.monitor)
         let remote = try Remote(
-            path: path, store: store, queue: queue, monitor: monitor, recorder: recorder, jobs: jobs,
+            path: path, store: store, queue: queue, monitor: monitor, recorder: recorder,
             installationID: installationID, reporting: reporting, configuration: configuration)
         let (opening, offline) = try store.write { db in
             let opening = try remote.open(db, configuration)
@@ -103,6 +102,15 @@ public actor SyncContext {
         monitor.offline = offline
         try remote.connect(opening)
         self.remote = remote
+        let revocation = RevocationSettlement(store: store, queue: queue, remote: remote)
+        self.revocation = revocation
+        jobs = JobSlot(
+            recordLastSync: { [remote] in await remote.recordLastSync($0) },
+            ending: { [revocation, recorder] job, ending in
+                let settled = await revocation.settle(after: job, ending)
+                await recorder.flush()
+                return settled
+            })
         let reconciler = Reconciler(store: store, queue: queue, monitor: monitor)
         self.reconciler = reconciler
         let gate = TransportGate(remote: remote, queue: queue, reconciler: reconciler)
@@ -112,8 +120,7 @@ public actor SyncContext {
             connectionRetry: configuration.connectionRetry)
         puller = Puller(
             store: store, queue: queue, monitor: monitor, gate: gate, connectionRetry: configuration.connectionRetry)
-        verifier = Verifier(store: store, queue: queue, monitor: monitor, remote: remote)
-        revocation = RevocationSettlement(store: store, queue: queue, monitor: monitor, remote: remote)
+        verifier = Verifier(store: store, queue: queue, monitor: monitor, gate: gate)
     }
 
     /// The table named `name`; it must have been described (when the context was opened, by

@@ -24,25 +24,3 @@ public enum SyncJob: Hashable, Sendable {
         }
     }
 }
-
-/// What a job came to, by kind.
-public enum JobOutcome: Sendable {
-    case pushed(PushResult)
-    case pulled(PullResult)
-    case synced(SyncRunResult)
-    /// The reports of the tables verified before the job ended, and what stopped it early, if anything.
-    case verified([VerifyReport], stopped: SyncError?)
-    case decided(OperationOutcome)
-}
-
-/// What ``SyncContext/sync(queryId:settings:)`` did: the push, then each synced table's pull.
-public struct SyncRunResult: Sendable {
-    /// The push, when changes were pending.
-    public var pushed: PushResult?
-    /// Each table's pull, in the order pulled.
-    public var pulled: [(table: String, result: PullResult)] = []
-    /// Synced tables the service does not have (404): not a failure of the others.
-    public var missingTables: [String] = []
-
-    public init() {}
-}

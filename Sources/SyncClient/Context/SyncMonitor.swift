@@ -21,7 +21,6 @@ final class SyncMonitor: Sendable {
         var values = Values()
         var progress = SyncProgress.idle
         var watchers: [UUID: AsyncStream<SyncProgress>.Continuation] = [:]
-        var changeWatchers: [UUID: AsyncStream<Void>.Continuation] = [:]
     }
 
     private let state = Mutex(State())
@@ -56,32 +55,11 @@ final class SyncMonitor: Sendable {
         return stream
     }
 
-    /// Tells every ``localChanges()`` stream that a local change was queued.
-    func noteLocalChange() {
-        let watchers = state.withLock { Array($0.changeWatchers.values) }
-        for watcher in watchers { watcher.yield() }
-    }
-
-    /// One element after each local change (several changes in a row may come as one).
-    func localChanges() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let key = UUID()
-        state.withLock { $0.changeWatchers[key] = continuation }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.changeWatchers.removeValue(forKey: key) }
-        }
-        return stream
-    }
-
     func finishAll() {
-        let (watchers, changeWatchers) = state.withLock { state in
-            defer {
-                state.watchers = [:]
-                state.changeWatchers = [:]
-            }
-            return (Array(state.watchers.values), Array(state.changeWatchers.values))
+        let watchers = state.withLock { state in
+            defer { state.watchers = [:] }
+            return Array(state.watchers.values)
         }
         for watcher in watchers { watcher.finish() }
-        for watcher in changeWatchers { watcher.finish() }
     }
 }

@@ -60,18 +60,14 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// Another error that ended it.
     public var error: String?
 
-    /// "Pushed 4, 1 conflict", "Pulled 250 rows", or the reason it stopped.
+    /// "Pushed 4 changes, 1 conflict to resolve", "Pulled 250 rows into todoitem", or the reason it
+    /// stopped: the push's and the pull's own wording (``PushResult/summary``, ``PullResult/summary``).
     public var message: String {
         if let stopReason { return stopReason.description }
         if let error { return error }
         switch kind {
-        case .push:
-            var text = "Pushed \(pushed)"
-            if conflicts > 0 { text += ", \(conflicts) conflict\(conflicts == 1 ? "" : "s")" }
-            if failed > 0 { text += ", \(failed) failed" }
-            return text
-        case .pull:
-            return "Pulled \(pulled) row\(pulled == 1 ? "" : "s")\(table.map { " of " + $0 } ?? "")"
+        case .push: return PushResult.summary(pushed: pushed, conflicts: conflicts, failed: failed)
+        case .pull: return PullResult.summary(received: pulled, table: table)
         }
     }
 }

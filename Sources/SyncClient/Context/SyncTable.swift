@@ -27,8 +27,7 @@ public struct SyncTable: Sendable {
             row[SystemColumn.id] = .string(try itemId(item) ?? UUID().uuidString.lowercased())
             rows.append(row)
         }
-        defer { context.monitor.noteLocalChange() }
-        return try await context.write { [store = context.store, queue = context.queue, rows, name] db in
+        return try await context.store.writeLocalEdit { [store = context.store, queue = context.queue, rows, name] db in
             try rows.map { given in
                 var row = given
                 let id = row[SystemColumn.id]?.stringValue ?? ""
@@ -55,8 +54,7 @@ public struct SyncTable: Sendable {
         let description = try context.store.description(of: name)
         guard let id = try itemId(item) else { throw .invalidItem("an update needs the item's id") }
         let values = try userValues(item, description)
-        defer { context.monitor.noteLocalChange() }
-        return try await context.write { [store = context.store, queue = context.queue, name] db in
+        return try await context.store.writeLocalEdit { [store = context.store, queue = context.queue, name] db in
             let before = try store.readItem(db, table: description, id: id)
             if before == nil, let queued = try queue.queued(db, table: name, itemId: id), queued.kind == .delete {
                 throw SyncError.changeNotAllowed(table: name, id: id, queued: .delete, new: .update)
@@ -72,8 +70,7 @@ public struct SyncTable: Sendable {
     /// Deletes an item locally and queues its delete (the operation keeps a snapshot of the row).
     public func delete(id: String) async throws(SyncError) {
         let description = try context.store.description(of: name)
-        defer { context.monitor.noteLocalChange() }
-        try await context.write { [store = context.store, queue = context.queue, name] db in
+        try await context.store.writeLocalEdit { [store = context.store, queue = context.queue, name] db in
             guard let before = try store.readItem(db, table: description, id: id) else {
                 throw SyncError.itemNotFound(table: name, id: id)
             }

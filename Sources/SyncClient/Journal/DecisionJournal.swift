@@ -62,7 +62,7 @@ public struct DecisionJournal: Sendable {
     ///   change, or both sides of the entry had deleted the item.
     public func overturn(_ entryId: String, batch: String? = nil) async throws -> OperationOutcome {
         let outcome = try await jobs.run(.overturn(entryId: entryId)) { [self] in
-            .decided(try await runOverturn(entryId, batch: batch))
+            await JobEnding.of { .decided(try await runOverturn(entryId, batch: batch)) }
         }
         guard case .decided(let decided) = outcome else { preconditionFailure("an overturn ends decided") }
         return decided
@@ -98,7 +98,7 @@ public struct DecisionJournal: Sendable {
     /// Overturns a journal entry (see ``DecisionJournal/overturn(_:batch:)``) in the running job.
     func runOverturn(_ entryId: String, batch: String?) async throws -> OperationOutcome {
         guard let entry = try entry(entryId) else { throw ConflictDecisionError.entryNotFound(entryId) }
-        let driver = pusher.pushDriver(try await pusher.gate.ready(.push, table: nil))
+        let driver = pusher.pushDriver(try await pusher.gate.ready(for: .push))
         let operationId = try await queueOverturn(entry, batch: batch)
         return try await pusher.pushOne(operationId, driver: driver)
     }

@@ -79,12 +79,13 @@ struct PullRun: Sendable {
     private(set) var cursor: PullCursor
     private(set) var state: State = .idle
     /// What the pull did so far.
-    private(set) var result = PullResult()
+    private(set) var result: PullResult
     /// How many rows the service said will come, once the first page told.
     private(set) var total: Int?
 
     init(cursor: PullCursor) {
         self.cursor = cursor
+        result = PullResult(table: cursor.table)
     }
 
     // MARK: Events

@@ -8,45 +8,50 @@ struct Puller: Sendable {
     let store: LocalStore
     let queue: SyncOperationQueue
     let monitor: SyncMonitor
-    /// Readies the transport of each pull; its remote keeps the last sync's summary.
+    /// Readies the transport of each pull.
     let gate: TransportGate
     /// How a page is asked for again after a dropped connection.
     let connectionRetry: ConnectionRetry
 
     /// The pull job: finds the remote ready (in the job: that may take long, a probe, and Cancel
-    /// stops jobs), then reads the pages.
+    /// stops jobs), then reads the pages. Returns what it received, and the error that stopped it
+    /// before the end (nil: it ran to the end).
     func run(
         _ table: String, query: TableQuery?, queryId: String?, settings: PullSettings
-    ) async throws -> PullResult {
+    ) async -> (result: PullResult, error: SyncError?) {
         // A table the store does not hold yet is added by the transaction of its first page.
         let description = store.tables[table] ?? TableDescription(name: table, columns: [])
-        let transport = try await gate.ready(.pull, table: table)
         let table = description.name
-        monitor.update { $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date()) }
-        defer {
-            monitor.update { $0 = .idle }
-            // Pulled pages leave their rows uncounted and out of the search index: the list index
-            // catches up now, in the background.
-            if let index = store.listIndexes[table] { store.listIndexer.catchUp(index, in: store.pool) }
-        }
-        var (result, error) = await pullPages(
-            description, query: query, queryId: queryId, settings: settings, transport: transport)
-        if case .serviceWentBack? = error {
-            // Restored under this pull: reconcile, then pull from where the reconcile left the token.
-            try await gate.reconciler.reconcileIfRestored(transport, table: table)
+        var result = PullResult(table: table)
+        do throws(SyncError) {
+            let transport = try await gate.ready(for: .pull(table: table))
+            monitor.update {
+                $0 = SyncProgress(activity: .pulling, table: table, done: 0, total: nil, startedAt: Date())
+            }
+            defer {
+                monitor.update { $0 = .idle }
+                // Pulled pages leave their rows uncounted and out of the search index: the list index
+                // catches up now, in the background.
+                if let index = store.listIndexes[table] { store.listIndexer.catchUp(index, in: store.pool) }
+            }
+            var error: SyncError?
             (result, error) = await pullPages(
                 description, query: query, queryId: queryId, settings: settings, transport: transport)
+            if case .serviceWentBack? = error {
+                // Restored under this pull: reconcile, then pull from where the reconcile left the token.
+                try await gate.reconciler.reconcileIfRestored(transport, table: table)
+                (result, error) = await pullPages(
+                    description, query: query, queryId: queryId, settings: settings, transport: transport)
+            }
+            if let error { throw error }
+            if store.tables[table] == nil {
+                // The service's table is empty: the store holds it now all the same.
+                try await store.asyncWrite { [store] db in _ = try store.describe(db, description) }
+            }
+            return (result, nil)
+        } catch {
+            return (result, error)
         }
-        if let error {
-            await gate.remote.recordLastSync(SyncSummary(.pull, table: table, ended: error, pulled: result.received))
-            throw error
-        }
-        if store.tables[table] == nil {
-            // The service's table is empty: the store holds it now all the same.
-            try await store.asyncWrite { [store] db in _ = try store.describe(db, description) }
-        }
-        await gate.remote.recordLastSync(SyncSummary(.pull, table: table, ended: nil, pulled: result.received))
-        return result
     }
 
     /// Reads the pages of a pull from the saved token; stops with ``SyncError/serviceWentBack(_:)``
@@ -65,7 +70,7 @@ struct Puller: Sendable {
                 )
             }
         } catch {
-            return (PullResult(), error)
+            return (PullResult(table: table.name), error)
         }
         let runner = pullRunner(
             table, query: query, queryId: queryId, settings: settings, transport: transport, epoch: epoch)

@@ -63,6 +63,9 @@ struct PushReply: Sendable, Hashable {
     /// The service's message (`{"error": ...}` or the body's text).
     var message: String
 
+    /// Why this answer stops the push (nil: it does not), as every answer of the service is read.
+    var stopReason: StopReason? { StopReason(answer: status, message: message) }
+
     /// ``item`` when it is a stored item (it has a `version`).
     var storedItem: Item? {
         guard let item, item[SystemColumn.version]?.stringValue != nil else { return nil }
@@ -132,22 +135,11 @@ enum PushDecision: Sendable, Equatable {
             guard let stored = reply.storedItem else { return .fetchServerItem }
             return settle(attempt, serverItem: stored, status: reply.status)
         default:
-            guard let reason = stopReason(status: reply.status, message: reply.message) else {
+            guard let reason = reply.stopReason else {
                 return .failed(status: reply.status, message: reply.message)
             }
             if case .notAuthorized = reason { return .stop(.stopped(reason)) }
             return .retryLater(reason, status: reply.status)
-        }
-    }
-
-    /// Why an answer with `status` stops a sync, push or pull alike (nil: it does not): access
-    /// refused (401, 403), a timeout (408), overload or a failure of the service (429, 5xx).
-    static func stopReason(status: HTTPResponse.Status, message: String) -> StopReason? {
-        switch status.code {
-        case 401, 403: .notAuthorized(status: status, message: message)
-        case 408: .timedOut
-        case 429, 500...: .serverError(status: status, message: message)
-        default: nil
         }
     }
 
@@ -174,7 +166,7 @@ enum PushDecision: Sendable, Equatable {
             }
             return gone(attempt, status: status)
         default:
-            switch stopReason(status: reply.status, message: reply.message) {
+            switch reply.stopReason {
             case .notAuthorized(let status, let message)?:
                 return .stop(.stopped(.notAuthorized(status: status, message: message)))
             default:

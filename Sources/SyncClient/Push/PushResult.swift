@@ -43,13 +43,21 @@ public struct PushResult: Sendable, Hashable, Codable {
         }
     }
 
-    /// "Pushed 4, 1 conflict".
+    /// "Pushed 4 changes, 1 conflict to resolve": the one wording of what a push did, which
+    /// ``JobOutcome/sentence`` and the last sync's ``SyncSummary/message`` use too.
     public var summary: String {
-        var text = "Pushed \(pushed.count)"
-        if !conflicts.isEmpty { text += ", \(conflicts.count) conflict\(conflicts.count == 1 ? "" : "s")" }
-        if !failed.isEmpty { text += ", \(failed.count) failed" }
-        if !resolved.isEmpty { text += ", \(resolved.count) resolved by the server's version" }
-        if !skipped.isEmpty { text += ", \(skipped.count) waiting behind a conflict" }
+        Self.summary(
+            pushed: pushed.count, conflicts: conflicts.count, failed: failed.count, resolved: resolved.count,
+            skipped: skipped.count)
+    }
+
+    /// The wording of a push's counts (see ``summary``).
+    static func summary(pushed: Int, conflicts: Int, failed: Int, resolved: Int = 0, skipped: Int = 0) -> String {
+        var text = "Pushed \(pushed) change\(pushed == 1 ? "" : "s")"
+        if conflicts > 0 { text += ", \(conflicts) conflict\(conflicts == 1 ? "" : "s") to resolve" }
+        if failed > 0 { text += ", \(failed) refused by the server" }
+        if resolved > 0 { text += ", \(resolved) settled by the server's value" }
+        if skipped > 0 { text += ", \(skipped) waiting behind a conflict" }
         return text
     }
 }

@@ -8,7 +8,7 @@ struct Pusher: Sendable {
     let store: LocalStore
     let queue: SyncOperationQueue
     let monitor: SyncMonitor
-    /// Readies the transport of each push; its remote keeps the last sync's summary.
+    /// Readies the transport of each push.
     let gate: TransportGate
     /// Settles the conflicts a push meets, as their table's policy says.
     let settlement: ConflictSettlement
@@ -16,29 +16,31 @@ struct Pusher: Sendable {
     let connectionRetry: ConnectionRetry
 
     /// The push job: sends the queued operations, `window` of them on the wire at once, after
-    /// settling the conflicts their policy settles now.
-    func run(window: Int) async throws -> PushResult {
-        let driver = pushDriver(try await gate.ready(.push, table: nil))
-        var (queued, waiting) = try await store.asyncRead { [queue] db in
-            (try queue.sendable(db), try settlement.hasConflictsForTheirPolicy(db))
-        }
-        if waiting {
-            queued = try await store.asyncWrite { [queue] db in
-                try settlement.settleWaitingConflicts(db)
-                return try queue.sendable(db)
+    /// settling the conflicts their policy settles now. Returns what it pushed, and the error that
+    /// stopped it before the end (nil: it ran to the end).
+    func run(window: Int) async -> (result: PushResult, error: SyncError?) {
+        do throws(SyncError) {
+            let driver = pushDriver(try await gate.ready(for: .push))
+            var (queued, waiting) = try await store.asyncRead { [queue, settlement] db in
+                (try queue.sendable(db), try settlement.hasConflictsForTheirPolicy(db))
             }
+            if waiting {
+                queued = try await store.asyncWrite { [queue, settlement] db in
+                    try settlement.settleWaitingConflicts(db)
+                    return try queue.sendable(db)
+                }
+            }
+            monitor.update {
+                $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
+            }
+            defer { monitor.update { $0 = .idle } }
+            let run = PushRun(
+                queued.map { PushRun.Queued(id: $0.id, table: $0.table, itemId: $0.itemId) }, window: window,
+                retry: connectionRetry)
+            return await runner(driver).run(run)
+        } catch {
+            return (PushResult(), error)
         }
-        monitor.update {
-            $0 = SyncProgress(activity: .pushing, table: nil, done: 0, total: queued.count, startedAt: Date())
-        }
-        defer { monitor.update { $0 = .idle } }
-        let run = PushRun(
-            queued.map { PushRun.Queued(id: $0.id, table: $0.table, itemId: $0.itemId) }, window: window,
-            retry: connectionRetry)
-        let (result, error) = await runner(driver).run(run)
-        await gate.remote.recordLastSync(SyncSummary(push: result, error: error))
-        if let error { throw error }
-        return result
     }
 
     /// Pushes one operation now, in a run of its own (Use Client, a per-field pick, an overturn): a
@@ -65,18 +67,9 @@ struct Pusher: Sendable {
 
     /// Pushes a decision that sends local values (Use Client, a per-field pick) now: holds it with
     /// the operation, then sends that operation alone; the journal keeps it when the service accepts it.
-    func pushDecision(_ operationId: Int64, _ decision: PendingDecision) async throws -> OperationOutcome {
-        let driver = pushDriver(try await gate.ready(.push, table: nil))
-        var result = PushResult()
-        do {
-            try await settlement.holdDecision(operationId, decision)
-            let outcome = try await pushOne(operationId, driver: driver)
-            result.add(outcome, operationId)
-            await gate.remote.recordLastSync(SyncSummary(push: result, error: nil))
-            return outcome
-        } catch {
-            await gate.remote.recordLastSync(SyncSummary(push: result, error: SyncError(error)))
-            throw error
-        }
+    func pushDecision(_ operationId: Int64, _ decision: PendingDecision) async throws(SyncError) -> OperationOutcome {
+        let driver = pushDriver(try await gate.ready(for: .push))
+        try await settlement.holdDecision(operationId, decision)
+        return try await pushOne(operationId, driver: driver)
     }
 }

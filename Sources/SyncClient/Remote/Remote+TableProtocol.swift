@@ -26,9 +26,8 @@ extension Remote {
         return fixed
     }
 
-    /// See ``SyncContext/setTableProtocol(_:)``.
+    /// See ``SyncContext/setTableProtocol(_:)`` (which waits for the running job to end first).
     func setTableProtocol(_ choice: ProtocolChoice) async throws(SyncError) {
-        await jobs.waitUntilIdle()
         let spoken = try await store.asyncWrite { [store] db in try Self.bindProtocol(db, store: store, to: choice) }
         monitor.protocolChoice = choice
         monitor.tableProtocol = spoken

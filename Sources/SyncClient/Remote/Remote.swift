@@ -14,8 +14,6 @@ final class Remote: Sendable {
     let queue: SyncOperationQueue
     let monitor: SyncMonitor
     let recorder: FlightRecorder
-    /// The job slot, whose running job a switch to another service stops first.
-    let jobs: JobSlot
     let installationID: String
     let reporting: DeviceReporting
     /// The application key and the token, kept beside the store, never in it.
@@ -43,9 +41,9 @@ final class Remote: Sendable {
     /// file, and the key and token `configuration` gives are saved there.
     init(
         path: String, store: LocalStore, queue: SyncOperationQueue, monitor: SyncMonitor, recorder: FlightRecorder,
-        jobs: JobSlot, installationID: String, reporting: DeviceReporting, configuration: SyncConfiguration
+        installationID: String, reporting: DeviceReporting, configuration: SyncConfiguration
     ) throws(SyncError) {
-        (self.store, self.queue, self.monitor, self.recorder, self.jobs) = (store, queue, monitor, recorder, jobs)
+        (self.store, self.queue, self.monitor, self.recorder) = (store, queue, monitor, recorder)
         (self.installationID, self.reporting) = (installationID, reporting)
         credentialsFile = CredentialsFile(store: path)
         tokenSupply = configuration.authTokenCommand.map { TokenSupply($0, clock: configuration.clock) }
@@ -116,9 +114,10 @@ final class Remote: Sendable {
         current.withLock { $0 = change($0) }
     }
 
-    /// See ``SyncContext/setRemote(url:applicationKey:service:onSwitch:)``.
+    /// See ``SyncContext/setRemote(url:applicationKey:service:onSwitch:)``. A switch to another
+    /// service stops the running job of `jobs` first.
     func setRemote(
-        url: URL?, applicationKey: String?, service: ServiceIdentity?, onSwitch: RemoteSwitchChoice?
+        url: URL?, applicationKey: String?, service: ServiceIdentity?, onSwitch: RemoteSwitchChoice?, jobs: JobSlot
     ) async throws(SyncError) -> RemoteChange {
         let binding = RemoteBinding(store: store, queue: queue)
         if let url {

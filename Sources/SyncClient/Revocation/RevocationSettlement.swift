@@ -21,13 +21,30 @@ import SyncProtocol
 struct RevocationSettlement: Sendable {
     let store: LocalStore
     let queue: SyncOperationQueue
-    let monitor: SyncMonitor
     /// The service the deposits and the receipt go to.
     let remote: Remote
 
     /// What this store did about the revocation of its access; nil when its access is not revoked.
     func saved() throws(SyncError) -> RevokedAccess? {
         try store.read { [store] db in try RevokedAccess.saved(store, db) }
+    }
+
+    /// What a job's end says of this store's access, settled once its last sync is kept and before
+    /// anyone hears of the end: a job the service refused because the access was revoked settles
+    /// the revocation (escrow, then wipe or read-only); a pull or sync that ran to its end ends a
+    /// read-only state (access restored: a push of nothing asks the service nothing). A step that
+    /// fails ends the job with its error instead.
+    func settle(after job: SyncJob, _ ending: JobEnding) async -> JobEnding {
+        do throws(SyncError) {
+            switch (job, ending) {
+            case (_, .stopped(_, SyncError.stopped(.accessRevoked(let revoked)))): try await settle(revoked)
+            case (.pull, .finished), (.sync, .finished): try await forget()
+            default: break
+            }
+            return ending
+        } catch {
+            return ending.stopped(by: error)
+        }
     }
 
     /// Takes the steps `revocation` asks for, from where a previous contact (or a power cut) left them.
@@ -43,7 +60,6 @@ struct RevocationSettlement: Sendable {
             try RevokedAccess.save(revoked, store, db)
             return revoked
         }
-        monitor.noteLocalChange()
         if revoked.phase == .depositing {
             // Saved only with the wipe below: after a power cut the count starts again from the last saved.
             revoked.escrowed += try await deposit(transport)
@@ -76,7 +92,6 @@ struct RevocationSettlement: Sendable {
                 try RevokedAccess.save(done, store, db)
                 return done
             }
-            monitor.noteLocalChange()
         }
         if revoked.phase == .wiped, !revoked.receiptSent, let receipt = revoked.receipt {
             let reply = try await transport.send(
@@ -124,7 +139,6 @@ struct RevocationSettlement: Sendable {
     func forget() async throws(SyncError) {
         guard try saved() != nil else { return }
         try await store.asyncWrite { [store] db in try RevokedAccess.save(nil, store, db) }
-        monitor.noteLocalChange()
     }
 
     private static func json(_ value: some Encodable) throws(SyncError) -> Data {

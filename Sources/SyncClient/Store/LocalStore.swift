@@ -72,6 +72,16 @@ struct LocalStore: Sendable {
         do { return try await pool.read(body) } catch { throw SyncError(error) }
     }
 
+    /// A write transaction that queues a local insert, edit or delete (``SyncTable``): when `body`
+    /// succeeds its commit is told as a local edit (``StoreChange/isLocalEdit``).
+    func writeLocalEdit<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SyncError) -> T {
+        try await asyncWrite { [changes] db in
+            let value = try body(db)
+            changes.markLocalEdit()
+            return value
+        }
+    }
+
     /// Runs `body` in a write transaction on GRDB's writer queue while the calling task is suspended:
     /// no cooperative thread waits for SQLite. Failures become ``SyncError/storage(_:)``.
     ///

@@ -9,6 +9,9 @@ public struct StoreChange: Sendable, Equatable {
     /// The SQLite tables it wrote: data tables (`todoitem`) and the store's own (`__operations`
     /// for the queue, `__errors` for conflicts, `__journal`...).
     public let tables: Set<String>
+    /// Whether it is a local insert, edit or delete queued for the service (a ``SyncTable`` write),
+    /// rather than a pull, a push, a decision or the store's own bookkeeping.
+    public let isLocalEdit: Bool
 }
 
 /// Tells, after each commit of the store in this process, which tables it wrote, whoever wrote
@@ -20,6 +23,8 @@ public struct StoreChange: Sendable, Equatable {
 final class StoreChanges: TransactionObserver, Sendable {
     private struct State {
         var touched: Set<String> = []
+        /// The transaction under way queued a local edit (``markLocalEdit()``).
+        var localEdit = false
         var revision: UInt64 = 0
         var watchers: [UUID: AsyncStream<StoreChange>.Continuation] = [:]
     }
@@ -39,6 +44,18 @@ final class StoreChanges: TransactionObserver, Sendable {
             _ = self?.state.withLock { $0.watchers.removeValue(forKey: key) }
         }
         return stream
+    }
+
+    /// The commits that queued a local insert, edit or delete, from now on: what auto-sync listens
+    /// to. The same stream as ``changes()``, filtered.
+    func localEdits() -> some AsyncSequence<Void, Never> & Sendable {
+        changes().filter(\.isLocalEdit).map { _ in () }
+    }
+
+    /// Marks the transaction under way, on the writer, as one that queued a local edit: its commit
+    /// is told with ``StoreChange/isLocalEdit``.
+    func markLocalEdit() {
+        state.withLock { $0.localEdit = true }
     }
 
     func finishAll() {
@@ -64,16 +81,17 @@ final class StoreChanges: TransactionObserver, Sendable {
 
     func databaseDidCommit(_ db: Database) {
         let (change, watchers) = state.withLock { state -> (StoreChange?, [AsyncStream<StoreChange>.Continuation]) in
+            defer { (state.touched, state.localEdit) = ([], false) }
             guard !state.touched.isEmpty else { return (nil, []) }
             state.revision += 1
-            defer { state.touched = [] }
-            return (StoreChange(revision: state.revision, tables: state.touched), Array(state.watchers.values))
+            let change = StoreChange(revision: state.revision, tables: state.touched, isLocalEdit: state.localEdit)
+            return (change, Array(state.watchers.values))
         }
         guard let change else { return }
         for watcher in watchers { watcher.yield(change) }
     }
 
     func databaseDidRollback(_ db: Database) {
-        state.withLock { $0.touched = [] }
+        state.withLock { state in (state.touched, state.localEdit) = ([], false) }
     }
 }

@@ -12,11 +12,7 @@ extension HTTPTransport {
         let path = path(table: table)
         let asV2 = try await speaking(.v2).send(.get, path, query: [("$top", "1")], for: .protocolProbe(table: table))
         if asV2.status.kind == .successful { return Self.isV3Page(asV2.body) ? .v3 : .v2 }
-        if case .notAuthorized(let status, let message)? = PushDecision.stopReason(
-            status: asV2.status, message: asV2.message)
-        {
-            throw .stopped(.notAuthorized(status: status, message: message))
-        }
+        if let refusal = asV2.stopReason, case .notAuthorized = refusal { throw .stopped(refusal) }
         let asV3 = try await speaking(.v3).send(.get, path, query: [("$top", "1")], for: .protocolProbe(table: table))
         return asV3.status.kind == .successful && Self.isV3Page(asV3.body) ? .v3 : nil
     }

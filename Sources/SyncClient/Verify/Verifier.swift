@@ -9,14 +9,14 @@ struct Verifier: Sendable {
     let store: LocalStore
     let queue: SyncOperationQueue
     let monitor: SyncMonitor
-    let remote: Remote
+    /// Readies the transport of each verify, as for a push or pull (offline, no remote, the
+    /// protocol), without reconciling: a verify only reads.
+    let gate: TransportGate
 
     /// The verify job of `table`, reading the service's rows in pages of `pageSize`.
     func run(_ table: String, pageSize: Int) async throws -> VerifyReport {
         let description = try store.description(of: table)
-        if monitor.offline { throw SyncError.stopped(.offline) }
-        guard let bound = remote.transport else { throw SyncError.noRemote }
-        let transport = try await remote.speaking(bound, table: table)
+        let transport = try await gate.ready(for: .verify(table: table))
         monitor.update {
             $0 = SyncProgress(activity: .verifying, table: table, done: 0, total: nil, startedAt: Date())
         }
