@@ -81,8 +81,10 @@ public final class TableService: Sendable {
         @_spi(Testing) public var alertPause: (@Sendable (Int) -> Duration)?
         /// A continuous backup of the SQLite file (`--backup-dir`); refused with PostgreSQL.
         public var backup: BackupSettings?
-        /// The clock the backup waits on; `nil` is the continuous clock.
-        @_spi(Testing) public var backupClock: (any Clock<Duration>)?
+        /// The clock the service's timers wait on: the backup's idle rounds, the fleet's passes, the
+        /// alerts' retries and the change channel's long polls (tests step it instead of waiting).
+        /// What paces the database (a backfill's rests, the PostgreSQL bus's batching) keeps to real time.
+        @_spi(Testing) public var timers: any Clock<Duration> = ContinuousClock()
         /// Whether the backup keeps each round's timing (for the benchmark's lag).
         @_spi(Testing) public var recordsBackupTimings = false
 
@@ -181,7 +183,7 @@ public final class TableService: Sendable {
             if let settings = configuration.backup, let path {
                 backup = try ContinuousBackup(
                     store: sqlite, path: path, settings: settings,
-                    clock: configuration.backupClock ?? ContinuousClock(),
+                    clock: configuration.timers,
                     now: clock, logger: logger, recordsTimings: configuration.recordsBackupTimings)
             } else {
                 backup = nil
@@ -204,9 +206,9 @@ public final class TableService: Sendable {
             clock: clock, thresholds: configuration.fleetThresholds, store: store, perUserTables: owned,
             metrics: metrics, logger: logger)
         fleetAlerts = FleetAlerts(
-            fleet: fleet, webhook: configuration.alertWebhook, work: work, logger: logger,
-            pause: configuration.alertPause ?? FleetAlerts.backoff)
-        bookkeeping = FleetBookkeeping(fleet: fleet, alerts: fleetAlerts)
+            fleet: fleet, webhook: configuration.alertWebhook, work: work, timers: configuration.timers,
+            logger: logger, pause: configuration.alertPause ?? FleetAlerts.backoff)
+        bookkeeping = FleetBookkeeping(fleet: fleet, alerts: fleetAlerts, timers: configuration.timers)
         backfill = SchemaBackfill(
             store: store, batchSize: configuration.backfillBatchSize,
             maximumBatches: configuration.backfillBatchesPerStart, logger: logger)

@@ -83,9 +83,13 @@ final class FleetBookkeeping: Sendable {
     /// The fleet's pass runs every fourth beat: once a second.
     static let beatsPerPass = 4
 
-    init(fleet: Fleet, alerts: FleetAlerts) {
+    /// What the beats wait on.
+    private let timers: any Clock<Duration>
+
+    init(fleet: Fleet, alerts: FleetAlerts, timers: any Clock<Duration> = ContinuousClock()) {
         self.fleet = fleet
         self.alerts = alerts
+        self.timers = timers
     }
 
     /// Loads what the database holds, then runs the passes until cancelled. The service saves once
@@ -95,7 +99,7 @@ final class FleetBookkeeping: Sendable {
         await alerts.loadOpenEpisodes()
         var beat = 0
         while !Task.isCancelled {
-            try? await Task.sleep(for: Self.revocationsPeriod)
+            try? await timers.sleep(for: Self.revocationsPeriod)
             if Task.isCancelled { break }
             // What other instances revoked: refused here within a quarter of a second.
             if fleet.store.isShared { await fleet.readRevocations() }

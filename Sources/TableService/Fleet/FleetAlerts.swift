@@ -44,6 +44,8 @@ final class FleetAlerts: Sendable {
     private let logger: Logger
     /// The pause before try n (1-based) after a failure; tests shorten it.
     private let pause: @Sendable (Int) -> Duration
+    /// What the pauses between tries wait on.
+    private let timers: any Clock<Duration>
 
     /// 1, 2, 4 … seconds before the n-th try, at most ``longestPause``.
     static let backoff: @Sendable (Int) -> Duration = { attempt in
@@ -51,11 +53,12 @@ final class FleetAlerts: Sendable {
     }
 
     init(
-        fleet: Fleet, webhook: URL?, work: BackgroundWork, logger: Logger,
-        pause: @escaping @Sendable (Int) -> Duration = backoff
+        fleet: Fleet, webhook: URL?, work: BackgroundWork, timers: any Clock<Duration> = ContinuousClock(),
+        logger: Logger, pause: @escaping @Sendable (Int) -> Duration = backoff
     ) {
         self.fleet = fleet
         self.work = work
+        self.timers = timers
         self.webhook = webhook
         self.logger = logger
         self.pause = pause
@@ -176,8 +179,7 @@ final class FleetAlerts: Sendable {
             "event": .string(alert.event), "id": .string(alert.device), "state": .string(alert.state),
             "table": .string(alert.table), "since": .string(alert.since), "at": .string(alert.at),
         ]).jsonText
-        let logger = logger
-        let pause = pause
+        let (logger, pause, timers) = (logger, pause, timers)
         // One job per alert, which a stop cancels: a hanging receiver delays nothing else.
         work.run {
             for attempt in 1...Self.attempts {
@@ -195,7 +197,7 @@ final class FleetAlerts: Sendable {
                     logger.warning("the alert webhook could not be reached (try \(attempt)): \(error)")
                 }
                 if attempt == Self.attempts { break }
-                try? await Task.sleep(for: pause(attempt))
+                try? await timers.sleep(for: pause(attempt))
                 if Task.isCancelled { return }
             }
             logger.error(

@@ -67,7 +67,8 @@ extension TableController {
         let visible = try await store.latestChange(in: table, scope: scope) ?? .start
         if visible > after { return Self.answer(table: table, cursor: visible) }
         let newer = await Self.firstNewer(
-            in: subscription, after: after, within: wait, latest: latest(in: table, scope: scope))
+            in: subscription, after: after, within: wait, on: configuration.timers,
+            latest: latest(in: table, scope: scope))
         guard let newer else { return Response(status: .noContent) }
         return Self.answer(table: table, cursor: newer)
     }
@@ -128,7 +129,7 @@ extension TableController {
     /// came (or the feed closed).
     private static func firstNewer(
         in subscription: AsyncStream<ChangeCursor>, after: ChangeCursor, within seconds: Int,
-        latest: @escaping @Sendable () async -> ChangeCursor?
+        on timers: any Clock<Duration>, latest: @escaping @Sendable () async -> ChangeCursor?
     ) async -> ChangeCursor? {
         await withTaskGroup(of: ChangeCursor?.self) { group in
             group.addTask {
@@ -138,7 +139,7 @@ extension TableController {
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
+                try? await timers.sleep(for: .seconds(seconds))
                 return nil
             }
             let first = await group.next() ?? nil
