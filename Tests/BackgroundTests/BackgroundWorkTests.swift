@@ -2,7 +2,7 @@ import Background
 import Synchronization
 import Testing
 
-@Suite struct BackgroundWorkTests {
+@Suite(.timeLimit(.minutes(10))) struct BackgroundWorkTests {
     @Test func aJobCancelledAloneEndsWhileTheOthersGoOn() async {
         let work = BackgroundWork()
         work.begin()
@@ -70,7 +70,7 @@ import Testing
     }
 }
 
-@Suite struct LatchTests {
+@Suite(.timeLimit(.minutes(10))) struct LatchTests {
     @Test func everyWaiterGoesOnWhenTheLatchOpensAndLaterWaitsReturnAtOnce() async {
         let latch = Latch()
         let work = BackgroundWork()

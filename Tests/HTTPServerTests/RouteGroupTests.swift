@@ -5,7 +5,7 @@ import Testing
 
 /// Route groups, through the responder in process: a group's middleware runs for its routes alone,
 /// its error renderer renders its routes' errors and the 404 and 405 under its prefix.
-@Suite struct RouteGroupTests {
+@Suite(.timeLimit(.minutes(10))) struct RouteGroupTests {
     /// Refuses every request without `X-Pass`, and marks every answer it sees.
     struct Checkpoint: Middleware {
         let mark: String
