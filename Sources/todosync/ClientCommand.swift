@@ -116,7 +116,7 @@ struct ClientOptions: ParsableArguments {
     /// consistent, "Cancelled" goes to standard error and the exit status is 0 (a clean stop).
     func run(_ body: (SyncContext) async throws -> Void) async throws {
         // Trapped first: a signal while the store opens must not end the process unclean.
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let signals = await trapTerminationSignals()
         do {
             let context = try open()
             let (outcome, signalled) = await cancellingOnSignals(context, signals) {

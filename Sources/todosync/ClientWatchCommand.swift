@@ -60,7 +60,7 @@ struct ClientWatch: AsyncParsableCommand {
     /// (only with `--live on`: with auto, a table without the channel is polled).
     private static func watch(_ context: SyncContext, tables: [String], live: LiveMode, every: Int) async -> FollowEnd?
     {
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let signals = await trapTerminationSignals()
         return await withTaskGroup(of: FollowEnd?.self) { group in
             group.addTask {
                 for await _ in signals { return nil }

@@ -5,6 +5,7 @@ import HTTPServer
 import Logging
 import ServiceLifecycle
 import SyncClient
+import UnixSignals
 import Views
 
 /// `--host` and `--port`.
@@ -190,14 +191,28 @@ struct ResourceOptions: ParsableArguments {
     }
 }
 
-/// Runs `services` (servers that stop when shut down gracefully) until SIGINT or SIGTERM, then
-/// shuts them down in reverse order: the last one given stops first.
-func runUntilTerminated(_ services: [any Service]) async throws {
+/// SIGINT and SIGTERM, trapped: from now on they no longer end the process (they are delivered to
+/// the sequence, buffered until it is read). A server command traps them first, before it starts
+/// anything, so that a signal that comes while it starts stops it cleanly.
+func trapTerminationSignals() async -> UnixSignalsSequence {
+    await UnixSignalsSequence(trapping: .sigterm, .sigint)
+}
+
+/// Runs `services` (servers that stop when shut down gracefully) until one of `signals` comes (or
+/// came while they started), then shuts them down in reverse order: the last one given stops first.
+func runUntilTerminated(_ services: [any Service], signals: UnixSignalsSequence) async throws {
     var logger = Logger(label: "todosync")
     logger.logLevel = .warning
-    let group = ServiceGroup(
-        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-    try await group.run()
+    let group = ServiceGroup(configuration: .init(services: services, logger: logger))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        tasks.addTask {
+            for await _ in signals { await group.triggerGracefulShutdown() }
+        }
+        // The service group's end (the signal watch ends only when cancelled).
+        try await tasks.next()
+        tasks.cancelAll()
+    }
 }
 
 /// Prints a line at once, also when standard output is a pipe (start-up lines are read by scripts).

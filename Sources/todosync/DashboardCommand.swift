@@ -62,6 +62,7 @@ struct DashboardCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let signals = await trapTerminationSignals()
         var configuration = DashboardConfiguration(
             host: listen.host, port: listen.port, dataDirectory: URL(fileURLWithPath: dataDir),
             resources: try resources.locate(),
@@ -80,7 +81,7 @@ struct DashboardCommand: AsyncParsableCommand {
         configuration.tlsCertificateFile = tls.tlsCert
         let dashboard = try await configuration.launchFromCommandLine()
         announce("todosync dashboard: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
-        try await runUntilTerminated([dashboard])
+        try await runUntilTerminated([dashboard], signals: signals)
         announce("todosync stopped.")
     }
 }

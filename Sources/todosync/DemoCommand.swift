@@ -89,6 +89,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let signals = await trapTerminationSignals()
         let folder = URL(fileURLWithPath: dataDir)
         if fresh { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -146,7 +147,7 @@ struct DemoCommand: AsyncParsableCommand {
             Ctrl-C stops the demo.
             """)
         // The devices stop first, then the service they sync with.
-        try await runUntilTerminated([service] + devices)
+        try await runUntilTerminated([service] + devices, signals: signals)
         announce("todosync demo stopped.")
     }
 

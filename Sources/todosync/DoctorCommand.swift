@@ -56,7 +56,7 @@ struct DoctorCommand: AsyncParsableCommand {
         let doctor = ProtocolDoctor(options)
         let json = json
         // Trapped before the first request, so that a signal always cancels instead of killing.
-        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let signals = await trapTerminationSignals()
         // The checks, and a watch that cancels them at the first signal.
         let report = await withTaskGroup(of: DoctorReport?.self) { group in
             group.addTask {

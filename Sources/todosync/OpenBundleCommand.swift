@@ -21,6 +21,7 @@ struct OpenBundleCommand: AsyncParsableCommand {
     @OptionGroup var resources: ResourceOptions
 
     func run() async throws {
+        let signals = await trapTerminationSignals()
         let opened: SupportBundle.Opened
         do {
             opened = try SupportBundle.open(URL(fileURLWithPath: file))
@@ -41,7 +42,7 @@ struct OpenBundleCommand: AsyncParsableCommand {
         announce(
             "todosync support bundle \(file) (made \(made) by todosync \(opened.manifest.todosyncVersion)), "
                 + "read-only: \(dashboardAddress(dashboard))  (Ctrl-C stops it)")
-        try await runUntilTerminated([dashboard])
+        try await runUntilTerminated([dashboard], signals: signals)
         announce("todosync open-bundle stopped.")
     }
 }

@@ -69,6 +69,7 @@ struct ProxyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let signals = await trapTerminationSignals()
         let seed = self.seed ?? UInt64.random(in: 1...999_999)
         let rules = try faultsFile.map(Self.rules(inFile:)) ?? fault.map { text in try FaultRule(parsing: text) }
         let plan = FaultPlan(rules, seed: seed)
@@ -84,7 +85,7 @@ struct ProxyCommand: AsyncParsableCommand {
         Self.warnOfShadowedRules(plan)
         var services: [any Service] = [ProxyService(proxy: proxy)]
         if let faultsFile { services.append(FaultsFileReloader(proxy: proxy, path: faultsFile, seed: seed)) }
-        try await runUntilTerminated(services)
+        try await runUntilTerminated(services, signals: signals)
         announce("todosync proxy stopped.")
     }
 

@@ -155,6 +155,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let signals = await trapTerminationSignals()
         if let user = issueToken, let configuration = try signIn.signIn() {
             print(try await TokenIssuer.token(for: user, signIn: configuration))
             return
@@ -206,7 +207,7 @@ struct ServeCommand: AsyncParsableCommand {
         announce(
             "todosync table service: \(running.url)/tables/todoitem  (page: \(running.url)/service; Ctrl-C stops it)")
         // The backup stops after the service (the last given stops first), shipping its last commits.
-        try await runUntilTerminated((running.service.backup.map { [$0] } ?? []) + [running])
+        try await runUntilTerminated((running.service.backup.map { [$0] } ?? []) + [running], signals: signals)
         announce("todosync serve stopped.")
     }
 }
