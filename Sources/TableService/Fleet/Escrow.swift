@@ -10,8 +10,8 @@ struct Escrow: Sendable {
     let clock: @Sendable () -> Int64
 
     static func createSQL(dialect: SQLDialect) -> [String] {
-        let text = dialect == .postgres ? "text COLLATE \"C\"" : "TEXT"
-        let integer = dialect == .postgres ? "bigint" : "INTEGER"
+        let text = dialect.textColumn
+        let integer = dialect.integerColumn
         return [
             """
             CREATE TABLE IF NOT EXISTS "__escrow" (

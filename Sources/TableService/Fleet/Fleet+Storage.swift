@@ -11,8 +11,8 @@ enum FleetTables {
     /// under the store's schema lock: its `CREATE TABLE IF NOT EXISTS` is not safe against a
     /// concurrent one (the loser fails on the type it also creates).
     static func createSQL(dialect: SQLDialect) -> [String] {
-        let text = dialect == .postgres ? "text COLLATE \"C\"" : "TEXT"
-        let integer = dialect == .postgres ? "bigint" : "INTEGER"
+        let text = dialect.textColumn
+        let integer = dialect.integerColumn
         let serial = dialect == .postgres ? "bigserial PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
         return [
             """

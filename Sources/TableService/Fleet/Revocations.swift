@@ -29,8 +29,8 @@ final class Revocations: Sendable {
     }
 
     static func createSQL(dialect: SQLDialect) -> String {
-        let text = dialect == .postgres ? "text COLLATE \"C\"" : "TEXT"
-        let integer = dialect == .postgres ? "bigint" : "INTEGER"
+        let text = dialect.textColumn
+        let integer = dialect.integerColumn
         return """
             CREATE TABLE IF NOT EXISTS "__revocations" (
                 "kind" \(text) NOT NULL, "subject" \(text) NOT NULL, "wipe" \(integer) NOT NULL,

@@ -3,8 +3,8 @@
 extension SchemaChangeRecord {
     /// `CREATE TABLE IF NOT EXISTS "__schema_changes" …` in `dialect`.
     static func createTableSQL(dialect: SQLDialect) -> String {
-        let text = dialect == .postgres ? "text COLLATE \"C\"" : "TEXT"
-        let integer = dialect == .postgres ? "bigint" : "INTEGER"
+        let text = dialect.textColumn
+        let integer = dialect.integerColumn
         return """
             CREATE TABLE IF NOT EXISTS "__schema_changes" (
                 "tableName" \(text) NOT NULL, "columnName" \(text) NOT NULL, "kind" \(text) NOT NULL,
