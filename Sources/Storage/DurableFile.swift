@@ -12,18 +12,7 @@ public enum DurableFile {
         let temporary = path + ".saving"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .syncFailed(path: temporary, errno: errno) }
-        var failure: CInt = 0
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count, failure == 0 {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno != EINTR { failure = errno }
-                } else {
-                    offset += written
-                }
-            }
-        }
+        var failure = writeFully(data, to: descriptor, at: 0)
         if failure == 0, fsync(descriptor) != 0 { failure = errno }
         close(descriptor)
         guard failure == 0 else {

@@ -71,21 +71,12 @@ public enum RestoreBuilder {
         guard let base = try ReadOnlyFile(path: generation.generation.basePath) else {
             throw .corrupt(path: generation.generation.basePath, reason: "missing")
         }
-        var crc = CRC32()
-        let size = try base.size()
-        var offset = 0
-        while offset < size {
-            let chunk = try base.read(at: offset, count: min(4 << 20, size - offset))
-            if chunk.isEmpty { break }
-            crc.update(chunk)
-            try pending.append(chunk)
-            offset += chunk.count
-        }
-        guard offset == generation.manifest.baseBytes, crc.value == generation.manifest.baseCRC32 else {
+        try pending.append(contentsOf: base)
+        guard pending.bytes == generation.manifest.baseBytes, pending.crc.value == generation.manifest.baseCRC32 else {
             pending.abandon()
             throw .corrupt(path: generation.generation.basePath, reason: "its size or checksum is not the one recorded")
         }
-        var pages = UInt32(size / pageSize)
+        var pages = UInt32(pending.bytes / pageSize)
         var applied = 0
         var newest = generation.beganAt
         let output = open(path, O_WRONLY | O_CLOEXEC)
@@ -118,19 +109,7 @@ public enum RestoreBuilder {
     }
 
     private static func write(_ data: Data, at offset: Int, to descriptor: CInt, path: String) throws(BackupError) {
-        var failure: CInt = 0
-        data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let written = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += written
-            }
-        }
+        let failure = writeFully(data, to: descriptor, at: offset)
         guard failure == 0 else { throw .io(path: path, operation: "write", errno: failure) }
     }
 }

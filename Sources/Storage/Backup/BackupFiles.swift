@@ -66,22 +66,22 @@ public enum DurableWrite {
         deinit { close(descriptor) }
 
         func append(_ data: Data) throws(BackupError) {
-            var failure: CInt = 0
-            data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        failure = errno
-                        return
-                    }
-                    offset += written
-                }
-            }
+            let failure = writeFully(data, to: descriptor, at: bytes)
             guard failure == 0 else { throw .io(path: temporary, operation: "write", errno: failure) }
             crc.update(data)
             bytes += data.count
+        }
+
+        /// Appends the whole of `source`, 4 MiB at a time.
+        func append(contentsOf source: some PositionalFile) throws(BackupError) {
+            let size = try source.size()
+            var offset = 0
+            while offset < size {
+                let chunk = try source.read(at: offset, count: min(4 << 20, size - offset))
+                if chunk.isEmpty { break }
+                try append(chunk)
+                offset += chunk.count
+            }
         }
 
         /// Syncs the file, renames it to `path` and syncs the folder.
@@ -111,21 +111,21 @@ public enum DurableWrite {
         guard let file = try ReadOnlyFile(path: source) else {
             throw .io(path: source, operation: "open", errno: ENOENT)
         }
-        let pending = try Pending(temporary: destination + ".tmp")
+        try copy(file, to: destination)
+    }
+
+    /// Copies `source` to `path` durably: the bytes written and their CRC-32.
+    @discardableResult
+    static func copy(_ source: some PositionalFile, to path: String) throws(BackupError) -> (bytes: Int, crc: UInt32) {
+        let pending = try Pending(temporary: path + ".tmp")
         do {
-            let size = try file.size()
-            var offset = 0
-            while offset < size {
-                let chunk = try file.read(at: offset, count: min(4 << 20, size - offset))
-                if chunk.isEmpty { break }
-                try pending.append(chunk)
-                offset += chunk.count
-            }
-            try pending.finish(as: destination)
+            try pending.append(contentsOf: source)
+            try pending.finish(as: path)
         } catch {
             pending.abandon()
             throw error
         }
+        return (pending.bytes, pending.crc.value)
     }
 
     /// Syncs the folder holding `path`, so that a name created or renamed in it survives a power cut.

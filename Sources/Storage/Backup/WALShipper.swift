@@ -230,21 +230,6 @@ public final class WALShipper {
     /// Not `VACUUM INTO` (it renumbers pages, which the frames name) nor the backup API (its
     /// snapshot would not be the one whose log is shipped).
     private func copyBase(_ db: Database, to path: String) throws -> (bytes: Int, crc: UInt32) {
-        let source = try DatabaseFileReader(db, path: databasePath)
-        let pending = try DurableWrite.Pending(temporary: path + ".tmp")
-        do {
-            let size = try source.size()
-            var offset = 0
-            while offset < size {
-                let chunk = try source.read(at: offset, count: min(4 << 20, size - offset))
-                try pending.append(chunk)
-                offset += chunk.count
-            }
-            try pending.finish(as: path)
-        } catch {
-            pending.abandon()
-            throw error
-        }
-        return (pending.bytes, pending.crc.value)
+        try DurableWrite.copy(try DatabaseFileReader(db, path: databasePath), to: path)
     }
 }
