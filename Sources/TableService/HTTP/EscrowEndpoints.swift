@@ -18,15 +18,11 @@ struct EscrowEndpoints: Sendable {
 
     /// `POST /devices/{id}/escrow` with an ``EscrowDeposit``: 200 with an ``EscrowDepositAnswer``.
     @Sendable func deposit(_ request: Request, _ caller: RevokedCaller) async throws(TableError) -> Response {
-        try await check(request, caller, limit: EscrowDeposit.maximumBytes)
-        let deposit: EscrowDeposit
-        do {
-            deposit = try JSONDecoder().decode(EscrowDeposit.self, from: request.body)
-        } catch {
-            throw .invalidRequest(
+        let deposit: EscrowDeposit = try await body(
+            request, caller, limit: EscrowDeposit.maximumBytes,
+            otherwise:
                 #"The body is not a deposit: {"operations": [{"operationID", "table", "operation", "itemID", "item", "queuedAt"}]}."#
-            )
-        }
+        )
         guard deposit.operations.count <= EscrowDeposit.maximumOperations else {
             throw .tooLarge(
                 "A deposit holds at most \(EscrowDeposit.maximumOperations) operations; send the rest in another.")
@@ -52,14 +48,9 @@ struct EscrowEndpoints: Sendable {
 
     /// `POST /devices/{id}/wipe-receipt` with a ``WipeReceipt``: 201.
     @Sendable func receipt(_ request: Request, _ caller: RevokedCaller) async throws(TableError) -> Response {
-        try await check(request, caller, limit: WipeReceipt.maximumBytes)
-        let receipt: WipeReceipt
-        do {
-            receipt = try JSONDecoder().decode(WipeReceipt.self, from: request.body)
-        } catch {
-            throw .invalidRequest(
-                #"The body is not a receipt: {"wipedAt", "purged": {"table": ["id", …]}, "escrowed"}."#)
-        }
+        let receipt: WipeReceipt = try await body(
+            request, caller, limit: WipeReceipt.maximumBytes,
+            otherwise: #"The body is not a receipt: {"wipedAt", "purged": {"table": ["id", …]}, "escrowed"}."#)
         guard ProtocolDate.parse(receipt.wipedAt) != nil else {
             throw .invalidRequest("wipedAt '\(receipt.wipedAt)' is not an ISO 8601 time.")
         }
@@ -71,8 +62,11 @@ struct EscrowEndpoints: Sendable {
         return response
     }
 
-    /// A request about the device that sends it, as the user it synced as, within `limit` bytes.
-    private func check(_ request: Request, _ caller: RevokedCaller, limit: Int) async throws(TableError) {
+    /// The body of a request about the device that sends it, as the user it synced as, within
+    /// `limit` bytes, decoded; `otherwise`: the 400's message when it is not a `Body`.
+    private func body<Body: Decodable>(
+        _ request: Request, _ caller: RevokedCaller, limit: Int, otherwise: String
+    ) async throws(TableError) -> Body {
         guard request.parameters["id"] == caller.device else {
             throw .otherDevice(
                 "A device deposits its own changes only: X-ZUMO-INSTALLATION-ID must be the device in the address.")
@@ -85,6 +79,11 @@ struct EscrowEndpoints: Sendable {
         }
         guard request.body.count <= limit else {
             throw .tooLarge("The body is over \(limit >> 20) MB: send fewer operations at a time.")
+        }
+        do {
+            return try JSONDecoder().decode(Body.self, from: request.body)
+        } catch {
+            throw .invalidRequest(otherwise)
         }
     }
 
