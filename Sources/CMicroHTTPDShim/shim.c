@@ -49,22 +49,20 @@ struct MHD_Daemon *todosync_mhd_start(const char *host, uint16_t port,
     *error_out = 0;
     if (thread_pool_size < 2) thread_pool_size = 0; /* 1 is refused by libmicrohttpd */
 
+    /* The certificate and key when TLS is asked for; otherwise the array starts at its end. */
+    struct MHD_OptionItem tls_options[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)tls_certificate},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    const struct MHD_OptionItem *tls = &tls_options[2];
     if (tls_certificate != NULL && tls_key != NULL) {
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
             *error_out = -2;
             return NULL;
         }
-        return MHD_start_daemon(flags | MHD_USE_TLS, port, NULL, NULL, handler, handler_cls,
-                                MHD_OPTION_SOCK_ADDR, address,
-                                MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
-                                MHD_OPTION_THREAD_STACK_SIZE, (size_t)TODOSYNC_MHD_THREAD_STACK,
-                                MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-                                MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                                MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
-                                MHD_OPTION_UNESCAPE_CALLBACK, todosync_mhd_keep_escapes, NULL,
-                                MHD_OPTION_HTTPS_MEM_CERT, tls_certificate,
-                                MHD_OPTION_HTTPS_MEM_KEY, tls_key,
-                                MHD_OPTION_END);
+        flags |= MHD_USE_TLS;
+        tls = tls_options;
     }
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                             MHD_OPTION_SOCK_ADDR, address,
@@ -74,6 +72,7 @@ struct MHD_Daemon *todosync_mhd_start(const char *host, uint16_t port,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
                             MHD_OPTION_UNESCAPE_CALLBACK, todosync_mhd_keep_escapes, NULL,
+                            MHD_OPTION_ARRAY, tls,
                             MHD_OPTION_END);
 }
 
