@@ -38,10 +38,9 @@ public final class DashboardMetrics: Sendable {
     /// A registry of its own; `isRecording` defaults to ``MetricsSwitch/isOn``.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), isRecording: Bool? = nil) {
         self.registry = registry
-        factory = PrometheusMetricsFactory(
-            registry: registry, timer: "todosync_sync_duration_seconds", buckets: Self.syncBuckets)
+        (factory, syncDuration) = PrometheusMetricsFactory.timing(
+            "todosync_sync_duration_seconds", buckets: Self.syncBuckets, in: registry)
         self.isRecording = isRecording ?? MetricsSwitch.isOn
-        syncDuration = CoreMetrics.Timer(label: "todosync_sync_duration_seconds", factory: factory)
         CoreMetrics.Gauge(label: "todosync_held_operations", factory: factory).record(0)
     }
 

@@ -13,11 +13,14 @@ public enum MetricsSwitch {
 }
 
 extension PrometheusMetricsFactory {
-    /// A factory that records into `registry`, where the timer labelled `timer` is a histogram
-    /// with `buckets` (the service's and the dashboard's each time one thing).
-    public init(registry: PrometheusCollectorRegistry, timer: String, buckets: [Duration]) {
-        self.init(registry: registry)
-        durationHistogramBuckets[timer] = buckets
+    /// A factory that records into `registry`, and its timer labelled `timer`, a histogram with
+    /// `buckets` (the service's and the dashboard's each time one thing).
+    public static func timing(
+        _ timer: String, buckets: [Duration], in registry: PrometheusCollectorRegistry
+    ) -> (factory: PrometheusMetricsFactory, timer: CoreMetrics.Timer) {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[timer] = buckets
+        return (factory, CoreMetrics.Timer(label: timer, factory: factory))
     }
 }
 

@@ -48,10 +48,9 @@ public final class ServiceMetrics: Sendable {
     /// A registry of its own; `isRecording` defaults to ``MetricsSwitch/isOn``.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), isRecording: Bool? = nil) {
         self.registry = registry
-        factory = PrometheusMetricsFactory(
-            registry: registry, timer: "todosync_http_request_duration_seconds", buckets: Self.durationBuckets)
+        (factory, duration) = PrometheusMetricsFactory.timing(
+            "todosync_http_request_duration_seconds", buckets: Self.durationBuckets, in: registry)
         self.isRecording = isRecording ?? MetricsSwitch.isOn
-        duration = CoreMetrics.Timer(label: "todosync_http_request_duration_seconds", factory: factory)
         diskSyncs = StoreTotal(CoreMetrics.Counter(label: "todosync_disk_syncs_total", factory: factory))
         databaseReads = StoreTotal(CoreMetrics.Counter(label: "todosync_database_reads_total", factory: factory))
     }
