@@ -213,8 +213,8 @@ public enum StopReason: Error, Sendable, Hashable, Codable, CustomStringConverti
         }
     }
 
-    /// "30 s", "1.5 s".
-    private static func seconds(_ value: Double) -> String {
+    /// A deadline in seconds as messages write it: "30 s", "1.5 s" (the doctor's stops too).
+    static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

@@ -34,10 +34,10 @@ public enum DoctorStop: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .unreachable(let detail):
             "The service is unreachable (\(detail)). Check the address and that the service runs."
         case .stalled(let seconds):
-            "The service stopped sending its answer (nothing for \(Self.seconds(seconds))); the run stopped there. "
+            "The service stopped sending its answer (nothing for \(StopReason.seconds(seconds))); the run stopped there. "
                 + "Check the service's health."
         case .tooSlow(let seconds):
-            "An answer took longer than \(Self.seconds(seconds)) (the service trickles or is overloaded); the run "
+            "An answer took longer than \(StopReason.seconds(seconds)) (the service trickles or is overloaded); the run "
                 + "stopped there. Check the service's health."
         case .cancelled:
             "Cancelled."
@@ -48,9 +48,5 @@ public enum DoctorStop: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .other(let detail):
             detail
         }
-    }
-
-    private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }
