@@ -23,4 +23,4 @@ format:
 	swift format --in-place --recursive Sources Tests Benchmarks Package.swift
 
 clean:
-	rm -rf .build .venv-test .build-log.txt .build-release-log.txt
+	rm -rf .build .build-test .venv-test .build-log.txt .build-debug-log.txt

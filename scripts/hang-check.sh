@@ -4,9 +4,10 @@
 # PostgreSQL cluster too. Each run must finish and pass. A run still going after 15 minutes is
 # called hung (scripts/within.sh): the tests still running are named in its log, the stacks of all
 # its threads are written to hang-N.txt (gdb), then it is killed.
-# Prints one line per run and the counts. Needs a debug build with tests (scripts/test.sh makes it).
+# Prints one line per run and the counts. Needs the suites' build (scripts/test.sh makes it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/swift-tests.sh
 runs=${1:-${RUNS:-20}}
 out=${HANG_CHECK_DIR:-$(mktemp -d /tmp/todosync-hang.XXXXXX)}
 mkdir -p "$out"
@@ -27,7 +28,7 @@ passed=0 failed=0 hung=0
 for run in $(seq "$runs"); do
   started=$(date +%s)
   # within.sh names the tests still running and writes the threads' stacks (hang-threads-N.txt).
-  scripts/within.sh 900 swift test --skip-build >"$out/run-$run.log" 2>&1
+  scripts/within.sh 900 swift test "${swift_tests[@]}" --skip-build >"$out/run-$run.log" 2>&1
   case $? in
     0) status=passed; passed=$((passed + 1)) ;;
     124) status=hung; hung=$((hung + 1)); for f in hang-threads-*.txt; do [ -e "$f" ] && mv "$f" "$out/hang-$run-${f#hang-threads-}"; done ;;
