@@ -1,7 +1,7 @@
 """What a person does on a dashboard page, as small helpers for the tests."""
 import time
 
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -20,6 +20,12 @@ def wait_for_text(driver, css, text, timeout=30):
             found = d.find_element(By.CSS_SELECTOR, css).text
         except (NoSuchElementException, StaleElementReferenceException):
             return False
+        except WebDriverException as error:
+            # Found in the old page as the new one replaced it: ChromeDriver may say so this way
+            # ("Node with given id does not belong to the document") rather than as stale.
+            if "does not belong to the document" in str(error):
+                return False
+            raise
         return found if text in found else False
     return WebDriverWait(driver, timeout).until(shows)
 
