@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
+        // Tests move the table service's timers (`TestClock`) instead of waiting for them.
+        .package(url: "https://github.com/pointfreeco/swift-clocks", exact: "1.1.1"),
     ],
     targets: [
         // The C boundary: libmicrohttpd's headers and a few-line shim for its variadic calls.
@@ -210,7 +212,7 @@ let package = Package(
             dependencies: [
                 "FaultProxy", "TableService", "HTTPServer", "SyncProtocol", "Storage", "TestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Clocks", package: "swift-clocks"),
             ],
             // The Datasync v3 conformance data (with its licence and source in Fixtures/DatasyncV3/README.md).
             resources: [.copy("Fixtures")]),

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -9,8 +10,8 @@ import Testing
 @testable @_spi(Testing) import TableService
 
 /// The fleet over real HTTP: simulated devices pull and push, the admin API and pages answer what
-/// the service learned (see `docs/fleet.md`). The service's clock is the test's: a stall is a
-/// matter of the clock moved, not of seconds waited.
+/// the service learned (see `docs/fleet.md`). The service's clock and its timers are the test's: a
+/// stall, a fleet pass and an alert's retry are a matter of the clock moved, not of seconds waited.
 @Suite("Fleet")
 struct FleetTests {
     static let adminKey = "fleet-admin-key-0123456789"
@@ -33,7 +34,7 @@ struct FleetTests {
         _ body: (TestServer) async throws -> Void
     ) async throws {
         try await withTestServer(
-            backend, sharing: sharing, tables: ["todoitem"], controlledClock: true, page: true,
+            backend, sharing: sharing, tables: ["todoitem"], controlledClock: true, controlledTimers: true, page: true,
             configure: {
                 $0.adminKey = adminKey
                 $0.fleetThresholds = FleetThresholds(
@@ -179,15 +180,17 @@ struct FleetTests {
                 server.clock.now! += 30_000
             }
             // The receiver answers 500 the first time: the same alert comes again.
-            try await receiver.waitFor(count: 2)
+            try await whileTimersMove(server, until: "2 webhook calls received") { receiver.events.count >= 2 }
             // Two passes more (an alert they raised would be on its way by the second): no new alert.
             let passes = server.running.service.fleetPasses
-            try await eventually("two fleet passes more") { server.running.service.fleetPasses >= passes + 2 }
+            try await whileTimersMove(server, until: "two fleet passes more") {
+                server.running.service.fleetPasses >= passes + 2
+            }
             #expect(receiver.events.map(\.event) == ["stalled", "stalled"])
             #expect(receiver.events.first?.id == "frozen")
             // It advances: one recovery.
             _ = try await server.send(.get, Self.pull(after: Self.start + 1_000_000), headers: Self.device("frozen"))
-            try await receiver.waitFor(count: 3)
+            try await whileTimersMove(server, until: "3 webhook calls received") { receiver.events.count >= 3 }
             #expect(receiver.events.last?.event == "recovered")
             let alerts = try await server.send(.get, "/service/api/alerts", headers: Self.admin).object?["alerts"]
             #expect((alerts as? [[String: Any]])?.map { $0["event"] as? String } == ["recovered", "stalled"])
@@ -241,7 +244,7 @@ struct FleetTests {
             try await Self.withFleet(.postgres, sharing: a) { b in
                 b.clock.now = a.clock.now
                 _ = try await a.send(.get, Self.pull(after: 0), headers: Self.device("seen-by-a"))
-                try await eventually("b lists the device a saw", every: .milliseconds(100)) {
+                try await whileTimersMove(a, b, until: "b lists the device a saw") {
                     try await !Self.devices(b).isEmpty
                 }
                 #expect(try await Self.devices(b).first?["id"] as? String == "seen-by-a")
@@ -270,7 +273,7 @@ struct FleetTests {
                 // Three passes of each instance, their clocks moving: an instance that still held the
                 // roamer's first position would see its lag grow and save that older view each pass.
                 let (startA, startB) = (a.running.service.fleetPasses, b.running.service.fleetPasses)
-                try await eventually("three passes of each instance", every: .milliseconds(100)) {
+                try await whileTimersMove(a, b, until: "three passes of each instance") {
                     a.clock.now! += 200
                     b.clock.now = a.clock.now
                     return a.running.service.fleetPasses >= startA + 3 && b.running.service.fleetPasses >= startB + 3
@@ -348,9 +351,19 @@ final class WebhookReceiver: Sendable {
         server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), responder: router.buildResponder())
     }
 
-    func waitFor(count: Int) async throws {
-        try await eventually("\(count) webhook calls received") { events.count >= count }
-    }
-
     func stop() async { await server.stop() }
+}
+
+/// Waits until `condition` holds, moving the timers of `servers` (started with `controlledTimers`)
+/// a beat of the fleet's bookkeeping at a time meanwhile: their fleet passes, their alerts and
+/// the alerts' retries, and what they read of each other, come as the clocks move, not with
+/// seconds waited.
+func whileTimersMove(
+    _ servers: TestServer..., until what: @autoclosure () -> String, _ condition: () async throws -> Bool
+) async throws {
+    try await eventually(what()) {
+        if try await condition() { return true }
+        for server in servers { await server.timers.advance(by: FleetBookkeeping.revocationsPeriod) }
+        return false
+    }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPServer
 import HTTPTypes
@@ -27,6 +28,8 @@ final class TestServer: Stoppable {
     let http = TestHTTPClient()
     /// When set, the service's clock (milliseconds since 1970).
     let clock = ManualClock()
+    /// With `controlledTimers`, what the service's timers wait on: they fire as the test moves it.
+    let timers = TestClock<Duration>()
 
     var running: RunningTableService { started.running }
     /// Where the tables are (another instance on the same database shares it).
@@ -36,8 +39,9 @@ final class TestServer: Stoppable {
     /// database of another server (PostgreSQL only).
     init(
         _ backend: Backend = .sqlite, sharing other: TestServer? = nil, applicationKey: String? = nil,
-        pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, page: Bool = false,
-        allowedHosts: [String] = [], configure: (inout TableService.Configuration) -> Void = { _ in }
+        pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, controlledTimers: Bool = false,
+        page: Bool = false, allowedHosts: [String] = [],
+        configure: (inout TableService.Configuration) -> Void = { _ in }
     ) async throws {
         folder = try TemporaryFolder()
         self.backend = backend
@@ -60,6 +64,7 @@ final class TestServer: Stoppable {
                 clock.now ?? Int64(Date().timeIntervalSince1970 * 1000)
             }
         }
+        if controlledTimers { configuration.timers = timers }
         configure(&configuration)
         started = try await TestService(configuration, allowedHosts: allowedHosts)
     }
@@ -123,14 +128,15 @@ final class TestServer: Stoppable {
 /// `withStopping`).
 func withTestServer(
     _ backend: Backend = .sqlite, sharing other: TestServer? = nil, applicationKey: String? = nil,
-    pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, page: Bool = false,
-    allowedHosts: [String] = [], configure: (inout TableService.Configuration) -> Void = { _ in },
+    pageSize: Int = 50, tables: [String] = [], controlledClock: Bool = false, controlledTimers: Bool = false,
+    page: Bool = false, allowedHosts: [String] = [], configure: (inout TableService.Configuration) -> Void = { _ in },
     _ body: (TestServer) async throws -> Void
 ) async throws {
     try await withStopping(
         TestServer(
             backend, sharing: other, applicationKey: applicationKey, pageSize: pageSize, tables: tables,
-            controlledClock: controlledClock, page: page, allowedHosts: allowedHosts, configure: configure),
+            controlledClock: controlledClock, controlledTimers: controlledTimers, page: page,
+            allowedHosts: allowedHosts, configure: configure),
         body)
 }
 
